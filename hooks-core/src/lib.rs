@@ -1,0 +1,23 @@
+//! The vocabulary of the agent hooks framework: hook kinds, the specification's data types,
+//! hook definitions and the registry of linked hooks.
+//!
+//! Users depend on `hooks-runtime`, which re-exports everything here.
+
+mod def;
+mod error;
+mod future;
+mod kind;
+mod registry;
+mod state;
+mod types;
+
+pub use def::{Hook, HookDef, HookHandler, HookLocation, RegisteredHook};
+pub use error::{HookError, HookResult};
+pub use future::{BoxedHookFuture, HookFuture};
+pub use kind::{HookKind, HookRole, HookScope};
+pub use registry::{DuplicateHookId, Registry, RegistryError};
+pub use state::{DetachedThread, MessageQuery, ThreadServices, ThreadState};
+pub use types::*;
+
+#[doc(hidden)]
+pub use inventory;

@@ -1,0 +1,258 @@
+//! `ThreadState`: what every thread hook receives first.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use crate::error::HookResult;
+use crate::types::{ExecutionState, ExtraFields, HookMessage, MessageRecord, MessageUpdate};
+
+/// Which messages [`ThreadState::get_messages`] returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageQuery {
+    /// At most this many of the newest messages; `None` for all.
+    pub limit: Option<usize>,
+    /// Whether silent messages are included.
+    pub include_silent: bool,
+}
+
+/// The operations a thread offers its hooks. The runtime implements it; hooks reach it through
+/// [`ThreadState`]'s methods.
+#[async_trait::async_trait]
+pub trait ThreadServices: Send + Sync + 'static {
+    /// The thread's persisted messages, oldest first.
+    async fn get_messages(&self, state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>>;
+    /// Persists a message through `before_create_message` and `after_create_message`.
+    async fn inject_message(&self, state: &ThreadState, message: MessageRecord) -> HookResult<HookMessage>;
+    /// Updates a message through `before_update_message` and `after_update_message`.
+    async fn update_message(
+        &self,
+        state: &ThreadState,
+        message_id: &str,
+        update: MessageUpdate,
+    ) -> HookResult<HookMessage>;
+    /// Queues a tool call to run on the thread.
+    fn queue_tool(&self, state: &ThreadState, tool: &str, arguments: Value);
+    /// Sends an event to the thread's connected clients.
+    fn emit(&self, state: &ThreadState, event: &str, data: Value);
+    /// A thread value by key.
+    async fn get_value(&self, state: &ThreadState, key: &str) -> Option<Value>;
+    /// Sets a thread value.
+    async fn set_value(&self, state: &ThreadState, key: &str, value: Value);
+}
+
+/// A thread as its hooks see it: identity, arguments, execution state, per-execution context and
+/// the thread's operations.
+///
+/// In a unit test, [`ThreadState::detached`] gives a state whose operations work in memory, so a
+/// hook can be called directly:
+///
+/// ```
+/// use hooks_core::{HookMessage, ThreadState};
+///
+/// fn limit(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+///     let skip = messages.len().saturating_sub(20);
+///     messages.into_iter().skip(skip).collect()
+/// }
+///
+/// let state = ThreadState::detached("thread_1", "support_agent");
+/// assert!(limit(&state, Vec::new()).is_empty());
+/// ```
+pub struct ThreadState {
+    /// Unique thread identifier.
+    pub thread_id: String,
+    /// The agent that owns the thread.
+    pub agent_id: String,
+    /// The associated user.
+    pub user_id: Option<String>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Invocation or subagent-creation arguments.
+    pub arguments: ExtraFields,
+    /// Present during an active execution, `None` at rest.
+    pub execution: Option<ExecutionState>,
+    context: Mutex<ExtraFields>,
+    services: Arc<dyn ThreadServices>,
+}
+
+impl ThreadState {
+    /// A state for thread `thread_id` of agent `agent_id`, backed by `services`.
+    pub fn new(thread_id: impl Into<String>, agent_id: impl Into<String>, services: Arc<dyn ThreadServices>) -> Self {
+        ThreadState {
+            thread_id: thread_id.into(),
+            agent_id: agent_id.into(),
+            user_id: None,
+            created_at: 0,
+            arguments: ExtraFields::new(),
+            execution: None,
+            context: Mutex::new(ExtraFields::new()),
+            services,
+        }
+    }
+
+    /// A state with no runtime behind it, for calling hooks in tests: injected messages are kept
+    /// in memory (no hooks run on them), values live in a map, events and queued tools are
+    /// recorded and can be read back with [`DetachedThread`].
+    pub fn detached(thread_id: impl Into<String>, agent_id: impl Into<String>) -> Self {
+        Self::new(thread_id, agent_id, Arc::new(DetachedThread::default()))
+    }
+
+    /// The services behind the state; with [`ThreadState::detached`], a [`DetachedThread`].
+    pub fn services(&self) -> &Arc<dyn ThreadServices> {
+        &self.services
+    }
+
+    /// The thread's persisted messages, oldest first.
+    pub async fn get_messages(&self, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
+        self.services.get_messages(self, query).await
+    }
+
+    /// Persists a message; `before_create_message` and `after_create_message` apply. An error of
+    /// a `before_create_message` hook is returned and nothing is stored.
+    pub async fn inject_message(&self, message: MessageRecord) -> HookResult<HookMessage> {
+        self.services.inject_message(self, message).await
+    }
+
+    /// Updates a message; `before_update_message` and `after_update_message` apply.
+    pub async fn update_message(&self, message_id: &str, update: MessageUpdate) -> HookResult<HookMessage> {
+        self.services.update_message(self, message_id, update).await
+    }
+
+    /// Queues a tool call on the thread.
+    pub fn queue_tool(&self, tool: &str, arguments: Value) {
+        self.services.queue_tool(self, tool, arguments);
+    }
+
+    /// Sends an event to the thread's connected clients.
+    pub fn emit(&self, event: &str, data: Value) {
+        self.services.emit(self, event, data);
+    }
+
+    /// A thread value by key.
+    pub async fn get_value(&self, key: &str) -> Option<Value> {
+        self.services.get_value(self, key).await
+    }
+
+    /// Sets a thread value.
+    pub async fn set_value(&self, key: &str, value: Value) {
+        self.services.set_value(self, key, value).await;
+    }
+
+    /// A value of the current execution's context storage.
+    pub fn context_value(&self, key: &str) -> Option<Value> {
+        self.context.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+    }
+
+    /// Sets a value in the current execution's context storage.
+    pub fn set_context_value(&self, key: impl Into<String>, value: Value) {
+        self.context.lock().unwrap_or_else(PoisonError::into_inner).insert(key.into(), value);
+    }
+
+    /// Empties the context storage; the runtime calls it when an execution ends.
+    pub fn clear_context(&self) {
+        self.context.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+}
+
+impl fmt::Debug for ThreadState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadState")
+            .field("thread_id", &self.thread_id)
+            .field("agent_id", &self.agent_id)
+            .field("user_id", &self.user_id)
+            .field("execution", &self.execution)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The in-memory services of [`ThreadState::detached`].
+#[derive(Debug, Default)]
+pub struct DetachedThread {
+    inner: Mutex<DetachedInner>,
+}
+
+#[derive(Debug, Default)]
+struct DetachedInner {
+    messages: Vec<HookMessage>,
+    values: HashMap<String, Value>,
+    queued_tools: Vec<(String, Value)>,
+    events: Vec<(String, Value)>,
+    next_id: u64,
+}
+
+impl DetachedThread {
+    fn lock(&self) -> std::sync::MutexGuard<'_, DetachedInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The messages injected so far.
+    pub fn messages(&self) -> Vec<HookMessage> {
+        self.lock().messages.clone()
+    }
+
+    /// The tool calls queued so far.
+    pub fn queued_tools(&self) -> Vec<(String, Value)> {
+        self.lock().queued_tools.clone()
+    }
+
+    /// The events emitted so far.
+    pub fn events(&self) -> Vec<(String, Value)> {
+        self.lock().events.clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl ThreadServices for DetachedThread {
+    async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
+        let inner = self.lock();
+        let eligible: Vec<HookMessage> =
+            inner.messages.iter().filter(|m| query.include_silent || !m.is_silent()).cloned().collect();
+        let skip = query.limit.map_or(0, |limit| eligible.len().saturating_sub(limit));
+        Ok(eligible.into_iter().skip(skip).collect())
+    }
+
+    async fn inject_message(&self, _state: &ThreadState, mut message: MessageRecord) -> HookResult<HookMessage> {
+        let mut inner = self.lock();
+        if message.id.is_empty() {
+            inner.next_id += 1;
+            message.id = format!("detached_{}", inner.next_id);
+        }
+        let stored = message.into_message();
+        inner.messages.push(stored.clone());
+        Ok(stored)
+    }
+
+    async fn update_message(
+        &self,
+        _state: &ThreadState,
+        message_id: &str,
+        update: MessageUpdate,
+    ) -> HookResult<HookMessage> {
+        let mut inner = self.lock();
+        let message = inner
+            .messages
+            .iter_mut()
+            .find(|m| m.id == message_id)
+            .ok_or_else(|| crate::HookError::new(format!("no message with id `{message_id}`")))?;
+        update.apply_to(message);
+        Ok(message.clone())
+    }
+
+    fn queue_tool(&self, _state: &ThreadState, tool: &str, arguments: Value) {
+        self.lock().queued_tools.push((tool.to_owned(), arguments));
+    }
+
+    fn emit(&self, _state: &ThreadState, event: &str, data: Value) {
+        self.lock().events.push((event.to_owned(), data));
+    }
+
+    async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
+        self.lock().values.get(key).cloned()
+    }
+
+    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) {
+        self.lock().values.insert(key.to_owned(), value);
+    }
+}

@@ -1,0 +1,42 @@
+use serde::{Deserialize, Serialize};
+
+/// A message in the provider's chat format (spec §6.4), as `prefilter_llm_history` sees it.
+///
+/// ```
+/// use hooks_core::LlmMessage;
+///
+/// let message = LlmMessage::new("user", "Is #12 a duplicate?");
+/// assert_eq!(
+///     serde_json::to_string(&message).unwrap(),
+///     r#"{"role":"user","content":"Is #12 a duplicate?"}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmMessage {
+    /// The provider's role name (`system`, `user`, `assistant`, `tool`, ...).
+    pub role: String,
+    /// The text, or `null`.
+    pub content: Option<String>,
+    /// The provider's tool-call array, as the provider shapes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<serde_json::Value>,
+    /// For a tool message, the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// An optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl LlmMessage {
+    /// A message with a role and text.
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        LlmMessage {
+            role: role.into(),
+            content: Some(content.into()),
+            tool_calls: None,
+            tool_call_id: None,
+            name: None,
+        }
+    }
+}

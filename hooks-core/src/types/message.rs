@@ -1,0 +1,206 @@
+use serde::{Deserialize, Serialize};
+
+use super::ExtraFields;
+
+/// The author of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system prompt.
+    System,
+    /// A person or the side acting as one.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+impl Role {
+    /// The role as the specification spells it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// A persisted message as hooks see it (spec §6.1).
+///
+/// ```
+/// use hooks_core::{HookMessage, Role};
+///
+/// let message: HookMessage = serde_json::from_str(
+///     r#"{"id":"m1","role":"user","content":"hi","created_at":1700000000000}"#,
+/// ).unwrap();
+/// assert_eq!(message.role, Role::User);
+/// assert_eq!(message.content.as_deref(), Some("hi"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookMessage {
+    /// The message id.
+    pub id: String,
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text; `null` for an assistant message that only calls tools.
+    pub content: Option<String>,
+    /// An optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The assistant's tool calls, as a JSON array encoded in a string (the spec's shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+    /// For a tool message, the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Creation time, in milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// The parent message, for nested executions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// Nesting depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// A silent message is stored and sent to the model but not shown to people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent: Option<bool>,
+    /// Fields beyond the specification's (`status`, `tool_status`, `metadata`, ...).
+    #[serde(flatten)]
+    pub extra: ExtraFields,
+}
+
+impl HookMessage {
+    /// Whether the message is silent (an absent flag counts as not silent).
+    pub fn is_silent(&self) -> bool {
+        self.silent.unwrap_or(false)
+    }
+
+    /// A string field among the extra fields, such as `tool_status`.
+    pub fn extra_str(&self, field: &str) -> Option<&str> {
+        self.extra.get(field).and_then(serde_json::Value::as_str)
+    }
+}
+
+/// A message about to be inserted, as `before_create_message` transforms it (spec §4.1).
+///
+/// The spec types it as a record; this struct has the spec's fields plus [`extra`](Self::extra),
+/// so a hook that adds `metadata` gets it stored.
+///
+/// ```
+/// use hooks_core::{MessageRecord, Role};
+///
+/// let mut record = MessageRecord::new(Role::User, "hello");
+/// record.extra.insert("metadata".into(), serde_json::json!({"step": 1}));
+/// let json = serde_json::to_value(&record).unwrap();
+/// assert_eq!(json["metadata"]["step"], 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    /// The message id; the store assigns one when it is empty.
+    #[serde(default)]
+    pub id: String,
+    /// Who writes it.
+    pub role: Role,
+    /// Its text.
+    pub content: Option<String>,
+    /// An optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The assistant's tool calls, as a JSON array encoded in a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+    /// For a tool message, the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Creation time in milliseconds since the Unix epoch; the store sets it when it is 0.
+    #[serde(default)]
+    pub created_at: i64,
+    /// The parent message, for nested executions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// Nesting depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// Whether people see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent: Option<bool>,
+    /// Fields beyond the specification's, kept through every hook and into the store.
+    #[serde(flatten)]
+    pub extra: ExtraFields,
+}
+
+impl MessageRecord {
+    /// A record with a role and text, every other field empty.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        MessageRecord {
+            id: String::new(),
+            role,
+            content: Some(content.into()),
+            name: None,
+            tool_calls: None,
+            tool_call_id: None,
+            created_at: 0,
+            parent_id: None,
+            depth: None,
+            silent: None,
+            extra: ExtraFields::new(),
+        }
+    }
+
+    /// The message this record becomes once stored.
+    pub fn into_message(self) -> HookMessage {
+        HookMessage {
+            id: self.id,
+            role: self.role,
+            content: self.content,
+            name: self.name,
+            tool_calls: self.tool_calls,
+            tool_call_id: self.tool_call_id,
+            created_at: self.created_at,
+            parent_id: self.parent_id,
+            depth: self.depth,
+            silent: self.silent,
+            extra: self.extra,
+        }
+    }
+}
+
+/// The changes of one message update, as `before_update_message` transforms them (spec §4.3).
+///
+/// Absent fields are left as they are; `extra` carries any other field to set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessageUpdate {
+    /// New text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// New tool calls (JSON array encoded in a string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+    /// New silent flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent: Option<bool>,
+    /// Any other field to set, such as `status` or `metadata`.
+    #[serde(flatten)]
+    pub extra: ExtraFields,
+}
+
+impl MessageUpdate {
+    /// Applies the update to a stored message.
+    pub fn apply_to(&self, message: &mut HookMessage) {
+        if let Some(content) = &self.content {
+            message.content = Some(content.clone());
+        }
+        if let Some(tool_calls) = &self.tool_calls {
+            message.tool_calls = Some(tool_calls.clone());
+        }
+        if let Some(silent) = self.silent {
+            message.silent = Some(silent);
+        }
+        for (key, value) in &self.extra {
+            message.extra.insert(key.clone(), value.clone());
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Parses the attribute arguments: `KIND, id = "...", timeout_ms = N, crate = path`.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::{Ident, LitInt, LitStr, Path, Token};
+
+use crate::ctxt::Ctxt;
+
+const KEYS: &[&str] = &["id", "timeout_ms", "crate"];
+
+/// The attribute as written, each value with its own tokens for error spans.
+pub(super) struct HookArgs {
+    pub(super) kind: Ident,
+    pub(super) id: Option<LitStr>,
+    pub(super) timeout_ms: Option<LitInt>,
+    pub(super) krate: Option<Path>,
+    /// The span of the whole attribute argument list, for "missing `id`".
+    pub(super) span: Span,
+}
+
+enum Arg {
+    Id(Ident, LitStr),
+    TimeoutMs(Ident, LitInt),
+    Crate(Token![crate], Path),
+    Unknown(Ident),
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(Token![crate]) {
+            let key: Token![crate] = input.parse()?;
+            input.parse::<Token![=]>()?;
+            return Ok(Arg::Crate(key, input.parse()?));
+        }
+        let key: Ident = input.parse()?;
+        let arg = match key.to_string().as_str() {
+            "id" => {
+                input.parse::<Token![=]>()?;
+                Arg::Id(
+                    key,
+                    input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), "expected a string literal: `id = \"my_hook\"`"))?,
+                )
+            }
+            "timeout_ms" => {
+                input.parse::<Token![=]>()?;
+                Arg::TimeoutMs(
+                    key,
+                    input.parse().map_err(|e| syn::Error::new(e.span(), "expected an integer: `timeout_ms = 500`"))?,
+                )
+            }
+            _ => {
+                // Skip the value so the rest of the list can still be checked.
+                if input.parse::<Option<Token![=]>>()?.is_some() {
+                    input.parse::<syn::Expr>()?;
+                }
+                Arg::Unknown(key)
+            }
+        };
+        Ok(arg)
+    }
+}
+
+/// Parses the arguments; every problem goes to `cx`. `None` only when not even the kind can be
+/// read.
+pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
+    let span = if args.is_empty() { Span::call_site() } else { spanned_range(&args) };
+    let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Vec<Arg>)> {
+        let kind: Ident = input.parse().map_err(|e| {
+            syn::Error::new(e.span(), "expected the hook kind first: `#[hook(filter_messages, id = \"my_hook\")]`")
+        })?;
+        let mut args = Vec::new();
+        while !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            args.push(input.parse()?);
+        }
+        Ok((kind, args))
+    };
+    let (kind, list) = match parser.parse2(args) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            cx.syn_error(error);
+            return None;
+        }
+    };
+    let mut parsed = HookArgs { kind, id: None, timeout_ms: None, krate: None, span };
+    for arg in list {
+        match arg {
+            Arg::Id(key, value) => set_once(cx, &mut parsed.id, key, value),
+            Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key, value),
+            Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),
+            Arg::Unknown(key) => {
+                let name = key.to_string();
+                let hint = KEYS
+                    .iter()
+                    .find(|known| strsim::jaro_winkler(&name, known) > 0.8)
+                    .map(|known| format!("; did you mean `{known}`?"))
+                    .unwrap_or_default();
+                cx.error_spanned_by(
+                    &key,
+                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `crate`"),
+                );
+            }
+        }
+    }
+    Some(parsed)
+}
+
+fn set_once<T>(cx: &Ctxt, slot: &mut Option<T>, key: Ident, value: T) {
+    if slot.is_some() {
+        cx.error_spanned_by(&key, format!("`{key}` is set more than once; keep one"));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn spanned_range(tokens: &TokenStream) -> Span {
+    let mut iter = tokens.clone().into_iter();
+    let first = iter.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
+    let last = iter.last().map(|t| t.span()).unwrap_or(first);
+    first.join(last).unwrap_or(first)
+}

@@ -1,0 +1,255 @@
+//! Checks the attribute and the function's shape: kind (D1), id (D2), parameter count (D5).
+//! Parameter and return *types* are checked by rustc through the signature traits, so those
+//! errors land on the user's type tokens.
+
+use proc_macro2::Span;
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, Ident, ItemFn, Path, ReturnType, Type, Visibility};
+
+use super::parse::HookArgs;
+use crate::ctxt::Ctxt;
+use crate::kinds::KindSpec;
+
+/// A hook ready to expand.
+pub(super) struct CheckedHook {
+    pub(super) kind: &'static KindSpec,
+    pub(super) id: Ident,
+    pub(super) timeout_ms: Option<u64>,
+    pub(super) krate: Path,
+    pub(super) function: Ident,
+    pub(super) vis: Visibility,
+    pub(super) is_async: bool,
+    /// The user's parameter types, named lifetimes replaced by `'_`.
+    pub(super) param_types: Vec<Type>,
+    /// Whether the user's function takes the trailing context.
+    pub(super) has_context: bool,
+    /// The user's return type; `()` when omitted.
+    pub(super) return_type: Type,
+}
+
+pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<CheckedHook> {
+    let kind = check_kind(cx, &args.kind);
+    let id = check_id(cx, &args);
+    let timeout_ms = args.timeout_ms.as_ref().and_then(|lit| match lit.base10_parse::<u64>() {
+        Ok(0) | Err(_) => {
+            cx.error_spanned_by(
+                lit,
+                "`timeout_ms` must be a whole number of milliseconds above 0, e.g. `timeout_ms = 500`",
+            );
+            None
+        }
+        Ok(ms) => Some(ms),
+    });
+    check_shape(cx, function);
+    let kind = kind?;
+    let params = check_arity(cx, kind, function)?;
+    let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
+    if cx.has_errors() {
+        return None;
+    }
+    let mut param_types: Vec<Type> = params;
+    for ty in &mut param_types {
+        EraseLifetimes.visit_type_mut(ty);
+    }
+    let mut return_type = match &function.sig.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    EraseLifetimes.visit_type_mut(&mut return_type);
+    let has_context = kind.takes_context() && param_types.len() == kind.params.len() + 1;
+    Some(CheckedHook {
+        kind,
+        id: id?,
+        timeout_ms,
+        krate,
+        function: function.sig.ident.clone(),
+        vis: function.vis.clone(),
+        is_async: function.sig.asyncness.is_some(),
+        param_types,
+        has_context,
+        return_type,
+    })
+}
+
+fn check_kind(cx: &Ctxt, kind: &Ident) -> Option<&'static KindSpec> {
+    let name = kind.to_string();
+    if let Some(spec) = KindSpec::find(&name) {
+        return Some(spec);
+    }
+    let suggestion = match KindSpec::nearest(&name) {
+        Some(near) => format!("\nhelp: did you mean `{}`?", near.name),
+        None => String::new(),
+    };
+    cx.error_spanned_by(
+        kind,
+        format!("unknown hook kind `{name}`{suggestion}\nthe hook kinds are: {}", KindSpec::all_names()),
+    );
+    None
+}
+
+/// Rust's strict and reserved keywords: an id names the companion item, so it must be usable as
+/// an identifier.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else",
+    "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod",
+    "move", "mut", "override", "priv", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
+    "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+fn check_id(cx: &Ctxt, args: &HookArgs) -> Option<Ident> {
+    let Some(lit) = &args.id else {
+        cx.error_at(args.span, "missing hook id: add `id = \"my_hook\"` (snake_case, unique in the crate)");
+        return None;
+    };
+    let id = lit.value();
+    let mut chars = id.chars();
+    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rest_ok = id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !starts_with_letter || !rest_ok {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "hook id `{id}` is not snake_case\nhelp: use lowercase ASCII letters, digits and underscores, starting with a letter, e.g. `\"{}\"`",
+                to_snake_case(&id)
+            ),
+        );
+        return None;
+    }
+    if KEYWORDS.contains(&id.as_str()) {
+        cx.error_spanned_by(
+            lit,
+            format!("hook id `{id}` is a Rust keyword and cannot name the hook's item\nhelp: choose a descriptive id such as `\"{id}_hook\"`"),
+        );
+        return None;
+    }
+    Some(Ident::new(&id, lit.span()))
+}
+
+/// A snake_case suggestion for a rejected id.
+fn to_snake_case(id: &str) -> String {
+    let mut out = String::new();
+    for c in id.chars() {
+        if c.is_ascii_uppercase() {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let trimmed = out.trim_matches('_').trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+    if trimmed.is_empty() { "my_hook".to_owned() } else { trimmed.to_owned() }
+}
+
+fn check_shape(cx: &Ctxt, function: &ItemFn) {
+    let sig = &function.sig;
+    if let Some(unsafety) = &sig.unsafety {
+        cx.error_spanned_by(unsafety, "a hook cannot be `unsafe fn`; the runtime calls it from safe code");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned_by(abi, "a hook cannot declare an ABI; remove `extern`");
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned_by(variadic, "a hook cannot be variadic");
+    }
+    for param in sig.generics.params.iter() {
+        if !matches!(param, syn::GenericParam::Lifetime(_)) {
+            cx.error_spanned_by(param, "a hook cannot be generic: the runtime calls it with the kind's concrete types");
+        }
+    }
+    if let Some(where_clause) = &sig.generics.where_clause {
+        cx.error_spanned_by(where_clause, "a hook cannot have a `where` clause");
+    }
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => {
+                cx.error_spanned_by(receiver, "a hook is a free function; it cannot take `self`");
+            }
+            FnArg::Typed(typed) => {
+                if contains_impl_trait(&typed.ty) {
+                    cx.error_spanned_by(
+                        &typed.ty,
+                        "a hook parameter cannot be `impl Trait`; write the kind's concrete type",
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &ItemFn) -> Option<Vec<Type>> {
+    let sig = &function.sig;
+    let types: Vec<Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(typed) => Some((*typed.ty).clone()),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let required = kind.params.len();
+    let accepted = if kind.takes_context() { required..=required + 1 } else { required..=required };
+    if accepted.contains(&types.len()) {
+        return Some(types);
+    }
+    let expected = if kind.takes_context() {
+        format!("{required} parameters, or {} with the context", required + 1)
+    } else {
+        format!("{required} parameter")
+    };
+    let found = match types.len() {
+        1 => "1 parameter".to_owned(),
+        n => format!("{n} parameters"),
+    };
+    let span: Span = sig.paren_token.span.join();
+    cx.error_at(
+        span,
+        format!(
+            "a `{}` hook takes {expected}, found {found}\nexpected signature: {}\nthe return type may also be {}; the fn may be `async`",
+            kind.name,
+            kind.signature(),
+            kind.accepted_returns()
+        ),
+    );
+    None
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    struct Finder(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_type(&mut finder, ty);
+    finder.0
+}
+
+/// Replaces named lifetimes with `'_`: the adapter has no such lifetime in scope, and inference
+/// gives the same types.
+struct EraseLifetimes;
+
+impl VisitMut for EraseLifetimes {
+    fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
+        if lifetime.ident != "static" {
+            *lifetime = syn::Lifetime::new("'_", lifetime.span());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_snake_case;
+
+    #[test]
+    fn d2_suggests_a_snake_case_id() {
+        assert_eq!(to_snake_case("LimitMessages"), "limit_messages");
+        assert_eq!(to_snake_case("limit-messages"), "limit_messages");
+        assert_eq!(to_snake_case("2fast"), "fast");
+        assert_eq!(to_snake_case("!!"), "my_hook");
+    }
+}

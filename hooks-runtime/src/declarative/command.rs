@@ -1,0 +1,178 @@
+//! Running one `command` action: spawn, capture, time out, report. Every outcome is logged here
+//! and nowhere else, so a failing command can never reach the tool call or the next hook.
+
+use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::oneshot;
+
+use super::PreparedCommand;
+use super::executor::LOG_TARGET;
+
+/// Once the shell has exited, how long to keep reading output that a background child of it
+/// may still be writing, before reporting without it.
+const OUTPUT_GRACE: Duration = Duration::from_millis(200);
+
+/// Longest line kept for the report, in bytes; the rest of a longer line is dropped so a
+/// command that prints one endless line cannot exhaust memory.
+const MAX_LINE_BYTES: usize = 4096;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CommandLimits {
+    pub(super) timeout: Duration,
+    pub(super) max_output_lines: usize,
+}
+
+/// Runs `sh -c <script>` in the process working directory and logs what went wrong, if anything.
+pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimits) {
+    let mut child = match Command::new("sh")
+        .arg("-c")
+        .arg(&command.script)
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A timed-out or abandoned command must not outlive its hook.
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not start: {error}", command.script);
+            return;
+        }
+    };
+
+    let output = Output::new(limits.max_output_lines);
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let (exited_tx, exited_rx) = oneshot::channel::<()>();
+
+    let run = async {
+        let wait = async {
+            let status = child.wait().await;
+            let _ = exited_tx.send(());
+            status
+        };
+        let read = async {
+            let pumps = async { tokio::join!(pump(stdout, &output), pump(stderr, &output)) };
+            let grace = async {
+                let _ = exited_rx.await;
+                tokio::time::sleep(OUTPUT_GRACE).await;
+            };
+            tokio::select! {
+                _ = pumps => {}
+                () = grace => {}
+            }
+        };
+        tokio::join!(wait, read).0
+    };
+
+    // Bound to a variable so that `run`, which borrows `child`, is dropped before the match.
+    let result = tokio::time::timeout(limits.timeout, run).await;
+    match result {
+        Ok(Ok(status)) if status.success() => {}
+        Ok(Ok(status)) => report_failure(&command.script, status, &output),
+        Ok(Err(error)) => {
+            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not be awaited: {error}", command.script);
+        }
+        Err(_elapsed) => {
+            // Kill and reap now rather than leaving it to `kill_on_drop`, so the process is gone
+            // when the hook returns.
+            let _ = child.kill().await;
+            tracing::warn!(
+                target: LOG_TARGET,
+                "[HOOK] command `{}` did not finish within {:?} and was killed",
+                command.script,
+                limits.timeout
+            );
+        }
+    }
+}
+
+fn report_failure(script: &str, status: ExitStatus, output: &Output) {
+    let status = match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => format!("{status}"),
+    };
+    let lines = output.lines.lock().unwrap_or_else(|e| e.into_inner());
+    let cut = lines.total - lines.kept.len();
+    let mut message = format!("[HOOK] command `{script}` failed with {status}");
+    if lines.total == 0 {
+        message.push_str(", no output");
+    } else if cut == 0 {
+        message.push_str(&format!(", output ({} lines):", lines.total));
+    } else {
+        message.push_str(&format!(
+            ", output (first {} of {} lines, {cut} cut):",
+            lines.kept.len(),
+            lines.total
+        ));
+    }
+    for line in &lines.kept {
+        message.push('\n');
+        message.push_str(line);
+    }
+    tracing::warn!(target: LOG_TARGET, "{message}");
+}
+
+/// The combined output of stdout and stderr, line by line in arrival order: only the first
+/// lines are kept, the rest are counted.
+struct Output {
+    lines: Mutex<Lines>,
+}
+
+struct Lines {
+    kept: Vec<String>,
+    total: usize,
+    cap: usize,
+}
+
+impl Output {
+    fn new(cap: usize) -> Self {
+        Output {
+            lines: Mutex::new(Lines {
+                kept: Vec::new(),
+                total: 0,
+                cap,
+            }),
+        }
+    }
+
+    fn push(&self, line: &[u8]) {
+        // The lock is held for a push only, never across an await.
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        lines.total += 1;
+        if lines.kept.len() < lines.cap {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            lines.kept.push(String::from_utf8_lossy(line).into_owned());
+        }
+    }
+}
+
+/// Reads one stream to its end, splitting it into lines with bounded memory.
+async fn pump(stream: Option<impl AsyncRead + Unpin>, output: &Output) {
+    let Some(mut stream) = stream else { return };
+    let mut buf = [0u8; 8192];
+    let mut line = Vec::new();
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &byte in &buf[..n] {
+            if byte == b'\n' {
+                output.push(&line);
+                line.clear();
+            } else if line.len() < MAX_LINE_BYTES {
+                line.push(byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        output.push(&line);
+    }
+}

@@ -1,0 +1,422 @@
+//! YAML to hooks: one validation pass that keeps the good entries and lists every problem.
+//!
+//! The document is first parsed into an untyped value, then validated entry by entry, so a bad
+//! entry costs only itself. The lenient loader logs the problems and keeps the rest; the strict
+//! loader turns any problem into an error. Both read the same [`LoadReport`].
+
+use std::fmt;
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
+
+/// Largest document [`LoadReport::from_reader`] reads, in bytes. Hook files are tiny; this
+/// bounds what a mistaken path (a log file, a device) can cost.
+pub const MAX_DOCUMENT_BYTES: u64 = 8 * 1024 * 1024;
+
+const ENTRY_FIELDS: &str = "`event`, `matcher` or `action`";
+
+/// One thing wrong with a hooks document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProblem {
+    /// Index of the entry in the `hooks` list; `None` for a problem with the whole document.
+    pub entry: Option<usize>,
+    /// The field at fault, as a dotted path within the entry (`action.type`), or a top-level key
+    /// for a document problem; `None` when the entry or document as a whole is at fault.
+    pub field: Option<String>,
+    /// What is wrong, and what was expected.
+    pub message: String,
+}
+
+impl LoadProblem {
+    fn entry(index: usize, field: Option<&str>, message: impl Into<String>) -> Self {
+        LoadProblem {
+            entry: Some(index),
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+
+    fn document(field: Option<&str>, message: impl Into<String>) -> Self {
+        LoadProblem {
+            entry: None,
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for LoadProblem {
+    /// `entry #3 (field `action.type`): unknown action type `email`; ...`, or `document: ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.entry {
+            Some(index) => write!(f, "entry #{index}")?,
+            None => f.write_str("document")?,
+        }
+        if let Some(field) = &self.field {
+            write!(f, " (field `{field}`)")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Every problem found by the strict loader; see
+/// [`DeclarativeHookRegistry::from_yaml_strict`](super::DeclarativeHookRegistry::from_yaml_strict).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadErrors {
+    problems: Vec<LoadProblem>,
+}
+
+impl LoadErrors {
+    /// The problems, document problems first, then by entry.
+    pub fn problems(&self) -> &[LoadProblem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for LoadErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        write!(
+            f,
+            "{n} problem{} in hooks document",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for problem in &self.problems {
+            write!(f, "\n  {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LoadErrors {}
+
+/// A hook kept from a document, with its index in the `hooks` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptHook {
+    /// Index of the entry in the `hooks` list.
+    pub index: usize,
+    /// The hook.
+    pub config: HookConfig,
+}
+
+/// The outcome of validating a hooks document: what was kept and everything that was wrong.
+///
+/// An entry with any problem is left out of `kept`; every problem of it is listed. A document
+/// problem (unparseable, not a mapping, no `hooks` list) leaves `kept` empty.
+///
+/// ```
+/// use hooks_runtime::declarative::LoadReport;
+///
+/// let report = LoadReport::from_yaml(
+///     "hooks:\n  - event: preToolUse\n    action: {type: log, message: hi}\n  - event: never\n    action: {type: email}\n",
+/// );
+/// assert_eq!(report.kept.len(), 1);
+/// assert_eq!(report.skipped_entries(), vec![1]);
+/// assert_eq!(report.problems[0].to_string(), "entry #1 (field `event`): unknown event `never`; expected one of `preToolUse`, `postToolUse`, `onError`, `onStart`, `onStop` (or the UPPER_SNAKE spelling)");
+/// assert_eq!(report.problems[1].to_string(), "entry #1 (field `action.type`): unknown action type `email`; expected `log` or `command`");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// The valid entries, in document order.
+    pub kept: Vec<KeptHook>,
+    /// Every problem, document problems first, then in entry order.
+    pub problems: Vec<LoadProblem>,
+}
+
+impl LoadReport {
+    /// Parses and validates `yaml`. Never fails and never panics: whatever is wrong is in
+    /// `problems`.
+    pub fn from_yaml(yaml: &str) -> Self {
+        // Default options keep serde-saphyr's budget (depth, node, alias-expansion limits),
+        // which is what makes hostile input such as alias bombs cheap to reject.
+        match serde_saphyr::from_str::<Value>(yaml) {
+            Ok(document) => validate_document(&document),
+            Err(error) => LoadReport {
+                kept: Vec::new(),
+                problems: vec![LoadProblem::document(
+                    None,
+                    format!("not valid YAML: {error}"),
+                )],
+            },
+        }
+    }
+
+    /// Reads at most [`MAX_DOCUMENT_BYTES`] of UTF-8 from `reader`, then validates it like
+    /// [`LoadReport::from_yaml`]. A read error is a document problem.
+    pub fn from_reader(reader: impl Read) -> Self {
+        let mut bytes = Vec::new();
+        let read = reader.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes);
+        let problem = match read {
+            Err(error) => format!("could not be read: {error}"),
+            Ok(_) if bytes.len() as u64 > MAX_DOCUMENT_BYTES => {
+                format!("larger than {MAX_DOCUMENT_BYTES} bytes")
+            }
+            Ok(_) => match String::from_utf8(bytes) {
+                Ok(text) => return Self::from_yaml(&text),
+                Err(error) => format!("not UTF-8: {error}"),
+            },
+        };
+        LoadReport {
+            kept: Vec::new(),
+            problems: vec![LoadProblem::document(None, problem)],
+        }
+    }
+
+    /// Indices of the entries that were left out, ascending and without repeats.
+    pub fn skipped_entries(&self) -> Vec<usize> {
+        let mut entries: Vec<usize> = self.problems.iter().filter_map(|p| p.entry).collect();
+        entries.dedup();
+        entries
+    }
+
+    /// Whether the document was refused as a whole.
+    pub fn has_document_problem(&self) -> bool {
+        self.problems.iter().any(|p| p.entry.is_none())
+    }
+
+    /// The kept hooks, without their indices.
+    pub fn into_hooks(self) -> Vec<HookConfig> {
+        self.kept.into_iter().map(|k| k.config).collect()
+    }
+
+    /// The kept hooks if there was no problem, else every problem.
+    pub fn into_strict(self) -> Result<Vec<HookConfig>, LoadErrors> {
+        if self.problems.is_empty() {
+            Ok(self.into_hooks())
+        } else {
+            Err(LoadErrors {
+                problems: self.problems,
+            })
+        }
+    }
+}
+
+fn validate_document(document: &Value) -> LoadReport {
+    let mut report = LoadReport::default();
+    let root = match document {
+        // An empty file declares no hooks; that is not a mistake.
+        Value::Null => return report,
+        Value::Object(root) => root,
+        other => {
+            report.problems.push(LoadProblem::document(
+                None,
+                format!(
+                    "expected a mapping with a `hooks` list, found {}",
+                    describe(other)
+                ),
+            ));
+            return report;
+        }
+    };
+    for key in root.keys().filter(|k| *k != "hooks") {
+        report.problems.push(LoadProblem::document(
+            Some(key),
+            "unknown top-level key; the only one is `hooks`",
+        ));
+    }
+    let entries = match root.get("hooks") {
+        None => {
+            report.problems.push(LoadProblem::document(
+                Some("hooks"),
+                "missing; expected a top-level `hooks` list",
+            ));
+            return report;
+        }
+        Some(Value::Null) => return report,
+        Some(Value::Array(entries)) => entries,
+        Some(other) => {
+            report.problems.push(LoadProblem::document(
+                Some("hooks"),
+                format!("expected a list, found {}", describe(other)),
+            ));
+            return report;
+        }
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        let mut problems = EntryProblems {
+            index,
+            found: Vec::new(),
+        };
+        if let Some(config) = validate_entry(entry, &mut problems)
+            && problems.found.is_empty()
+        {
+            report.kept.push(KeptHook { index, config });
+        }
+        report.problems.append(&mut problems.found);
+    }
+    report
+}
+
+/// The problems of one entry, collected rather than returned so that each entry reports all
+/// of its faults at once.
+struct EntryProblems {
+    index: usize,
+    found: Vec<LoadProblem>,
+}
+
+impl EntryProblems {
+    fn push(&mut self, field: Option<&str>, message: impl Into<String>) {
+        self.found
+            .push(LoadProblem::entry(self.index, field, message));
+    }
+}
+
+fn validate_entry(entry: &Value, problems: &mut EntryProblems) -> Option<HookConfig> {
+    let Value::Object(fields) = entry else {
+        problems.push(
+            None,
+            format!(
+                "expected a mapping with {ENTRY_FIELDS}, found {}",
+                describe(entry)
+            ),
+        );
+        return None;
+    };
+    for key in fields.keys() {
+        if !matches!(key.as_str(), "event" | "matcher" | "action") {
+            problems.push(Some(key), format!("unknown field; expected {ENTRY_FIELDS}"));
+        }
+    }
+    let event = required_string(fields, "event", "event", problems).and_then(|name| {
+        name.parse::<HookEvent>()
+            .map_err(|error| problems.push(Some("event"), error.to_string()))
+            .ok()
+    });
+    let matcher = match fields.get("matcher") {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(glob)) => Some(Some(HookMatcher::new(glob.as_str()))),
+        Some(other) => {
+            problems.push(
+                Some("matcher"),
+                format!(
+                    "expected a glob string, found {}; quote it",
+                    describe(other)
+                ),
+            );
+            None
+        }
+    };
+    let action = match fields.get("action") {
+        None | Some(Value::Null) => {
+            problems.push(Some("action"), "missing; every hook needs one `action`");
+            None
+        }
+        Some(Value::Object(action)) => validate_action(action, problems),
+        Some(other) => {
+            problems.push(
+                Some("action"),
+                format!("expected a mapping with `type`, found {}", describe(other)),
+            );
+            None
+        }
+    };
+    Some(HookConfig::new(event?, matcher?, action?))
+}
+
+fn validate_action(
+    action: &Map<String, Value>,
+    problems: &mut EntryProblems,
+) -> Option<HookAction> {
+    let kind = required_string(action, "type", "action.type", problems)?;
+    // `Some(own field)` for a known type; the allowed keys follow from it.
+    let (allowed, template_field): (&[&str], &str) = match kind.to_ascii_lowercase().as_str() {
+        "log" => (&["type", "message"], "message"),
+        "command" => (&["type", "command", "mode"], "command"),
+        _ => {
+            problems.push(
+                Some("action.type"),
+                format!("unknown action type `{kind}`; expected `log` or `command`"),
+            );
+            return None;
+        }
+    };
+    let mut ok = true;
+    for key in action.keys() {
+        if !allowed.contains(&key.as_str()) {
+            let expected = allowed[1..]
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            problems.push(
+                Some(&format!("action.{key}")),
+                format!(
+                    "unknown field for a `{}` action; expected {expected}",
+                    kind.to_ascii_lowercase()
+                ),
+            );
+            ok = false;
+        }
+    }
+    let template = required_string(
+        action,
+        template_field,
+        &format!("action.{template_field}"),
+        problems,
+    );
+    if template_field == "message" {
+        return template.filter(|_| ok).map(HookAction::log);
+    }
+    let mode = match action.get("mode") {
+        None | Some(Value::Null) => Some(CommandMode::Shell),
+        Some(Value::String(mode)) => match mode.to_ascii_lowercase().as_str() {
+            "shell" => Some(CommandMode::Shell),
+            "safe" => Some(CommandMode::Safe),
+            _ => {
+                problems.push(
+                    Some("action.mode"),
+                    format!("unknown command mode `{mode}`; expected `shell` or `safe`"),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            problems.push(
+                Some("action.mode"),
+                format!("expected `shell` or `safe`, found {}", describe(other)),
+            );
+            None
+        }
+    };
+    let (command, mode) = (template?, mode?);
+    ok.then_some(HookAction::Command { command, mode })
+}
+
+/// The string at `key`, or a problem naming `field` when it is missing or not a string.
+fn required_string(
+    fields: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    problems: &mut EntryProblems,
+) -> Option<String> {
+    match fields.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        None | Some(Value::Null) => {
+            problems.push(Some(field), "missing");
+            None
+        }
+        Some(other) => {
+            problems.push(
+                Some(field),
+                format!("expected a string, found {}; quote it", describe(other)),
+            );
+            None
+        }
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".to_owned(),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) => format!("the number `{n}`"),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("the string {:?}...", s.chars().take(40).collect::<String>())
+        }
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Object(_) => "a mapping".to_owned(),
+    }
+}

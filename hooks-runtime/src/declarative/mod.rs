@@ -1,0 +1,62 @@
+//! Declarative tool-call hooks: a log line or a shell command run when an agent calls a tool,
+//! when a tool call fails, or when an agent starts or stops, configured in YAML or in code.
+//!
+//! ```yaml
+//! hooks:
+//!   - event: preToolUse          # or PRE_TOOL_USE
+//!     matcher: "file_*"          # optional, case-insensitive glob; PRE/POST only
+//!     action:
+//!       type: log
+//!       message: "${tool} starting"
+//!   - event: onError
+//!     action:
+//!       type: command
+//!       command: "printf '%s\n' ${tool} ${error} >> failures.log"
+//!       mode: safe               # optional: values reach sh as "${HOOK_TOOL}", never as text
+//! ```
+//!
+//! Build a [`DeclarativeHookRegistry`] with [`from_yaml`](DeclarativeHookRegistry::from_yaml)
+//! (lenient: bad entries are skipped with a WARN), [`from_yaml_strict`](DeclarativeHookRegistry::from_yaml_strict)
+//! (every problem is an error) or [`of`](DeclarativeHookRegistry::of), then attach it to an
+//! agent with [`apply_to`](DeclarativeHookRegistry::apply_to). An agent has one tool-call
+//! listener, so `apply_to` replaces the one it had. Calls that the agent's authorization check
+//! denies never reach the listener and fire no hooks.
+//!
+//! | Event | Fired by | Context |
+//! |-------|----------|---------|
+//! | `PRE_TOOL_USE` | before each tool call | `tool`, `event` = `preToolUse` |
+//! | `POST_TOOL_USE` | after each tool call | `tool`, `event` = `postToolUse`, `success`, `latencyMs` |
+//! | `ON_ERROR` | after a failed tool call | as `POST_TOOL_USE`, plus `error` |
+//! | `ON_START` | `apply_to`, once per call | `agent` |
+//! | `ON_STOP` | only your own `fire_event` | what you pass |
+//!
+//! The `hooks check FILE [--strict]` command-line tool of this crate validates a file.
+
+mod action;
+mod command;
+mod config;
+mod event;
+mod executor;
+mod listener;
+mod loader;
+mod matcher;
+mod registry;
+mod substitution;
+
+use std::collections::BTreeMap;
+
+pub use action::{CommandMode, HookAction};
+pub use config::HookConfig;
+pub use event::{HookEvent, UnknownHookEvent};
+pub use executor::{
+    DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET,
+    MAX_OUTPUT_LINES, executor_fn,
+};
+pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES};
+pub use matcher::HookMatcher;
+pub use registry::DeclarativeHookRegistry;
+pub use substitution::{PreparedCommand, env_var_name, prepare_command, substitute};
+
+/// The values a hook's `${name}` placeholders can refer to. Ordered, so that logs and the
+/// environment of commands are deterministic.
+pub type HookContext = BTreeMap<String, String>;

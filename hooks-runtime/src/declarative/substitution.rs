@@ -1,0 +1,234 @@
+//! `${name}` placeholders: plain text substitution, and the safe form for shell commands.
+//!
+//! One scanner serves both, so that a placeholder is recognised the same way everywhere:
+//! `${` then one or more characters other than `{`, `}` and `$`, then `}`. A name that is not in
+//! the context stays as written. Substituted values are never scanned again, so a value that
+//! itself contains `${other}` stays literal.
+
+use std::collections::BTreeMap;
+
+use super::{CommandMode, HookContext};
+
+/// Replaces every `${name}` in `template` with the context value of that name; an unknown name
+/// stays as written. Values are inserted as they are, without quoting.
+///
+/// ```
+/// use hooks_runtime::declarative::{substitute, HookContext};
+///
+/// let context = HookContext::from([("tool".to_owned(), "file_read".to_owned())]);
+/// assert_eq!(substitute("${tool} took ${latencyMs} ms", &context), "file_read took ${latencyMs} ms");
+/// ```
+pub fn substitute(template: &str, context: &HookContext) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        match placeholder_at(after) {
+            Some((name, len)) if context.contains_key(name) => {
+                out.push_str(&context[name]);
+                rest = &after[len..];
+            }
+            _ => {
+                // Not a known placeholder: keep the `$` and rescan from the next character, so
+                // `${a ${tool}` still substitutes the inner placeholder.
+                out.push('$');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// If `text` starts with a placeholder, its name and the placeholder's length in bytes.
+fn placeholder_at(text: &str) -> Option<(&str, usize)> {
+    let body = text.strip_prefix("${")?;
+    let end = body.find(['}', '{', '$'])?;
+    if end == 0 || !body[end..].starts_with('}') {
+        return None;
+    }
+    Some((&body[..end], 2 + end + 1))
+}
+
+/// The environment variable that carries the context value `key` to a command:
+/// `HOOK_` followed by the key in upper snake case.
+///
+/// `tool` becomes `HOOK_TOOL`, `latencyMs` becomes `HOOK_LATENCY_MS`, and every character that
+/// is not an ASCII letter or digit becomes `_`. When two keys of one context map to the same
+/// name, the later key (in key order) gets a `_2`, `_3`, ... suffix.
+///
+/// ```
+/// use hooks_runtime::declarative::env_var_name;
+///
+/// assert_eq!(env_var_name("tool"), "HOOK_TOOL");
+/// assert_eq!(env_var_name("latencyMs"), "HOOK_LATENCY_MS");
+/// assert_eq!(env_var_name("my-key.1"), "HOOK_MY_KEY_1");
+/// ```
+pub fn env_var_name(key: &str) -> String {
+    let mut name = String::from("HOOK_");
+    let mut previous_lower = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() && previous_lower {
+            name.push('_');
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_uppercase());
+        } else {
+            name.push('_');
+        }
+    }
+    name
+}
+
+/// A command ready to run: the text for `sh -c` and the variables to set in its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedCommand {
+    /// The script passed to `sh -c`.
+    pub script: String,
+    /// `HOOK_*` variables, one for every context value, in key order.
+    pub env: Vec<(String, String)>,
+}
+
+/// Turns a command template into the script and environment that run it.
+///
+/// Every context value is exported as [`env_var_name`]. In [`CommandMode::Shell`] the script is
+/// [`substitute`]'s output. In [`CommandMode::Safe`] each known `${name}` becomes a reference to
+/// its variable, quoted for where it stands: `"${HOOK_TOOL}"` outside quotes, `${HOOK_TOOL}`
+/// inside double quotes, `'"${HOOK_TOOL}"'` inside single quotes. The quoting only protects the
+/// value from word splitting and globbing; safety does not depend on it, because the value is
+/// never part of the script text.
+///
+/// ```
+/// use hooks_runtime::declarative::{prepare_command, CommandMode, HookContext};
+///
+/// let context = HookContext::from([("tool".to_owned(), "x; touch pwned".to_owned())]);
+/// let prepared = prepare_command("echo ${tool} '${tool}'", CommandMode::Safe, &context);
+/// assert_eq!(prepared.script, r#"echo "${HOOK_TOOL}" ''"${HOOK_TOOL}"''"#);
+/// assert_eq!(prepared.env, vec![("HOOK_TOOL".to_owned(), "x; touch pwned".to_owned())]);
+/// ```
+pub fn prepare_command(
+    template: &str,
+    mode: CommandMode,
+    context: &HookContext,
+) -> PreparedCommand {
+    let names = unique_env_names(context);
+    let script = match mode {
+        CommandMode::Shell => substitute(template, context),
+        CommandMode::Safe => safe_script(template, &names),
+    };
+    let env = names
+        .iter()
+        .map(|(key, var)| (var.clone(), context[*key].clone()))
+        .collect();
+    PreparedCommand { script, env }
+}
+
+/// Context key to its environment variable, collisions resolved by suffix in key order.
+fn unique_env_names(context: &HookContext) -> BTreeMap<&str, String> {
+    let mut taken = std::collections::BTreeSet::new();
+    let mut names = BTreeMap::new();
+    for key in context.keys() {
+        let base = env_var_name(key);
+        let mut var = base.clone();
+        let mut n = 2;
+        while !taken.insert(var.clone()) {
+            var = format!("{base}_{n}");
+            n += 1;
+        }
+        names.insert(key.as_str(), var);
+    }
+    names
+}
+
+/// Where the scanner stands in the shell text, as far as quoting goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    None,
+    Single,
+    Double,
+}
+
+fn safe_script(template: &str, names: &BTreeMap<&str, String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut quote = Quote::None;
+    let mut chars = template.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '$'
+            && let Some((name, len)) = placeholder_at(&template[i..])
+            && let Some(var) = names.get(name)
+        {
+            match quote {
+                Quote::None => out.push_str(&format!("\"${{{var}}}\"")),
+                Quote::Double => out.push_str(&format!("${{{var}}}")),
+                Quote::Single => out.push_str(&format!("'\"${{{var}}}\"'")),
+            }
+            // Skip the rest of the placeholder (`len` bytes from `i`).
+            while chars.peek().is_some_and(|(j, _)| *j < i + len) {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+        match (quote, c) {
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Single, '\'') | (Quote::Double, '"') => quote = Quote::None,
+            // A backslash outside single quotes escapes the next character, which therefore
+            // neither changes the quoting nor starts a placeholder (`\${tool}` stays literal,
+            // as the shell would print it).
+            (Quote::None | Quote::Double, '\\') => {
+                if let Some((_, escaped)) = chars.next() {
+                    out.push(escaped);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(pairs: &[(&str, &str)]) -> HookContext {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn placeholders() {
+        let ctx = context(&[("tool", "t"), ("a", "${tool}")]);
+        assert_eq!(substitute("${tool}${tool}", &ctx), "tt");
+        assert_eq!(substitute("${a}", &ctx), "${tool}");
+        assert_eq!(substitute("${}${", &ctx), "${}${");
+        assert_eq!(substitute("${x ${tool}}", &ctx), "${x t}");
+        assert_eq!(substitute("é${tool}é", &ctx), "été");
+    }
+
+    #[test]
+    fn safe_quoting() {
+        let ctx = context(&[("tool", "t"), ("latencyMs", "1"), ("latency_ms", "2")]);
+        let p = prepare_command(
+            r#"a ${tool} "b ${tool}" 'c ${tool}' \${tool} ${latency_ms} ${nope}"#,
+            CommandMode::Safe,
+            &ctx,
+        );
+        assert_eq!(
+            p.script,
+            r#"a "${HOOK_TOOL}" "b ${HOOK_TOOL}" 'c '"${HOOK_TOOL}"'' \${tool} "${HOOK_LATENCY_MS_2}" ${nope}"#
+        );
+        assert_eq!(
+            p.env,
+            vec![
+                ("HOOK_LATENCY_MS".to_owned(), "1".to_owned()),
+                ("HOOK_LATENCY_MS_2".to_owned(), "2".to_owned()),
+                ("HOOK_TOOL".to_owned(), "t".to_owned()),
+            ]
+        );
+    }
+}
