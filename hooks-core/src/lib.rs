@@ -3,6 +3,7 @@
 //!
 //! Users depend on `hooks-runtime`, which re-exports everything here.
 
+mod compose;
 mod def;
 mod error;
 mod future;
@@ -11,6 +12,10 @@ mod registry;
 mod state;
 mod types;
 
+pub use compose::{
+    ActiveContext, Agent, AgentDef, EnabledRelationships, ParentHookRequirement, ParentHookStage, Participant, Prompt,
+    PromptDef, ResolutionError, ResolvedAgent, ResolvedHook, SideDef, SubagentRelationship, explain, explain_json,
+};
 pub use def::{Hook, HookDef, HookHandler, HookLocation, RegisteredHook};
 pub use error::{HookError, HookResult};
 pub use future::{BoxedHookFuture, HookFuture};

@@ -14,33 +14,23 @@
 //! ```
 
 pub use hooks_core::*;
-pub use hooks_macros::hook;
+pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+pub mod declarative;
 mod tool_listener;
 pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {
-    pub use crate::hook;
+    pub use crate::{define_agent, define_prompt, hook};
     pub use hooks_core::{
-        Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
-        HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Registry, Role, ThreadState, ToolCallRecord,
-        ToolStatus, UserState,
+        Agent, Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
+        HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Prompt, Registry, ResolvedAgent, Role, ThreadState,
+        ToolCallRecord, ToolStatus, UserState,
     };
 }
 
-/// Not public API. Used by code that the macros generate; it may change in any release.
 #[doc(hidden)]
-pub mod __private {
-    pub use hooks_core::inventory;
-    pub use hooks_core::{Hook, HookDef, HookFuture, HookHandler, HookLocation, PackageSignature, RegisteredHook};
-
-    /// The signature traits the `#[hook]` adapters call through, one per kind and position.
-    pub mod signature {
-        #![allow(missing_docs, unreachable_pub)]
-        use hooks_core::*;
-        hooks_macros::__signature_traits!();
-    }
-}
+pub mod __private;

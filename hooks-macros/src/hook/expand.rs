@@ -18,6 +18,16 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let adapter = adapter(hook);
+    // Thread hooks may be listed in `hooks` and required in `parent_hooks`; user-scope hooks
+    // lack these impls, so such a reference fails on the user's path (D7, D11).
+    let composable = if kind.takes_context() {
+        quote! {
+            impl #private::ListableHook for #id {}
+            impl #private::RequirableHook for #id {}
+        }
+    } else {
+        TokenStream::new()
+    };
     let doc = format!(
         "Hook `{id_text}` (`{}`), implemented by [`{function_text}`]. Reference it by this path in \
          `define_prompt!` or `define_agent!`.",
@@ -48,6 +58,8 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
                 },
             };
         }
+
+        #composable
 
         const _: () = {
             #private::inventory::submit! {

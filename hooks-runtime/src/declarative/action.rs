@@ -70,27 +70,19 @@ pub enum HookAction {
 impl HookAction {
     /// A `log` action.
     pub fn log(message: impl Into<String>) -> Self {
-        HookAction::Log {
-            message: message.into(),
-        }
+        HookAction::Log { message: message.into() }
     }
 
     /// A `command` action in [`CommandMode::Shell`], the reference behaviour: placeholder values
     /// are spliced into the shell text unquoted.
     pub fn command(command: impl Into<String>) -> Self {
-        HookAction::Command {
-            command: command.into(),
-            mode: CommandMode::Shell,
-        }
+        HookAction::Command { command: command.into(), mode: CommandMode::Shell }
     }
 
     /// A `command` action in [`CommandMode::Safe`]: placeholders become quoted references to
     /// `HOOK_*` environment variables.
     pub fn command_safe(command: impl Into<String>) -> Self {
-        HookAction::Command {
-            command: command.into(),
-            mode: CommandMode::Safe,
-        }
+        HookAction::Command { command: command.into(), mode: CommandMode::Safe }
     }
 
     /// `"log"` or `"command"`, as in YAML's `type`.
@@ -115,14 +107,8 @@ impl fmt::Display for HookAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HookAction::Log { message } => write!(f, "log {message:?}"),
-            HookAction::Command {
-                command,
-                mode: CommandMode::Shell,
-            } => write!(f, "command {command:?}"),
-            HookAction::Command {
-                command,
-                mode: CommandMode::Safe,
-            } => write!(f, "command(safe) {command:?}"),
+            HookAction::Command { command, mode: CommandMode::Shell } => write!(f, "command {command:?}"),
+            HookAction::Command { command, mode: CommandMode::Safe } => write!(f, "command(safe) {command:?}"),
         }
     }
 }

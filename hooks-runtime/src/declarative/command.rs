@@ -106,11 +106,7 @@ fn report_failure(script: &str, status: ExitStatus, output: &Output) {
     } else if cut == 0 {
         message.push_str(&format!(", output ({} lines):", lines.total));
     } else {
-        message.push_str(&format!(
-            ", output (first {} of {} lines, {cut} cut):",
-            lines.kept.len(),
-            lines.total
-        ));
+        message.push_str(&format!(", output (first {} of {} lines, {cut} cut):", lines.kept.len(), lines.total));
     }
     for line in &lines.kept {
         message.push('\n');
@@ -133,13 +129,7 @@ struct Lines {
 
 impl Output {
     fn new(cap: usize) -> Self {
-        Output {
-            lines: Mutex::new(Lines {
-                kept: Vec::new(),
-                total: 0,
-                cap,
-            }),
-        }
+        Output { lines: Mutex::new(Lines { kept: Vec::new(), total: 0, cap }) }
     }
 
     fn push(&self, line: &[u8]) {

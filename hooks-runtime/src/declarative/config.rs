@@ -34,11 +34,7 @@ pub struct HookConfig {
 impl HookConfig {
     /// A hook.
     pub fn new(event: HookEvent, matcher: Option<HookMatcher>, action: HookAction) -> Self {
-        HookConfig {
-            event,
-            matcher,
-            action,
-        }
+        HookConfig { event, matcher, action }
     }
 
     /// Whether this hook runs for `event` on the tool named `tool`.

@@ -33,13 +33,8 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in declaration order.
-    pub const ALL: [HookEvent; 5] = [
-        HookEvent::PreToolUse,
-        HookEvent::PostToolUse,
-        HookEvent::OnError,
-        HookEvent::OnStart,
-        HookEvent::OnStop,
-    ];
+    pub const ALL: [HookEvent; 5] =
+        [HookEvent::PreToolUse, HookEvent::PostToolUse, HookEvent::OnError, HookEvent::OnStart, HookEvent::OnStop];
 
     /// The camelCase name, as written in YAML and put in the `event` context value.
     pub const fn camel_case(self) -> &'static str {
@@ -91,29 +86,19 @@ impl UnknownHookEvent {
     /// The event the name was probably meant to be: same letters, other case or underscores.
     fn suggestion(&self) -> Option<HookEvent> {
         let folded = fold(&self.name);
-        HookEvent::ALL
-            .into_iter()
-            .find(|event| fold(event.camel_case()) == folded)
+        HookEvent::ALL.into_iter().find(|event| fold(event.camel_case()) == folded)
     }
 }
 
 fn fold(name: &str) -> String {
-    name.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect()
+    name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
 impl fmt::Display for UnknownHookEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown event `{}`", self.name)?;
         match self.suggestion() {
-            Some(event) => write!(
-                f,
-                "; did you mean `{}` or `{}`?",
-                event.camel_case(),
-                event.upper_snake_case()
-            ),
+            Some(event) => write!(f, "; did you mean `{}` or `{}`?", event.camel_case(), event.upper_snake_case()),
             None => f.write_str(
                 "; expected one of `preToolUse`, `postToolUse`, `onError`, `onStart`, `onStop` \
                  (or the UPPER_SNAKE spelling)",
@@ -131,8 +116,6 @@ impl FromStr for HookEvent {
         HookEvent::ALL
             .into_iter()
             .find(|event| name == event.camel_case() || name == event.upper_snake_case())
-            .ok_or_else(|| UnknownHookEvent {
-                name: name.to_owned(),
-            })
+            .ok_or_else(|| UnknownHookEvent { name: name.to_owned() })
     }
 }

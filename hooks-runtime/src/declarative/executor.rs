@@ -111,10 +111,7 @@ pub struct DefaultHookExecutor {
 impl Default for DefaultHookExecutor {
     fn default() -> Self {
         DefaultHookExecutor {
-            limits: CommandLimits {
-                timeout: DEFAULT_COMMAND_TIMEOUT,
-                max_output_lines: MAX_OUTPUT_LINES,
-            },
+            limits: CommandLimits { timeout: DEFAULT_COMMAND_TIMEOUT, max_output_lines: MAX_OUTPUT_LINES },
         }
     }
 }

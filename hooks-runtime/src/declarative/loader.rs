@@ -31,19 +31,11 @@ pub struct LoadProblem {
 
 impl LoadProblem {
     fn entry(index: usize, field: Option<&str>, message: impl Into<String>) -> Self {
-        LoadProblem {
-            entry: Some(index),
-            field: field.map(str::to_owned),
-            message: message.into(),
-        }
+        LoadProblem { entry: Some(index), field: field.map(str::to_owned), message: message.into() }
     }
 
     fn document(field: Option<&str>, message: impl Into<String>) -> Self {
-        LoadProblem {
-            entry: None,
-            field: field.map(str::to_owned),
-            message: message.into(),
-        }
+        LoadProblem { entry: None, field: field.map(str::to_owned), message: message.into() }
     }
 }
 
@@ -78,11 +70,7 @@ impl LoadErrors {
 impl fmt::Display for LoadErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
-        write!(
-            f,
-            "{n} problem{} in hooks document",
-            if n == 1 { "" } else { "s" }
-        )?;
+        write!(f, "{n} problem{} in hooks document", if n == 1 { "" } else { "s" })?;
         for problem in &self.problems {
             write!(f, "\n  {problem}")?;
         }
@@ -135,10 +123,7 @@ impl LoadReport {
             Ok(document) => validate_document(&document),
             Err(error) => LoadReport {
                 kept: Vec::new(),
-                problems: vec![LoadProblem::document(
-                    None,
-                    format!("not valid YAML: {error}"),
-                )],
+                problems: vec![LoadProblem::document(None, format!("not valid YAML: {error}"))],
             },
         }
     }
@@ -158,10 +143,7 @@ impl LoadReport {
                 Err(error) => format!("not UTF-8: {error}"),
             },
         };
-        LoadReport {
-            kept: Vec::new(),
-            problems: vec![LoadProblem::document(None, problem)],
-        }
+        LoadReport { kept: Vec::new(), problems: vec![LoadProblem::document(None, problem)] }
     }
 
     /// Indices of the entries that were left out, ascending and without repeats.
@@ -183,13 +165,7 @@ impl LoadReport {
 
     /// The kept hooks if there was no problem, else every problem.
     pub fn into_strict(self) -> Result<Vec<HookConfig>, LoadErrors> {
-        if self.problems.is_empty() {
-            Ok(self.into_hooks())
-        } else {
-            Err(LoadErrors {
-                problems: self.problems,
-            })
-        }
+        if self.problems.is_empty() { Ok(self.into_hooks()) } else { Err(LoadErrors { problems: self.problems }) }
     }
 }
 
@@ -202,43 +178,30 @@ fn validate_document(document: &Value) -> LoadReport {
         other => {
             report.problems.push(LoadProblem::document(
                 None,
-                format!(
-                    "expected a mapping with a `hooks` list, found {}",
-                    describe(other)
-                ),
+                format!("expected a mapping with a `hooks` list, found {}", describe(other)),
             ));
             return report;
         }
     };
     for key in root.keys().filter(|k| *k != "hooks") {
-        report.problems.push(LoadProblem::document(
-            Some(key),
-            "unknown top-level key; the only one is `hooks`",
-        ));
+        report.problems.push(LoadProblem::document(Some(key), "unknown top-level key; the only one is `hooks`"));
     }
     let entries = match root.get("hooks") {
         None => {
-            report.problems.push(LoadProblem::document(
-                Some("hooks"),
-                "missing; expected a top-level `hooks` list",
-            ));
+            report.problems.push(LoadProblem::document(Some("hooks"), "missing; expected a top-level `hooks` list"));
             return report;
         }
         Some(Value::Null) => return report,
         Some(Value::Array(entries)) => entries,
         Some(other) => {
-            report.problems.push(LoadProblem::document(
-                Some("hooks"),
-                format!("expected a list, found {}", describe(other)),
-            ));
+            report
+                .problems
+                .push(LoadProblem::document(Some("hooks"), format!("expected a list, found {}", describe(other))));
             return report;
         }
     };
     for (index, entry) in entries.iter().enumerate() {
-        let mut problems = EntryProblems {
-            index,
-            found: Vec::new(),
-        };
+        let mut problems = EntryProblems { index, found: Vec::new() };
         if let Some(config) = validate_entry(entry, &mut problems)
             && problems.found.is_empty()
         {
@@ -258,20 +221,13 @@ struct EntryProblems {
 
 impl EntryProblems {
     fn push(&mut self, field: Option<&str>, message: impl Into<String>) {
-        self.found
-            .push(LoadProblem::entry(self.index, field, message));
+        self.found.push(LoadProblem::entry(self.index, field, message));
     }
 }
 
 fn validate_entry(entry: &Value, problems: &mut EntryProblems) -> Option<HookConfig> {
     let Value::Object(fields) = entry else {
-        problems.push(
-            None,
-            format!(
-                "expected a mapping with {ENTRY_FIELDS}, found {}",
-                describe(entry)
-            ),
-        );
+        problems.push(None, format!("expected a mapping with {ENTRY_FIELDS}, found {}", describe(entry)));
         return None;
     };
     for key in fields.keys() {
@@ -280,21 +236,13 @@ fn validate_entry(entry: &Value, problems: &mut EntryProblems) -> Option<HookCon
         }
     }
     let event = required_string(fields, "event", "event", problems).and_then(|name| {
-        name.parse::<HookEvent>()
-            .map_err(|error| problems.push(Some("event"), error.to_string()))
-            .ok()
+        name.parse::<HookEvent>().map_err(|error| problems.push(Some("event"), error.to_string())).ok()
     });
     let matcher = match fields.get("matcher") {
         None | Some(Value::Null) => Some(None),
         Some(Value::String(glob)) => Some(Some(HookMatcher::new(glob.as_str()))),
         Some(other) => {
-            problems.push(
-                Some("matcher"),
-                format!(
-                    "expected a glob string, found {}; quote it",
-                    describe(other)
-                ),
-            );
+            problems.push(Some("matcher"), format!("expected a glob string, found {}; quote it", describe(other)));
             None
         }
     };
@@ -305,57 +253,36 @@ fn validate_entry(entry: &Value, problems: &mut EntryProblems) -> Option<HookCon
         }
         Some(Value::Object(action)) => validate_action(action, problems),
         Some(other) => {
-            problems.push(
-                Some("action"),
-                format!("expected a mapping with `type`, found {}", describe(other)),
-            );
+            problems.push(Some("action"), format!("expected a mapping with `type`, found {}", describe(other)));
             None
         }
     };
     Some(HookConfig::new(event?, matcher?, action?))
 }
 
-fn validate_action(
-    action: &Map<String, Value>,
-    problems: &mut EntryProblems,
-) -> Option<HookAction> {
+fn validate_action(action: &Map<String, Value>, problems: &mut EntryProblems) -> Option<HookAction> {
     let kind = required_string(action, "type", "action.type", problems)?;
     // `Some(own field)` for a known type; the allowed keys follow from it.
     let (allowed, template_field): (&[&str], &str) = match kind.to_ascii_lowercase().as_str() {
         "log" => (&["type", "message"], "message"),
         "command" => (&["type", "command", "mode"], "command"),
         _ => {
-            problems.push(
-                Some("action.type"),
-                format!("unknown action type `{kind}`; expected `log` or `command`"),
-            );
+            problems.push(Some("action.type"), format!("unknown action type `{kind}`; expected `log` or `command`"));
             return None;
         }
     };
     let mut ok = true;
     for key in action.keys() {
         if !allowed.contains(&key.as_str()) {
-            let expected = allowed[1..]
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(" or ");
+            let expected = allowed[1..].iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" or ");
             problems.push(
                 Some(&format!("action.{key}")),
-                format!(
-                    "unknown field for a `{}` action; expected {expected}",
-                    kind.to_ascii_lowercase()
-                ),
+                format!("unknown field for a `{}` action; expected {expected}", kind.to_ascii_lowercase()),
             );
             ok = false;
         }
     }
-    let template = required_string(
-        action,
-        template_field,
-        &format!("action.{template_field}"),
-        problems,
-    );
+    let template = required_string(action, template_field, &format!("action.{template_field}"), problems);
     if template_field == "message" {
         return template.filter(|_| ok).map(HookAction::log);
     }
@@ -365,18 +292,13 @@ fn validate_action(
             "shell" => Some(CommandMode::Shell),
             "safe" => Some(CommandMode::Safe),
             _ => {
-                problems.push(
-                    Some("action.mode"),
-                    format!("unknown command mode `{mode}`; expected `shell` or `safe`"),
-                );
+                problems
+                    .push(Some("action.mode"), format!("unknown command mode `{mode}`; expected `shell` or `safe`"));
                 None
             }
         },
         Some(other) => {
-            problems.push(
-                Some("action.mode"),
-                format!("expected `shell` or `safe`, found {}", describe(other)),
-            );
+            problems.push(Some("action.mode"), format!("expected `shell` or `safe`, found {}", describe(other)));
             None
         }
     };
@@ -398,10 +320,7 @@ fn required_string(
             None
         }
         Some(other) => {
-            problems.push(
-                Some(field),
-                format!("expected a string, found {}; quote it", describe(other)),
-            );
+            problems.push(Some(field), format!("expected a string, found {}; quote it", describe(other)));
             None
         }
     }

@@ -27,15 +27,11 @@ pub struct HookMatcher {
 
 impl HookMatcher {
     /// The glob `*`, which matches every tool name.
-    pub const ALL: HookMatcher = HookMatcher {
-        pattern: Cow::Borrowed("*"),
-    };
+    pub const ALL: HookMatcher = HookMatcher { pattern: Cow::Borrowed("*") };
 
     /// A matcher for `pattern`.
     pub fn new(pattern: impl Into<String>) -> Self {
-        HookMatcher {
-            pattern: Cow::Owned(pattern.into()),
-        }
+        HookMatcher { pattern: Cow::Owned(pattern.into()) }
     }
 
     /// The glob as written.
@@ -105,11 +101,7 @@ mod tests {
             ("[x]", "[X]", true),
         ];
         for (pattern, name, expected) in cases {
-            assert_eq!(
-                HookMatcher::new(pattern).matches(name),
-                expected,
-                "{pattern} vs {name}"
-            );
+            assert_eq!(HookMatcher::new(pattern).matches(name), expected, "{pattern} vs {name}");
         }
     }
 }

@@ -49,8 +49,7 @@ pub use action::{CommandMode, HookAction};
 pub use config::HookConfig;
 pub use event::{HookEvent, UnknownHookEvent};
 pub use executor::{
-    DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET,
-    MAX_OUTPUT_LINES, executor_fn,
+    DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET, MAX_OUTPUT_LINES, executor_fn,
 };
 pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES};
 pub use matcher::HookMatcher;

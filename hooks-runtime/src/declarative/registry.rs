@@ -11,8 +11,7 @@ use std::task::{Context, Poll};
 
 use super::listener::DeclarativeToolCallListener;
 use super::{
-    DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LoadErrors,
-    LoadReport,
+    DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LoadErrors, LoadReport,
 };
 use crate::tool_listener::ToolCallListenerTarget;
 
@@ -55,9 +54,7 @@ struct Inner {
 
 impl fmt::Debug for DeclarativeHookRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeclarativeHookRegistry")
-            .field("hooks", &self.inner.hooks)
-            .finish_non_exhaustive()
+        f.debug_struct("DeclarativeHookRegistry").field("hooks", &self.inner.hooks).finish_non_exhaustive()
     }
 }
 
@@ -127,10 +124,7 @@ impl DeclarativeHookRegistry {
     /// The same hooks, carried out by `executor` in place of the log and shell executor.
     pub fn with_executor(self, executor: impl HookExecutor) -> Self {
         DeclarativeHookRegistry {
-            inner: Arc::new(Inner {
-                hooks: self.inner.hooks.clone(),
-                executor: Arc::new(executor),
-            }),
+            inner: Arc::new(Inner { hooks: self.inner.hooks.clone(), executor: Arc::new(executor) }),
         }
     }
 
@@ -154,9 +148,7 @@ impl DeclarativeHookRegistry {
             return;
         }
         let agent = target.agent_id().to_owned();
-        target.set_tool_call_listener(Some(Arc::new(DeclarativeToolCallListener::new(
-            self.clone(),
-        ))));
+        target.set_tool_call_listener(Some(Arc::new(DeclarativeToolCallListener::new(self.clone()))));
         let context = HookContext::from([("agent".to_owned(), agent)]);
         self.fire_event(HookEvent::OnStart, &context).await;
     }
@@ -188,11 +180,7 @@ impl DeclarativeHookRegistry {
     async fn execute_guarded(&self, action: &HookAction, context: &HookContext) {
         let result = CatchUnwind(self.inner.executor.execute(action, context)).await;
         if let Err(panic) = result {
-            tracing::error!(
-                "[HOOK] {} action panicked: {}",
-                action.type_name(),
-                panic_message(panic.as_ref())
-            );
+            tracing::error!("[HOOK] {} action panicked: {}", action.type_name(), panic_message(panic.as_ref()));
         }
     }
 }

@@ -108,20 +108,13 @@ pub struct PreparedCommand {
 /// assert_eq!(prepared.script, r#"echo "${HOOK_TOOL}" ''"${HOOK_TOOL}"''"#);
 /// assert_eq!(prepared.env, vec![("HOOK_TOOL".to_owned(), "x; touch pwned".to_owned())]);
 /// ```
-pub fn prepare_command(
-    template: &str,
-    mode: CommandMode,
-    context: &HookContext,
-) -> PreparedCommand {
+pub fn prepare_command(template: &str, mode: CommandMode, context: &HookContext) -> PreparedCommand {
     let names = unique_env_names(context);
     let script = match mode {
         CommandMode::Shell => substitute(template, context),
         CommandMode::Safe => safe_script(template, &names),
     };
-    let env = names
-        .iter()
-        .map(|(key, var)| (var.clone(), context[*key].clone()))
-        .collect();
+    let env = names.iter().map(|(key, var)| (var.clone(), context[*key].clone())).collect();
     PreparedCommand { script, env }
 }
 
@@ -194,10 +187,7 @@ mod tests {
     use super::*;
 
     fn context(pairs: &[(&str, &str)]) -> HookContext {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
     }
 
     #[test]

@@ -1,0 +1,12 @@
+//! Composition: prompts, agents, parent-hook requirements, and their resolution into the hook
+//! chains a thread runs.
+
+mod agent;
+mod explain;
+mod prompt;
+mod resolve;
+
+pub use agent::{Agent, AgentDef, ParentHookRequirement, ParentHookStage, Participant, SideDef, SubagentRelationship};
+pub use explain::{explain, explain_json};
+pub use prompt::{Prompt, PromptDef};
+pub use resolve::{ActiveContext, EnabledRelationships, ResolutionError, ResolvedAgent, ResolvedHook};

@@ -1,0 +1,322 @@
+//! `define_agent! { name: ..., side_a: {...}, side_b: {...}, hooks: [...], parent_hooks: [...] }`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Ident, LitBool, LitStr, Path};
+
+use super::expand;
+use crate::ctxt::Ctxt;
+use crate::fields::{FieldReader, Fields, Value, report_repeated_paths};
+
+const FIELDS: &[&str] =
+    &["name", "side_a", "side_b", "hooks", "expose_as_tool", "tool_description", "parent_hooks", "crate"];
+const SIDE_FIELDS: &[&str] = &["prompt", "human", "stop_on_response", "max_steps", "subagents"];
+const SUBAGENT_FIELDS: &[&str] = &["agent", "as", "optional", "hidden", "max_instances"];
+const REQUIREMENT_FIELDS: &[&str] = &["hook", "reason", "stage"];
+
+struct AgentInput {
+    name: Ident,
+    side_a: SideInput,
+    side_b: SideInput,
+    hooks: Vec<Path>,
+    expose_as_tool: bool,
+    tool_description: Option<LitStr>,
+    parent_hooks: Vec<Requirement>,
+    krate: Path,
+}
+
+enum ParticipantInput {
+    Prompt(Path),
+    Human,
+}
+
+struct SideInput {
+    participant: ParticipantInput,
+    stop_on_response: bool,
+    max_steps: Option<u32>,
+    subagents: Vec<Relationship>,
+}
+
+struct Relationship {
+    agent: Path,
+    name: Option<String>,
+    optional: bool,
+    hidden: bool,
+    max_instances: Option<u32>,
+}
+
+struct Requirement {
+    hook: Path,
+    reason: LitStr,
+    before_parent: bool,
+}
+
+pub(crate) fn define_agent(input: TokenStream) -> TokenStream {
+    let fields: Fields = match syn::parse2(input) {
+        Ok(fields) => fields,
+        Err(error) => return error.into_compile_error(),
+    };
+    let cx = Ctxt::new();
+    let agent = read(&cx, fields);
+    match (cx.check(), agent) {
+        (Ok(()), Some(agent)) => expand_agent(&agent),
+        (Err(error), _) => error.into_compile_error(),
+        (Ok(()), None) => unreachable!("a missing agent field is always reported"),
+    }
+}
+
+fn read(cx: &Ctxt, fields: Fields) -> Option<AgentInput> {
+    let mut reader = FieldReader::new(cx, "`define_agent!`", fields, FIELDS);
+    let name = reader.ident("name", "support_agent");
+    let side_a = reader.object("side_a", "{ prompt: my_prompt }").and_then(|side| read_side(cx, side, "`side_a`"));
+    let side_b = match reader.object("side_b", "{ human: true }") {
+        Some(side) => read_side(cx, side, "`side_b`"),
+        None if reader.key("side_b").is_some() => None,
+        None => Some(SideInput {
+            participant: ParticipantInput::Human,
+            stop_on_response: false,
+            max_steps: None,
+            subagents: Vec::new(),
+        }),
+    };
+    let hooks = reader.paths("hooks", "[log_tool_calls]");
+    let expose_as_tool = reader.bool("expose_as_tool");
+    let tool_description = reader.string("tool_description");
+    let parent_hooks_key = reader.key("parent_hooks");
+    let parent_hooks = match reader.array("parent_hooks", "[{ hook: my_hook, reason: \"...\" }]") {
+        Some((_, values)) => values.into_iter().filter_map(|value| read_requirement(cx, value)).collect(),
+        None => Vec::new(),
+    };
+    let krate = reader.path("crate", "::hooks_runtime").unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
+    if reader.key("name").is_none() {
+        reader.missing("name", "my_agent");
+    }
+    if reader.key("side_a").is_none() {
+        reader.missing("side_a", "{ prompt: my_prompt }");
+    }
+    // D8: only an agent exposed as a tool can require hooks of its parents.
+    if let Some(key) = &parent_hooks_key
+        && !expose_as_tool.as_ref().is_some_and(LitBool::value)
+    {
+        let found = match &expose_as_tool {
+            Some(lit) if !lit.value => "`expose_as_tool` is `false`",
+            _ => "`expose_as_tool` is not set",
+        };
+        cx.error_spanned_by(
+            key,
+            format!(
+                "`parent_hooks` needs `expose_as_tool: true`, and {found}\nhelp: only an agent that other agents compose as a tool can require hooks of its parents; add `expose_as_tool: true`"
+            ),
+        );
+    }
+    report_repeated_paths(cx, &hooks, |hook| {
+        format!("`{hook}` is already listed in this agent's `hooks`; a hook runs once per list, remove this one")
+    });
+    let required: Vec<Path> = parent_hooks.iter().map(|r: &Requirement| r.hook.clone()).collect();
+    report_repeated_paths(cx, &required, |hook| {
+        format!(
+            "`{hook}` is already required in this agent's `parent_hooks`; two requirements cannot name the same hook, merge their reasons"
+        )
+    });
+    Some(AgentInput {
+        name: name?,
+        side_a: side_a?,
+        side_b: side_b?,
+        hooks,
+        expose_as_tool: expose_as_tool.is_some_and(|lit| lit.value),
+        tool_description,
+        parent_hooks,
+        krate,
+    })
+}
+
+fn read_side(cx: &Ctxt, fields: Fields, what: &'static str) -> Option<SideInput> {
+    let mut reader = FieldReader::new(cx, what, fields, SIDE_FIELDS);
+    let prompt = reader.path("prompt", "my_prompt");
+    let human = reader.bool("human");
+    let stop_on_response = reader.bool("stop_on_response").is_some_and(|lit| lit.value);
+    let max_steps = reader.int("max_steps").map(|(_, steps)| steps);
+    let subagents = match reader.array("subagents", "[{ agent: mail_agent }]") {
+        Some((_, values)) => values.into_iter().filter_map(|value| read_relationship(cx, value)).collect(),
+        None => Vec::new(),
+    };
+    let participant = match (prompt, human) {
+        (Some(prompt), None) => ParticipantInput::Prompt(prompt),
+        (None, Some(human)) if human.value => ParticipantInput::Human,
+        (None, Some(human)) => {
+            cx.error_spanned_by(&human, format!("{what}: `human: false` does not say who takes the turns\nhelp: write `prompt: my_prompt` for a model side, or `human: true`"));
+            return None;
+        }
+        (Some(_), Some(human)) => {
+            cx.error_spanned_by(
+                &human,
+                format!("{what} has both `prompt` and `human`; a side is taken by a prompt or by a person, keep one"),
+            );
+            return None;
+        }
+        (None, None) => {
+            if reader.key("prompt").is_none() && reader.key("human").is_none() {
+                cx.error_at(reader.span(), format!("{what} needs `prompt: my_prompt` or `human: true`"));
+            }
+            return None;
+        }
+    };
+    Some(SideInput { participant, stop_on_response, max_steps, subagents })
+}
+
+fn read_relationship(cx: &Ctxt, value: Value) -> Option<Relationship> {
+    let Value::Object(fields) = value else {
+        cx.error_at(value.span(), "a subagent is an object: `{ agent: mail_agent, max_instances: 1 }`");
+        return None;
+    };
+    let mut reader = FieldReader::new(cx, "a subagent relationship", fields, SUBAGENT_FIELDS);
+    let agent = reader.path("agent", "mail_agent");
+    let name = relationship_name(&mut reader);
+    let optional = reader.bool("optional").is_some_and(|lit| lit.value);
+    let hidden = reader.bool("hidden").is_some_and(|lit| lit.value);
+    let max_instances = reader.int("max_instances").map(|(_, n)| n);
+    if reader.key("agent").is_none() {
+        reader.missing("agent", "mail_agent");
+    }
+    Some(Relationship { agent: agent?, name, optional, hidden, max_instances })
+}
+
+/// `as: mailbox` or `as: "mailbox"`.
+fn relationship_name(reader: &mut FieldReader<'_>) -> Option<String> {
+    reader.name_or_string("as", "mailbox")
+}
+
+fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
+    let Value::Object(fields) = value else {
+        cx.error_at(
+            value.span(),
+            "a parent_hooks requirement is an object: `{ hook: my_hook, reason: \"...\", stage: before_parent }`",
+        );
+        return None;
+    };
+    let mut reader = FieldReader::new(cx, "a `parent_hooks` requirement", fields, REQUIREMENT_FIELDS);
+    let hook = reader.path("hook", "mail_context");
+    let reason = reader.string("reason");
+    let stage = reader.ident("stage", "before_parent");
+    if reader.key("hook").is_none() {
+        reader.missing("hook", "mail_context");
+    }
+    // D10: a reason is required and not blank.
+    if reader.key("reason").is_none() {
+        reader.cx().error_at(
+            reader.span(),
+            "this `parent_hooks` requirement has no `reason`\nhelp: add `reason: \"...\"`: the explanation shown to whoever composes this agent",
+        );
+    }
+    if let Some(reason) = &reason
+        && reason.value().trim().is_empty()
+    {
+        cx.error_spanned_by(reason, "a `parent_hooks` reason cannot be empty; say why the parent needs this hook");
+    }
+    let before_parent = match &stage {
+        None => false,
+        Some(stage) if stage == "before_parent" => true,
+        Some(stage) if stage == "after_parent" => false,
+        Some(stage) => {
+            cx.error_spanned_by(
+                stage,
+                format!("unknown stage `{stage}`\nhelp: a stage is `before_parent` or `after_parent` (the default)"),
+            );
+            false
+        }
+    };
+    Some(Requirement { hook: hook?, reason: reason?, before_parent })
+}
+
+fn expand_side(private: &TokenStream, side: &SideInput) -> TokenStream {
+    let participant = match &side.participant {
+        ParticipantInput::Prompt(path) => {
+            let def = expand::prompt_def(private, path);
+            quote!(#private::Participant::Prompt(#def))
+        }
+        ParticipantInput::Human => quote!(#private::Participant::Human),
+    };
+    let stop_on_response = side.stop_on_response;
+    let max_steps = expand::option(side.max_steps.map(|n| quote!(#n)));
+    let subagents = side.subagents.iter().map(|relationship| {
+        let agent = expand::agent_def(private, &relationship.agent);
+        let name = match &relationship.name {
+            Some(name) => quote!(#name),
+            None => quote!(#agent.name),
+        };
+        let optional = relationship.optional;
+        let hidden = relationship.hidden;
+        let max_instances = expand::option(relationship.max_instances.map(|n| quote!(#n)));
+        quote! {
+            #private::SubagentRelationship {
+                agent: #agent,
+                name: #name,
+                optional: #optional,
+                hidden: #hidden,
+                max_instances: #max_instances,
+            }
+        }
+    });
+    quote! {
+        #private::SideDef {
+            participant: #participant,
+            stop_on_response: #stop_on_response,
+            max_steps: #max_steps,
+            subagents: &[#(#subagents),*],
+        }
+    }
+}
+
+fn expand_agent(input: &AgentInput) -> TokenStream {
+    let AgentInput { name, side_a, side_b, hooks, expose_as_tool, tool_description, parent_hooks, krate } = input;
+    let private = quote!(#krate::__private);
+    let name_text = name.to_string();
+    let side_a = expand_side(&private, side_a);
+    let side_b = expand_side(&private, side_b);
+    let hook_defs = hooks.iter().map(|hook| expand::listed_hook(&private, hook));
+    let tool_description = expand::option(tool_description.as_ref().map(|d| quote!(#d)));
+    let requirements = parent_hooks.iter().map(|requirement| {
+        let hook = expand::required_hook(&private, &requirement.hook);
+        let reason = &requirement.reason;
+        let stage = if requirement.before_parent { quote!(BeforeParent) } else { quote!(AfterParent) };
+        quote! {
+            #private::ParentHookRequirement { hook: #hook, reason: #reason, stage: #private::ParentHookStage::#stage }
+        }
+    });
+    let distinct_hooks = expand::distinct_hooks(
+        &private,
+        hooks,
+        "this hook is already listed in this agent's `hooks` under another path",
+    );
+    let required: Vec<Path> = parent_hooks.iter().map(|r| r.hook.clone()).collect();
+    let distinct_requirements = expand::distinct_hooks(
+        &private,
+        &required,
+        "this hook is already required in this agent's `parent_hooks` under another path; two requirements cannot name the same hook",
+    );
+    let doc = format!("Agent `{name_text}`, defined with `define_agent!`.");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types, unreachable_pub)]
+        pub struct #name {}
+
+        impl #private::Agent for #name {
+            const DEF: &'static #private::AgentDef = &#private::AgentDef {
+                name: #name_text,
+                package: #private::PackageSignature::new_static(
+                    ::core::env!("CARGO_PKG_NAME"),
+                    ::core::env!("CARGO_PKG_VERSION"),
+                ),
+                side_a: #side_a,
+                side_b: #side_b,
+                hooks: &[#(#hook_defs),*],
+                expose_as_tool: #expose_as_tool,
+                tool_description: #tool_description,
+                parent_hooks: &[#(#requirements),*],
+            };
+        }
+
+        #distinct_hooks
+        #distinct_requirements
+    }
+}

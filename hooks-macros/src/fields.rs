@@ -1,0 +1,287 @@
+//! The `key: value, ...` syntax of `define_prompt!` and `define_agent!`, parsed into a small tree
+//! that keeps every token for error spans, and a reader that reports unknown, duplicated,
+//! missing and mistyped fields.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Ident, Lit, LitBool, LitInt, LitStr, Path, Token, braced, bracketed};
+
+use crate::ctxt::Ctxt;
+
+/// One value: a literal, a path, `[values]` or `{ fields }`.
+pub(crate) enum Value {
+    Lit(Lit),
+    Path(Path),
+    Array(Span, Vec<Value>),
+    Object(Fields),
+}
+
+impl Value {
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            Value::Lit(lit) => lit.span(),
+            Value::Path(path) => path.span(),
+            Value::Array(span, _) => *span,
+            Value::Object(fields) => fields.span,
+        }
+    }
+}
+
+impl Parse for Value {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(Lit) {
+            Ok(Value::Lit(input.parse()?))
+        } else if input.peek(syn::token::Bracket) {
+            let content;
+            let bracket = bracketed!(content in input);
+            let values = content.parse_terminated(Value::parse, Token![,])?;
+            Ok(Value::Array(bracket.span.join(), values.into_iter().collect()))
+        } else if input.peek(syn::token::Brace) {
+            let content;
+            let brace = braced!(content in input);
+            let mut fields: Fields = content.parse()?;
+            fields.span = brace.span.join();
+            Ok(Value::Object(fields))
+        } else {
+            input.parse().map(Value::Path).map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected a value: a string, a number, `true`/`false`, a name, `[...]` or `{...}`",
+                )
+            })
+        }
+    }
+}
+
+/// `key: value` pairs.
+pub(crate) struct Fields {
+    pub(crate) span: Span,
+    pub(crate) entries: Vec<(Ident, Value)>,
+}
+
+impl Parse for Fields {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let span = input.span();
+        let mut entries = Vec::new();
+        while !input.is_empty() {
+            // `as` and `crate` are keywords; accept any identifier as a key.
+            let key = Ident::parse_any(input)?;
+            input.parse::<Token![:]>().map_err(|e| syn::Error::new(e.span(), format!("expected `:` after `{key}`")))?;
+            let value: Value = input.parse()?;
+            entries.push((key, value));
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(Fields { span, entries })
+    }
+}
+
+/// Reads the fields of one object, reporting every mistake to the context.
+pub(crate) struct FieldReader<'a> {
+    cx: &'a Ctxt,
+    what: &'static str,
+    span: Span,
+    entries: Vec<(Ident, Option<Value>)>,
+}
+
+impl<'a> FieldReader<'a> {
+    /// Checks keys against `known` (unknown: error with a suggestion; repeated: error on the
+    /// second).
+    pub(crate) fn new(cx: &'a Ctxt, what: &'static str, fields: Fields, known: &[&str]) -> Self {
+        let mut entries: Vec<(Ident, Option<Value>)> = Vec::new();
+        for (key, value) in fields.entries {
+            let name = key.to_string();
+            if !known.contains(&name.as_str()) {
+                let hint = known
+                    .iter()
+                    .map(|k| (strsim::jaro_winkler(&name, k), k))
+                    .filter(|(score, _)| *score > 0.8)
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|(_, k)| format!("\nhelp: did you mean `{k}`?"))
+                    .unwrap_or_default();
+                let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                cx.error_spanned_by(&key, format!("unknown field `{name}` in {what}{hint}\nthe fields are: {list}"));
+                continue;
+            }
+            if entries.iter().any(|(seen, _)| *seen == key) {
+                cx.error_spanned_by(&key, format!("`{name}` is set more than once in {what}; keep one"));
+                continue;
+            }
+            entries.push((key, Some(value)));
+        }
+        FieldReader { cx, what, span: fields.span, entries }
+    }
+
+    pub(crate) fn cx(&self) -> &'a Ctxt {
+        self.cx
+    }
+
+    /// The span of the whole object, for "missing field" errors.
+    pub(crate) fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The key token of a present field.
+    pub(crate) fn key(&self, key: &str) -> Option<Ident> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(k, _)| k.clone())
+    }
+
+    fn take(&mut self, key: &str) -> Option<(Ident, Value)> {
+        let entry = self.entries.iter_mut().find(|(k, _)| k == key)?;
+        entry.1.take().map(|value| (entry.0.clone(), value))
+    }
+
+    /// Reports a missing required field.
+    pub(crate) fn missing(&self, key: &str, example: &str) {
+        self.cx.error_at(self.span, format!("{} is missing `{key}`: add `{key}: {example}`", self.what));
+    }
+
+    fn mistyped(&self, key: &Ident, value: &Value, expected: &str) {
+        self.cx.error_at(value.span(), format!("`{key}` expects {expected}"));
+    }
+
+    pub(crate) fn ident(&mut self, key: &str, example: &str) -> Option<Ident> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Path(path) if path.get_ident().is_some() => path.get_ident().cloned(),
+            other => {
+                self.mistyped(&k, &other, &format!("a plain name, e.g. `{key}: {example}`"));
+                None
+            }
+        }
+    }
+
+    /// A plain name or a string literal: `as: mailbox` or `as: "mailbox"`.
+    pub(crate) fn name_or_string(&mut self, key: &str, example: &str) -> Option<String> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Lit(Lit::Str(lit)) => Some(lit.value()),
+            Value::Path(path) if path.get_ident().is_some() => path.get_ident().map(Ident::to_string),
+            other => {
+                self.mistyped(&k, &other, &format!("a name or a string, e.g. `{key}: {example}`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn path(&mut self, key: &str, example: &str) -> Option<Path> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Path(path) => Some(path),
+            other => {
+                self.mistyped(&k, &other, &format!("a name or path, e.g. `{key}: {example}`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn string(&mut self, key: &str) -> Option<LitStr> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Lit(Lit::Str(lit)) => Some(lit),
+            other => {
+                self.mistyped(&k, &other, &format!("a string literal, e.g. `{key}: \"...\"`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn bool(&mut self, key: &str) -> Option<LitBool> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Lit(Lit::Bool(lit)) => Some(lit),
+            other => {
+                self.mistyped(&k, &other, &format!("`true` or `false`, e.g. `{key}: true`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn int(&mut self, key: &str) -> Option<(LitInt, u32)> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Lit(Lit::Int(lit)) => match lit.base10_parse::<u32>() {
+                Ok(number) if number > 0 => Some((lit, number)),
+                _ => {
+                    self.cx.error_spanned_by(&lit, format!("`{k}` must be a whole number above 0"));
+                    None
+                }
+            },
+            other => {
+                self.mistyped(&k, &other, &format!("a whole number, e.g. `{key}: 6`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn array(&mut self, key: &str, example: &str) -> Option<(Ident, Vec<Value>)> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Array(_, values) => Some((k, values)),
+            other => {
+                self.mistyped(&k, &other, &format!("a list in brackets, e.g. `{key}: {example}`"));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn object(&mut self, key: &str, example: &str) -> Option<Fields> {
+        let (k, value) = self.take(key)?;
+        match value {
+            Value::Object(fields) => Some(fields),
+            other => {
+                self.mistyped(&k, &other, &format!("an object in braces, e.g. `{key}: {example}`"));
+                None
+            }
+        }
+    }
+
+    /// `[a, b::c]` as paths, each element checked.
+    pub(crate) fn paths(&mut self, key: &str, example: &str) -> Vec<Path> {
+        let Some((k, values)) = self.array(key, example) else { return Vec::new() };
+        values
+            .into_iter()
+            .filter_map(|value| match value {
+                Value::Path(path) => Some(path),
+                other => {
+                    self.mistyped(&k, &other, &format!("a list of names or paths, e.g. `{key}: {example}`"));
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// `["a", "b"]` as string literals.
+    pub(crate) fn strings(&mut self, key: &str, example: &str) -> Vec<LitStr> {
+        let Some((k, values)) = self.array(key, example) else { return Vec::new() };
+        values
+            .into_iter()
+            .filter_map(|value| match value {
+                Value::Lit(Lit::Str(lit)) => Some(lit),
+                other => {
+                    self.mistyped(&k, &other, &format!("a list of string literals, e.g. `{key}: {example}`"));
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reports a path listed twice, on the second occurrence; returns the paths with distinct text.
+pub(crate) fn report_repeated_paths(cx: &Ctxt, paths: &[Path], message: impl Fn(&str) -> String) {
+    for (index, path) in paths.iter().enumerate() {
+        let text = path_text(path);
+        if paths[..index].iter().any(|earlier| path_text(earlier) == text) {
+            cx.error_spanned_by(path, message(&text));
+        }
+    }
+}
+
+/// A path as written, without spaces: `mail_pkg::mail_context`.
+pub(crate) fn path_text(path: &Path) -> String {
+    quote::quote!(#path).to_string().replace(' ', "")
+}
