@@ -19,7 +19,19 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 pub use async_trait::async_trait;
 
 pub mod declarative;
+mod dispatch;
+mod ids;
+pub mod model;
+mod progress;
+mod runtime;
+pub mod store;
+mod thread;
+pub mod tool;
 mod tool_listener;
+mod user;
+
+pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
+pub use thread::{RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};
 pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.

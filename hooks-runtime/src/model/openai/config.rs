@@ -1,0 +1,281 @@
+//! Where an OpenAI-compatible endpoint is and how to talk to it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The endpoint [`OpenAiConfig::from_env`] uses when `OPENAI_BASE_URL` is not set.
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// How long to wait for a TCP (and TLS) connection by default.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long to wait for the response to start, and between two pieces of it, by default.
+/// Generous, since reasoning models can think for a while before their first token.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Where an OpenAI-compatible chat-completions endpoint is, and how to talk to it.
+///
+/// Built with [`OpenAiConfig::from_env`] or [`OpenAiConfig::new`], then adjusted with the `with_*`
+/// methods. `Debug` never shows the API key.
+///
+/// ```
+/// use std::time::Duration;
+/// use hooks_runtime::model::OpenAiConfig;
+///
+/// let config = OpenAiConfig::new("http://localhost:11434/v1/")
+///     .with_api_key("sk-local")
+///     .with_timeout(Duration::from_secs(30))
+///     .with_header("OpenAI-Organization", "org-123");
+/// assert_eq!(config.base_url(), "http://localhost:11434/v1");
+/// assert!(!format!("{config:?}").contains("sk-local"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    base_url: String,
+    api_key: Option<String>,
+    request_timeout: Duration,
+    connect_timeout: Duration,
+    headers: Vec<(String, String)>,
+}
+
+impl OpenAiConfig {
+    /// A configuration for the endpoint at `base_url` (the part before `/chat/completions`,
+    /// such as `https://api.openai.com/v1`), with no API key and the default timeouts.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::new("https://openrouter.ai/api/v1");
+    /// assert_eq!(config.api_key(), None);
+    /// ```
+    pub fn new(base_url: impl Into<String>) -> Self {
+        OpenAiConfig {
+            base_url: trim_base_url(base_url.into()),
+            api_key: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A configuration from the environment: `OPENAI_BASE_URL` (default
+    /// `https://api.openai.com/v1`) and `OPENAI_API_KEY` (none if unset or empty).
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env();
+    /// assert!(config.base_url().starts_with("http"));
+    /// ```
+    pub fn from_env() -> Self {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`OpenAiConfig::from_env`] over any source of variables, so it can be tested without
+    /// touching the process environment.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let set = |name: &str| var(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
+        let config = Self::new(set("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()));
+        match set("OPENAI_API_KEY") {
+            Some(key) => config.with_api_key(key),
+            None => config,
+        }
+    }
+
+    /// Uses the endpoint at `base_url` (a trailing `/` is dropped).
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_base_url("http://127.0.0.1:8080/v1/");
+    /// assert_eq!(config.base_url(), "http://127.0.0.1:8080/v1");
+    /// ```
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = trim_base_url(base_url.into());
+        self
+    }
+
+    /// Sends `Authorization: Bearer <api_key>` with every request.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1").with_api_key("sk-test");
+    /// assert_eq!(config.api_key(), Some("sk-test"));
+    /// ```
+    pub fn with_api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// How long to wait for the response to start, and then for each next piece of it: an idle
+    /// timeout, not a limit on the whole response, so a long answer that keeps streaming is never
+    /// cut. Default: 300 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_timeout(Duration::from_secs(60));
+    /// assert_eq!(config.request_timeout(), Duration::from_secs(60));
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long to wait for the connection (TCP and TLS). Default: 10 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_connect_timeout(Duration::from_secs(3));
+    /// assert_eq!(config.connect_timeout(), Duration::from_secs(3));
+    /// ```
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sends an extra header with every request, such as `OpenAI-Organization`, or the `api-key`
+    /// header some gateways want instead of `Authorization`. Names and values are checked when a
+    /// request is sent.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_header("HTTP-Referer", "https://example.com");
+    /// assert_eq!(config.headers().len(), 1);
+    /// ```
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The endpoint, without a trailing `/`.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("https://api.openai.com/v1").base_url(), "https://api.openai.com/v1");
+    /// ```
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The API key, if one is set.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").api_key(), None);
+    /// ```
+    pub fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
+    /// The idle timeout set by [`OpenAiConfig::with_timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").request_timeout(), Duration::from_secs(300));
+    /// ```
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// The connect timeout set by [`OpenAiConfig::with_connect_timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").connect_timeout(), Duration::from_secs(10));
+    /// ```
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The extra headers, in the order they were added.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert!(OpenAiConfig::new("http://localhost:8080/v1").headers().is_empty());
+    /// ```
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// The URL requests are posted to.
+    pub(super) fn chat_completions_url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+impl Default for OpenAiConfig {
+    /// The official endpoint, with no API key: the same as [`OpenAiConfig::from_env`] with nothing set.
+    fn default() -> Self {
+        Self::new(DEFAULT_BASE_URL)
+    }
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("request_timeout", &self.request_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("headers", &header_names)
+            .finish()
+    }
+}
+
+fn trim_base_url(mut base_url: String) -> String {
+    let trimmed = base_url.trim_end_matches('/').len();
+    base_url.truncate(trimmed);
+    base_url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
+    }
+
+    #[test]
+    fn from_env_defaults_to_the_official_endpoint_without_a_key() {
+        let config = OpenAiConfig::from_vars(vars(&[]));
+        assert_eq!(config.base_url(), "https://api.openai.com/v1");
+        assert_eq!(config.api_key(), None);
+        assert_eq!(config, OpenAiConfig::default());
+    }
+
+    #[test]
+    fn from_env_reads_base_url_and_key_and_ignores_empty_values() {
+        let config = OpenAiConfig::from_vars(vars(&[
+            ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
+            ("OPENAI_API_KEY", "sk-x"),
+        ]));
+        assert_eq!(config.base_url(), "http://localhost:1234/v1");
+        assert_eq!(config.api_key(), Some("sk-x"));
+        assert_eq!(config.chat_completions_url(), "http://localhost:1234/v1/chat/completions");
+
+        let config = OpenAiConfig::from_vars(vars(&[("OPENAI_BASE_URL", " "), ("OPENAI_API_KEY", "")]));
+        assert_eq!(config.base_url(), "https://api.openai.com/v1");
+        assert_eq!(config.api_key(), None);
+    }
+
+    #[test]
+    fn debug_redacts_the_key_and_header_values() {
+        let config = OpenAiConfig::default().with_api_key("sk-secret").with_header("api-key", "also-secret");
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("<redacted>"));
+    }
+}

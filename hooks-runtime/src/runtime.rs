@@ -1,0 +1,326 @@
+//! The runtime: agents, models, tools and a message store, verified and resolved at start-up.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use hooks_core::{
+    AgentDef, HookToolCall, Participant, Registry, RegistryError, ResolutionError, ResolvedAgent, ThreadState,
+};
+
+use crate::model::Model;
+use crate::store::{InMemoryStore, MessageStore};
+use crate::tool::Tool;
+use crate::tool_listener::{ToolCallListener, ToolCallListenerTarget};
+use crate::user::UserScope;
+
+/// The default timeout of a hook without `timeout_ms`.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
+/// listener; it is answered with an error result.
+pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
+
+/// Why a runtime could not be built. It fails closed: no thread runs on a partial setup.
+#[derive(Debug)]
+pub enum BuildError {
+    /// Two linked hooks share an id (D3).
+    Registry(RegistryError),
+    /// An agent's hooks could not be resolved (S8).
+    Resolution(ResolutionError),
+    /// A prompt names a model that was not added.
+    UnknownModel {
+        /// The prompt.
+        prompt: &'static str,
+        /// The model name.
+        model: &'static str,
+    },
+    /// Two agents with one name.
+    DuplicateAgent(&'static str),
+    /// A prompt lists a tool that is neither a tool nor an agent of the runtime.
+    UnknownTool {
+        /// The prompt.
+        prompt: &'static str,
+        /// The tool name.
+        tool: &'static str,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Registry(error) => write!(f, "hook registry: {error}"),
+            BuildError::Resolution(error) => write!(f, "hook resolution: {error}"),
+            BuildError::UnknownModel { prompt, model } => {
+                write!(
+                    f,
+                    "prompt `{prompt}` uses model `{model}`, which was not added to the runtime; add it with `.model(\"{model}\", ...)`"
+                )
+            }
+            BuildError::DuplicateAgent(name) => write!(f, "two different agents are named `{name}`"),
+            BuildError::UnknownTool { prompt, tool } => write!(
+                f,
+                "prompt `{prompt}` lists the tool `{tool}`, which is neither a tool nor an agent of the runtime; add it with `.tool(...)` or `.agent::<{tool}>()`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// One agent of the runtime: its definition, resolved table and tool-call listener.
+pub(crate) struct AgentEntry {
+    pub(crate) def: &'static AgentDef,
+    pub(crate) resolved: ResolvedAgent,
+    pub(crate) listener: RwLock<Option<Arc<dyn ToolCallListener>>>,
+}
+
+impl AgentEntry {
+    pub(crate) fn listener(&self) -> Option<Arc<dyn ToolCallListener>> {
+        self.listener.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+pub(crate) struct RuntimeInner {
+    pub(crate) agents: HashMap<&'static str, Arc<AgentEntry>>,
+    pub(crate) models: HashMap<String, Arc<dyn Model>>,
+    pub(crate) tools: HashMap<String, Arc<dyn Tool>>,
+    pub(crate) store: Arc<dyn MessageStore>,
+    pub(crate) hook_timeout: Duration,
+    pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
+    pub(crate) users: UserScope,
+    pub(crate) repeated_tool_error_limit: u32,
+    pub(crate) default_max_steps: u32,
+}
+
+/// Builds a [`Runtime`].
+///
+/// ```
+/// use hooks_runtime::prelude::*;
+/// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+/// use hooks_runtime::Runtime;
+///
+/// define_prompt! { name: greeter_prompt, model: "scripted", prompt: "Greet the user." }
+/// define_agent! { name: greeter, side_a: { prompt: greeter_prompt, stop_on_response: true } }
+///
+/// let runtime = Runtime::builder()
+///     .agent::<greeter>()
+///     .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello!")]))
+///     .build()
+///     .expect("hooks verified and resolved");
+/// # let _ = runtime;
+/// ```
+pub struct RuntimeBuilder {
+    agents: Vec<&'static AgentDef>,
+    models: HashMap<String, Arc<dyn Model>>,
+    tools: HashMap<String, Arc<dyn Tool>>,
+    store: Option<Arc<dyn MessageStore>>,
+    hook_timeout: Duration,
+    authorizer: Option<Arc<ToolAuthorizer>>,
+    registry: Option<Registry>,
+    repeated_tool_error_limit: u32,
+    default_max_steps: u32,
+}
+
+impl RuntimeBuilder {
+    /// Adds an agent, and through its relationships every subagent it composes.
+    pub fn agent<A: hooks_core::Agent>(self) -> Self {
+        self.agent_def(A::DEF)
+    }
+
+    /// Adds an agent by definition.
+    pub fn agent_def(mut self, def: &'static AgentDef) -> Self {
+        self.agents.push(def);
+        self
+    }
+
+    /// Adds a model under the name prompts use.
+    pub fn model(mut self, name: impl Into<String>, model: impl Model) -> Self {
+        self.models.insert(name.into(), Arc::new(model));
+        self
+    }
+
+    /// Adds a shared model under the name prompts use.
+    pub fn model_arc(mut self, name: impl Into<String>, model: Arc<dyn Model>) -> Self {
+        self.models.insert(name.into(), model);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.insert(tool.name().to_owned(), Arc::new(tool));
+        self
+    }
+
+    /// Sets the message store (default: [`InMemoryStore`]).
+    pub fn store(mut self, store: impl MessageStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Sets a shared message store.
+    pub fn store_arc(mut self, store: Arc<dyn MessageStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The timeout of hooks without their own `timeout_ms` (default [`DEFAULT_HOOK_TIMEOUT`]).
+    pub fn hook_timeout(mut self, timeout: Duration) -> Self {
+        self.hook_timeout = timeout;
+        self
+    }
+
+    /// The tool authorization check; a denied call is answered with an error result and fires no
+    /// tool-call listener.
+    pub fn authorize_tools(
+        mut self,
+        check: impl Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.authorizer = Some(Arc::new(check));
+        self
+    }
+
+    /// Uses this registry in place of every linked hook (tests of the start-up check).
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// How many failures in a row of one tool in one turn stop the turn (default 3).
+    pub fn repeated_tool_error_limit(mut self, limit: u32) -> Self {
+        self.repeated_tool_error_limit = limit.max(1);
+        self
+    }
+
+    /// The step limit of a side without `max_steps` (default 25).
+    pub fn default_max_steps(mut self, steps: u32) -> Self {
+        self.default_max_steps = steps.max(1);
+        self
+    }
+
+    /// Verifies the registry (D3) and resolves every agent (S8); fails closed.
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let registry = self.registry.unwrap_or_else(Registry::linked);
+        registry.verify().map_err(BuildError::Registry)?;
+        let mut agents: HashMap<&'static str, Arc<AgentEntry>> = HashMap::new();
+        let mut pending = self.agents;
+        while let Some(def) = pending.pop() {
+            if let Some(existing) = agents.get(def.name) {
+                if std::ptr::eq(existing.def, def) || existing.def.package == def.package {
+                    continue;
+                }
+                return Err(BuildError::DuplicateAgent(def.name));
+            }
+            for side in [&def.side_a, &def.side_b] {
+                if let Participant::Prompt(prompt) = side.participant
+                    && !self.models.contains_key(prompt.model)
+                {
+                    return Err(BuildError::UnknownModel { prompt: prompt.name, model: prompt.model });
+                }
+                pending.extend(side.subagents.iter().map(|relationship| relationship.agent));
+            }
+            let resolved = ResolvedAgent::resolve(def, &registry).map_err(BuildError::Resolution)?;
+            agents.insert(def.name, Arc::new(AgentEntry { def, resolved, listener: RwLock::new(None) }));
+        }
+        for entry in agents.values() {
+            for side in [&entry.def.side_a, &entry.def.side_b] {
+                let Some(prompt) = side.prompt() else { continue };
+                if let Some(tool) =
+                    prompt.tools.iter().find(|tool| !self.tools.contains_key(**tool) && !agents.contains_key(**tool))
+                {
+                    return Err(BuildError::UnknownTool { prompt: prompt.name, tool });
+                }
+            }
+        }
+        let users = UserScope::new(&registry);
+        Ok(Runtime {
+            inner: Arc::new(RuntimeInner {
+                agents,
+                models: self.models,
+                tools: self.tools,
+                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                hook_timeout: self.hook_timeout,
+                authorizer: self.authorizer,
+                users,
+                repeated_tool_error_limit: self.repeated_tool_error_limit,
+                default_max_steps: self.default_max_steps,
+            }),
+        })
+    }
+}
+
+/// The runtime: owns agents, models, tools and the message store, and runs threads.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) inner: Arc<RuntimeInner>,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut agents: Vec<&str> = self.inner.agents.keys().copied().collect();
+        agents.sort_unstable();
+        f.debug_struct("Runtime").field("agents", &agents).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// A builder with no agents, the in-memory store and the default hook timeout.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder {
+            agents: Vec::new(),
+            models: HashMap::new(),
+            tools: HashMap::new(),
+            store: None,
+            hook_timeout: DEFAULT_HOOK_TIMEOUT,
+            authorizer: None,
+            registry: None,
+            repeated_tool_error_limit: 3,
+            default_max_steps: 25,
+        }
+    }
+
+    /// An agent of the runtime, to attach a tool-call listener to or to explain.
+    pub fn agent(&self, name: &str) -> Option<AgentHandle> {
+        self.inner.agents.get(name).map(|entry| AgentHandle { entry: entry.clone() })
+    }
+
+    /// The message store.
+    pub fn store(&self) -> &Arc<dyn MessageStore> {
+        &self.inner.store
+    }
+}
+
+/// An agent of a [`Runtime`].
+#[derive(Clone)]
+pub struct AgentHandle {
+    pub(crate) entry: Arc<AgentEntry>,
+}
+
+impl fmt::Debug for AgentHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentHandle").field("name", &self.entry.def.name).finish()
+    }
+}
+
+impl AgentHandle {
+    /// The resolved hook table.
+    pub fn resolved(&self) -> &ResolvedAgent {
+        &self.entry.resolved
+    }
+
+    /// The agent's definition.
+    pub fn def(&self) -> &'static AgentDef {
+        self.entry.def
+    }
+}
+
+impl ToolCallListenerTarget for AgentHandle {
+    fn agent_id(&self) -> &str {
+        self.entry.def.name
+    }
+
+    fn set_tool_call_listener(&self, listener: Option<Arc<dyn ToolCallListener>>) {
+        *self.entry.listener.write().unwrap_or_else(std::sync::PoisonError::into_inner) = listener;
+    }
+}

@@ -1,0 +1,90 @@
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use hooks_core::{HookMessage, MessageUpdate};
+
+use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+
+/// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    threads: Mutex<HashMap<String, StoredThread>>,
+}
+
+#[derive(Debug)]
+struct StoredThread {
+    record: ThreadRecord,
+    messages: Vec<HookMessage>,
+}
+
+impl InMemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with_thread<T>(
+        &self,
+        thread_id: &str,
+        action: impl FnOnce(&mut StoredThread) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let thread = threads.get_mut(thread_id).ok_or_else(|| StoreError(format!("no thread `{thread_id}`")))?;
+        action(thread)
+    }
+}
+
+#[async_trait::async_trait]
+impl MessageStore for InMemoryStore {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        if threads.contains_key(&thread.id) {
+            return Err(StoreError(format!("thread `{}` already exists", thread.id)));
+        }
+        threads.insert(thread.id.clone(), StoredThread { record: thread.clone(), messages: Vec::new() });
+        Ok(())
+    }
+
+    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(threads.get(thread_id).map(|thread| thread.record.clone()))
+    }
+
+    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread.record.status = status.clone();
+            Ok(())
+        })
+    }
+
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            if thread.messages.iter().any(|m| m.id == message.id) {
+                return Err(StoreError(format!("message `{}` already exists", message.id)));
+            }
+            thread.messages.push(message.clone());
+            Ok(message.clone())
+        })
+    }
+
+    async fn update_message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            let message = thread
+                .messages
+                .iter_mut()
+                .find(|m| m.id == message_id)
+                .ok_or_else(|| StoreError(format!("no message `{message_id}` in thread `{thread_id}`")))?;
+            update.apply_to(message);
+            Ok(message.clone())
+        })
+    }
+
+    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        self.with_thread(thread_id, |thread| Ok(thread.messages.clone()))
+    }
+}

@@ -1,0 +1,88 @@
+//! Where threads and their messages persist: the [`MessageStore`] trait and its in-memory
+//! implementation.
+
+mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use memory::InMemoryStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+use std::fmt;
+
+use hooks_core::{HookMessage, MessageUpdate};
+use serde::{Deserialize, Serialize};
+
+/// A persisted thread: identity and status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRecord {
+    /// The thread id.
+    pub id: String,
+    /// The agent that owns the thread.
+    pub agent: String,
+    /// The associated user.
+    pub user_id: Option<String>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Invocation arguments.
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// The thread's status.
+    pub status: ThreadStatus,
+}
+
+/// Where a thread stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum ThreadStatus {
+    /// Created, or its last run ended normally.
+    Idle,
+    /// A run is in progress.
+    Running,
+    /// The last run stopped early, with a reason such as `hook_blocked` or `max_steps`.
+    Stopped(String),
+    /// The last run failed, with a reason such as `message_hook_error`.
+    Failed(String),
+}
+
+/// A store failure. The message names what failed, never message contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "message store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Persists threads and messages. Each call is atomic: an insert either stores the whole message
+/// or nothing.
+///
+/// ```
+/// use hooks_runtime::store::{InMemoryStore, MessageStore};
+///
+/// let store = InMemoryStore::new();
+/// # let _: &dyn MessageStore = &store;
+/// ```
+#[async_trait::async_trait]
+pub trait MessageStore: Send + Sync + 'static {
+    /// Stores a new thread.
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError>;
+    /// A stored thread, if there is one with this id.
+    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError>;
+    /// Sets a thread's status.
+    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError>;
+    /// Inserts a message (its id and `created_at` already set) and returns it as stored.
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError>;
+    /// Applies an update to a message and returns the message as stored after it.
+    async fn update_message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError>;
+    /// Every message of a thread, oldest first, silent ones included.
+    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError>;
+}

@@ -1,0 +1,499 @@
+//! The SQLite [`MessageStore`]: threads and messages in one file that several processes can share.
+//!
+//! Each operation runs on tokio's blocking pool ([`tokio::task::spawn_blocking`]) against a
+//! connection behind a mutex that is only locked inside the blocking closure, so no async worker
+//! thread ever waits on SQLite. Every write is one immediate transaction; the file is in WAL mode
+//! with a busy timeout, so a second process that writes while the first one does waits for its
+//! turn instead of failing.
+//!
+//! Error rule, in one place ([`Op::error`]): a [`StoreError`] names the operation, the thread and,
+//! where there is one, the message id; it never quotes message contents (a corrupt JSON column
+//! is described by the JSON error's kind and position, not by the text it read).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use hooks_core::{HookMessage, MessageUpdate, Role};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde_json::{Map, Value};
+
+use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+
+/// The schema version this build writes and reads, kept in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+/// How long a statement waits for another connection's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The schema of [`SCHEMA_VERSION`]; `seq` is the insertion order of a message in its thread.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY NOT NULL,
+    agent TEXT NOT NULL,
+    user_id TEXT,
+    created_at INTEGER NOT NULL,
+    arguments TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_reason TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS messages (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT,
+    name TEXT,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    created_at INTEGER NOT NULL,
+    parent_id TEXT,
+    depth INTEGER,
+    silent INTEGER,
+    extra TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (thread_id, id),
+    UNIQUE (thread_id, seq)
+) STRICT;
+";
+
+/// The message columns in the order [`read_message`] reads them.
+const MESSAGE_COLUMNS: &str =
+    "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra";
+
+/// A [`MessageStore`] in an SQLite database: a file shared by processes, or memory.
+///
+/// Cloning is cheap: clones share one connection.
+///
+/// ```
+/// use hooks_runtime::store::{MessageStore, SqliteStore, ThreadRecord, ThreadStatus};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = SqliteStore::in_memory()?;
+/// let thread = ThreadRecord {
+///     id: "t1".into(),
+///     agent: "support".into(),
+///     user_id: None,
+///     created_at: 1_700_000_000_000,
+///     arguments: serde_json::Map::new(),
+///     status: ThreadStatus::Idle,
+/// };
+/// store.create_thread(&thread).await?;
+/// assert_eq!(store.load_thread("t1").await?, Some(thread));
+/// # Ok::<(), hooks_runtime::store::StoreError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+    path: Option<PathBuf>,
+}
+
+impl SqliteStore {
+    /// Opens the database file at `path`, creating the file and its schema if needed.
+    ///
+    /// The file is put in WAL mode and every statement waits up to a few seconds for another
+    /// process's lock. A file written by a newer version of this crate (a higher schema version)
+    /// is refused. This call blocks: from async code, call it in
+    /// [`spawn_blocking`](tokio::task::spawn_blocking) or before the runtime starts.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::store::SqliteStore;
+    ///
+    /// let store = SqliteStore::open("threads.db")?;
+    /// assert_eq!(store.path(), Some(std::path::Path::new("threads.db")));
+    /// # Ok::<(), hooks_runtime::store::StoreError>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let open_error = |detail: &dyn fmt::Display| StoreError(format!("open `{}`: {detail}", path.display()));
+        let mut connection = Connection::open(&path).map_err(|e| open_error(&e))?;
+        prepare(&mut connection, true).map_err(|detail| open_error(&detail))?;
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: Some(path) })
+    }
+
+    /// A new, empty database in memory, gone when the store (and its clones) are dropped.
+    ///
+    /// ```
+    /// use hooks_runtime::store::SqliteStore;
+    ///
+    /// let store = SqliteStore::in_memory()?;
+    /// assert_eq!(store.path(), None);
+    /// # Ok::<(), hooks_runtime::store::StoreError>(())
+    /// ```
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let open_error = |detail: &dyn fmt::Display| StoreError(format!("open in-memory database: {detail}"));
+        let mut connection = Connection::open_in_memory().map_err(|e| open_error(&e))?;
+        prepare(&mut connection, false).map_err(|detail| open_error(&detail))?;
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None })
+    }
+
+    /// The database file, or `None` for a store in memory.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::store::SqliteStore;
+    ///
+    /// let store = SqliteStore::open("/var/lib/agent/threads.db")?;
+    /// println!("threads are kept in {}", store.path().unwrap().display());
+    /// # Ok::<(), hooks_runtime::store::StoreError>(())
+    /// ```
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `action` on the connection in tokio's blocking pool; the mutex is held only there.
+    async fn run<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        action: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            action(&mut connection)
+        })
+        .await
+        .map_err(|e| {
+            let what = if e.is_panic() { "panicked" } else { "was cancelled" };
+            StoreError(format!("{operation}: the blocking task {what}"))
+        })?
+    }
+}
+
+/// Sets the connection up: busy timeout, WAL (for files), foreign keys, then the schema.
+fn prepare(connection: &mut Connection, file: bool) -> Result<(), String> {
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+    if file {
+        let mode: String =
+            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(journal_mode = %mode, "SQLite message store: WAL mode unavailable, using the journal mode the file has");
+        }
+    }
+    connection.pragma_update(None, "foreign_keys", true).map_err(|e| e.to_string())?;
+
+    // An immediate transaction, so two processes creating the same file do not race.
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "the file has schema version {version}, newer than version {SCHEMA_VERSION} that this build of \
+             hooks-runtime reads; open it with a newer hooks-runtime"
+        ));
+    }
+    if version < SCHEMA_VERSION {
+        tx.execute_batch(SCHEMA).map_err(|e| format!("create the schema: {e}"))?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(|e| e.to_string())?;
+    }
+    tx.commit().map_err(|e| e.to_string())
+}
+
+/// What an operation works on, so that every error names the operation and its ids.
+struct Op<'a> {
+    name: &'static str,
+    thread_id: &'a str,
+    message_id: Option<&'a str>,
+}
+
+impl<'a> Op<'a> {
+    fn thread(name: &'static str, thread_id: &'a str) -> Self {
+        Op { name, thread_id, message_id: None }
+    }
+
+    fn message(name: &'static str, thread_id: &'a str, message_id: &'a str) -> Self {
+        Op { name, thread_id, message_id: Some(message_id) }
+    }
+
+    /// The one place a store error is worded.
+    fn error(&self, detail: impl fmt::Display) -> StoreError {
+        match self.message_id {
+            Some(message_id) => {
+                StoreError(format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id))
+            }
+            None => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
+        }
+    }
+
+    /// Maps an SQLite failure (whose text names tables and constraints, never values).
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |e| self.error(format_args!("SQLite: {e}"))
+    }
+
+    /// Fails with "no thread" unless the thread exists.
+    fn ensure_thread(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
+        let exists: bool = tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [self.thread_id], |row| row.get(0))
+            .map_err(self.sql())?;
+        if exists { Ok(()) } else { Err(self.error("no such thread")) }
+    }
+}
+
+/// A JSON error by kind and position, without the text it was reading.
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "an I/O error",
+        serde_json::error::Category::Syntax => "invalid JSON",
+        serde_json::error::Category::Data => "JSON that is not an object",
+        serde_json::error::Category::Eof => "truncated JSON",
+    };
+    format!("{kind} at line {}, column {}", e.line(), e.column())
+}
+
+fn status_columns(status: &ThreadStatus) -> (&'static str, Option<&str>) {
+    match status {
+        ThreadStatus::Idle => ("idle", None),
+        ThreadStatus::Running => ("running", None),
+        ThreadStatus::Stopped(reason) => ("stopped", Some(reason)),
+        ThreadStatus::Failed(reason) => ("failed", Some(reason)),
+    }
+}
+
+fn status_from_columns(status: &str, reason: Option<String>) -> Result<ThreadStatus, String> {
+    match (status, reason) {
+        ("idle", _) => Ok(ThreadStatus::Idle),
+        ("running", _) => Ok(ThreadStatus::Running),
+        ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(reason)),
+        ("failed", Some(reason)) => Ok(ThreadStatus::Failed(reason)),
+        ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
+        _ => Err(format!("unknown status `{status}`")),
+    }
+}
+
+fn role_from_str(role: &str) -> Option<Role> {
+    [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|known| known.as_str() == role)
+}
+
+/// Reads one row of [`MESSAGE_COLUMNS`]; every bad value is an error naming the thread and message.
+fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Result<HookMessage, StoreError> {
+    let id: String = row.get(0).map_err(Op::thread(operation, thread_id).sql())?;
+    let op = Op::message(operation, thread_id, &id);
+    let role: String = row.get(1).map_err(op.sql())?;
+    let role = role_from_str(&role).ok_or_else(|| op.error(format_args!("unknown role `{role}`")))?;
+    let depth: Option<i64> = row.get(8).map_err(op.sql())?;
+    let depth = depth
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| op.error("the stored depth is not a non-negative 32-bit integer"))?;
+    let extra: String = row.get(10).map_err(op.sql())?;
+    let extra: Map<String, Value> = serde_json::from_str(&extra)
+        .map_err(|e| op.error(format_args!("the stored `extra` column holds {}", describe_json_error(&e))))?;
+    Ok(HookMessage {
+        role,
+        content: row.get(2).map_err(op.sql())?,
+        name: row.get(3).map_err(op.sql())?,
+        tool_calls: row.get(4).map_err(op.sql())?,
+        tool_call_id: row.get(5).map_err(op.sql())?,
+        created_at: row.get(6).map_err(op.sql())?,
+        parent_id: row.get(7).map_err(op.sql())?,
+        depth,
+        silent: row.get(9).map_err(op.sql())?,
+        extra,
+        id,
+    })
+}
+
+fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
+    serde_json::to_string(&message.extra)
+        .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
+}
+
+#[async_trait::async_trait]
+impl MessageStore for SqliteStore {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        let thread = thread.clone();
+        self.run("create_thread", move |connection| {
+            let op = Op::thread("create_thread", &thread.id);
+            let arguments = serde_json::to_string(&thread.arguments)
+                .map_err(|e| op.error(format_args!("encode the arguments: {}", describe_json_error(&e))))?;
+            let (status, reason) = status_columns(&thread.status);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            let exists: bool = tx
+                .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&thread.id], |row| row.get(0))
+                .map_err(op.sql())?;
+            if exists {
+                return Err(op.error("the thread already exists"));
+            }
+            tx.execute(
+                "INSERT INTO threads (id, agent, user_id, created_at, arguments, status, status_reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![thread.id, thread.agent, thread.user_id, thread.created_at, arguments, status, reason],
+            )
+            .map_err(op.sql())?;
+            tx.commit().map_err(op.sql())
+        })
+        .await
+    }
+
+    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("load_thread", move |connection| {
+            let op = Op::thread("load_thread", &thread_id);
+            let row = connection
+                .query_row(
+                    "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
+                    [&thread_id],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, Option<String>>(1)?,
+                            row.get::<_, i64>(2)?,
+                            row.get::<_, String>(3)?,
+                            row.get::<_, String>(4)?,
+                            row.get::<_, Option<String>>(5)?,
+                        ))
+                    },
+                )
+                .optional()
+                .map_err(op.sql())?;
+            let Some((agent, user_id, created_at, arguments, status, reason)) = row else {
+                return Ok(None);
+            };
+            let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
+                op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e)))
+            })?;
+            let status = status_from_columns(&status, reason).map_err(|detail| op.error(detail))?;
+            Ok(Some(ThreadRecord { id: thread_id.clone(), agent, user_id, created_at, arguments, status }))
+        })
+        .await
+    }
+
+    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        let thread_id = thread_id.to_owned();
+        let status = status.clone();
+        self.run("set_status", move |connection| {
+            let op = Op::thread("set_status", &thread_id);
+            let (status, reason) = status_columns(&status);
+            // One statement: its own transaction.
+            let changed = connection
+                .execute(
+                    "UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1",
+                    params![thread_id, status, reason],
+                )
+                .map_err(op.sql())?;
+            if changed == 0 { Err(op.error("no such thread")) } else { Ok(()) }
+        })
+        .await
+    }
+
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let message = message.clone();
+        self.run("insert_message", move |connection| {
+            let op = Op::message("insert_message", &thread_id, &message.id);
+            let extra = extra_json(&op, &message)?;
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            let exists: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)",
+                    [&thread_id, &message.id],
+                    |row| row.get(0),
+                )
+                .map_err(op.sql())?;
+            if exists {
+                return Err(op.error("the message already exists"));
+            }
+            let seq: i64 = tx
+                .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [&thread_id], |row| {
+                    row.get(0)
+                })
+                .map_err(op.sql())?;
+            tx.execute(
+                &format!("INSERT INTO messages (thread_id, seq, {MESSAGE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+                params![
+                    thread_id,
+                    seq,
+                    message.id,
+                    message.role.as_str(),
+                    message.content,
+                    message.name,
+                    message.tool_calls,
+                    message.tool_call_id,
+                    message.created_at,
+                    message.parent_id,
+                    message.depth,
+                    message.silent,
+                    extra,
+                ],
+            )
+            .map_err(op.sql())?;
+            tx.commit().map_err(op.sql())?;
+            Ok(message)
+        })
+        .await
+    }
+
+    async fn update_message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let message_id = message_id.to_owned();
+        let update = update.clone();
+        self.run("update_message", move |connection| {
+            let op = Op::message("update_message", &thread_id, &message_id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            let mut message = {
+                let mut statement = tx
+                    .prepare(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE thread_id = ?1 AND id = ?2"))
+                    .map_err(op.sql())?;
+                let mut rows = statement.query([&thread_id, &message_id]).map_err(op.sql())?;
+                match rows.next().map_err(op.sql())? {
+                    Some(row) => read_message("update_message", &thread_id, row)?,
+                    None => return Err(op.error("no such message")),
+                }
+            };
+            update.apply_to(&mut message);
+            let extra = extra_json(&op, &message)?;
+            tx.execute(
+                "UPDATE messages SET role = ?3, content = ?4, name = ?5, tool_calls = ?6, tool_call_id = ?7,
+                     created_at = ?8, parent_id = ?9, depth = ?10, silent = ?11, extra = ?12
+                 WHERE thread_id = ?1 AND id = ?2",
+                params![
+                    thread_id,
+                    message_id,
+                    message.role.as_str(),
+                    message.content,
+                    message.name,
+                    message.tool_calls,
+                    message.tool_call_id,
+                    message.created_at,
+                    message.parent_id,
+                    message.depth,
+                    message.silent,
+                    extra,
+                ],
+            )
+            .map_err(op.sql())?;
+            tx.commit().map_err(op.sql())?;
+            Ok(message)
+        })
+        .await
+    }
+
+    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("messages", move |connection| {
+            let op = Op::thread("messages", &thread_id);
+            // A read transaction: the existence check and the rows see one snapshot.
+            let tx = connection.transaction().map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            let mut messages = Vec::new();
+            {
+                let mut statement = tx
+                    .prepare(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE thread_id = ?1 ORDER BY seq"))
+                    .map_err(op.sql())?;
+                let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
+                while let Some(row) = rows.next().map_err(op.sql())? {
+                    messages.push(read_message("messages", &thread_id, row)?);
+                }
+            }
+            tx.commit().map_err(op.sql())?;
+            Ok(messages)
+        })
+        .await
+    }
+}

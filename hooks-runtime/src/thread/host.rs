@@ -1,0 +1,81 @@
+//! The runtime's side of `ThreadState`: what a hook's `inject_message`, `update_message`,
+//! `queue_tool`, `emit` and values do.
+
+use std::sync::{PoisonError, Weak};
+
+use hooks_core::{
+    HookError, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices, ThreadState,
+};
+use serde_json::Value;
+
+use super::ThreadShared;
+use super::events::ThreadEvent;
+use super::messages;
+use super::pipeline::Pipeline;
+use crate::dispatch::FailureRule;
+
+pub(crate) struct ThreadHost {
+    pub(crate) shared: Weak<ThreadShared>,
+}
+
+impl ThreadHost {
+    fn shared(&self) -> HookResult<std::sync::Arc<ThreadShared>> {
+        self.shared.upgrade().ok_or_else(|| HookError::new("the thread no longer exists"))
+    }
+}
+
+#[async_trait::async_trait]
+impl ThreadServices for ThreadHost {
+    async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
+        let shared = self.shared()?;
+        let messages = shared.runtime.store.messages(&shared.id).await.map_err(|e| HookError::new(e.to_string()))?;
+        let eligible: Vec<HookMessage> =
+            messages.into_iter().filter(|m| query.include_silent || !m.is_silent()).collect();
+        let skip = query.limit.map_or(0, |limit| eligible.len().saturating_sub(limit));
+        Ok(eligible.into_iter().skip(skip).collect())
+    }
+
+    /// R6, R8: persisted at once through the create pipeline; never restarts an assembly.
+    async fn inject_message(&self, state: &ThreadState, message: MessageRecord) -> HookResult<HookMessage> {
+        let shared = self.shared()?;
+        let pipeline = Pipeline::for_state(&shared, state);
+        messages::create(&pipeline, state, message, FailureRule::Prevent)
+            .await
+            .map_err(messages::CreateError::into_hook_error)
+    }
+
+    async fn update_message(
+        &self,
+        state: &ThreadState,
+        message_id: &str,
+        update: MessageUpdate,
+    ) -> HookResult<HookMessage> {
+        let shared = self.shared()?;
+        let pipeline = Pipeline::for_state(&shared, state);
+        messages::update(&pipeline, state, message_id, update).await
+    }
+
+    fn queue_tool(&self, _state: &ThreadState, tool: &str, arguments: Value) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.push_back((tool.to_owned(), arguments));
+        }
+    }
+
+    fn emit(&self, _state: &ThreadState, event: &str, data: Value) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.emit(ThreadEvent::Custom { event: event.to_owned(), data });
+        }
+    }
+
+    async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
+        let shared = self.shared.upgrade()?;
+        let values = shared.values.lock().unwrap_or_else(PoisonError::into_inner);
+        values.get(key).cloned()
+    }
+
+    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The message lifecycle (M1-M5): every insert through `before_create_message` and
+//! `after_create_message`, every update through `before_update_message` and
+//! `after_update_message`. Which writes a hook may prevent is the caller's `FailureRule`.
+
+use hooks_core::{HookError, HookKind, HookMessage, MessageRecord, MessageUpdate, ThreadState};
+
+use super::events::ThreadEvent;
+use super::pipeline::Pipeline;
+use crate::dispatch::{self, FailureRule};
+use crate::store::StoreError;
+
+/// Why a message was not created.
+#[derive(Debug)]
+pub(crate) enum CreateError {
+    /// A `before_create_message` hook prevented it (M2).
+    Prevented(HookError),
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl CreateError {
+    pub(crate) fn into_hook_error(self) -> HookError {
+        match self {
+            CreateError::Prevented(error) => error,
+            CreateError::Store(error) => HookError::new(error.to_string()),
+        }
+    }
+}
+
+/// M1-M3: fills id and time, runs `before_create_message` under `rule`, inserts what it
+/// returned, then runs `after_create_message`, whose failures leave the message stored.
+pub(crate) async fn create(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    mut record: MessageRecord,
+    rule: FailureRule,
+) -> Result<HookMessage, CreateError> {
+    if record.id.is_empty() {
+        record.id = crate::ids::new_id("msg");
+    }
+    if record.created_at == 0 {
+        record.created_at = crate::ids::now_ms();
+    }
+    let record =
+        dispatch::before_create_message(&pipeline.dispatch(HookKind::BeforeCreateMessage), state, record, rule)
+            .await
+            .map_err(CreateError::Prevented)?;
+    let message = record.clone().into_message();
+    let stored = pipeline
+        .shared
+        .runtime
+        .store
+        .insert_message(&pipeline.shared.id, &message)
+        .await
+        .map_err(CreateError::Store)?;
+    pipeline.shared.emit(ThreadEvent::MessageCreated { id: stored.id.clone(), role: stored.role.as_str().to_owned() });
+    dispatch::after_create_message(&pipeline.dispatch(HookKind::AfterCreateMessage), state, &record).await;
+    Ok(stored)
+}
+
+/// M4-M5: `before_update_message` (its failure prevents the update and is returned), the
+/// update, then `after_update_message`.
+pub(crate) async fn update(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    message_id: &str,
+    update: MessageUpdate,
+) -> Result<HookMessage, HookError> {
+    let update =
+        dispatch::before_update_message(&pipeline.dispatch(HookKind::BeforeUpdateMessage), state, message_id, update)
+            .await?;
+    let stored = pipeline
+        .shared
+        .runtime
+        .store
+        .update_message(&pipeline.shared.id, message_id, &update)
+        .await
+        .map_err(|error| HookError::new(error.to_string()))?;
+    dispatch::after_update_message(&pipeline.dispatch(HookKind::AfterUpdateMessage), state, &stored).await;
+    Ok(stored)
+}

@@ -1,0 +1,382 @@
+//! Threads: identity, state, events, and the pipelines that run hooks where the specification
+//! says. Each pipeline stage is its own module with its error rule in one place:
+//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop).
+
+mod context;
+mod events;
+mod host;
+mod messages;
+mod pipeline;
+mod tool_calls;
+mod turn;
+
+pub use events::ThreadEvent;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use hooks_core::{EnabledRelationships, HookError, HookMessage, MessageRecord, MessageUpdate, Role, Side, ThreadState};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::runtime::{AgentEntry, Runtime, RuntimeInner};
+use crate::store::{StoreError, ThreadRecord, ThreadStatus};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The thread's status after the run.
+    pub status: ThreadStatus,
+    /// Model steps taken in the run.
+    pub steps: u32,
+    /// The last text the model replied with, if any.
+    pub reply: Option<String>,
+    /// The agent the thread was handed off to during the run.
+    pub handed_off_to: Option<String>,
+}
+
+/// What went wrong outside the hooks: an unknown agent or relationship, or the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeError {
+    /// No agent of this name was added to the runtime.
+    UnknownAgent(String),
+    /// No thread with this id in the store.
+    UnknownThread(String),
+    /// The agent has no subagent relationship of this name.
+    UnknownRelationship(String),
+    /// The relationship already has `max_instances` child threads.
+    MaxInstances {
+        /// The relationship.
+        relationship: String,
+        /// Its limit.
+        max: u32,
+    },
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeError::UnknownAgent(name) => write!(f, "no agent named `{name}` was added to the runtime"),
+            RuntimeError::UnknownThread(id) => write!(f, "no thread `{id}` in the store"),
+            RuntimeError::UnknownRelationship(name) => write!(f, "the agent has no subagent relationship `{name}`"),
+            RuntimeError::MaxInstances { relationship, max } => {
+                write!(f, "relationship `{relationship}` already has its maximum of {max} child threads")
+            }
+            RuntimeError::Store(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+impl From<StoreError> for RuntimeError {
+    fn from(error: StoreError) -> Self {
+        RuntimeError::Store(error)
+    }
+}
+
+/// Options of a new thread.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadOptions {
+    /// The associated user.
+    pub user_id: Option<String>,
+    /// Invocation arguments, readable by hooks and interpolated into the prompt as `{{name}}`.
+    pub arguments: serde_json::Map<String, Value>,
+}
+
+#[derive(Default)]
+pub(crate) struct Queues {
+    pub(crate) messages: VecDeque<MessageRecord>,
+    pub(crate) tools: VecDeque<(String, Value)>,
+}
+
+pub(crate) struct ChildThread {
+    pub(crate) relationship: &'static str,
+    pub(crate) thread: Thread,
+}
+
+pub(crate) struct ThreadShared {
+    pub(crate) me: std::sync::Weak<ThreadShared>,
+    pub(crate) id: String,
+    pub(crate) runtime: Arc<RuntimeInner>,
+    pub(crate) agent: RwLock<Arc<AgentEntry>>,
+    pub(crate) enabled: AtomicU64,
+    pub(crate) events: broadcast::Sender<ThreadEvent>,
+    pub(crate) queues: Mutex<Queues>,
+    pub(crate) values: Mutex<HashMap<String, Value>>,
+    pub(crate) files: Mutex<HashMap<String, String>>,
+    pub(crate) status: Mutex<ThreadStatus>,
+    pub(crate) children: Mutex<Vec<ChildThread>>,
+    /// The running execution's abort signal, reachable while the state is locked by the run.
+    pub(crate) abort: Mutex<Option<hooks_core::AbortSignal>>,
+    pub(crate) run: tokio::sync::Mutex<ThreadState>,
+}
+
+impl ThreadShared {
+    pub(crate) fn agent(&self) -> Arc<AgentEntry> {
+        self.agent.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn self_arc(&self) -> Option<Arc<ThreadShared>> {
+        self.me.upgrade()
+    }
+
+    pub(crate) fn enabled(&self) -> EnabledRelationships {
+        let bits = self.enabled.load(Ordering::Acquire);
+        let mut enabled = EnabledRelationships::NONE;
+        for slot in 0..64 {
+            if bits & (1 << slot) != 0 {
+                enabled.set(slot, true);
+            }
+        }
+        enabled
+    }
+
+    pub(crate) fn emit(&self, event: ThreadEvent) {
+        // No subscriber is not an error: events go to whoever listens at the moment.
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) async fn set_status(&self, status: ThreadStatus) {
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
+        if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
+            tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
+        }
+        self.emit(ThreadEvent::Status { status });
+    }
+}
+
+/// A conversation thread of one agent.
+///
+/// ```
+/// use hooks_runtime::prelude::*;
+/// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+/// use hooks_runtime::{Runtime, ThreadOptions};
+///
+/// #[hook(before_create_message, id = "tag_messages")]
+/// fn tag(_state: &ThreadState, mut message: MessageRecord) -> MessageRecord {
+///     message.extra.insert("tagged".into(), true.into());
+///     message
+/// }
+///
+/// define_prompt! { name: echo_prompt, model: "scripted", prompt: "Echo.", hooks: [tag_messages] }
+/// define_agent! { name: echo, side_a: { prompt: echo_prompt, stop_on_response: true } }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let runtime = Runtime::builder()
+///     .agent::<echo>()
+///     .model("scripted", ScriptedModel::new([ScriptedResponse::text("hello")]))
+///     .build()
+///     .unwrap();
+/// let thread = runtime.create_thread("echo", ThreadOptions::default()).await.unwrap();
+/// let outcome = thread.send("hello?").await.unwrap();
+/// assert_eq!(outcome.reply.as_deref(), Some("hello"));
+/// let messages = thread.messages().await.unwrap();
+/// assert!(messages.iter().all(|m| m.extra.get("tagged").is_some()));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Thread {
+    pub(crate) shared: Arc<ThreadShared>,
+}
+
+impl fmt::Debug for Thread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Thread").field("id", &self.shared.id).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
+    pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
+        let entry =
+            self.inner.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let record = ThreadRecord {
+            id: crate::ids::new_id("thread"),
+            agent: agent.to_owned(),
+            user_id: options.user_id,
+            created_at: crate::ids::now_ms(),
+            arguments: options.arguments,
+            status: ThreadStatus::Idle,
+        };
+        self.inner.store.create_thread(&record).await?;
+        let thread = Thread::from_record(self.inner.clone(), entry, record);
+        thread.run_after_thread_created().await;
+        Ok(thread)
+    }
+
+    /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
+    pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
+        let record = self
+            .inner
+            .store
+            .load_thread(thread_id)
+            .await?
+            .ok_or_else(|| RuntimeError::UnknownThread(thread_id.to_owned()))?;
+        let entry = self
+            .inner
+            .agents
+            .get(record.agent.as_str())
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownAgent(record.agent.clone()))?;
+        Ok(Thread::from_record(self.inner.clone(), entry, record))
+    }
+}
+
+impl Thread {
+    fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
+        let shared = Arc::new_cyclic(|weak| {
+            let host = Arc::new(host::ThreadHost { shared: weak.clone() });
+            let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), host);
+            state.user_id = record.user_id.clone();
+            state.created_at = record.created_at;
+            state.arguments = record.arguments.clone();
+            let (events, _) = broadcast::channel(256);
+            ThreadShared {
+                me: weak.clone(),
+                id: record.id,
+                runtime,
+                agent: RwLock::new(entry),
+                enabled: AtomicU64::new(0),
+                events,
+                queues: Mutex::new(Queues::default()),
+                values: Mutex::new(HashMap::new()),
+                files: Mutex::new(HashMap::new()),
+                status: Mutex::new(record.status),
+                children: Mutex::new(Vec::new()),
+                abort: Mutex::new(None),
+                run: tokio::sync::Mutex::new(state),
+            }
+        });
+        Thread { shared }
+    }
+
+    /// The thread's id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// The name of the agent that owns the thread now (a handoff changes it).
+    pub fn agent_name(&self) -> &'static str {
+        self.shared.agent().def.name
+    }
+
+    /// The thread's status.
+    pub fn status(&self) -> ThreadStatus {
+        self.shared.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Subscribes to the thread's events (`tool_call_started`, `tool_call_done`, emitted events,
+    /// status changes).
+    pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// Every stored message, oldest first.
+    pub async fn messages(&self) -> Result<Vec<HookMessage>, RuntimeError> {
+        Ok(self.shared.runtime.store.messages(&self.shared.id).await?)
+    }
+
+    /// Sends a user message and runs the responding side's turn. A message that a
+    /// `before_create_message` hook prevents is not stored, no turn starts, and the status
+    /// becomes failed with reason `message_hook_error` (M6).
+    pub async fn send(&self, text: &str) -> Result<RunOutcome, RuntimeError> {
+        self.send_message(MessageRecord::new(Role::User, text)).await
+    }
+
+    /// [`Thread::send`] with a full message record.
+    pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
+        let mut state = self.shared.run.lock().await;
+        turn::run_with_messages(&self.shared, &mut state, vec![message], turn::Prevented::FailRun).await
+    }
+
+    /// Queues a message for the next [`Thread::run_queued`].
+    pub fn queue_message(&self, message: MessageRecord) {
+        self.shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.push_back(message);
+    }
+
+    /// Runs what is queued: tool calls queued with `queue_tool` (M8), then queued messages (M7).
+    /// A prevented queued message leaves the queue and the run goes on with the others; when
+    /// every one is prevented, no turn starts and the status becomes failed.
+    pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
+        let mut state = self.shared.run.lock().await;
+        turn::run_queued(&self.shared, &mut state).await
+    }
+
+    /// Persists a message from outside a run; `before_create_message` and
+    /// `after_create_message` apply, at rest.
+    pub async fn inject_message(&self, message: MessageRecord) -> Result<HookMessage, HookError> {
+        let state = self.shared.run.lock().await;
+        state.inject_message(message).await
+    }
+
+    /// Updates a message from outside a run; `before_update_message` and `after_update_message`
+    /// apply, at rest.
+    pub async fn update_message(&self, message_id: &str, update: MessageUpdate) -> Result<HookMessage, HookError> {
+        let state = self.shared.run.lock().await;
+        state.update_message(message_id, update).await
+    }
+
+    /// Enables or disables an optional subagent relationship: its child's required hooks run
+    /// only while it is enabled (S4).
+    pub fn set_relationship_enabled(&self, relationship: &str, enabled: bool) -> Result<(), RuntimeError> {
+        let slot = self
+            .shared
+            .agent()
+            .resolved
+            .optional_slot(relationship)
+            .ok_or_else(|| RuntimeError::UnknownRelationship(relationship.to_owned()))?;
+        if enabled {
+            self.shared.enabled.fetch_or(1 << slot, Ordering::AcqRel);
+        } else {
+            self.shared.enabled.fetch_and(!(1 << slot), Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Creates a child thread for a subagent relationship and runs `after_thread_created` on it
+    /// and `after_subagent_created` on this thread.
+    pub async fn spawn_subagent(&self, relationship: &str) -> Result<Thread, RuntimeError> {
+        let state = self.shared.run.lock().await;
+        turn::spawn_child(&self.shared, &state, relationship).await
+    }
+
+    /// Fires the abort signal of the running execution; the run stops before its next step.
+    pub fn abort(&self) {
+        if let Some(signal) = self.shared.abort.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            signal.abort();
+        }
+    }
+
+    /// A thread value.
+    pub fn value(&self, key: &str) -> Option<Value> {
+        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+    }
+
+    /// Sets a thread value.
+    pub fn set_value(&self, key: &str, value: Value) {
+        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+    }
+
+    /// A file stored from a tool's attachment, by path.
+    pub fn file(&self, path: &str) -> Option<String> {
+        self.shared.files.lock().unwrap_or_else(PoisonError::into_inner).get(path).cloned()
+    }
+
+    async fn run_after_thread_created(&self) {
+        let state = self.shared.run.lock().await;
+        let pipeline = pipeline::Pipeline::at_rest(&self.shared);
+        crate::dispatch::after_thread_created(&pipeline.dispatch(hooks_core::HookKind::AfterThreadCreated), &state)
+            .await;
+    }
+
+    /// The side that answers a person's message: the side that is not human (side A if both
+    /// are prompts).
+    pub(crate) fn responding_side(entry: &AgentEntry) -> Side {
+        if entry.def.side_a.prompt().is_none() && entry.def.side_b.prompt().is_some() { Side::B } else { Side::A }
+    }
+}

@@ -1,0 +1,42 @@
+//! The handle every pipeline stage works through: the thread, its current agent's resolved
+//! table, the active context and the enabled relationships, fixed for the operation.
+
+use std::sync::Arc;
+
+use hooks_core::{ActiveContext, EnabledRelationships, HookKind, ThreadState};
+
+use super::ThreadShared;
+use crate::dispatch::Dispatch;
+use crate::runtime::AgentEntry;
+
+pub(crate) struct Pipeline<'t> {
+    pub(crate) shared: &'t ThreadShared,
+    pub(crate) agent: Arc<AgentEntry>,
+    pub(crate) active: ActiveContext,
+    pub(crate) enabled: EnabledRelationships,
+}
+
+impl<'t> Pipeline<'t> {
+    /// The pipeline for `state`: the side of its execution, or at rest without one.
+    pub(crate) fn for_state(shared: &'t ThreadShared, state: &ThreadState) -> Self {
+        let active = match &state.execution {
+            Some(execution) => ActiveContext::Side(execution.current_side),
+            None => ActiveContext::AtRest,
+        };
+        Pipeline { shared, agent: shared.agent(), active, enabled: shared.enabled() }
+    }
+
+    pub(crate) fn at_rest(shared: &'t ThreadShared) -> Self {
+        Pipeline { shared, agent: shared.agent(), active: ActiveContext::AtRest, enabled: shared.enabled() }
+    }
+
+    /// The chain of `kind`, ready to run.
+    #[inline]
+    pub(crate) fn dispatch(&self, kind: HookKind) -> Dispatch<'_> {
+        Dispatch {
+            chain: self.agent.resolved.chain(self.active, kind),
+            enabled: self.enabled,
+            default_timeout: self.shared.runtime.hook_timeout,
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Tool calls (T1-T7): `tool_call_started` while the response streams, the tool, then
+//! `tool_call_done`, `after_tool_call_success|failure`, `before_store_tool_result`, and the
+//! tool message through the create pipeline. Events go to subscribers whether or not hooks are
+//! selected.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use hooks_core::{
+    Attachment, HookKind, HookToolCall, HookToolResult, MessageRecord, Role, ThreadState, ToolCallRecord,
+};
+use serde_json::{Value, json};
+
+use super::events::ThreadEvent;
+use super::messages;
+use super::pipeline::Pipeline;
+use crate::dispatch::{self, FailureRule};
+use crate::model::{ModelError, ModelEvent, ModelStream};
+use crate::progress::ProgressScanner;
+use crate::tool_listener::ToolCallOutcome;
+
+/// A tool call as it streams.
+struct StreamingCall {
+    index: usize,
+    call: HookToolCall,
+    scanner: Option<ProgressScanner>,
+    started: bool,
+}
+
+/// A complete model response.
+pub(crate) struct Response {
+    pub(crate) text: String,
+    pub(crate) calls: Vec<HookToolCall>,
+}
+
+/// Reads the stream to its end, running `tool_call_started` once per call at the moment T2 or T3
+/// says: at the call's first appearance, or when its progress argument has streamed.
+pub(crate) async fn consume_stream(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    stream: &mut dyn ModelStream,
+) -> Result<Response, ModelError> {
+    let mut text = String::new();
+    let mut calls: Vec<StreamingCall> = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        match event? {
+            ModelEvent::TextDelta(delta) => text.push_str(&delta),
+            ModelEvent::ToolCallStart { index, id, name } => {
+                let scanner = pipeline
+                    .shared
+                    .runtime
+                    .tools
+                    .get(&name)
+                    .and_then(|tool| tool.progress_argument())
+                    .map(ProgressScanner::new);
+                let mut streaming =
+                    StreamingCall { index, call: HookToolCall::new(id, name, ""), scanner, started: false };
+                if streaming.scanner.is_none() {
+                    // T2: the name is known; the arguments may be empty or incomplete.
+                    started(pipeline, state, &streaming.call, None).await;
+                    streaming.started = true;
+                }
+                calls.push(streaming);
+            }
+            ModelEvent::ToolCallArguments { index, fragment } => {
+                let Some(streaming) = calls.iter_mut().find(|call| call.index == index) else {
+                    return Err(ModelError::Malformed(format!("arguments for tool call {index}, which never started")));
+                };
+                streaming.call.function.arguments.push_str(&fragment);
+                let progress = streaming
+                    .scanner
+                    .as_mut()
+                    .filter(|scanner| !scanner.is_done())
+                    .and_then(|scanner| scanner.feed(&fragment));
+                if let Some(progress) = progress
+                    && !streaming.started
+                {
+                    // T3: just the progress argument has finished streaming.
+                    streaming.started = true;
+                    started(pipeline, state, &streaming.call, Some(&progress)).await;
+                }
+            }
+            ModelEvent::ToolCallEnd { .. } => {}
+        }
+    }
+    for streaming in calls.iter_mut().filter(|call| !call.started) {
+        // T3: the progress argument never came; after the response, progress None.
+        streaming.started = true;
+        started(pipeline, state, &streaming.call, None).await;
+    }
+    Ok(Response { text, calls: calls.into_iter().map(|streaming| streaming.call).collect() })
+}
+
+/// T1, T7: the event and the hooks, at the same moment.
+async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
+    pipeline.shared.emit(ThreadEvent::ToolCallStarted {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        progress: progress.map(str::to_owned),
+    });
+    dispatch::tool_call_started(&pipeline.dispatch(HookKind::ToolCallStarted), state, call, progress).await;
+}
+
+/// How a tool call is carried out: a tool, a handoff, or a subagent relationship.
+pub(crate) enum Execution {
+    /// A tool of the runtime (or an unknown name, which fails).
+    Tool,
+    /// A subagent relationship offered as a tool; the result is the child's reply.
+    Subagent(&'static str),
+}
+
+/// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9). Returns the
+/// result as stored.
+pub(crate) async fn run_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+) -> HookToolResult {
+    let result = execute(pipeline, state, call, execution).await;
+    finish_call(pipeline, state, call, result).await
+}
+
+async fn execute(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+) -> HookToolResult {
+    let runtime = &pipeline.shared.runtime;
+    if let Some(authorize) = &runtime.authorizer
+        && !authorize(state, call)
+    {
+        // Y5: a denied call never reaches the tool or the listener.
+        return HookToolResult::error(format!("the tool call `{}` was not authorized", call.function.name));
+    }
+    let listener = pipeline.agent.listener();
+    if let Some(listener) = &listener {
+        listener.before_tool_call(&call.function.name).await;
+    }
+    let started_at = Instant::now();
+    let result = match execution {
+        Execution::Subagent(relationship) => super::turn::run_child_as_tool(pipeline, state, relationship, call).await,
+        Execution::Tool => call_tool(pipeline, state, call).await,
+    };
+    if let Some(listener) = &listener {
+        let outcome = ToolCallOutcome {
+            success: result.is_success(),
+            latency: started_at.elapsed(),
+            error: result.error.clone(),
+        };
+        listener.after_tool_call(&call.function.name, &outcome).await;
+    }
+    result
+}
+
+async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> HookToolResult {
+    let Some(tool) = pipeline.shared.runtime.tools.get(&call.function.name) else {
+        return HookToolResult::error(format!("there is no tool named `{}`", call.function.name));
+    };
+    let arguments: Value = if call.function.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_str(&call.function.arguments) {
+            Ok(arguments) => arguments,
+            Err(error) => {
+                return HookToolResult::error(format!("the tool call's arguments are not valid JSON: {error}"));
+            }
+        }
+    };
+    // A panicking tool is that call's error, not the thread's.
+    match CatchPanic(Box::pin(tool.call(state, arguments))).await {
+        Ok(result) => result,
+        Err(()) => HookToolResult::error(format!("the tool `{}` panicked", call.function.name)),
+    }
+}
+
+/// T4-T6 and the tool message: the result as the tool returned it goes to `tool_call_done`,
+/// then the success/failure chain may replace it, then `before_store_tool_result`, then the
+/// store (a write that goes on whatever the hooks do, M9).
+pub(crate) async fn finish_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    result: HookToolResult,
+) -> HookToolResult {
+    pipeline.shared.emit(ThreadEvent::ToolCallDone {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        status: result.status.as_str().to_owned(),
+    });
+    dispatch::tool_call_done(&pipeline.dispatch(HookKind::ToolCallDone), state, call, &result).await;
+    let kind = if result.is_success() { HookKind::AfterToolCallSuccess } else { HookKind::AfterToolCallFailure };
+    let result = dispatch::after_tool_call(&pipeline.dispatch(kind), state, call, result).await;
+    let record = ToolCallRecord::from(call.clone());
+    let result =
+        dispatch::before_store_tool_result(&pipeline.dispatch(HookKind::BeforeStoreToolResult), state, &record, result)
+            .await;
+    let message = tool_message(call, &result);
+    if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
+        tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
+    }
+    store_generated_assets(pipeline, state, &result).await;
+    result
+}
+
+/// The stored form of a tool result: its text as content, its status as `tool_status`, and
+/// anything else it carries in extra fields.
+fn tool_message(call: &HookToolCall, result: &HookToolResult) -> MessageRecord {
+    let content = if result.is_success() { result.result.clone() } else { result.error.clone() };
+    let mut record = MessageRecord::new(Role::Tool, content.unwrap_or_default());
+    record.tool_call_id = Some(call.id.clone());
+    record.name = Some(call.function.name.clone());
+    record.extra.insert("tool_status".into(), json!(result.status.as_str()));
+    if let Some(stack) = &result.stack {
+        record.extra.insert("stack".into(), json!(stack));
+    }
+    if let Some(attachments) = &result.attachments {
+        record.extra.insert("attachments".into(), serde_json::to_value(attachments).unwrap_or(Value::Null));
+    }
+    record
+}
+
+/// M10: a new file from a tool is kept in the thread's files and announced with a path
+/// message; a hook may prevent the message, the file stays.
+async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, result: &HookToolResult) {
+    let Some(attachments) = &result.attachments else { return };
+    for attachment in attachments {
+        let Attachment::New(file) = attachment else { continue };
+        let path = format!("/attachments/{}", file.name);
+        pipeline
+            .shared
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(path.clone(), file.data.clone());
+        let mut message = MessageRecord::new(Role::User, format!("Generated file: {path}"));
+        message.extra.insert("asset_path".into(), json!(path));
+        if messages::create(pipeline, state, message, FailureRule::Prevent).await.is_err() {
+            tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "a hook prevented the generated-asset message; the file is kept");
+        }
+    }
+}
+
+struct CatchPanic<F>(std::pin::Pin<Box<F>>);
+
+impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        let future = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(value)) => std::task::Poll::Ready(Ok(value)),
+            Err(_) => std::task::Poll::Ready(Err(())),
+        }
+    }
+}

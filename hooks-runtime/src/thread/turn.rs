@@ -1,0 +1,440 @@
+//! The turn loop: an execution starts with the messages that triggered it, runs the responding
+//! side's steps (context assembly, model, tool calls) and, without `stop_on_response`, hands the
+//! turn to the other side until a person's side is reached.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
+
+use hooks_core::{
+    ExecutionState, HookKind, HookToolCall, HookToolResult, MessageRecord, Participant, PromptDef, Role, Side,
+    ThreadState,
+};
+use serde_json::json;
+
+use super::context;
+use super::messages::{self, CreateError};
+use super::pipeline::Pipeline;
+use super::tool_calls::{self, Execution};
+use super::{ChildThread, RunOutcome, RuntimeError, Thread, ThreadShared};
+use crate::dispatch::{self, FailureRule};
+use crate::model::{ModelRequest, ToolSpec};
+use crate::store::ThreadStatus;
+
+/// What becomes of a run whose triggering messages a hook prevented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prevented {
+    /// M6: a sent message; the run fails with `message_hook_error`.
+    FailRun,
+    /// M7: queued messages; a prevented one leaves the queue and the others go on.
+    SkipMessage,
+}
+
+/// How a side's turn ended.
+enum TurnEnd {
+    /// The side replied; the turn passes on.
+    Replied,
+    Stopped(&'static str),
+    Failed(&'static str),
+    HandedOff(String),
+}
+
+/// Starts an execution, stores `incoming` (under `prevented`), and runs the responding side.
+pub(crate) async fn run_with_messages(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+    incoming: Vec<MessageRecord>,
+    prevented: Prevented,
+) -> Result<RunOutcome, RuntimeError> {
+    let side = Thread::responding_side(&shared.agent());
+    begin(shared, state, side).await;
+    let mut outcome = RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None };
+    let stored = store_incoming(shared, state, incoming, prevented).await?;
+    let end =
+        if stored == 0 { Some(TurnEnd::Failed("message_hook_error")) } else { run_queued_tools(shared, state).await };
+    let end = match end {
+        Some(end) => end,
+        None => run_execution(shared, state, side, &mut outcome).await?,
+    };
+    Ok(finish(shared, state, end, outcome).await)
+}
+
+/// M7, M8: queued tools first, then queued messages.
+pub(crate) async fn run_queued(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+) -> Result<RunOutcome, RuntimeError> {
+    let messages: Vec<MessageRecord> =
+        shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.drain(..).collect();
+    let has_tools = !shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.is_empty();
+    if messages.is_empty() {
+        let side = Thread::responding_side(&shared.agent());
+        begin(shared, state, side).await;
+        let outcome = RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None };
+        let end = if has_tools {
+            run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied)
+        } else {
+            TurnEnd::Replied
+        };
+        return Ok(finish(shared, state, end, outcome).await);
+    }
+    run_with_messages(shared, state, messages, Prevented::SkipMessage).await
+}
+
+async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side) {
+    let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
+    *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = Some(execution.abort_signal.clone());
+    state.execution = Some(execution);
+    shared.set_status(ThreadStatus::Running).await;
+}
+
+async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mut outcome: RunOutcome) -> RunOutcome {
+    let status = match end {
+        TurnEnd::Replied => ThreadStatus::Idle,
+        TurnEnd::HandedOff(agent) => {
+            outcome.handed_off_to = Some(agent);
+            ThreadStatus::Idle
+        }
+        TurnEnd::Stopped(reason) => ThreadStatus::Stopped(reason.to_owned()),
+        TurnEnd::Failed(reason) => ThreadStatus::Failed(reason.to_owned()),
+    };
+    if let Some(execution) = state.execution.as_mut() {
+        execution.stopped = true;
+    }
+    state.execution = None;
+    state.clear_context();
+    *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    shared.set_status(status.clone()).await;
+    outcome.status = status;
+    outcome
+}
+
+/// Stores the triggering messages; returns how many were stored.
+async fn store_incoming(
+    shared: &ThreadShared,
+    state: &ThreadState,
+    incoming: Vec<MessageRecord>,
+    prevented: Prevented,
+) -> Result<usize, RuntimeError> {
+    let pipeline = Pipeline::for_state(shared, state);
+    let mut stored = 0;
+    for message in incoming {
+        match messages::create(&pipeline, state, message, FailureRule::Prevent).await {
+            Ok(_) => stored += 1,
+            Err(CreateError::Prevented(_)) if prevented == Prevented::FailRun => return Ok(0),
+            Err(CreateError::Prevented(_)) => {}
+            Err(CreateError::Store(error)) => return Err(RuntimeError::Store(error)),
+        }
+    }
+    Ok(stored)
+}
+
+/// M8: tool calls queued with `state.queue_tool`. Each is written as an assistant tool-call
+/// message first; a hook that prevents that message prevents the call, and the run fails.
+async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<TurnEnd> {
+    loop {
+        let next = shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.pop_front();
+        let (tool, arguments) = next?;
+        let pipeline = Pipeline::for_state(shared, state);
+        let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
+        let mut message = MessageRecord::new(Role::Assistant, "");
+        message.content = None;
+        message.tool_calls = Some(json!([call]).to_string());
+        if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
+            shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.clear();
+            return Some(TurnEnd::Failed("message_hook_error"));
+        }
+        tool_calls::run_call(&pipeline, state, &call, Execution::Tool).await;
+    }
+}
+
+/// Runs turns from `side` until a side stops on its response, a person's side is reached, or
+/// the run stops.
+async fn run_execution(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+    mut side: Side,
+    outcome: &mut RunOutcome,
+) -> Result<TurnEnd, RuntimeError> {
+    // Two model sides without `stop_on_response` would converse forever; this bounds it.
+    const MAX_TURNS: u32 = 16;
+    for _ in 0..MAX_TURNS {
+        let agent = shared.agent();
+        let side_def = agent.def.side(side);
+        let Participant::Prompt(prompt) = side_def.participant else { return Ok(TurnEnd::Replied) };
+        match run_turn(shared, state, side, prompt, outcome).await? {
+            TurnEnd::Replied if side_def.stop_on_response => return Ok(TurnEnd::Replied),
+            TurnEnd::Replied => {
+                side = side.other();
+                if let Some(execution) = state.execution.as_mut() {
+                    execution.current_side = side;
+                }
+            }
+            end => return Ok(end),
+        }
+    }
+    Ok(TurnEnd::Stopped("max_turns"))
+}
+
+/// One side's turn: steps until the model replies without calling tools, or `max_steps`.
+async fn run_turn(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+    side: Side,
+    prompt: &'static PromptDef,
+    outcome: &mut RunOutcome,
+) -> Result<TurnEnd, RuntimeError> {
+    let runtime = shared.runtime.clone();
+    let max_steps = shared.agent().def.side(side).max_steps.unwrap_or(runtime.default_max_steps);
+    let mut failures: HashMap<String, u32> = HashMap::new();
+    let mut steps_in_turn = 0;
+    loop {
+        let Some(execution) = state.execution.as_mut() else { return Ok(TurnEnd::Failed("no_execution")) };
+        if execution.abort_signal.is_aborted() {
+            return Ok(TurnEnd::Stopped("aborted"));
+        }
+        if steps_in_turn >= max_steps {
+            return Ok(TurnEnd::Stopped("max_steps"));
+        }
+        steps_in_turn += 1;
+        execution.step_count += 1;
+        outcome.steps += 1;
+        let state: &ThreadState = state;
+        let pipeline = Pipeline::for_state(shared, state);
+
+        let history = match context::assemble(&pipeline, state, prompt).await? {
+            Ok(history) => history,
+            Err(blocked) => {
+                // R7: the gate's message is stored as an assistant message, the provider
+                // request does not run.
+                let mut message = MessageRecord::new(Role::Assistant, blocked.message());
+                message.extra.insert("hook_blocked".into(), json!(true));
+                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
+                return Ok(TurnEnd::Stopped("hook_blocked"));
+            }
+        };
+        let request =
+            ModelRequest { model: prompt.model.to_owned(), messages: history, tools: tool_specs(&pipeline, prompt) };
+        let Some(model) = runtime.models.get(prompt.model).cloned() else {
+            return Ok(TurnEnd::Failed("unknown_model"));
+        };
+        let response = match model.stream(request).await {
+            Ok(mut stream) => tool_calls::consume_stream(&pipeline, state, stream.as_mut()).await,
+            Err(error) => Err(error),
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(error) => {
+                // M9: the failed status of a model step is written whatever the hooks do.
+                tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "model step failed: {error}");
+                let mut message = MessageRecord::new(Role::Assistant, "");
+                message.content = None;
+                message.extra.insert("status".into(), json!("failed"));
+                message.extra.insert("error".into(), json!(error.to_string()));
+                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
+                return Ok(TurnEnd::Failed("model_error"));
+            }
+        };
+        // M9: the model step's message is written whatever the hooks do.
+        let mut message = MessageRecord::new(Role::Assistant, response.text.clone());
+        if response.text.is_empty() {
+            message.content = None;
+        }
+        if !response.calls.is_empty() {
+            message.tool_calls = Some(json!(response.calls).to_string());
+        }
+        let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
+        if !response.text.is_empty() {
+            outcome.reply = Some(response.text.clone());
+        }
+        if response.calls.is_empty() {
+            return Ok(TurnEnd::Replied);
+        }
+        for call in &response.calls {
+            if let Some(target) = handoff_target(&pipeline, prompt, &call.function.name) {
+                return Ok(handoff(&pipeline, state, call, target).await);
+            }
+            let execution = match subagent_relationship(&pipeline, &call.function.name) {
+                Some(relationship) => Execution::Subagent(relationship),
+                None => Execution::Tool,
+            };
+            let result = tool_calls::run_call(&pipeline, state, call, execution).await;
+            let streak = failures.entry(call.function.name.clone()).or_default();
+            if result.is_success() {
+                *streak = 0;
+            } else {
+                *streak += 1;
+                if *streak >= runtime.repeated_tool_error_limit {
+                    // M10: the notice may be prevented; the stop still happens.
+                    let notice = MessageRecord::new(
+                        Role::User,
+                        format!(
+                            "The tool `{}` failed {} times in a row; the turn stops here.",
+                            call.function.name, streak
+                        ),
+                    );
+                    let _ = messages::create(&pipeline, state, notice, FailureRule::Prevent).await;
+                    return Ok(TurnEnd::Stopped("repeated_tool_error"));
+                }
+            }
+        }
+        if let Some(end) = run_queued_tools(shared, state).await {
+            return Ok(end);
+        }
+    }
+}
+
+/// The tools a prompt offers: registered tools, handoff agents, and the active agent's
+/// visible subagent relationships.
+fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> Vec<ToolSpec> {
+    let runtime = &pipeline.shared.runtime;
+    let mut specs = Vec::new();
+    for name in prompt.tools {
+        if let Some(tool) = runtime.tools.get(*name) {
+            specs.push(ToolSpec {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.parameters(),
+            });
+        } else if let Some(agent) = runtime.agents.get(name) {
+            specs.push(agent_tool_spec(name, agent.def.tool_description));
+        }
+    }
+    for side in [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b] {
+        for relationship in side.subagents.iter().filter(|relationship| !relationship.hidden) {
+            specs.push(agent_tool_spec(relationship.name, relationship.agent.tool_description));
+        }
+    }
+    specs
+}
+
+fn agent_tool_spec(name: &str, description: Option<&str>) -> ToolSpec {
+    ToolSpec {
+        name: name.to_owned(),
+        description: description.unwrap_or("Hands the conversation to this agent.").to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": { "message": { "type": "string", "description": "What to ask or hand over." } },
+        }),
+    }
+}
+
+/// S10: a prompt tool that names an agent is a handoff, not a relationship.
+fn handoff_target(pipeline: &Pipeline<'_>, prompt: &PromptDef, tool: &str) -> Option<&'static str> {
+    let runtime = &pipeline.shared.runtime;
+    if runtime.tools.contains_key(tool) || !prompt.tools.contains(&tool) {
+        return None;
+    }
+    runtime.agents.get(tool).map(|entry| entry.def.name)
+}
+
+fn subagent_relationship(pipeline: &Pipeline<'_>, tool: &str) -> Option<&'static str> {
+    if pipeline.shared.runtime.tools.contains_key(tool) {
+        return None;
+    }
+    [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b]
+        .into_iter()
+        .flat_map(|side| side.subagents.iter())
+        .find(|relationship| relationship.name == tool)
+        .map(|relationship| relationship.name)
+}
+
+/// M10: the handoff message may be prevented; the handoff happens anyway. The call gets a
+/// tool result so the history stays a valid provider exchange.
+async fn handoff(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, target: &'static str) -> TurnEnd {
+    let result = HookToolResult::success(format!("Handed off to {target}."));
+    tool_calls::finish_call(pipeline, state, call, result).await;
+    let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
+        .ok()
+        .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+        .unwrap_or_default();
+    let mut message = MessageRecord::new(Role::User, text);
+    message.extra.insert("handoff_to".into(), json!(target));
+    let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
+    let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
+    *pipeline.shared.agent.write().unwrap_or_else(PoisonError::into_inner) = entry;
+    TurnEnd::HandedOff(target.to_owned())
+}
+
+/// Creates a child thread for `relationship`, respecting `max_instances`, and runs
+/// `after_subagent_created` on the parent.
+pub(crate) async fn spawn_child(
+    shared: &Arc<ThreadShared>,
+    state: &ThreadState,
+    relationship_name: &str,
+) -> Result<Thread, RuntimeError> {
+    let agent = shared.agent();
+    let relationship = [&agent.def.side_a, &agent.def.side_b]
+        .into_iter()
+        .flat_map(|side| side.subagents.iter())
+        .find(|relationship| relationship.name == relationship_name)
+        .ok_or_else(|| RuntimeError::UnknownRelationship(relationship_name.to_owned()))?;
+    if let Some(max) = relationship.max_instances {
+        let existing = shared
+            .children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|child| child.relationship == relationship.name)
+            .count();
+        if existing >= max as usize {
+            return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
+        }
+    }
+    let runtime = crate::runtime::Runtime { inner: shared.runtime.clone() };
+    let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
+    let child = runtime.create_thread(relationship.agent.name, options).await?;
+    shared
+        .children
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(ChildThread { relationship: relationship.name, thread: child.clone() });
+    let pipeline = Pipeline::for_state(shared, state);
+    let child_state = child.shared.run.lock().await;
+    dispatch::after_subagent_created(&pipeline.dispatch(HookKind::AfterSubagentCreated), state, &child_state).await;
+    drop(child_state);
+    Ok(child)
+}
+
+/// A subagent relationship called as a tool: its child thread (reused, or created) answers the
+/// call's `message`; the child's reply is the result.
+/// Boxed with an explicit `Send` future type: the call is recursive (a child's turn runs tool
+/// calls too), and an explicit type is what lets the compiler prove it `Send`.
+pub(crate) fn run_child_as_tool<'a>(
+    pipeline: &'a Pipeline<'_>,
+    state: &'a ThreadState,
+    relationship: &'static str,
+    call: &'a HookToolCall,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = HookToolResult> + Send + 'a>> {
+    Box::pin(async move {
+        let shared = match pipeline.shared.self_arc() {
+            Some(shared) => shared,
+            None => return HookToolResult::error("the thread no longer exists"),
+        };
+        let existing = shared
+            .children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|child| child.relationship == relationship)
+            .map(|child| child.thread.clone());
+        let child = match existing {
+            Some(child) => child,
+            None => match spawn_child(&shared, state, relationship).await {
+                Ok(child) => child,
+                Err(error) => return HookToolResult::error(error.to_string()),
+            },
+        };
+        let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
+            .ok()
+            .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| call.function.arguments.clone());
+        match child.send(&text).await {
+            Ok(outcome) => match (outcome.status, outcome.reply) {
+                (ThreadStatus::Idle, Some(reply)) => HookToolResult::success(reply),
+                (ThreadStatus::Idle, None) => HookToolResult::success(""),
+                (status, _) => HookToolResult::error(format!("the subagent `{relationship}` ended with {status:?}")),
+            },
+            Err(error) => HookToolResult::error(error.to_string()),
+        }
+    })
+}

@@ -1,0 +1,8 @@
+use hooks_runtime::prelude::*;
+
+#[hook(filter_messages, id = "limit-messages")]
+fn limit(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+//! D7: an agent's `hooks` naming a user-scope hook is an error on that name.
+use hooks_runtime::prelude::*;
+
+#[hook(user_client_attached, id = "greet_client")]
+fn greet_client(_user: &UserState) {}
+
+define_prompt! { name: support_prompt, model: "m", prompt: "Help the customer." }
+
+define_agent! {
+    name: support_agent,
+    side_a: { prompt: support_prompt },
+    side_b: { human: true },
+    hooks: [greet_client],
+}
+
+fn main() {}

@@ -1,0 +1,81 @@
+//! C1: every thread hook receives the state first and the context last, and the context
+//! parameter may be left out of the Rust signature. Both forms compile, and the one that takes
+//! the context gets the very context the runtime passes.
+use hooks_runtime::prelude::*;
+use hooks_runtime::{HookFuture, HookHandler, HookSource};
+
+#[hook(after_system_message, id = "with_context")]
+fn with_context(_state: &ThreadState, system: &str, ctx: &HookExecutionContext) -> Option<String> {
+    match &ctx.source {
+        HookSource::Prompt { prompt_name } => Some(format!("{system} [prompt {prompt_name}]")),
+        HookSource::Agent { agent_name } => Some(format!("{system} [agent {agent_name}]")),
+        HookSource::Child { relationship_name, .. } => Some(format!("{system} [child {relationship_name}]")),
+    }
+}
+
+#[hook(after_system_message, id = "without_context")]
+fn without_context(_state: &ThreadState, system: &str) -> String {
+    format!("{system} [no context]")
+}
+
+#[hook(tool_call_started, id = "started_with_context")]
+fn started_with_context(state: &ThreadState, call: &HookToolCall, progress: Option<&str>, ctx: &HookExecutionContext) {
+    state.set_context_value("started", serde_json::json!([call.name(), progress, ctx]));
+}
+
+#[hook(tool_call_started, id = "started_without_context")]
+fn started_without_context(state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
+    state.set_context_value("started_plain", serde_json::json!([call.name(), progress]));
+}
+
+#[hook(after_thread_created, id = "created_with_context")]
+async fn created_with_context(state: &ThreadState, ctx: &HookExecutionContext) {
+    state.set_context_value("created", serde_json::to_value(ctx).unwrap());
+}
+
+#[hook(after_thread_created, id = "created_without_context")]
+async fn created_without_context(state: &ThreadState) {
+    state.set_context_value("created_plain", serde_json::json!(true));
+}
+
+fn ready<T>(future: HookFuture<'_, T>) -> T {
+    match future {
+        HookFuture::Ready(value) => value,
+        HookFuture::Pending(_) => panic!("a sync hook answers Ready"),
+    }
+}
+
+fn main() {
+    let state = ThreadState::detached("thread_1", "support_agent");
+    let prompt = HookExecutionContext::prompt("triage");
+    let agent = HookExecutionContext::agent("support_agent");
+
+    let HookHandler::AfterSystemMessage(f) = <with_context as Hook>::DEF.handler else { panic!() };
+    assert_eq!(ready(f(&state, "Be brief.", &prompt)).unwrap().as_deref(), Some("Be brief. [prompt triage]"));
+    assert_eq!(ready(f(&state, "Be brief.", &agent)).unwrap().as_deref(), Some("Be brief. [agent support_agent]"));
+
+    let HookHandler::AfterSystemMessage(g) = <without_context as Hook>::DEF.handler else { panic!() };
+    assert_eq!(ready(g(&state, "Be brief.", &prompt)).unwrap().as_deref(), Some("Be brief. [no context]"));
+
+    let call = HookToolCall::new("call_1", "search_github_issues", "{\"q\":");
+    let HookHandler::ToolCallStarted(f) = <started_with_context as Hook>::DEF.handler else { panic!() };
+    ready(f(&state, &call, Some("Searching"), &agent)).unwrap();
+    assert_eq!(
+        state.context_value("started").unwrap(),
+        serde_json::json!(["search_github_issues", "Searching", {"source": {"kind": "agent", "agentName": "support_agent"}}])
+    );
+    let HookHandler::ToolCallStarted(g) = <started_without_context as Hook>::DEF.handler else { panic!() };
+    ready(g(&state, &call, None, &agent)).unwrap();
+    assert_eq!(state.context_value("started_plain").unwrap(), serde_json::json!(["search_github_issues", null]));
+
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let HookHandler::AfterThreadCreated(f) = <created_with_context as Hook>::DEF.handler else { panic!() };
+    runtime.block_on(f(&state, &prompt).resolve()).unwrap();
+    assert_eq!(
+        state.context_value("created").unwrap(),
+        serde_json::json!({"source": {"kind": "prompt", "promptName": "triage"}})
+    );
+    let HookHandler::AfterThreadCreated(g) = <created_without_context as Hook>::DEF.handler else { panic!() };
+    runtime.block_on(g(&state, &prompt).resolve()).unwrap();
+    assert_eq!(state.context_value("created_plain").unwrap(), serde_json::json!(true));
+}
