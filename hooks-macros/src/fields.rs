@@ -86,23 +86,27 @@ pub(crate) struct FieldReader<'a> {
     what: &'static str,
     span: Span,
     entries: Vec<(Ident, Option<Value>)>,
+    /// Fields suggested for misspelt keys: their absence is not reported a second time.
+    suggested: Vec<&'static str>,
 }
 
 impl<'a> FieldReader<'a> {
     /// Checks keys against `known` (unknown: error with a suggestion; repeated: error on the
     /// second).
-    pub(crate) fn new(cx: &'a Ctxt, what: &'static str, fields: Fields, known: &[&str]) -> Self {
+    pub(crate) fn new(cx: &'a Ctxt, what: &'static str, fields: Fields, known: &[&'static str]) -> Self {
         let mut entries: Vec<(Ident, Option<Value>)> = Vec::new();
+        let mut suggested = Vec::new();
         for (key, value) in fields.entries {
             let name = key.to_string();
             if !known.contains(&name.as_str()) {
-                let hint = known
+                let nearest = known
                     .iter()
-                    .map(|k| (strsim::jaro_winkler(&name, k), k))
+                    .map(|k| (strsim::jaro_winkler(&name, k), *k))
                     .filter(|(score, _)| *score > 0.8)
                     .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, k)| format!("\nhelp: did you mean `{k}`?"))
-                    .unwrap_or_default();
+                    .map(|(_, k)| k);
+                suggested.extend(nearest);
+                let hint = nearest.map(|k| format!("\nhelp: did you mean `{k}`?")).unwrap_or_default();
                 let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
                 cx.error_spanned_by(&key, format!("unknown field `{name}` in {what}{hint}\nthe fields are: {list}"));
                 continue;
@@ -113,7 +117,7 @@ impl<'a> FieldReader<'a> {
             }
             entries.push((key, Some(value)));
         }
-        FieldReader { cx, what, span: fields.span, entries }
+        FieldReader { cx, what, span: fields.span, entries, suggested }
     }
 
     pub(crate) fn cx(&self) -> &'a Ctxt {
@@ -123,6 +127,11 @@ impl<'a> FieldReader<'a> {
     /// The span of the whole object, for "missing field" errors.
     pub(crate) fn span(&self) -> Span {
         self.span
+    }
+
+    /// The span of a present field's value.
+    pub(crate) fn value_span(&self, key: &str) -> Option<Span> {
+        self.entries.iter().find(|(k, _)| k == key).and_then(|(_, value)| value.as_ref().map(Value::span))
     }
 
     /// The key token of a present field.
@@ -137,6 +146,9 @@ impl<'a> FieldReader<'a> {
 
     /// Reports a missing required field.
     pub(crate) fn missing(&self, key: &str, example: &str) {
+        if self.suggested.contains(&key) {
+            return;
+        }
         self.cx.error_at(self.span, format!("{} is missing `{key}`: add `{key}: {example}`", self.what));
     }
 
@@ -247,6 +259,16 @@ impl<'a> FieldReader<'a> {
             .into_iter()
             .filter_map(|value| match value {
                 Value::Path(path) => Some(path),
+                Value::Lit(Lit::Str(lit)) => {
+                    self.cx.error_spanned_by(
+                        &lit,
+                        format!(
+                            "`{k}` takes names or paths, not strings: write `{}` without quotes\nhelp: hooks, prompts and agents are referenced by path, so the compiler checks each one",
+                            lit.value()
+                        ),
+                    );
+                    None
+                }
                 other => {
                     self.mistyped(&k, &other, &format!("a list of names or paths, e.g. `{key}: {example}`"));
                     None

@@ -106,14 +106,25 @@ impl KindSpec {
         format!("fn({}){ret}", params.join(", "))
     }
 
-    /// The accepted return types, as the error messages print them.
-    pub(crate) fn accepted_returns(&self) -> String {
+    /// `a` or `an`, for the kind's name.
+    pub(crate) fn article(&self) -> &'static str {
+        // By sound: `an after_...`, but `a user_...`.
+        if self.name.starts_with(['a', 'e', 'i', 'o']) { "an" } else { "a" }
+    }
+
+    /// The accepted return types as a phrase: "`A` or `B`", "one of `A`, `B`, `C` or `D`".
+    pub(crate) fn accepted_returns_phrase(&self) -> String {
         let mut types = vec![format!("`{}`", self.output), format!("`Result<{}, HookError>`", self.output)];
         for (extra, _) in self.extra_returns {
             types.push(format!("`{extra}`"));
             types.push(format!("`Result<{extra}, HookError>`"));
         }
-        types.join(", ")
+        let last = types.pop().expect("at least two types");
+        if types.len() == 1 {
+            format!("{} or {last}", types[0])
+        } else {
+            format!("one of {} or {last}", types.join(", "))
+        }
     }
 
     /// The list of every kind name, for error messages.

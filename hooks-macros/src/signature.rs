@@ -15,9 +15,11 @@ pub(crate) fn signature_traits() -> TokenStream {
 
 fn kind_traits(kind: &KindSpec) -> TokenStream {
     let signature = kind.signature();
-    let returns = kind.accepted_returns();
+    let returns = kind.accepted_returns_phrase();
+    let context = if kind.takes_context() { "; the context parameter may be left out" } else { "" };
     let note = format!(
-        "a `{}` hook is `{signature}`, sync or `async`; the context parameter may be left out, and it may return {returns}",
+        "{} `{}` hook is `{signature}`, sync or `async`{context}; it returns {returns}",
+        kind.article(),
         kind.name
     );
     let mut out = TokenStream::new();
@@ -68,6 +70,7 @@ fn param_trait(kind: &KindSpec, param: &Param, name: &syn::Ident, position: usiz
             /// The identity: the value as the user's function takes it.
             fn cast(value: #ty) -> Self;
         }
+        #[diagnostic::do_not_recommend]
         impl<'a> #name<'a> for #ty {
             #[inline(always)]
             fn cast(value: #ty) -> Self { value }
@@ -78,21 +81,20 @@ fn param_trait(kind: &KindSpec, param: &Param, name: &syn::Ident, position: usiz
 fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
     let name = format_ident!("{}Return", kind.variant);
     let output: syn::Type = syn::parse_str(kind.output).expect("kind table holds valid types");
-    let message = format!(
-        "`{}` hook: the return type must be {}, found `{{Self}}`",
-        kind.name,
-        kind.accepted_returns().replace(", `Result", " or `Result")
-    );
+    let message =
+        format!("`{}` hook: the return type must be {}, found `{{Self}}`", kind.name, kind.accepted_returns_phrase());
     let label = format!("expected `{}`", kind.output);
     let doc = format!("The return type of a `{}` hook. Not public API.", kind.name);
     let extras = kind.extra_returns.iter().map(|(extra, conversion)| {
         let extra: syn::Type = syn::parse_str(extra).expect("kind table holds valid types");
         let conversion: syn::Expr = syn::parse_str(conversion).expect("kind table holds valid expressions");
         quote! {
+            #[diagnostic::do_not_recommend]
             impl #name for #extra {
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { let value = self; Ok(#conversion) }
             }
+            #[diagnostic::do_not_recommend]
             impl #name for Result<#extra, HookError> {
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { self.map(|value| #conversion) }
@@ -106,10 +108,12 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
             /// The value as the chain carries it.
             fn into_hook_result(self) -> HookResult<#output>;
         }
+        #[diagnostic::do_not_recommend]
         impl #name for #output {
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { Ok(self) }
         }
+        #[diagnostic::do_not_recommend]
         impl #name for Result<#output, HookError> {
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { self }

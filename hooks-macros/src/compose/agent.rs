@@ -40,6 +40,8 @@ struct SideInput {
 struct Relationship {
     agent: Path,
     name: Option<String>,
+    /// The `as` value's tokens, or the agent path's, for errors about the name.
+    name_span: proc_macro2::Span,
     optional: bool,
     hidden: bool,
     max_instances: Option<u32>,
@@ -52,10 +54,12 @@ struct Requirement {
 }
 
 pub(crate) fn define_agent(input: TokenStream) -> TokenStream {
-    let fields: Fields = match syn::parse2(input) {
+    let mut fields: Fields = match syn::parse2(input) {
         Ok(fields) => fields,
         Err(error) => return error.into_compile_error(),
     };
+    // A missing top-level field is reported on the whole invocation.
+    fields.span = proc_macro2::Span::call_site();
     let cx = Ctxt::new();
     let agent = read(&cx, fields);
     match (cx.check(), agent) {
@@ -112,6 +116,7 @@ fn read(cx: &Ctxt, fields: Fields) -> Option<AgentInput> {
     report_repeated_paths(cx, &hooks, |hook| {
         format!("`{hook}` is already listed in this agent's `hooks`; a hook runs once per list, remove this one")
     });
+    check_relationship_names(cx, side_a.iter().chain(side_b.iter()).flat_map(|side| side.subagents.iter()));
     let required: Vec<Path> = parent_hooks.iter().map(|r: &Requirement| r.hook.clone()).collect();
     report_repeated_paths(cx, &required, |hook| {
         format!(
@@ -134,6 +139,8 @@ fn read_side(cx: &Ctxt, fields: Fields, what: &'static str) -> Option<SideInput>
     let mut reader = FieldReader::new(cx, what, fields, SIDE_FIELDS);
     let prompt = reader.path("prompt", "my_prompt");
     let human = reader.bool("human");
+    let stop_on_response_key = reader.key("stop_on_response");
+    let max_steps_key = reader.key("max_steps");
     let stop_on_response = reader.bool("stop_on_response").is_some_and(|lit| lit.value);
     let max_steps = reader.int("max_steps").map(|(_, steps)| steps);
     let subagents = match reader.array("subagents", "[{ agent: mail_agent }]") {
@@ -142,7 +149,15 @@ fn read_side(cx: &Ctxt, fields: Fields, what: &'static str) -> Option<SideInput>
     };
     let participant = match (prompt, human) {
         (Some(prompt), None) => ParticipantInput::Prompt(prompt),
-        (None, Some(human)) if human.value => ParticipantInput::Human,
+        (None, Some(human)) if human.value => {
+            for key in [&stop_on_response_key, &max_steps_key].into_iter().flatten() {
+                cx.error_spanned_by(
+                    key,
+                    format!("{what}: `{key}` has no effect on a person's side; it applies to a side taken by a prompt"),
+                );
+            }
+            ParticipantInput::Human
+        }
         (None, Some(human)) => {
             cx.error_spanned_by(&human, format!("{what}: `human: false` does not say who takes the turns\nhelp: write `prompt: my_prompt` for a model side, or `human: true`"));
             return None;
@@ -171,6 +186,10 @@ fn read_relationship(cx: &Ctxt, value: Value) -> Option<Relationship> {
     };
     let mut reader = FieldReader::new(cx, "a subagent relationship", fields, SUBAGENT_FIELDS);
     let agent = reader.path("agent", "mail_agent");
+    let name_span = reader
+        .value_span("as")
+        .or_else(|| agent.as_ref().map(syn::spanned::Spanned::span))
+        .unwrap_or_else(proc_macro2::Span::call_site);
     let name = relationship_name(&mut reader);
     let optional = reader.bool("optional").is_some_and(|lit| lit.value);
     let hidden = reader.bool("hidden").is_some_and(|lit| lit.value);
@@ -178,12 +197,37 @@ fn read_relationship(cx: &Ctxt, value: Value) -> Option<Relationship> {
     if reader.key("agent").is_none() {
         reader.missing("agent", "mail_agent");
     }
-    Some(Relationship { agent: agent?, name, optional, hidden, max_instances })
+    Some(Relationship { agent: agent?, name, name_span, optional, hidden, max_instances })
 }
 
 /// `as: mailbox` or `as: "mailbox"`.
 fn relationship_name(reader: &mut FieldReader<'_>) -> Option<String> {
     reader.name_or_string("as", "mailbox")
+}
+
+/// A relationship's name is offered to the model as a tool name and names the relationship
+/// at run time: it must be a usable name and unique within the agent.
+fn check_relationship_names<'r>(cx: &Ctxt, relationships: impl Iterator<Item = &'r Relationship>) {
+    let mut seen: Vec<String> = Vec::new();
+    for relationship in relationships {
+        let name = match &relationship.name {
+            Some(name) => name.clone(),
+            None => relationship.agent.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        };
+        let usable = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !usable {
+            cx.error_at(
+                relationship.name_span,
+                format!("relationship name `{name}` is not usable as a tool name\nhelp: use ASCII letters, digits, `_` or `-`, e.g. `as: mailbox`"),
+            );
+        } else if seen.contains(&name) {
+            cx.error_at(
+                relationship.name_span,
+                format!("this agent already has a relationship named `{name}`\nhelp: give one of them another name with `as: ...`"),
+            );
+        }
+        seen.push(name);
+    }
 }
 
 fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
@@ -211,16 +255,25 @@ fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
     if let Some(reason) = &reason
         && reason.value().trim().is_empty()
     {
-        cx.error_spanned_by(reason, "a `parent_hooks` reason cannot be empty; say why the parent needs this hook");
+        cx.error_spanned_by(reason, "a `parent_hooks` reason cannot be blank; say why the parent needs this hook");
     }
     let before_parent = match &stage {
         None => false,
         Some(stage) if stage == "before_parent" => true,
         Some(stage) if stage == "after_parent" => false,
         Some(stage) => {
+            let text = stage.to_string();
+            let nearest = ["before_parent", "after_parent"]
+                .into_iter()
+                .max_by(|a, b| strsim::jaro_winkler(&text, a).total_cmp(&strsim::jaro_winkler(&text, b)))
+                .filter(|near| strsim::jaro_winkler(&text, near) > 0.8)
+                .map(|near| format!("did you mean `{near}`? "))
+                .unwrap_or_default();
             cx.error_spanned_by(
                 stage,
-                format!("unknown stage `{stage}`\nhelp: a stage is `before_parent` or `after_parent` (the default)"),
+                format!(
+                    "unknown stage `{stage}`\nhelp: {nearest}a stage is `before_parent` or `after_parent` (the default)"
+                ),
             );
             false
         }
@@ -283,22 +336,20 @@ fn expand_agent(input: &AgentInput) -> TokenStream {
             #private::ParentHookRequirement { hook: #hook, reason: #reason, stage: #private::ParentHookStage::#stage }
         }
     });
-    let distinct_hooks = expand::distinct_hooks(
-        &private,
-        hooks,
-        "this hook is already listed in this agent's `hooks` under another path",
-    );
+    let distinct_hooks = expand::distinct_hooks(&private, hooks, "listed in this agent's `hooks`");
     let required: Vec<Path> = parent_hooks.iter().map(|r| r.hook.clone()).collect();
     let distinct_requirements = expand::distinct_hooks(
         &private,
         &required,
-        "this hook is already required in this agent's `parent_hooks` under another path; two requirements cannot name the same hook",
+        "required in this agent's `parent_hooks` (two requirements cannot name one hook)",
     );
+    // Spanned at the name, so two items of one name in a module are reported there.
+    let struct_item = quote::quote_spanned!(name.span()=> pub struct #name {});
     let doc = format!("Agent `{name_text}`, defined with `define_agent!`.");
     quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types, unreachable_pub)]
-        pub struct #name {}
+        #struct_item
 
         impl #private::Agent for #name {
             const DEF: &'static #private::AgentDef = &#private::AgentDef {

@@ -1,7 +1,7 @@
 //! Pieces shared by the prompt and agent expansions.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::Path;
 use syn::spanned::Spanned;
 
@@ -37,21 +37,28 @@ pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
 
 /// Const assertions that paths written differently do not name one hook (D4, D9): identical
 /// paths were already reported by the macro, aliases (`a::x` and a `use`d `x`) only const
-/// evaluation can see.
-pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], message: &str) -> TokenStream {
+/// evaluation can see. `what` completes "already listed in ...".
+pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) -> TokenStream {
     let mut out = TokenStream::new();
     for (index, later) in paths.iter().enumerate() {
         for earlier in &paths[..index] {
-            if path_text(earlier) == path_text(later) {
+            let (earlier_text, later_text) = (path_text(earlier), path_text(later));
+            if earlier_text == later_text {
                 continue;
             }
-            let check = quote_spanned!(later.span()=>
-                const _: () = ::core::assert!(
-                    !#private::same_hook(<#earlier as #private::Hook>::DEF, <#later as #private::Hook>::DEF),
-                    #message
-                );
-            );
-            out.extend(check);
+            let message =
+                format!("`{later_text}` names the same hook as `{earlier_text}`, already {what}; remove one of them");
+            // The first token carries the path's start and the group its end, so the error
+            // underlines the whole path on stable Rust.
+            let mut tokens = later.to_token_stream().into_iter();
+            let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
+            let last = tokens.last().map_or(first, |t| t.span());
+            let assert = quote_spanned!(first=> ::core::assert!);
+            let args = quote_spanned!(last=> (
+                !#private::same_hook(<#earlier as #private::Hook>::DEF, <#later as #private::Hook>::DEF),
+                #message
+            ));
+            out.extend(quote!(const _: () = #assert #args;));
         }
     }
     out

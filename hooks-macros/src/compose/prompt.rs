@@ -24,10 +24,12 @@ struct PromptInput {
 }
 
 pub(crate) fn define_prompt(input: TokenStream) -> TokenStream {
-    let fields: Fields = match syn::parse2(input) {
+    let mut fields: Fields = match syn::parse2(input) {
         Ok(fields) => fields,
         Err(error) => return error.into_compile_error(),
     };
+    // A missing top-level field is reported on the whole invocation.
+    fields.span = proc_macro2::Span::call_site();
     let cx = Ctxt::new();
     let prompt = read(&cx, fields);
     match (cx.check(), prompt) {
@@ -82,16 +84,14 @@ fn expand_prompt(input: &PromptInput) -> TokenStream {
     let include_chat = include_chat.as_ref().is_none_or(LitBool::value);
     let include_past_tools = include_past_tools.as_ref().is_some_and(LitBool::value);
     let hook_defs = hooks.iter().map(|hook| expand::listed_hook(&private, hook));
-    let distinct = expand::distinct_hooks(
-        &private,
-        hooks,
-        "this hook is already listed in this prompt's `hooks` under another path",
-    );
+    let distinct = expand::distinct_hooks(&private, hooks, "listed in this prompt's `hooks`");
+    // Spanned at the name, so two items of one name in a module are reported there.
+    let struct_item = quote::quote_spanned!(name.span()=> pub struct #name {});
     let doc = format!("Prompt `{name_text}`, defined with `define_prompt!`.");
     quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types, unreachable_pub)]
-        pub struct #name {}
+        #struct_item
 
         impl #private::Prompt for #name {
             const DEF: &'static #private::PromptDef = &#private::PromptDef {

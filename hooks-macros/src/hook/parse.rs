@@ -16,6 +16,8 @@ pub(super) struct HookArgs {
     pub(super) krate: Option<Path>,
     /// The span of the whole attribute argument list, for "missing `id`".
     pub(super) span: Span,
+    /// An unknown key was reported (likely a misspelt `id`): no second error for a missing id.
+    pub(super) had_unknown_key: bool,
 }
 
 enum Arg {
@@ -70,6 +72,14 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
         let kind: Ident = input.parse().map_err(|e| {
             syn::Error::new(e.span(), "expected the hook kind first: `#[hook(filter_messages, id = \"my_hook\")]`")
         })?;
+        if input.peek(Token![=]) {
+            return Err(syn::Error::new(
+                kind.span(),
+                format!(
+                    "the hook kind is missing: it comes first, before `{kind}`\nhelp: write `#[hook(KIND, {kind} = ...)]` with a kind such as `filter_messages` or `after_create_message`"
+                ),
+            ));
+        }
         let mut args = Vec::new();
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -87,13 +97,14 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             return None;
         }
     };
-    let mut parsed = HookArgs { kind, id: None, timeout_ms: None, krate: None, span };
+    let mut parsed = HookArgs { kind, id: None, timeout_ms: None, krate: None, span, had_unknown_key: false };
     for arg in list {
         match arg {
             Arg::Id(key, value) => set_once(cx, &mut parsed.id, key, value),
             Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key, value),
             Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),
             Arg::Unknown(key) => {
+                parsed.had_unknown_key = true;
                 let name = key.to_string();
                 let hint = KEYS
                     .iter()

@@ -3,6 +3,7 @@
 //! errors land on the user's type tokens.
 
 use proc_macro2::Span;
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, ItemFn, Path, ReturnType, Type, Visibility};
 
@@ -52,7 +53,8 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
         EraseLifetimes.visit_type_mut(ty);
     }
     let mut return_type = match &function.sig.output {
-        ReturnType::Default => syn::parse_quote!(()),
+        // Spanned at the parameter list's closing parenthesis, where `-> T` would go.
+        ReturnType::Default => syn::parse_quote_spanned!(function.sig.paren_token.span.close()=> ()),
         ReturnType::Type(_, ty) => (**ty).clone(),
     };
     EraseLifetimes.visit_type_mut(&mut return_type);
@@ -98,6 +100,9 @@ const KEYWORDS: &[&str] = &[
 
 fn check_id(cx: &Ctxt, args: &HookArgs) -> Option<Ident> {
     let Some(lit) = &args.id else {
+        if args.had_unknown_key {
+            return None;
+        }
         cx.error_at(args.span, "missing hook id: add `id = \"my_hook\"` (snake_case, unique in the crate)");
         return None;
     };
@@ -140,8 +145,16 @@ fn to_snake_case(id: &str) -> String {
             out.push('_');
         }
     }
-    let trimmed = out.trim_matches('_').trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
-    if trimmed.is_empty() { "my_hook".to_owned() } else { trimmed.to_owned() }
+    let trimmed = out.trim_matches('_');
+    let digits: String = trimmed.chars().take_while(|c| c.is_ascii_digit() || *c == '_').collect();
+    let rest = trimmed[digits.len()..].trim_matches('_');
+    let digits = digits.trim_matches('_');
+    match (rest.is_empty(), digits.is_empty()) {
+        (true, _) => "my_hook".to_owned(),
+        (false, true) => rest.to_owned(),
+        // A leading number moves to the end, so `20_messages` becomes `messages_20`.
+        (false, false) => format!("{rest}_{digits}"),
+    }
 }
 
 fn check_shape(cx: &Ctxt, function: &ItemFn) {
@@ -195,23 +208,42 @@ fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &ItemFn) -> Option<
     if accepted.contains(&types.len()) {
         return Some(types);
     }
+    let plural = |n: usize| if n == 1 { format!("{n} parameter") } else { format!("{n} parameters") };
     let expected = if kind.takes_context() {
-        format!("{required} parameters, or {} with the context", required + 1)
+        format!("{}, or {} with the context", plural(required), required + 1)
     } else {
-        format!("{required} parameter")
+        plural(required)
     };
-    let found = match types.len() {
-        1 => "1 parameter".to_owned(),
-        n => format!("{n} parameters"),
+    let typed: Vec<&syn::PatType> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| if let FnArg::Typed(typed) = input { Some(typed) } else { None })
+        .collect();
+    // Too many: point at the first extra parameter; too few: at the parameter list.
+    let (span, advice): (Span, String) = if types.len() > *accepted.end() {
+        let first_extra = &typed[*accepted.end()];
+        let last = typed.last().expect("more parameters than accepted");
+        let span = first_extra.span().join(last.span()).unwrap_or_else(|| first_extra.span());
+        let advice = if kind.takes_context() {
+            "remove the extra parameters".to_owned()
+        } else {
+            "user-scope hooks take only the `&UserState`, no context; remove the extra parameters".to_owned()
+        };
+        (span, advice)
+    } else {
+        let missing: Vec<String> =
+            kind.params.iter().skip(types.len()).map(|p| format!("`{}: {}`", p.name, p.ty)).collect();
+        (sig.paren_token.span.join(), format!("add {}", missing.join(", ")))
     };
-    let span: Span = sig.paren_token.span.join();
     cx.error_at(
         span,
         format!(
-            "a `{}` hook takes {expected}, found {found}\nexpected signature: {}\nthe return type may also be {}; the fn may be `async`",
+            "{} `{}` hook takes {expected}, found {}\nhelp: {advice}\nexpected signature: {}, sync or `async`, returning {}",
+            kind.article(),
             kind.name,
+            plural(types.len()),
             kind.signature(),
-            kind.accepted_returns()
+            kind.accepted_returns_phrase()
         ),
     );
     None
@@ -249,7 +281,8 @@ mod tests {
     fn d2_suggests_a_snake_case_id() {
         assert_eq!(to_snake_case("LimitMessages"), "limit_messages");
         assert_eq!(to_snake_case("limit-messages"), "limit_messages");
-        assert_eq!(to_snake_case("2fast"), "fast");
+        assert_eq!(to_snake_case("2fast"), "fast_2");
+        assert_eq!(to_snake_case("20_messages"), "messages_20");
         assert_eq!(to_snake_case("!!"), "my_hook");
     }
 }

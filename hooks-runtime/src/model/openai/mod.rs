@@ -1,5 +1,5 @@
 //! [`OpenAiModel`]: a [`Model`] over any OpenAI-compatible chat-completions endpoint (OpenAI,
-//! Azure-style gateways, OpenRouter, vLLM, llama.cpp, Ollama, ...), streamed as server-sent events.
+//! OpenRouter, vLLM, llama.cpp, Ollama, ...), streamed as server-sent events.
 //!
 //! Stages, one module each: [`config`] (where the endpoint is), this module (the request and the
 //! HTTP errors before the stream starts), [`sse`] (the event-stream framing) and [`stream`]
@@ -313,5 +313,14 @@ mod tests {
         assert!(message.contains("`bad name`"), "{message}");
         assert!(message.contains("`X-Ok`"), "{message}");
         assert!(!message.contains("sk\nnewline"), "{message}");
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let model =
+            OpenAiModel::new(OpenAiConfig::default().with_api_key("sk-hidden").with_header("api-key", "hidden-too"));
+        assert!(model.client.is_ok());
+        let shown = format!("{model:?}");
+        assert!(!shown.contains("hidden"), "{shown}");
     }
 }

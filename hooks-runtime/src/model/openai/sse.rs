@@ -8,11 +8,18 @@
 
 /// The event-stream parser. Feed it chunks with [`SseParser::push`], take events with
 /// [`SseParser::next_event`], and at the end of the body drain it with [`SseParser::next_event_at_end`].
+/// The most one event may hold, line breaks and all, so an endpoint that never ends its line or
+/// event cannot grow the buffer without bound.
+const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 pub(super) struct SseParser {
     /// Bytes received and not yet split into lines; starts at `consumed`.
     buffer: Vec<u8>,
     consumed: usize,
+    /// How many bytes after `consumed` are known to hold no line break, so a long line arriving in
+    /// many chunks is scanned once.
+    scanned: usize,
     /// The data of the event being read.
     data: String,
     has_data: bool,
@@ -54,23 +61,34 @@ impl SseParser {
                 return Ok(Some(data));
             }
         }
+        if self.buffer.len() - self.consumed + self.data.len() > MAX_EVENT_BYTES {
+            return Err(SseError(format!("expected events of at most {} MiB", MAX_EVENT_BYTES / (1024 * 1024))));
+        }
         Ok(None)
     }
 
     /// The next complete line, without its line break.
     fn next_line(&mut self, at_end: bool) -> Result<Option<String>, SseError> {
         let rest = &self.buffer[self.consumed..];
-        let (line_len, break_len) = match rest.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
+        let found = rest[self.scanned..].iter().position(|&byte| byte == b'\n' || byte == b'\r');
+        let found = found.map(|at| self.scanned + at);
+        let (line_len, break_len) = match found {
             Some(at) if rest[at] == b'\n' => (at, 1),
             Some(at) => match rest.get(at + 1) {
                 Some(b'\n') => (at, 2),
                 Some(_) => (at, 1),
                 // A `\r` at the end of what arrived: a `\n` may follow in the next chunk.
                 None if at_end => (at, 1),
-                None => return Ok(None),
+                None => {
+                    self.scanned = at;
+                    return Ok(None);
+                }
             },
             None if at_end && !rest.is_empty() => (rest.len(), 0),
-            None => return Ok(None),
+            None => {
+                self.scanned = rest.len();
+                return Ok(None);
+            }
         };
         let line = std::str::from_utf8(&rest[..line_len])
             .map_err(|_| SseError("expected UTF-8 text in the event stream".to_owned()))?;
@@ -78,6 +96,7 @@ impl SseParser {
         let line = line.to_owned();
         self.started = true;
         self.consumed += line_len + break_len;
+        self.scanned = 0;
         Ok(Some(line))
     }
 
@@ -170,6 +189,19 @@ mod tests {
         assert_eq!(parser.next_event(), Ok(None), "a \\r may be the start of \\r\\n");
         parser.push(b"\n");
         assert_eq!(parser.next_event(), Ok(Some("a".to_owned())));
+    }
+
+    #[test]
+    fn an_event_that_never_ends_is_an_error_once_too_large() {
+        let mut parser = SseParser::default();
+        let line = vec![b'x'; 1024 * 1024];
+        parser.push(b"data: ");
+        let mut result = Ok(None);
+        for _ in 0..=16 {
+            parser.push(&line);
+            result = parser.next_event();
+        }
+        assert_eq!(result, Err(SseError("expected events of at most 16 MiB".to_owned())));
     }
 
     #[test]

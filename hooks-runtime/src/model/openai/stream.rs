@@ -157,7 +157,10 @@ impl DeltaDecoder {
             Some(Value::Object(delta)) => self.decode_delta(delta, out)?,
             Some(_) => return Err(malformed("expected `choices[0].delta` to be an object")),
         }
-        if let Some(Value::String(_)) = choice.get("finish_reason") {
+        // Some servers send `""` rather than `null` while the response goes on.
+        if let Some(Value::String(reason)) = choice.get("finish_reason")
+            && !reason.is_empty()
+        {
             self.complete = true;
             self.end_calls(out)?;
         }
@@ -386,11 +389,12 @@ mod tests {
     fn other_choices_usage_chunks_and_empty_content_are_skipped() {
         let (events, result) = decode(&[
             r#"{"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"h"},"finish_reason":""}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"i"},"finish_reason":"stop"}]}"#,
             r#"{"choices":[],"usage":{"total_tokens":3}}"#,
         ]);
         assert_eq!(result, Ok(()));
-        assert_eq!(events, vec![ModelEvent::TextDelta("hi".into())]);
+        assert_eq!(events, vec![ModelEvent::TextDelta("h".into()), ModelEvent::TextDelta("i".into())]);
     }
 
     #[test]
