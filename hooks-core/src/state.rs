@@ -99,6 +99,34 @@ impl ThreadState {
         Self::new(thread_id, agent_id, Arc::new(DetachedThread::default()))
     }
 
+    /// [`ThreadState::detached`], and the in-memory services behind it, to read back what a hook
+    /// injected, queued, emitted or stored as a value.
+    ///
+    /// ```
+    /// use hooks_core::{MessageRecord, Role, ThreadState};
+    ///
+    /// # tokio_like_block_on(async {
+    /// let (state, thread) = ThreadState::detached_with_services("thread_1", "support_agent");
+    /// state.inject_message(MessageRecord::new(Role::User, "hello")).await.unwrap();
+    /// state.set_value("seen", true.into()).await;
+    /// assert_eq!(thread.messages().len(), 1);
+    /// assert_eq!(thread.values().get("seen"), Some(&true.into()));
+    /// # });
+    /// # fn tokio_like_block_on<F: std::future::Future>(future: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Waker};
+    /// #     let mut future = std::pin::pin!(future);
+    /// #     let mut cx = Context::from_waker(Waker::noop());
+    /// #     loop { if let Poll::Ready(value) = future.as_mut().poll(&mut cx) { return value; } }
+    /// # }
+    /// ```
+    pub fn detached_with_services(
+        thread_id: impl Into<String>,
+        agent_id: impl Into<String>,
+    ) -> (Self, Arc<DetachedThread>) {
+        let services = Arc::new(DetachedThread::default());
+        (Self::new(thread_id, agent_id, services.clone()), services)
+    }
+
     /// The services behind the state; with [`ThreadState::detached`], a [`DetachedThread`].
     pub fn services(&self) -> &Arc<dyn ThreadServices> {
         &self.services
@@ -200,6 +228,11 @@ impl DetachedThread {
     /// The events emitted so far.
     pub fn events(&self) -> Vec<(String, Value)> {
         self.lock().events.clone()
+    }
+
+    /// The thread values set so far.
+    pub fn values(&self) -> HashMap<String, Value> {
+        self.lock().values.clone()
     }
 }
 
