@@ -181,6 +181,10 @@ pub struct HookDef {
     pub handler: HookHandler,
     /// Whether the function is `async fn`.
     pub is_async: bool,
+    /// Whether the function returns a `Result`, so it can fail without panicking. With
+    /// `is_async` (a timeout), this tells dispatch which hooks need a copy of the value they
+    /// transform kept, to go on with the last good value when they fail.
+    pub fallible: bool,
     /// The per-hook timeout from `timeout_ms = N`, overriding the runtime's default.
     pub timeout_ms: Option<u64>,
     /// Where the hook was written.

@@ -91,11 +91,13 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
         quote! {
             #[diagnostic::do_not_recommend]
             impl #name for #extra {
+                const FALLIBLE: bool = false;
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { let value = self; Ok(#conversion) }
             }
             #[diagnostic::do_not_recommend]
             impl #name for Result<#extra, HookError> {
+                const FALLIBLE: bool = true;
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { self.map(|value| #conversion) }
             }
@@ -105,16 +107,20 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
         pub trait #name {
+            /// Whether the type can carry a failure (a `Result`).
+            const FALLIBLE: bool;
             /// The value as the chain carries it.
             fn into_hook_result(self) -> HookResult<#output>;
         }
         #[diagnostic::do_not_recommend]
         impl #name for #output {
+            const FALLIBLE: bool = false;
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { Ok(self) }
         }
         #[diagnostic::do_not_recommend]
         impl #name for Result<#output, HookError> {
+            const FALLIBLE: bool = true;
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { self }
         }

@@ -46,3 +46,6 @@ pub mod prelude {
 
 #[doc(hidden)]
 pub mod __private;
+
+#[doc(hidden)]
+pub mod __bench;

@@ -153,6 +153,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Adds several tools.
+    pub fn tools<T: Tool>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
+        for tool in tools {
+            self.tools.insert(tool.name().to_owned(), Arc::new(tool));
+        }
+        self
+    }
+
     /// Sets the message store (default: [`InMemoryStore`]).
     pub fn store(mut self, store: impl MessageStore) -> Self {
         self.store = Some(Arc::new(store));

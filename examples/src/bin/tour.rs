@@ -1,16 +1,98 @@
-//! The tour: defines hooks and shows what the framework knows about them.
+//! The tour: the guide's duplicate finder, end to end, with every hook run on screen.
+//!
+//! It runs on a scripted model (no network, no key), stores the thread in an SQLite file in
+//! the system's temp directory, prints a line each time a hook runs, then the agent's resolved
+//! hook table (`explain`) and what the database holds.
+//!
+//! ```text
+//! cargo run -p examples --bin tour
+//! ```
+//!
+//! The hook lines come from the runtime's `tracing` spans (target `hooks_runtime::hook`, one per
+//! hook run, with id, kind, source and duration); [`examples::init_logging_with_hook_lines`]
+//! prints them.
 
-use hooks_runtime::prelude::*;
+#[path = "duplicate_finder/finder.rs"]
+mod finder;
 
-#[hook(filter_messages, id = "limit_to_20_messages")]
-fn limit(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
-    let skip = messages.len().saturating_sub(20);
-    messages.into_iter().skip(skip).collect()
+use examples::{Options, describe_message, heading};
+use hooks_runtime::store::{MessageStore as _, SqliteStore};
+use hooks_runtime::{Runtime, ThreadOptions};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    examples::init_logging_with_hook_lines();
+    let options = Options::from_args();
+
+    println!("Agent hooks tour");
+    println!("The guide's duplicate finder checks whether a GitHub issue repeats an older one.");
+    println!("Its prompt declares one hook, redact_emails (before_store_tool_result), which removes");
+    println!("email addresses from each tool result before it is stored and shown to the model.");
+
+    // A fresh database each run, so the output is the same every time.
+    let database = std::env::temp_dir().join("agent-hooks-tour.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", database.display()));
+    }
+
+    let model = options.model(finder::script());
+    let github = finder::FakeGitHub::new();
+    let [get_issue, search_issues, close_as_duplicate] = github.tools();
+    let runtime = Runtime::builder()
+        .agent::<finder::agents::duplicate_finder>()
+        .model("tool-reasoning", model.clone())
+        .tool(get_issue)
+        .tool(search_issues)
+        .tool(close_as_duplicate)
+        .store(SqliteStore::open(&database)?)
+        .build()?;
+
+    heading("1. The run (a line per hook as it runs: id, kind, source, duration)");
+    println!("model: {}", model.description());
+    let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
+    println!("you:   {}", finder::QUESTION);
+    let outcome = thread.send(finder::QUESTION).await?;
+    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    println!("The canned repository octo-org/widgets now reads:");
+    for line in github.summary() {
+        println!("  {line}");
+    }
+
+    heading("2. The stored conversation");
+    let messages = thread.messages().await?;
+    for (number, message) in messages.iter().enumerate() {
+        println!("{:>2}. {}", number + 1, describe_message(message, 100));
+    }
+    println!("\nWhat redact_emails did to the tool results:");
+    for (number, message) in messages.iter().enumerate() {
+        let content = message.content.as_deref().unwrap_or("");
+        if let Some(at) = content.find(REDACTED) {
+            println!("{:>2}. …{}…", number + 1, around(content, at, REDACTED.len(), 40));
+        }
+    }
+    let left = messages.iter().filter(|m| m.content.as_deref().unwrap_or("").contains('@')).count();
+    println!("The canned issues hold {} addresses; stored messages holding one: {left}.", github.email_addresses());
+
+    heading("3. The agent's hooks (hooks_runtime::explain)");
+    let agent = runtime.agent("duplicate_finder").ok_or("the agent was added above")?;
+    print!("{}", hooks_runtime::explain(agent.resolved()));
+
+    heading("4. The database");
+    // A second connection to the file, as another process would open it.
+    let reopened = SqliteStore::open(&database)?;
+    let stored = reopened.messages(thread.id()).await?;
+    println!("file:     {}", database.display());
+    println!("thread:   {} ({:?})", thread.id(), thread.status());
+    println!("messages: {} stored", stored.len());
+    println!("Reopen it with Runtime::builder().store(SqliteStore::open(path)?) and runtime.open_thread(id).");
+    Ok(())
 }
 
-fn main() {
-    let registry = Registry::linked();
-    for def in registry.hooks() {
-        println!("{:<28} {:<24} {}", def.id, def.kind(), def.location);
-    }
+const REDACTED: &str = "[email redacted]";
+
+/// The text around `text[at..at + len]`, `radius` characters each side.
+fn around(text: &str, at: usize, len: usize, radius: usize) -> &str {
+    let start = text[..at].char_indices().rev().nth(radius - 1).map_or(0, |(i, _)| i);
+    let end = text[at + len..].char_indices().nth(radius).map_or(text.len(), |(i, _)| at + len + i);
+    &text[start..end]
 }

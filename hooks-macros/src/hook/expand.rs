@@ -18,6 +18,9 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let adapter = adapter(hook);
+    let return_type = &hook.return_type;
+    let return_trait = format_ident!("{}Return", kind.variant);
+    let fallible = quote_spanned!(return_type.span()=> <#return_type as #private::signature::#return_trait>::FALLIBLE);
     // Thread hooks may be listed in `hooks` and required in `parent_hooks`; user-scope hooks
     // lack these impls, so such a reference fails on the user's path (D7, D11).
     let composable = if kind.takes_context() {
@@ -45,6 +48,7 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
                 id: #id_text,
                 handler: #private::HookHandler::#variant(#adapter),
                 is_async: #is_async,
+                fallible: #fallible,
                 timeout_ms: #timeout,
                 location: #private::HookLocation {
                     package: #private::PackageSignature::new_static(

@@ -6,7 +6,7 @@ use hooks_core::{
     HookToolResult, LlmMessage, MessageRecord, MessageUpdate, ThreadState, ToolCallRecord, UserState,
 };
 
-use super::invoke::invoke;
+use super::invoke::run_hook;
 use super::{Dispatch, FailureRule};
 
 /// A kind whose chain moves a value through each hook and returns it.
@@ -52,8 +52,12 @@ moving_kind!(BeforeUpdateMessage, BeforeUpdateMessage, MessageUpdate, (message_i
 moving_kind!(BeforeStoreToolResult, BeforeStoreToolResult, HookToolResult, (call: &'a ToolCallRecord));
 
 /// Runs a moving chain under `rule`. With [`FailureRule::Prevent`] the first failure returns
-/// its error; otherwise a failed hook's input is restored from a copy taken before the call, so
-/// the chain goes on with the last good value (the value moved into a failed hook is gone).
+/// its error and no copy is ever taken. Otherwise the chain goes on with the last good value: a
+/// hook that can fail by design (it returns a `Result`, or it is async and can time out) gets a
+/// copy of its input kept, since the value moved into a failed hook is gone. A sync hook that
+/// returns a plain value can fail only by panicking, a bug; for it no copy is taken per call, and
+/// a panic restores the newest copy the chain holds: the value before the last hook that could
+/// fail, or the value the chain started with.
 async fn run_moving<'a, K: MovingKind>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -61,25 +65,32 @@ async fn run_moving<'a, K: MovingKind>(
     mut value: K::Value,
     rule: FailureRule,
 ) -> Result<K::Value, HookError> {
+    if dispatch.chain.is_empty() {
+        return Ok(value);
+    }
+    let keep_last_good = rule != FailureRule::Prevent;
+    let mut backup = (keep_last_good && dispatch.active().any(|entry| !can_fail(entry))).then(|| value.clone());
     for entry in dispatch.active() {
-        let backup = (rule != FailureRule::Prevent).then(|| value.clone());
-        let outcome = invoke(entry, dispatch.timeout_of(entry), || {
-            K::call(&entry.hook.handler, state, args, value, &entry.context)
-        })
-        .await;
+        if keep_last_good && can_fail(entry) {
+            backup = Some(value.clone());
+        }
+        let outcome = run_hook!(dispatch, entry, || K::call(&entry.hook.handler, state, args, value, &entry.context));
         match outcome {
             Ok(next) => value = next,
-            Err(failure) => match (rule, backup) {
-                (FailureRule::Prevent, _) | (_, None) => return Err(failure.into_error(entry)),
-                (FailureRule::BlockOrKeepLastGood, Some(_)) if matches!(&failure, super::HookFailure::Error(error) if error.is_block()) =>
-                {
-                    return Err(failure.into_error(entry));
-                }
-                (_, Some(backup)) => value = backup,
-            },
+            Err(failure) if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) => {
+                return Err(failure.into_error(entry));
+            }
+            Err(_) => value = backup.clone().expect("a copy is kept whenever a hook runs under KeepLastGood"),
         }
     }
     Ok(value)
+}
+
+/// Whether a hook can fail other than by panicking: it returns a `Result`, or it is async and
+/// can time out.
+#[inline]
+fn can_fail(entry: &hooks_core::ResolvedHook) -> bool {
+    entry.hook.fallible || entry.hook.is_async
 }
 
 /// R3-R4: `filter_messages`; failures keep the last good value (E1).
@@ -142,9 +153,7 @@ pub(crate) async fn after_system_message(dispatch: &Dispatch<'_>, state: &Thread
     for entry in dispatch.active() {
         let HookHandler::AfterSystemMessage(adapter) = entry.hook.handler else { unreachable!() };
         let current = system.as_str();
-        if let Ok(Some(replacement)) =
-            invoke(entry, dispatch.timeout_of(entry), || adapter(state, current, &entry.context)).await
-        {
+        if let Ok(Some(replacement)) = run_hook!(dispatch, entry, || adapter(state, current, &entry.context)) {
             system = replacement;
         }
     }
@@ -165,9 +174,7 @@ pub(crate) async fn after_tool_call(
             _ => unreachable!(),
         };
         let current = &result;
-        if let Ok(Some(replacement)) =
-            invoke(entry, dispatch.timeout_of(entry), || adapter(state, call, current, &entry.context)).await
-        {
+        if let Ok(Some(replacement)) = run_hook!(dispatch, entry, || adapter(state, call, current, &entry.context)) {
             result = replacement;
         }
     }
@@ -180,8 +187,8 @@ macro_rules! event_point {
         pub(crate) async fn $name(dispatch: &Dispatch<'_>, state: &ThreadState, $($arg: $ty),*) {
             for entry in dispatch.active() {
                 let HookHandler::$variant(adapter) = entry.hook.handler else { unreachable!() };
-                // E2: an event hook's failure is logged by `invoke` and changes nothing else.
-                let _ = invoke(entry, dispatch.timeout_of(entry), || adapter(state, $($arg,)* &entry.context)).await;
+                // E2: an event hook's failure is logged and changes nothing else.
+                let _ = run_hook!(dispatch, entry, || adapter(state, $($arg,)* &entry.context));
             }
         }
     };
@@ -225,7 +232,7 @@ pub(crate) async fn user_event(
             | HookHandler::UserValueChanged(adapter) => adapter,
             _ => unreachable!(),
         };
-        let timeout = entry.hook.timeout_ms.map_or(default_timeout, std::time::Duration::from_millis);
-        let _ = invoke(entry, timeout, || adapter(user)).await;
+        let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
+        let _ = run_hook!(dispatch, entry, || adapter(user));
     }
 }

@@ -45,6 +45,17 @@ pub enum ThreadStatus {
     Failed(String),
 }
 
+impl std::fmt::Display for ThreadStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThreadStatus::Idle => f.write_str("idle"),
+            ThreadStatus::Running => f.write_str("running"),
+            ThreadStatus::Stopped(reason) => write!(f, "stopped ({reason})"),
+            ThreadStatus::Failed(reason) => write!(f, "failed ({reason})"),
+        }
+    }
+}
+
 /// A store failure. The message names what failed, never message contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError(pub String);

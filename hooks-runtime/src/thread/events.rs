@@ -39,9 +39,36 @@ pub enum ThreadEvent {
         /// Its data.
         data: serde_json::Value,
     },
-    /// The thread's status changed.
+    /// The thread's status changed: `{"type":"status","status":"failed","reason":"..."}`.
     Status {
         /// The new status.
+        #[serde(flatten)]
         status: ThreadStatus,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t7_event_json_shapes() {
+        let started = ThreadEvent::ToolCallStarted { id: "call_1".into(), name: "write_file".into(), progress: None };
+        assert_eq!(
+            serde_json::to_value(&started).unwrap(),
+            serde_json::json!({"type": "tool_call_started", "id": "call_1", "name": "write_file", "progress": null})
+        );
+        let done = ThreadEvent::ToolCallDone { id: "call_1".into(), name: "write_file".into(), status: "error".into() };
+        assert_eq!(
+            serde_json::to_value(&done).unwrap(),
+            serde_json::json!({"type": "tool_call_done", "id": "call_1", "name": "write_file", "status": "error"})
+        );
+        let failed = ThreadEvent::Status { status: ThreadStatus::Failed("message_hook_error".into()) };
+        assert_eq!(
+            serde_json::to_value(&failed).unwrap(),
+            serde_json::json!({"type": "status", "status": "failed", "reason": "message_hook_error"})
+        );
+        let idle = ThreadEvent::Status { status: ThreadStatus::Idle };
+        assert_eq!(serde_json::to_value(&idle).unwrap(), serde_json::json!({"type": "status", "status": "idle"}));
+    }
 }

@@ -35,6 +35,8 @@ pub struct RunOutcome {
     pub reply: Option<String>,
     /// The agent the thread was handed off to during the run.
     pub handed_off_to: Option<String>,
+    /// What went wrong when the run failed outside the hooks, such as the model's error.
+    pub error: Option<String>,
 }
 
 /// What went wrong outside the hooks: an unknown agent or relationship, or the store.

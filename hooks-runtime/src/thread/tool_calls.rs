@@ -101,6 +101,20 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
     dispatch::tool_call_started(&pipeline.dispatch(HookKind::ToolCallStarted), state, call, progress).await;
 }
 
+/// T1, T3, T7 for a call that did not stream (queued with `queue_tool`): `tool_call_started`
+/// and its event run once, before the tool, with the progress argument read from the complete
+/// arguments when the tool declares one.
+pub(crate) async fn started_queued(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) {
+    let progress =
+        pipeline.shared.runtime.tools.get(&call.function.name).and_then(|tool| tool.progress_argument()).and_then(
+            |argument| {
+                let arguments: Value = serde_json::from_str(&call.function.arguments).ok()?;
+                arguments.get(argument)?.as_str().map(str::to_owned)
+            },
+        );
+    started(pipeline, state, call, progress.as_deref()).await;
+}
+
 /// How a tool call is carried out: a tool, a handoff, or a subagent relationship.
 pub(crate) enum Execution {
     /// A tool of the runtime (or an unknown name, which fails).

@@ -47,7 +47,8 @@ pub(crate) async fn run_with_messages(
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent());
     begin(shared, state, side).await;
-    let mut outcome = RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None };
+    let mut outcome =
+        RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None };
     let stored = store_incoming(shared, state, incoming, prevented).await?;
     let end =
         if stored == 0 { Some(TurnEnd::Failed("message_hook_error")) } else { run_queued_tools(shared, state).await };
@@ -69,7 +70,8 @@ pub(crate) async fn run_queued(
     if messages.is_empty() {
         let side = Thread::responding_side(&shared.agent());
         begin(shared, state, side).await;
-        let outcome = RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None };
+        let outcome =
+            RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None };
         let end = if has_tools {
             run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied)
         } else {
@@ -143,6 +145,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
             shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.clear();
             return Some(TurnEnd::Failed("message_hook_error"));
         }
+        tool_calls::started_queued(&pipeline, state, &call).await;
         tool_calls::run_call(&pipeline, state, &call, Execution::Tool).await;
     }
 }
@@ -231,6 +234,7 @@ async fn run_turn(
                 message.extra.insert("status".into(), json!("failed"));
                 message.extra.insert("error".into(), json!(error.to_string()));
                 let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
+                outcome.error = Some(error.to_string());
                 return Ok(TurnEnd::Failed("model_error"));
             }
         };

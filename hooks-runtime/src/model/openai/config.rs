@@ -34,6 +34,7 @@ pub struct OpenAiConfig {
     request_timeout: Duration,
     connect_timeout: Duration,
     headers: Vec<(String, String)>,
+    model: Option<String>,
 }
 
 impl OpenAiConfig {
@@ -53,11 +54,13 @@ impl OpenAiConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             headers: Vec::new(),
+            model: None,
         }
     }
 
     /// A configuration from the environment: `OPENAI_BASE_URL` (default
-    /// `https://api.openai.com/v1`) and `OPENAI_API_KEY` (none if unset or empty).
+    /// `https://api.openai.com/v1`), `OPENAI_API_KEY` and `OPENAI_MODEL` (each none if unset or
+    /// empty).
     ///
     /// ```
     /// use hooks_runtime::model::OpenAiConfig;
@@ -73,11 +76,14 @@ impl OpenAiConfig {
     /// touching the process environment.
     fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
         let set = |name: &str| var(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
-        let config = Self::new(set("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()));
-        match set("OPENAI_API_KEY") {
-            Some(key) => config.with_api_key(key),
-            None => config,
+        let mut config = Self::new(set("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()));
+        if let Some(key) = set("OPENAI_API_KEY") {
+            config = config.with_api_key(key);
         }
+        if let Some(model) = set("OPENAI_MODEL") {
+            config = config.with_model(model);
+        }
+        config
     }
 
     /// Uses the endpoint at `base_url` (a trailing `/` is dropped).
@@ -162,6 +168,25 @@ impl OpenAiConfig {
         &self.base_url
     }
 
+    /// Sends `model` as the endpoint's model id in place of the prompt's model name, which is the
+    /// name the runtime knows the model by (`"tool-reasoning"`) rather than a provider's id.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1").with_model("gpt-4o-mini");
+    /// assert_eq!(config.model(), Some("gpt-4o-mini"));
+    /// ```
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The endpoint model id set with [`with_model`](Self::with_model).
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
     /// The API key, if one is set.
     ///
     /// ```
@@ -230,6 +255,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("request_timeout", &self.request_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("headers", &header_names)
+            .field("model", &self.model)
             .finish()
     }
 }

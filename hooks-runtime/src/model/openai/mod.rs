@@ -91,7 +91,11 @@ impl OpenAiModel {
 impl Model for OpenAiModel {
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
         let client = self.client.as_ref().map_err(|error| ModelError::Other(error.clone()))?;
-        let body = serde_json::to_vec(&ChatRequest::new(&request))
+        let mut chat = ChatRequest::new(&request);
+        if let Some(model) = self.config.model() {
+            chat.model = model;
+        }
+        let body = serde_json::to_vec(&chat)
             .map_err(|error| ModelError::Other(format!("could not encode the request: {error}")))?;
         let timeout = self.config.request_timeout();
         let sent = client.post(self.config.chat_completions_url()).body(body).send();

@@ -1,0 +1,59 @@
+//! The guide's duplicate finder, with its `redact_emails` hook on the prompt.
+//!
+//! The agent reads a GitHub issue, searches for older ones, reads the closest match and closes
+//! the new issue as a duplicate. The issue bodies hold email addresses; `redact_emails`
+//! (`before_store_tool_result`) replaces them before each tool result is stored, so neither the
+//! history nor the model ever sees them. The program prints the stored tool messages to show it.
+//!
+//! ```text
+//! cargo run -p examples --bin duplicate_finder
+//! cargo run -p examples --bin duplicate_finder -- --base-url https://api.openai.com/v1 --model gpt-4o-mini
+//! ```
+
+mod finder;
+
+use examples::{Options, describe_message, heading};
+use hooks_runtime::{Role, Runtime, ThreadOptions};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    examples::init_logging();
+    let options = Options::from_args();
+    let model = options.model(finder::script());
+    let github = finder::FakeGitHub::new();
+    let [get_issue, search_issues, close_as_duplicate] = github.tools();
+
+    let runtime = Runtime::builder()
+        .agent::<finder::agents::duplicate_finder>()
+        .model("tool-reasoning", model.clone())
+        .tool(get_issue)
+        .tool(search_issues)
+        .tool(close_as_duplicate)
+        .build()?;
+
+    heading("Duplicate finder");
+    println!("model: {}", model.description());
+    let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
+    println!("you:   {}", finder::QUESTION);
+    let outcome = thread.send(finder::QUESTION).await?;
+    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    println!("({} model steps, thread status {:?})", outcome.steps, outcome.status);
+
+    heading("Tool results as stored, after redact_emails");
+    let messages = thread.messages().await?;
+    let tool_results: Vec<_> = messages.iter().filter(|message| message.role == Role::Tool).collect();
+    for message in &tool_results {
+        println!("{}", describe_message(message, 400));
+    }
+    let left = tool_results.iter().filter(|m| m.content.as_deref().unwrap_or("").contains('@')).count();
+    println!(
+        "The canned issues hold {} email addresses; stored tool results still holding one: {left}.",
+        github.email_addresses()
+    );
+
+    heading("The canned repository octo-org/widgets after the run");
+    for line in github.summary() {
+        println!("{line}");
+    }
+    Ok(())
+}

@@ -1,0 +1,326 @@
+//! Runs every example program in its default, scripted mode and checks that it succeeds and
+//! prints what it is meant to show, so `cargo test --workspace` keeps the examples working.
+//! One more test runs an example against a local fake OpenAI-compatible endpoint, to cover
+//! `--base-url`.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+/// A temp directory of its own for one run: the tour's database and the declarative example's
+/// log file go there (through `TMPDIR`), so parallel runs never share a file.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("examples-run-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+fn run_with(exe: &str, name: &str, args: &[&str]) -> String {
+    let dir = scratch_dir(name);
+    let output: Output = Command::new(exe)
+        .args(args)
+        .env("TMPDIR", &dir)
+        .env_remove("RUST_LOG")
+        .env_remove("OPENAI_MODEL")
+        .output()
+        .unwrap_or_else(|error| panic!("could not start {name}: {error}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{name} exited with {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    assert!(!stdout.contains("[Hooks] ✗"), "{name}: a hook failed\n{stdout}");
+    assert!(!stdout.contains("WARN") && !stdout.contains("ERROR"), "{name}: logged a problem\n{stdout}");
+    stdout
+}
+
+fn run(exe: &str, name: &str) -> String {
+    run_with(exe, name, &[])
+}
+
+/// Each expected piece appears, in this order.
+fn assert_in_order(output: &str, expected: &[&str]) {
+    let mut rest = output;
+    for piece in expected {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => panic!("expected {piece:?} (after the pieces before it) in:\n{output}"),
+        }
+    }
+}
+
+#[test]
+fn duplicate_finder() {
+    let out = run(env!("CARGO_BIN_EXE_duplicate_finder"), "duplicate_finder");
+    assert_in_order(
+        &out,
+        &[
+            "model: scripted model (no network)",
+            "agent: #42 duplicates #17",
+            "get_github_issue (call_1) success:",
+            "Write to [email redacted] if you need logs.",
+            "Reported by [email redacted] for the support team [email redacted]",
+            "The canned issues hold 4 email addresses; stored tool results still holding one: 0.",
+            "#42  closed  Crash on save with an emoji in the file name, comment \"Duplicate of #17\"",
+        ],
+    );
+    assert!(!out.contains("example.org") && !out.contains("maria.lopez"), "an address escaped:\n{out}");
+}
+
+#[test]
+fn tour() {
+    let out = run(env!("CARGO_BIN_EXE_tour"), "tour");
+    assert_in_order(
+        &out,
+        &[
+            "Agent hooks tour",
+            "=== 1. The run",
+            "you:   Is octo-org/widgets#42",
+            "  hook redact_emails",
+            "agent: #42 duplicates #17",
+            "=== 2. The stored conversation",
+            "10. assistant",
+            "[email redacted]",
+            "=== 3. The agent's hooks (hooks_runtime::explain)",
+            "agent duplicate_finder",
+            "before_store_tool_result",
+            "1. redact_emails            prompt duplicate_finder",
+            "=== 4. The database",
+            "agent-hooks-tour.db",
+            "messages: 10 stored",
+        ],
+    );
+    let hook_lines: Vec<&str> = out.lines().filter(|line| line.starts_with("  hook ")).collect();
+    assert_eq!(hook_lines.len(), 4, "one line per stored tool result:\n{out}");
+    for line in hook_lines {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[..4], ["hook", "redact_emails", "before_store_tool_result", "prompt:duplicate_finder"]);
+        assert_eq!(fields[5], "ms", "{line}");
+        assert!(fields[4].parse::<f64>().is_ok(), "a duration in ms: {line}");
+    }
+}
+
+#[test]
+fn parent_hooks() {
+    let out = run(env!("CARGO_BIN_EXE_parent_hooks"), "parent_hooks");
+    assert_in_order(
+        &out,
+        &[
+            "agent coordinator",
+            "after_system_message",
+            "1. mail_context             child mail_agent (as mail_agent, crate examples), before_parent: Shows newly synchronized mail to the coordinator.",
+            "agent mail_agent",
+            "requires of its parents",
+            "mail_context             before_parent (after_system_message)",
+            "=== Turn 1",
+            "coordinator  You coordinate the user's assistants.",
+            "=== Turn 2",
+            "agent: Yes: ACME's invoice #881 is overdue.",
+            "coordinator  You coordinate the user's assistants. Ask mail_agent about anything in the mailbox.⏎⏎Mailbox: 3 new messages",
+            "mail_agent   You read and summarize the mailbox.",
+        ],
+    );
+    let turn_1 = &out[out.find("=== Turn 1").unwrap()..out.find("=== Turn 2").unwrap()];
+    assert!(!turn_1.contains("Mailbox:"), "no summary yet, no change:\n{turn_1}");
+    for line in out.lines().filter(|line| line.starts_with("  mail_agent ")) {
+        assert!(!line.contains("Mailbox:"), "the requirement binds the parent only: {line}");
+    }
+}
+
+#[test]
+fn context_limits() {
+    let out = run(env!("CARGO_BIN_EXE_context_limits"), "context_limits");
+    assert_in_order(
+        &out,
+        &[
+            "28 messages are stored. The last request, before the final reply, carried the system message and 18 of them.",
+            "  7       user       Can I return an item?",
+            "  8 sent  assistant  Within 30 days.",
+            " 21 sent  user       Where is my order 1234?",
+            " 22       assistant  calls lookup_order {\"order_id\":\"1243\"}",
+            " 23       tool       lookup_order (call_1) error: no order 1243",
+            " 24 sent  assistant  calls lookup_order {\"order_id\":\"1234\"}",
+            " 25 sent  tool       lookup_order (call_2) success:",
+            "=== The last request, as the model received it",
+            "  system     You help customers",
+            "  assistant  Within 30 days.",
+        ],
+    );
+    let last_request = &out[out.find("=== The last request").unwrap()..];
+    assert!(!last_request.contains("1243"), "the failed call left with its result:\n{last_request}");
+}
+
+#[test]
+fn tool_telemetry() {
+    let out = run(env!("CARGO_BIN_EXE_tool_telemetry"), "tool_telemetry");
+    assert_in_order(
+        &out,
+        &[
+            "▸ read_file: src/parser.rs",
+            "arguments streamed so far: \"{\\\"path\\\":\\\"src/parser.rs\\\"",
+            "▸ run_tests",
+            "arguments streamed so far: \"\"",
+            "■ read_file success",
+            "■ run_tests error",
+            "2 of 14 tests failed",
+            "=== The thread's events",
+            r#"{"type":"tool_call_started","id":"call_1","name":"read_file","progress":"src/parser.rs"}"#,
+            r#"{"type":"tool_call_started","id":"call_2","name":"run_tests","progress":null}"#,
+            r#"{"type":"tool_call_done","id":"call_1","name":"read_file","status":"success"}"#,
+            r#"{"type":"tool_call_done","id":"call_2","name":"run_tests","status":"error"}"#,
+        ],
+    );
+}
+
+#[test]
+fn error_alerting() {
+    let out = run(env!("CARGO_BIN_EXE_error_alerting"), "error_alerting");
+    assert_in_order(
+        &out,
+        &[
+            "🚨 ALERT [critical] Payment tool failed: card declined (code 51: insufficient funds) (thread thread_",
+            "agent: I could not pay INV-7",
+            "lookup_invoice (call_1) error: no invoice INV-9",
+            "payment_process (call_3) error: card declined (code 51: insufficient funds)",
+            "Failed tool calls: lookup_invoice, payment_process",
+            "Alerts sent: 1",
+        ],
+    );
+    assert_eq!(out.matches("ALERT [").count(), 1, "{out}");
+}
+
+#[test]
+fn message_metadata() {
+    let out = run(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata");
+    assert_in_order(
+        &out,
+        &[
+            "agent: It is 18 °C and sunny in Lisbon.",
+            "step  side  flow_id",
+            "0     a     flow_",
+            "user       What's the weather in Lisbon?",
+            "1     a     flow_",
+            "assistant  calls get_weather",
+            "1     a     flow_",
+            "tool       get_weather (call_1) success",
+            "2     a     flow_",
+            "assistant  It is 18 °C",
+            "-     -     -                               user       (a note added at rest)",
+            r#"The first message's stored field: "metadata": "{\"flow_id\":\"flow_"#,
+        ],
+    );
+}
+
+#[test]
+fn declarative_hooks() {
+    let out = run(env!("CARGO_BIN_EXE_declarative_hooks"), "declarative_hooks");
+    assert_in_order(
+        &out,
+        &[
+            "onStart matcher=- log \"hooks attached to agent ${agent}\"",
+            "preToolUse matcher=file_* log \"${tool} starting\"",
+            "[HOOK] hooks attached to agent notes_agent",
+            "[HOOK] list_dir took",
+            "[HOOK] file_read starting",
+            "[HOOK] file_read took",
+            "success=false",
+            "[HOOK] file_write starting",
+            "agent: Done:",
+            "[HOOK] agent notes_agent stopped",
+            "file_read failed: no such file: notes/done.md",
+            "file_write finished in",
+            "file_write finished in",
+            "notes/done.md: \"- [x] buy milk\\n\"",
+        ],
+    );
+    assert!(!out.contains("list_dir starting"), "the matcher `file_*` leaves list_dir out:\n{out}");
+}
+
+#[test]
+fn hooks_yaml_loads_without_a_problem() {
+    let hooks = hooks_runtime::declarative::DeclarativeHookRegistry::from_yaml_strict(include_str!("../hooks.yaml"))
+        .unwrap_or_else(|errors| panic!("examples/hooks.yaml: {errors}"));
+    assert_eq!(hooks.hooks().len(), 6);
+}
+
+#[test]
+fn bad_option_exits_with_usage() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tour")).arg("--nope").output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown option `--nope`"));
+}
+
+/// A one-thread HTTP server that answers each `POST /v1/chat/completions` with the next
+/// scripted event stream, and keeps each request (head and body).
+fn fake_endpoint(responses: Vec<Vec<&'static str>>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a local port");
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorded = seen.clone();
+    std::thread::spawn(move || {
+        for (stream, chunks) in listener.incoming().zip(responses) {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            recorded.lock().unwrap().push(format!("{head}\n{}", String::from_utf8_lossy(&body)));
+            let mut reply =
+                String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+            for chunk in chunks {
+                reply.push_str(&format!("data: {chunk}\n\n"));
+            }
+            reply.push_str("data: [DONE]\n\n");
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn base_url_runs_on_an_openai_compatible_endpoint() {
+    let (url, requests) = fake_endpoint(vec![
+        vec![
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Porto\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ],
+        vec![
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Porto: 18 °C, "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"sunny."},"finish_reason":"stop"}]}"#,
+        ],
+    ]);
+    let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
+    let out = run_with(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata_endpoint", &args);
+    assert_in_order(
+        &out,
+        &[
+            &format!("model: fake-model at {url}"),
+            "agent: Porto: 18 °C, sunny.",
+            "tool       get_weather (call_x) success: {\"celsius\":18,\"city\":\"Porto\"",
+        ],
+    );
+    let requests = requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    for request in requests.iter() {
+        assert!(request.starts_with("POST /v1/chat/completions"), "{request}");
+        assert!(request.to_ascii_lowercase().contains("authorization: bearer sk-test"), "{request}");
+        assert!(request.contains(r#""model":"fake-model""#), "the --model name, not the prompt's: {request}");
+    }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Compile cost of the macros: a generated crate with 200 `#[hook]` hooks and 50 `define_prompt!`
+prompts, against the same 200 plain functions and 50 plain const structs.
+
+Both crates depend on hooks-runtime by path and share one target directory, so dependencies are
+built once (a warm-up `cargo build`); then each crate's own compile is timed: `touch src/lib.rs`
+and `cargo build`, several times, interleaved, median. Prints the ratio (target: 1.3x).
+
+Usage: python3 scripts/compile_cost.py [--runs N] [--release]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HOOKS = 200
+PROMPTS = 50
+KINDS = [
+    ("filter_messages", "(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage>", "messages"),
+    ("before_create_message", "(_state: &ThreadState, record: MessageRecord) -> MessageRecord", "record"),
+    ("after_create_message", "(_state: &ThreadState, _record: &MessageRecord)", ""),
+    ("after_system_message", "(_state: &ThreadState, _system: &str) -> Option<String>", "None"),
+]
+
+
+def hook_fn(i, with_macro):
+    kind, signature, body = KINDS[i % len(KINDS)]
+    asyncness = "async " if i % 2 else ""
+    attr = f'#[hook({kind}, id = "hook_{i}")]\n' if with_macro else ""
+    return f"{attr}pub {asyncness}fn hook_{i}{signature} {{\n    {body}\n}}\n"
+
+
+def prompt(i, with_macro):
+    hooks = [f"hook_{(i * 4 + k) % HOOKS}" for k in range(4)]
+    if with_macro:
+        return (
+            f"define_prompt! {{\n    name: prompt_{i},\n    model: \"m\",\n    prompt: \"Prompt {i}.\",\n"
+            f"    tools: [\"tool_a\"],\n    hooks: [{', '.join(hooks)}],\n}}\n"
+        )
+    return (
+        f"#[allow(non_upper_case_globals)]\npub const prompt_{i}: PlainPrompt = PlainPrompt {{ name: \"prompt_{i}\", "
+        f"model: \"m\", prompt: \"Prompt {i}.\", tools: &[\"tool_a\"], hook_names: &[{', '.join(repr(h).replace(chr(39), chr(34)) for h in hooks)}] }};\n"
+    )
+
+
+def generate(root, name, with_macro, target_dir):
+    crate = root / name
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(
+        f'[package]\nname = "{name}"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n'
+        f'[dependencies]\nhooks-runtime = {{ path = "{REPO / "hooks-runtime"}" }}\n\n[workspace]\n'
+    )
+    parts = ["#![allow(unused, clippy::all)]\nuse hooks_runtime::prelude::*;\n"]
+    if not with_macro:
+        parts.append(
+            "pub struct PlainPrompt { pub name: &'static str, pub model: &'static str, pub prompt: &'static str, "
+            "pub tools: &'static [&'static str], pub hook_names: &'static [&'static str] }\n"
+        )
+    parts += [hook_fn(i, with_macro) for i in range(HOOKS)]
+    parts += [prompt(i, with_macro) for i in range(PROMPTS)]
+    (crate / "src" / "lib.rs").write_text("\n".join(parts))
+    return crate
+
+
+def build(crate, target_dir, release):
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir))
+    cmd = ["cargo", "build", "--quiet", "--offline"] + (["--release"] if release else [])
+    started = time.perf_counter()
+    subprocess.run(cmd, cwd=crate, env=env, check=True)
+    return time.perf_counter() - started
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--release", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the generated crates")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="hooks-compile-cost-"))
+    target_dir = root / "target"
+    crates = {
+        "macros": generate(root, "gen_macros", True, target_dir),
+        "plain": generate(root, "gen_plain", False, target_dir),
+    }
+    # The two crates need one lock file's worth of dependencies: copy the workspace's, so both
+    # resolve the same versions offline.
+    for crate in crates.values():
+        (crate / "Cargo.lock").write_bytes((REPO / "Cargo.lock").read_bytes())
+    print(f"generated {HOOKS} hooks and {PROMPTS} prompts in {root}", flush=True)
+    for name, crate in crates.items():
+        took = build(crate, target_dir, args.release)
+        print(f"warm-up build of {name} (dependencies included): {took:.1f} s", flush=True)
+    times = {name: [] for name in crates}
+    for run in range(args.runs):
+        order = list(crates.items()) if run % 2 == 0 else list(reversed(crates.items()))
+        for name, crate in order:
+            (crate / "src" / "lib.rs").touch()
+            times[name].append(build(crate, target_dir, args.release))
+    for name, values in times.items():
+        print(f"{name:>6}: median {statistics.median(values):.2f} s over {len(values)} builds ({', '.join(f'{v:.2f}' for v in values)})")
+    ratios = [m / p for m, p in zip(times["macros"], times["plain"])]
+    ratio = statistics.median(ratios)
+    profile = "release" if args.release else "dev"
+    print(f"compile-time ratio, macros / plain ({profile}, crate's own compile only): {ratio:.2f}x (target 1.3x: {'ok' if ratio <= 1.3 else 'MISS'})")
+    if not args.keep:
+        subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

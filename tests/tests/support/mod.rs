@@ -1,0 +1,113 @@
+//! Helpers shared by the conformance tests of the context (C, R) and message (M) clauses.
+
+#![allow(dead_code)]
+
+use std::io;
+use std::sync::{Arc, Mutex, Once, PoisonError};
+
+use hooks_runtime::model::ModelRequest;
+use hooks_runtime::prelude::*;
+
+/// Values recorded by hooks, keyed by thread id so that tests running in parallel never read
+/// each other's records. A hook is a plain function, so it records into a `static` Recorder.
+pub(crate) struct Recorder<T> {
+    entries: Mutex<Vec<(String, T)>>,
+}
+
+impl<T: Clone> Recorder<T> {
+    pub(crate) const fn new() -> Self {
+        Recorder { entries: Mutex::new(Vec::new()) }
+    }
+
+    pub(crate) fn record(&self, thread_id: &str, value: T) {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).push((thread_id.to_owned(), value));
+    }
+
+    /// Every value recorded for `thread_id`, in order.
+    pub(crate) fn of(&self, thread_id: &str) -> Vec<T> {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(id, _)| id == thread_id)
+            .map(|(_, value)| value.clone())
+            .collect()
+    }
+}
+
+/// The text of a stored message, `""` when it has none.
+pub(crate) fn text(message: &HookMessage) -> &str {
+    message.content.as_deref().unwrap_or_default()
+}
+
+/// The texts of stored messages, in order.
+pub(crate) fn texts(messages: &[HookMessage]) -> Vec<String> {
+    messages.iter().map(|message| text(message).to_owned()).collect()
+}
+
+/// `(role, content)` of every message of a provider request, in order.
+pub(crate) fn request_lines(request: &ModelRequest) -> Vec<(String, String)> {
+    llm_lines(&request.messages)
+}
+
+/// `(role, content)` of provider messages, in order.
+pub(crate) fn llm_lines(messages: &[LlmMessage]) -> Vec<(String, String)> {
+    messages.iter().map(|m| (m.role.clone(), m.content.clone().unwrap_or_default())).collect()
+}
+
+/// Whether a provider request carries a message with exactly this content.
+pub(crate) fn request_has(request: &ModelRequest, content: &str) -> bool {
+    request.messages.iter().any(|m| m.content.as_deref() == Some(content))
+}
+
+/// A buffer that `tracing_subscriber` writes formatted events into.
+#[derive(Clone, Default)]
+pub(crate) struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl LogBuffer {
+    /// Everything logged so far.
+    pub(crate) fn contents(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+    }
+
+    /// The logged lines that contain `needle`.
+    pub(crate) fn lines_with(&self, needle: &str) -> Vec<String> {
+        self.contents().lines().filter(|line| line.contains(needle)).map(str::to_owned).collect()
+    }
+}
+
+impl io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Captures every event of the current thread (use a current_thread runtime) until the guard
+/// drops.
+///
+/// `tracing` caches each callsite's interest process-wide, computed against the subscriber of
+/// the thread that reaches the callsite first. A test running in parallel without a subscriber
+/// would pin the hook-failure callsite to "never" and this capture would miss it, so a global
+/// default that is interested in everything (a bare registry, which writes nothing) is installed
+/// once, and the interest cache is rebuilt once the capturing subscriber is in place.
+pub(crate) fn capture_logs() -> (LogBuffer, tracing::subscriber::DefaultGuard) {
+    static GLOBAL: Once = Once::new();
+    GLOBAL.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+    });
+    let buffer = LogBuffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+    (buffer, guard)
+}

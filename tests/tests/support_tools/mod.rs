@@ -1,0 +1,93 @@
+//! Helpers shared by the tool-call, error, user-scope, declarative and concurrency suites.
+#![allow(dead_code)]
+
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hooks_runtime::prelude::*;
+use hooks_runtime::{Thread, ThreadEvent};
+
+/// Locks a mutex, ignoring poisoning: a hook that panicked must not take the test down with it.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Owned argument fragments for `then_tool_call_in_fragments`.
+pub(crate) fn fragments(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|part| (*part).to_owned()).collect()
+}
+
+/// The stored tool messages of a thread, oldest first.
+pub(crate) async fn tool_messages(thread: &Thread) -> Vec<HookMessage> {
+    thread.messages().await.expect("messages").into_iter().filter(|message| message.role == Role::Tool).collect()
+}
+
+/// The stored tool message answering `call_id`.
+pub(crate) async fn tool_message(thread: &Thread, call_id: &str) -> HookMessage {
+    let messages = tool_messages(thread).await;
+    let mut matching = messages.iter().filter(|message| message.tool_call_id.as_deref() == Some(call_id));
+    let message = matching.next().unwrap_or_else(|| panic!("no tool message for {call_id}: {messages:#?}")).clone();
+    assert!(matching.next().is_none(), "two tool messages for {call_id}");
+    message
+}
+
+/// Every event received so far, without waiting.
+pub(crate) fn drain(receiver: &mut tokio::sync::broadcast::Receiver<ThreadEvent>) -> Vec<ThreadEvent> {
+    let mut events = Vec::new();
+    while let Ok(event) = receiver.try_recv() {
+        events.push(event);
+    }
+    events
+}
+
+/// Only the tool events of a list.
+pub(crate) fn tool_events(events: Vec<ThreadEvent>) -> Vec<ThreadEvent> {
+    events
+        .into_iter()
+        .filter(|event| matches!(event, ThreadEvent::ToolCallStarted { .. } | ThreadEvent::ToolCallDone { .. }))
+        .collect()
+}
+
+/// Captures everything `tracing` logs on the current thread while the guard lives, at every
+/// level, without colours. Use on a current-thread tokio runtime so every task logs here.
+pub(crate) struct LogCapture {
+    buffer: Arc<Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl LogCapture {
+    pub(crate) fn start() -> Self {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let writer_buffer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || BufferWriter(writer_buffer.clone()))
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        LogCapture { buffer, _guard: guard }
+    }
+
+    /// Everything logged so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.buffer)).into_owned()
+    }
+
+    /// The `[Hooks] ✗` lines logged so far.
+    pub(crate) fn failure_lines(&self) -> Vec<String> {
+        self.text().lines().filter(|line| line.contains("[Hooks] ✗")).map(str::to_owned).collect()
+    }
+}
+
+struct BufferWriter(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for BufferWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        lock(&self.0).extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
