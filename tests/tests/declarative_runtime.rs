@@ -286,7 +286,8 @@ async fn y13_apply_to_replaces_the_listener_and_an_empty_registry_sets_none() {
     model.push_all(y13_turn(4));
     thread.send("four").await.unwrap();
     assert!(lock(&empty).is_empty());
-    assert_eq!(lock(&second).len(), 5, "still the second registry: {:?}", lock(&second));
+    let seen = lock(&second).clone();
+    assert_eq!(seen.len(), 5, "still the second registry: {seen:?}");
 
     // One registry serves several agents; ON_START fires once per apply_to.
     second_registry.apply_to(&other).await;
