@@ -27,44 +27,47 @@ fn main() {
         scenarios::groups(&fixture).into_iter().map(|(title, variants)| harness::measure(title, variants)).collect();
 
     println!("\nTarget: async chains at most one allocation per async hook");
-    println!(
-        "| hooks | hand-written boxed | runtime (E1 copy) | runtime, no copy [bench copy] | per async hook, no copy | met |"
-    );
-    println!("|---:|---:|---:|---:|---:|:---|");
+    println!("| hooks | hand-written boxed | runtime (1 copy per hook) | runtime, per async hook | met |");
+    println!("|---:|---:|---:|---:|:---|");
     for n in scenarios::LENGTHS {
         let group = find(&groups, &scenarios::async_title(n));
-        let no_copy = group.allocs(scenarios::NO_COPY);
-        let per_hook = if n == 0 { 0.0 } else { no_copy / n as f64 };
-        let real_per_hook = if n == 0 { 0.0 } else { group.allocs(scenarios::RUNTIME) / n as f64 };
+        let runtime = group.allocs(scenarios::RUNTIME_ASYNC);
+        let per_hook = if n == 0 { 0.0 } else { runtime / n as f64 };
         println!(
-            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+            "| {n} | {:.2} | {:.2} | {:.2} | {} |",
             group.allocs(scenarios::BOXED),
-            group.allocs(scenarios::RUNTIME),
-            no_copy,
+            runtime,
             per_hook,
-            if real_per_hook <= 1.0 + 1e-9 {
-                "yes".to_owned()
-            } else {
-                format!("no: {real_per_hook:.0} per hook with the E1 copy; {per_hook:.0} without it")
-            }
+            if per_hook <= 1.0 + 1e-9 { "ok".to_owned() } else { format!("MISS ({per_hook:.0} per hook)") }
         );
     }
     println!("\nSync chains: allocations per dispatch");
     println!(
-        "| hooks | direct | runtime (E1 copy) | no copy [bench copy] | 1 copy per chain [bench copy] | registry |"
+        "| hooks | direct | runtime, plain-returning (1 copy per chain) | runtime, Result-returning (1 copy per hook) | \
+         before_create_message Prevent | before_create_message KeepLastGood | registry |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     for n in scenarios::LENGTHS {
-        let group = find(&groups, &scenarios::sync_title(n));
+        let plain = find(&groups, &scenarios::sync_title(n));
+        let fallible = find(&groups, &scenarios::fallible_title(n));
+        let record = find(&groups, &scenarios::record_title(n));
         println!(
-            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            group.allocs(scenarios::DIRECT),
-            group.allocs(scenarios::RUNTIME),
-            group.allocs(scenarios::NO_COPY),
-            group.allocs(scenarios::PER_CHAIN),
-            group.allocs(scenarios::REGISTRY),
+            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            plain.allocs(scenarios::DIRECT),
+            plain.allocs(scenarios::RUNTIME_PLAIN),
+            fallible.allocs(scenarios::RUNTIME_FALLIBLE),
+            record.allocs(scenarios::PREVENT),
+            record.allocs(scenarios::KEEP),
+            plain.allocs(scenarios::REGISTRY),
         );
     }
+    let copies = find(&groups, &scenarios::copy_title());
+    println!(
+        "\nOne E1 copy: Vec of {} messages {:.2} allocations, MessageRecord {:.2}",
+        scenarios::CHAIN_MESSAGES,
+        copies.allocs(scenarios::COPY_VEC),
+        copies.allocs(scenarios::COPY_RECORD),
+    );
 }
 
 fn find<'g>(groups: &'g [harness::Group], title: &str) -> &'g harness::Group {

@@ -111,9 +111,8 @@ fn adapter(hook: &CheckedHook) -> TokenStream {
         let future_trait = format_ident!("{}Future", kind.variant);
         // Spanned at the user's function name, so a future that is not `Send` is reported there.
         let span = function.span();
-        let to_future = quote_spanned!(span=> #signature::#future_trait::into_hook_future);
         let future = quote_spanned!(span=> async move { #into_result(#function(#(#call_args),*).await) });
-        quote! { #to_future(#future) }
+        quote_spanned! {span=> #signature::#future_trait::into_hook_future(#future) }
     } else {
         quote! {
             #krate::__private::HookFuture::Ready(#into_result(#function(#(#call_args),*)))

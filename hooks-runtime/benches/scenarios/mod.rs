@@ -14,7 +14,6 @@ use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use hooks_runtime::__bench::experimental::{Backup, Options};
 use hooks_runtime::__bench::{self, AssemblyChains, WriteRule};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{ActiveContext, HookDef, ResolvedHook, Side};
@@ -35,12 +34,18 @@ fn touch<T>(mut value: T) -> T {
 }
 
 macro_rules! define_hooks {
-    ($($sync:ident $sync_id:tt $async_:ident $async_id:tt $record:ident $record_id:tt;)*) => {
+    ($($sync:ident $sync_id:tt $fallible:ident $fallible_id:tt $async_:ident $async_id:tt $record:ident $record_id:tt;)*) => {
         $(
             #[hook(filter_messages, id = $sync_id)]
             #[inline(never)]
             pub fn $sync(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
                 touch(messages)
+            }
+
+            #[hook(filter_messages, id = $fallible_id)]
+            #[inline(never)]
+            pub fn $fallible(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
+                Ok(touch(messages))
             }
 
             #[hook(filter_messages, id = $async_id)]
@@ -57,6 +62,7 @@ macro_rules! define_hooks {
         )*
 
         pub const SYNC_DEFS: [&HookDef; 16] = [$(<$sync as Hook>::DEF),*];
+        pub const FALLIBLE_DEFS: [&HookDef; 16] = [$(<$fallible as Hook>::DEF),*];
         pub const ASYNC_DEFS: [&HookDef; 16] = [$(<$async_ as Hook>::DEF),*];
         pub const RECORD_DEFS: [&HookDef; 16] = [$(<$record as Hook>::DEF),*];
         pub const SYNC_FNS: [SyncFn; 16] = [$($sync),*];
@@ -69,22 +75,22 @@ pub type BoxedFuture<'a> = Pin<Box<dyn Future<Output = Vec<HookMessage>> + Send 
 pub type AsyncFn = for<'a> fn(&'a ThreadState, Vec<HookMessage>) -> BoxedFuture<'a>;
 
 define_hooks! {
-    s00 "s00" a00 "a00" r00 "r00";
-    s01 "s01" a01 "a01" r01 "r01";
-    s02 "s02" a02 "a02" r02 "r02";
-    s03 "s03" a03 "a03" r03 "r03";
-    s04 "s04" a04 "a04" r04 "r04";
-    s05 "s05" a05 "a05" r05 "r05";
-    s06 "s06" a06 "a06" r06 "r06";
-    s07 "s07" a07 "a07" r07 "r07";
-    s08 "s08" a08 "a08" r08 "r08";
-    s09 "s09" a09 "a09" r09 "r09";
-    s10 "s10" a10 "a10" r10 "r10";
-    s11 "s11" a11 "a11" r11 "r11";
-    s12 "s12" a12 "a12" r12 "r12";
-    s13 "s13" a13 "a13" r13 "r13";
-    s14 "s14" a14 "a14" r14 "r14";
-    s15 "s15" a15 "a15" r15 "r15";
+    s00 "s00" f00 "f00" a00 "a00" r00 "r00";
+    s01 "s01" f01 "f01" a01 "a01" r01 "r01";
+    s02 "s02" f02 "f02" a02 "a02" r02 "r02";
+    s03 "s03" f03 "f03" a03 "a03" r03 "r03";
+    s04 "s04" f04 "f04" a04 "a04" r04 "r04";
+    s05 "s05" f05 "f05" a05 "a05" r05 "r05";
+    s06 "s06" f06 "f06" a06 "a06" r06 "r06";
+    s07 "s07" f07 "f07" a07 "a07" r07 "r07";
+    s08 "s08" f08 "f08" a08 "a08" r08 "r08";
+    s09 "s09" f09 "f09" a09 "a09" r09 "r09";
+    s10 "s10" f10 "f10" a10 "a10" r10 "r10";
+    s11 "s11" f11 "f11" a11 "a11" r11 "r11";
+    s12 "s12" f12 "f12" a12 "a12" r12 "r12";
+    s13 "s13" f13 "f13" a13 "a13" r13 "r13";
+    s14 "s14" f14 "f14" a14 "a14" r14 "r14";
+    s15 "s15" f15 "f15" a15 "a15" r15 "r15";
 }
 
 /// Sync direct calls: `s00(state, v)`, `s01(state, v)`, ... by name (the match on the const
@@ -101,6 +107,25 @@ pub fn sync_direct<const N: usize>(state: &ThreadState, v: Vec<HookMessage>) -> 
         _ => unreachable!(),
     }
     v
+}
+
+/// Sync direct calls of the `Result`-returning hooks: `f00(state, v)?`, ... by name (an error
+/// would end the sequence, as `?` does).
+#[inline(never)]
+pub fn fallible_direct<const N: usize>(
+    state: &ThreadState,
+    v: Vec<HookMessage>,
+) -> Result<Vec<HookMessage>, HookError> {
+    let mut v = v;
+    macro_rules! calls { ($($f:ident)*) => {{ $( v = black_box($f(state, v)?); )* }}; }
+    match N {
+        0 => {}
+        1 => calls!(f00),
+        4 => calls!(f00 f01 f02 f03),
+        16 => calls!(f00 f01 f02 f03 f04 f05 f06 f07 f08 f09 f10 f11 f12 f13 f14 f15),
+        _ => unreachable!(),
+    }
+    Ok(v)
 }
 
 /// Sync direct calls of the `MessageRecord` hooks.
@@ -288,6 +313,7 @@ pub struct Fixture {
     pub chain_messages: Vec<HookMessage>,
     pub record: MessageRecord,
     pub sync_chains: Vec<Vec<ResolvedHook>>,
+    pub fallible_chains: Vec<Vec<ResolvedHook>>,
     pub async_chains: Vec<Vec<ResolvedHook>>,
     pub record_chains: Vec<Vec<ResolvedHook>>,
     pub registries: Vec<DynamicRegistry>,
@@ -312,6 +338,7 @@ impl Fixture {
             chain_messages: messages(CHAIN_MESSAGES),
             record,
             sync_chains: LENGTHS.iter().map(|&n| chain(&SYNC_DEFS[..n])).collect(),
+            fallible_chains: LENGTHS.iter().map(|&n| chain(&FALLIBLE_DEFS[..n])).collect(),
             async_chains: LENGTHS.iter().map(|&n| chain(&ASYNC_DEFS[..n])).collect(),
             record_chains: LENGTHS.iter().map(|&n| chain(&RECORD_DEFS[..n])).collect(),
             registries: LENGTHS.iter().map(|&n| DynamicRegistry::new(n)).collect(),
@@ -362,31 +389,35 @@ macro_rules! run_async {
 }
 
 pub const DIRECT: &str = "direct calls";
-pub const RUNTIME: &str = "runtime (E1 copy per hook)";
-pub const NO_COPY: &str = "runtime loop, no copy [bench copy]";
-pub const PER_CHAIN: &str = "runtime loop, 1 copy per chain [bench copy]";
-pub const PER_HOOK_COPY: &str = "runtime loop, copy per hook [bench copy]";
+pub const RUNTIME_PLAIN: &str = "runtime (plain-returning: 1 copy per chain)";
+pub const RUNTIME_FALLIBLE: &str = "runtime (Result-returning: 1 copy per hook)";
+pub const RUNTIME_ASYNC: &str = "runtime (async: 1 copy per hook)";
 pub const REGISTRY: &str = "dynamic registry";
-pub const SYNC_FIRST: &str = "runtime loop, no copy, sync-first [bench copy]";
-pub const SYNC_FIRST_COPY: &str = "runtime loop, copy per hook, sync-first [bench copy]";
 pub const LEN_CHECK: &str = "runtime, caller checks chain.is_empty() first";
 pub const BOXED: &str = "hand-written boxed futures";
-pub const FAST_PATH: &str = "runtime loop, no copy, poll first [bench copy]";
-pub const FAST_SYNC_FIRST: &str = "runtime loop, no copy, poll first, sync-first [bench copy]";
 pub const PREVENT: &str = "runtime, Prevent (no copy)";
-pub const KEEP: &str = "runtime, KeepLastGood (copy per hook)";
+pub const KEEP: &str = "runtime, KeepLastGood (1 copy per chain)";
 pub const PLAIN: &str = "no hook machinery";
 pub const NO_HOOKS: &str = "runtime, no hooks";
 pub const ONE_HOOK: &str = "runtime, 1 sync hook per point";
+pub const MOVE: &str = "move only (no copy)";
+pub const COPY_VEC: &str = "E1 copy of the Vec of 10 messages";
+pub const COPY_RECORD: &str = "E1 copy of the MessageRecord";
 
 pub fn sync_title(n: usize) -> String {
     format!("sync filter_messages, {n} hooks, Vec of {CHAIN_MESSAGES} messages")
+}
+pub fn fallible_title(n: usize) -> String {
+    format!("sync filter_messages, {n} Result-returning hooks, Vec of {CHAIN_MESSAGES} messages")
 }
 pub fn record_title(n: usize) -> String {
     format!("sync before_create_message, {n} hooks, MessageRecord")
 }
 pub fn async_title(n: usize) -> String {
     format!("async filter_messages, {n} hooks, Vec of {CHAIN_MESSAGES} messages")
+}
+pub fn copy_title() -> String {
+    "E1 copy, alone".to_owned()
 }
 pub fn assembly_title() -> String {
     format!("context assembly, {ASSEMBLY_MESSAGES} messages")
@@ -406,44 +437,40 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
             4 => sync_direct::<4>,
             _ => sync_direct::<16>,
         };
+        let mut variants = vec![
+            Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v))),
+            Variant::new(RUNTIME_PLAIN, move |iters| {
+                run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
+            }),
+            Variant::new(REGISTRY, move |iters| {
+                run_sync(iters, value.clone(), |v| registry.dispatch_sync(black_box("filter_messages"), state, v))
+            }),
+        ];
+        if n == 0 {
+            variants.push(Variant::new(LEN_CHECK, move |iters| {
+                run_sync(iters, value.clone(), |v| {
+                    if chain.is_empty() { v } else { poll_now(__bench::filter_messages(chain, state, v)) }
+                })
+            }));
+        }
+        groups.push((sync_title(n), variants));
+    }
+    for (index, &n) in LENGTHS.iter().enumerate() {
+        let chain = &f.fallible_chains[index][..];
+        let registry = &f.registries[index];
+        let value = &f.chain_messages;
+        let direct: fn(&ThreadState, Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> = match n {
+            0 => fallible_direct::<0>,
+            1 => fallible_direct::<1>,
+            4 => fallible_direct::<4>,
+            _ => fallible_direct::<16>,
+        };
         groups.push((
-            sync_title(n),
+            fallible_title(n),
             vec![
-                Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v))),
-                Variant::new(RUNTIME, move |iters| {
+                Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v).unwrap())),
+                Variant::new(RUNTIME_FALLIBLE, move |iters| {
                     run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
-                }),
-                Variant::new(NO_COPY, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        poll_now(__bench::experimental::filter_messages(chain, state, v, Backup::None, false))
-                    })
-                }),
-                Variant::new(PER_CHAIN, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        poll_now(__bench::experimental::filter_messages(chain, state, v, Backup::PerChain, false))
-                    })
-                }),
-                Variant::new(SYNC_FIRST, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        let options = Options { backup: Backup::None, fast_path: true, sync_first: true };
-                        poll_now(__bench::experimental::filter_messages_with(chain, state, v, options))
-                    })
-                }),
-                Variant::new(SYNC_FIRST_COPY, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        let options = Options { backup: Backup::PerHook, fast_path: true, sync_first: true };
-                        poll_now(__bench::experimental::filter_messages_with(chain, state, v, options))
-                    })
-                }),
-                Variant::new(LEN_CHECK, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        if chain.is_empty() { v } else { poll_now(__bench::filter_messages(chain, state, v)) }
-                    })
-                }),
-                Variant::new(PER_HOOK_COPY, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        poll_now(__bench::experimental::filter_messages(chain, state, v, Backup::PerHook, false))
-                    })
                 }),
                 Variant::new(REGISTRY, move |iters| {
                     run_sync(iters, value.clone(), |v| registry.dispatch_sync(black_box("filter_messages"), state, v))
@@ -499,24 +526,8 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
             async_title(n),
             vec![
                 boxed,
-                Variant::new(RUNTIME, move |iters| {
+                Variant::new(RUNTIME_ASYNC, move |iters| {
                     run_async!(tokio, iters, value.clone(), |v| __bench::filter_messages(chain, state, v).await)
-                }),
-                Variant::new(NO_COPY, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| {
-                        __bench::experimental::filter_messages(chain, state, v, Backup::None, false).await
-                    })
-                }),
-                Variant::new(FAST_PATH, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| {
-                        __bench::experimental::filter_messages(chain, state, v, Backup::None, true).await
-                    })
-                }),
-                Variant::new(FAST_SYNC_FIRST, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| {
-                        let options = Options { backup: Backup::None, fast_path: true, sync_first: true };
-                        __bench::experimental::filter_messages_with(chain, state, v, options).await
-                    })
                 }),
                 Variant::new(REGISTRY, move |iters| {
                     run_async!(tokio, iters, value.clone(), |v| {
@@ -526,6 +537,26 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
             ],
         ));
     }
+    let record = &f.record;
+    let value = &f.chain_messages;
+    groups.push((
+        copy_title(),
+        vec![
+            Variant::new(MOVE, move |iters| run_sync(iters, value.clone(), |v| v)),
+            Variant::new(COPY_VEC, move |iters| {
+                run_sync(iters, value.clone(), |v| {
+                    drop(black_box(v.clone()));
+                    v
+                })
+            }),
+            Variant::new(COPY_RECORD, move |iters| {
+                run_sync(iters, record.clone(), |v| {
+                    drop(black_box(v.clone()));
+                    v
+                })
+            }),
+        ],
+    ));
     let snapshot = &f.snapshot;
     let prompt = <bench_prompt as Prompt>::DEF;
     let hooked_prompt = <bench_hooked_prompt as Prompt>::DEF;

@@ -112,6 +112,8 @@ impl<'e> HookRun<'e> {
 
     /// Drives an async hook's future, panics caught. It is polled once before the timer is
     /// armed: a future that is ready at once cannot have timed out, and needs no clock reading.
+    /// When it is not ready, the timer is armed and the task yields; the hook is polled again
+    /// only when it is woken, never twice in one poll (a hook that yields really yields).
     pub(crate) async fn finish<T>(
         &self,
         future: BoxedHookFuture<'_, HookResult<T>>,
@@ -129,9 +131,26 @@ impl<'e> HookRun<'e> {
         let output = match first {
             Some(output) => output,
             None => {
-                match tokio::time::timeout(timeout, tracing::Instrument::instrument(guarded, self.span.clone())).await {
-                    Err(_) => return Err(HookFailure::Timeout(timeout)),
-                    Ok(output) => output,
+                let deadline = tokio::time::sleep(timeout);
+                let mut deadline = std::pin::pin!(deadline);
+                // The hook was just polled: this round only arms the timer.
+                let mut hook_polled = true;
+                let outcome = std::future::poll_fn(|cx| {
+                    if !std::mem::take(&mut hook_polled) {
+                        let _entered = self.span.enter();
+                        if let Poll::Ready(output) = Pin::new(&mut guarded).poll(cx) {
+                            return Poll::Ready(Some(output));
+                        }
+                    }
+                    match deadline.as_mut().poll(cx) {
+                        Poll::Ready(()) => Poll::Ready(None),
+                        Poll::Pending => Poll::Pending,
+                    }
+                })
+                .await;
+                match outcome {
+                    Some(output) => output,
+                    None => return Err(HookFailure::Timeout(timeout)),
                 }
             }
         };

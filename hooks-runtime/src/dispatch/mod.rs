@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use hooks_core::{EnabledRelationships, ResolvedHook};
 
-pub(crate) use invoke::HookFailure;
 pub(crate) use kinds::{
     after_create_message, after_subagent_created, after_system_message, after_thread_created, after_tool_call,
     after_update_message, before_create_message, before_store_tool_result, before_update_message, filter_messages,

@@ -30,7 +30,7 @@ pub(crate) async fn assemble(
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as
 /// JSON); an unknown name stays as written.
-fn interpolate(template: &str, state: &ThreadState) -> String {
+pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -60,7 +60,7 @@ fn interpolate(template: &str, state: &ThreadState) -> String {
 /// model step's row is not a message the provider can take and is left out; with
 /// `include_chat: false` only the exchange since the last user message is sent, and with
 /// `include_past_tools: false` tool exchanges before that message are left out.
-fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
+pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
     let last_user = history.iter().rposition(|message| message.role == Role::User).unwrap_or(0);
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(LlmMessage::new("system", system));

@@ -2,7 +2,7 @@
 //! says. Each pipeline stage is its own module with its error rule in one place:
 //! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop).
 
-mod context;
+pub(crate) mod context;
 mod events;
 mod host;
 mod messages;
