@@ -66,6 +66,12 @@ impl EnabledRelationships {
     /// No optional relationship enabled.
     pub const NONE: EnabledRelationships = EnabledRelationships(0);
 
+    /// The set whose bit `n` enables slot `n`.
+    #[inline]
+    pub const fn from_bits(bits: u64) -> Self {
+        EnabledRelationships(bits)
+    }
+
     /// Whether `slot` is enabled.
     #[inline]
     pub const fn contains(self, slot: usize) -> bool {

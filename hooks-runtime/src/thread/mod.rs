@@ -128,14 +128,7 @@ impl ThreadShared {
     }
 
     pub(crate) fn enabled(&self) -> EnabledRelationships {
-        let bits = self.enabled.load(Ordering::Acquire);
-        let mut enabled = EnabledRelationships::NONE;
-        for slot in 0..64 {
-            if bits & (1 << slot) != 0 {
-                enabled.set(slot, true);
-            }
-        }
-        enabled
+        EnabledRelationships::from_bits(self.enabled.load(Ordering::Acquire))
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {
