@@ -1,7 +1,9 @@
 //! Threads: identity, state, events, and the pipelines that run hooks where the specification
 //! says. Each pipeline stage is its own module with its error rule in one place:
-//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop).
+//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `agents`
+//! (handoffs and subagents).
 
+mod agents;
 pub(crate) mod context;
 mod events;
 mod host;
@@ -337,7 +339,7 @@ impl Thread {
     /// and `after_subagent_created` on this thread.
     pub async fn spawn_subagent(&self, relationship: &str) -> Result<Thread, RuntimeError> {
         let state = self.shared.run.lock().await;
-        turn::spawn_child(&self.shared, &state, relationship).await
+        agents::spawn_child(&self.shared, &state, relationship).await
     }
 
     /// Fires the abort signal of the running execution; the run stops before its next step.

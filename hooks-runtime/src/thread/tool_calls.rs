@@ -154,7 +154,9 @@ async fn execute(
     }
     let started_at = Instant::now();
     let result = match execution {
-        Execution::Subagent(relationship) => super::turn::run_child_as_tool(pipeline, state, relationship, call).await,
+        Execution::Subagent(relationship) => {
+            super::agents::run_child_as_tool(pipeline, state, relationship, call).await
+        }
         Execution::Tool => call_tool(pipeline, state, call).await,
     };
     if let Some(listener) = &listener {

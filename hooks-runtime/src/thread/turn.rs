@@ -5,19 +5,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
 
-use hooks_core::{
-    ExecutionState, HookKind, HookToolCall, HookToolResult, MessageRecord, Participant, PromptDef, Role, Side,
-    ThreadState,
-};
+use hooks_core::{ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState};
 use serde_json::json;
 
+use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
-use super::{ChildThread, RunOutcome, RuntimeError, Thread, ThreadShared};
-use crate::dispatch::{self, FailureRule};
-use crate::model::{ModelRequest, ToolSpec};
+use super::{RunOutcome, RuntimeError, Thread, ThreadShared};
+use crate::dispatch::FailureRule;
+use crate::model::ModelRequest;
 use crate::store::ThreadStatus;
 
 /// What becomes of a run whose triggering messages a hook prevented.
@@ -30,7 +28,7 @@ pub(crate) enum Prevented {
 }
 
 /// How a side's turn ended.
-enum TurnEnd {
+pub(crate) enum TurnEnd {
     /// The side replied; the turn passes on.
     Replied,
     Stopped(&'static str),
@@ -285,160 +283,4 @@ async fn run_turn(
             return Ok(end);
         }
     }
-}
-
-/// The tools a prompt offers: registered tools, handoff agents, and the active agent's
-/// visible subagent relationships.
-fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> Vec<ToolSpec> {
-    let runtime = &pipeline.shared.runtime;
-    let mut specs = Vec::new();
-    for name in prompt.tools {
-        if let Some(tool) = runtime.tools.get(*name) {
-            specs.push(ToolSpec {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                parameters: tool.parameters(),
-            });
-        } else if let Some(agent) = runtime.agents.get(name) {
-            specs.push(agent_tool_spec(name, agent.def.tool_description));
-        }
-    }
-    for side in [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b] {
-        for relationship in side.subagents.iter().filter(|relationship| !relationship.hidden) {
-            specs.push(agent_tool_spec(relationship.name, relationship.agent.tool_description));
-        }
-    }
-    specs
-}
-
-fn agent_tool_spec(name: &str, description: Option<&str>) -> ToolSpec {
-    ToolSpec {
-        name: name.to_owned(),
-        description: description.unwrap_or("Hands the conversation to this agent.").to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": { "message": { "type": "string", "description": "What to ask or hand over." } },
-        }),
-    }
-}
-
-/// S10: a prompt tool that names an agent is a handoff, not a relationship.
-fn handoff_target(pipeline: &Pipeline<'_>, prompt: &PromptDef, tool: &str) -> Option<&'static str> {
-    let runtime = &pipeline.shared.runtime;
-    if runtime.tools.contains_key(tool) || !prompt.tools.contains(&tool) {
-        return None;
-    }
-    runtime.agents.get(tool).map(|entry| entry.def.name)
-}
-
-fn subagent_relationship(pipeline: &Pipeline<'_>, tool: &str) -> Option<&'static str> {
-    if pipeline.shared.runtime.tools.contains_key(tool) {
-        return None;
-    }
-    [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b]
-        .into_iter()
-        .flat_map(|side| side.subagents.iter())
-        .find(|relationship| relationship.name == tool)
-        .map(|relationship| relationship.name)
-}
-
-/// M10: the handoff message may be prevented; the handoff happens anyway. The call gets a
-/// tool result so the history stays a valid provider exchange.
-async fn handoff(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, target: &'static str) -> TurnEnd {
-    let result = HookToolResult::success(format!("Handed off to {target}."));
-    tool_calls::finish_call(pipeline, state, call, result).await;
-    let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
-        .ok()
-        .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-        .unwrap_or_default();
-    let mut message = MessageRecord::new(Role::User, text);
-    message.extra.insert("handoff_to".into(), json!(target));
-    let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
-    let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
-    *pipeline.shared.agent.write().unwrap_or_else(PoisonError::into_inner) = entry;
-    TurnEnd::HandedOff(target.to_owned())
-}
-
-/// Creates a child thread for `relationship`, respecting `max_instances`, and runs
-/// `after_subagent_created` on the parent.
-pub(crate) async fn spawn_child(
-    shared: &Arc<ThreadShared>,
-    state: &ThreadState,
-    relationship_name: &str,
-) -> Result<Thread, RuntimeError> {
-    let agent = shared.agent();
-    let relationship = [&agent.def.side_a, &agent.def.side_b]
-        .into_iter()
-        .flat_map(|side| side.subagents.iter())
-        .find(|relationship| relationship.name == relationship_name)
-        .ok_or_else(|| RuntimeError::UnknownRelationship(relationship_name.to_owned()))?;
-    if let Some(max) = relationship.max_instances {
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|child| child.relationship == relationship.name)
-            .count();
-        if existing >= max as usize {
-            return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
-        }
-    }
-    let runtime = crate::runtime::Runtime { inner: shared.runtime.clone() };
-    let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
-    let child = runtime.create_thread(relationship.agent.name, options).await?;
-    shared
-        .children
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(ChildThread { relationship: relationship.name, thread: child.clone() });
-    let pipeline = Pipeline::for_state(shared, state);
-    let child_state = child.shared.run.lock().await;
-    dispatch::after_subagent_created(&pipeline.dispatch(HookKind::AfterSubagentCreated), state, &child_state).await;
-    drop(child_state);
-    Ok(child)
-}
-
-/// A subagent relationship called as a tool: its child thread (reused, or created) answers the
-/// call's `message`; the child's reply is the result.
-/// Boxed with an explicit `Send` future type: the call is recursive (a child's turn runs tool
-/// calls too), and an explicit type is what lets the compiler prove it `Send`.
-pub(crate) fn run_child_as_tool<'a>(
-    pipeline: &'a Pipeline<'_>,
-    state: &'a ThreadState,
-    relationship: &'static str,
-    call: &'a HookToolCall,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = HookToolResult> + Send + 'a>> {
-    Box::pin(async move {
-        let shared = match pipeline.shared.self_arc() {
-            Some(shared) => shared,
-            None => return HookToolResult::error("the thread no longer exists"),
-        };
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|child| child.relationship == relationship)
-            .map(|child| child.thread.clone());
-        let child = match existing {
-            Some(child) => child,
-            None => match spawn_child(&shared, state, relationship).await {
-                Ok(child) => child,
-                Err(error) => return HookToolResult::error(error.to_string()),
-            },
-        };
-        let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
-            .ok()
-            .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-            .unwrap_or_else(|| call.function.arguments.clone());
-        match child.send(&text).await {
-            Ok(outcome) => match (outcome.status, outcome.reply) {
-                (ThreadStatus::Idle, Some(reply)) => HookToolResult::success(reply),
-                (ThreadStatus::Idle, None) => HookToolResult::success(""),
-                (status, _) => HookToolResult::error(format!("the subagent `{relationship}` ended with {status:?}")),
-            },
-            Err(error) => HookToolResult::error(error.to_string()),
-        }
-    })
 }
