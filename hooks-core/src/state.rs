@@ -18,6 +18,24 @@ pub struct MessageQuery {
     pub include_silent: bool,
 }
 
+impl MessageQuery {
+    /// The messages of `history` (oldest first) that the query selects, oldest first.
+    ///
+    /// ```
+    /// use hooks_core::{MessageQuery, MessageRecord, Role};
+    ///
+    /// let history: Vec<_> = ["a", "b", "c"].map(|text| MessageRecord::new(Role::User, text).into_message()).into();
+    /// let last_two = MessageQuery { limit: Some(2), include_silent: true }.select(history);
+    /// assert_eq!(last_two.iter().map(|m| m.content.as_deref().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
+    /// ```
+    pub fn select(self, history: impl IntoIterator<Item = HookMessage>) -> Vec<HookMessage> {
+        let eligible: Vec<HookMessage> =
+            history.into_iter().filter(|message| self.include_silent || !message.is_silent()).collect();
+        let skip = self.limit.map_or(0, |limit| eligible.len().saturating_sub(limit));
+        eligible.into_iter().skip(skip).collect()
+    }
+}
+
 /// The operations a thread offers its hooks. The runtime implements it; hooks reach it through
 /// [`ThreadState`]'s methods.
 #[async_trait::async_trait]
@@ -239,11 +257,7 @@ impl DetachedThread {
 #[async_trait::async_trait]
 impl ThreadServices for DetachedThread {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
-        let inner = self.lock();
-        let eligible: Vec<HookMessage> =
-            inner.messages.iter().filter(|m| query.include_silent || !m.is_silent()).cloned().collect();
-        let skip = query.limit.map_or(0, |limit| eligible.len().saturating_sub(limit));
-        Ok(eligible.into_iter().skip(skip).collect())
+        Ok(query.select(self.lock().messages.iter().cloned()))
     }
 
     async fn inject_message(&self, _state: &ThreadState, mut message: MessageRecord) -> HookResult<HookMessage> {

@@ -102,6 +102,17 @@ pub struct AgentDef {
 }
 
 impl AgentDef {
+    /// Every subagent relationship in resolution order: side A's in declaration order, then
+    /// side B's (S6).
+    pub fn relationships(&self) -> impl Iterator<Item = &SubagentRelationship> {
+        self.side_a.subagents.iter().chain(self.side_b.subagents.iter())
+    }
+
+    /// The relationship named `name` (its `as`, or the child agent's name), on either side.
+    pub fn relationship(&self, name: &str) -> Option<&SubagentRelationship> {
+        self.relationships().find(|relationship| relationship.name == name)
+    }
+
     /// One side.
     pub const fn side(&self, side: Side) -> &SideDef {
         match side {

@@ -163,7 +163,7 @@ impl ResolvedAgent {
     /// Resolves every chain of `agent`, checking each hook against `registry`.
     pub fn resolve(agent: &'static AgentDef, registry: &Registry) -> Result<Self, ResolutionError> {
         let optional: Vec<&'static SubagentRelationship> =
-            relationships(agent).filter(|(_, relationship)| relationship.optional).map(|(_, r)| r).collect();
+            agent.relationships().filter(|relationship| relationship.optional).collect();
         if optional.len() > 64 {
             return Err(ResolutionError::TooManyOptionalRelationships { agent: agent.name });
         }
@@ -244,11 +244,6 @@ impl ResolvedAgent {
     }
 }
 
-/// Relationships in resolution order: side A's in declaration order, then side B's (S6).
-fn relationships(agent: &'static AgentDef) -> impl Iterator<Item = (Side, &'static SubagentRelationship)> {
-    agent.side_a.subagents.iter().map(|r| (Side::A, r)).chain(agent.side_b.subagents.iter().map(|r| (Side::B, r)))
-}
-
 /// The parent's base set (S1, S3, S9): the active prompt's hooks if non-empty, else the agent's.
 fn base_hooks(agent: &'static AgentDef, active: ActiveContext) -> (&'static [&'static HookDef], HookExecutionContext) {
     if let ActiveContext::Side(side) = active
@@ -272,7 +267,7 @@ fn push_children(
     chain: &mut Vec<ResolvedHook>,
     check: &LinkCheck<'_>,
 ) -> Result<(), ResolutionError> {
-    for (_, relationship) in relationships(agent) {
+    for relationship in agent.relationships() {
         let child = relationship.agent;
         for requirement in child.parent_hooks {
             let hook = requirement.hook;

@@ -31,10 +31,8 @@ pub(crate) fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> Vec<Too
             specs.push(agent_tool_spec(name, agent.def.tool_description));
         }
     }
-    for side in [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b] {
-        for relationship in side.subagents.iter().filter(|relationship| !relationship.hidden) {
-            specs.push(agent_tool_spec(relationship.name, relationship.agent.tool_description));
-        }
+    for relationship in pipeline.agent.def.relationships().filter(|relationship| !relationship.hidden) {
+        specs.push(agent_tool_spec(relationship.name, relationship.agent.tool_description));
     }
     specs
 }
@@ -63,11 +61,7 @@ pub(crate) fn subagent_relationship(pipeline: &Pipeline<'_>, tool: &str) -> Opti
     if pipeline.shared.runtime.tools.contains_key(tool) {
         return None;
     }
-    [&pipeline.agent.def.side_a, &pipeline.agent.def.side_b]
-        .into_iter()
-        .flat_map(|side| side.subagents.iter())
-        .find(|relationship| relationship.name == tool)
-        .map(|relationship| relationship.name)
+    pipeline.agent.def.relationship(tool).map(|relationship| relationship.name)
 }
 
 /// M10: the handoff message may be prevented; the handoff happens anyway. The call gets a
@@ -100,11 +94,10 @@ pub(crate) async fn spawn_child(
     relationship_name: &str,
 ) -> Result<Thread, RuntimeError> {
     let agent = shared.agent();
-    let relationship = [&agent.def.side_a, &agent.def.side_b]
-        .into_iter()
-        .flat_map(|side| side.subagents.iter())
-        .find(|relationship| relationship.name == relationship_name)
-        .ok_or_else(|| RuntimeError::UnknownRelationship(relationship_name.to_owned()))?;
+    let relationship = agent
+        .def
+        .relationship(relationship_name)
+        .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship_name, false))?;
     if let Some(max) = relationship.max_instances {
         let existing = shared
             .children

@@ -29,10 +29,7 @@ impl ThreadServices for ThreadHost {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
         let shared = self.shared()?;
         let messages = shared.runtime.store.messages(&shared.id).await.map_err(|e| HookError::new(e.to_string()))?;
-        let eligible: Vec<HookMessage> =
-            messages.into_iter().filter(|m| query.include_silent || !m.is_silent()).collect();
-        let skip = query.limit.map_or(0, |limit| eligible.len().saturating_sub(limit));
-        Ok(eligible.into_iter().skip(skip).collect())
+        Ok(query.select(messages))
     }
 
     /// R6, R8: persisted at once through the create pipeline; never restarts an assembly.

@@ -48,8 +48,17 @@ pub enum RuntimeError {
     UnknownAgent(String),
     /// No thread with this id in the store.
     UnknownThread(String),
-    /// The agent has no subagent relationship of this name.
-    UnknownRelationship(String),
+    /// The agent has no (optional) subagent relationship of this name.
+    UnknownRelationship {
+        /// The agent.
+        agent: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names it does have, of the kind asked for.
+        known: Vec<&'static str>,
+        /// Whether an optional relationship was asked for.
+        optional: bool,
+    },
     /// The relationship already has `max_instances` child threads.
     MaxInstances {
         /// The relationship.
@@ -66,7 +75,18 @@ impl fmt::Display for RuntimeError {
         match self {
             RuntimeError::UnknownAgent(name) => write!(f, "no agent named `{name}` was added to the runtime"),
             RuntimeError::UnknownThread(id) => write!(f, "no thread `{id}` in the store"),
-            RuntimeError::UnknownRelationship(name) => write!(f, "the agent has no subagent relationship `{name}`"),
+            RuntimeError::UnknownRelationship { agent, name, known, optional } => {
+                let kind = if *optional { "optional subagent relationship" } else { "subagent relationship" };
+                let known = if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                };
+                write!(
+                    f,
+                    "agent `{agent}` has no {kind} named `{name}`; its {kind}s are: {known} (a relationship is named by its `as`, or else by its agent's name)"
+                )
+            }
             RuntimeError::MaxInstances { relationship, max } => {
                 write!(f, "relationship `{relationship}` already has its maximum of {max} child threads")
             }
@@ -76,6 +96,13 @@ impl fmt::Display for RuntimeError {
 }
 
 impl std::error::Error for RuntimeError {}
+
+impl RuntimeError {
+    pub(crate) fn unknown_relationship(agent: &'static hooks_core::AgentDef, name: &str, optional: bool) -> Self {
+        let known = agent.relationships().filter(|r| !optional || r.optional).map(|r| r.name).collect();
+        RuntimeError::UnknownRelationship { agent: agent.name, name: name.to_owned(), known, optional }
+    }
+}
 
 impl From<StoreError> for RuntimeError {
     fn from(error: StoreError) -> Self {
@@ -326,7 +353,7 @@ impl Thread {
             .agent()
             .resolved
             .optional_slot(relationship)
-            .ok_or_else(|| RuntimeError::UnknownRelationship(relationship.to_owned()))?;
+            .ok_or_else(|| RuntimeError::unknown_relationship(self.shared.agent().def, relationship, true))?;
         if enabled {
             self.shared.enabled.fetch_or(1 << slot, Ordering::AcqRel);
         } else {

@@ -21,14 +21,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = Options::from_args();
     let model = options.model(finder::script());
     let github = finder::FakeGitHub::new();
-    let [get_issue, search_issues, close_as_duplicate] = github.tools();
 
     let runtime = Runtime::builder()
         .agent::<finder::agents::duplicate_finder>()
         .model("tool-reasoning", model.clone())
-        .tool(get_issue)
-        .tool(search_issues)
-        .tool(close_as_duplicate)
+        .tools(github.tools())
         .build()?;
 
     heading("Duplicate finder");
