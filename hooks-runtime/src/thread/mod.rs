@@ -41,6 +41,13 @@ pub struct RunOutcome {
     pub error: Option<String>,
 }
 
+impl RunOutcome {
+    /// A run that has started and not ended yet.
+    pub(crate) fn running() -> Self {
+        RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None }
+    }
+}
+
 /// What went wrong outside the hooks: an unknown agent or relationship, or the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeError {
@@ -323,9 +330,10 @@ impl Thread {
         self.shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.push_back(message);
     }
 
-    /// Runs what is queued: tool calls queued with `queue_tool` (M8), then queued messages (M7).
-    /// A prevented queued message leaves the queue and the run goes on with the others; when
-    /// every one is prevented, no turn starts and the status becomes failed.
+    /// Runs what is queued: queued messages are stored (M7), tool calls queued with `queue_tool`
+    /// run (M8), then the responding side takes its turn if messages were queued. A prevented
+    /// queued message leaves the queue and the run goes on with the others; when every one is
+    /// prevented, no turn starts and the status becomes failed.
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
         let mut state = self.shared.run.lock().await;
         turn::run_queued(&self.shared, &mut state).await

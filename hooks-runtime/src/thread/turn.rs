@@ -45,8 +45,7 @@ pub(crate) async fn run_with_messages(
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent());
     begin(shared, state, side).await;
-    let mut outcome =
-        RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None };
+    let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented).await?;
     let end =
         if stored == 0 { Some(TurnEnd::Failed("message_hook_error")) } else { run_queued_tools(shared, state).await };
@@ -57,27 +56,20 @@ pub(crate) async fn run_with_messages(
     Ok(finish(shared, state, end, outcome).await)
 }
 
-/// M7, M8: queued tools first, then queued messages.
+/// M7, M8: queued messages are stored, then queued tool calls run, then (when messages were
+/// queued) the turn. With tool calls alone, no turn follows.
 pub(crate) async fn run_queued(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
 ) -> Result<RunOutcome, RuntimeError> {
     let messages: Vec<MessageRecord> =
         shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.drain(..).collect();
-    let has_tools = !shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.is_empty();
-    if messages.is_empty() {
-        let side = Thread::responding_side(&shared.agent());
-        begin(shared, state, side).await;
-        let outcome =
-            RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None };
-        let end = if has_tools {
-            run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied)
-        } else {
-            TurnEnd::Replied
-        };
-        return Ok(finish(shared, state, end, outcome).await);
+    if !messages.is_empty() {
+        return run_with_messages(shared, state, messages, Prevented::SkipMessage).await;
     }
-    run_with_messages(shared, state, messages, Prevented::SkipMessage).await
+    begin(shared, state, Thread::responding_side(&shared.agent())).await;
+    let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
+    Ok(finish(shared, state, end, RunOutcome::running()).await)
 }
 
 async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side) {
