@@ -10,8 +10,13 @@ use crate::types::{
 };
 
 /// The typed adapter of a hook, one variant per kind. Each adapter calls the user's function
-/// with the spec's arguments and answers a [`HookFuture`]. Values a chain transforms are moved in
-/// and out; values a hook only observes are borrowed.
+/// with the spec's arguments and answers a [`HookFuture`].
+///
+/// A kind that transforms a value takes it as `&mut T`, whichever form the user wrote: an
+/// in-place hook gets the reference itself, and the adapter of a by-value hook moves the value
+/// out, calls the hook and moves its answer back (see [`HookDef::moves_value`]). The chain
+/// therefore runs on one value that is never copied or moved through its layers. Values a hook
+/// only observes are borrowed.
 #[derive(Clone, Copy)]
 #[allow(clippy::type_complexity)]
 pub enum HookHandler {
@@ -21,51 +26,47 @@ pub enum HookHandler {
     AfterSubagentCreated(
         for<'a> fn(&'a ThreadState, &'a ThreadState, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `after_system_message(state, system, ctx) -> Option<String>`.
+    /// `after_system_message(state, system, ctx)`, the system message transformed in place.
     AfterSystemMessage(
-        for<'a> fn(&'a ThreadState, &'a str, &'a HookExecutionContext) -> HookFuture<'a, HookResult<Option<String>>>,
+        for<'a> fn(&'a ThreadState, &'a mut String, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `filter_messages(state, messages, ctx) -> messages`.
+    /// `filter_messages(state, messages, ctx)`, the messages transformed in place.
     FilterMessages(
         for<'a> fn(
             &'a ThreadState,
-            Vec<HookMessage>,
+            &'a mut Vec<HookMessage>,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<Vec<HookMessage>>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `prefilter_llm_history(state, messages, ctx) -> messages`.
+    /// `prefilter_llm_history(state, messages, ctx)`, the messages transformed in place.
     PrefilterLlmHistory(
         for<'a> fn(
             &'a ThreadState,
-            Vec<LlmMessage>,
+            &'a mut Vec<LlmMessage>,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<Vec<LlmMessage>>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `before_create_message(state, record, ctx) -> record`.
+    /// `before_create_message(state, record, ctx)`, the record transformed in place.
     BeforeCreateMessage(
-        for<'a> fn(
-            &'a ThreadState,
-            MessageRecord,
-            &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<MessageRecord>>,
+        for<'a> fn(&'a ThreadState, &'a mut MessageRecord, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `before_update_message(state, message_id, update, ctx) -> update`.
+    /// `before_update_message(state, message_id, update, ctx)`, the update transformed in place.
     BeforeUpdateMessage(
         for<'a> fn(
             &'a ThreadState,
             &'a str,
-            MessageUpdate,
+            &'a mut MessageUpdate,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<MessageUpdate>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `before_store_tool_result(state, call, result, ctx) -> result`.
+    /// `before_store_tool_result(state, call, result, ctx)`, the result transformed in place.
     BeforeStoreToolResult(
         for<'a> fn(
             &'a ThreadState,
             &'a ToolCallRecord,
-            HookToolResult,
+            &'a mut HookToolResult,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<HookToolResult>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
     /// `after_create_message(state, record, ctx)`.
     AfterCreateMessage(
@@ -75,23 +76,23 @@ pub enum HookHandler {
     AfterUpdateMessage(
         for<'a> fn(&'a ThreadState, &'a HookMessage, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `after_tool_call_success(state, call, result, ctx) -> Option<result>`.
+    /// `after_tool_call_success(state, call, result, ctx)`, the result transformed in place.
     AfterToolCallSuccess(
         for<'a> fn(
             &'a ThreadState,
             &'a HookToolCall,
-            &'a HookToolResult,
+            &'a mut HookToolResult,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<Option<HookToolResult>>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
-    /// `after_tool_call_failure(state, call, result, ctx) -> Option<result>`.
+    /// `after_tool_call_failure(state, call, result, ctx)`, the result transformed in place.
     AfterToolCallFailure(
         for<'a> fn(
             &'a ThreadState,
             &'a HookToolCall,
-            &'a HookToolResult,
+            &'a mut HookToolResult,
             &'a HookExecutionContext,
-        ) -> HookFuture<'a, HookResult<Option<HookToolResult>>>,
+        ) -> HookFuture<'a, HookResult<()>>,
     ),
     /// `tool_call_started(state, call, progress, ctx)`.
     ToolCallStarted(
@@ -181,10 +182,13 @@ pub struct HookDef {
     pub handler: HookHandler,
     /// Whether the function is `async fn`.
     pub is_async: bool,
-    /// Whether the function returns a `Result`, so it can fail without panicking. With
-    /// `is_async` (a timeout), this tells dispatch which hooks need a copy of the value they
-    /// transform kept, to go on with the last good value when they fail.
-    pub fallible: bool,
+    /// Whether the hook takes the value its chain transforms by value (`messages:
+    /// Vec<HookMessage>`) rather than in place (`messages: &mut Vec<HookMessage>`). The adapter
+    /// of such a hook moves the value out of the chain, so a hook that fails, times out or
+    /// panics leaves nothing behind: dispatch keeps a snapshot of the value before each such
+    /// hook and restores it (E7, all-or-nothing). An in-place hook needs no snapshot: it leaves
+    /// the value as it left it. `false` for kinds that transform nothing.
+    pub moves_value: bool,
     /// The per-hook timeout from `timeout_ms = N`, overriding the runtime's default.
     pub timeout_ms: Option<u64>,
     /// Where the hook was written.

@@ -1,8 +1,8 @@
 //! The macro crate's table of hook kinds: names, scopes and the Rust signature of each.
 //!
-//! This crate depends on no crate of the project, so it carries its own table; the `tests`
-//! crate's `kinds_agree_with_core` test and the all-kinds pass case keep it in step with
-//! `hooks_core::HookKind` and `hooks_core::HookHandler`.
+//! This crate depends on no crate of the project, so it carries its own table; the all-kinds
+//! pass case (`tests/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form
+//! through it, so a table that disagrees with `hooks_core::HookHandler` fails to compile there.
 
 /// Whether a kind runs on a thread or in the user scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +32,50 @@ pub(crate) struct KindSpec {
     pub(crate) output: &'static str,
     /// Further return types accepted and how each becomes `output` (an expression over `value`).
     pub(crate) extra_returns: &'static [(&'static str, &'static str)],
+    /// For a kind that transforms a value, that value's parameter.
+    pub(crate) value: Option<ValueParam>,
+}
+
+/// The parameter of a transform kind that carries the value its chain transforms. The runtime
+/// always hands it over as `&mut ty`; the user may write that in-place form or the by-value form
+/// of the kind's `params`.
+#[derive(Debug)]
+pub(crate) struct ValueParam {
+    /// Its index in `params`.
+    pub(crate) index: usize,
+    /// The value's type, as the in-place form takes it behind `&mut`.
+    pub(crate) ty: &'static str,
+    /// How the by-value form receives it and gives it back.
+    pub(crate) by_value: ByValue,
+}
+
+/// How a by-value transform hook receives the chain's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ByValue {
+    /// Moved in (`messages: Vec<HookMessage>`); the hook returns the new value.
+    Moved,
+    /// Borrowed (`system: &str`); the hook returns `Some(replacement)` or `None`.
+    Replaced,
+}
+
+/// Which of a transform kind's two forms a hook is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// Takes and returns the value (or an optional replacement); also every event kind.
+    ByValue,
+    /// Takes `&mut` value and returns `()` or `Result<(), HookError>`.
+    InPlace,
 }
 
 /// The context parameter every thread hook may take last.
 pub(crate) const CONTEXT: Param = Param { name: "ctx", ty: "&HookExecutionContext" };
 
 macro_rules! kinds {
-    ($($name:literal $variant:literal $scope:ident [$($pname:literal : $pty:literal),*] -> $out:literal [$($extra:literal => $conv:literal),*];)*) => {
+    (@value) => { None };
+    (@value $index:literal $by_value:ident $ty:literal) => {
+        Some(ValueParam { index: $index, ty: $ty, by_value: ByValue::$by_value })
+    };
+    ($($name:literal $variant:literal $scope:ident [$($pname:literal : $pty:literal),*] -> $out:literal [$($extra:literal => $conv:literal),*] {$($value:tt)*};)*) => {
         pub(crate) const KINDS: &[KindSpec] = &[$(KindSpec {
             name: $name,
             variant: $variant,
@@ -46,31 +83,37 @@ macro_rules! kinds {
             params: &[$(Param { name: $pname, ty: $pty }),*],
             output: $out,
             extra_returns: &[$(($extra, $conv)),*],
+            value: kinds!(@value $($value)*),
         }),*];
     };
 }
 
 kinds! {
-    "after_thread_created" "AfterThreadCreated" Thread ["state": "&ThreadState"] -> "()" [];
-    "after_subagent_created" "AfterSubagentCreated" Thread ["state": "&ThreadState", "child": "&ThreadState"] -> "()" [];
+    "after_thread_created" "AfterThreadCreated" Thread ["state": "&ThreadState"] -> "()" [] {};
+    "after_subagent_created" "AfterSubagentCreated" Thread ["state": "&ThreadState", "child": "&ThreadState"] -> "()" [] {};
     "after_system_message" "AfterSystemMessage" Thread ["state": "&ThreadState", "system": "&str"] -> "Option<String>"
-        ["String" => "Some(value)"];
-    "filter_messages" "FilterMessages" Thread ["state": "&ThreadState", "messages": "Vec<HookMessage>"] -> "Vec<HookMessage>" [];
-    "prefilter_llm_history" "PrefilterLlmHistory" Thread ["state": "&ThreadState", "messages": "Vec<LlmMessage>"] -> "Vec<LlmMessage>" [];
-    "before_create_message" "BeforeCreateMessage" Thread ["state": "&ThreadState", "message": "MessageRecord"] -> "MessageRecord" [];
-    "before_update_message" "BeforeUpdateMessage" Thread ["state": "&ThreadState", "message_id": "&str", "update": "MessageUpdate"] -> "MessageUpdate" [];
-    "before_store_tool_result" "BeforeStoreToolResult" Thread ["state": "&ThreadState", "call": "&ToolCallRecord", "result": "HookToolResult"] -> "HookToolResult" [];
-    "after_create_message" "AfterCreateMessage" Thread ["state": "&ThreadState", "message": "&MessageRecord"] -> "()" [];
-    "after_update_message" "AfterUpdateMessage" Thread ["state": "&ThreadState", "message": "&HookMessage"] -> "()" [];
+        ["String" => "Some(value)"] {1 Replaced "String"};
+    "filter_messages" "FilterMessages" Thread ["state": "&ThreadState", "messages": "Vec<HookMessage>"] -> "Vec<HookMessage>" []
+        {1 Moved "Vec<HookMessage>"};
+    "prefilter_llm_history" "PrefilterLlmHistory" Thread ["state": "&ThreadState", "messages": "Vec<LlmMessage>"] -> "Vec<LlmMessage>" []
+        {1 Moved "Vec<LlmMessage>"};
+    "before_create_message" "BeforeCreateMessage" Thread ["state": "&ThreadState", "message": "MessageRecord"] -> "MessageRecord" []
+        {1 Moved "MessageRecord"};
+    "before_update_message" "BeforeUpdateMessage" Thread ["state": "&ThreadState", "message_id": "&str", "update": "MessageUpdate"] -> "MessageUpdate" []
+        {2 Moved "MessageUpdate"};
+    "before_store_tool_result" "BeforeStoreToolResult" Thread ["state": "&ThreadState", "call": "&ToolCallRecord", "result": "HookToolResult"] -> "HookToolResult" []
+        {2 Moved "HookToolResult"};
+    "after_create_message" "AfterCreateMessage" Thread ["state": "&ThreadState", "message": "&MessageRecord"] -> "()" [] {};
+    "after_update_message" "AfterUpdateMessage" Thread ["state": "&ThreadState", "message": "&HookMessage"] -> "()" [] {};
     "after_tool_call_success" "AfterToolCallSuccess" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "Option<HookToolResult>"
-        ["HookToolResult" => "Some(value)"];
+        ["HookToolResult" => "Some(value)"] {2 Replaced "HookToolResult"};
     "after_tool_call_failure" "AfterToolCallFailure" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "Option<HookToolResult>"
-        ["HookToolResult" => "Some(value)"];
-    "tool_call_started" "ToolCallStarted" Thread ["state": "&ThreadState", "call": "&HookToolCall", "progress": "Option<&str>"] -> "()" [];
-    "tool_call_done" "ToolCallDone" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "()" [];
-    "user_client_attached" "UserClientAttached" User ["user": "&UserState"] -> "()" [];
-    "user_client_detached" "UserClientDetached" User ["user": "&UserState"] -> "()" [];
-    "user_value_changed" "UserValueChanged" User ["user": "&UserState"] -> "()" [];
+        ["HookToolResult" => "Some(value)"] {2 Replaced "HookToolResult"};
+    "tool_call_started" "ToolCallStarted" Thread ["state": "&ThreadState", "call": "&HookToolCall", "progress": "Option<&str>"] -> "()" [] {};
+    "tool_call_done" "ToolCallDone" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "()" [] {};
+    "user_client_attached" "UserClientAttached" User ["user": "&UserState"] -> "()" [] {};
+    "user_client_detached" "UserClientDetached" User ["user": "&UserState"] -> "()" [] {};
+    "user_value_changed" "UserValueChanged" User ["user": "&UserState"] -> "()" [] {};
 }
 
 impl KindSpec {
@@ -99,11 +142,51 @@ impl KindSpec {
         self.params.iter().chain(self.takes_context().then_some(&CONTEXT))
     }
 
-    /// The expected signature, as the error messages print it.
+    /// The expected signature, as the error messages print it (the by-value form of a
+    /// transform kind).
     pub(crate) fn signature(&self) -> String {
         let params: Vec<String> = self.all_params().map(|p| format!("{}: {}", p.name, p.ty)).collect();
         let ret = if self.output == "()" { String::new() } else { format!(" -> {}", self.output) };
         format!("fn({}){ret}", params.join(", "))
+    }
+
+    /// The in-place signature of a transform kind: the value behind `&mut`, returning nothing.
+    pub(crate) fn in_place_signature(&self) -> Option<String> {
+        let value = self.value.as_ref()?;
+        let params: Vec<String> = self
+            .all_params()
+            .enumerate()
+            .map(|(index, p)| {
+                if index == value.index {
+                    format!("{}: &mut {}", p.name, value.ty)
+                } else {
+                    format!("{}: {}", p.name, p.ty)
+                }
+            })
+            .collect();
+        Some(format!("fn({})", params.join(", ")))
+    }
+
+    /// Both accepted forms, as the error notes print them.
+    pub(crate) fn forms_phrase(&self) -> String {
+        let context = if self.takes_context() { "; the context parameter may be left out" } else { "" };
+        match self.in_place_signature() {
+            None => format!(
+                "{} `{}` hook is `{}`, sync or `async`{context}; it returns {}",
+                self.article(),
+                self.name,
+                self.signature(),
+                self.accepted_returns_phrase()
+            ),
+            Some(in_place) => format!(
+                "{} `{}` hook is either in place, `{in_place}` returning `()` or `Result<(), HookError>`, \
+                 or by value, `{}` returning {}; sync or `async`{context}",
+                self.article(),
+                self.name,
+                self.signature(),
+                self.accepted_returns_phrase()
+            ),
+        }
     }
 
     /// `a` or `an`, for the kind's name.
@@ -160,5 +243,35 @@ mod tests {
             kind.signature(),
             "fn(state: &ThreadState, call: &HookToolCall, progress: Option<&str>, ctx: &HookExecutionContext)"
         );
+    }
+
+    #[test]
+    fn d12_every_transform_kind_has_an_in_place_form() {
+        let transforms: Vec<&str> = KINDS.iter().filter(|k| k.value.is_some()).map(|k| k.name).collect();
+        assert_eq!(
+            transforms,
+            [
+                "after_system_message",
+                "filter_messages",
+                "prefilter_llm_history",
+                "before_create_message",
+                "before_update_message",
+                "before_store_tool_result",
+                "after_tool_call_success",
+                "after_tool_call_failure",
+            ]
+        );
+        assert_eq!(
+            KindSpec::find("before_update_message").unwrap().in_place_signature().unwrap(),
+            "fn(state: &ThreadState, message_id: &str, update: &mut MessageUpdate, ctx: &HookExecutionContext)"
+        );
+        for kind in KINDS.iter().filter(|k| k.value.is_some()) {
+            let value = kind.value.as_ref().unwrap();
+            let by_value = kind.params[value.index].ty;
+            match value.by_value {
+                ByValue::Moved => assert_eq!(by_value, value.ty, "{}", kind.name),
+                ByValue::Replaced => assert!(by_value.starts_with('&'), "{}", kind.name),
+            }
+        }
     }
 }

@@ -7,37 +7,49 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
 
-use crate::kinds::{KINDS, KindSpec, Param};
+use crate::kinds::{KINDS, KindSpec};
 
 pub(crate) fn signature_traits() -> TokenStream {
     KINDS.iter().map(kind_traits).collect()
 }
 
 fn kind_traits(kind: &KindSpec) -> TokenStream {
-    let signature = kind.signature();
-    let returns = kind.accepted_returns_phrase();
-    let context = if kind.takes_context() { "; the context parameter may be left out" } else { "" };
-    let note = format!(
-        "{} `{}` hook is `{signature}`, sync or `async`{context}; it returns {returns}",
-        kind.article(),
-        kind.name
-    );
+    let note = kind.forms_phrase();
     let mut out = TokenStream::new();
     let mut position = 0;
-    for param in kind.params {
+    for (index, param) in kind.params.iter().enumerate() {
         position += 1;
-        out.extend(param_trait(kind, param, &format_ident!("{}Param{position}", kind.variant), position, &note));
+        let name = format_ident!("{}Param{position}", kind.variant);
+        match &kind.value {
+            Some(value) if value.index == index => {
+                let in_place = format!("&mut {}", value.ty);
+                let expected = format!("`{}` or, in place, `{in_place}`", param.ty);
+                out.extend(param_trait(kind, param.ty, &expected, param.name, &name, position, &note));
+                let name = format_ident!("{}Param{position}InPlace", kind.variant);
+                out.extend(param_trait(kind, &in_place, &expected, param.name, &name, position, &note));
+            }
+            _ => {
+                let expected = format!("`{}`", param.ty);
+                out.extend(param_trait(kind, param.ty, &expected, param.name, &name, position, &note));
+            }
+        }
     }
     if kind.takes_context() {
+        let context = &crate::kinds::CONTEXT;
         out.extend(param_trait(
             kind,
-            &crate::kinds::CONTEXT,
+            context.ty,
+            &format!("`{}`", context.ty),
+            context.name,
             &format_ident!("{}Context", kind.variant),
             position + 1,
             &note,
         ));
     }
     out.extend(return_trait(kind, &note));
+    if kind.value.is_some() {
+        out.extend(in_place_return_trait(kind, &note));
+    }
     out.extend(future_trait(kind));
     out
 }
@@ -55,13 +67,21 @@ fn with_lifetime(ty: &str) -> syn::Type {
     ty
 }
 
-fn param_trait(kind: &KindSpec, param: &Param, name: &syn::Ident, position: usize, note: &str) -> TokenStream {
-    let ty = with_lifetime(param.ty);
-    let message = format!(
-        "`{}` hook: parameter {position} (`{}`) must be `{}`, found `{{Self}}`",
-        kind.name, param.name, param.ty
-    );
-    let label = format!("expected `{}`", param.ty);
+/// The identity trait of one parameter position, implemented for `ty` alone. `expected` is what
+/// the error says the position accepts: both forms at a transform kind's value position.
+fn param_trait(
+    kind: &KindSpec,
+    ty: &str,
+    expected: &str,
+    param_name: &str,
+    name: &syn::Ident,
+    position: usize,
+    note: &str,
+) -> TokenStream {
+    let message =
+        format!("`{}` hook: parameter {position} (`{param_name}`) must be {expected}, found `{{Self}}`", kind.name);
+    let label = format!("expected {expected}");
+    let ty = with_lifetime(ty);
     let doc = format!("Parameter {position} of a `{}` hook. Not public API.", kind.name);
     quote! {
         #[doc = #doc]
@@ -81,8 +101,15 @@ fn param_trait(kind: &KindSpec, param: &Param, name: &syn::Ident, position: usiz
 fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
     let name = format_ident!("{}Return", kind.variant);
     let output: syn::Type = syn::parse_str(kind.output).expect("kind table holds valid types");
-    let message =
-        format!("`{}` hook: the return type must be {}, found `{{Self}}`", kind.name, kind.accepted_returns_phrase());
+    let form = match &kind.value {
+        Some(value) => format!(" by value (taking `{}`)", kind.params[value.index].ty),
+        None => String::new(),
+    };
+    let message = format!(
+        "`{}` hook{form}: the return type must be {}, found `{{Self}}`",
+        kind.name,
+        kind.accepted_returns_phrase()
+    );
     let label = format!("expected `{}`", kind.output);
     let doc = format!("The return type of a `{}` hook. Not public API.", kind.name);
     let extras = kind.extra_returns.iter().map(|(extra, conversion)| {
@@ -91,13 +118,11 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
         quote! {
             #[diagnostic::do_not_recommend]
             impl #name for #extra {
-                const FALLIBLE: bool = false;
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { let value = self; Ok(#conversion) }
             }
             #[diagnostic::do_not_recommend]
             impl #name for Result<#extra, HookError> {
-                const FALLIBLE: bool = true;
                 #[inline(always)]
                 fn into_hook_result(self) -> HookResult<#output> { self.map(|value| #conversion) }
             }
@@ -107,24 +132,50 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
         pub trait #name {
-            /// Whether the type can carry a failure (a `Result`).
-            const FALLIBLE: bool;
             /// The value as the chain carries it.
             fn into_hook_result(self) -> HookResult<#output>;
         }
         #[diagnostic::do_not_recommend]
         impl #name for #output {
-            const FALLIBLE: bool = false;
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { Ok(self) }
         }
         #[diagnostic::do_not_recommend]
         impl #name for Result<#output, HookError> {
-            const FALLIBLE: bool = true;
             #[inline(always)]
             fn into_hook_result(self) -> HookResult<#output> { self }
         }
         #(#extras)*
+    }
+}
+
+/// The return type of a transform kind's in-place form: `()` or `Result<(), HookError>`.
+fn in_place_return_trait(kind: &KindSpec, note: &str) -> TokenStream {
+    let value = kind.value.as_ref().expect("only transform kinds have an in-place form");
+    let name = format_ident!("{}InPlaceReturn", kind.variant);
+    let message = format!(
+        "`{}` hook in place (taking `&mut {}`): the return type must be `()` or `Result<(), HookError>`, found `{{Self}}`",
+        kind.name, value.ty
+    );
+    let label = "expected `()` or `Result<(), HookError>`: an in-place hook changes the value it borrows";
+    let doc = format!("The return type of an in-place `{}` hook. Not public API.", kind.name);
+    quote! {
+        #[doc = #doc]
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        pub trait #name {
+            /// The hook's outcome; the value is already changed in place.
+            fn into_hook_result(self) -> HookResult<()>;
+        }
+        #[diagnostic::do_not_recommend]
+        impl #name for () {
+            #[inline(always)]
+            fn into_hook_result(self) -> HookResult<()> { Ok(()) }
+        }
+        #[diagnostic::do_not_recommend]
+        impl #name for Result<(), HookError> {
+            #[inline(always)]
+            fn into_hook_result(self) -> HookResult<()> { self }
+        }
     }
 }
 

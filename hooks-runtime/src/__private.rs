@@ -6,6 +6,82 @@ pub use hooks_core::{
     ParentHookStage, Participant, Prompt, PromptDef, RegisteredHook, SideDef, SubagentRelationship,
 };
 
+/// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value
+/// that allocates nothing in its place until the hook's answer is moved back.
+pub trait TakeValue: Sized {
+    /// The empty value left behind.
+    fn empty() -> Self;
+}
+
+impl<T> TakeValue for Vec<T> {
+    #[inline(always)]
+    fn empty() -> Self {
+        Vec::new()
+    }
+}
+
+impl TakeValue for hooks_core::MessageRecord {
+    #[inline(always)]
+    fn empty() -> Self {
+        hooks_core::MessageRecord {
+            id: String::new(),
+            role: hooks_core::Role::User,
+            content: None,
+            name: None,
+            tool_calls: None,
+            tool_call_id: None,
+            created_at: 0,
+            parent_id: None,
+            depth: None,
+            silent: None,
+            extra: hooks_core::ExtraFields::new(),
+        }
+    }
+}
+
+impl TakeValue for hooks_core::MessageUpdate {
+    #[inline(always)]
+    fn empty() -> Self {
+        hooks_core::MessageUpdate::default()
+    }
+}
+
+impl TakeValue for hooks_core::HookToolResult {
+    #[inline(always)]
+    fn empty() -> Self {
+        hooks_core::HookToolResult {
+            status: hooks_core::ToolStatus::Success,
+            result: None,
+            error: None,
+            stack: None,
+            attachments: None,
+        }
+    }
+}
+
+/// Moves a by-value hook's input out of the chain's slot.
+#[inline(always)]
+pub fn take_value<T: TakeValue>(slot: &mut T) -> T {
+    core::mem::replace(slot, T::empty())
+}
+
+/// Moves a by-value hook's answer back into the chain's slot. On a failure the slot keeps the
+/// empty value, and dispatch restores its snapshot.
+#[inline(always)]
+pub fn store_moved<T>(slot: &mut T, answer: hooks_core::HookResult<T>) -> hooks_core::HookResult<()> {
+    *slot = answer?;
+    Ok(())
+}
+
+/// Applies a by-value hook's optional replacement (`None` keeps the value).
+#[inline(always)]
+pub fn store_replacement<T>(slot: &mut T, answer: hooks_core::HookResult<Option<T>>) -> hooks_core::HookResult<()> {
+    if let Some(replacement) = answer? {
+        *slot = replacement;
+    }
+    Ok(())
+}
+
 /// The signature traits the `#[hook]` adapters call through, one per kind and position.
 pub mod signature {
     #![allow(missing_docs, unreachable_pub)]

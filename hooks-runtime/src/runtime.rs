@@ -208,9 +208,14 @@ impl RuntimeBuilder {
     }
 
     /// Verifies the registry (D3) and resolves every agent (S8); fails closed.
+    ///
+    /// The first build also wraps the process's panic hook so that a hook's caught panic prints
+    /// nothing (its message may carry contents) and is logged by location; every other panic
+    /// still reaches the application's panic hook. See the README's "Decisions and limits".
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.unwrap_or_else(Registry::linked);
         registry.verify().map_err(BuildError::Registry)?;
+        crate::dispatch::panics::install();
         let mut agents: HashMap<&'static str, Arc<AgentEntry>> = HashMap::new();
         let mut pending = self.agents;
         while let Some(def) = pending.pop() {

@@ -357,7 +357,7 @@ static USER_HOOK: HookDef = HookDef {
     id: "announce_client",
     handler: HookHandler::UserClientAttached(|_user| HookFuture::Ready(Ok(()))),
     is_async: false,
-    fallible: false,
+    moves_value: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),
@@ -372,7 +372,7 @@ static UNLINKED_HOOK: HookDef = HookDef {
     id: "not_linked",
     handler: HookHandler::AfterThreadCreated(|_state, _ctx| HookFuture::Ready(Ok(()))),
     is_async: false,
-    fallible: false,
+    moves_value: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),

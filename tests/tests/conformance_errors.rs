@@ -352,7 +352,9 @@ async fn e4_panicking_hooks_leave_the_thread_and_runtime_running() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// E5: failure logs name the hook id and kind, never message contents, arguments or results.
+// E5: failure logs name the hook id and kind and give the hook's own error message (its author
+// keeps sensitive data out of it, as the spec requires), never message contents, arguments,
+// results or a panic's payload.
 
 const SECRET_USER: &str = "s3cr3t-user-7f3a";
 const SECRET_ARGS: &str = "s3cr3t-args-91c2";
@@ -363,6 +365,12 @@ fn contents(messages: &[HookMessage]) -> String {
     messages.iter().filter_map(|message| message.content.clone()).collect::<Vec<_>>().join(" ")
 }
 
+/// An author-written error message that says what failed without the data: the hook is handed
+/// the contents (`_seen`) but does not put them in the message.
+fn refusal(what: &str, _seen: &str) -> HookError {
+    HookError::new(format!("e5 refused to {what}"))
+}
+
 #[hook(after_system_message, id = "e5_system_slow", timeout_ms = 20)]
 async fn e5_system_slow(_state: &ThreadState, system: &str) -> Option<String> {
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -371,12 +379,12 @@ async fn e5_system_slow(_state: &ThreadState, system: &str) -> Option<String> {
 
 #[hook(filter_messages, id = "e5_filter_fails")]
 fn e5_filter_fails(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
-    Err(HookError::new(format!("cannot filter {}", contents(&messages))))
+    Err(refusal("filter", &contents(&messages)))
 }
 
 #[hook(prefilter_llm_history, id = "e5_prefilter_fails")]
 fn e5_prefilter_fails(_state: &ThreadState, messages: Vec<LlmMessage>) -> Result<Vec<LlmMessage>, HookError> {
-    Err(HookError::new(format!("cannot prefilter {}", serde_json::to_string(&messages).unwrap())))
+    Err(refusal("prefilter", &serde_json::to_string(&messages).unwrap()))
 }
 
 /// Fails on the writes that go on anyway (M9): assistant and tool messages.
@@ -385,17 +393,17 @@ fn e5_create_fails(_state: &ThreadState, message: MessageRecord) -> Result<Messa
     if message.role == Role::User {
         return Ok(message);
     }
-    Err(HookError::new(format!("cannot create {}", serde_json::to_string(&message).unwrap())))
+    Err(refusal("create", &serde_json::to_string(&message).unwrap()))
 }
 
 #[hook(after_create_message, id = "e5_created_fails")]
 async fn e5_created_fails(_state: &ThreadState, message: &MessageRecord) -> Result<(), HookError> {
-    Err(HookError::new(format!("cannot observe {:?}", message.content)))
+    Err(refusal("observe", &format!("{:?}", message.content)))
 }
 
 #[hook(tool_call_started, id = "e5_started_fails")]
 fn e5_started_fails(_state: &ThreadState, call: &HookToolCall, _progress: Option<&str>) -> Result<(), HookError> {
-    Err(HookError::new(format!("cannot start {}", call.function.arguments)))
+    Err(refusal("start", &call.function.arguments))
 }
 
 #[hook(tool_call_done, id = "e5_done_panics")]
@@ -409,7 +417,7 @@ async fn e5_success_fails(
     call: &HookToolCall,
     result: &HookToolResult,
 ) -> Result<Option<HookToolResult>, HookError> {
-    Err(HookError::new(format!("cannot post-process {} {:?}", call.function.arguments, result.result)))
+    Err(refusal("post-process", &format!("{} {:?}", call.function.arguments, result.result)))
 }
 
 #[hook(before_store_tool_result, id = "e5_store_fails")]
@@ -418,7 +426,7 @@ fn e5_store_fails(
     call: &ToolCallRecord,
     result: HookToolResult,
 ) -> Result<HookToolResult, HookError> {
-    Err(HookError::new(format!("cannot store {} {:?}", call.function.arguments, result.result)))
+    Err(refusal("store", &format!("{} {:?}", call.function.arguments, result.result)))
 }
 
 define_prompt! {
@@ -469,20 +477,23 @@ async fn e5_failure_logs_name_hook_and_kind_but_never_contents() {
 
     let text = logs.text();
     let failures = logs.failure_lines();
-    for (id, kind) in [
-        ("e5_system_slow", "after_system_message"),
-        ("e5_filter_fails", "filter_messages"),
-        ("e5_prefilter_fails", "prefilter_llm_history"),
-        ("e5_create_fails", "before_create_message"),
-        ("e5_created_fails", "after_create_message"),
-        ("e5_started_fails", "tool_call_started"),
-        ("e5_done_panics", "tool_call_done"),
-        ("e5_success_fails", "after_tool_call_success"),
-        ("e5_store_fails", "before_store_tool_result"),
+    for (id, kind, what) in [
+        ("e5_system_slow", "after_system_message", "timed out after 20 ms"),
+        ("e5_filter_fails", "filter_messages", "e5 refused to filter"),
+        ("e5_prefilter_fails", "prefilter_llm_history", "e5 refused to prefilter"),
+        ("e5_create_fails", "before_create_message", "e5 refused to create"),
+        ("e5_created_fails", "after_create_message", "e5 refused to observe"),
+        ("e5_started_fails", "tool_call_started", "e5 refused to start"),
+        // A panic is reported by its location; its payload (which holds contents) never is.
+        ("e5_done_panics", "tool_call_done", "panicked at tests/tests/conformance_errors.rs:"),
+        ("e5_success_fails", "after_tool_call_success", "e5 refused to post-process"),
+        ("e5_store_fails", "before_store_tool_result", "e5 refused to store"),
     ] {
         assert!(
-            failures.iter().any(|line| line.contains(id) && line.contains(kind)),
-            "no `[Hooks] ✗` line names {id} and {kind}:\n{text}"
+            failures
+                .iter()
+                .any(|line| line.contains(&format!("Error running {kind} hook `{id}`")) && line.contains(what)),
+            "no `[Hooks] ✗` line names {id} and {kind} with `{what}`:\n{text}"
         );
     }
     assert!(!text.contains("s3cr3t"), "a secret reached the logs:\n{text}");

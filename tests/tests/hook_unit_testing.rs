@@ -196,19 +196,24 @@ async fn a_hook_is_called_through_its_companion_handler() {
     let HookHandler::FilterMessages(f) = <limit_to_20_messages as Hook>::DEF.handler else {
         panic!("`limit_to_20_messages` is a filter_messages hook");
     };
-    // In one expression, as the runtime's chain does it.
-    let kept = f(&state, history(25), &HookExecutionContext::prompt("p")).resolve().await.unwrap();
+    // The adapter transforms the chain's value in place, whatever form the hook is written in.
+    let mut kept = history(25);
+    f(&state, &mut kept, &HookExecutionContext::prompt("p")).resolve().await.unwrap();
     assert_eq!(kept.len(), 20);
     assert_eq!(kept[0].id, "msg_5");
     let ctx = HookExecutionContext::prompt("p");
-    let future = f(&state, history(3), &ctx);
+    let mut messages = history(3);
+    let future = f(&state, &mut messages, &ctx);
     assert!(matches!(future, HookFuture::Pending(_)), "an async hook answers a future");
-    assert_eq!(future.resolve().await.unwrap().len(), 3);
+    future.resolve().await.unwrap();
+    assert_eq!(messages.len(), 3);
 
     let HookHandler::FilterMessages(g) = <keep_completed_only as Hook>::DEF.handler else { panic!() };
-    let future = g(&state, history(2), &ctx);
+    let mut messages = history(2);
+    let future = g(&state, &mut messages, &ctx);
     assert!(matches!(future, HookFuture::Ready(_)), "a sync hook answers at once");
-    assert_eq!(future.resolve().await, Ok(Vec::new()));
+    assert_eq!(future.resolve().await, Ok(()));
+    assert_eq!(messages, Vec::new());
 }
 
 #[tokio::test]
@@ -218,19 +223,24 @@ async fn a_companion_handler_wraps_option_and_errors_as_the_chain_carries_them()
 
     let HookHandler::AfterToolCallFailure(f) = <alert_on_failure as Hook>::DEF.handler else { panic!() };
     let call = HookToolCall::new("call_1", "get_github_issue", "{}");
-    let outcome = f(&state, &call, &HookToolResult::error("timeout"), &ctx).resolve().await;
-    assert_eq!(outcome, Ok(None), "None keeps the original result");
+    let mut result = HookToolResult::error("timeout");
+    let outcome = f(&state, &call, &mut result, &ctx).resolve().await;
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(result, HookToolResult::error("timeout"), "None keeps the original result");
     assert_eq!(thread.messages().len(), 1);
 
     let HookHandler::PrefilterLlmHistory(gate) = <moderation_gate as Hook>::DEF.handler else { panic!() };
     let allowed = vec![LlmMessage::new("user", "Is #12 a duplicate?")];
-    assert_eq!(gate(&state, allowed.clone(), &ctx).resolve().await, Ok(allowed));
-    let error = gate(&state, vec![LlmMessage::new("user", "something forbidden")], &ctx).resolve().await.unwrap_err();
+    let mut messages = allowed.clone();
+    assert_eq!(gate(&state, &mut messages, &ctx).resolve().await, Ok(()));
+    assert_eq!(messages, allowed);
+    let mut forbidden = vec![LlmMessage::new("user", "something forbidden")];
+    let error = gate(&state, &mut forbidden, &ctx).resolve().await.unwrap_err();
     assert!(error.is_block());
     assert_eq!(error.message(), "This request was refused by the moderation gate.");
 
     let HookHandler::BeforeCreateMessage(stamp) = <add_execution_metadata as Hook>::DEF.handler else { panic!() };
-    let error = stamp(&state, MessageRecord::new(Role::User, "hi"), &ctx).resolve().await.unwrap_err();
+    let error = stamp(&state, &mut MessageRecord::new(Role::User, "hi"), &ctx).resolve().await.unwrap_err();
     assert!(!error.is_block());
 
     let HookHandler::ToolCallStarted(started) = <surface_progress as Hook>::DEF.handler else { panic!() };

@@ -1,8 +1,9 @@
-//! E1 and E4 on chains that move their value: which value the chain goes on with when a hook
-//! fails. A hook that can fail by design (returns a `Result`, or is async and can time out) gets
-//! a copy of its input kept: the chain goes on with exactly the value before it. A sync hook that
-//! returns a plain value can fail only by panicking; the chain then goes on with the newest copy
-//! it holds (the value before the last hook that could fail, or the value it started with).
+//! E1, E3, E4, E6 and E7: which value a transform chain goes on with when a hook fails.
+//!
+//! A by-value hook is all-or-nothing: when it returns an error, panics or times out, the chain
+//! goes on with exactly the value just before it (never an older one), whatever hooks ran
+//! before. An in-place hook leaves the value as it left it, as the reference implementation's
+//! hooks do with the array they are given.
 
 use std::time::Duration;
 
@@ -10,9 +11,14 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{Runtime, ThreadOptions};
 
+mod support_tools;
+use support_tools::LogCapture;
+
 fn marker(text: &str) -> HookMessage {
     MessageRecord::new(Role::User, text).into_message()
 }
+
+// By value.
 
 #[hook(filter_messages, id = "add_a")]
 fn add_a(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
@@ -45,53 +51,161 @@ async fn add_e_too_slowly(_state: &ThreadState, mut messages: Vec<HookMessage>) 
     messages
 }
 
-define_prompt! { name: fallible_prompt, model: "scripted", prompt: "p", hooks: [add_a, add_c_then_fail, add_b] }
-define_prompt! { name: panic_prompt, model: "scripted", prompt: "p", hooks: [add_a, add_d_then_panic, add_b] }
-define_prompt! { name: mixed_prompt, model: "scripted", prompt: "p", hooks: [add_c_then_fail, add_a, add_d_then_panic, add_b] }
-define_prompt! { name: timeout_prompt, model: "scripted", prompt: "p", hooks: [add_a, add_e_too_slowly, add_b] }
+/// Blocks its thread past its timeout without ever yielding, then answers.
+#[hook(filter_messages, id = "add_late_after_blocking", timeout_ms = 50)]
+async fn add_late_after_blocking(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    std::thread::sleep(Duration::from_millis(300));
+    messages.push(marker("late"));
+    messages
+}
 
-define_agent! { name: fallible_agent, side_a: { prompt: fallible_prompt, stop_on_response: true } }
-define_agent! { name: panic_agent, side_a: { prompt: panic_prompt, stop_on_response: true } }
-define_agent! { name: mixed_agent, side_a: { prompt: mixed_prompt, stop_on_response: true } }
-define_agent! { name: timeout_agent, side_a: { prompt: timeout_prompt, stop_on_response: true } }
+/// Redacts in place: the earlier hook whose work a later failure must not undo.
+#[hook(filter_messages, id = "redact_question")]
+fn redact_question(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    for message in &mut messages {
+        if message.content.as_deref() == Some("question") {
+            message.content = Some("[redacted]".into());
+        }
+    }
+    messages
+}
+
+// In place.
+
+#[hook(filter_messages, id = "push_f_then_fail")]
+fn push_f_then_fail(_state: &ThreadState, messages: &mut Vec<HookMessage>) -> Result<(), HookError> {
+    messages.push(marker("f"));
+    Err(HookError::new("refused"))
+}
+
+#[hook(filter_messages, id = "push_g_then_panic")]
+fn push_g_then_panic(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    messages.push(marker("g"));
+    panic!("a bug in an in-place hook");
+}
+
+#[hook(filter_messages, id = "push_h_too_slowly", timeout_ms = 50)]
+async fn push_h_too_slowly(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    messages.push(marker("h"));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    messages.push(marker("never"));
+}
+
+#[hook(filter_messages, id = "push_i")]
+async fn push_i(_state: &ThreadState, messages: &mut Vec<HookMessage>, _ctx: &HookExecutionContext) {
+    tokio::task::yield_now().await;
+    messages.push(marker("i"));
+}
+
+macro_rules! chain_agent {
+    ($agent:ident, $prompt:ident, [$($hook:ident),*]) => {
+        define_prompt! { name: $prompt, model: "scripted", prompt: "p", hooks: [$($hook),*] }
+        define_agent! { name: $agent, side_a: { prompt: $prompt, stop_on_response: true } }
+    };
+}
+
+chain_agent!(fallible_agent, fallible_prompt, [add_a, add_c_then_fail, add_b]);
+chain_agent!(panic_agent, panic_prompt, [add_a, add_d_then_panic, add_b]);
+chain_agent!(mixed_agent, mixed_prompt, [add_c_then_fail, add_a, add_d_then_panic, add_b]);
+chain_agent!(timeout_agent, timeout_prompt, [add_a, add_e_too_slowly, add_b]);
+chain_agent!(blocking_agent, blocking_prompt, [add_a, add_late_after_blocking, add_b]);
+chain_agent!(redaction_agent, redaction_prompt, [redact_question, add_d_then_panic, add_b]);
+chain_agent!(in_place_fail_agent, in_place_fail_prompt, [add_a, push_f_then_fail, add_b]);
+chain_agent!(in_place_panic_agent, in_place_panic_prompt, [add_a, push_g_then_panic, push_i, add_b]);
+chain_agent!(in_place_timeout_agent, in_place_timeout_prompt, [add_a, push_h_too_slowly, add_b]);
+chain_agent!(forms_agent, forms_prompt, [push_i, add_c_then_fail, push_f_then_fail, add_d_then_panic, add_b]);
 
 /// The contents of the request the model received, after the system message.
 async fn request_contents(agent: &str) -> Vec<String> {
+    request_contents_and_failures(agent).await.0
+}
+
+/// The request's contents and the `[Hooks] ✗` lines logged meanwhile. Every test captures logs:
+/// `tracing` caches whether a log site is wanted, and a test thread without a subscriber running
+/// beside one with a subscriber can leave a site switched off for both.
+async fn request_contents_and_failures(agent: &str) -> (Vec<String>, Vec<String>) {
+    let logs = LogCapture::start();
     let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
     let runtime = Runtime::builder()
         .agent::<fallible_agent>()
         .agent::<panic_agent>()
         .agent::<mixed_agent>()
         .agent::<timeout_agent>()
+        .agent::<blocking_agent>()
+        .agent::<redaction_agent>()
+        .agent::<in_place_fail_agent>()
+        .agent::<in_place_panic_agent>()
+        .agent::<in_place_timeout_agent>()
+        .agent::<forms_agent>()
         .model("scripted", model.clone())
         .build()
         .unwrap();
     let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
     thread.send("question").await.unwrap();
     let request = model.requests().into_iter().next().expect("the model was called");
-    request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect()
+    let contents = request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect();
+    (contents, logs.failure_lines())
 }
 
 #[tokio::test]
-async fn e1_failing_fallible_hook_goes_on_with_the_value_before_it() {
+async fn e1_failing_by_value_hook_goes_on_with_the_value_before_it() {
     assert_eq!(request_contents("fallible_agent").await, ["question", "a", "b"]);
 }
 
 #[tokio::test]
-async fn e4_panicking_plain_sync_hook_goes_on_with_the_chain_start_value() {
-    // No hook before the panicking one can fail, so the newest copy is the chain's start value.
-    assert_eq!(request_contents("panic_agent").await, ["question", "b"]);
+async fn e7_panicking_by_value_hook_restores_the_value_just_before_it() {
+    // Not the chain's start value: add_a's work survives the panic of the hook after it.
+    assert_eq!(request_contents("panic_agent").await, ["question", "a", "b"]);
 }
 
 #[tokio::test]
-async fn e4_panic_after_a_fallible_hook_goes_on_with_the_value_before_that_hook() {
-    // add_c_then_fail fails (copy: ["question"]), add_a runs, add_d panics: back to the copy.
-    assert_eq!(request_contents("mixed_agent").await, ["question", "b"]);
+async fn e7_a_panic_never_undoes_an_earlier_redaction() {
+    assert_eq!(request_contents("redaction_agent").await, ["[redacted]", "b"]);
 }
 
 #[tokio::test]
-async fn e3_timed_out_async_hook_goes_on_with_the_value_before_it() {
+async fn e7_each_failure_restores_the_value_just_before_that_hook() {
+    // add_c_then_fail fails (back to ["question"]), add_a runs, add_d panics (back to its input).
+    assert_eq!(request_contents("mixed_agent").await, ["question", "a", "b"]);
+}
+
+#[tokio::test]
+async fn e3_timed_out_by_value_async_hook_goes_on_with_the_value_before_it() {
     let started = std::time::Instant::now();
     assert_eq!(request_contents("timeout_agent").await, ["question", "a", "b"]);
     assert!(started.elapsed() < Duration::from_secs(4), "the slow hook was cut off");
+}
+
+#[tokio::test]
+async fn e6_an_answer_after_the_deadline_is_discarded_even_without_yielding() {
+    let (contents, failures) = request_contents_and_failures("blocking_agent").await;
+    assert_eq!(contents, ["question", "a", "b"]);
+    assert!(
+        failures.iter().any(|line| line.contains("add_late_after_blocking") && line.contains("timed out after 50 ms")),
+        "the blocking hook is logged as timed out: {failures:#?}"
+    );
+}
+
+#[tokio::test]
+async fn e7_failing_in_place_hook_leaves_the_value_as_it_left_it() {
+    assert_eq!(request_contents("in_place_fail_agent").await, ["question", "a", "f", "b"]);
+}
+
+#[tokio::test]
+async fn e7_panicking_in_place_hook_leaves_the_value_as_it_left_it() {
+    assert_eq!(request_contents("in_place_panic_agent").await, ["question", "a", "g", "i", "b"]);
+}
+
+#[tokio::test]
+async fn e7_timed_out_in_place_hook_leaves_the_value_as_it_left_it() {
+    let started = std::time::Instant::now();
+    assert_eq!(request_contents("in_place_timeout_agent").await, ["question", "a", "h", "b"]);
+    assert!(started.elapsed() < Duration::from_secs(4), "the slow hook was cut off");
+}
+
+#[tokio::test]
+async fn e7_both_forms_in_one_chain_each_keep_their_rule() {
+    // push_i (in place, async) runs; add_c fails by value (back to [q, i]); push_f fails in place
+    // (keeps f); add_d panics by value (back to [q, i, f]); add_b runs.
+    assert_eq!(request_contents("forms_agent").await, ["question", "i", "f", "b"]);
 }

@@ -225,7 +225,7 @@ static AUDIT_CREATED_ELSEWHERE: HookDef = HookDef {
     id: "audit_created",
     handler: <audit_created as Hook>::DEF.handler,
     is_async: false,
-    fallible: false,
+    moves_value: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("audit_pkg", "2.0.0"),

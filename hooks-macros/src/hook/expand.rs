@@ -6,6 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::validate::CheckedHook;
+use crate::kinds::{ByValue, Form};
 
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let CheckedHook { kind, id, timeout_ms, krate, function, vis, is_async, .. } = hook;
@@ -18,9 +19,8 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let adapter = adapter(hook);
-    let return_type = &hook.return_type;
-    let return_trait = format_ident!("{}Return", kind.variant);
-    let fallible = quote_spanned!(return_type.span()=> <#return_type as #private::signature::#return_trait>::FALLIBLE);
+    let moves_value =
+        hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
     // Thread hooks may be listed in `hooks` and required in `parent_hooks`; user-scope hooks
     // lack these impls, so such a reference fails on the user's path (D7, D11).
     let composable = if kind.takes_context() {
@@ -48,7 +48,7 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
                 id: #id_text,
                 handler: #private::HookHandler::#variant(#adapter),
                 is_async: #is_async,
-                fallible: #fallible,
+                moves_value: #moves_value,
                 timeout_ms: #timeout,
                 location: #private::HookLocation {
                     package: #private::PackageSignature::new_static(
@@ -81,18 +81,34 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
 /// The closure coerced to the kind's `HookHandler` fn pointer: it casts each argument through
 /// the kind's signature trait (so a wrong type is reported on the user's type) and turns the
 /// return value into the chain's `HookResult`.
+///
+/// A transform kind's handler takes its value as `&mut T`. An in-place hook gets that reference;
+/// a by-value hook either gets the value moved out of it (and its answer moved back) or, for the
+/// kinds that return an optional replacement, a shared borrow of it.
 fn adapter(hook: &CheckedHook) -> TokenStream {
-    let CheckedHook { kind, krate, function, is_async, param_types, has_context, return_type, .. } = hook;
-    let signature = quote!(#krate::__private::signature);
+    let CheckedHook { kind, krate, function, is_async, param_types, has_context, return_type, form, .. } = hook;
+    let private = quote!(#krate::__private);
+    let signature = quote!(#private::signature);
+    let value = kind.value.as_ref();
     let mut closure_params = Vec::new();
     let mut call_args = Vec::new();
     for (index, _) in kind.params.iter().enumerate() {
         let arg = format_ident!("__hooks_arg{}", index);
         closure_params.push(quote!(#arg));
-        if let Some(ty) = param_types.get(index) {
-            let cast_trait = format_ident!("{}Param{}", kind.variant, index + 1);
-            call_args.push(quote_spanned!(ty.span()=> <#ty as #signature::#cast_trait<'_>>::cast(#arg)));
-        }
+        let Some(ty) = param_types.get(index) else { continue };
+        let is_value = value.is_some_and(|value| value.index == index);
+        let cast_trait = match form {
+            Form::InPlace if is_value => format_ident!("{}Param{}InPlace", kind.variant, index + 1),
+            _ => format_ident!("{}Param{}", kind.variant, index + 1),
+        };
+        let input = match (form, value) {
+            (Form::ByValue, Some(value)) if is_value => match value.by_value {
+                ByValue::Moved => quote!(#private::take_value(&mut *#arg)),
+                ByValue::Replaced => quote!(&*#arg),
+            },
+            _ => quote!(#arg),
+        };
+        call_args.push(quote_spanned!(ty.span()=> <#ty as #signature::#cast_trait<'_>>::cast(#input)));
     }
     if kind.takes_context() {
         if *has_context {
@@ -104,19 +120,38 @@ fn adapter(hook: &CheckedHook) -> TokenStream {
             closure_params.push(quote!(_));
         }
     }
-    let return_trait = format_ident!("{}Return", kind.variant);
+    let return_trait = match form {
+        Form::InPlace => format_ident!("{}InPlaceReturn", kind.variant),
+        Form::ByValue => format_ident!("{}Return", kind.variant),
+    };
     let into_result =
         quote_spanned!(return_type.span()=> <#return_type as #signature::#return_trait>::into_hook_result);
+    // Spanned at the user's function name, so a future that is not `Send` is reported there.
+    let span = function.span();
+    let call = if *is_async {
+        quote_spanned!(span=> #function(#(#call_args),*).await)
+    } else {
+        quote!(#function(#(#call_args),*))
+    };
+    let answer = quote!(#into_result(#call));
+    // What the hook's answer does to the chain's value.
+    let outcome = match (form, value) {
+        (Form::ByValue, Some(value)) => {
+            let slot = format_ident!("__hooks_arg{}", value.index);
+            let store = match value.by_value {
+                ByValue::Moved => quote!(#private::store_moved),
+                ByValue::Replaced => quote!(#private::store_replacement),
+            };
+            quote!({ let __hooks_answer = #answer; #store(#slot, __hooks_answer) })
+        }
+        _ => answer,
+    };
     let body = if *is_async {
         let future_trait = format_ident!("{}Future", kind.variant);
-        // Spanned at the user's function name, so a future that is not `Send` is reported there.
-        let span = function.span();
-        let future = quote_spanned!(span=> async move { #into_result(#function(#(#call_args),*).await) });
+        let future = quote_spanned!(span=> async move { #outcome });
         quote_spanned! {span=> #signature::#future_trait::into_hook_future(#future) }
     } else {
-        quote! {
-            #krate::__private::HookFuture::Ready(#into_result(#function(#(#call_args),*)))
-        }
+        quote! { #private::HookFuture::Ready(#outcome) }
     };
     quote! { |#(#closure_params),*| #body }
 }

@@ -25,8 +25,16 @@ pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     let attr = parse::parse_args(&cx, args);
     let checked = attr.and_then(|attr| validate::validate(&cx, attr, &function));
     let errors = cx.check().err().map(syn::Error::into_compile_error);
+    let mut function = function;
     let expanded = match checked {
-        Some(hook) => expand::expand(&hook),
+        Some(hook) => {
+            if hook.takes_vec_in_place() {
+                // The kind fixes the type `&mut Vec<_>`; clippy's advice to take a slice cannot
+                // be followed, so it is silenced on this function alone.
+                function.attrs.push(syn::parse_quote!(#[allow(clippy::ptr_arg)]));
+            }
+            expand::expand(&hook)
+        }
         None => TokenStream::new(),
     };
     quote::quote! { #function #expanded #errors }

@@ -9,7 +9,7 @@ use syn::{FnArg, Ident, ItemFn, Path, ReturnType, Type, Visibility};
 
 use super::parse::HookArgs;
 use crate::ctxt::Ctxt;
-use crate::kinds::KindSpec;
+use crate::kinds::{Form, KindSpec};
 
 /// A hook ready to expand.
 pub(super) struct CheckedHook {
@@ -26,6 +26,15 @@ pub(super) struct CheckedHook {
     pub(super) has_context: bool,
     /// The user's return type; `()` when omitted.
     pub(super) return_type: Type,
+    /// By value or in place, read from the value parameter's type (D12).
+    pub(super) form: Form,
+}
+
+impl CheckedHook {
+    /// Whether the hook takes a `&mut Vec<_>` in place.
+    pub(super) fn takes_vec_in_place(&self) -> bool {
+        self.form == Form::InPlace && self.kind.value.as_ref().is_some_and(|value| value.ty.starts_with("Vec<"))
+    }
 }
 
 pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<CheckedHook> {
@@ -59,6 +68,10 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
     };
     EraseLifetimes.visit_type_mut(&mut return_type);
     let has_context = kind.takes_context() && param_types.len() == kind.params.len() + 1;
+    let form = match kind.value.as_ref().map(|value| &param_types[value.index]) {
+        Some(Type::Reference(reference)) if reference.mutability.is_some() => Form::InPlace,
+        _ => Form::ByValue,
+    };
     Some(CheckedHook {
         kind,
         id: id?,
@@ -70,6 +83,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
         param_types,
         has_context,
         return_type,
+        form,
     })
 }
 

@@ -1,27 +1,30 @@
-//! Running one hook: a span, panics caught, a timeout for an async hook, failures logged with
-//! the `[Hooks] ✗` prefix naming the hook and kind but never the data it was given (E3-E5).
+//! Running one hook: panics caught, a timeout for an async hook, a span only when someone
+//! listens, and failures logged with the `[Hooks] ✗` prefix naming the hook, its kind and the
+//! hook's own error message, never the data it was given (E3-E6).
 //!
-//! A sync hook is started and finished by [`HookRun::start`], a plain function: no future is
-//! created for it. Only an async hook's boxed future reaches [`HookRun::finish`].
+//! A sync hook is started and finished by [`start`], a plain function: no future is created for
+//! it. Only an async hook's boxed future reaches [`finish`].
 
-use std::any::Any;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hooks_core::{BoxedHookFuture, HookError, HookFuture, HookResult, HookSource, ResolvedHook};
-use tracing::Span;
 
-/// Why a hook did not produce a value.
+use super::panics::{self, PanicLocation};
+
+/// The target of hook spans and `[Hooks] ✗` lines.
+pub(crate) const TARGET: &str = "hooks_runtime::hook";
+
+/// Why a hook did not finish well.
 #[derive(Debug)]
 pub(crate) enum HookFailure {
     /// It returned an error.
     Error(HookError),
     /// It panicked (E4).
-    Panic,
-    /// It ran past its timeout (E3).
+    Panic(PanicLocation),
+    /// It ran past its timeout (E3, E6).
     Timeout(Duration),
 }
 
@@ -30,13 +33,7 @@ impl HookFailure {
     pub(crate) fn into_error(self, entry: &ResolvedHook) -> HookError {
         match self {
             HookFailure::Error(error) => error,
-            HookFailure::Panic => HookError::new(format!("{} hook `{}` panicked", entry.hook.kind(), entry.hook.id)),
-            HookFailure::Timeout(after) => HookError::new(format!(
-                "{} hook `{}` timed out after {} ms",
-                entry.hook.kind(),
-                entry.hook.id,
-                after.as_millis()
-            )),
+            other => HookError::new(format!("{} hook `{}` {}", entry.hook.kind(), entry.hook.id, other.describe())),
         }
     }
 
@@ -45,11 +42,13 @@ impl HookFailure {
         matches!(self, HookFailure::Error(error) if error.is_block())
     }
 
+    /// The failure for the log: the hook's own error message (the spec makes its author keep
+    /// sensitive data out of it), a panic's location but never its payload, or the timeout.
     fn describe(&self) -> String {
         match self {
-            HookFailure::Error(error) if error.is_block() => "returned a blocking error".to_owned(),
-            HookFailure::Error(_) => "returned an error".to_owned(),
-            HookFailure::Panic => "panicked".to_owned(),
+            HookFailure::Error(error) if error.is_block() => format!("blocked: {}", error.message()),
+            HookFailure::Error(error) => error.message().to_owned(),
+            HookFailure::Panic(location) => location.to_string(),
             HookFailure::Timeout(after) => format!("timed out after {} ms", after.as_millis()),
         }
     }
@@ -64,124 +63,121 @@ pub(crate) fn source_label(entry: &ResolvedHook) -> String {
     }
 }
 
+/// Whether hook spans are wanted: asked once per chain, so a chain nobody traces builds no span.
+#[inline]
+pub(crate) fn spans_wanted() -> bool {
+    tracing::span_enabled!(target: TARGET, tracing::Level::INFO)
+}
+
 /// How far a hook got when it was started.
-pub(crate) enum Started<'a, T> {
-    /// A sync hook's result, or a panic of either kind while it was called.
-    Done(Result<T, HookFailure>),
-    /// An async hook's future, to be driven by [`HookRun::finish`].
-    Pending(BoxedHookFuture<'a, HookResult<T>>),
+pub(crate) enum Started<'a> {
+    /// A sync hook's outcome, or a panic of either kind while it was called.
+    Done(Result<(), HookFailure>),
+    /// An async hook's future, to be driven by [`finish`].
+    Pending(BoxedHookFuture<'a, HookResult<()>>),
 }
 
-/// One hook run: its span (id, kind, source, duration) and its failure log.
-pub(crate) struct HookRun<'e> {
-    entry: &'e ResolvedHook,
-    span: Span,
-    started_at: Option<Instant>,
+/// Calls the adapter with panics caught.
+#[inline(always)]
+pub(crate) fn start<'a>(call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
+    match panics::catch(call) {
+        Ok(HookFuture::Ready(result)) => Started::Done(result.map_err(HookFailure::Error)),
+        Ok(HookFuture::Pending(future)) => Started::Pending(future),
+        Err(location) => Started::Done(Err(HookFailure::Panic(location))),
+    }
 }
 
-impl<'e> HookRun<'e> {
-    #[inline]
-    pub(crate) fn new(entry: &'e ResolvedHook) -> Self {
-        let def = entry.hook;
-        let span = tracing::info_span!(
-            target: "hooks_runtime::hook",
-            "hook",
-            hook.id = def.id,
-            hook.kind = def.kind().name(),
-            hook.source = tracing::field::Empty,
-            duration_us = tracing::field::Empty,
-        );
-        // Reading the clock and naming the source only when someone listens.
-        let started_at = (!span.is_disabled()).then(|| {
-            span.record("hook.source", source_label(entry));
-            Instant::now()
-        });
-        HookRun { entry, span, started_at }
-    }
-
-    /// Calls the adapter with panics caught.
-    #[inline]
-    pub(crate) fn start<'a, T>(&self, call: impl FnOnce() -> HookFuture<'a, HookResult<T>>) -> Started<'a, T> {
-        let outcome = self.span.in_scope(|| catch_unwind(AssertUnwindSafe(call)));
-        match outcome {
-            Err(payload) => Started::Done(Err(panicked(payload))),
-            Ok(HookFuture::Ready(result)) => Started::Done(result.map_err(HookFailure::Error)),
-            Ok(HookFuture::Pending(future)) => Started::Pending(future),
-        }
-    }
-
-    /// Drives an async hook's future, panics caught. It is polled once before the timer is
-    /// armed: a future that is ready at once cannot have timed out, and needs no clock reading.
-    /// When it is not ready, the timer is armed and the task yields; the hook is polled again
-    /// only when it is woken, never twice in one poll (a hook that yields really yields).
-    pub(crate) async fn finish<T>(
-        &self,
-        future: BoxedHookFuture<'_, HookResult<T>>,
-        timeout: Duration,
-    ) -> Result<T, HookFailure> {
-        let mut guarded = CatchUnwind(future);
-        let first = std::future::poll_fn(|cx| {
-            let _entered = self.span.enter();
-            Poll::Ready(match Pin::new(&mut guarded).poll(cx) {
-                Poll::Ready(output) => Some(output),
-                Poll::Pending => None,
-            })
+/// Drives an async hook's future, panics caught, under its timeout.
+///
+/// It is polled once before the timer is armed: a future that is ready at once needs no timer.
+/// When it is not ready, the timer is armed for the rest of the timeout and the task yields; the
+/// hook is polled again only when it is woken, never twice in one poll. E6: an answer that comes
+/// after the deadline is discarded, even from a hook that blocked its thread and never yielded;
+/// the future is dropped here, so nothing it borrowed is touched again by the hook.
+pub(crate) async fn finish(
+    future: BoxedHookFuture<'_, HookResult<()>>,
+    timeout: Duration,
+    span: Option<&tracing::Span>,
+) -> Result<(), HookFailure> {
+    let started_at = Instant::now();
+    let mut guarded = CatchUnwind { future, span };
+    let first = std::future::poll_fn(|cx| {
+        Poll::Ready(match Pin::new(&mut guarded).poll(cx) {
+            Poll::Ready(output) => Some(output),
+            Poll::Pending => None,
         })
-        .await;
-        let output = match first {
-            Some(output) => output,
-            None => {
-                let deadline = tokio::time::sleep(timeout);
-                let mut deadline = std::pin::pin!(deadline);
-                // The hook was just polled: this round only arms the timer.
-                let mut hook_polled = true;
-                let outcome = std::future::poll_fn(|cx| {
-                    if !std::mem::take(&mut hook_polled) {
-                        let _entered = self.span.enter();
-                        if let Poll::Ready(output) = Pin::new(&mut guarded).poll(cx) {
-                            return Poll::Ready(Some(output));
-                        }
-                    }
-                    match deadline.as_mut().poll(cx) {
-                        Poll::Ready(()) => Poll::Ready(None),
-                        Poll::Pending => Poll::Pending,
-                    }
-                })
-                .await;
-                match outcome {
-                    Some(output) => output,
-                    None => return Err(HookFailure::Timeout(timeout)),
+    })
+    .await;
+    let output = match first {
+        Some(output) => output,
+        None => {
+            let deadline = tokio::time::sleep_until((started_at + timeout).into());
+            let mut deadline = std::pin::pin!(deadline);
+            // The hook was just polled: this round only arms the timer.
+            let mut hook_polled = true;
+            let outcome = std::future::poll_fn(|cx| {
+                if !std::mem::take(&mut hook_polled)
+                    && let Poll::Ready(output) = Pin::new(&mut guarded).poll(cx)
+                {
+                    return Poll::Ready(Some(output));
                 }
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(None),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await;
+            match outcome {
+                Some(output) => output,
+                None => return Err(HookFailure::Timeout(timeout)),
             }
-        };
-        match output {
-            Err(payload) => Err(panicked(payload)),
-            Ok(result) => result.map_err(HookFailure::Error),
         }
+    };
+    drop(guarded);
+    if started_at.elapsed() > timeout {
+        return Err(HookFailure::Timeout(timeout));
     }
-
-    /// Records the duration and logs a failure.
-    #[inline]
-    pub(crate) fn end<T>(self, result: &Result<T, HookFailure>) {
-        if let Some(started_at) = self.started_at {
-            self.span.record("duration_us", started_at.elapsed().as_micros() as u64);
-        }
-        if let Err(failure) = result {
-            log_failure(self.entry, failure);
-        }
+    match output {
+        Ok(result) => result.map_err(HookFailure::Error),
+        Err(location) => Err(HookFailure::Panic(location)),
     }
 }
 
-/// E5: the id, kind and source only; never the value, and not the error's own text, which a
-/// hook may have built from message contents.
+/// Runs one hook inside its span (id, kind, source, duration): the path taken when someone
+/// listens for hook spans.
 #[cold]
-fn log_failure(entry: &ResolvedHook, failure: &HookFailure) {
+pub(crate) async fn run_traced<'a>(
+    entry: &ResolvedHook,
+    timeout: Duration,
+    call: impl FnOnce() -> HookFuture<'a, HookResult<()>>,
+) -> Result<(), HookFailure> {
+    let def = entry.hook;
+    let span = tracing::info_span!(
+        target: TARGET,
+        "hook",
+        hook.id = def.id,
+        hook.kind = def.kind().name(),
+        hook.source = source_label(entry),
+        duration_us = tracing::field::Empty,
+    );
+    let started_at = Instant::now();
+    let outcome = match span.in_scope(|| start(call)) {
+        Started::Done(result) => result,
+        Started::Pending(future) => finish(future, timeout, Some(&span)).await,
+    };
+    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    outcome
+}
+
+/// Logs a failed hook: id, kind, source and what went wrong, with the guide's prefix.
+#[cold]
+pub(crate) fn log_failure(entry: &ResolvedHook, failure: &HookFailure) {
     let def = entry.hook;
     tracing::error!(
-        target: "hooks_runtime::hook",
+        target: TARGET,
         hook_id = def.id,
         hook_kind = def.kind().name(),
-        "[Hooks] ✗ {} hook `{}` ({}) {}",
+        "[Hooks] ✗ Error running {} hook `{}` ({}): {}",
         def.kind(),
         def.id,
         source_label(entry),
@@ -189,39 +185,47 @@ fn log_failure(entry: &ResolvedHook, failure: &HookFailure) {
     );
 }
 
-fn panicked(payload: Box<dyn Any + Send>) -> HookFailure {
-    drop(payload);
-    HookFailure::Panic
-}
-
-/// Runs one hook to its outcome: started in place, awaited only when it is async.
+/// Runs one hook to its outcome and logs a failure. A sync hook is a plain call; an async hook
+/// is awaited under its timeout; the span is built only when `$traced` (asked once per chain).
 macro_rules! run_hook {
-    ($dispatch:expr, $entry:expr, $call:expr) => {{
+    ($dispatch:expr, $traced:expr, $entry:expr, $call:expr) => {{
         let entry = $entry;
-        let run = $crate::dispatch::invoke::HookRun::new(entry);
-        let outcome = match run.start($call) {
-            $crate::dispatch::invoke::Started::Done(result) => result,
-            $crate::dispatch::invoke::Started::Pending(future) => run.finish(future, $dispatch.timeout_of(entry)).await,
+        let outcome = if $traced {
+            $crate::dispatch::invoke::run_traced(entry, $dispatch.timeout_of(entry), $call).await
+        } else {
+            match $crate::dispatch::invoke::start($call) {
+                $crate::dispatch::invoke::Started::Done(result) => result,
+                $crate::dispatch::invoke::Started::Pending(future) => {
+                    $crate::dispatch::invoke::finish(future, $dispatch.timeout_of(entry), None).await
+                }
+            }
         };
-        run.end(&outcome);
+        if let Err(failure) = &outcome {
+            $crate::dispatch::invoke::log_failure(entry, failure);
+        }
         outcome
     }};
 }
 pub(crate) use run_hook;
 
-/// Polls a boxed hook future with panics caught, so a panicking async hook is that hook's
-/// failure and not the thread's.
-struct CatchUnwind<'a, T>(Pin<Box<dyn Future<Output = T> + Send + 'a>>);
+/// Polls a boxed hook future as hook code (panics caught, inside its span when there is one),
+/// so a panicking async hook is that hook's failure and not the thread's.
+struct CatchUnwind<'a, 's> {
+    future: BoxedHookFuture<'a, HookResult<()>>,
+    span: Option<&'s tracing::Span>,
+}
 
-impl<T> Future for CatchUnwind<'_, T> {
-    type Output = Result<T, Box<dyn Any + Send>>;
+impl Future for CatchUnwind<'_, '_> {
+    type Output = Result<HookResult<()>, PanicLocation>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.0.as_mut();
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        let this = &mut *self;
+        let _entered = this.span.map(tracing::Span::enter);
+        let future = this.future.as_mut();
+        match panics::catch(|| future.poll(cx)) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(payload) => Poll::Ready(Err(payload)),
+            Err(location) => Poll::Ready(Err(location)),
         }
     }
 }

@@ -2,106 +2,154 @@
 //! nothing else; the pipelines in `thread` call them.
 
 use hooks_core::{
-    HookError, HookExecutionContext, HookFuture, HookHandler, HookKind, HookMessage, HookResult, HookToolCall,
-    HookToolResult, LlmMessage, MessageRecord, MessageUpdate, ThreadState, ToolCallRecord, UserState,
+    HookError, HookExecutionContext, HookFuture, HookHandler, HookMessage, HookResult, HookToolCall, HookToolResult,
+    LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord, UserState,
 };
 
-use super::invoke::run_hook;
+use super::invoke::{run_hook, spans_wanted};
 use super::{Dispatch, FailureRule};
 
-/// A kind whose chain moves a value through each hook and returns it.
-trait MovingKind {
+/// A kind whose chain transforms one value in place.
+trait TransformKind {
+    /// The value the chain transforms.
     type Value: Clone + Send;
-    type Args<'a>: Copy + Send;
-    fn call<'a>(
+    /// What the hooks get besides the state and the value (`()` for most kinds).
+    type Arg: ?Sized + Sync;
+    fn call<'v>(
         handler: &HookHandler,
-        state: &'a ThreadState,
-        args: Self::Args<'a>,
-        value: Self::Value,
-        ctx: &'a HookExecutionContext,
-    ) -> HookFuture<'a, HookResult<Self::Value>>;
+        state: &'v ThreadState,
+        arg: &'v Self::Arg,
+        value: &'v mut Self::Value,
+        ctx: &'v HookExecutionContext,
+    ) -> HookFuture<'v, HookResult<()>>;
 }
 
-macro_rules! moving_kind {
-    ($marker:ident, $variant:ident, $value:ty, ($($arg:ident: $arg_ty:ty),*)) => {
+macro_rules! transform_kind {
+    ($marker:ident, $value:ty, $arg:ty, |$handler:ident, $state:ident, $a:ident, $v:ident, $ctx:ident| $call:expr) => {
         struct $marker;
-        impl MovingKind for $marker {
+        impl TransformKind for $marker {
             type Value = $value;
-            type Args<'a> = ($($arg_ty,)*);
-            #[inline]
-            fn call<'a>(
-                handler: &HookHandler,
-                state: &'a ThreadState,
-                ($($arg,)*): Self::Args<'a>,
-                value: Self::Value,
-                ctx: &'a HookExecutionContext,
-            ) -> HookFuture<'a, HookResult<Self::Value>> {
-                match handler {
-                    HookHandler::$variant(adapter) => adapter(state, $($arg,)* value, ctx),
-                    other => unreachable!("{} hook in the {} chain", other.kind(), HookKind::$variant),
-                }
+            type Arg = $arg;
+            #[inline(always)]
+            fn call<'v>(
+                $handler: &HookHandler,
+                $state: &'v ThreadState,
+                $a: &'v Self::Arg,
+                $v: &'v mut Self::Value,
+                $ctx: &'v HookExecutionContext,
+            ) -> HookFuture<'v, HookResult<()>> {
+                $call
             }
         }
     };
 }
 
-moving_kind!(FilterMessages, FilterMessages, Vec<HookMessage>, ());
-moving_kind!(PrefilterLlmHistory, PrefilterLlmHistory, Vec<LlmMessage>, ());
-moving_kind!(BeforeCreateMessage, BeforeCreateMessage, MessageRecord, ());
-moving_kind!(BeforeUpdateMessage, BeforeUpdateMessage, MessageUpdate, (message_id: &'a str));
-moving_kind!(BeforeStoreToolResult, BeforeStoreToolResult, HookToolResult, (call: &'a ToolCallRecord));
+/// The adapter of `entry` for a chain of `variant`; a chain holds only hooks of its kind.
+macro_rules! adapter {
+    ($handler:expr, $($variant:ident)|+) => {
+        match $handler {
+            $(HookHandler::$variant(adapter))|+ => adapter,
+            other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
+        }
+    };
+}
 
-/// Runs a moving chain under `rule`. With [`FailureRule::Prevent`] the first failure returns
-/// its error and no copy is ever taken. Otherwise the chain goes on with the last good value: a
-/// hook that can fail by design (it returns a `Result`, or it is async and can time out) gets a
-/// copy of its input kept, since the value moved into a failed hook is gone. A sync hook that
-/// returns a plain value can fail only by panicking, a bug; for it no copy is taken per call, and
-/// a panic restores the newest copy the chain holds: the value before the last hook that could
-/// fail, or the value the chain started with.
-async fn run_moving<'a, K: MovingKind>(
-    dispatch: &Dispatch<'a>,
-    state: &'a ThreadState,
-    args: K::Args<'a>,
-    mut value: K::Value,
+transform_kind!(FilterMessages, Vec<HookMessage>, (), |h, state, _a, v, ctx| adapter!(*h, FilterMessages)(
+    state, v, ctx
+));
+transform_kind!(PrefilterLlmHistory, Vec<LlmMessage>, (), |h, state, _a, v, ctx| adapter!(*h, PrefilterLlmHistory)(
+    state, v, ctx
+));
+transform_kind!(BeforeCreateMessage, MessageRecord, (), |h, state, _a, v, ctx| adapter!(*h, BeforeCreateMessage)(
+    state, v, ctx
+));
+transform_kind!(BeforeUpdateMessage, MessageUpdate, str, |h, state, id, v, ctx| adapter!(*h, BeforeUpdateMessage)(
+    state, id, v, ctx
+));
+transform_kind!(BeforeStoreToolResult, HookToolResult, ToolCallRecord, |h, state, call, v, ctx| adapter!(
+    *h,
+    BeforeStoreToolResult
+)(state, call, v, ctx));
+transform_kind!(AfterSystemMessage, String, (), |h, state, _a, v, ctx| adapter!(*h, AfterSystemMessage)(state, v, ctx));
+transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v, ctx| adapter!(
+    *h,
+    AfterToolCallSuccess | AfterToolCallFailure
+)(state, call, v, ctx));
+
+/// Runs a transform chain on `value` under `rule`.
+///
+/// With [`FailureRule::Prevent`] the first failure returns its error, and the value is discarded
+/// by the caller, so nothing is ever snapshotted. Otherwise a failing hook leaves the chain going
+/// on with the last good value (E1, E7): an in-place hook's value is as the hook left it (no
+/// copy); before a hook that moves the value (a by-value hook, which leaves nothing behind when it
+/// fails, times out or panics) a snapshot is taken into one buffer per chain, reused from hook to
+/// hook with `clone_from` so that after the first it allocates nothing, and restored on failure.
+async fn run_transform<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
     rule: FailureRule,
-) -> Result<K::Value, HookError> {
-    if dispatch.chain.is_empty() {
-        return Ok(value);
+) -> Result<(), HookError> {
+    if dispatch.is_empty() {
+        return Ok(());
     }
     let keep_last_good = rule != FailureRule::Prevent;
-    let mut backup = (keep_last_good && dispatch.active().any(|entry| !can_fail(entry))).then(|| value.clone());
-    for entry in dispatch.active() {
-        if keep_last_good && can_fail(entry) {
-            backup = Some(value.clone());
+    let traced = spans_wanted();
+    let mut snapshot: Option<K::Value> = None;
+    for entry in dispatch.chain {
+        if !entry.is_active(&dispatch.enabled) {
+            continue;
         }
-        let outcome = run_hook!(dispatch, entry, || K::call(&entry.hook.handler, state, args, value, &entry.context));
-        match outcome {
-            Ok(next) => value = next,
-            Err(failure) if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) => {
+        let restore = keep_last_good && entry.hook.moves_value;
+        if restore {
+            match &mut snapshot {
+                Some(saved) => saved.clone_from(value),
+                None => snapshot = Some(value.clone()),
+            }
+        }
+        let outcome = run_hook!(dispatch, traced, entry, || K::call(
+            &entry.hook.handler,
+            state,
+            arg,
+            &mut *value,
+            &entry.context
+        ));
+        if let Err(failure) = outcome {
+            if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
                 return Err(failure.into_error(entry));
             }
-            Err(_) => value = backup.clone().expect("a copy is kept whenever a hook runs under KeepLastGood"),
+            if let (true, Some(saved)) = (restore, &snapshot) {
+                value.clone_from(saved);
+            }
         }
     }
-    Ok(value)
+    Ok(())
 }
 
-/// Whether a hook can fail other than by panicking: it returns a `Result`, or it is async and
-/// can time out.
-#[inline]
-fn can_fail(entry: &hooks_core::ResolvedHook) -> bool {
-    entry.hook.fallible || entry.hook.is_async
+/// Runs an event chain: each failure is logged and changes nothing else (E2). A macro rather
+/// than a function: the adapter call borrows the point's arguments, which a closure bound over
+/// every entry lifetime could not express.
+macro_rules! run_events {
+    ($dispatch:expr, |$entry:ident| $call:expr) => {{
+        let dispatch = $dispatch;
+        let traced = !dispatch.is_empty() && spans_wanted();
+        for $entry in dispatch.chain {
+            if $entry.is_active(&dispatch.enabled) {
+                let _ = run_hook!(dispatch, traced, $entry, || $call);
+            }
+        }
+    }};
 }
 
-/// R3-R4: `filter_messages`; failures keep the last good value (E1).
+/// R3-R4: `filter_messages`; failures keep the last good value (E1, E7).
 pub(crate) async fn filter_messages(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
-    messages: Vec<HookMessage>,
+    mut messages: Vec<HookMessage>,
 ) -> Vec<HookMessage> {
-    run_moving::<FilterMessages>(dispatch, state, (), messages, FailureRule::KeepLastGood)
-        .await
-        .expect("KeepLastGood never fails")
+    let _ = run_transform::<FilterMessages>(dispatch, state, &(), &mut messages, FailureRule::KeepLastGood).await;
+    messages
 }
 
 /// R5, R7: `prefilter_llm_history`; a `block: true` error stops the step, others keep the last
@@ -109,19 +157,21 @@ pub(crate) async fn filter_messages(
 pub(crate) async fn prefilter_llm_history(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
-    messages: Vec<LlmMessage>,
+    mut messages: Vec<LlmMessage>,
 ) -> Result<Vec<LlmMessage>, HookError> {
-    run_moving::<PrefilterLlmHistory>(dispatch, state, (), messages, FailureRule::BlockOrKeepLastGood).await
+    run_transform::<PrefilterLlmHistory>(dispatch, state, &(), &mut messages, FailureRule::BlockOrKeepLastGood).await?;
+    Ok(messages)
 }
 
 /// M1, M2, M9: `before_create_message` under the write's rule.
 pub(crate) async fn before_create_message(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
-    record: MessageRecord,
+    mut record: MessageRecord,
     rule: FailureRule,
 ) -> Result<MessageRecord, HookError> {
-    run_moving::<BeforeCreateMessage>(dispatch, state, (), record, rule).await
+    run_transform::<BeforeCreateMessage>(dispatch, state, &(), &mut record, rule).await?;
+    Ok(record)
 }
 
 /// M4: `before_update_message`; the first failure prevents the update.
@@ -129,9 +179,10 @@ pub(crate) async fn before_update_message(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
     message_id: &str,
-    update: MessageUpdate,
+    mut update: MessageUpdate,
 ) -> Result<MessageUpdate, HookError> {
-    run_moving::<BeforeUpdateMessage>(dispatch, state, (message_id,), update, FailureRule::Prevent).await
+    run_transform::<BeforeUpdateMessage>(dispatch, state, message_id, &mut update, FailureRule::Prevent).await?;
+    Ok(update)
 }
 
 /// T6: `before_store_tool_result`; the tool result is stored whatever happens, with the last
@@ -140,44 +191,28 @@ pub(crate) async fn before_store_tool_result(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
     call: &ToolCallRecord,
-    result: HookToolResult,
+    mut result: HookToolResult,
 ) -> HookToolResult {
-    run_moving::<BeforeStoreToolResult>(dispatch, state, (call,), result, FailureRule::KeepLastGood)
-        .await
-        .expect("KeepLastGood never fails")
+    let _ = run_transform::<BeforeStoreToolResult>(dispatch, state, call, &mut result, FailureRule::KeepLastGood).await;
+    result
 }
 
-/// R1: `after_system_message`; `None` keeps the message, a string replaces it, a failure keeps
-/// the last good value.
+/// R1: `after_system_message`; a by-value hook's `None` keeps the message and a string replaces
+/// it; a failure keeps the last good value.
 pub(crate) async fn after_system_message(dispatch: &Dispatch<'_>, state: &ThreadState, mut system: String) -> String {
-    for entry in dispatch.active() {
-        let HookHandler::AfterSystemMessage(adapter) = entry.hook.handler else { unreachable!() };
-        let current = system.as_str();
-        if let Ok(Some(replacement)) = run_hook!(dispatch, entry, || adapter(state, current, &entry.context)) {
-            system = replacement;
-        }
-    }
+    let _ = run_transform::<AfterSystemMessage>(dispatch, state, &(), &mut system, FailureRule::KeepLastGood).await;
     system
 }
 
-/// T5: `after_tool_call_success` or `_failure` (by the result's status); `None` keeps the
-/// result, a returned result replaces it, a failure keeps the last good value.
+/// T5: `after_tool_call_success` or `_failure` (by the result's status); a by-value hook's `None`
+/// keeps the result and a returned result replaces it; a failure keeps the last good value.
 pub(crate) async fn after_tool_call(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
     call: &HookToolCall,
     mut result: HookToolResult,
 ) -> HookToolResult {
-    for entry in dispatch.active() {
-        let adapter = match entry.hook.handler {
-            HookHandler::AfterToolCallSuccess(adapter) | HookHandler::AfterToolCallFailure(adapter) => adapter,
-            _ => unreachable!(),
-        };
-        let current = &result;
-        if let Ok(Some(replacement)) = run_hook!(dispatch, entry, || adapter(state, call, current, &entry.context)) {
-            result = replacement;
-        }
-    }
+    let _ = run_transform::<AfterToolCall>(dispatch, state, call, &mut result, FailureRule::KeepLastGood).await;
     result
 }
 
@@ -185,11 +220,7 @@ macro_rules! event_point {
     ($(#[$doc:meta])* $name:ident, $variant:ident, ($($arg:ident: $ty:ty),*)) => {
         $(#[$doc])*
         pub(crate) async fn $name(dispatch: &Dispatch<'_>, state: &ThreadState, $($arg: $ty),*) {
-            for entry in dispatch.active() {
-                let HookHandler::$variant(adapter) = entry.hook.handler else { unreachable!() };
-                // E2: an event hook's failure is logged and changes nothing else.
-                let _ = run_hook!(dispatch, entry, || adapter(state, $($arg,)* &entry.context));
-            }
+            run_events!(dispatch, |entry| adapter!(entry.hook.handler, $variant)(state, $($arg,)* &entry.context));
         }
     };
 }
@@ -220,19 +251,10 @@ event_point!(
 );
 
 /// U1: a user-scope event, run for every linked hook of its kind.
-pub(crate) async fn user_event(
-    hooks: &[hooks_core::ResolvedHook],
-    default_timeout: std::time::Duration,
-    user: &UserState,
-) {
-    for entry in hooks {
-        let adapter = match entry.hook.handler {
-            HookHandler::UserClientAttached(adapter)
-            | HookHandler::UserClientDetached(adapter)
-            | HookHandler::UserValueChanged(adapter) => adapter,
-            _ => unreachable!(),
-        };
-        let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
-        let _ = run_hook!(dispatch, entry, || adapter(user));
-    }
+pub(crate) async fn user_event(hooks: &[ResolvedHook], default_timeout: std::time::Duration, user: &UserState) {
+    let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
+    run_events!(&dispatch, |entry| adapter!(
+        entry.hook.handler,
+        UserClientAttached | UserClientDetached | UserValueChanged
+    )(user));
 }

@@ -2,11 +2,14 @@
 //! caught, and each hook point's error rule in one place.
 //!
 //! Nothing here looks a hook up by name, takes a lock or clones a definition: a chain is a slice
-//! of resolved entries, an entry's adapter is a fn pointer, and a sync hook answers without
-//! allocating.
+//! of resolved entries and an entry's adapter is a fn pointer. A transform chain runs on one
+//! `&mut` value (see [`hooks_core::HookHandler`]); a sync hook is a plain call that creates no
+//! future; whether hook spans are wanted is asked once per chain; and a snapshot of the value is
+//! taken only before a hook that moves it (a by-value hook), to restore it if that hook fails.
 
 mod invoke;
 mod kinds;
+pub(crate) mod panics;
 
 use std::time::Duration;
 
@@ -26,12 +29,12 @@ pub(crate) struct Dispatch<'c> {
     pub(crate) default_timeout: Duration,
 }
 
-impl<'c> Dispatch<'c> {
-    /// The entries that run: every entry but those of disabled optional relationships.
-    #[inline]
-    pub(crate) fn active(&self) -> impl Iterator<Item = &'c ResolvedHook> + use<'c> {
-        let enabled = self.enabled;
-        self.chain.iter().filter(move |entry| entry.is_active(&enabled))
+impl Dispatch<'_> {
+    /// Whether the chain has no hook; call sites check it before building anything, so an empty
+    /// chain costs a length check.
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chain.is_empty()
     }
 
     /// The timeout of one entry: its own `timeout_ms`, else the runtime's default.
