@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
 
-use crate::kinds::{KINDS, KindSpec};
+use crate::kinds::{ByValue, KINDS, KindSpec};
 
 pub(crate) fn signature_traits() -> TokenStream {
     KINDS.iter().map(kind_traits).collect()
@@ -102,7 +102,10 @@ fn return_trait(kind: &KindSpec, note: &str) -> TokenStream {
     let name = format_ident!("{}Return", kind.variant);
     let output: syn::Type = syn::parse_str(kind.output).expect("kind table holds valid types");
     let form = match &kind.value {
-        Some(value) => format!(" by value (taking `{}`)", kind.params[value.index].ty),
+        Some(value) if value.by_value == ByValue::Moved => {
+            format!(" by value (taking `{}`)", kind.params[value.index].ty)
+        }
+        Some(value) => format!(" taking `{}`", kind.params[value.index].ty),
         None => String::new(),
     };
     let message = format!(

@@ -9,7 +9,7 @@ use syn::{FnArg, Ident, ItemFn, Path, ReturnType, Type, Visibility};
 
 use super::parse::HookArgs;
 use crate::ctxt::Ctxt;
-use crate::kinds::{Form, KindSpec};
+use crate::kinds::{ByValue, Form, KindSpec};
 
 /// A hook ready to expand.
 pub(super) struct CheckedHook {
@@ -68,8 +68,25 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
     };
     EraseLifetimes.visit_type_mut(&mut return_type);
     let has_context = kind.takes_context() && param_types.len() == kind.params.len() + 1;
-    let form = match kind.value.as_ref().map(|value| &param_types[value.index]) {
-        Some(Type::Reference(reference)) if reference.mutability.is_some() => Form::InPlace,
+    let form = match kind.value.as_ref().map(|value| (value, &param_types[value.index])) {
+        Some((_, Type::Reference(reference))) if reference.mutability.is_some() => Form::InPlace,
+        Some((value, ty @ Type::Reference(_))) if value.by_value == ByValue::Moved => {
+            // A shared borrow of a value the hook should change: neither form, and two trait
+            // errors (parameter and return) would not say why. One error that names both.
+            let name = kind.params[value.index].name;
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "{} `{}` hook changes `{name}`, so it cannot take it by shared reference\n\
+                     help: take it in place, `{name}: &mut {ty}`, returning `()` or `Result<(), HookError>`, \
+                     or by value, `{name}: {ty}`, returning the new value",
+                    kind.article(),
+                    kind.name,
+                    ty = value.ty,
+                ),
+            );
+            return None;
+        }
         _ => Form::ByValue,
     };
     Some(CheckedHook {

@@ -50,12 +50,19 @@ fn main() {
     let prompt = HookExecutionContext::prompt("triage");
     let agent = HookExecutionContext::agent("support_agent");
 
+    // The adapter replaces the chain's system message with the hook's `Some`.
+    let system = |f: for<'a> fn(&'a ThreadState, &'a mut String, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
+                  ctx: &HookExecutionContext| {
+        let mut system = String::from("Be brief.");
+        ready(f(&state, &mut system, ctx)).unwrap();
+        system
+    };
     let HookHandler::AfterSystemMessage(f) = <with_context as Hook>::DEF.handler else { panic!() };
-    assert_eq!(ready(f(&state, "Be brief.", &prompt)).unwrap().as_deref(), Some("Be brief. [prompt triage]"));
-    assert_eq!(ready(f(&state, "Be brief.", &agent)).unwrap().as_deref(), Some("Be brief. [agent support_agent]"));
+    assert_eq!(system(f, &prompt), "Be brief. [prompt triage]");
+    assert_eq!(system(f, &agent), "Be brief. [agent support_agent]");
 
     let HookHandler::AfterSystemMessage(g) = <without_context as Hook>::DEF.handler else { panic!() };
-    assert_eq!(ready(g(&state, "Be brief.", &prompt)).unwrap().as_deref(), Some("Be brief. [no context]"));
+    assert_eq!(system(g, &prompt), "Be brief. [no context]");
 
     let call = HookToolCall::new("call_1", "search_github_issues", "{\"q\":");
     let HookHandler::ToolCallStarted(f) = <started_with_context as Hook>::DEF.handler else { panic!() };
