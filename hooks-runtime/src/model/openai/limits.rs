@@ -37,7 +37,8 @@ impl Deadline {
 
     /// Waits for `future` until the idle timeout or the total deadline, whichever comes first.
     pub(super) async fn wait<F: Future>(&self, waiting: Waiting, future: F) -> Result<F::Output, ModelError> {
-        // Checked first: an endpoint that answers at once, every time, would never let a timer fire.
+        // Checked first as well: `timeout_at` polls the future before its timer, so a future
+        // that is ready at every poll (an endpoint that floods keep-alives) is never timed out.
         self.check()?;
         let idle_at = Instant::now().checked_add(self.idle).unwrap_or_else(far_future);
         match tokio::time::timeout_at(idle_at.min(self.at), future).await {
