@@ -49,7 +49,7 @@ impl Deadline {
     }
 
     /// Fails once the total deadline has passed.
-    pub(super) fn check(&self) -> Result<(), ModelError> {
+    fn check(&self) -> Result<(), ModelError> {
         if Instant::now() >= self.at { Err(self.total_error()) } else { Ok(()) }
     }
 
@@ -131,7 +131,7 @@ fn add(so_far: usize, more: usize, cap: usize, detail: impl FnOnce() -> String) 
 }
 
 /// A byte count as people write it: `8 MiB`, `64 KiB`, or `1000 bytes`.
-pub(super) fn show_bytes(bytes: usize) -> String {
+fn show_bytes(bytes: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * KIB;
     match bytes {

@@ -3,7 +3,8 @@
 //!
 //! Stages, one module each: [`config`] (where the endpoint is), this module (the request and the
 //! HTTP errors before the stream starts), [`sse`] (the event-stream framing) and [`stream`]
-//! (what each chunk means, and the errors a stream can end with).
+//! (what each chunk means, and the errors a stream can end with). [`limits`] holds what bounds
+//! every request: the idle timeout, the total deadline and the size caps.
 
 mod config;
 mod limits;
