@@ -458,6 +458,25 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_finish_ends_only_the_calls_that_came_after_the_last_one() {
+        let (events, result) = decode(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f"}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"g"}}]},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(result, Ok(()));
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::ToolCallStart { index: 0, id: "a".into(), name: "f".into() },
+                ModelEvent::ToolCallEnd { index: 0 },
+                ModelEvent::ToolCallStart { index: 1, id: "b".into(), name: "g".into() },
+                ModelEvent::ToolCallEnd { index: 1 },
+            ]
+        );
+    }
+
+    #[test]
     fn deltas_after_a_call_finished_are_malformed() {
         let (_, result) = decode(&[
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f"}}]},"finish_reason":"tool_calls"}]}"#,
