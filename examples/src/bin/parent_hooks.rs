@@ -120,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("Turn 2: a mail sync stored mail.summary on the thread");
     // What a sync job would do; `mail_context` reads it with `state.get_value`.
-    thread.set_value("mail.summary", json!("3 new messages, 1 urgent: ACME invoice #881 is overdue."));
+    thread.set_value("mail.summary", json!("3 new messages, 1 urgent: ACME invoice #881 is overdue.")).await?;
     let seen = model.requests().len();
     ask(&thread, "Is anything in my mail urgent?").await?;
     print_system_messages(&model, seen);

@@ -262,7 +262,11 @@ pub(crate) struct ThreadShared {
     pub(crate) enabled: AtomicU64,
     pub(crate) events: broadcast::Sender<ThreadEvent>,
     pub(crate) queues: Mutex<Queues>,
+    /// The thread values as last written to the store (M11), read without a store round trip.
     pub(crate) values: Mutex<HashMap<String, Value>>,
+    /// Held from a value's store write to its cache update, so that the cache ends in the
+    /// order the store did.
+    pub(crate) value_writes: tokio::sync::Mutex<()>,
     pub(crate) files: Mutex<HashMap<String, String>>,
     pub(crate) status: Mutex<ThreadStatus>,
     pub(crate) children: Mutex<Vec<ChildThread>>,
@@ -287,6 +291,15 @@ impl ThreadShared {
     pub(crate) fn emit(&self, event: ThreadEvent) {
         // No subscriber is not an error: events go to whoever listens at the moment.
         let _ = self.events.send(event);
+    }
+
+    /// M11: the store first, in its own transaction, then the cache; a failed write changes
+    /// neither.
+    pub(crate) async fn set_value(&self, key: &str, value: Value) -> Result<(), StoreError> {
+        let _writing = self.value_writes.lock().await;
+        self.runtime.store.set_value(&self.id, key, &value).await?;
+        self.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+        Ok(())
     }
 
     pub(crate) async fn set_status(&self, status: ThreadStatus) {
@@ -350,6 +363,7 @@ impl Runtime {
             created_at: crate::ids::now_ms(),
             arguments: options.arguments,
             status: ThreadStatus::Idle,
+            values: serde_json::Map::new(),
         };
         self.inner.store.create_thread(&record).await?;
         let thread = Thread::from_record(self.inner.clone(), entry, record);
@@ -392,7 +406,8 @@ impl Thread {
                 enabled: AtomicU64::new(0),
                 events,
                 queues: Mutex::new(Queues::default()),
-                values: Mutex::new(HashMap::new()),
+                values: Mutex::new(record.values.into_iter().collect()),
+                value_writes: tokio::sync::Mutex::new(()),
                 files: Mutex::new(HashMap::new()),
                 status: Mutex::new(record.status),
                 children: Mutex::new(Vec::new()),
@@ -501,14 +516,17 @@ impl Thread {
         }
     }
 
-    /// A thread value.
+    /// A thread value: as this process last wrote it, or as the store had it when the thread
+    /// was opened (a value another process writes later shows after reopening).
     pub fn value(&self, key: &str) -> Option<Value> {
         self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
     }
 
-    /// Sets a thread value.
-    pub fn set_value(&self, key: &str, value: Value) {
-        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+    /// Sets a thread value and persists it with the thread before returning (M11), so it is
+    /// there after the thread is reopened, from this process or another one sharing the store.
+    /// When the store fails, the value is not set.
+    pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
+        Ok(self.shared.set_value(key, value).await?)
     }
 
     /// A file stored from a tool's attachment, by path.
