@@ -128,9 +128,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn ask(thread: &hooks_runtime::Thread, text: &str) -> Result<(), hooks_runtime::RuntimeError> {
+async fn ask(thread: &hooks_runtime::Thread, text: &str) -> Result<(), Box<dyn std::error::Error>> {
     println!("you:   {text}");
-    let outcome = thread.send(text).await?;
+    let outcome = thread.send(text).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     Ok(())
 }
