@@ -137,6 +137,12 @@ impl ScriptedModel {
     /// unique in their message, and roles are ones providers know. The error names the
     /// message index, role and call id, never contents.
     ///
+    /// The runtime's own requests always pass (R9): messages that hooks inject while tool calls
+    /// run are sent after the results, `include_past_tools: false` leaves out whole exchanges,
+    /// and a `prefilter_llm_history` output that splits an exchange is repaired with a logged
+    /// warning (results without their call and calls without their result are left out) rather
+    /// than failing the step.
+    ///
     /// ```
     /// use hooks_runtime::LlmMessage;
     /// use hooks_runtime::model::ScriptedModel;
