@@ -247,3 +247,28 @@ async fn r9_the_scripted_model_refuses_what_a_provider_refuses() {
     let lenient = ScriptedModel::new([ScriptedResponse::text("sent")]).accepting_invalid_requests();
     assert!(hooks_runtime::model::Model::stream(&lenient, request).await.is_ok());
 }
+
+#[tokio::test]
+async fn r9_calls_left_without_a_result_by_a_stopped_run_are_not_sent() {
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_a", "no_such_tool", "{}").then_tool_call("call_b", "no_such_tool", "{}"),
+        ScriptedResponse::text("Sorry."),
+    ]);
+    let runtime = Runtime::builder()
+        .agent::<r9_past_tools_agent>()
+        .model("scripted", model.clone())
+        .tool(get_user_input())
+        .repeated_tool_error_limit(1)
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("r9_past_tools_agent", ThreadOptions::default()).await.unwrap();
+    // The first failure stops the turn: `call_b` never runs and has no result.
+    let first = thread.send("Try it.").await.unwrap();
+    assert_eq!(first.status, ThreadStatus::Stopped("repeated_tool_error".into()), "{first}");
+    let second = thread.send("Again?").await.unwrap().into_result().unwrap();
+    assert_eq!(second.reply.as_deref(), Some("Sorry."));
+    assert_all_valid(&model);
+    let sent = shape(&model.requests()[1]);
+    assert_eq!(sent[..4], ["system: R9 with past tools.", "user: Try it.", "assistant(calls: call_a)", "tool(call_a)"]);
+    assert_eq!(sent.last().map(String::as_str), Some("user: Again?"));
+}
