@@ -272,3 +272,45 @@ async fn r9_calls_left_without_a_result_by_a_stopped_run_are_not_sent() {
     assert_eq!(sent[..4], ["system: R9 with past tools.", "user: Try it.", "assistant(calls: call_a)", "tool(call_a)"]);
     assert_eq!(sent.last().map(String::as_str), Some("user: Again?"));
 }
+
+/// The guide's `limit_to_20_messages`, with a limit small enough to cut an exchange in half.
+#[hook(filter_messages, id = "r9_limit_to_2_messages")]
+fn r9_limit_to_2_messages(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    let skip = messages.len().saturating_sub(2);
+    messages.into_iter().skip(skip).collect()
+}
+
+define_prompt! {
+    name: r9_limit_prompt,
+    model: "scripted",
+    prompt: "R9 limit.",
+    tools: ["get_user_input"],
+    include_past_tools: true,
+    hooks: [r9_limit_to_2_messages],
+}
+
+define_agent! {
+    name: r9_limit_agent,
+    side_a: { prompt: r9_limit_prompt, stop_on_response: true },
+    side_b: { human: true },
+}
+
+#[tokio::test]
+async fn r9_a_history_filter_that_cuts_an_exchange_sends_no_half_of_it() {
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_a", "get_user_input", "{}").then_tool_call("call_b", "get_user_input", "{}"),
+        ScriptedResponse::text("Done."),
+    ]);
+    let runtime = Runtime::builder()
+        .agent::<r9_limit_agent>()
+        .model("scripted", model.clone())
+        .tool(get_user_input())
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("r9_limit_agent", ThreadOptions::default()).await.unwrap();
+    thread.send("Go.").await.unwrap().into_result().unwrap();
+    assert_all_valid(&model);
+    // The last two stored messages are `tool(call_a)` and `tool(call_b)`: without their call,
+    // neither is sent.
+    assert_eq!(shape(&model.requests()[1]), ["system: R9 limit."]);
+}
