@@ -1,7 +1,9 @@
 //! Runs every example program in its default, scripted mode and checks that it succeeds and
 //! prints what it is meant to show, so `cargo test --workspace` keeps the examples working.
-//! One more test runs an example against a local fake OpenAI-compatible endpoint, to cover
-//! `--base-url`.
+//! Two more run an example against a local fake OpenAI-compatible endpoint, to cover
+//! `--base-url` and a failed run (which must exit non-zero and say why). The fake endpoint
+//! refuses a request whose messages a real provider would refuse (R9), as the scripted model
+//! does for the default runs.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
@@ -17,7 +19,8 @@ fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn run_with(exe: &str, name: &str, args: &[&str]) -> String {
+/// Runs an example in its own scratch directory, whatever its exit status.
+fn run_raw(exe: &str, name: &str, args: &[&str]) -> Output {
     let dir = scratch_dir(name);
     let output: Output = Command::new(exe)
         .args(args)
@@ -27,6 +30,11 @@ fn run_with(exe: &str, name: &str, args: &[&str]) -> String {
         .output()
         .unwrap_or_else(|error| panic!("could not start {name}: {error}"));
     let _ = std::fs::remove_dir_all(&dir);
+    output
+}
+
+fn run_with(exe: &str, name: &str, args: &[&str]) -> String {
+    let output = run_raw(exe, name, args);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -255,9 +263,18 @@ fn bad_option_exits_with_usage() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown option `--nope`"));
 }
 
+/// What the fake endpoint answers a valid request with.
+enum Reply {
+    /// An event stream of these `data:` chunks, then `[DONE]`.
+    Stream(Vec<&'static str>),
+    /// An HTTP error status with this JSON body.
+    Error(u16, &'static str),
+}
+
 /// A one-thread HTTP server that answers each `POST /v1/chat/completions` with the next
-/// scripted event stream, and keeps each request (head and body).
-fn fake_endpoint(responses: Vec<Vec<&'static str>>) -> (String, Arc<Mutex<Vec<String>>>) {
+/// scripted reply, and keeps each request (head and body). Like a provider, it answers a request
+/// whose messages are not a valid sequence (R9) with HTTP 400 instead.
+fn fake_endpoint(responses: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a local port");
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -281,30 +298,76 @@ fn fake_endpoint(responses: Vec<Vec<&'static str>>) -> (String, Arc<Mutex<Vec<St
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
             recorded.lock().unwrap().push(format!("{head}\n{}", String::from_utf8_lossy(&body)));
-            let mut reply =
-                String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
-            for chunk in chunks {
-                reply.push_str(&format!("data: {chunk}\n\n"));
-            }
-            reply.push_str("data: [DONE]\n\n");
+            let reply = match (provider_check(&body), chunks) {
+                (Err(reason), _) => http_error(400, &serde_json::json!({"error": {"message": reason}}).to_string()),
+                (Ok(()), Reply::Error(status, body)) => http_error(status, body),
+                (Ok(()), Reply::Stream(chunks)) => {
+                    let mut reply =
+                        String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+                    for chunk in chunks {
+                        reply.push_str(&format!("data: {chunk}\n\n"));
+                    }
+                    reply.push_str("data: [DONE]\n\n");
+                    reply
+                }
+            };
             let _ = stream.write_all(reply.as_bytes());
         }
     });
     (url, seen)
 }
 
+/// The request body's messages checked as a provider checks them.
+fn provider_check(body: &[u8]) -> Result<(), String> {
+    let request: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    let messages: Vec<hooks_runtime::LlmMessage> = serde_json::from_value(request["messages"].clone())
+        .map_err(|e| format!("`messages` is not a list of messages: {e}"))?;
+    hooks_runtime::model::ScriptedModel::check_messages(&messages)
+}
+
+fn http_error(status: u16, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[test]
+fn the_fake_endpoint_refuses_what_a_provider_refuses() {
+    let valid = br#"{"messages":[{"role":"user","content":"hi"}]}"#;
+    assert_eq!(provider_check(valid), Ok(()));
+    let orphan =
+        br#"{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"42","tool_call_id":"call_1"}]}"#;
+    assert!(provider_check(orphan).unwrap_err().contains("`call_1`"));
+}
+
+#[test]
+fn a_failed_run_exits_non_zero_and_says_why() {
+    let (url, _requests) =
+        fake_endpoint(vec![Reply::Error(500, r#"{"error":{"message":"the server is overloaded"}}"#)]);
+    let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
+    let output = run_raw(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata_failing", &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("the run failed (model_error) after 1 model step: model endpoint returned HTTP 500"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("agent:"), "no empty reply is printed");
+}
+
 #[test]
 fn base_url_runs_on_an_openai_compatible_endpoint() {
     let (url, requests) = fake_endpoint(vec![
-        vec![
+        Reply::Stream(vec![
             r#"{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Porto\"}"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-        ],
-        vec![
+        ]),
+        Reply::Stream(vec![
             r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Porto: 18 °C, "}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"sunny."},"finish_reason":"stop"}]}"#,
-        ],
+        ]),
     ]);
     let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
     let out = run_with(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata_endpoint", &args);

@@ -57,8 +57,8 @@ pub trait ThreadServices: Send + Sync + 'static {
     fn emit(&self, state: &ThreadState, event: &str, data: Value);
     /// A thread value by key.
     async fn get_value(&self, state: &ThreadState, key: &str) -> Option<Value>;
-    /// Sets a thread value.
-    async fn set_value(&self, state: &ThreadState, key: &str, value: Value);
+    /// Sets a thread value, persisted with the thread before it returns (M11).
+    async fn set_value(&self, state: &ThreadState, key: &str, value: Value) -> HookResult<()>;
 }
 
 /// A thread as its hooks see it: identity, arguments, execution state, per-execution context and
@@ -126,7 +126,7 @@ impl ThreadState {
     /// # tokio_like_block_on(async {
     /// let (state, thread) = ThreadState::detached_with_services("thread_1", "support_agent");
     /// state.inject_message(MessageRecord::new(Role::User, "hello")).await.unwrap();
-    /// state.set_value("seen", true.into()).await;
+    /// state.set_value("seen", true.into()).await.unwrap();
     /// assert_eq!(thread.messages().len(), 1);
     /// assert_eq!(thread.values().get("seen"), Some(&true.into()));
     /// # });
@@ -176,14 +176,19 @@ impl ThreadState {
         self.services.emit(self, event, data);
     }
 
-    /// A thread value by key.
+    /// A thread value by key (see [`ThreadState::set_value`]).
     pub async fn get_value(&self, key: &str) -> Option<Value> {
         self.services.get_value(self, key).await
     }
 
-    /// Sets a thread value.
-    pub async fn set_value(&self, key: &str, value: Value) {
-        self.services.set_value(self, key, value).await;
+    /// Sets a thread value. Thread values persist with the thread in every store, written in
+    /// the same transaction as the change that sets them (M11): a value set in
+    /// `after_thread_created` is there when the thread is reopened later, in this process or
+    /// another. The error says why the store refused the write; the value is then not set.
+    /// For values that live only while one execution runs, use
+    /// [`ThreadState::set_context_value`].
+    pub async fn set_value(&self, key: &str, value: Value) -> HookResult<()> {
+        self.services.set_value(self, key, value).await
     }
 
     /// A value of the current execution's context storage.
@@ -299,7 +304,8 @@ impl ThreadServices for DetachedThread {
         self.lock().values.get(key).cloned()
     }
 
-    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) {
+    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
         self.lock().values.insert(key.to_owned(), value);
+        Ok(())
     }
 }

@@ -56,6 +56,7 @@ fn thread(id: &str) -> ThreadRecord {
         created_at: 1_700_000_000_000,
         arguments,
         status: ThreadStatus::Idle,
+        values: serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]),
     }
 }
 
@@ -350,7 +351,7 @@ async fn corrupt_extra_json_is_an_error_naming_the_message() {
         .unwrap();
 
     let check = |err: StoreError| {
-        assert!(err.0.contains("`t1`") && err.0.contains("`m2`") && err.0.contains("extra"), "{err}");
+        assert!(err.0.contains("`t1`") && err.0.contains("`m2` (row 2)") && err.0.contains("extra"), "{err}");
         assert!(!err.0.contains("secret") && !err.0.contains("unquoted"), "errors never quote contents: {err}");
     };
     check(store.messages("t1").await.unwrap_err());
@@ -386,4 +387,134 @@ async fn a_file_that_is_not_a_database_is_an_error() {
     std::fs::write(&path, vec![b'x'; 4096]).unwrap();
     let err = SqliteStore::open(&path).unwrap_err();
     assert!(err.0.contains("open"), "{err}");
+}
+
+#[tokio::test]
+async fn m11_values_are_kept_with_the_thread_and_read_back_after_reopening() {
+    let dir = TempDir::new("values");
+    let path = dir.db();
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store.create_thread(&thread("t1")).await.unwrap();
+        store.create_thread(&thread("t2")).await.unwrap();
+        store.set_value("t1", "plan", &json!({"tier": "pro"})).await.unwrap();
+        store.set_value("t1", "count", &json!(1)).await.unwrap();
+        store.set_value("t1", "count", &json!(2)).await.unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let t1 = store.load_thread("t1").await.unwrap().unwrap();
+    assert_eq!(
+        t1.values,
+        serde_json::Map::from_iter([
+            ("count".to_owned(), json!(2)),
+            ("plan".to_owned(), json!({"tier": "pro"})),
+            ("seeded".to_owned(), json!({"at": "creation"})),
+        ])
+    );
+    assert_eq!(store.load_thread("t2").await.unwrap().unwrap().values, thread("t2").values, "kept apart");
+    let err = store.set_value("nope", "k", &json!(1)).await.unwrap_err();
+    assert!(err.0.contains("set_value") && err.0.contains("`nope`") && err.0.contains("no such thread"), "{err}");
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM thread_values WHERE thread_id = 'nope'"), 0);
+}
+
+#[tokio::test]
+async fn m11_the_in_memory_store_keeps_values_with_the_thread() {
+    let store = hooks_runtime::store::InMemoryStore::new();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.set_value("t1", "plan", &json!("pro")).await.unwrap();
+    let loaded = store.load_thread("t1").await.unwrap().unwrap();
+    assert_eq!(loaded.values.get("plan"), Some(&json!("pro")));
+    assert_eq!(loaded.values.get("seeded"), Some(&json!({"at": "creation"})));
+    assert!(store.set_value("nope", "k", &json!(1)).await.unwrap_err().0.contains("`nope`"));
+}
+
+#[tokio::test]
+async fn m11_a_version_1_file_is_migrated_and_keeps_its_threads() {
+    let dir = TempDir::new("migrate");
+    let path = dir.db();
+    {
+        // The version 1 schema, as the previous release wrote it.
+        let conn = raw(&path);
+        conn.execute_batch(
+            "CREATE TABLE threads (id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, user_id TEXT,
+                 created_at INTEGER NOT NULL, arguments TEXT NOT NULL, status TEXT NOT NULL, status_reason TEXT) STRICT;
+             CREATE TABLE messages (thread_id TEXT NOT NULL REFERENCES threads(id), seq INTEGER NOT NULL,
+                 id TEXT NOT NULL, role TEXT NOT NULL, content TEXT, name TEXT, tool_calls TEXT, tool_call_id TEXT,
+                 created_at INTEGER NOT NULL, parent_id TEXT, depth INTEGER, silent INTEGER,
+                 extra TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (thread_id, id), UNIQUE (thread_id, seq)) STRICT;
+             INSERT INTO threads VALUES ('old', 'support', NULL, 1, '{}', 'idle', NULL);
+             INSERT INTO messages (thread_id, seq, id, role, content, created_at) VALUES ('old', 1, 'm1', 'user', 'hi', 2);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(count(&path, "PRAGMA user_version"), 2);
+    let old = store.load_thread("old").await.unwrap().unwrap();
+    assert!(old.values.is_empty());
+    assert_eq!(store.messages("old").await.unwrap().len(), 1);
+    store.set_value("old", "k", &json!(true)).await.unwrap();
+    assert_eq!(store.load_thread("old").await.unwrap().unwrap().values.get("k"), Some(&json!(true)));
+}
+
+#[tokio::test]
+async fn a_foreign_database_without_a_schema_version_is_refused_not_stamped() {
+    let dir = TempDir::new("foreign");
+    let path = dir.db();
+    raw(&path)
+        .execute_batch(
+            "CREATE TABLE threads (id INTEGER PRIMARY KEY, title TEXT);
+             CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT);
+             INSERT INTO threads (title) VALUES ('forum post');",
+        )
+        .unwrap();
+    let err = SqliteStore::open(&path).unwrap_err();
+    assert!(
+        err.0.contains("`messages`, `threads`") && err.0.contains("user_version 0") && err.0.contains("not created by"),
+        "{err}"
+    );
+    assert_eq!(count(&path, "PRAGMA user_version"), 0, "not stamped");
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'thread_values'"), 0, "not changed");
+    // An empty file is ours to set up.
+    let empty = dir.0.join("empty.db");
+    drop(raw(&empty));
+    SqliteStore::open(&empty).unwrap();
+    assert_eq!(count(&empty, "PRAGMA user_version"), 2);
+}
+
+#[tokio::test]
+async fn a_thread_with_a_corrupt_row_takes_no_more_writes_and_others_are_untouched() {
+    let dir = TempDir::new("corrupt-writes");
+    let path = dir.db();
+    let store = SqliteStore::open(&path).unwrap();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.create_thread(&thread("t2")).await.unwrap();
+    store.insert_message("t1", &message("m1", Role::User, "fine")).await.unwrap();
+    store.insert_message("t1", &message("m2", Role::User, "about to break")).await.unwrap();
+    store.insert_message("t2", &message("m1", Role::User, "other thread")).await.unwrap();
+    raw(&path)
+        .execute("UPDATE messages SET extra = '{\"secret\": 1' WHERE thread_id = 't1' AND id = 'm2'", [])
+        .unwrap();
+
+    let read = store.messages("t1").await.unwrap_err();
+    assert!(read.0.contains("thread `t1`") && read.0.contains("`m2` (row 2)"), "{read}");
+    let write = store.insert_message("t1", &message("m3", Role::User, "more")).await.unwrap_err();
+    assert!(write.0.contains("`t1`") && write.0.contains("`m2` (row 2)") && write.0.contains("unreadable"), "{write}");
+    assert!(!write.0.contains("secret"), "errors never quote contents: {write}");
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM messages WHERE thread_id = 't1'"), 2, "nothing was written");
+    // Each bad shape that reading rejects, writing refuses too.
+    for repair_and_break in [
+        "UPDATE messages SET extra = '[1]' WHERE id = 'm2' AND thread_id = 't1'",
+        "UPDATE messages SET extra = '{}', role = 'robot' WHERE id = 'm2' AND thread_id = 't1'",
+        "UPDATE messages SET role = 'user', depth = -1 WHERE id = 'm2' AND thread_id = 't1'",
+    ] {
+        raw(&path).execute(repair_and_break, []).unwrap();
+        assert!(store.messages("t1").await.is_err(), "{repair_and_break}");
+        assert!(store.insert_message("t1", &message("m3", Role::User, "more")).await.is_err(), "{repair_and_break}");
+    }
+    // Other threads go on, and a repaired thread takes writes again.
+    store.insert_message("t2", &message("m2", Role::User, "still fine")).await.unwrap();
+    raw(&path).execute("UPDATE messages SET depth = NULL WHERE id = 'm2' AND thread_id = 't1'", []).unwrap();
+    store.insert_message("t1", &message("m3", Role::User, "more")).await.unwrap();
+    assert_eq!(store.messages("t1").await.unwrap().len(), 3);
 }

@@ -47,7 +47,7 @@ async fn alert_on_failure(
     result: &HookToolResult,
 ) -> Result<Option<HookToolResult>, HookError> {
     let failures = state.get_value("tool_failures").await.and_then(|v| v.as_u64()).unwrap_or(0);
-    state.set_value("tool_failures", json!(failures + 1)).await;
+    state.set_value("tool_failures", json!(failures + 1)).await?;
     let mut note = MessageRecord::new(Role::System, format!("`{}` failed; it will be retried.", call.name()));
     note.silent = Some(true);
     note.extra.insert("tool_status".into(), json!(result.status.as_str()));

@@ -1,13 +1,15 @@
 //! The runtime on the embedded SQLite store: a prevented message leaves no row, a reopened
-//! thread continues with its history, and two processes one after the other share one file.
+//! thread continues with its history and its values, and two processes one after the other share
+//! one file.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{MessageStore, SqliteStore, ThreadStatus};
+use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadOptions};
+use serde_json::json;
 
 /// Refuses user messages that contain "forbidden"; lets everything else through.
 #[hook(before_create_message, id = "refuse_forbidden")]
@@ -20,6 +22,33 @@ fn refuse_forbidden(_state: &ThreadState, message: MessageRecord) -> Result<Mess
 
 define_prompt! { name: archive_prompt, model: "scripted", prompt: "You keep notes.", hooks: [refuse_forbidden] }
 define_agent! { name: archivist, side_a: { prompt: archive_prompt, stop_on_response: true } }
+
+/// The guide's use of `after_thread_created`: initialize the thread's values.
+#[hook(after_thread_created, id = "m11_initialize_values")]
+async fn m11_initialize_values(state: &ThreadState) -> Result<(), HookError> {
+    state.set_value("plan", json!({"tier": "pro", "seats": 3})).await
+}
+
+/// Counts the thread's turns in a value, read and written by the hook during each run.
+#[hook(after_create_message, id = "m11_count_turns")]
+async fn m11_count_turns(state: &ThreadState, message: &MessageRecord) -> Result<(), HookError> {
+    if message.role == Role::User {
+        let turns = state.get_value("turns").await.and_then(|v| v.as_u64()).unwrap_or(0);
+        state.set_value("turns", json!(turns + 1)).await?;
+    }
+    Ok(())
+}
+
+define_prompt! { name: m11_prompt, model: "scripted", prompt: "You remember.", hooks: [m11_count_turns] }
+define_agent! {
+    name: m11_agent,
+    side_a: { prompt: m11_prompt, stop_on_response: true },
+    hooks: [m11_initialize_values],
+}
+
+fn m11_runtime(store: impl MessageStore, model: ScriptedModel) -> Runtime {
+    Runtime::builder().agent::<m11_agent>().model("scripted", model).store(store).build().expect("runtime builds")
+}
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
@@ -126,4 +155,48 @@ async fn runs_from_two_processes_one_after_the_other_share_the_file() {
         ]
     );
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn m11_values_set_in_after_thread_created_survive_reopening_from_sqlite() {
+    let path = temp_db("values");
+    let thread_id = {
+        let runtime =
+            m11_runtime(SqliteStore::open(&path).unwrap(), ScriptedModel::new([ScriptedResponse::text("hi")]));
+        let thread = runtime.create_thread("m11_agent", ThreadOptions::default()).await.unwrap();
+        assert_eq!(thread.value("plan"), Some(json!({"tier": "pro", "seats": 3})));
+        thread.send("hello").await.unwrap().into_result().unwrap();
+        thread.set_value("note", json!("set from outside a run")).await.unwrap();
+        thread.id().to_owned()
+    };
+    // A new runtime on a new connection: what the creating process set is there.
+    let model = ScriptedModel::new([ScriptedResponse::text("again")]);
+    let runtime = m11_runtime(SqliteStore::open(&path).unwrap(), model);
+    let thread = runtime.open_thread(&thread_id).await.unwrap();
+    assert_eq!(thread.value("plan"), Some(json!({"tier": "pro", "seats": 3})));
+    assert_eq!(thread.value("note"), Some(json!("set from outside a run")));
+    assert_eq!(thread.value("turns"), Some(json!(1)));
+    thread.send("hello again").await.unwrap().into_result().unwrap();
+    assert_eq!(thread.value("turns"), Some(json!(2)), "the hook read the persisted count and added to it");
+    let stored = SqliteStore::open(&path).unwrap().load_thread(&thread_id).await.unwrap().unwrap();
+    assert_eq!(stored.values.get("turns"), Some(&json!(2)));
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn m11_values_persist_with_the_thread_in_the_in_memory_store() {
+    let store = std::sync::Arc::new(InMemoryStore::new());
+    let runtime = Runtime::builder()
+        .agent::<m11_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("hi")]))
+        .store_arc(store.clone())
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("m11_agent", ThreadOptions::default()).await.unwrap();
+    thread.send("hello").await.unwrap().into_result().unwrap();
+    let stored = store.load_thread(thread.id()).await.unwrap().unwrap();
+    assert_eq!(stored.values.get("plan"), Some(&json!({"tier": "pro", "seats": 3})));
+    assert_eq!(stored.values.get("turns"), Some(&json!(1)));
+    let reopened = runtime.open_thread(thread.id()).await.unwrap();
+    assert_eq!(reopened.value("plan"), Some(json!({"tier": "pro", "seats": 3})));
 }

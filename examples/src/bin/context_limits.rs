@@ -150,7 +150,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let thread = runtime.create_thread("support_agent", ThreadOptions::default()).await?;
     let questions = SMALL_TALK.iter().map(|(question, _)| *question).chain([ORDER_QUESTION, LAST_QUESTION]);
     for question in questions {
-        let outcome = thread.send(question).await?;
+        let outcome = thread.send(question).await?.into_result()?;
         println!("you: {question:<40} agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     }
 

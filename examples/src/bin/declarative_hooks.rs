@@ -90,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("notes_agent", ThreadOptions::default()).await?;
     println!("you:   {QUESTION}");
-    let outcome = thread.send(QUESTION).await?;
+    let outcome = thread.send(QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
 
     heading("Stopping (the program fires onStop itself)");

@@ -137,7 +137,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("billing_agent", ThreadOptions::default()).await?;
     println!("you:   {QUESTION}");
-    let outcome = thread.send(QUESTION).await?;
+    let outcome = thread.send(QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
 
     heading("Tool results as stored (the hook kept each error as it was)");

@@ -94,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("weather_agent", ThreadOptions::default()).await?;
     println!("you:   {QUESTION}");
-    let outcome = thread.send(QUESTION).await?;
+    let outcome = thread.send(QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     // Outside a run: `before_create_message` still runs, but with no execution to describe.
     thread.inject_message(MessageRecord::new(Role::User, "(a note added at rest)")).await?;

@@ -120,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("Turn 2: a mail sync stored mail.summary on the thread");
     // What a sync job would do; `mail_context` reads it with `state.get_value`.
-    thread.set_value("mail.summary", json!("3 new messages, 1 urgent: ACME invoice #881 is overdue."));
+    thread.set_value("mail.summary", json!("3 new messages, 1 urgent: ACME invoice #881 is overdue.")).await?;
     let seen = model.requests().len();
     ask(&thread, "Is anything in my mail urgent?").await?;
     print_system_messages(&model, seen);
@@ -128,9 +128,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn ask(thread: &hooks_runtime::Thread, text: &str) -> Result<(), hooks_runtime::RuntimeError> {
+async fn ask(thread: &hooks_runtime::Thread, text: &str) -> Result<(), Box<dyn std::error::Error>> {
     println!("you:   {text}");
-    let outcome = thread.send(text).await?;
+    let outcome = thread.send(text).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     Ok(())
 }

@@ -126,7 +126,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A client subscribes before the run; the events wait in the channel until read.
     let mut events = thread.subscribe();
     println!("you:   {QUESTION}");
-    let outcome = thread.send(QUESTION).await?;
+    let outcome = thread.send(QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
 
     heading("The thread's events, as a connected client receives them");

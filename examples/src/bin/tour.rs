@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
     println!("you:   {}", finder::QUESTION);
-    let outcome = thread.send(finder::QUESTION).await?;
+    let outcome = thread.send(finder::QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     println!("The canned repository octo-org/widgets now reads:");
     for line in github.summary() {

@@ -80,6 +80,10 @@ pub enum ModelError {
     Timeout(String),
     /// The connection failed.
     Transport(String),
+    /// The response passed a size cap, such as the most reply text one response may hold; the
+    /// stream was abandoned there. The text names the cap and its value, never the response's
+    /// contents.
+    TooLarge(String),
     /// Anything else, such as a script that ran out of responses.
     Other(String),
 }
@@ -91,6 +95,7 @@ impl fmt::Display for ModelError {
             ModelError::Malformed(detail) => write!(f, "malformed model response: {detail}"),
             ModelError::Timeout(detail) => write!(f, "model request timed out: {detail}"),
             ModelError::Transport(detail) => write!(f, "model connection failed: {detail}"),
+            ModelError::TooLarge(detail) => write!(f, "model response too large: {detail}"),
             ModelError::Other(detail) => write!(f, "model error: {detail}"),
         }
     }

@@ -2,6 +2,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use hooks_core::LlmMessage;
+
 use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 
 /// One scripted response: the events it streams.
@@ -54,12 +56,38 @@ impl ScriptedResponse {
     }
 }
 
+/// The ids of an assistant message's `tool_calls`, which must be a non-empty array of calls
+/// with unique string ids.
+fn checked_call_ids(index: usize, calls: &serde_json::Value) -> Result<Vec<String>, String> {
+    let calls = calls
+        .as_array()
+        .filter(|calls| !calls.is_empty())
+        .ok_or_else(|| format!("message {index} has `tool_calls` that is not a non-empty array"))?;
+    let mut ids: Vec<String> = Vec::with_capacity(calls.len());
+    for call in calls {
+        let id = call
+            .get("id")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| format!("message {index} has a tool call without a string `id`"))?;
+        if ids.iter().any(|known| known == id) {
+            return Err(format!("message {index} has two tool calls with the id `{id}`"));
+        }
+        ids.push(id.to_owned());
+    }
+    Ok(ids)
+}
+
 fn chunks(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.chunks(size).map(|chunk| chunk.iter().collect()).collect()
 }
 
 /// A [`Model`] that answers with scripted responses, in order, and records every request.
+///
+/// Like a real provider, it refuses a request whose messages are not a valid sequence (see
+/// [`ScriptedModel::check_messages`]) with an HTTP 400 [`ModelError`], after recording it; a
+/// test that sends an invalid sequence on purpose opts out with
+/// [`ScriptedModel::accepting_invalid_requests`].
 ///
 /// ```
 /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
@@ -80,6 +108,7 @@ struct ScriptedInner {
     responses: Mutex<VecDeque<ScriptedResponse>>,
     requests: Mutex<Vec<ModelRequest>>,
     delivered: AtomicUsize,
+    accept_invalid: std::sync::atomic::AtomicBool,
 }
 
 impl ScriptedModel {
@@ -93,6 +122,95 @@ impl ScriptedModel {
     /// Appends responses to the script.
     pub fn push_all(&self, responses: impl IntoIterator<Item = ScriptedResponse>) {
         self.inner.responses.lock().unwrap_or_else(PoisonError::into_inner).extend(responses);
+    }
+
+    /// This model, taking requests that a provider would refuse: for a test that sends an
+    /// invalid sequence on purpose.
+    pub fn accepting_invalid_requests(self) -> Self {
+        self.inner.accept_invalid.store(true, Ordering::SeqCst);
+        self
+    }
+
+    /// Checks `messages` the way OpenAI-compatible providers do (R9): every assistant message
+    /// with tool calls is followed at once by exactly one tool result per call, every tool
+    /// result answers a call of the assistant message right before its group, call ids are
+    /// unique in their message, and roles are ones providers know. The error names the
+    /// message index, role and call id, never contents.
+    ///
+    /// The runtime's own requests always pass (R9): messages that hooks inject while tool calls
+    /// run are sent after the results, `include_past_tools: false` leaves out whole exchanges,
+    /// and a `prefilter_llm_history` output that splits an exchange is repaired with a logged
+    /// warning (results without their call and calls without their result are left out) rather
+    /// than failing the step.
+    ///
+    /// ```
+    /// use hooks_runtime::LlmMessage;
+    /// use hooks_runtime::model::ScriptedModel;
+    ///
+    /// let call = LlmMessage {
+    ///     tool_calls: Some(serde_json::json!([{"id": "call_1", "type": "function",
+    ///         "function": {"name": "lookup", "arguments": "{}"}}])),
+    ///     ..LlmMessage::new("assistant", "")
+    /// };
+    /// let result = LlmMessage { tool_call_id: Some("call_1".into()), ..LlmMessage::new("tool", "42") };
+    /// let user = LlmMessage::new("user", "thanks");
+    /// assert!(ScriptedModel::check_messages(&[call.clone(), result.clone(), user.clone()]).is_ok());
+    /// let error = ScriptedModel::check_messages(&[call, user, result]).unwrap_err();
+    /// assert!(error.contains("`call_1`"), "{error}");
+    /// ```
+    pub fn check_messages(messages: &[LlmMessage]) -> Result<(), String> {
+        let mut index = 0;
+        while index < messages.len() {
+            let message = &messages[index];
+            match message.role.as_str() {
+                "system" | "developer" | "user" => {}
+                "tool" => {
+                    return Err(format!(
+                        "message {index} is a tool result for call `{}` that does not follow the assistant \
+                         message calling it",
+                        message.tool_call_id.as_deref().unwrap_or("")
+                    ));
+                }
+                "assistant" => {
+                    if let Some(calls) = &message.tool_calls {
+                        let ids = checked_call_ids(index, calls)?;
+                        let mut answered = vec![false; ids.len()];
+                        for offset in 1..=ids.len() {
+                            let Some(next) = messages.get(index + offset).filter(|next| next.role == "tool") else {
+                                let unanswered = ids.iter().zip(&answered).find(|(_, done)| !**done).map(|(id, _)| id);
+                                let found = messages.get(index + offset).map_or("the end", |next| next.role.as_str());
+                                return Err(format!(
+                                    "message {index} calls tool `{}` but message {} is {found}, not its result: \
+                                     each tool call must be answered by a tool message right after the call",
+                                    unanswered.map_or("", String::as_str),
+                                    index + offset
+                                ));
+                            };
+                            let id = next.tool_call_id.as_deref().unwrap_or("");
+                            match ids.iter().position(|call| call == id) {
+                                Some(at) if !answered[at] => answered[at] = true,
+                                Some(_) => {
+                                    return Err(format!(
+                                        "message {} is a second tool result for call `{id}`",
+                                        index + offset
+                                    ));
+                                }
+                                None => {
+                                    return Err(format!(
+                                        "message {} is a tool result for call `{id}`, which message {index} does not make",
+                                        index + offset
+                                    ));
+                                }
+                            }
+                        }
+                        index += ids.len();
+                    }
+                }
+                other => return Err(format!("message {index} has the unknown role `{other}`")),
+            }
+            index += 1;
+        }
+        Ok(())
     }
 
     /// Every request received so far.
@@ -115,7 +233,15 @@ impl ScriptedModel {
 #[async_trait::async_trait]
 impl Model for ScriptedModel {
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
+        let invalid = if self.inner.accept_invalid.load(Ordering::SeqCst) {
+            None
+        } else {
+            Self::check_messages(&request.messages).err()
+        };
         self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request);
+        if let Some(reason) = invalid {
+            return Err(ModelError::Http { status: 400, message: format!("invalid request messages: {reason}") });
+        }
         let response = self
             .inner
             .responses

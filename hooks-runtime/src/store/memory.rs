@@ -50,6 +50,13 @@ impl MessageStore for InMemoryStore {
         Ok(threads.get(thread_id).map(|thread| thread.record.clone()))
     }
 
+    async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread.record.values.insert(key.to_owned(), value.clone());
+            Ok(())
+        })
+    }
+
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         self.with_thread(thread_id, |thread| {
             thread.record.status = status.clone();

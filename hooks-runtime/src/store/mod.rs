@@ -14,7 +14,7 @@ use std::fmt;
 use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
-/// A persisted thread: identity and status.
+/// A persisted thread: identity, status and thread values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadRecord {
     /// The thread id.
@@ -29,6 +29,9 @@ pub struct ThreadRecord {
     pub arguments: serde_json::Map<String, serde_json::Value>,
     /// The thread's status.
     pub status: ThreadStatus,
+    /// The thread values (`set_value`), kept with the thread (M11).
+    #[serde(default)]
+    pub values: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Where a thread stands.
@@ -68,8 +71,9 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-/// Persists threads and messages. Each call is atomic: an insert either stores the whole message
-/// or nothing.
+/// Persists threads, their values and messages. Each call is atomic: an insert either stores the
+/// whole message or nothing, and a value is written in the same transaction that checks its
+/// thread.
 ///
 /// ```
 /// use hooks_runtime::store::{InMemoryStore, MessageStore};
@@ -83,6 +87,9 @@ pub trait MessageStore: Send + Sync + 'static {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError>;
     /// A stored thread, if there is one with this id.
     async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError>;
+    /// Sets thread value `key` (M11), atomically: a thread value is kept with its thread and is
+    /// in [`MessageStore::load_thread`]'s record afterwards. Fails for an unknown thread.
+    async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError>;
     /// Sets a thread's status.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError>;
     /// Inserts a message (its id and `created_at` already set) and returns it as stored.

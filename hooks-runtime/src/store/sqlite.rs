@@ -21,14 +21,20 @@ use serde_json::{Map, Value};
 
 use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
 
-/// The schema version this build writes and reads, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
+/// [`MIGRATIONS`] applied.
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
+/// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
+/// version (from a newer build) is refused.
+const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
 
 /// How long a statement waits for another connection's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The schema of [`SCHEMA_VERSION`]; `seq` is the insertion order of a message in its thread.
-const SCHEMA: &str = "
+/// Version 1: threads and messages; `seq` is the insertion order of a message in its thread.
+const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS threads (
     id TEXT PRIMARY KEY NOT NULL,
     agent TEXT NOT NULL,
@@ -57,9 +63,34 @@ CREATE TABLE IF NOT EXISTS messages (
 ) STRICT;
 ";
 
+/// Version 2: thread values (M11), one row per key, its value as JSON text.
+const SCHEMA_V2: &str = "
+CREATE TABLE thread_values (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (thread_id, key)
+) STRICT;
+";
+
+/// The rows of a thread that [`read_message`] cannot read, as SQL, so that a write can refuse a
+/// thread whose history is unreadable without decoding every row. Column types are enforced by
+/// the STRICT tables; this checks what they cannot.
+const CORRUPT_ROW: &str = "
+SELECT seq, id FROM messages
+WHERE thread_id = ?1
+  AND (role NOT IN ('system', 'user', 'assistant', 'tool')
+       OR (depth IS NOT NULL AND (depth < 0 OR depth > 4294967295))
+       OR CASE WHEN json_valid(extra) THEN json_type(extra) <> 'object' ELSE 1 END)
+ORDER BY seq LIMIT 1";
+
 /// The message columns in the order [`read_message`] reads them.
 const MESSAGE_COLUMNS: &str =
     "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra";
+
+/// [`MESSAGE_COLUMNS`] and the row's place in its thread, for reading.
+const READ_COLUMNS: &str =
+    "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra, seq";
 
 /// A [`MessageStore`] in an SQLite database: a file shared by processes, or memory.
 ///
@@ -77,6 +108,7 @@ const MESSAGE_COLUMNS: &str =
 ///     created_at: 1_700_000_000_000,
 ///     arguments: serde_json::Map::new(),
 ///     status: ThreadStatus::Idle,
+///     values: serde_json::Map::new(),
 /// };
 /// store.create_thread(&thread).await?;
 /// assert_eq!(store.load_thread("t1").await?, Some(thread));
@@ -93,8 +125,10 @@ impl SqliteStore {
     /// Opens the database file at `path`, creating the file and its schema if needed.
     ///
     /// The file is put in WAL mode and every statement waits up to a few seconds for another
-    /// process's lock. A file written by a newer version of this crate (a higher schema version)
-    /// is refused. This call blocks: from async code, call it in
+    /// process's lock. A file of an older schema version is migrated in place; a file written by
+    /// a newer version of this crate (a higher schema version) is refused, and so is a database
+    /// that already has tables but no schema version: it belongs to another program, and
+    /// this store neither adopts nor changes it. This call blocks: from async code, call it in
     /// [`spawn_blocking`](tokio::task::spawn_blocking) or before the runtime starts.
     ///
     /// ```no_run
@@ -181,8 +215,27 @@ fn prepare(connection: &mut Connection, file: bool) -> Result<(), String> {
              hooks-runtime reads; open it with a newer hooks-runtime"
         ));
     }
+    if version == 0 {
+        let tables: Vec<String> = {
+            let mut statement = tx
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                )
+                .map_err(|e| e.to_string())?;
+            statement.query_map([], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| e.to_string())?
+        };
+        if !tables.is_empty() {
+            let tables = tables.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+            return Err(format!(
+                "the database already has tables ({tables}) but no hooks-runtime schema version (user_version 0): \
+                 it was not created by this store, which will not adopt or change it; use a new file"
+            ));
+        }
+    }
+    for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
+        tx.execute_batch(step).map_err(|e| format!("migrate the schema from version {from} to {}: {e}", from + 1))?;
+    }
     if version < SCHEMA_VERSION {
-        tx.execute_batch(SCHEMA).map_err(|e| format!("create the schema: {e}"))?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(|e| e.to_string())?;
     }
     tx.commit().map_err(|e| e.to_string())
@@ -193,24 +246,37 @@ struct Op<'a> {
     name: &'static str,
     thread_id: &'a str,
     message_id: Option<&'a str>,
+    /// The message's row (`seq`, its place in the thread), when it was read from one.
+    row: Option<i64>,
 }
 
 impl<'a> Op<'a> {
     fn thread(name: &'static str, thread_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: None }
+        Op { name, thread_id, message_id: None, row: None }
     }
 
     fn message(name: &'static str, thread_id: &'a str, message_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: Some(message_id) }
+        Op { name, thread_id, message_id: Some(message_id), row: None }
+    }
+
+    fn row(name: &'static str, thread_id: &'a str, row: i64, message_id: Option<&'a str>) -> Self {
+        Op { name, thread_id, message_id, row: Some(row) }
     }
 
     /// The one place a store error is worded.
     fn error(&self, detail: impl fmt::Display) -> StoreError {
-        match self.message_id {
-            Some(message_id) => {
+        match (self.message_id, self.row) {
+            (Some(message_id), Some(row)) => StoreError(format!(
+                "{}: message `{message_id}` (row {row}) in thread `{}`: {detail}",
+                self.name, self.thread_id
+            )),
+            (None, Some(row)) => {
+                StoreError(format!("{}: row {row} in thread `{}`: {detail}", self.name, self.thread_id))
+            }
+            (Some(message_id), None) => {
                 StoreError(format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id))
             }
-            None => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
+            (None, None) => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
         }
     }
 
@@ -225,6 +291,22 @@ impl<'a> Op<'a> {
             .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [self.thread_id], |row| row.get(0))
             .map_err(self.sql())?;
         if exists { Ok(()) } else { Err(self.error("no such thread")) }
+    }
+
+    /// Fails, naming the first unreadable row, when the thread has a row that
+    /// [`read_message`] would reject: a write never adds to a history that cannot be read back.
+    fn ensure_readable(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
+        let corrupt: Option<(i64, String)> = tx
+            .query_row(CORRUPT_ROW, [self.thread_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()
+            .map_err(self.sql())?;
+        match corrupt {
+            None => Ok(()),
+            Some((row, message_id)) => Err(self.error(format_args!(
+                "the thread's stored history is unreadable at message `{message_id}` (row {row}), so nothing \
+                 more is written to it; repair or delete that row"
+            ))),
+        }
     }
 }
 
@@ -263,10 +345,12 @@ fn role_from_str(role: &str) -> Option<Role> {
     [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|known| known.as_str() == role)
 }
 
-/// Reads one row of [`MESSAGE_COLUMNS`]; every bad value is an error naming the thread and message.
+/// Reads one row of [`READ_COLUMNS`]; every bad value is an error naming the thread, the row and
+/// the message id.
 fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Result<HookMessage, StoreError> {
-    let id: String = row.get(0).map_err(Op::thread(operation, thread_id).sql())?;
-    let op = Op::message(operation, thread_id, &id);
+    let seq: i64 = row.get(11).map_err(Op::thread(operation, thread_id).sql())?;
+    let id: String = row.get(0).map_err(Op::row(operation, thread_id, seq, None).sql())?;
+    let op = Op::row(operation, thread_id, seq, Some(&id));
     let role: String = row.get(1).map_err(op.sql())?;
     let role = role_from_str(&role).ok_or_else(|| op.error(format_args!("unknown role `{role}`")))?;
     let depth: Option<i64> = row.get(8).map_err(op.sql())?;
@@ -290,6 +374,36 @@ fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Resu
         extra,
         id,
     })
+}
+
+/// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
+fn write_value(op: &Op<'_>, tx: &Transaction<'_>, key: &str, value: &Value) -> Result<(), StoreError> {
+    let json = serde_json::to_string(value)
+        .map_err(|e| op.error(format_args!("encode thread value `{key}`: {}", describe_json_error(&e))))?;
+    tx.execute(
+        "INSERT INTO thread_values (thread_id, key, value) VALUES (?1, ?2, ?3)
+         ON CONFLICT (thread_id, key) DO UPDATE SET value = excluded.value",
+        params![op.thread_id, key, json],
+    )
+    .map_err(op.sql())?;
+    Ok(())
+}
+
+/// Every value of the thread; a value that is not JSON is an error naming its key.
+fn read_values(op: &Op<'_>, connection: &Connection) -> Result<Map<String, Value>, StoreError> {
+    let mut statement = connection
+        .prepare("SELECT key, value FROM thread_values WHERE thread_id = ?1 ORDER BY key")
+        .map_err(op.sql())?;
+    let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
+    let mut values = Map::new();
+    while let Some(row) = rows.next().map_err(op.sql())? {
+        let key: String = row.get(0).map_err(op.sql())?;
+        let json: String = row.get(1).map_err(op.sql())?;
+        let value = serde_json::from_str(&json)
+            .map_err(|e| op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e))))?;
+        values.insert(key, value);
+    }
+    Ok(values)
 }
 
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
@@ -319,6 +433,9 @@ impl MessageStore for SqliteStore {
                 params![thread.id, thread.agent, thread.user_id, thread.created_at, arguments, status, reason],
             )
             .map_err(op.sql())?;
+            for (key, value) in &thread.values {
+                write_value(&op, &tx, key, value)?;
+            }
             tx.commit().map_err(op.sql())
         })
         .await
@@ -328,7 +445,9 @@ impl MessageStore for SqliteStore {
         let thread_id = thread_id.to_owned();
         self.run("load_thread", move |connection| {
             let op = Op::thread("load_thread", &thread_id);
-            let row = connection
+            // A read transaction: the thread and its values are one snapshot.
+            let tx = connection.transaction().map_err(op.sql())?;
+            let row = tx
                 .query_row(
                     "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
                     [&thread_id],
@@ -352,7 +471,23 @@ impl MessageStore for SqliteStore {
                 op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e)))
             })?;
             let status = status_from_columns(&status, reason).map_err(|detail| op.error(detail))?;
-            Ok(Some(ThreadRecord { id: thread_id.clone(), agent, user_id, created_at, arguments, status }))
+            let values = read_values(&op, &tx)?;
+            tx.commit().map_err(op.sql())?;
+            Ok(Some(ThreadRecord { id: thread_id.clone(), agent, user_id, created_at, arguments, status, values }))
+        })
+        .await
+    }
+
+    async fn set_value(&self, thread_id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
+        let thread_id = thread_id.to_owned();
+        let key = key.to_owned();
+        let value = value.clone();
+        self.run("set_value", move |connection| {
+            let op = Op::thread("set_value", &thread_id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            write_value(&op, &tx, &key, &value)?;
+            tx.commit().map_err(op.sql())
         })
         .await
     }
@@ -383,6 +518,7 @@ impl MessageStore for SqliteStore {
             let extra = extra_json(&op, &message)?;
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             op.ensure_thread(&tx)?;
+            Op::thread("insert_message", &thread_id).ensure_readable(&tx)?;
             let exists: bool = tx
                 .query_row(
                     "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)",
@@ -438,7 +574,7 @@ impl MessageStore for SqliteStore {
             op.ensure_thread(&tx)?;
             let mut message = {
                 let mut statement = tx
-                    .prepare(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE thread_id = ?1 AND id = ?2"))
+                    .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 AND id = ?2"))
                     .map_err(op.sql())?;
                 let mut rows = statement.query([&thread_id, &message_id]).map_err(op.sql())?;
                 match rows.next().map_err(op.sql())? {
@@ -484,7 +620,7 @@ impl MessageStore for SqliteStore {
             let mut messages = Vec::new();
             {
                 let mut statement = tx
-                    .prepare(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE thread_id = ?1 ORDER BY seq"))
+                    .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 ORDER BY seq"))
                     .map_err(op.sql())?;
                 let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
                 while let Some(row) = rows.next().map_err(op.sql())? {

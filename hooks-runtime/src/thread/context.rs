@@ -24,8 +24,10 @@ pub(crate) async fn assemble(
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
     let filtered = dispatch::filter_messages(&pipeline.dispatch(HookKind::FilterMessages), state, snapshot).await;
     let provider = to_provider_messages(system, &filtered, prompt);
-    // R5, R7.
-    Ok(dispatch::prefilter_llm_history(&pipeline.dispatch(HookKind::PrefilterLlmHistory), state, provider).await)
+    // R5, R7, then R9 on whatever the prefilter returned.
+    let prefiltered =
+        dispatch::prefilter_llm_history(&pipeline.dispatch(HookKind::PrefilterLlmHistory), state, provider).await;
+    Ok(prefiltered.map(repair_prefiltered))
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as
@@ -56,38 +58,223 @@ pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
     out
 }
 
-/// Provider-message transformation: the system message, then the filtered history. A failed
-/// model step's row is not a message the provider can take and is left out; with
-/// `include_chat: false` only the exchange since the last user message is sent, and with
-/// `include_past_tools: false` tool exchanges before that message are left out.
+/// Provider-message transformation: the system message, then the filtered history as a
+/// provider-valid sequence (R9). A failed model step's row is not a message the provider can
+/// take and is left out.
+///
+/// History is read in units: a plain message, or a tool exchange, which is an assistant message
+/// with tool calls, exactly one result per call right after it, then the messages created while
+/// those calls ran (a hook's `inject_message`, a generated-file notice), moved after the results.
+/// The current turn starts at the last user message that is not part of an exchange; with
+/// `include_chat: false` only the units from there on are sent, and with
+/// `include_past_tools: false` the exchanges before it lose their call and results together,
+/// while the messages created during them stay.
 pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
-    let last_user = history.iter().rposition(|message| message.role == Role::User).unwrap_or(0);
+    let sendable = history.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    let mut repairs = Repairs::default();
+    let units = group(sendable, &mut repairs);
+    if !repairs.is_empty() {
+        // Expected after a run that stopped between a call and its result (a handoff, a stop
+        // after repeated tool errors, a crash): the unanswered calls are not sent.
+        tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {repairs}");
+    }
+    let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(LlmMessage::new("system", system));
-    for (index, message) in history.iter().enumerate() {
-        if message.extra_str("status") == Some("failed") {
-            continue;
-        }
-        let before_turn = index < last_user;
+    for (index, unit) in units.into_iter().enumerate() {
+        let before_turn = index < boundary;
         if before_turn && !prompt.include_chat {
             continue;
         }
-        let is_tool_exchange = message.role == Role::Tool || message.tool_calls.is_some();
-        if before_turn && is_tool_exchange && !prompt.include_past_tools {
-            continue;
-        }
-        messages.push(LlmMessage {
-            role: message.role.as_str().to_owned(),
-            content: message.content.clone(),
-            tool_calls: message
-                .tool_calls
-                .as_ref()
-                .map(|calls| serde_json::from_str(calls).unwrap_or_else(|_| serde_json::Value::String(calls.clone()))),
-            tool_call_id: message.tool_call_id.clone(),
-            name: message.name.clone(),
-        });
+        let keep_pair = !before_turn || prompt.include_past_tools;
+        unit.flatten_into(&mut messages, keep_pair);
     }
     messages
+}
+
+/// The `prefilter_llm_history` output made provider-valid (R9).
+///
+/// A prefilter may return any sequence; one that splits a tool exchange (a "keep the last N"
+/// cut between a call and its results, say) is **repaired, with a warning**, rather than failing
+/// the step: tool results whose call is not right before them are dropped, calls with no result
+/// are removed from their assistant message (the message itself goes when nothing else is left),
+/// and other messages between a call and its results move after the results. The warning names
+/// the call ids and counts, never contents. Repair was chosen over failing because the common
+/// prefilters (truncation, summarisation) cut history at arbitrary points and should not stop
+/// a conversation for it.
+pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
+    let mut repairs = Repairs::default();
+    let units = group(messages, &mut repairs);
+    if !repairs.is_empty() {
+        tracing::warn!(
+            target: "hooks_runtime::thread",
+            "prefilter_llm_history returned a history that providers reject; repaired by removing {repairs}"
+        );
+    }
+    let mut repaired = Vec::with_capacity(units.len());
+    for unit in units {
+        unit.flatten_into(&mut repaired, true);
+    }
+    repaired
+}
+
+fn to_llm(message: &HookMessage) -> LlmMessage {
+    LlmMessage {
+        role: message.role.as_str().to_owned(),
+        content: message.content.clone(),
+        tool_calls: message
+            .tool_calls
+            .as_ref()
+            .map(|calls| serde_json::from_str(calls).unwrap_or_else(|_| serde_json::Value::String(calls.clone()))),
+        tool_call_id: message.tool_call_id.clone(),
+        name: message.name.clone(),
+    }
+}
+
+/// A piece of history that a provider takes whole.
+enum Unit {
+    Message(LlmMessage),
+    Exchange {
+        /// The assistant message, its tool calls narrowed to the answered ones.
+        call: LlmMessage,
+        /// One result per call, in the order of the calls.
+        results: Vec<LlmMessage>,
+        /// Messages stored while the calls ran, in their order.
+        during: Vec<LlmMessage>,
+    },
+}
+
+impl Unit {
+    fn is_user_message(&self) -> bool {
+        matches!(self, Unit::Message(message) if message.role == Role::User.as_str())
+    }
+
+    fn flatten_into(self, out: &mut Vec<LlmMessage>, keep_pair: bool) {
+        match self {
+            Unit::Message(message) => out.push(message),
+            Unit::Exchange { call, results, during } => {
+                if keep_pair {
+                    out.push(call);
+                    out.extend(results);
+                }
+                out.extend(during);
+            }
+        }
+    }
+}
+
+/// What [`group`] left out, by call id: never contents.
+#[derive(Default)]
+struct Repairs {
+    unanswered: Vec<String>,
+    orphaned: Vec<String>,
+    duplicated: Vec<String>,
+    malformed: usize,
+}
+
+impl Repairs {
+    fn is_empty(&self) -> bool {
+        self.unanswered.is_empty() && self.orphaned.is_empty() && self.duplicated.is_empty() && self.malformed == 0
+    }
+}
+
+impl std::fmt::Display for Repairs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");
+        if !self.unanswered.is_empty() {
+            parts.push(format!("tool calls with no result right after them ({})", ids(&self.unanswered)));
+        }
+        if !self.orphaned.is_empty() {
+            parts.push(format!("tool results with no call right before them ({})", ids(&self.orphaned)));
+        }
+        if !self.duplicated.is_empty() {
+            parts.push(format!("second results for one call ({})", ids(&self.duplicated)));
+        }
+        if self.malformed > 0 {
+            parts.push(format!("{} tool-call lists without call ids", self.malformed));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// The call ids of an assistant message's tool calls, in order; empty when it has none.
+fn call_ids(message: &LlmMessage) -> Vec<String> {
+    let Some(calls) = message.tool_calls.as_ref().and_then(serde_json::Value::as_array) else { return Vec::new() };
+    calls.iter().filter_map(|call| call.get("id")?.as_str().map(str::to_owned)).collect()
+}
+
+/// Cuts `messages` into units. An exchange collects the results of its calls up to the next
+/// assistant message (the next model step); anything else met before the last result is a
+/// message created while the calls ran.
+fn group(messages: impl IntoIterator<Item = LlmMessage>, repairs: &mut Repairs) -> Vec<Unit> {
+    let mut units = Vec::new();
+    let mut messages = messages.into_iter().peekable();
+    while let Some(mut message) = messages.next() {
+        let is_assistant = message.role == Role::Assistant.as_str();
+        if message.role == Role::Tool.as_str() {
+            repairs.orphaned.push(message.tool_call_id.clone().unwrap_or_default());
+            continue;
+        }
+        let ids = if is_assistant { call_ids(&message) } else { Vec::new() };
+        if ids.is_empty() {
+            if message.tool_calls.take().is_some() {
+                repairs.malformed += 1;
+                if message.content.as_deref().is_none_or(str::is_empty) {
+                    continue;
+                }
+            }
+            units.push(Unit::Message(message));
+            continue;
+        }
+        let mut results: Vec<Option<LlmMessage>> = vec![None; ids.len()];
+        let mut pending = ids.len();
+        let mut during = Vec::new();
+        while pending > 0 {
+            if messages.peek().is_none_or(|next| next.role == Role::Assistant.as_str()) {
+                break;
+            }
+            let Some(next) = messages.next() else { break };
+            if next.role != Role::Tool.as_str() {
+                during.push(next);
+                continue;
+            }
+            let id = next.tool_call_id.clone().unwrap_or_default();
+            match ids.iter().position(|call| *call == id) {
+                Some(at) if results[at].is_none() => {
+                    results[at] = Some(next);
+                    pending -= 1;
+                }
+                Some(_) => repairs.duplicated.push(id),
+                None => repairs.orphaned.push(id),
+            }
+        }
+        let answered: Vec<&str> =
+            ids.iter().zip(&results).filter(|(_, result)| result.is_some()).map(|(id, _)| id.as_str()).collect();
+        repairs
+            .unanswered
+            .extend(ids.iter().zip(&results).filter(|(_, result)| result.is_none()).map(|(id, _)| id.clone()));
+        if let Some(serde_json::Value::Array(calls)) = message.tool_calls.as_mut() {
+            // A call goes unless it has a result; a second call under one id never has one.
+            let mut sent = std::collections::HashSet::new();
+            calls.retain(|call| {
+                call.get("id")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|id| answered.contains(&id) && sent.insert(id.to_owned()))
+            });
+        }
+        let results: Vec<LlmMessage> = results.into_iter().flatten().collect();
+        if results.is_empty() {
+            message.tool_calls = None;
+            if message.content.as_deref().is_some_and(|text| !text.is_empty()) {
+                units.push(Unit::Message(message));
+            }
+            units.extend(during.into_iter().map(Unit::Message));
+        } else {
+            units.push(Unit::Exchange { call: message, results, during });
+        }
+    }
+    units
 }
 
 #[cfg(test)]
@@ -100,5 +287,68 @@ mod tests {
         state.arguments.insert("owner".into(), "octo".into());
         state.arguments.insert("number".into(), 7.into());
         assert_eq!(interpolate("{{owner}}/#{{ number }} {{missing}} {{", &state), "octo/#7 {{missing}} {{");
+    }
+
+    fn call(ids: &[&str], content: Option<&str>) -> LlmMessage {
+        let calls: Vec<_> = ids.iter().map(|id| serde_json::json!({"id": id, "type": "function"})).collect();
+        LlmMessage {
+            content: content.map(str::to_owned),
+            tool_calls: Some(calls.into()),
+            ..LlmMessage::new("assistant", "")
+        }
+    }
+
+    fn result(id: &str) -> LlmMessage {
+        LlmMessage { tool_call_id: Some(id.into()), ..LlmMessage::new("tool", id) }
+    }
+
+    fn shape(messages: &[LlmMessage]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| match (&m.tool_calls, &m.tool_call_id) {
+                (Some(calls), _) => format!(
+                    "calls {}",
+                    super::call_ids(&LlmMessage { tool_calls: Some(calls.clone()), ..m.clone() }).join(",")
+                ),
+                (None, Some(id)) => format!("result {id}"),
+                (None, None) => format!("{} {}", m.role, m.content.as_deref().unwrap_or_default()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn r9_unanswered_calls_are_not_sent_and_their_message_goes_when_nothing_is_left() {
+        let repaired = repair_prefiltered(vec![
+            LlmMessage::new("user", "u1"),
+            call(&["a", "b"], None),
+            result("b"),
+            LlmMessage::new("user", "during"),
+            call(&["c"], Some("let me look")),
+            LlmMessage::new("user", "u2"),
+            call(&["d"], None),
+            result("x"),
+            result("d"),
+            result("d"),
+        ]);
+        assert_eq!(
+            shape(&repaired),
+            [
+                "user u1",
+                "calls b",
+                "result b",
+                "user during",
+                "assistant let me look",
+                "user u2",
+                "calls d",
+                "result d"
+            ]
+        );
+        assert_eq!(crate::model::ScriptedModel::check_messages(&repaired), Ok(()));
+    }
+
+    #[test]
+    fn r9_results_are_sent_in_the_order_of_the_calls() {
+        let repaired = repair_prefiltered(vec![call(&["a", "b"], None), result("b"), result("a")]);
+        assert_eq!(shape(&repaired), ["calls a,b", "result a", "result b"]);
     }
 }

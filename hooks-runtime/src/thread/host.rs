@@ -70,9 +70,7 @@ impl ThreadServices for ThreadHost {
         values.get(key).cloned()
     }
 
-    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) {
-        if let Some(shared) = self.shared.upgrade() {
-            shared.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
-        }
+    async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
+        self.shared()?.set_value(key, value).await.map_err(|e| HookError::new(e.to_string()))
     }
 }

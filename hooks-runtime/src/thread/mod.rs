@@ -46,7 +46,124 @@ impl RunOutcome {
     pub(crate) fn running() -> Self {
         RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None }
     }
+
+    /// Whether the run failed (status `failed`, such as `model_error`). A run that stopped early
+    /// on purpose (`hook_blocked`, `max_steps`, `aborted`) did not fail.
+    pub fn is_failed(&self) -> bool {
+        matches!(self.status, ThreadStatus::Failed(_))
+    }
+
+    /// The outcome, or a [`RunFailed`] error that says why when the run failed: the way to
+    /// make a failed run stop the caller with `?`.
+    ///
+    /// ```
+    /// # use hooks_runtime::RunOutcome;
+    /// # use hooks_runtime::store::ThreadStatus;
+    /// let failed = RunOutcome {
+    ///     status: ThreadStatus::Failed("model_error".into()),
+    ///     steps: 1,
+    ///     reply: None,
+    ///     handed_off_to: None,
+    ///     error: Some("model endpoint returned HTTP 500: overloaded".into()),
+    /// };
+    /// let error = failed.into_result().unwrap_err();
+    /// assert_eq!(error.reason(), "model_error");
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500: overloaded"
+    /// );
+    /// ```
+    pub fn into_result(self) -> Result<RunOutcome, RunFailed> {
+        if self.is_failed() { Err(RunFailed { outcome: self }) } else { Ok(self) }
+    }
+
+    /// What a failure reason means, for reasons whose outcome carries no error text.
+    fn explain(reason: &str) -> Option<&'static str> {
+        Some(match reason {
+            "message_hook_error" => "a before_create_message hook prevented the message that would start the run",
+            "unknown_model" => "the prompt's model is not one the runtime was built with (RuntimeBuilder::model)",
+            "no_execution" => "the run had no execution state",
+            _ => return None,
+        })
+    }
 }
+
+/// Says how the run ended, and why when it failed; never the reply's text.
+///
+/// ```
+/// # use hooks_runtime::RunOutcome;
+/// # use hooks_runtime::store::ThreadStatus;
+/// let done = RunOutcome { status: ThreadStatus::Idle, steps: 2, reply: Some("hi".into()), handed_off_to: None, error: None };
+/// assert_eq!(done.to_string(), "the run completed after 2 model steps");
+/// ```
+impl fmt::Display for RunOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let steps = match self.steps {
+            1 => "1 model step".to_owned(),
+            n => format!("{n} model steps"),
+        };
+        match &self.status {
+            ThreadStatus::Idle => {
+                write!(f, "the run completed after {steps}")?;
+                if let Some(agent) = &self.handed_off_to {
+                    write!(f, ", handed off to agent `{agent}`")?;
+                }
+                Ok(())
+            }
+            ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
+            ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),
+            ThreadStatus::Failed(reason) => {
+                write!(f, "the run failed ({reason}) after {steps}")?;
+                match (&self.error, Self::explain(reason)) {
+                    (Some(error), _) => write!(f, ": {error}"),
+                    (None, Some(meaning)) => write!(f, ": {meaning}"),
+                    (None, None) => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// A run that failed, from [`RunOutcome::into_result`]. Its `Display` (and its `Debug`, so a
+/// `main` that returns it prints a sentence) says why.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RunFailed {
+    outcome: RunOutcome,
+}
+
+impl RunFailed {
+    /// The failure reason, such as `model_error` or `message_hook_error`.
+    pub fn reason(&self) -> &str {
+        match &self.outcome.status {
+            ThreadStatus::Failed(reason) => reason,
+            _ => "",
+        }
+    }
+
+    /// The failed run's outcome.
+    pub fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
+
+    /// The failed run's outcome, by value.
+    pub fn into_outcome(self) -> RunOutcome {
+        self.outcome
+    }
+}
+
+impl fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.outcome.fmt(f)
+    }
+}
+
+impl fmt::Debug for RunFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for RunFailed {}
 
 /// What went wrong outside the hooks: an unknown agent or relationship, or the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +262,11 @@ pub(crate) struct ThreadShared {
     pub(crate) enabled: AtomicU64,
     pub(crate) events: broadcast::Sender<ThreadEvent>,
     pub(crate) queues: Mutex<Queues>,
+    /// The thread values as last written to the store (M11), read without a store round trip.
     pub(crate) values: Mutex<HashMap<String, Value>>,
+    /// Held from a value's store write to its cache update, so that the cache ends in the
+    /// order the store did.
+    pub(crate) value_writes: tokio::sync::Mutex<()>,
     pub(crate) files: Mutex<HashMap<String, String>>,
     pub(crate) status: Mutex<ThreadStatus>,
     pub(crate) children: Mutex<Vec<ChildThread>>,
@@ -170,6 +291,15 @@ impl ThreadShared {
     pub(crate) fn emit(&self, event: ThreadEvent) {
         // No subscriber is not an error: events go to whoever listens at the moment.
         let _ = self.events.send(event);
+    }
+
+    /// M11: the store first, in its own transaction, then the cache; a failed write changes
+    /// neither.
+    pub(crate) async fn set_value(&self, key: &str, value: Value) -> Result<(), StoreError> {
+        let _writing = self.value_writes.lock().await;
+        self.runtime.store.set_value(&self.id, key, &value).await?;
+        self.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+        Ok(())
     }
 
     pub(crate) async fn set_status(&self, status: ThreadStatus) {
@@ -233,6 +363,7 @@ impl Runtime {
             created_at: crate::ids::now_ms(),
             arguments: options.arguments,
             status: ThreadStatus::Idle,
+            values: serde_json::Map::new(),
         };
         self.inner.store.create_thread(&record).await?;
         let thread = Thread::from_record(self.inner.clone(), entry, record);
@@ -275,7 +406,8 @@ impl Thread {
                 enabled: AtomicU64::new(0),
                 events,
                 queues: Mutex::new(Queues::default()),
-                values: Mutex::new(HashMap::new()),
+                values: Mutex::new(record.values.into_iter().collect()),
+                value_writes: tokio::sync::Mutex::new(()),
                 files: Mutex::new(HashMap::new()),
                 status: Mutex::new(record.status),
                 children: Mutex::new(Vec::new()),
@@ -384,14 +516,17 @@ impl Thread {
         }
     }
 
-    /// A thread value.
+    /// A thread value: as this process last wrote it, or as the store had it when the thread
+    /// was opened (a value another process writes later shows after reopening).
     pub fn value(&self, key: &str) -> Option<Value> {
         self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
     }
 
-    /// Sets a thread value.
-    pub fn set_value(&self, key: &str, value: Value) {
-        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
+    /// Sets a thread value and persists it with the thread before returning (M11), so it is
+    /// there after the thread is reopened, from this process or another one sharing the store.
+    /// When the store fails, the value is not set.
+    pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
+        Ok(self.shared.set_value(key, value).await?)
     }
 
     /// A file stored from a tool's attachment, by path.

@@ -3,6 +3,7 @@
 //! tool message through the create pipeline. Events go to subscribers whether or not hooks are
 //! selected.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
@@ -21,7 +22,6 @@ use crate::tool_listener::ToolCallOutcome;
 
 /// A tool call as it streams.
 struct StreamingCall {
-    index: usize,
     call: HookToolCall,
     scanner: Option<ProgressScanner>,
     started: bool,
@@ -42,6 +42,9 @@ pub(crate) async fn consume_stream(
 ) -> Result<Response, ModelError> {
     let mut text = String::new();
     let mut calls: Vec<StreamingCall> = Vec::new();
+    // Each call's place in `calls` by its event index, so a fragment finds its call at once,
+    // however many calls the response has.
+    let mut slots: HashMap<usize, usize> = HashMap::new();
     while let Some(event) = stream.next_event().await {
         match event? {
             ModelEvent::TextDelta(delta) => text.push_str(&delta),
@@ -53,17 +56,17 @@ pub(crate) async fn consume_stream(
                     .get(&name)
                     .and_then(|tool| tool.progress_argument())
                     .map(ProgressScanner::new);
-                let mut streaming =
-                    StreamingCall { index, call: HookToolCall::new(id, name, ""), scanner, started: false };
+                let mut streaming = StreamingCall { call: HookToolCall::new(id, name, ""), scanner, started: false };
                 if streaming.scanner.is_none() {
                     // T2: the name is known; the arguments may be empty or incomplete.
                     started(pipeline, state, &streaming.call, None).await;
                     streaming.started = true;
                 }
+                slots.entry(index).or_insert(calls.len());
                 calls.push(streaming);
             }
             ModelEvent::ToolCallArguments { index, fragment } => {
-                let Some(streaming) = calls.iter_mut().find(|call| call.index == index) else {
+                let Some(streaming) = slots.get(&index).map(|&slot| &mut calls[slot]) else {
                     return Err(ModelError::Malformed(format!("arguments for tool call {index}, which never started")));
                 };
                 streaming.call.function.arguments.push_str(&fragment);

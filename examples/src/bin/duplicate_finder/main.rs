@@ -32,9 +32,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
     println!("you:   {}", finder::QUESTION);
-    let outcome = thread.send(finder::QUESTION).await?;
+    let outcome = thread.send(finder::QUESTION).await?.into_result()?;
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
-    println!("({} model steps, thread status {:?})", outcome.steps, outcome.status);
+    println!("({outcome})");
 
     heading("Tool results as stored, after redact_emails");
     let messages = thread.messages().await?;

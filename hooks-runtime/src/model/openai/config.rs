@@ -10,6 +10,14 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long to wait for the response to start, and between two pieces of it, by default.
 /// Generous, since reasoning models can think for a while before their first token.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long one request may take in all, from connecting to the last byte of the response, by
+/// default: room for a reasoning model's long answer, but not for an endpoint that never ends.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
+/// The most reply text one response may hold by default: far more than any model's output limit,
+/// far less than what would strain the process.
+const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+/// The most tool-call arguments, all calls together, one response may hold by default.
+const DEFAULT_MAX_TOOL_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Where an OpenAI-compatible chat-completions endpoint is, and how to talk to it.
 ///
@@ -33,6 +41,13 @@ pub struct OpenAiConfig {
     api_key: Option<String>,
     request_timeout: Duration,
     connect_timeout: Duration,
+    /// The whole request, connect to last byte ([`OpenAiConfig::with_deadline`]); default 600 s.
+    deadline: Duration,
+    /// Reply text per response ([`OpenAiConfig::with_max_reply_bytes`]); default 8 MiB.
+    max_reply_bytes: usize,
+    /// Tool-call arguments per response, all calls together
+    /// ([`OpenAiConfig::with_max_tool_argument_bytes`]); default 8 MiB.
+    max_tool_argument_bytes: usize,
     headers: Vec<(String, String)>,
     model: Option<String>,
 }
@@ -53,6 +68,9 @@ impl OpenAiConfig {
             api_key: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            deadline: DEFAULT_DEADLINE,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            max_tool_argument_bytes: DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
             headers: Vec::new(),
             model: None,
         }
@@ -113,8 +131,8 @@ impl OpenAiConfig {
     }
 
     /// How long to wait for the response to start, and then for each next piece of it: an idle
-    /// timeout, not a limit on the whole response, so a long answer that keeps streaming is never
-    /// cut. Default: 300 seconds.
+    /// timeout, which a response that keeps streaming never reaches. The whole request is bounded
+    /// by [`with_deadline`](Self::with_deadline) as well. Default: 300 seconds.
     ///
     /// ```
     /// use std::time::Duration;
@@ -139,6 +157,58 @@ impl OpenAiConfig {
     /// ```
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one request may take in all: connecting, waiting for the response headers, and
+    /// reading the whole body, error bodies included. An endpoint that trickles bytes or sends
+    /// only keep-alive comments never reaches the idle timeout ([`with_timeout`](Self::with_timeout));
+    /// this is what ends it. When it passes, the stream is abandoned with a
+    /// [`ModelError::Timeout`](crate::model::ModelError::Timeout) that names this deadline. It
+    /// counts wall-clock time, including the time the runtime spends between two events of the
+    /// stream (running `tool_call_started` hooks, say). Default: 600 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_deadline(Duration::from_secs(120));
+    /// assert_eq!(config.deadline(), Duration::from_secs(120));
+    /// ```
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The most reply text, in bytes of UTF-8, one response may hold. The stream is abandoned as
+    /// soon as a text delta would pass it, with a
+    /// [`ModelError::TooLarge`](crate::model::ModelError::TooLarge) that names this cap; the text
+    /// is never buffered beyond it. Default: 8 MiB.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_max_reply_bytes(1024 * 1024);
+    /// assert_eq!(config.max_reply_bytes(), 1024 * 1024);
+    /// ```
+    pub fn with_max_reply_bytes(mut self, bytes: usize) -> Self {
+        self.max_reply_bytes = bytes;
+        self
+    }
+
+    /// The most tool-call arguments, in bytes, one response may hold, all its calls together. The
+    /// stream is abandoned as soon as an argument fragment would pass it, with a
+    /// [`ModelError::TooLarge`](crate::model::ModelError::TooLarge) that names this cap. Default:
+    /// 8 MiB.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::from_env().with_max_tool_argument_bytes(64 * 1024);
+    /// assert_eq!(config.max_tool_argument_bytes(), 64 * 1024);
+    /// ```
+    pub fn with_max_tool_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_tool_argument_bytes = bytes;
         self
     }
 
@@ -222,6 +292,40 @@ impl OpenAiConfig {
         self.connect_timeout
     }
 
+    /// The total deadline set by [`OpenAiConfig::with_deadline`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").deadline(), Duration::from_secs(600));
+    /// ```
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    /// The reply text cap set by [`OpenAiConfig::with_max_reply_bytes`].
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").max_reply_bytes(), 8 * 1024 * 1024);
+    /// ```
+    pub fn max_reply_bytes(&self) -> usize {
+        self.max_reply_bytes
+    }
+
+    /// The tool-call arguments cap set by [`OpenAiConfig::with_max_tool_argument_bytes`].
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::new("http://localhost:8080/v1").max_tool_argument_bytes(), 8 * 1024 * 1024);
+    /// ```
+    pub fn max_tool_argument_bytes(&self) -> usize {
+        self.max_tool_argument_bytes
+    }
+
     /// The extra headers, in the order they were added.
     ///
     /// ```
@@ -254,6 +358,9 @@ impl fmt::Debug for OpenAiConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("request_timeout", &self.request_timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("deadline", &self.deadline)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .field("max_tool_argument_bytes", &self.max_tool_argument_bytes)
             .field("headers", &header_names)
             .field("model", &self.model)
             .finish()

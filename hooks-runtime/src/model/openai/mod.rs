@@ -3,9 +3,11 @@
 //!
 //! Stages, one module each: [`config`] (where the endpoint is), this module (the request and the
 //! HTTP errors before the stream starts), [`sse`] (the event-stream framing) and [`stream`]
-//! (what each chunk means, and the errors a stream can end with).
+//! (what each chunk means, and the errors a stream can end with). [`limits`] holds what bounds
+//! every request: the idle timeout, the total deadline and the size caps.
 
 mod config;
+mod limits;
 mod sse;
 mod stream;
 
@@ -17,6 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Model, ModelError, ModelRequest, ModelStream, ToolSpec};
+use limits::{Caps, Deadline, Waiting};
 use stream::OpenAiStream;
 
 /// At most this much of an error response's body is read, for its message.
@@ -97,22 +100,24 @@ impl Model for OpenAiModel {
         }
         let body = serde_json::to_vec(&chat)
             .map_err(|error| ModelError::Other(format!("could not encode the request: {error}")))?;
-        let timeout = self.config.request_timeout();
+        // Started before the request is built into a future, so connecting counts as well.
+        let deadline = Deadline::start(&self.config);
         let sent = client.post(self.config.chat_completions_url()).body(body).send();
-        let response = tokio::time::timeout(timeout, sent)
-            .await
-            .map_err(|_| ModelError::Timeout(format!("the model endpoint did not answer within {timeout:?}")))?
-            .map_err(transport_error)?;
+        let response = deadline.wait(Waiting::Answer, sent).await?.map_err(transport_error)?;
 
         let status = response.status();
         if !status.is_success() {
-            let body = read_capped(response, timeout).await;
-            return Err(ModelError::Http { status: status.as_u16(), message: http_error_message(status, &body) });
+            let (body, cut_short) = read_capped(response, &deadline).await;
+            let mut message = http_error_message(status, &body);
+            if let Some(reason) = cut_short {
+                message.push_str(&format!(" (the rest of the error body was not read: {reason})"));
+            }
+            return Err(ModelError::Http { status: status.as_u16(), message });
         }
         let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
         if content_type.is_some_and(|content_type| content_type.starts_with("application/json")) {
             // The endpoint ignored `"stream": true`, or answered with an error and a 2xx status.
-            let body = read_capped(response, timeout).await;
+            let (body, _) = read_capped(response, &deadline).await;
             let detail = serde_json::from_slice::<Value>(&body)
                 .ok()
                 .and_then(|json| json.get("error").and_then(error_message))
@@ -122,7 +127,7 @@ impl Model for OpenAiModel {
                 "expected a `text/event-stream` response, got `application/json`{detail}"
             )));
         }
-        Ok(Box::new(OpenAiStream::new(response, timeout)))
+        Ok(Box::new(OpenAiStream::new(response, deadline, Caps::new(&self.config))))
     }
 }
 
@@ -207,18 +212,27 @@ fn build_client(config: &OpenAiConfig) -> Result<reqwest::Client, String> {
         .map_err(|error| format!("could not set up the HTTP client: {}", error_chain(&error)))
 }
 
-/// Reads at most [`MAX_ERROR_BODY`] bytes of a body, giving up quietly on a timeout or an error:
-/// it is only read for a message.
-async fn read_capped(mut response: reqwest::Response, timeout: std::time::Duration) -> Vec<u8> {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a body, within the request's deadline. It is only
+/// read for a message, so a failed read ends it quietly; a timeout is returned as why the body is
+/// cut short.
+async fn read_capped(mut response: reqwest::Response, deadline: &Deadline) -> (Vec<u8>, Option<String>) {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
-        match tokio::time::timeout(timeout, response.chunk()).await {
+        match deadline.wait(Waiting::Body, response.chunk()).await {
             Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
-            _ => break,
+            Ok(_) => break,
+            Err(error) => {
+                body.truncate(MAX_ERROR_BODY);
+                let detail = match error {
+                    ModelError::Timeout(detail) => detail,
+                    other => other.to_string(),
+                };
+                return (body, Some(detail));
+            }
         }
     }
     body.truncate(MAX_ERROR_BODY);
-    body
+    (body, None)
 }
 
 /// The message of an error response: the JSON `error.message` (or `message`, or an `error`

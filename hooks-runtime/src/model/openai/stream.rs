@@ -1,11 +1,11 @@
 //! The response stream: chat-completion chunks, as the event stream carries them, turned into
 //! [`ModelEvent`]s. Every rule about what a chunk means, and every `Malformed` it can raise, is here.
 
-use std::collections::VecDeque;
-use std::time::Duration;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::{Map, Value};
 
+use super::limits::{Caps, Deadline, Waiting};
 use super::sse::SseParser;
 use super::transport_error;
 use crate::model::{ModelError, ModelEvent, ModelStream};
@@ -15,8 +15,9 @@ pub(super) const ENDED_EARLY: &str = "stream ended before the response was compl
 
 /// A streamed chat completion over HTTP.
 pub(super) struct OpenAiStream {
-    response: reqwest::Response,
-    idle_timeout: Duration,
+    /// The body being read; dropped, closing the connection, as soon as the stream ends or fails.
+    response: Option<reqwest::Response>,
+    deadline: Deadline,
     parser: SseParser,
     decoder: DeltaDecoder,
     pending: VecDeque<ModelEvent>,
@@ -26,12 +27,12 @@ pub(super) struct OpenAiStream {
 }
 
 impl OpenAiStream {
-    pub(super) fn new(response: reqwest::Response, idle_timeout: Duration) -> Self {
+    pub(super) fn new(response: reqwest::Response, deadline: Deadline, caps: Caps) -> Self {
         OpenAiStream {
-            response,
-            idle_timeout,
+            response: Some(response),
+            deadline,
             parser: SseParser::default(),
-            decoder: DeltaDecoder::default(),
+            decoder: DeltaDecoder::new(caps),
             pending: VecDeque::new(),
             failed: None,
             finished: false,
@@ -44,9 +45,10 @@ impl OpenAiStream {
             self.finished = self.decoder.decode(&data, &mut self.pending)? == Flow::Done;
             return Ok(());
         }
-        let chunk = tokio::time::timeout(self.idle_timeout, self.response.chunk())
-            .await
-            .map_err(|_| ModelError::Timeout(format!("the model endpoint sent nothing for {:?}", self.idle_timeout)))?;
+        let Some(response) = self.response.as_mut() else {
+            return Err(ModelError::Other("the response stream was read after it ended".to_owned()));
+        };
+        let chunk = self.deadline.wait(Waiting::Body, response.chunk()).await?;
         match chunk.map_err(transport_error)? {
             Some(bytes) => self.parser.push(&bytes),
             None => {
@@ -77,9 +79,12 @@ impl ModelStream for OpenAiStream {
                 return Some(Err(error));
             }
             if self.finished {
+                self.response = None;
                 return None;
             }
             if let Err(error) = self.advance().await {
+                // Abandoned here: nothing more of the body is read or kept.
+                self.response = None;
                 self.failed = Some(error);
             }
         }
@@ -97,8 +102,6 @@ pub(super) enum Flow {
 /// One tool call as its deltas build it up.
 #[derive(Debug, Default)]
 struct ToolCall {
-    /// The provider's `index`, when it sent one.
-    provider_index: Option<u64>,
     id: Option<String>,
     name: Option<String>,
     /// Argument fragments received before the call could start (its name came late).
@@ -109,17 +112,30 @@ struct ToolCall {
 
 /// Turns chat-completion chunks into events, holding a tool call back until its id and name are
 /// known and ending every call when the response finishes.
+///
+/// Every delta finds its call in constant time, so a response with many calls costs time in
+/// proportion to its size.
 #[derive(Debug, Default)]
 pub(super) struct DeltaDecoder {
     /// The calls, by their position in the response (the events' `index`).
     calls: Vec<ToolCall>,
+    /// The position of each call that came with a provider `index`.
+    by_provider_index: HashMap<u64, usize>,
+    /// The calls before this position have all ended.
+    ended_up_to: usize,
     /// The call the last delta went to, for providers that leave out `index`.
     last_call: Option<usize>,
     /// A `finish_reason` or `[DONE]` arrived.
     complete: bool,
+    /// How much text and how many argument bytes the response may hold, and has held.
+    caps: Caps,
 }
 
 impl DeltaDecoder {
+    pub(super) fn new(caps: Caps) -> Self {
+        DeltaDecoder { caps, ..DeltaDecoder::default() }
+    }
+
     /// Decodes the data of one event into `out`.
     pub(super) fn decode(&mut self, data: &str, out: &mut VecDeque<ModelEvent>) -> Result<Flow, ModelError> {
         if data.trim() == "[DONE]" {
@@ -179,7 +195,10 @@ impl DeltaDecoder {
         match delta.get("content") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) if text.is_empty() => {}
-            Some(Value::String(text)) => out.push_back(ModelEvent::TextDelta(text.clone())),
+            Some(Value::String(text)) => {
+                self.caps.add_reply_text(text)?;
+                out.push_back(ModelEvent::TextDelta(text.clone()));
+            }
             Some(_) => return Err(malformed("expected `choices[0].delta.content` to be a string")),
         }
         match delta.get("tool_calls") {
@@ -211,6 +230,9 @@ impl DeltaDecoder {
             Some(_) => return Err(malformed("expected a tool call's `function` to be an object")),
         };
 
+        if let Some(fragment) = arguments {
+            self.caps.add_tool_arguments(fragment)?;
+        }
         let position = self.position(provider_index, id);
         self.last_call = Some(position);
         let call = &mut self.calls[position];
@@ -237,7 +259,7 @@ impl DeltaDecoder {
     /// The position of the call a delta belongs to, adding a call when it is a new one.
     fn position(&mut self, provider_index: Option<u64>, id: Option<&str>) -> usize {
         let existing = match provider_index {
-            Some(index) => self.calls.iter().position(|call| call.provider_index == Some(index)),
+            Some(index) => self.by_provider_index.get(&index).copied(),
             // No index: a new id starts a new call, anything else continues the last one.
             None => self.last_call.filter(|&last| match (id, self.calls[last].id.as_deref()) {
                 (Some(id), Some(last_id)) => id == last_id,
@@ -245,14 +267,20 @@ impl DeltaDecoder {
             }),
         };
         existing.unwrap_or_else(|| {
-            self.calls.push(ToolCall { provider_index, ..ToolCall::default() });
-            self.calls.len() - 1
+            let position = self.calls.len();
+            self.calls.push(ToolCall::default());
+            if let Some(index) = provider_index {
+                self.by_provider_index.insert(index, position);
+            }
+            position
         })
     }
 
     /// Ends every call still open, in order, starting those whose id never came.
     fn end_calls(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
-        for (position, call) in self.calls.iter_mut().enumerate() {
+        // Only the calls added since the last end are visited, so a response that repeats its
+        // `finish_reason` does not walk every call again.
+        for (position, call) in self.calls.iter_mut().enumerate().skip(self.ended_up_to) {
             if call.ended {
                 continue;
             }
@@ -267,6 +295,7 @@ impl DeltaDecoder {
             call.ended = true;
             out.push_back(ModelEvent::ToolCallEnd { index: position });
         }
+        self.ended_up_to = self.calls.len();
         Ok(())
     }
 }
@@ -425,6 +454,25 @@ mod tests {
         assert_eq!(
             result,
             Err(ModelError::Other("the model endpoint reported an error mid-stream: overloaded".into()))
+        );
+    }
+
+    #[test]
+    fn a_repeated_finish_ends_only_the_calls_that_came_after_the_last_one() {
+        let (events, result) = decode(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f"}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"g"}}]},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(result, Ok(()));
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::ToolCallStart { index: 0, id: "a".into(), name: "f".into() },
+                ModelEvent::ToolCallEnd { index: 0 },
+                ModelEvent::ToolCallStart { index: 1, id: "b".into(), name: "g".into() },
+                ModelEvent::ToolCallEnd { index: 1 },
+            ]
         );
     }
 
