@@ -125,7 +125,8 @@ async fn e9_panicking_authorizer_denies_the_call_and_the_run_goes_on() {
     assert_eq!((outcome.status, outcome.reply.as_deref()), (ThreadStatus::Idle, Some("done")));
     assert_eq!(calls.load(Ordering::SeqCst), 0, "a call the authorizer could not decide is not run");
     let result = tool_result(&thread).await;
-    assert_eq!(result.content.as_deref(), Some("the tool call `e9_tool` was not authorized"));
+    let text = result.content.as_deref().unwrap_or_default();
+    assert!(text.contains("e9_tool") && text.contains("not authorized"), "{text}");
     assert_eq!(result.extra.get("tool_status").and_then(|status| status.as_str()), Some("error"));
     let lines = logs.lines_with("[Hooks] ✗");
     assert_eq!(lines.len(), 1, "{lines:#?}");

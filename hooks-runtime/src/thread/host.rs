@@ -4,7 +4,8 @@
 use std::sync::{PoisonError, Weak};
 
 use hooks_core::{
-    HookError, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices, ThreadState,
+    HookError, HookKind, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices,
+    ThreadState,
 };
 use serde_json::Value;
 
@@ -83,14 +84,17 @@ impl ThreadServices for ThreadHost {
 /// E8: the refused call's error, and its `[Hooks] ✗` line naming the hook point it came from.
 #[cold]
 fn refuse(shared: &ThreadShared, call: &str, too_deep: TooDeep) -> HookError {
-    let from = too_deep.point.map_or_else(|| "a hook".to_owned(), |point| format!("a `{point}` hook"));
+    let point = too_deep.point.map(HookKind::name);
     tracing::error!(
         target: "hooks_runtime::hook",
         thread = %shared.id,
-        "[Hooks] ✗ state.{call} from {from} refused: hook calls back into the thread are nested {MAX_HOOK_DEPTH} deep, the limit"
+        "[Hooks] ✗ state.{call} from {} refused: hook calls back into the thread are nested {MAX_HOOK_DEPTH} deep, the limit",
+        point.map_or_else(|| "a hook".to_owned(), |point| format!("a `{point}` hook"))
     );
+    // Plain words, no quoting characters: a hook may pass the text on to a tool result.
     HookError::new(format!(
-        "state.{call} from {from} refused: hook calls back into this thread are nested {MAX_HOOK_DEPTH} deep, \
-         the limit (a hook that writes a message whenever one is written recurses without end)"
+        "state.{call} from {} refused: hook calls back into this thread are nested {MAX_HOOK_DEPTH} deep, the limit \
+         (a hook that writes a message whenever one is written recurses without end)",
+        point.map_or_else(|| "a hook".to_owned(), |point| format!("a {point} hook"))
     ))
 }

@@ -25,6 +25,7 @@ use hooks_core::{EnabledRelationships, HookError, HookMessage, MessageRecord, Me
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::dispatch;
 use crate::runtime::{AgentEntry, Runtime, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
 
@@ -120,12 +121,13 @@ impl RuntimeError {
     }
 }
 
-/// Why a `Thread` method called from inside its own thread's run fails at once.
+/// Why a `Thread` method called from inside its own thread's run fails at once. Plain words, no
+/// quoting characters: the text can reach a tool result, and from there a shell command.
 fn held_by_caller(method: &str) -> String {
     format!(
         "Thread::{method} was called from inside a hook or tool of the same thread, whose run holds the thread \
-         until the hook returns: it would wait for itself; from a hook use `state.inject_message` or \
-         `state.update_message`, or `Thread::queue_message` for a later `run_queued`"
+         until the hook returns: it would wait for itself; from a hook use state.inject_message or \
+         state.update_message, or Thread::queue_message for a later run_queued"
     )
 }
 
@@ -388,7 +390,12 @@ impl Thread {
         }
         reentry::holding_run(&self.shared, async {
             let state = self.shared.run.lock().await;
-            state.inject_message(message).await
+            // Through the pipeline directly, not `state.inject_message`: that is a hook's call
+            // back into the thread, which E8 counts.
+            let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
+            messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent)
+                .await
+                .map_err(messages::CreateError::into_hook_error)
         })
         .await
     }
@@ -402,7 +409,8 @@ impl Thread {
         }
         reentry::holding_run(&self.shared, async {
             let state = self.shared.run.lock().await;
-            state.update_message(message_id, update).await
+            let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
+            messages::update(&pipeline, &state, message_id, update).await
         })
         .await
     }
