@@ -287,13 +287,28 @@ async fn e8_use_captured_handle(state: &ThreadState, message: &MessageRecord) {
     };
     E8_HANDLE_RESULTS.record(&state.thread_id, record);
     let sent = tokio::time::timeout(wait, thread.send("nested send")).await;
-    let record = match sent {
-        Ok(Ok(outcome)) => format!("send: {:?}", outcome.status),
-        Ok(Err(RuntimeError::HeldByCaller { method })) => format!("send: held by caller ({method})"),
-        Ok(Err(error)) => format!("send: {error}"),
-        Err(_) => "send: still waiting".to_owned(),
+    E8_HANDLE_RESULTS.record(&state.thread_id, format!("send: {}", describe(sent)));
+    let queued = tokio::time::timeout(wait, thread.run_queued()).await;
+    E8_HANDLE_RESULTS.record(&state.thread_id, format!("run_queued: {}", describe(queued)));
+    let spawned = tokio::time::timeout(wait, thread.spawn_subagent("helper")).await;
+    E8_HANDLE_RESULTS.record(&state.thread_id, format!("spawn_subagent: {}", describe(spawned)));
+    let update = MessageUpdate { content: Some("edited".into()), ..Default::default() };
+    let updated = tokio::time::timeout(wait, thread.update_message(&message.id, update)).await;
+    let record = match updated {
+        Ok(Ok(_)) => "update: written".to_owned(),
+        Ok(Err(error)) => format!("update: {}", error.message()),
+        Err(_) => "update: still waiting".to_owned(),
     };
     E8_HANDLE_RESULTS.record(&state.thread_id, record);
+}
+
+fn describe<T>(result: Result<Result<T, RuntimeError>, tokio::time::error::Elapsed>) -> String {
+    match result {
+        Ok(Ok(_)) => "went through".to_owned(),
+        Ok(Err(RuntimeError::HeldByCaller { method })) => format!("held by caller ({method})"),
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => "still waiting".to_owned(),
+    }
 }
 
 define_prompt! { name: e8_handle_prompt, model: "scripted", prompt: "Echo." }
@@ -325,13 +340,21 @@ async fn e8_thread_handle_used_from_its_own_hook_fails_at_once() {
     assert!(started.elapsed() < Duration::from_secs(15), "the calls failed at once, took {:?}", started.elapsed());
 
     let results = E8_HANDLE_RESULTS.of(thread.id());
-    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results.len(), 5, "{results:?}");
     assert!(
         results[0].starts_with("inject: Thread::inject_message was called from inside a hook")
             && results[0].contains("state.inject_message"),
         "the error says why and what to use: {results:?}"
     );
-    assert_eq!(results[1], "send: held by caller (send)");
+    assert_eq!(
+        results[1..4],
+        [
+            "send: held by caller (send)",
+            "run_queued: held by caller (run_queued)",
+            "spawn_subagent: held by caller (spawn_subagent)"
+        ]
+    );
+    assert!(results[4].starts_with("update: Thread::update_message was called from inside a hook"), "{results:?}");
     let error = RuntimeError::HeldByCaller { method: "send" }.to_string();
     assert!(error.contains("it would wait for itself"), "{error}");
 

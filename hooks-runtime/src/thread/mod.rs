@@ -466,13 +466,10 @@ impl Thread {
     }
 
     async fn run_after_thread_created(&self) {
-        reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
-            let pipeline = pipeline::Pipeline::at_rest(&self.shared);
-            crate::dispatch::after_thread_created(&pipeline.dispatch(hooks_core::HookKind::AfterThreadCreated), &state)
-                .await;
-        })
-        .await
+        let state = self.shared.run.lock().await;
+        let pipeline = pipeline::Pipeline::at_rest(&self.shared);
+        crate::dispatch::after_thread_created(&pipeline.dispatch(hooks_core::HookKind::AfterThreadCreated), &state)
+            .await;
     }
 
     /// E8: waiting for the run from inside it would never end (until the hook's timeout, which
