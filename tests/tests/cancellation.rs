@@ -15,6 +15,7 @@ use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, StoreError,
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions, ToolCallListener, ToolCallOutcome};
 use support::capture_logs;
+use tokio::sync::Notify;
 
 define_prompt! { name: e9_prompt, model: "scripted", prompt: "Work.", tools: ["e9_tool"] }
 define_agent! { name: e9_agent, side_a: { prompt: e9_prompt, stop_on_response: true }, side_b: { human: true } }
@@ -32,11 +33,15 @@ fn counting_tool(calls: &Arc<AtomicUsize>) -> FnTool {
     })
 }
 
-/// A tool that never answers in a test's lifetime.
-fn hanging_tool() -> FnTool {
-    FnTool::new("e9_tool", "Hangs.", |_| async {
-        tokio::time::sleep(Duration::from_secs(3600)).await;
-        HookToolResult::success("too late")
+/// A tool that tells `started` it runs, then never answers in a test's lifetime.
+fn hanging_tool(started: &Arc<Notify>) -> FnTool {
+    let started = started.clone();
+    FnTool::new("e9_tool", "Hangs.", move |_| {
+        started.notify_one();
+        async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            HookToolResult::success("too late")
+        }
     })
 }
 
@@ -149,14 +154,17 @@ async fn stored_status_becomes(store: &dyn MessageStore, thread_id: &str, status
     }
 }
 
-/// Drops a `send` stuck in a hanging tool, then checks memory, events and `store`; then runs
-/// again on the same thread, which must not be stuck and must end `idle` everywhere.
-async fn dropped_send_settles(runtime: &Runtime, store: &dyn MessageStore) {
+/// Drops a `send` stuck in a hanging tool (as `tokio::time::timeout` would), then checks
+/// memory, events and `store`; then runs again on the same thread, which must not be stuck and
+/// must end `idle` everywhere.
+async fn dropped_send_settles(runtime: &Runtime, started: &Notify, store: &dyn MessageStore) {
     let thread = runtime.create_thread("e9_agent", ThreadOptions::default()).await.unwrap();
     let mut events = thread.subscribe();
 
-    let dropped = tokio::time::timeout(Duration::from_millis(300), thread.send("go")).await;
-    assert!(dropped.is_err(), "the send was still running when its caller dropped it");
+    tokio::select! {
+        outcome = thread.send("go") => panic!("the send ended: {outcome:?}"),
+        () = started.notified() => {}
+    }
 
     assert_eq!(thread.status(), cancelled(), "settled in memory at once");
     let mut statuses = Vec::new();
@@ -177,10 +185,11 @@ async fn dropped_send_settles(runtime: &Runtime, store: &dyn MessageStore) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e9_dropped_send_settles_the_thread_in_memory_and_the_memory_store() {
-    let model =
-        ScriptedModel::new([ScriptedResponse::tool_call("call_1", "e9_tool", "{}"), ScriptedResponse::text("done")]);
-    let runtime = Runtime::builder().agent::<e9_agent>().model("scripted", model).tool(hanging_tool()).build().unwrap();
-    dropped_send_settles(&runtime, runtime.store().as_ref()).await;
+    let started = Arc::new(Notify::new());
+    let tool = hanging_tool(&started);
+    let runtime =
+        Runtime::builder().agent::<e9_agent>().model("scripted", tool_then_reply()).tool(tool).build().unwrap();
+    dropped_send_settles(&runtime, &started, runtime.store().as_ref()).await;
 }
 
 static NEXT_DB: AtomicUsize = AtomicUsize::new(0);
@@ -198,18 +207,17 @@ fn temp_db() -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e9_dropped_send_settles_the_thread_in_sqlite() {
     let path = temp_db();
-    let model =
-        ScriptedModel::new([ScriptedResponse::tool_call("call_1", "e9_tool", "{}"), ScriptedResponse::text("done")]);
+    let started = Arc::new(Notify::new());
     let runtime = Runtime::builder()
         .agent::<e9_agent>()
-        .model("scripted", model)
-        .tool(hanging_tool())
+        .model("scripted", tool_then_reply())
+        .tool(hanging_tool(&started))
         .store(SqliteStore::open(&path).unwrap())
         .build()
         .unwrap();
     // Read back through a connection of its own: what another process would see.
     let reader = SqliteStore::open(&path).unwrap();
-    dropped_send_settles(&runtime, &reader).await;
+    dropped_send_settles(&runtime, &started, &reader).await;
     drop(runtime);
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
