@@ -56,7 +56,7 @@ mod tool_listener;
 mod user;
 
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{RunFailed, RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};
+pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};
 pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.

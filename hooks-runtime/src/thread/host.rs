@@ -4,7 +4,8 @@
 use std::sync::{PoisonError, Weak};
 
 use hooks_core::{
-    HookError, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices, ThreadState,
+    HookError, HookKind, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices,
+    ThreadState,
 };
 use serde_json::Value;
 
@@ -12,6 +13,7 @@ use super::ThreadShared;
 use super::events::ThreadEvent;
 use super::messages;
 use super::pipeline::Pipeline;
+use super::reentry::{MAX_HOOK_DEPTH, Nested, TooDeep};
 use crate::dispatch::FailureRule;
 
 pub(crate) struct ThreadHost {
@@ -33,12 +35,13 @@ impl ThreadServices for ThreadHost {
     }
 
     /// R6, R8: persisted at once through the create pipeline; never restarts an assembly.
+    /// E8: nested at most [`MAX_HOOK_DEPTH`] deep.
     async fn inject_message(&self, state: &ThreadState, message: MessageRecord) -> HookResult<HookMessage> {
         let shared = self.shared()?;
+        let nested = Nested::enter(&shared).map_err(|too_deep| refuse(&shared, "inject_message", too_deep))?;
         let pipeline = Pipeline::for_state(&shared, state);
-        messages::create(&pipeline, state, message, FailureRule::Prevent)
-            .await
-            .map_err(messages::CreateError::into_hook_error)
+        let create = messages::create(&pipeline, state, message, FailureRule::Prevent);
+        nested.run(Box::pin(create)).await.map_err(messages::CreateError::into_hook_error)
     }
 
     async fn update_message(
@@ -48,8 +51,9 @@ impl ThreadServices for ThreadHost {
         update: MessageUpdate,
     ) -> HookResult<HookMessage> {
         let shared = self.shared()?;
+        let nested = Nested::enter(&shared).map_err(|too_deep| refuse(&shared, "update_message", too_deep))?;
         let pipeline = Pipeline::for_state(&shared, state);
-        messages::update(&pipeline, state, message_id, update).await
+        nested.run(Box::pin(messages::update(&pipeline, state, message_id, update))).await
     }
 
     fn queue_tool(&self, _state: &ThreadState, tool: &str, arguments: Value) {
@@ -73,4 +77,22 @@ impl ThreadServices for ThreadHost {
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
         self.shared()?.set_value(key, value).await.map_err(|e| HookError::new(e.to_string()))
     }
+}
+
+/// E8: the refused call's error, and its `[Hooks] ✗` line naming the hook point it came from.
+#[cold]
+fn refuse(shared: &ThreadShared, call: &str, too_deep: TooDeep) -> HookError {
+    let point = too_deep.point.map(HookKind::name);
+    tracing::error!(
+        target: "hooks_runtime::hook",
+        thread = %shared.id,
+        "[Hooks] ✗ state.{call} from {} refused: hook calls back into the thread are nested {MAX_HOOK_DEPTH} deep, the limit",
+        point.map_or_else(|| "a hook".to_owned(), |point| format!("a `{point}` hook"))
+    );
+    // Plain words, no quoting characters: a hook may pass the text on to a tool result.
+    HookError::new(format!(
+        "state.{call} from {} refused: hook calls back into this thread are nested {MAX_HOOK_DEPTH} deep, the limit \
+         (a hook that writes a message whenever one is written recurses without end)",
+        point.map_or_else(|| "a hook".to_owned(), |point| format!("a {point} hook"))
+    ))
 }

@@ -1,11 +1,14 @@
 //! The message lifecycle (M1-M5): every insert through `before_create_message` and
 //! `after_create_message`, every update through `before_update_message` and
-//! `after_update_message`. Which writes a hook may prevent is the caller's `FailureRule`.
+//! `after_update_message`. Which writes a hook may prevent is the caller's `FailureRule`. Each
+//! chain's hook point is noted first, so that a hook call back into the thread refused past the
+//! re-entrancy limit (E8) can name where it came from.
 
 use hooks_core::{HookError, HookKind, HookMessage, MessageRecord, MessageUpdate, ThreadState};
 
 use super::events::ThreadEvent;
 use super::pipeline::Pipeline;
+use super::reentry::note_point;
 use crate::dispatch::{self, FailureRule};
 use crate::store::StoreError;
 
@@ -41,6 +44,7 @@ pub(crate) async fn create(
     if record.created_at == 0 {
         record.created_at = crate::ids::now_ms();
     }
+    note_point(pipeline.shared, HookKind::BeforeCreateMessage);
     let record =
         dispatch::before_create_message(&pipeline.dispatch(HookKind::BeforeCreateMessage), state, record, rule)
             .await
@@ -54,6 +58,7 @@ pub(crate) async fn create(
         .await
         .map_err(CreateError::Store)?;
     pipeline.shared.emit(ThreadEvent::MessageCreated { id: stored.id.clone(), role: stored.role.as_str().to_owned() });
+    note_point(pipeline.shared, HookKind::AfterCreateMessage);
     dispatch::after_create_message(&pipeline.dispatch(HookKind::AfterCreateMessage), state, &record).await;
     Ok(stored)
 }
@@ -66,6 +71,7 @@ pub(crate) async fn update(
     message_id: &str,
     update: MessageUpdate,
 ) -> Result<HookMessage, HookError> {
+    note_point(pipeline.shared, HookKind::BeforeUpdateMessage);
     let update =
         dispatch::before_update_message(&pipeline.dispatch(HookKind::BeforeUpdateMessage), state, message_id, update)
             .await?;
@@ -76,6 +82,7 @@ pub(crate) async fn update(
         .update_message(&pipeline.shared.id, message_id, &update)
         .await
         .map_err(|error| HookError::new(error.to_string()))?;
+    note_point(pipeline.shared, HookKind::AfterUpdateMessage);
     dispatch::after_update_message(&pipeline.dispatch(HookKind::AfterUpdateMessage), state, &stored).await;
     Ok(stored)
 }

@@ -9,10 +9,12 @@ mod events;
 mod host;
 mod messages;
 mod pipeline;
+mod reentry;
 mod tool_calls;
 mod turn;
 
 pub use events::ThreadEvent;
+pub use reentry::MAX_HOOK_DEPTH;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -23,6 +25,7 @@ use hooks_core::{EnabledRelationships, HookError, HookMessage, MessageRecord, Me
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::dispatch;
 use crate::runtime::{AgentEntry, Runtime, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
 
@@ -192,6 +195,12 @@ pub enum RuntimeError {
     },
     /// The store failed.
     Store(StoreError),
+    /// A hook (or a tool) called this `Thread` method on the thread whose run is calling it.
+    /// That run holds the thread until the hook returns, so the call would wait for itself.
+    HeldByCaller {
+        /// The method called, such as `send`.
+        method: &'static str,
+    },
 }
 
 impl fmt::Display for RuntimeError {
@@ -215,6 +224,7 @@ impl fmt::Display for RuntimeError {
                 write!(f, "relationship `{relationship}` already has its maximum of {max} child threads")
             }
             RuntimeError::Store(error) => error.fmt(f),
+            RuntimeError::HeldByCaller { method } => f.write_str(&held_by_caller(method)),
         }
     }
 }
@@ -226,6 +236,16 @@ impl RuntimeError {
         let known = agent.relationships().filter(|r| !optional || r.optional).map(|r| r.name).collect();
         RuntimeError::UnknownRelationship { agent: agent.name, name: name.to_owned(), known, optional }
     }
+}
+
+/// Why a `Thread` method called from inside its own thread's run fails at once. Plain words, no
+/// quoting characters: the text can reach a tool result, and from there a shell command.
+fn held_by_caller(method: &str) -> String {
+    format!(
+        "Thread::{method} was called from inside a hook or tool of the same thread, whose run holds the thread \
+         until the hook returns: it would wait for itself; from a hook use state.inject_message or \
+         state.update_message, or Thread::queue_message for a later run_queued"
+    )
 }
 
 impl From<StoreError> for RuntimeError {
@@ -452,9 +472,21 @@ impl Thread {
     }
 
     /// [`Thread::send`] with a full message record.
+    ///
+    /// A run always settles the thread's status: a `send` future dropped before it finished
+    /// (for example under `tokio::time::timeout`) leaves it `stopped` with reason `cancelled`, in
+    /// memory at once and in the store right after (E9). Called from a hook of this same thread,
+    /// it fails at once with [`RuntimeError::HeldByCaller`].
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
-        let mut state = self.shared.run.lock().await;
-        turn::run_with_messages(&self.shared, &mut state, vec![message], turn::Prevented::FailRun).await
+        self.refuse_if_held("send")?;
+        reentry::holding_run(&self.shared, async {
+            let mut state = self.shared.run.lock().await;
+            let mut run = turn::RunGuard::new(&self.shared, &mut state);
+            let result =
+                turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
+            run.settle(result).await
+        })
+        .await
     }
 
     /// Queues a message for the next [`Thread::run_queued`].
@@ -466,23 +498,53 @@ impl Thread {
     /// run (M8), then the responding side takes its turn if messages were queued. A prevented
     /// queued message leaves the queue and the run goes on with the others; when every one is
     /// prevented, no turn starts and the status becomes failed.
+    /// Settles the thread's status like [`Thread::send_message`] when dropped before it finished.
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
-        let mut state = self.shared.run.lock().await;
-        turn::run_queued(&self.shared, &mut state).await
+        self.refuse_if_held("run_queued")?;
+        reentry::holding_run(&self.shared, async {
+            let mut state = self.shared.run.lock().await;
+            let mut run = turn::RunGuard::new(&self.shared, &mut state);
+            let result = turn::run_queued(&self.shared, run.state()).await;
+            run.settle(result).await
+        })
+        .await
     }
 
     /// Persists a message from outside a run; `before_create_message` and
     /// `after_create_message` apply, at rest.
+    ///
+    /// A hook must not call this on a handle of its own thread: the run that called the hook
+    /// holds the thread, so this fails at once with an error saying so; a hook uses
+    /// `state.inject_message`, which writes within the run.
     pub async fn inject_message(&self, message: MessageRecord) -> Result<HookMessage, HookError> {
-        let state = self.shared.run.lock().await;
-        state.inject_message(message).await
+        if reentry::holds_run(&self.shared) {
+            return Err(HookError::new(held_by_caller("inject_message")));
+        }
+        reentry::holding_run(&self.shared, async {
+            let state = self.shared.run.lock().await;
+            // Through the pipeline directly, not `state.inject_message`: that is a hook's call
+            // back into the thread, which E8 counts.
+            let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
+            messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent)
+                .await
+                .map_err(messages::CreateError::into_hook_error)
+        })
+        .await
     }
 
     /// Updates a message from outside a run; `before_update_message` and `after_update_message`
     /// apply, at rest.
+    /// Like [`Thread::inject_message`], it fails at once when called from a hook of this thread.
     pub async fn update_message(&self, message_id: &str, update: MessageUpdate) -> Result<HookMessage, HookError> {
-        let state = self.shared.run.lock().await;
-        state.update_message(message_id, update).await
+        if reentry::holds_run(&self.shared) {
+            return Err(HookError::new(held_by_caller("update_message")));
+        }
+        reentry::holding_run(&self.shared, async {
+            let state = self.shared.run.lock().await;
+            let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
+            messages::update(&pipeline, &state, message_id, update).await
+        })
+        .await
     }
 
     /// Enables or disables an optional subagent relationship: its child's required hooks run
@@ -505,8 +567,12 @@ impl Thread {
     /// Creates a child thread for a subagent relationship and runs `after_thread_created` on it
     /// and `after_subagent_created` on this thread.
     pub async fn spawn_subagent(&self, relationship: &str) -> Result<Thread, RuntimeError> {
-        let state = self.shared.run.lock().await;
-        agents::spawn_child(&self.shared, &state, relationship).await
+        self.refuse_if_held("spawn_subagent")?;
+        reentry::holding_run(&self.shared, async {
+            let state = self.shared.run.lock().await;
+            agents::spawn_child(&self.shared, &state, relationship).await
+        })
+        .await
     }
 
     /// Fires the abort signal of the running execution; the run stops before its next step.
@@ -539,6 +605,12 @@ impl Thread {
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
         crate::dispatch::after_thread_created(&pipeline.dispatch(hooks_core::HookKind::AfterThreadCreated), &state)
             .await;
+    }
+
+    /// E8: waiting for the run from inside it would never end (until the hook's timeout, which
+    /// drops the call); fail at once instead.
+    fn refuse_if_held(&self, method: &'static str) -> Result<(), RuntimeError> {
+        if reentry::holds_run(&self.shared) { Err(RuntimeError::HeldByCaller { method }) } else { Ok(()) }
     }
 
     /// The side that answers a person's message: the side that is not human (side A if both

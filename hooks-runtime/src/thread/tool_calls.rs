@@ -145,15 +145,24 @@ async fn execute(
     execution: Execution,
 ) -> HookToolResult {
     let runtime = &pipeline.shared.runtime;
-    if let Some(authorize) = &runtime.authorizer
-        && !authorize(state, call)
-    {
-        // Y5: a denied call never reaches the tool or the listener.
-        return HookToolResult::error(format!("the tool call `{}` was not authorized", call.function.name));
+    if let Some(authorize) = &runtime.authorizer {
+        // E9: an authorizer that panics has not authorized the call.
+        let authorized = std::panic::catch_unwind(AssertUnwindSafe(|| authorize(state, call)));
+        let authorized = authorized.unwrap_or_else(|_| {
+            listener_panicked(pipeline, "the tool authorizer (`authorize_tools`)");
+            false
+        });
+        if !authorized {
+            // Y5: a denied call never reaches the tool or the listener.
+            return HookToolResult::error(format!("the tool call `{}` was not authorized", call.function.name));
+        }
     }
     let listener = pipeline.agent.listener();
-    if let Some(listener) = &listener {
-        listener.before_tool_call(&call.function.name).await;
+    if let Some(listener) = &listener
+        && CatchPanic(listener.before_tool_call(&call.function.name)).await.is_err()
+    {
+        // E9: the listener's failure; the call goes on.
+        listener_panicked(pipeline, "the tool-call listener's `before_tool_call`");
     }
     let started_at = Instant::now();
     let result = match execution {
@@ -168,9 +177,23 @@ async fn execute(
             latency: started_at.elapsed(),
             error: result.error.clone(),
         };
-        listener.after_tool_call(&call.function.name, &outcome).await;
+        if CatchPanic(listener.after_tool_call(&call.function.name, &outcome)).await.is_err() {
+            listener_panicked(pipeline, "the tool-call listener's `after_tool_call`");
+        }
     }
     result
+}
+
+/// E9: a listener or authorizer that panicked is logged like a failed hook, by what it is and
+/// the agent, never with the call's data.
+#[cold]
+fn listener_panicked(pipeline: &Pipeline<'_>, what: &str) {
+    tracing::error!(
+        target: "hooks_runtime::hook",
+        thread = %pipeline.shared.id,
+        "[Hooks] ✗ {what} of agent `{}` panicked; the panic is its own failure, the run goes on",
+        pipeline.agent.def.name
+    );
 }
 
 async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> HookToolResult {
@@ -188,7 +211,7 @@ async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookTool
         }
     };
     // A panicking tool is that call's error, not the thread's.
-    match CatchPanic(Box::pin(tool.call(state, arguments))).await {
+    match CatchPanic(tool.call(state, arguments)).await {
         Ok(result) => result,
         Err(()) => HookToolResult::error(format!("the tool `{}` panicked", call.function.name)),
     }
@@ -261,9 +284,10 @@ async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, re
     }
 }
 
-struct CatchPanic<F>(std::pin::Pin<Box<F>>);
+/// A boxed future (an `async_trait` method's) polled with panics caught.
+struct CatchPanic<F: ?Sized>(std::pin::Pin<Box<F>>);
 
-impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
+impl<F: std::future::Future + ?Sized> std::future::Future for CatchPanic<F> {
     type Output = Result<F::Output, ()>;
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
+use super::events::ThreadEvent;
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
@@ -34,6 +35,82 @@ pub(crate) enum TurnEnd {
     Stopped(&'static str),
     Failed(&'static str),
     HandedOff(String),
+}
+
+/// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
+/// that returned an error part way is settled `failed` (`store_error`). A run dropped before it
+/// finished, by its caller (`tokio::time::timeout`) or by a panic, is settled in memory at once,
+/// `stopped` (`cancelled`) or `failed` (`panicked`); the store is written by a spawned task,
+/// since a drop cannot wait.
+pub(crate) struct RunGuard<'a> {
+    shared: &'a Arc<ThreadShared>,
+    state: &'a mut ThreadState,
+    settled: bool,
+}
+
+impl<'a> RunGuard<'a> {
+    pub(crate) fn new(shared: &'a Arc<ThreadShared>, state: &'a mut ThreadState) -> Self {
+        RunGuard { shared, state, settled: false }
+    }
+
+    pub(crate) fn state(&mut self) -> &mut ThreadState {
+        self.state
+    }
+
+    /// The run returned: a run that ended early with an error has not been finished yet.
+    pub(crate) async fn settle(mut self, result: Result<RunOutcome, RuntimeError>) -> Result<RunOutcome, RuntimeError> {
+        if self.state.execution.is_some() {
+            finish(self.shared, self.state, TurnEnd::Failed("store_error"), RunOutcome::running()).await;
+        }
+        self.settled = true;
+        result
+    }
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let shared = self.shared;
+        let status = if let Some(execution) = self.state.execution.as_mut() {
+            let status = if std::thread::panicking() {
+                ThreadStatus::Failed("panicked".to_owned())
+            } else {
+                ThreadStatus::Stopped("cancelled".to_owned())
+            };
+            execution.stopped = true;
+            self.state.execution = None;
+            self.state.clear_context();
+            *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            *shared.status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
+            shared.emit(ThreadEvent::Status { status: status.clone() });
+            status
+        } else {
+            // Dropped while `finish` was writing the final status: memory has it, the store
+            // may not.
+            shared.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        };
+        store_settled_status(shared.clone(), status);
+    }
+}
+
+/// Writes a dropped run's status to the store once the run is released. Under the run lock,
+/// and only if no run since has changed the status: a later run's own writes stay the last.
+fn store_settled_status(shared: Arc<ThreadShared>, status: ThreadStatus) {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "a run was dropped outside a tokio runtime: its status `{status}` is not stored");
+        return;
+    };
+    handle.spawn(async move {
+        let _run = shared.run.lock().await;
+        if *shared.status.lock().unwrap_or_else(PoisonError::into_inner) != status {
+            return;
+        }
+        if let Err(error) = shared.runtime.store.set_status(&shared.id, &status).await {
+            tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "could not store the status of a dropped run: {error}");
+        }
+    });
 }
 
 /// Starts an execution, stores `incoming` (under `prevented`), and runs the responding side.

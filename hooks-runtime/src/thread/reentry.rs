@@ -1,0 +1,115 @@
+//! E8: what the current task is doing to which thread, so that a hook calling back into its own
+//! thread can be bounded or refused instead of overflowing the stack or deadlocking.
+//!
+//! Two facts are kept per thread: whether this task holds the thread's run (a hook that waits
+//! for it would wait for itself), and how many hook calls back into the thread
+//! (`state.inject_message`, `state.update_message`) are nested here, with the hook point the
+//! innermost one is running. They are task-local and scoped: a hook runs inside the task of the
+//! operation that called it, so it sees the scopes of every operation around it, and two
+//! operations of one task running side by side (`join`) each see only their own.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hooks_core::HookKind;
+
+use super::ThreadShared;
+
+/// How many hook calls back into one thread (`state.inject_message`, `state.update_message`)
+/// may be nested in one another. The call past it fails with an error, and a `[Hooks] ✗` line
+/// names the hook point it came from (E8): a hook that writes a message every time it sees one
+/// recurses without end, and this turns what would overflow the stack into a failed write.
+pub const MAX_HOOK_DEPTH: u32 = 32;
+
+tokio::task_local! {
+    static SCOPES: Scopes;
+}
+
+/// One entry per thread this task works on; a few at most (a thread and its subagents).
+#[derive(Clone, Default)]
+struct Scopes(Arc<[Entry]>);
+
+#[derive(Clone)]
+struct Entry {
+    /// The thread, by the address of its shared state: unique while the scope borrows it.
+    thread: usize,
+    holds_run: bool,
+    depth: u32,
+    /// Inside a nested call, the hook point its pipeline is running, noted by the pipeline as
+    /// it goes (a plain write, no scope: scoping each chain would deepen every level's stack).
+    point: Option<Arc<Mutex<Option<HookKind>>>>,
+}
+
+fn key(shared: &ThreadShared) -> usize {
+    std::ptr::from_ref(shared) as usize
+}
+
+fn with_current<T>(shared: &ThreadShared, read: impl FnOnce(&Entry) -> T) -> Option<T> {
+    let thread = key(shared);
+    SCOPES.try_with(|scopes| scopes.0.iter().find(|entry| entry.thread == thread).map(read)).ok().flatten()
+}
+
+/// The current scopes with the entry of `shared` changed by `change`.
+fn with_entry(shared: &ThreadShared, change: impl FnOnce(&mut Entry)) -> Scopes {
+    let thread = key(shared);
+    let mut entries: Vec<Entry> = SCOPES.try_with(|scopes| scopes.0.to_vec()).unwrap_or_default();
+    let index = match entries.iter().position(|entry| entry.thread == thread) {
+        Some(index) => index,
+        None => {
+            entries.push(Entry { thread, holds_run: false, depth: 0, point: None });
+            entries.len() - 1
+        }
+    };
+    change(&mut entries[index]);
+    Scopes(entries.into())
+}
+
+/// Whether this task holds the run of `shared`: waiting for it here would never end.
+pub(crate) fn holds_run(shared: &ThreadShared) -> bool {
+    with_current(shared, |entry| entry.holds_run).unwrap_or(false)
+}
+
+/// Runs `operation`, which takes the run of `shared`, marked as holding it.
+pub(crate) async fn holding_run<F: Future>(shared: &ThreadShared, operation: F) -> F::Output {
+    SCOPES.scope(with_entry(shared, |entry| entry.holds_run = true), operation).await
+}
+
+/// A hook call back into a thread that went past [`MAX_HOOK_DEPTH`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TooDeep {
+    /// The hook point the refused call came from.
+    pub(crate) point: Option<HookKind>,
+}
+
+/// A hook's call back into `shared`, one level deeper than the caller, or its refusal past the
+/// limit. Run it with [`Nested::run`].
+pub(crate) struct Nested(Scopes);
+
+impl Nested {
+    pub(crate) fn enter(shared: &ThreadShared) -> Result<Nested, TooDeep> {
+        let (depth, point) = with_current(shared, |entry| (entry.depth, entry.point.clone())).unwrap_or((0, None));
+        if depth >= MAX_HOOK_DEPTH {
+            let point = point.and_then(|point| *point.lock().unwrap_or_else(PoisonError::into_inner));
+            return Err(TooDeep { point });
+        }
+        Ok(Nested(with_entry(shared, |entry| {
+            entry.depth = depth + 1;
+            entry.point = Some(Arc::default());
+        })))
+    }
+
+    /// Runs the call. It is boxed so that each nesting level keeps only a pointer to the next:
+    /// the levels' futures are polled one inside another, on one stack.
+    pub(crate) async fn run<T>(self, call: Pin<Box<dyn Future<Output = T> + Send + '_>>) -> T {
+        SCOPES.scope(self.0, call).await
+    }
+}
+
+/// Notes that the pipeline of a nested call is about to run the chain of `point`, so that a
+/// refusal can name it. Outside a nested call, nothing is noted.
+pub(crate) fn note_point(shared: &ThreadShared, point: HookKind) {
+    if let Some(Some(slot)) = with_current(shared, |entry| entry.point.clone()) {
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(point);
+    }
+}
