@@ -31,6 +31,18 @@
 //! | `ON_STOP` | only your own `fire_event` | what you pass |
 //!
 //! The `hooks check FILE [--strict]` command-line tool of this crate validates a file.
+//!
+//! # What a command may leave behind
+//!
+//! Nothing (Y14). `sh -c` starts as the leader of a new process group, and the whole group gets
+//! `SIGKILL` when the command's hook is done: after the shell exits (background jobs it left
+//! behind go too), at the timeout, when the hook's future is dropped, and when the async
+//! runtime shuts down (which drops it). A child that daemonizes on purpose with `setsid` (or
+//! `setpgid`) leaves the group and is not killed, provided it has left by the time the group is
+//! killed: `setsid cmd > /dev/null 2>&1 & sleep 1` makes `cmd` outlive its hook, and it is then
+//! yours to stop (without the `sleep`, the shell may exit, and the group be killed, before
+//! `setsid` has run). Only an exit of this process that drops nothing (`std::process::exit`, a
+//! fatal signal) skips the kill. On non-Unix platforms only the shell itself is killed.
 
 mod action;
 mod command;
@@ -40,6 +52,7 @@ mod executor;
 mod listener;
 mod loader;
 mod matcher;
+mod process_group;
 mod registry;
 mod substitution;
 
