@@ -32,6 +32,19 @@
 //!
 //! The `hooks check FILE [--strict]` command-line tool of this crate validates a file.
 //!
+//! # Context values in commands
+//!
+//! `${tool}` comes from the model (hooks fire for tool names it made up, so that audit hooks
+//! see them) and `${error}` from error texts, which may quote that name or a parser's message
+//! with backticks and quotes. In the default shell mode a value is spliced into shell text, so
+//! it can run commands; `hooks check` warns for every shell-mode command that substitutes
+//! `${tool}`, `${error}`, `${args}` or `${result}`. Write `mode: safe`, where no value changes
+//! which commands run (Y15): the value reaches `sh` as an environment variable, shown as it is.
+//!
+//! In both modes no value keeps a command from starting: a NUL, which no argument or environment
+//! string can hold, becomes [`NUL_REPLACEMENT`] (U+FFFD), and a value longer than
+//! [`MAX_COMMAND_VALUE_BYTES`] is cut, as Linux refuses longer environment strings.
+//!
 //! # What a command may leave behind
 //!
 //! Nothing (Y14). `sh -c` starts as the leader of a new process group, and the whole group gets
@@ -67,7 +80,9 @@ pub use executor::{
 pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
-pub use substitution::{PreparedCommand, env_var_name, prepare_command, substitute};
+pub use substitution::{
+    MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT, PreparedCommand, env_var_name, prepare_command, substitute,
+};
 
 /// The values a hook's `${name}` placeholders can refer to. Ordered, so that logs and the
 /// environment of commands are deterministic.
