@@ -30,7 +30,8 @@
 //! | `ON_START` | `apply_to`, once per call | `agent` |
 //! | `ON_STOP` | only your own `fire_event` | what you pass |
 //!
-//! The `hooks check FILE [--strict]` command-line tool of this crate validates a file.
+//! The `hooks check FILE... [--strict]` command-line tool of this crate validates files: it
+//! lists what each keeps, every problem and every warning, naming file, entry and field.
 //!
 //! # Context values in commands
 //!
@@ -77,7 +78,7 @@ pub use event::{HookEvent, UnknownHookEvent};
 pub use executor::{
     DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET, MAX_OUTPUT_LINES, executor_fn,
 };
-pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES};
+pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
 pub use substitution::{

@@ -41,6 +41,23 @@ pub fn substitute(template: &str, context: &HookContext) -> String {
     out
 }
 
+/// The names of the placeholders in `template`, in order, with repeats; what [`substitute`]
+/// would replace given a value for every name.
+pub(super) fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
+    let mut rest = template;
+    std::iter::from_fn(move || {
+        while let Some(start) = rest.find("${") {
+            let after = &rest[start..];
+            if let Some((name, len)) = placeholder_at(after) {
+                rest = &after[len..];
+                return Some(name);
+            }
+            rest = &after[1..];
+        }
+        None
+    })
+}
+
 /// If `text` starts with a placeholder, its name and the placeholder's length in bytes.
 fn placeholder_at(text: &str) -> Option<(&str, usize)> {
     let body = text.strip_prefix("${")?;
