@@ -239,6 +239,17 @@ fn y15_check_warns_for_every_shell_mode_command_that_splices_in_untrusted_values
 }
 
 #[test]
+fn check_an_unknown_top_level_key_does_not_reject_the_document() {
+    let dir = ScratchDir::new("cli-top-level");
+    let file = dir.file("hooks.yaml");
+    std::fs::write(&file, "other: 1\nhooks:\n  - event: onStart\n    action: {type: log, message: m}\n").unwrap();
+    let output = hooks(&["check", &file]);
+    assert!(stdout(&output).contains(&format!("{file}: 1 hook kept, 0 entries skipped\n")), "{}", stdout(&output));
+    assert!(stderr(&output).contains("document (field `other`): unknown top-level key"), "{}", stderr(&output));
+    assert_eq!(hooks(&["check", "--strict", &file]).status.code(), Some(1));
+}
+
+#[test]
 fn check_names_a_duplicate_key_in_its_own_words() {
     let (err, strict) =
         check_text("hooks:\n  - event: onStart\n    event: onStop\n    action: {type: log, message: m}\n");

@@ -170,6 +170,19 @@ fn y2_document_of_the_wrong_shape_gives_an_empty_registry_and_an_error() {
 }
 
 #[test]
+fn y2_an_unknown_top_level_key_is_a_warn_and_the_entries_still_load() {
+    let (logs, _guard) = Logs::capture();
+    let registry = DeclarativeHookRegistry::from_yaml(
+        "other: 1\nhooks:\n  - event: onStart\n    action: {type: log, message: m}\n",
+    );
+    assert_eq!(registry.hooks().len(), 1);
+    let warns = logs.events("WARN");
+    assert_eq!(warns.len(), 1, "{}", logs.text());
+    assert!(warns[0].contains("hooks document: document (field `other`): unknown top-level key"), "{warns:?}");
+    assert!(logs.events("ERROR").is_empty(), "no ERROR saying no hooks were loaded: {}", logs.text());
+}
+
+#[test]
 fn an_empty_document_loads_no_hooks_with_one_warn() {
     for yaml in ["", "# only a comment\n"] {
         let (logs, _guard) = Logs::capture();

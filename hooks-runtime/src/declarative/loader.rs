@@ -103,7 +103,8 @@ pub struct KeptHook {
 /// advice about what was kept.
 ///
 /// An entry with any problem is left out of `kept`; every problem of it is listed. A document
-/// problem (unparseable, not a mapping, no `hooks` list) leaves `kept` empty. A warning skips
+/// problem (unparseable, not a mapping, no `hooks` list) leaves `kept` empty; an unknown
+/// top-level key is listed and skips nothing. A warning skips
 /// nothing: it points at a hook that is kept but probably not what its author meant (a matcher
 /// on an event that ignores it, an empty matcher, a shell-mode command that splices in
 /// `${tool}`), or at an empty document. The loaders log warnings at WARN; `hooks check --strict`
@@ -168,9 +169,11 @@ impl LoadReport {
         entries
     }
 
-    /// Whether the document was refused as a whole.
+    /// Whether the document was refused as a whole, so that nothing was kept: it could not be
+    /// read, does not parse, is not a mapping, or has no `hooks` list. An unknown top-level key
+    /// is a document problem too, but it leaves the entries to be loaded.
     pub fn has_document_problem(&self) -> bool {
-        self.problems.iter().any(|p| p.entry.is_none())
+        self.problems.iter().any(|p| p.entry.is_none() && p.field.as_deref().is_none_or(|field| field == "hooks"))
     }
 
     /// The kept hooks, without their indices.

@@ -116,14 +116,16 @@ impl DeclarativeHookRegistry {
     }
 
     /// The registry of a validated document's kept hooks, logging its problems: ERROR for a
-    /// document problem (nothing was kept), WARN for each problem of a skipped entry and for
-    /// each warning (see [`LoadReport::warnings`]).
+    /// rejected document (nothing was kept), WARN for an unknown top-level key, for each problem
+    /// of a skipped entry and for each warning (see [`LoadReport::warnings`]).
     pub fn from_report(report: LoadReport) -> Self {
+        let rejected = report.has_document_problem();
         for problem in &report.problems {
-            if problem.entry.is_none() {
-                tracing::error!("hooks document ignored, no hooks loaded: {problem}");
-            } else {
-                tracing::warn!("hook skipped: {problem}");
+            match problem.entry {
+                None if rejected => tracing::error!("hooks document ignored, no hooks loaded: {problem}"),
+                // An unknown top-level key: the entries were still loaded.
+                None => tracing::warn!("hooks document: {problem}"),
+                Some(_) => tracing::warn!("hook skipped: {problem}"),
             }
         }
         for warning in &report.warnings {
