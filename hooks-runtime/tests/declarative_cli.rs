@@ -250,6 +250,25 @@ fn check_an_unknown_top_level_key_does_not_reject_the_document() {
 }
 
 #[test]
+fn y15_check_warns_for_a_safe_mode_value_that_bash_would_evaluate_as_arithmetic() {
+    // With bash as `sh`, `$(( "${HOOK_TOOL}" ))` runs `cmd` for the value `a[$(cmd)]`.
+    for command in ["echo $(( ${tool} + 1 ))", "(( ${error} > 0 )) && echo big", "[[ ${tool} -eq 1 ]] && echo one"] {
+        let (err, strict) = check_text(&format!(
+            "hooks:\n  - event: onError\n    action: {{type: command, mode: safe, command: \"{command}\"}}\n"
+        ));
+        assert!(err.contains("warning: FILE: entry #0 (field `action.command`): uses `$"), "{command}: {err}");
+        assert!(err.contains("where bash (`sh` on some systems) evaluates a value"), "{err}");
+        assert_eq!(strict, Some(1), "{command}");
+    }
+    // Outside arithmetic, or with a value the runtime makes, nothing to say.
+    for command in ["echo ${tool} $(( 1 + 1 ))", "echo $(( ${latencyMs} / 1000 ))", "[ \\\"${tool}\\\" = x ]"] {
+        let yaml =
+            format!("hooks:\n  - event: onError\n    action: {{type: command, mode: safe, command: \"{command}\"}}\n");
+        assert_eq!(check_text(&yaml), (String::new(), Some(0)), "{command}");
+    }
+}
+
+#[test]
 fn check_names_a_duplicate_key_in_its_own_words() {
     let (err, strict) =
         check_text("hooks:\n  - event: onStart\n    event: onStop\n    action: {type: log, message: m}\n");

@@ -9,7 +9,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::substitution::placeholder_names;
+use super::substitution::placeholders;
 use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
 
 /// Largest document [`LoadReport::from_reader`] reads, in bytes. Hook files are tiny; this
@@ -107,7 +107,7 @@ pub struct KeptHook {
 /// top-level key is listed and skips nothing. A warning skips
 /// nothing: it points at a hook that is kept but probably not what its author meant (a matcher
 /// on an event that ignores it, an empty matcher, a shell-mode command that splices in
-/// `${tool}`), or at an empty document. The loaders log warnings at WARN; `hooks check --strict`
+/// `${tool}`, a safe-mode one that hands it to bash arithmetic), or at an empty document. The loaders log warnings at WARN; `hooks check --strict`
 /// fails on them, [`into_strict`](Self::into_strict) does not.
 ///
 /// ```
@@ -310,26 +310,45 @@ fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadPro
             "the empty string matches no tool name, so this hook never runs; remove `matcher` to match every tool",
         ));
     }
-    if let HookAction::Command { command, mode: CommandMode::Shell } = &config.action {
-        let mut risky: Vec<&str> = Vec::new();
-        for name in placeholder_names(command).filter(|n| UNTRUSTED_PLACEHOLDERS.contains(n)) {
-            if !risky.contains(&name) {
-                risky.push(name);
-            }
-        }
-        if !risky.is_empty() {
-            let names = risky.iter().map(|n| format!("`${{{n}}}`")).collect::<Vec<_>>().join(", ");
-            warnings.push(LoadProblem::entry(
-                index,
-                Some("action.command"),
+    if let HookAction::Command { command, mode } = &config.action {
+        let message = match mode {
+            CommandMode::Shell => untrusted(command, |_| true).map(|names| {
                 format!(
                     "shell mode splices {names} into the shell text, where a tool name the model chose or an \
                      error text can run commands; add `mode: safe` to pass values as environment variables"
-                ),
-            ));
+                )
+            }),
+            CommandMode::Safe => untrusted(command, |offset| in_bash_arithmetic(&command[..offset])).map(|names| {
+                format!(
+                    "uses {names} inside `(( ))` or `[[ ]]`, where bash (`sh` on some systems) evaluates a value \
+                     such as `a[$(cmd)]` and runs `cmd`; compare it as a string instead"
+                )
+            }),
+        };
+        if let Some(message) = message {
+            warnings.push(LoadProblem::entry(index, Some("action.command"), message));
         }
     }
     warnings
+}
+
+/// The untrusted placeholders of `command` at offsets that `at` accepts, each named once in
+/// order of appearance (`${tool}`, `${error}`), or `None`.
+fn untrusted(command: &str, at: impl Fn(usize) -> bool) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (offset, name) in placeholders(command) {
+        if UNTRUSTED_PLACEHOLDERS.contains(&name) && at(offset) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    (!names.is_empty()).then(|| names.iter().map(|n| format!("`${{{n}}}`")).collect::<Vec<_>>().join(", "))
+}
+
+/// Whether text after `before` is inside an arithmetic `(( ))` / `$(( ))` or a `[[ ]]` test,
+/// by counting brackets: a heuristic for a warning, not a shell parser.
+fn in_bash_arithmetic(before: &str) -> bool {
+    before.matches("((").count() > before.matches("))").count()
+        || before.matches("[[").count() > before.matches("]]").count()
 }
 
 /// The problems of one entry, collected rather than returned so that each entry reports all

@@ -41,18 +41,18 @@ pub fn substitute(template: &str, context: &HookContext) -> String {
     out
 }
 
-/// The names of the placeholders in `template`, in order, with repeats; what [`substitute`]
-/// would replace given a value for every name.
-pub(super) fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
-    let mut rest = template;
+/// The placeholders in `template` with their byte offsets, in order, with repeats; what
+/// [`substitute`] would replace given a value for every name.
+pub(super) fn placeholders(template: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
     std::iter::from_fn(move || {
-        while let Some(start) = rest.find("${") {
-            let after = &rest[start..];
-            if let Some((name, len)) = placeholder_at(after) {
-                rest = &after[len..];
-                return Some(name);
+        while let Some(start) = template[offset..].find("${") {
+            let at = offset + start;
+            if let Some((name, len)) = placeholder_at(&template[at..]) {
+                offset = at + len;
+                return Some((at, name));
             }
-            rest = &after[1..];
+            offset = at + 1;
         }
         None
     })
