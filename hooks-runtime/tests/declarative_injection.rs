@@ -171,3 +171,56 @@ hooks:
     assert!(lines[1].contains(&shown[..10]), "the error names the tool: {written}");
     assert!(!Path::new(&pwned).exists(), "the invented name ran a command");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shell mode: the runtime's own error texts put no shell syntax of their own around a value.
+
+define_prompt! {
+    name: runtime_texts_prompt,
+    model: "scripted",
+    prompt: "Runtime texts.",
+    tools: ["runtime_texts_known"],
+}
+
+define_agent! {
+    name: runtime_texts_agent,
+    side_a: { prompt: runtime_texts_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+#[tokio::test]
+async fn runtime_error_texts_carry_no_shell_syntax_of_their_own() {
+    // The case: with "there is no tool named `whoami`", `echo ${error}` ran `whoami`.
+    // `pwd` prints something, so a text that quoted it in backticks would show here.
+    let dir = ScratchDir::new("runtime-texts");
+    let out = dir.file("errors");
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "pwd", "{}")
+            .then_tool_call("call_2", "runtime_texts_known", "{not json")
+            .then_tool_call("call_3", "runtime_texts_denied", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let known = FnTool::new("runtime_texts_known", "Never called.", |_| async { HookToolResult::success("ok") });
+    let runtime = Runtime::builder()
+        .agent::<runtime_texts_agent>()
+        .model("scripted", model)
+        .tool(known)
+        .authorize_tools(|_state, call| call.function.name != "runtime_texts_denied")
+        .build()
+        .unwrap();
+    DeclarativeHookRegistry::of([HookConfig::new(
+        HookEvent::OnError,
+        None,
+        HookAction::command(format!("echo ${{error}} >> '{out}'")),
+    )])
+    .apply_to(&runtime.agent("runtime_texts_agent").unwrap())
+    .await;
+    let thread = runtime.create_thread("runtime_texts_agent", ThreadOptions::default()).await.unwrap();
+    thread.send("go").await.unwrap();
+
+    let written = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines[0], "there is no tool named pwd", "{written}");
+    assert!(lines[1].starts_with("the arguments of the tool call are not valid JSON: "), "{written}");
+    assert_eq!(lines.len(), 2, "a denied call fires no hooks: {written}");
+}
