@@ -82,18 +82,21 @@ async fn y14_background_job_is_killed_at_the_timeout() {
 #[tokio::test]
 async fn y14_grandchild_of_a_nested_shell_is_killed_at_the_timeout() {
     let sleep = unique_sleep();
-    let registry = on_stop(format!("sh -c \"sh -c 'exec sleep {sleep}'; true\""), Duration::from_millis(500));
+    let registry = on_stop(format!("sh -c \"sh -c 'exec sleep {sleep}'; true\""), Duration::from_secs(3));
     let context = ctx(&[]);
     let fire = registry.fire_event(HookEvent::OnStop, &context);
     // The grandchild must have run, or the check below would prove nothing.
-    let seen = async {
+    let seen = std::sync::atomic::AtomicBool::new(false);
+    let watch = async {
         wait_until("the grandchild runs", || !processes_with_arg(&sleep).is_empty()).await;
+        seen.store(true, Ordering::SeqCst);
         std::future::pending::<()>().await;
     };
     tokio::select! {
         () = fire => {}
-        () = seen => unreachable!(),
+        () = watch => unreachable!(),
     }
+    assert!(seen.load(Ordering::SeqCst), "the grandchild never ran");
     wait_until("the grandchild is gone", || processes_with_arg(&sleep).is_empty()).await;
 }
 
@@ -133,10 +136,10 @@ fn y14_runtime_shutdown_kills_the_group() {
 #[tokio::test]
 async fn y14_a_child_that_calls_setsid_leaves_the_group_and_lives_on() {
     // The documented limit: a daemon that starts a session of its own is out of the group's
-    // reach, once it has left (hence the shell's `sleep 1`). This test kills it itself.
+    // reach, once it has left (hence the shell's `sleep 2`). This test kills it itself.
     let sleep = unique_sleep();
     let registry =
-        on_stop(format!("setsid sleep {sleep} > /dev/null 2>&1 < /dev/null & sleep 1"), Duration::from_secs(30));
+        on_stop(format!("setsid sleep {sleep} > /dev/null 2>&1 < /dev/null & sleep 2"), Duration::from_secs(30));
     registry.fire_event(HookEvent::OnStop, &ctx(&[])).await;
     wait_until("the daemon runs", || !processes_with_arg(&sleep).is_empty()).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
