@@ -277,3 +277,12 @@ fn y2_event_typo_suggests_the_right_spelling() {
         "unknown event `pre_tool_use`; did you mean `preToolUse` or `PRE_TOOL_USE`?"
     );
 }
+
+#[test]
+fn parser_messages_name_none_of_its_options() {
+    // Found by the fuzz loop: serde-saphyr's own hints send the reader to its `Options`.
+    let report = LoadReport::from_yaml("hooks:\n  - event: !!binary /w==\n    action: {type: log, message: m}\n");
+    let message = &report.problems[0].message;
+    assert!(message.contains("a `!!binary` value is not UTF-8 text; hook fields are text"), "{message}");
+    assert!(!message.contains("Options"), "{message}");
+}

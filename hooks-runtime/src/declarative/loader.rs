@@ -228,6 +228,7 @@ impl serde_saphyr::MessageFormatter for YamlMessages {
             )
             .into(),
             Error::Budget { breach: BudgetBreach::Depth { .. }, .. } => "the document is nested too deeply".into(),
+            Error::BinaryNotUtf8 { .. } => "a `!!binary` value is not UTF-8 text; hook fields are text".into(),
             _ => serde_saphyr::DefaultMessageFormatter.format_message(error),
         }
     }

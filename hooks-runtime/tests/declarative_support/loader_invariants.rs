@@ -10,7 +10,8 @@ use hooks_runtime::declarative::{DeclarativeHookRegistry, LoadReport, MAX_DOCUME
 /// - The strict loader succeeds exactly when there is no problem, and then keeps the same
 ///   hooks; otherwise it returns exactly the report's problems.
 /// - A skipped entry has no warning and is not kept; kept entries are in document order.
-/// - Problems, warnings and hooks render without panicking.
+/// - Problems, warnings and hooks render without panicking; problems name no parser internals
+///   (`<input>`, `DuplicateKeyPolicy`).
 pub(crate) fn check_loader(data: &[u8]) {
     // Raw bytes exercise the UTF-8 and size checks of the reader path.
     let from_reader = DeclarativeHookRegistry::from_yaml_reader(data);
@@ -43,7 +44,14 @@ pub(crate) fn check_loader(data: &[u8]) {
         assert!(report.kept.is_empty(), "a rejected document kept hooks");
     }
     for problem in &report.problems {
-        let _ = problem.to_string();
+        let text_of_problem = problem.to_string();
+        // Messages name no parser internals: callers put the file name in, and the hints are ours.
+        for internal in ["<input>", "DuplicateKeyPolicy", "Options"] {
+            assert!(
+                text.contains(internal) || !text_of_problem.contains(internal),
+                "a message shows the parser's {internal:?}: {text_of_problem}"
+            );
+        }
     }
     for kept in &report.kept {
         let _ = kept.config.to_string();
