@@ -4,7 +4,8 @@ mod declarative_support;
 
 use declarative_support::{Logs, fixture};
 use hooks_runtime::declarative::{
-    CommandMode, DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, HookMatcher, LoadProblem,
+    CommandMode, DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, HookMatcher, LoadProblem, LoadReport,
+    MAX_DOCUMENT_NODES,
 };
 
 fn problem(entry: Option<usize>, field: Option<&str>, message: &str) -> LoadProblem {
@@ -160,12 +161,82 @@ fn y2_document_of_the_wrong_shape_gives_an_empty_registry_and_an_error() {
         assert!(DeclarativeHookRegistry::from_yaml(yaml).is_empty(), "{yaml}");
         assert!(!logs.events("ERROR").is_empty(), "{yaml}: {}", logs.text());
     }
-    // An empty file or an empty list is not a mistake.
-    for yaml in ["", "hooks:\n", "hooks: []\n", "# only a comment\n"] {
+    // An empty list is not a mistake.
+    for yaml in ["hooks:\n", "hooks: []\n"] {
         let (logs, _guard) = Logs::capture();
         assert!(DeclarativeHookRegistry::from_yaml(yaml).is_empty());
         assert_eq!(logs.text(), "", "{yaml}");
     }
+}
+
+#[test]
+fn y2_an_unknown_top_level_key_is_a_warn_and_the_entries_still_load() {
+    let (logs, _guard) = Logs::capture();
+    let registry = DeclarativeHookRegistry::from_yaml(
+        "other: 1\nhooks:\n  - event: onStart\n    action: {type: log, message: m}\n",
+    );
+    assert_eq!(registry.hooks().len(), 1);
+    let warns = logs.events("WARN");
+    assert_eq!(warns.len(), 1, "{}", logs.text());
+    assert!(warns[0].contains("hooks document: document (field `other`): unknown top-level key"), "{warns:?}");
+    assert!(logs.events("ERROR").is_empty(), "no ERROR saying no hooks were loaded: {}", logs.text());
+}
+
+#[test]
+fn an_empty_document_loads_no_hooks_with_one_warn() {
+    for yaml in ["", "# only a comment\n"] {
+        let (logs, _guard) = Logs::capture();
+        assert!(DeclarativeHookRegistry::from_yaml(yaml).is_empty());
+        assert!(DeclarativeHookRegistry::from_yaml_strict(yaml).unwrap().is_empty());
+        let warns = logs.events("WARN");
+        assert_eq!(warns.len(), 2, "{yaml:?}: {}", logs.text());
+        assert!(warns[0].contains("document: empty; it declares no hooks (write `hooks: []`"), "{warns:?}");
+        assert!(logs.events("ERROR").is_empty());
+    }
+}
+
+#[test]
+fn warnings_keep_the_hook_and_are_logged_at_warn() {
+    let (logs, _guard) = Logs::capture();
+    let yaml = "hooks:\n  - event: onError\n    matcher: x\n    action: {type: command, command: \"echo ${tool}\"}\n";
+    let report = LoadReport::from_yaml(yaml);
+    assert_eq!(report.kept.len(), 1);
+    assert!(report.problems.is_empty());
+    let fields: Vec<_> = report.warnings.iter().map(|w| (w.entry, w.field.as_deref())).collect();
+    assert_eq!(fields, [(Some(0), Some("matcher")), (Some(0), Some("action.command"))]);
+    assert_eq!(DeclarativeHookRegistry::from_yaml(yaml).hooks().len(), 1);
+    assert_eq!(logs.events("WARN").len(), 2, "{}", logs.text());
+}
+
+/// A document of `n` hooks, each written out in full.
+fn many_hooks(n: usize) -> String {
+    let mut yaml = String::from("hooks:\n");
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "  - event: preToolUse\n    matcher: \"tool_{i}\"\n    action: {{type: log, message: \"hook {i}\"}}\n"
+        ));
+    }
+    yaml
+}
+
+#[test]
+fn a_valid_file_of_30_000_hooks_is_accepted() {
+    // 30k hooks of 11 YAML nodes each: past the parser's default budget of 250k nodes.
+    let report = LoadReport::from_yaml(&many_hooks(30_000));
+    assert_eq!(report.problems, []);
+    assert_eq!(report.kept.len(), 30_000);
+}
+
+#[test]
+fn a_document_past_the_node_limit_is_refused_with_the_limit_in_the_error() {
+    let yaml = format!("hooks: [{}]", vec!["1"; MAX_DOCUMENT_NODES + 1].join(","));
+    let errors = DeclarativeHookRegistry::from_yaml_strict(&yaml).unwrap_err();
+    let message = &errors.problems()[0].message;
+    assert!(
+        message.contains(&format!("the document has more than {MAX_DOCUMENT_NODES} YAML values, lists and mappings")),
+        "{message}"
+    );
+    assert!(message.contains("split it into several files"), "{message}");
 }
 
 #[test]
@@ -205,4 +276,13 @@ fn y2_event_typo_suggests_the_right_spelling() {
         errors.problems()[0].message,
         "unknown event `pre_tool_use`; did you mean `preToolUse` or `PRE_TOOL_USE`?"
     );
+}
+
+#[test]
+fn parser_messages_name_none_of_its_options() {
+    // Found by the fuzz loop: serde-saphyr's own hints send the reader to its `Options`.
+    let report = LoadReport::from_yaml("hooks:\n  - event: !!binary /w==\n    action: {type: log, message: m}\n");
+    let message = &report.problems[0].message;
+    assert!(message.contains("a `!!binary` value is not UTF-8 text; hook fields are text"), "{message}");
+    assert!(!message.contains("Options"), "{message}");
 }

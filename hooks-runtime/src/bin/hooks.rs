@@ -1,28 +1,35 @@
-//! `hooks check FILE [--strict]`: validates a declarative hooks file.
+//! `hooks check FILE... [--strict]`: validates declarative hooks files.
 //!
-//! Prints each hook it kept to stdout and a warning naming the entry and field for each problem
-//! to stderr. Exits 0 in lenient mode (as `from_yaml` would load the file), 1 in strict mode when
-//! anything was skipped, and 2 on bad arguments or an unreadable file.
+//! For each file, prints each hook it kept to stdout, and to stderr a warning naming the file,
+//! entry and field for each problem (an entry that is skipped) and for each kept hook that is
+//! probably a mistake. Exits 0 in lenient mode (as `from_yaml` would load the files), 1 in
+//! strict mode when any file has a problem or a warning, and 2 on bad arguments or a file that
+//! cannot be read (the other files are still checked).
 
 use std::fs::File;
+use std::io::Read;
 use std::process::ExitCode;
 
-use hooks_runtime::declarative::LoadReport;
+use hooks_runtime::declarative::{LoadReport, MAX_DOCUMENT_BYTES};
 
-const USAGE: &str = "usage: hooks check FILE [--strict]
+const USAGE: &str = "usage: hooks check FILE... [--strict]
 
-Loads a declarative hooks YAML file, prints the hooks it keeps and a warning
-for each entry it skips.
+Loads declarative hooks YAML files and prints, for each, the hooks it keeps,
+a warning for each entry it skips and one for each kept hook that is probably
+a mistake (for example a shell-mode command that splices in ${tool}).
 
-  --strict   exit with status 1 when anything was skipped (for CI)";
+  --strict   exit with status 1 when anything was skipped or warned about (for CI)
+
+Exit status: 0 when every file was read, 1 in strict mode when a file has a
+problem or a warning, 2 on bad arguments or a file that cannot be read.";
 
 /// Exit status for a usage or I/O error, as opposed to a file with problems.
 const EXIT_USAGE: u8 = 2;
-/// Exit status in strict mode when the file has problems.
+/// Exit status in strict mode when a file has problems or warnings.
 const EXIT_PROBLEMS: u8 = 1;
 
 struct Args {
-    file: String,
+    files: Vec<String>,
     strict: bool,
 }
 
@@ -34,19 +41,20 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command `{other}`")),
         None => return Err("missing command".to_owned()),
     }
-    let (mut file, mut strict) = (None, false);
+    let (mut files, mut strict) = (Vec::new(), false);
     for arg in args {
         match arg.as_str() {
             "--strict" if !strict => strict = true,
             "--strict" => return Err("`--strict` given twice".to_owned()),
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
-            _ if file.is_none() => file = Some(arg),
-            _ => return Err(format!("unexpected argument `{arg}`; give one FILE")),
+            _ => files.push(arg),
         }
     }
-    let file = file.ok_or_else(|| "missing FILE".to_owned())?;
-    Ok(Args { file, strict })
+    if files.is_empty() {
+        return Err("missing FILE".to_owned());
+    }
+    Ok(Args { files, strict })
 }
 
 fn main() -> ExitCode {
@@ -61,38 +69,74 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let file = match File::open(&args.file) {
-        Ok(file) => file,
-        Err(error) => {
-            eprintln!("error: cannot open `{}`: {error}", args.file);
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let report = LoadReport::from_reader(file);
+    let mut status = 0;
+    for file in &args.files {
+        let file_status = match read(file) {
+            Ok(report) => check(file, &report, args.strict),
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                EXIT_USAGE
+            }
+        };
+        status = status.max(file_status);
+    }
+    ExitCode::from(status)
+}
 
+/// The report of the file at `path`, or why it cannot be read: a directory, a missing or
+/// unreadable file is an error of the invocation, not a document problem.
+fn read(path: &str) -> Result<LoadReport, String> {
+    let mut file = File::open(path).map_err(|error| format!("cannot open `{path}`: {error}"))?;
+    let metadata = file.metadata().map_err(|error| format!("cannot read `{path}`: {error}"))?;
+    if metadata.is_dir() {
+        return Err(format!("`{path}` is a directory; give a hooks YAML file"));
+    }
+    let mut bytes = Vec::new();
+    file.by_ref()
+        .take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("cannot read `{path}`: {error}"))?;
+    // Size and UTF-8 are the document's problems, which the loader reports.
+    Ok(LoadReport::from_reader(bytes.as_slice()))
+}
+
+/// Prints the report of `path`; its exit status.
+fn check(path: &str, report: &LoadReport, strict: bool) -> u8 {
     for kept in &report.kept {
-        println!("kept  #{} {}", kept.index, kept.config);
+        println!("{path}: kept #{} {}", kept.index, kept.config);
     }
     for problem in &report.problems {
-        eprintln!("warning: {problem}");
+        eprintln!("warning: {path}: {problem}");
+    }
+    for warning in &report.warnings {
+        eprintln!("warning: {path}: {warning}");
     }
     let skipped = report.skipped_entries().len();
+    let warnings = report.warnings.len();
     println!(
-        "{}: {} hook{} kept, {} entr{} skipped{}",
-        args.file,
+        "{path}: {} hook{} kept, {} entr{} skipped{}{}",
         report.kept.len(),
-        if report.kept.len() == 1 { "" } else { "s" },
+        plural(report.kept.len()),
         skipped,
         if skipped == 1 { "y" } else { "ies" },
+        if warnings == 0 { String::new() } else { format!(", {warnings} warning{}", plural(warnings)) },
         if report.has_document_problem() { ", document rejected" } else { "" },
     );
-    if args.strict && !report.problems.is_empty() {
-        eprintln!(
-            "error: {} problem{} (strict mode)",
-            report.problems.len(),
-            if report.problems.len() == 1 { "" } else { "s" }
-        );
-        return ExitCode::from(EXIT_PROBLEMS);
+    let problems = report.problems.len();
+    if strict && problems + warnings > 0 {
+        let mut counts = Vec::new();
+        if problems > 0 {
+            counts.push(format!("{problems} problem{}", plural(problems)));
+        }
+        if warnings > 0 {
+            counts.push(format!("{warnings} warning{}", plural(warnings)));
+        }
+        eprintln!("error: {path}: {} (strict mode)", counts.join(" and "));
+        return EXIT_PROBLEMS;
     }
-    ExitCode::SUCCESS
+    0
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

@@ -10,13 +10,18 @@ use std::fmt;
 pub enum CommandMode {
     /// The reference behaviour: `${name}` is replaced by the raw value, so a value is spliced
     /// into shell text. A tool name such as `x; rm -rf ~` becomes shell syntax. Use only with
-    /// placeholders whose values you control.
+    /// placeholders whose values you control: `hooks check` warns for a shell-mode command that
+    /// uses `${tool}`, `${error}`, `${args}` or `${result}`.
     #[default]
     Shell,
     /// `${name}` is replaced by a quoted reference to the environment variable that holds the
     /// value (`"${HOOK_TOOL}"`), never by the value itself, so the shell sees the value only
     /// as the result of a parameter expansion, which it does not parse again. No context value
-    /// can become shell syntax (unless the command itself passes it to `eval` or `sh -c`).
+    /// can become shell syntax, and none keeps the command from running (Y15; see
+    /// [`prepare_command`](super::prepare_command)). What the command itself does with a value
+    /// is its own affair: passed to `eval` or `sh -c`, or used where bash evaluates arithmetic
+    /// (`$(( ${latencyMs} ))`, `[[ .. -eq .. ]]`, `let`; bash is `sh` on some systems), a value
+    /// such as `a[$(cmd)]` runs `cmd`.
     Safe,
 }
 

@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use super::PreparedCommand;
 use super::executor::LOG_TARGET;
+use super::process_group::ProcessGroup;
 
 /// Once the shell has exited, how long to keep reading output that a background child of it
 /// may still be writing, before reporting without it.
@@ -27,24 +28,31 @@ pub(super) struct CommandLimits {
 }
 
 /// Runs `sh -c <script>` in the process working directory and logs what went wrong, if anything.
+///
+/// The shell leads a process group of its own, and the whole group is killed when this returns
+/// or is dropped, so nothing the command started outlives the hook (Y14).
 pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimits) {
-    let mut child = match Command::new("sh")
+    let mut shell = Command::new("sh");
+    shell
         .arg("-c")
         .arg(&command.script)
         .envs(command.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // A timed-out or abandoned command must not outlive its hook.
-        .kill_on_drop(true)
-        .spawn()
-    {
+        // Also reaps the shell when the hook is dropped; `group` below kills the rest.
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    shell.process_group(0);
+    let mut child = match shell.spawn() {
         Ok(child) => child,
         Err(error) => {
             tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not start: {error}", command.script);
             return;
         }
     };
+    // Taken before the shell can be reaped, while its id is still the group's id.
+    let group = ProcessGroup::led_by(&child);
 
     let output = Output::new(limits.max_output_lines);
     let stdout = child.stdout.take();
@@ -73,6 +81,8 @@ pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimit
 
     // Bound to a variable so that `run`, which borrows `child`, is dropped before the match.
     let result = tokio::time::timeout(limits.timeout, run).await;
+    // Whether the shell exited or timed out, whatever it left running in its group goes now.
+    drop(group);
     match result {
         Ok(Ok(status)) if status.success() => {}
         Ok(Ok(status)) => report_failure(&command.script, status, &output),
@@ -80,8 +90,8 @@ pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimit
             tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not be awaited: {error}", command.script);
         }
         Err(_elapsed) => {
-            // Kill and reap now rather than leaving it to `kill_on_drop`, so the process is gone
-            // when the hook returns.
+            // The group kill above reached the shell too; reap it now rather than leaving it to
+            // `kill_on_drop`, so it is gone when the hook returns.
             let _ = child.kill().await;
             tracing::warn!(
                 target: LOG_TARGET,

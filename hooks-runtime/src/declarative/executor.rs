@@ -89,9 +89,11 @@ where
 ///
 /// A `log` action writes `[HOOK] <message>` at INFO under [`LOG_TARGET`]. A `command` action
 /// runs `sh -c <command>` with `tokio::process` in the process working directory, with stdin
-/// closed and stdout and stderr captured. It is killed after [`command_timeout`] (30 s by
-/// default), and a non-zero exit is logged at WARN with at most [`MAX_OUTPUT_LINES`] lines of
-/// output. Nothing blocks a runtime worker thread; every failure is logged, never returned.
+/// closed and stdout and stderr captured, in a process group of its own. The group is killed
+/// after [`command_timeout`] (30 s by default) and, for whatever the command left running, when
+/// it ends (see [the module docs](crate::declarative#what-a-command-may-leave-behind)). A non-zero exit is
+/// logged at WARN with at most [`MAX_OUTPUT_LINES`] lines of output. Nothing blocks a runtime
+/// worker thread; every failure is logged, never returned.
 ///
 /// [`command_timeout`]: DefaultHookExecutor::with_command_timeout
 ///

@@ -9,11 +9,21 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
+use super::substitution::placeholders;
 use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
 
 /// Largest document [`LoadReport::from_reader`] reads, in bytes. Hook files are tiny; this
 /// bounds what a mistaken path (a log file, a device) can cost.
 pub const MAX_DOCUMENT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Most YAML nodes (scalars, lists and mappings) a document may hold; a hook written out in
+/// full takes about 11. Together with the parser's other limits (nesting depth, aliases) this
+/// keeps hostile input cheap to reject.
+pub const MAX_DOCUMENT_NODES: usize = 500_000;
+
+/// Placeholders whose values someone other than the file's author chooses: the model (`tool`,
+/// `args`), a tool or the runtime (`error`, `result`).
+const UNTRUSTED_PLACEHOLDERS: [&str; 4] = ["tool", "error", "args", "result"];
 
 const ENTRY_FIELDS: &str = "`event`, `matcher` or `action`";
 
@@ -89,10 +99,16 @@ pub struct KeptHook {
     pub config: HookConfig,
 }
 
-/// The outcome of validating a hooks document: what was kept and everything that was wrong.
+/// The outcome of validating a hooks document: what was kept, everything that was wrong, and
+/// advice about what was kept.
 ///
 /// An entry with any problem is left out of `kept`; every problem of it is listed. A document
-/// problem (unparseable, not a mapping, no `hooks` list) leaves `kept` empty.
+/// problem (unparseable, not a mapping, no `hooks` list) leaves `kept` empty; an unknown
+/// top-level key is listed and skips nothing. A warning skips
+/// nothing: it points at a hook that is kept but probably not what its author meant (a matcher
+/// on an event that ignores it, an empty matcher, a shell-mode command that splices in
+/// `${tool}`, a safe-mode one that hands it to bash arithmetic), or at an empty document. The loaders log warnings at WARN; `hooks check --strict`
+/// fails on them, [`into_strict`](Self::into_strict) does not.
 ///
 /// ```
 /// use hooks_runtime::declarative::LoadReport;
@@ -111,19 +127,19 @@ pub struct LoadReport {
     pub kept: Vec<KeptHook>,
     /// Every problem, document problems first, then in entry order.
     pub problems: Vec<LoadProblem>,
+    /// Advice about kept entries (and the empty document), in entry order.
+    pub warnings: Vec<LoadProblem>,
 }
 
 impl LoadReport {
     /// Parses and validates `yaml`. Never fails and never panics: whatever is wrong is in
     /// `problems`.
     pub fn from_yaml(yaml: &str) -> Self {
-        // Default options keep serde-saphyr's budget (depth, node, alias-expansion limits),
-        // which is what makes hostile input such as alias bombs cheap to reject.
-        match serde_saphyr::from_str::<Value>(yaml) {
+        match serde_saphyr::from_str_with_options::<Value>(yaml, yaml_options()) {
             Ok(document) => validate_document(&document),
             Err(error) => LoadReport {
-                kept: Vec::new(),
-                problems: vec![LoadProblem::document(None, format!("not valid YAML: {error}"))],
+                problems: vec![LoadProblem::document(None, format!("not valid YAML: {}", yaml_error_text(&error)))],
+                ..LoadReport::default()
             },
         }
     }
@@ -143,7 +159,7 @@ impl LoadReport {
                 Err(error) => format!("not UTF-8: {error}"),
             },
         };
-        LoadReport { kept: Vec::new(), problems: vec![LoadProblem::document(None, problem)] }
+        LoadReport { problems: vec![LoadProblem::document(None, problem)], ..LoadReport::default() }
     }
 
     /// Indices of the entries that were left out, ascending and without repeats.
@@ -153,9 +169,11 @@ impl LoadReport {
         entries
     }
 
-    /// Whether the document was refused as a whole.
+    /// Whether the document was refused as a whole, so that nothing was kept: it could not be
+    /// read, does not parse, is not a mapping, or has no `hooks` list. An unknown top-level key
+    /// is a document problem too, but it leaves the entries to be loaded.
     pub fn has_document_problem(&self) -> bool {
-        self.problems.iter().any(|p| p.entry.is_none())
+        self.problems.iter().any(|p| p.entry.is_none() && p.field.as_deref().is_none_or(|field| field == "hooks"))
     }
 
     /// The kept hooks, without their indices.
@@ -169,11 +187,65 @@ impl LoadReport {
     }
 }
 
+/// serde-saphyr's defaults (depth, alias-expansion and other limits, which make hostile input
+/// such as alias bombs cheap to reject), with room for large generated files.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = MAX_DOCUMENT_NODES;
+    // A node is one event (a scalar) or two (start and end of a list or mapping).
+    budget.max_events = 2 * MAX_DOCUMENT_NODES + 16;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// The parser's message and location, without a source snippet (whose header would name the
+/// input `<input>`; callers name the file) and in our words where the parser's would send the
+/// reader to its own API.
+fn yaml_error_text(error: &serde_saphyr::Error) -> String {
+    let mut options = serde_saphyr::RenderOptions::new(&YamlMessages);
+    options.snippets = serde_saphyr::SnippetMode::Off;
+    error.render_with_options(options)
+}
+
+struct YamlMessages;
+
+impl serde_saphyr::MessageFormatter for YamlMessages {
+    fn format_message<'a>(&self, error: &'a serde_saphyr::Error) -> std::borrow::Cow<'a, str> {
+        use serde_saphyr::Error;
+        use serde_saphyr::budget::BudgetBreach;
+        match error {
+            Error::DuplicateMappingKey { key: Some(key), .. } => {
+                format!("the key `{key}` appears twice in one mapping; keep one of them").into()
+            }
+            Error::DuplicateMappingKey { key: None, .. } => {
+                "a key appears twice in one mapping; keep one of them".into()
+            }
+            Error::Budget { breach: BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. }, .. } => format!(
+                "the document has more than {MAX_DOCUMENT_NODES} YAML values, lists and mappings (about {} hooks); \
+                 split it into several files",
+                MAX_DOCUMENT_NODES / 11
+            )
+            .into(),
+            Error::Budget { breach: BudgetBreach::Depth { .. }, .. } => "the document is nested too deeply".into(),
+            Error::BinaryNotUtf8 { .. } => "a `!!binary` value is not UTF-8 text; hook fields are text".into(),
+            _ => serde_saphyr::DefaultMessageFormatter.format_message(error),
+        }
+    }
+}
+
 fn validate_document(document: &Value) -> LoadReport {
     let mut report = LoadReport::default();
     let root = match document {
-        // An empty file declares no hooks; that is not a mistake.
-        Value::Null => return report,
+        // An empty file declares no hooks, which the loaders accept; but it is more likely the
+        // wrong file than a way to say "no hooks", which `hooks: []` says.
+        Value::Null => {
+            report.warnings.push(LoadProblem::document(
+                None,
+                "empty; it declares no hooks (write `hooks: []` to say so on purpose)",
+            ));
+            return report;
+        }
         Value::Object(root) => root,
         other => {
             report.problems.push(LoadProblem::document(
@@ -205,11 +277,79 @@ fn validate_document(document: &Value) -> LoadReport {
         if let Some(config) = validate_entry(entry, &mut problems)
             && problems.found.is_empty()
         {
+            let matcher_given = matches!(entry, Value::Object(fields) if fields.contains_key("matcher"));
+            report.warnings.extend(advice(index, &config, matcher_given));
             report.kept.push(KeptHook { index, config });
         }
         report.problems.append(&mut problems.found);
     }
     report
+}
+
+/// Warnings for a valid entry. `matcher_given` tells an explicit empty `matcher:` (which reads
+/// as `None`) from no matcher at all.
+fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadProblem> {
+    let mut warnings = Vec::new();
+    let event = config.event;
+    if !event.uses_matcher() && matcher_given {
+        let why = if event == HookEvent::OnError { "; an `onError` hook runs for every failing tool" } else { "" };
+        warnings.push(LoadProblem::entry(
+            index,
+            Some("matcher"),
+            format!("ignored for `{event}` events (only `preToolUse` and `postToolUse` use it){why}; remove it"),
+        ));
+    } else if matcher_given && config.matcher.is_none() {
+        warnings.push(LoadProblem::entry(
+            index,
+            Some("matcher"),
+            "empty, so it matches every tool, as no `matcher` does; write \"*\" or remove it",
+        ));
+    } else if config.matcher.as_ref().is_some_and(|m| m.pattern().is_empty()) {
+        warnings.push(LoadProblem::entry(
+            index,
+            Some("matcher"),
+            "the empty string matches no tool name, so this hook never runs; remove `matcher` to match every tool",
+        ));
+    }
+    if let HookAction::Command { command, mode } = &config.action {
+        let message = match mode {
+            CommandMode::Shell => untrusted(command, |_| true).map(|names| {
+                format!(
+                    "shell mode splices {names} into the shell text, where a tool name the model chose or an \
+                     error text can run commands; add `mode: safe` to pass values as environment variables"
+                )
+            }),
+            CommandMode::Safe => untrusted(command, |offset| in_bash_arithmetic(&command[..offset])).map(|names| {
+                format!(
+                    "uses {names} inside `(( ))` or `[[ ]]`, where bash (`sh` on some systems) evaluates a value \
+                     such as `a[$(cmd)]` and runs `cmd`; compare it as a string instead"
+                )
+            }),
+        };
+        if let Some(message) = message {
+            warnings.push(LoadProblem::entry(index, Some("action.command"), message));
+        }
+    }
+    warnings
+}
+
+/// The untrusted placeholders of `command` at offsets that `at` accepts, each named once in
+/// order of appearance (`${tool}`, `${error}`), or `None`.
+fn untrusted(command: &str, at: impl Fn(usize) -> bool) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (offset, name) in placeholders(command) {
+        if UNTRUSTED_PLACEHOLDERS.contains(&name) && at(offset) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    (!names.is_empty()).then(|| names.iter().map(|n| format!("`${{{n}}}`")).collect::<Vec<_>>().join(", "))
+}
+
+/// Whether text after `before` is inside an arithmetic `(( ))` / `$(( ))` or a `[[ ]]` test,
+/// by counting brackets: a heuristic for a warning, not a shell parser.
+fn in_bash_arithmetic(before: &str) -> bool {
+    before.matches("((").count() > before.matches("))").count()
+        || before.matches("[[").count() > before.matches("]]").count()
 }
 
 /// The problems of one entry, collected rather than returned so that each entry reports all

@@ -30,7 +30,33 @@
 //! | `ON_START` | `apply_to`, once per call | `agent` |
 //! | `ON_STOP` | only your own `fire_event` | what you pass |
 //!
-//! The `hooks check FILE [--strict]` command-line tool of this crate validates a file.
+//! The `hooks check FILE... [--strict]` command-line tool of this crate validates files: it
+//! lists what each keeps, every problem and every warning, naming file, entry and field.
+//!
+//! # Context values in commands
+//!
+//! `${tool}` comes from the model (hooks fire for tool names it made up, so that audit hooks
+//! see them) and `${error}` from error texts, which may quote that name or a parser's message
+//! with backticks and quotes. In the default shell mode a value is spliced into shell text, so
+//! it can run commands; `hooks check` warns for every shell-mode command that substitutes
+//! `${tool}`, `${error}`, `${args}` or `${result}`. Write `mode: safe`, where no value changes
+//! which commands run (Y15): the value reaches `sh` as an environment variable, shown as it is.
+//!
+//! In both modes no value keeps a command from starting: a NUL, which no argument or environment
+//! string can hold, becomes [`NUL_REPLACEMENT`] (U+FFFD), and a value longer than
+//! [`MAX_COMMAND_VALUE_BYTES`] is cut, as Linux refuses longer environment strings.
+//!
+//! # What a command may leave behind
+//!
+//! Nothing (Y14). `sh -c` starts as the leader of a new process group, and the whole group gets
+//! `SIGKILL` when the command's hook is done: after the shell exits (background jobs it left
+//! behind go too), at the timeout, when the hook's future is dropped, and when the async
+//! runtime shuts down (which drops it). A child that daemonizes on purpose with `setsid` (or
+//! `setpgid`) leaves the group and is not killed, provided it has left by the time the group is
+//! killed: `setsid cmd > /dev/null 2>&1 & sleep 1` makes `cmd` outlive its hook, and it is then
+//! yours to stop (without the `sleep`, the shell may exit, and the group be killed, before
+//! `setsid` has run). Only an exit of this process that drops nothing (`std::process::exit`, a
+//! fatal signal) skips the kill. On non-Unix platforms only the shell itself is killed.
 
 mod action;
 mod command;
@@ -40,6 +66,7 @@ mod executor;
 mod listener;
 mod loader;
 mod matcher;
+mod process_group;
 mod registry;
 mod substitution;
 
@@ -51,10 +78,12 @@ pub use event::{HookEvent, UnknownHookEvent};
 pub use executor::{
     DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET, MAX_OUTPUT_LINES, executor_fn,
 };
-pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES};
+pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
-pub use substitution::{PreparedCommand, env_var_name, prepare_command, substitute};
+pub use substitution::{
+    MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT, PreparedCommand, env_var_name, prepare_command, substitute,
+};
 
 /// The values a hook's `${name}` placeholders can refer to. Ordered, so that logs and the
 /// environment of commands are deterministic.

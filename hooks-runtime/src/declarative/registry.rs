@@ -82,6 +82,8 @@ impl DeclarativeHookRegistry {
     /// names its index and field. A document that does not parse, or that has no `hooks` list,
     /// gives an empty registry and an ERROR. Check [`hooks`](Self::hooks) afterwards if a
     /// missing hook would matter, or use [`from_yaml_strict`](Self::from_yaml_strict).
+    /// Kept hooks that are probably mistakes, and an empty document, get a WARN each
+    /// ([`LoadReport::warnings`]).
     pub fn from_yaml(yaml: &str) -> Self {
         Self::from_report(LoadReport::from_yaml(yaml))
     }
@@ -93,7 +95,8 @@ impl DeclarativeHookRegistry {
     }
 
     /// Loads the hooks of a YAML document, or returns every problem in it (entry index, field,
-    /// what is wrong) at once. Meant for CI checks of a hooks file.
+    /// what is wrong) at once. Meant for CI checks of a hooks file. Warnings
+    /// ([`LoadReport::warnings`]) are logged at WARN, not returned as errors.
     ///
     /// ```
     /// use hooks_runtime::declarative::DeclarativeHookRegistry;
@@ -105,18 +108,28 @@ impl DeclarativeHookRegistry {
     /// assert_eq!(errors.problems()[0].to_string(), "entry #0 (field `action.message`): missing");
     /// ```
     pub fn from_yaml_strict(yaml: &str) -> Result<Self, LoadErrors> {
-        LoadReport::from_yaml(yaml).into_strict().map(Self::of)
+        let report = LoadReport::from_yaml(yaml);
+        for warning in &report.warnings {
+            tracing::warn!("hooks document: {warning}");
+        }
+        report.into_strict().map(Self::of)
     }
 
     /// The registry of a validated document's kept hooks, logging its problems: ERROR for a
-    /// document problem (nothing was kept), WARN for each problem of a skipped entry.
+    /// rejected document (nothing was kept), WARN for an unknown top-level key, for each problem
+    /// of a skipped entry and for each warning (see [`LoadReport::warnings`]).
     pub fn from_report(report: LoadReport) -> Self {
+        let rejected = report.has_document_problem();
         for problem in &report.problems {
-            if problem.entry.is_none() {
-                tracing::error!("hooks document ignored, no hooks loaded: {problem}");
-            } else {
-                tracing::warn!("hook skipped: {problem}");
+            match problem.entry {
+                None if rejected => tracing::error!("hooks document ignored, no hooks loaded: {problem}"),
+                // An unknown top-level key: the entries were still loaded.
+                None => tracing::warn!("hooks document: {problem}"),
+                Some(_) => tracing::warn!("hook skipped: {problem}"),
             }
+        }
+        for warning in &report.warnings {
+            tracing::warn!("hooks document: {warning}");
         }
         Self::of(report.into_hooks())
     }

@@ -41,6 +41,23 @@ pub fn substitute(template: &str, context: &HookContext) -> String {
     out
 }
 
+/// The placeholders in `template` with their byte offsets, in order, with repeats; what
+/// [`substitute`] would replace given a value for every name.
+pub(super) fn placeholders(template: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        while let Some(start) = template[offset..].find("${") {
+            let at = offset + start;
+            if let Some((name, len)) = placeholder_at(&template[at..]) {
+                offset = at + len;
+                return Some((at, name));
+            }
+            offset = at + 1;
+        }
+        None
+    })
+}
+
 /// If `text` starts with a placeholder, its name and the placeholder's length in bytes.
 fn placeholder_at(text: &str) -> Option<(&str, usize)> {
     let body = text.strip_prefix("${")?;
@@ -82,6 +99,34 @@ pub fn env_var_name(key: &str) -> String {
     name
 }
 
+/// Longest context value a command receives, in bytes; a longer value is cut at a character
+/// boundary and ends in `… N bytes cut`.
+///
+/// Linux refuses to start a program when one argument or environment string is longer than
+/// 128 KiB, and a command that cannot start is an audit hook that silently does not run (Y15).
+pub const MAX_COMMAND_VALUE_BYTES: usize = 32 * 1024;
+
+/// What a NUL in a context value or command becomes: U+FFFD, the replacement character.
+/// Arguments and environment strings cannot hold a NUL, so keeping it would stop the command
+/// from starting at all (Y15).
+pub const NUL_REPLACEMENT: &str = "\u{FFFD}";
+
+/// A context value as a command gets it: NULs replaced, length capped. The marker of a cut
+/// value holds no shell metacharacter, so it adds none in shell mode.
+fn command_value(value: &str) -> String {
+    let mut value = value.replace('\0', NUL_REPLACEMENT);
+    if value.len() > MAX_COMMAND_VALUE_BYTES {
+        let mut end = MAX_COMMAND_VALUE_BYTES;
+        while !value.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = value.len() - end;
+        value.truncate(end);
+        value.push_str(&format!("… {cut} bytes cut"));
+    }
+    value
+}
+
 /// A command ready to run: the text for `sh -c` and the variables to set in its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreparedCommand {
@@ -93,7 +138,9 @@ pub struct PreparedCommand {
 
 /// Turns a command template into the script and environment that run it.
 ///
-/// Every context value is exported as [`env_var_name`]. In [`CommandMode::Shell`] the script is
+/// Values reach the command with every NUL replaced by [`NUL_REPLACEMENT`] and cut to
+/// [`MAX_COMMAND_VALUE_BYTES`], so that no value can keep it from starting; a NUL in the
+/// template is replaced too. Every context value is exported as [`env_var_name`]. In [`CommandMode::Shell`] the script is
 /// [`substitute`]'s output. In [`CommandMode::Safe`] each known `${name}` becomes a reference to
 /// its variable, quoted for where it stands: `"${HOOK_TOOL}"` outside quotes, `${HOOK_TOOL}`
 /// inside double quotes, `'"${HOOK_TOOL}"'` inside single quotes. The quoting only protects the
@@ -109,12 +156,14 @@ pub struct PreparedCommand {
 /// assert_eq!(prepared.env, vec![("HOOK_TOOL".to_owned(), "x; touch pwned".to_owned())]);
 /// ```
 pub fn prepare_command(template: &str, mode: CommandMode, context: &HookContext) -> PreparedCommand {
-    let names = unique_env_names(context);
+    let values: HookContext = context.iter().map(|(key, value)| (key.clone(), command_value(value))).collect();
+    let names = unique_env_names(&values);
     let script = match mode {
-        CommandMode::Shell => substitute(template, context),
+        CommandMode::Shell => substitute(template, &values),
         CommandMode::Safe => safe_script(template, &names),
     };
-    let env = names.iter().map(|(key, var)| (var.clone(), context[*key].clone())).collect();
+    let script = if script.contains('\0') { script.replace('\0', NUL_REPLACEMENT) } else { script };
+    let env = names.into_iter().map(|(key, var)| (var, values[key].clone())).collect();
     PreparedCommand { script, env }
 }
 

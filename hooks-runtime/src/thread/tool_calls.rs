@@ -154,7 +154,7 @@ async fn execute(
         });
         if !authorized {
             // Y5: a denied call never reaches the tool or the listener.
-            return HookToolResult::error(format!("the tool call `{}` was not authorized", call.function.name));
+            return HookToolResult::error(format!("the tool call {} was not authorized", call.function.name));
         }
     }
     let listener = pipeline.agent.listener();
@@ -198,7 +198,7 @@ fn listener_panicked(pipeline: &Pipeline<'_>, what: &str) {
 
 async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> HookToolResult {
     let Some(tool) = pipeline.shared.runtime.tools.get(&call.function.name) else {
-        return HookToolResult::error(format!("there is no tool named `{}`", call.function.name));
+        return HookToolResult::error(format!("there is no tool named {}", call.function.name));
     };
     let arguments: Value = if call.function.arguments.trim().is_empty() {
         json!({})
@@ -206,14 +206,14 @@ async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookTool
         match serde_json::from_str(&call.function.arguments) {
             Ok(arguments) => arguments,
             Err(error) => {
-                return HookToolResult::error(format!("the tool call's arguments are not valid JSON: {error}"));
+                return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
             }
         }
     };
     // A panicking tool is that call's error, not the thread's.
     match CatchPanic(tool.call(state, arguments)).await {
         Ok(result) => result,
-        Err(()) => HookToolResult::error(format!("the tool `{}` panicked", call.function.name)),
+        Err(()) => HookToolResult::error(format!("the tool {} panicked", call.function.name)),
     }
 }
 
