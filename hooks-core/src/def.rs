@@ -189,6 +189,12 @@ pub struct HookDef {
     /// hook and restores it (E7, all-or-nothing). An in-place hook needs no snapshot: it leaves
     /// the value as it left it. `false` for kinds that transform nothing.
     pub moves_value: bool,
+    /// `blocking`: a sync hook that blocks its thread (file or network I/O, a lock). On a
+    /// multi-threaded tokio runtime the runtime first hands the worker's other tasks to another
+    /// thread (`tokio::task::block_in_place`), so the other threads keep making progress while it
+    /// runs, and a run past its timeout counts as timed out. A plain sync hook runs in place and
+    /// holds its worker: keep those short.
+    pub blocking: bool,
     /// The per-hook timeout from `timeout_ms = N`, overriding the runtime's default.
     pub timeout_ms: Option<u64>,
     /// Where the hook was written.

@@ -26,13 +26,34 @@ use proc_macro::TokenStream;
 /// - `KIND` is one of the 17 kinds; the parameters after `state` follow the kind (the README's
 ///   table), the trailing `ctx: &HookExecutionContext` of a thread hook may be left out, and the
 ///   return type may be wrapped in `Result<_, HookError>`.
+/// - A transform kind takes its value in place (`messages: &mut Vec<HookMessage>`, returning `()`
+///   or `Result<(), HookError>`: no copy; a failing hook leaves the value as it left it) or by
+///   value (`messages: Vec<HookMessage>`, returning the new value: all-or-nothing, at the price
+///   of a snapshot). The macro reads the form from the parameter's type.
 /// - `id = "..."`: snake_case, unique in the crate (a second one is a compile error) and across
 ///   the binary (the runtime refuses to start).
-/// - `timeout_ms = N`: this hook's timeout, in place of the runtime's default (async hooks).
+/// - `timeout_ms = N`: this hook's timeout, in place of the runtime's default (async hooks, and
+///   `blocking` sync hooks, whose answer after it is discarded).
+/// - `blocking`: a sync hook that blocks its thread (file or network I/O, a lock). On a
+///   multi-threaded tokio runtime the worker's other tasks move to another thread before it runs,
+///   so other threads keep making progress. A plain sync hook holds its worker while it runs.
 /// - `crate = path`: where `hooks_runtime` is, when it is re-exported under another name.
 ///
 /// ```
 /// use hooks_runtime::prelude::*;
+///
+/// #[hook(filter_messages, id = "keep_last_20")]
+/// fn keep_last_20(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+///     let skip = messages.len().saturating_sub(20);
+///     messages.drain(..skip);
+/// }
+///
+/// #[hook(after_create_message, id = "append_to_audit_file", blocking)]
+/// fn append_to_audit_file(_state: &ThreadState, message: &MessageRecord) -> Result<(), HookError> {
+///     let _ = message;
+///     // std::fs::OpenOptions::new().append(true).open("audit.log")...
+///     Ok(())
+/// }
 ///
 /// #[hook(before_store_tool_result, id = "redact_emails", timeout_ms = 200)]
 /// fn redact(_state: &ThreadState, _call: &ToolCallRecord, mut result: HookToolResult) -> HookToolResult {
@@ -47,6 +68,7 @@ use proc_macro::TokenStream;
 /// }
 ///
 /// assert_eq!(<redact_emails as Hook>::DEF.timeout_ms, Some(200));
+/// assert!(<append_to_audit_file as Hook>::DEF.blocking);
 /// assert_eq!(<announce_client as Hook>::DEF.kind(), HookKind::UserClientAttached);
 /// ```
 #[proc_macro_attribute]

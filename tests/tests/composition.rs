@@ -358,6 +358,7 @@ static USER_HOOK: HookDef = HookDef {
     handler: HookHandler::UserClientAttached(|_user| HookFuture::Ready(Ok(()))),
     is_async: false,
     moves_value: false,
+    blocking: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),
@@ -373,6 +374,7 @@ static UNLINKED_HOOK: HookDef = HookDef {
     handler: HookHandler::AfterThreadCreated(|_state, _ctx| HookFuture::Ready(Ok(()))),
     is_async: false,
     moves_value: false,
+    blocking: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),

@@ -226,6 +226,7 @@ static AUDIT_CREATED_ELSEWHERE: HookDef = HookDef {
     handler: <audit_created as Hook>::DEF.handler,
     is_async: false,
     moves_value: false,
+    blocking: false,
     timeout_ms: None,
     location: HookLocation {
         package: PackageSignature::new_static("audit_pkg", "2.0.0"),

@@ -9,7 +9,7 @@ use super::validate::CheckedHook;
 use crate::kinds::{ByValue, Form};
 
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
-    let CheckedHook { kind, id, timeout_ms, krate, function, vis, is_async, .. } = hook;
+    let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, is_async, .. } = hook;
     let private = quote!(#krate::__private);
     let variant = format_ident!("{}", kind.variant);
     let id_text = id.to_string();
@@ -49,6 +49,7 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
                 handler: #private::HookHandler::#variant(#adapter),
                 is_async: #is_async,
                 moves_value: #moves_value,
+                blocking: #blocking,
                 timeout_ms: #timeout,
                 location: #private::HookLocation {
                     package: #private::PackageSignature::new_static(

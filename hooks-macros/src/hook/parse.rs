@@ -1,4 +1,4 @@
-//! Parses the attribute arguments: `KIND, id = "...", timeout_ms = N, crate = path`.
+//! Parses the attribute arguments: `KIND, id = "...", timeout_ms = N, blocking, crate = path`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream, Parser};
@@ -6,13 +6,15 @@ use syn::{Ident, LitInt, LitStr, Path, Token};
 
 use crate::ctxt::Ctxt;
 
-const KEYS: &[&str] = &["id", "timeout_ms", "crate"];
+const KEYS: &[&str] = &["id", "timeout_ms", "blocking", "crate"];
 
 /// The attribute as written, each value with its own tokens for error spans.
 pub(super) struct HookArgs {
     pub(super) kind: Ident,
     pub(super) id: Option<LitStr>,
     pub(super) timeout_ms: Option<LitInt>,
+    /// `blocking`: the sync hook blocks its thread, so the runtime lets the worker go first.
+    pub(super) blocking: Option<Ident>,
     pub(super) krate: Option<Path>,
     /// The span of the whole attribute argument list, for "missing `id`".
     pub(super) span: Span,
@@ -23,6 +25,7 @@ pub(super) struct HookArgs {
 enum Arg {
     Id(Ident, LitStr),
     TimeoutMs(Ident, LitInt),
+    Blocking(Ident),
     Crate(Token![crate], Path),
     Unknown(Ident),
 }
@@ -51,6 +54,15 @@ impl Parse for Arg {
                     key,
                     input.parse().map_err(|e| syn::Error::new(e.span(), "expected an integer: `timeout_ms = 500`"))?,
                 )
+            }
+            "blocking" => {
+                if input.peek(Token![=]) {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`blocking` takes no value: write `blocking` alone, e.g. `#[hook(filter_messages, id = \"x\", blocking)]`",
+                    ));
+                }
+                Arg::Blocking(key)
             }
             _ => {
                 // Skip the value so the rest of the list can still be checked.
@@ -97,11 +109,13 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             return None;
         }
     };
-    let mut parsed = HookArgs { kind, id: None, timeout_ms: None, krate: None, span, had_unknown_key: false };
+    let mut parsed =
+        HookArgs { kind, id: None, timeout_ms: None, blocking: None, krate: None, span, had_unknown_key: false };
     for arg in list {
         match arg {
             Arg::Id(key, value) => set_once(cx, &mut parsed.id, key, value),
             Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key, value),
+            Arg::Blocking(key) => set_once(cx, &mut parsed.blocking, key.clone(), key),
             Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),
             Arg::Unknown(key) => {
                 parsed.had_unknown_key = true;
@@ -113,7 +127,7 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
                     .unwrap_or_default();
                 cx.error_spanned_by(
                     &key,
-                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `crate`"),
+                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `blocking`, `crate`"),
                 );
             }
         }

@@ -16,6 +16,7 @@ pub(super) struct CheckedHook {
     pub(super) kind: &'static KindSpec,
     pub(super) id: Ident,
     pub(super) timeout_ms: Option<u64>,
+    pub(super) blocking: bool,
     pub(super) krate: Path,
     pub(super) function: Ident,
     pub(super) vis: Visibility,
@@ -51,6 +52,12 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
         Ok(ms) => Some(ms),
     });
     check_shape(cx, function);
+    if let Some(blocking) = args.blocking.as_ref().filter(|_| function.sig.asyncness.is_some()) {
+        cx.error_spanned_by(
+            blocking,
+            "`blocking` is for sync hooks that block their thread; an `async fn` hook yields while it waits\nhelp: remove `blocking`, or make the hook a plain `fn`",
+        );
+    }
     let kind = kind?;
     let params = check_arity(cx, kind, function)?;
     let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
@@ -93,6 +100,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
         kind,
         id: id?,
         timeout_ms,
+        blocking: args.blocking.is_some(),
         krate,
         function: function.sig.ident.clone(),
         vis: function.vis.clone(),

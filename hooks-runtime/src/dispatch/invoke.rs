@@ -77,13 +77,42 @@ pub(crate) enum Started<'a> {
     Pending(BoxedHookFuture<'a, HookResult<()>>),
 }
 
-/// Calls the adapter with panics caught.
+/// Calls the adapter with panics caught. A `blocking` hook takes the slow path.
 #[inline(always)]
-pub(crate) fn start<'a>(call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
+pub(crate) fn start<'a>(
+    entry: &ResolvedHook,
+    timeout: Duration,
+    call: impl FnOnce() -> HookFuture<'a, HookResult<()>>,
+) -> Started<'a> {
+    if entry.hook.blocking {
+        return start_blocking(timeout, call);
+    }
+    start_in_place(call)
+}
+
+#[inline(always)]
+fn start_in_place<'a>(call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
     match panics::catch(call) {
         Ok(HookFuture::Ready(result)) => Started::Done(result.map_err(HookFailure::Error)),
         Ok(HookFuture::Pending(future)) => Started::Pending(future),
         Err(location) => Started::Done(Err(HookFailure::Panic(location))),
+    }
+}
+
+/// A `blocking` sync hook: on a multi-threaded tokio runtime the worker's other tasks move to
+/// another thread first (`block_in_place`), so other threads keep running while the hook blocks
+/// this one. A sync function cannot be interrupted, but one that runs past its timeout is a
+/// timed-out hook all the same (E3, E6), whatever it answered.
+#[cold]
+fn start_blocking<'a>(timeout: Duration, call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
+    let started_at = Instant::now();
+    let multi_threaded = tokio::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    let started =
+        if multi_threaded { tokio::task::block_in_place(|| start_in_place(call)) } else { start_in_place(call) };
+    match started {
+        Started::Done(_) if started_at.elapsed() > timeout => Started::Done(Err(HookFailure::Timeout(timeout))),
+        other => other,
     }
 }
 
@@ -161,7 +190,7 @@ pub(crate) async fn run_traced<'a>(
         duration_us = tracing::field::Empty,
     );
     let started_at = Instant::now();
-    let outcome = match span.in_scope(|| start(call)) {
+    let outcome = match span.in_scope(|| start(entry, timeout, call)) {
         Started::Done(result) => result,
         Started::Pending(future) => finish(future, timeout, Some(&span)).await,
     };
@@ -193,7 +222,7 @@ macro_rules! run_hook {
         let outcome = if $traced {
             $crate::dispatch::invoke::run_traced(entry, $dispatch.timeout_of(entry), $call).await
         } else {
-            match $crate::dispatch::invoke::start($call) {
+            match $crate::dispatch::invoke::start(entry, $dispatch.timeout_of(entry), $call) {
                 $crate::dispatch::invoke::Started::Done(result) => result,
                 $crate::dispatch::invoke::Started::Pending(future) => {
                     $crate::dispatch::invoke::finish(future, $dispatch.timeout_of(entry), None).await

@@ -120,7 +120,9 @@ pub(crate) async fn spawn_child(
         .push(ChildThread { relationship: relationship.name, thread: child.clone() });
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.run.lock().await;
-    dispatch::after_subagent_created(&pipeline.dispatch(HookKind::AfterSubagentCreated), state, &child_state).await;
+    if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
+        dispatch::after_subagent_created(&chain, state, &child_state).await;
+    }
     drop(child_state);
     Ok(child)
 }

@@ -16,17 +16,24 @@ pub(crate) async fn assemble(
 ) -> Result<Result<Vec<LlmMessage>, HookError>, crate::store::StoreError> {
     // R1: after interpolation, before the snapshot.
     let rendered = interpolate(prompt.prompt, state);
-    let system =
-        dispatch::after_system_message(&pipeline.dispatch(HookKind::AfterSystemMessage), state, rendered).await;
+    let system = match pipeline.chain(HookKind::AfterSystemMessage) {
+        Some(chain) => dispatch::after_system_message(&chain, state, rendered).await,
+        None => rendered,
+    };
     // R2, R3: messages injected above are persisted, so the snapshot taken now includes them,
     // silent ones too.
     let snapshot = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
-    let filtered = dispatch::filter_messages(&pipeline.dispatch(HookKind::FilterMessages), state, snapshot).await;
+    let filtered = match pipeline.chain(HookKind::FilterMessages) {
+        Some(chain) => dispatch::filter_messages(&chain, state, snapshot).await,
+        None => snapshot,
+    };
     let provider = to_provider_messages(system, &filtered, prompt);
     // R5, R7, then R9 on whatever the prefilter returned.
-    let prefiltered =
-        dispatch::prefilter_llm_history(&pipeline.dispatch(HookKind::PrefilterLlmHistory), state, provider).await;
+    let prefiltered = match pipeline.chain(HookKind::PrefilterLlmHistory) {
+        Some(chain) => dispatch::prefilter_llm_history(&chain, state, provider).await,
+        None => Ok(provider),
+    };
     Ok(prefiltered.map(repair_prefiltered))
 }
 

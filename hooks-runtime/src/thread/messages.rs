@@ -45,10 +45,12 @@ pub(crate) async fn create(
         record.created_at = crate::ids::now_ms();
     }
     note_point(pipeline.shared, HookKind::BeforeCreateMessage);
-    let record =
-        dispatch::before_create_message(&pipeline.dispatch(HookKind::BeforeCreateMessage), state, record, rule)
-            .await
-            .map_err(CreateError::Prevented)?;
+    let record = match pipeline.chain(HookKind::BeforeCreateMessage) {
+        Some(chain) => {
+            dispatch::before_create_message(&chain, state, record, rule).await.map_err(CreateError::Prevented)?
+        }
+        None => record,
+    };
     let message = record.clone().into_message();
     let stored = pipeline
         .shared
@@ -59,7 +61,9 @@ pub(crate) async fn create(
         .map_err(CreateError::Store)?;
     pipeline.shared.emit(ThreadEvent::MessageCreated { id: stored.id.clone(), role: stored.role.as_str().to_owned() });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
-    dispatch::after_create_message(&pipeline.dispatch(HookKind::AfterCreateMessage), state, &record).await;
+    if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
+        dispatch::after_create_message(&chain, state, &record).await;
+    }
     Ok(stored)
 }
 
@@ -72,9 +76,10 @@ pub(crate) async fn update(
     update: MessageUpdate,
 ) -> Result<HookMessage, HookError> {
     note_point(pipeline.shared, HookKind::BeforeUpdateMessage);
-    let update =
-        dispatch::before_update_message(&pipeline.dispatch(HookKind::BeforeUpdateMessage), state, message_id, update)
-            .await?;
+    let update = match pipeline.chain(HookKind::BeforeUpdateMessage) {
+        Some(chain) => dispatch::before_update_message(&chain, state, message_id, update).await?,
+        None => update,
+    };
     let stored = pipeline
         .shared
         .runtime
@@ -83,6 +88,8 @@ pub(crate) async fn update(
         .await
         .map_err(|error| HookError::new(error.to_string()))?;
     note_point(pipeline.shared, HookKind::AfterUpdateMessage);
-    dispatch::after_update_message(&pipeline.dispatch(HookKind::AfterUpdateMessage), state, &stored).await;
+    if let Some(chain) = pipeline.chain(HookKind::AfterUpdateMessage) {
+        dispatch::after_update_message(&chain, state, &stored).await;
+    }
     Ok(stored)
 }

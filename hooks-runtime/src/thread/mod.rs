@@ -603,8 +603,9 @@ impl Thread {
     async fn run_after_thread_created(&self) {
         let state = self.shared.run.lock().await;
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
-        crate::dispatch::after_thread_created(&pipeline.dispatch(hooks_core::HookKind::AfterThreadCreated), &state)
-            .await;
+        if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
+            crate::dispatch::after_thread_created(&chain, &state).await;
+        }
     }
 
     /// E8: waiting for the run from inside it would never end (until the hook's timeout, which

@@ -30,13 +30,15 @@ impl<'t> Pipeline<'t> {
         Pipeline { shared, agent: shared.agent(), active: ActiveContext::AtRest, enabled: shared.enabled() }
     }
 
-    /// The chain of `kind`, ready to run.
+    /// The chain of `kind`, ready to run, or `None` when it has no hook: the call site skips an
+    /// empty chain before building anything, so a hook point nobody uses costs a length check.
     #[inline]
-    pub(crate) fn dispatch(&self, kind: HookKind) -> Dispatch<'_> {
-        Dispatch {
-            chain: self.agent.resolved.chain(self.active, kind),
+    pub(crate) fn chain(&self, kind: HookKind) -> Option<Dispatch<'_>> {
+        let chain = self.agent.resolved.chain(self.active, kind);
+        (!chain.is_empty()).then(|| Dispatch {
+            chain,
             enabled: self.enabled,
             default_timeout: self.shared.runtime.hook_timeout,
-        }
+        })
     }
 }

@@ -101,7 +101,9 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
         name: call.function.name.clone(),
         progress: progress.map(str::to_owned),
     });
-    dispatch::tool_call_started(&pipeline.dispatch(HookKind::ToolCallStarted), state, call, progress).await;
+    if let Some(chain) = pipeline.chain(HookKind::ToolCallStarted) {
+        dispatch::tool_call_started(&chain, state, call, progress).await;
+    }
 }
 
 /// T1, T3, T7 for a call that did not stream (queued with `queue_tool`): `tool_call_started`
@@ -231,13 +233,20 @@ pub(crate) async fn finish_call(
         name: call.function.name.clone(),
         status: result.status.as_str().to_owned(),
     });
-    dispatch::tool_call_done(&pipeline.dispatch(HookKind::ToolCallDone), state, call, &result).await;
+    if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
+        dispatch::tool_call_done(&chain, state, call, &result).await;
+    }
     let kind = if result.is_success() { HookKind::AfterToolCallSuccess } else { HookKind::AfterToolCallFailure };
-    let result = dispatch::after_tool_call(&pipeline.dispatch(kind), state, call, result).await;
-    let record = ToolCallRecord::from(call.clone());
-    let result =
-        dispatch::before_store_tool_result(&pipeline.dispatch(HookKind::BeforeStoreToolResult), state, &record, result)
-            .await;
+    let result = match pipeline.chain(kind) {
+        Some(chain) => dispatch::after_tool_call(&chain, state, call, result).await,
+        None => result,
+    };
+    let result = match pipeline.chain(HookKind::BeforeStoreToolResult) {
+        Some(chain) => {
+            dispatch::before_store_tool_result(&chain, state, &ToolCallRecord::from(call.clone()), result).await
+        }
+        None => result,
+    };
     let message = tool_message(call, &result);
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());

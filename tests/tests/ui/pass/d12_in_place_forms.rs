@@ -31,7 +31,7 @@ async fn stamp_in_place<'a>(_state: &ThreadState, _message_id: &'a str, update: 
     update.extra.insert("status".into(), "edited".into());
 }
 
-#[hook(before_store_tool_result, id = "redact_in_place")]
+#[hook(before_store_tool_result, id = "redact_in_place", blocking)]
 fn redact_in_place(
     _state: &ThreadState,
     _call: &ToolCallRecord,
@@ -87,6 +87,7 @@ fn main() {
     check(<trim_in_place as Hook>::DEF, HookKind::AfterToolCallSuccess, true, false);
     check(<soften_in_place as Hook>::DEF, HookKind::AfterToolCallFailure, false, false);
     check(<limit_by_value as Hook>::DEF, HookKind::FilterMessages, false, true);
+    assert!(<redact_in_place as Hook>::DEF.blocking && !<limit_in_place as Hook>::DEF.blocking);
     // A by-value `after_system_message` hook borrows the message: nothing is moved.
     check(<date_by_value as Hook>::DEF, HookKind::AfterSystemMessage, false, false);
 
