@@ -126,6 +126,25 @@ impl<T: Prompt> PromptRef for T {}
 pub trait AgentRef: Agent {}
 impl<T: Agent> AgentRef for T {}
 
+/// What the name of a hook's *function* means in the type namespace: `#[hook]` emits
+/// `type limit = HookFunction<limit_to_20_messages>;` beside `fn limit`, so that listing the
+/// function instead of the id fails on [`ReferencedById`], whose message names the id.
+pub struct HookFunction<Id>(core::marker::PhantomData<Id>);
+
+/// Never implemented: a hook is referenced by its id, not its function's name.
+#[diagnostic::on_unimplemented(
+    message = "this names the function of hook `{Self}`; a hook is referenced by its id",
+    label = "the hook's function, not its id",
+    note = "write the hook's id, `{Self}`, here: `#[hook(KIND, id = \"...\")]` names the item prompts and agents list"
+)]
+pub trait ReferencedById {}
+
+impl<Id: Hook + ReferencedById> Hook for HookFunction<Id> {
+    const DEF: &'static HookDef = Id::DEF;
+}
+impl<Id: Hook + ReferencedById> ListableHook for HookFunction<Id> {}
+impl<Id: Hook + ReferencedById> RequirableHook for HookFunction<Id> {}
+
 /// The definition of a hook listed in `hooks`.
 pub const fn listed_hook<T: ListableHook>() -> &'static HookDef {
     T::DEF

@@ -37,6 +37,23 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         kind.name
     );
     let unique_marker = format_ident!("__hooks_id_must_be_unique_in_crate__{}", id, span = id.span());
+    // An id is unique in the crate (D3), so the companion is reachable crate-wide even when the
+    // function is private: a prompt in another module lists it without a visibility error.
+    let vis = match vis {
+        syn::Visibility::Inherited => quote!(pub(crate)),
+        other => quote!(#other),
+    };
+    // A prompt that lists the function's name instead of the id gets an error naming the id
+    // (through `HookFunction`), not rustc's "constant provided when a type was expected".
+    let function_alias = if *function != *id && !is_primitive_type_name(&function_text) {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_camel_case_types, dead_code)]
+            #vis type #function = #private::HookFunction<#id>;
+        }
+    } else {
+        TokenStream::new()
+    };
 
     quote! {
         #[doc = #doc]
@@ -65,6 +82,7 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         }
 
         #composable
+        #function_alias
 
         const _: () = {
             #private::inventory::submit! {
@@ -77,6 +95,31 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
         #[macro_export]
         macro_rules! #unique_marker { () => {}; }
     }
+}
+
+/// A function named like a primitive type keeps its name out of the type namespace, where an
+/// alias would shadow the primitive in the user's module.
+fn is_primitive_type_name(name: &str) -> bool {
+    matches!(
+        name,
+        "bool"
+            | "char"
+            | "str"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "f32"
+            | "f64"
+    )
 }
 
 /// The closure coerced to the kind's `HookHandler` fn pointer: it casts each argument through

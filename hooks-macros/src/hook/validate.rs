@@ -59,7 +59,9 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
         );
     }
     let kind = kind?;
+    check_context_position(cx, kind, function)?;
     let params = check_arity(cx, kind, function)?;
+    check_borrowed_return(cx, kind, function)?;
     let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
     if cx.has_errors() {
         return None;
@@ -173,12 +175,23 @@ fn check_id(cx: &Ctxt, args: &HookArgs) -> Option<Ident> {
 fn to_snake_case(id: &str) -> String {
     let mut out = String::new();
     for c in id.chars() {
+        let after_letter = out.ends_with(|last: char| last.is_ascii_lowercase());
+        let after_digit = out.ends_with(|last: char| last.is_ascii_digit());
         if c.is_ascii_uppercase() {
             if !out.is_empty() && !out.ends_with('_') {
                 out.push('_');
             }
             out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_digit() {
+            // `To20` reads as two words: `to_20`.
+            if after_letter {
+                out.push('_');
+            }
+            out.push(c);
         } else if c.is_ascii_alphanumeric() {
+            if after_digit {
+                out.push('_');
+            }
             out.push(c);
         } else if !out.ends_with('_') && !out.is_empty() {
             out.push('_');
@@ -232,6 +245,80 @@ fn check_shape(cx: &Ctxt, function: &ItemFn) {
     }
 }
 
+/// The last path segment of a reference's type: `ThreadState` for `&ThreadState` or
+/// `&hooks_runtime::ThreadState`.
+fn referenced_type_name(ty: &Type) -> Option<String> {
+    let Type::Reference(reference) = ty else { return None };
+    let Type::Path(path) = &*reference.elem else { return None };
+    path.path.segments.last().map(|segment| segment.ident.to_string())
+}
+
+/// `ctx` anywhere but last gives one error saying so, not a type error for each shifted
+/// parameter.
+fn check_context_position(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Option<()> {
+    if !kind.takes_context() {
+        return Some(());
+    }
+    let typed: Vec<&syn::PatType> = function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| if let FnArg::Typed(typed) = input { Some(typed) } else { None })
+        .collect();
+    // Only with every parameter written: a context in place of a missing parameter is a type
+    // error on that parameter, not a misplaced context.
+    if typed.len() != kind.params.len() + 1 {
+        return Some(());
+    }
+    let last = typed.len() - 1;
+    let misplaced = typed.iter().enumerate().find(|(index, param)| {
+        *index < last && referenced_type_name(&param.ty).as_deref() == Some("HookExecutionContext")
+    });
+    let Some((_, param)) = misplaced else { return Some(()) };
+    cx.error_spanned_by(
+        param,
+        format!(
+            "the context parameter goes last\nhelp: move `{}` to the end of the parameter list\nexpected signature: {}",
+            quote::ToTokens::to_token_stream(param).to_string().replace(" :", ":").replace("& ", "&"),
+            kind.signature()
+        ),
+    );
+    None
+}
+
+/// A borrowed return type: rustc would first report a lifetime error on the function, which
+/// sends the user the wrong way. A hook gives back owned values.
+fn check_borrowed_return(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Option<()> {
+    let ReturnType::Type(_, ty) = &function.sig.output else { return Some(()) };
+    struct Borrows(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Borrows {
+        fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
+            if reference.lifetime.as_ref().is_none_or(|lifetime| lifetime.ident != "static") {
+                self.0 = true;
+            }
+        }
+    }
+    let mut borrows = Borrows(false);
+    syn::visit::Visit::visit_type(&mut borrows, ty);
+    if !borrows.0 {
+        return Some(());
+    }
+    let in_place = match kind.in_place_signature() {
+        Some(signature) => format!(", or change the value in place: {signature}"),
+        None => String::new(),
+    };
+    cx.error_spanned_by(
+        ty,
+        format!(
+            "{} `{}` hook returns an owned value, not a borrow\nhelp: return {}{in_place}",
+            kind.article(),
+            kind.name,
+            kind.accepted_returns_phrase()
+        ),
+    );
+    None
+}
+
 fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &ItemFn) -> Option<Vec<Type>> {
     let sig = &function.sig;
     let types: Vec<Type> = sig
@@ -270,9 +357,18 @@ fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &ItemFn) -> Option<
         };
         (span, advice)
     } else {
-        let missing: Vec<String> =
-            kind.params.iter().skip(types.len()).map(|p| format!("`{}: {}`", p.name, p.ty)).collect();
-        (sig.paren_token.span.join(), format!("add {}", missing.join(", ")))
+        let state = &kind.params[0];
+        let state_type = state.ty.trim_start_matches('&');
+        let has_state = types.first().is_some_and(|ty| referenced_type_name(ty).as_deref() == Some(state_type));
+        let advice = if !types.is_empty() && !has_state {
+            // The parameters written are the ones after the state: the state is what is missing.
+            format!("add `{}: {}` as the first parameter", state.name, state.ty)
+        } else {
+            let missing: Vec<String> =
+                kind.params.iter().skip(types.len()).map(|p| format!("`{}: {}`", p.name, p.ty)).collect();
+            format!("add {}", missing.join(", "))
+        };
+        (sig.paren_token.span.join(), advice)
     };
     cx.error_at(
         span,
@@ -319,6 +415,8 @@ mod tests {
     #[test]
     fn d2_suggests_a_snake_case_id() {
         assert_eq!(to_snake_case("LimitMessages"), "limit_messages");
+        assert_eq!(to_snake_case("LimitTo20Messages"), "limit_to_20_messages");
+        assert_eq!(to_snake_case("limit20"), "limit_20");
         assert_eq!(to_snake_case("limit-messages"), "limit_messages");
         assert_eq!(to_snake_case("2fast"), "fast_2");
         assert_eq!(to_snake_case("20_messages"), "messages_20");
