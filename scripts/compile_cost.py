@@ -4,7 +4,7 @@ prompts, against the same 200 plain functions and 50 plain const structs.
 
 Both crates depend on hooks-runtime by path and share one target directory, so dependencies are
 built once (a warm-up `cargo build`); then each crate's own compile is timed: `touch src/lib.rs`
-and `cargo build`, several times, interleaved, median. Prints the ratio (target: 1.3x).
+and `cargo build`, several times, interleaved, median. Prints the ratio (target: 2x, issue 10).
 
 Usage: python3 scripts/compile_cost.py [--runs N] [--release]
 """
@@ -21,6 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HOOKS = 200
 PROMPTS = 50
+# Issue 10: the crate with the macros compiles in at most twice the plain crate's time.
+TARGET = 2.0
 KINDS = [
     ("filter_messages", "(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage>", "messages"),
     ("before_create_message", "(_state: &ThreadState, record: MessageRecord) -> MessageRecord", "record"),
@@ -107,7 +109,10 @@ def main():
     ratios = [m / p for m, p in zip(times["macros"], times["plain"])]
     ratio = statistics.median(ratios)
     profile = "release" if args.release else "dev"
-    print(f"compile-time ratio, macros / plain ({profile}, crate's own compile only): {ratio:.2f}x (target 1.3x: {'ok' if ratio <= 1.3 else 'MISS'})")
+    print(
+        f"compile-time ratio, macros / plain ({profile}, crate's own compile only): {ratio:.2f}x "
+        f"(target {TARGET}x: {'ok' if ratio <= TARGET else 'MISS'})"
+    )
     if not args.keep:
         subprocess.run(["rm", "-rf", str(root)], check=False)
 
