@@ -6,7 +6,9 @@
 //! every send sees the same history, and the variants differ only by their hooks.
 //!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
-//! variants interleaved round by round. No tracing subscriber is installed.
+//! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
+//! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
+//! user would (no `#[inline(never)]`).
 
 #![allow(missing_docs)]
 
@@ -33,38 +35,32 @@ macro_rules! define_hooks {
        $bp:ident $bp_id:literal $br:ident $br_id:literal $ba:ident $ba_id:literal;)*) => {
         $(
             #[hook(filter_messages, id = $ip_id)]
-            #[inline(never)]
             fn $ip(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
                 black_box(messages);
             }
 
             #[hook(filter_messages, id = $ir_id)]
-            #[inline(never)]
             fn $ir(_state: &ThreadState, messages: &mut Vec<HookMessage>) -> Result<(), HookError> {
                 black_box(messages);
                 Ok(())
             }
 
             #[hook(filter_messages, id = $ia_id)]
-            #[inline(never)]
             async fn $ia(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
                 black_box(messages);
             }
 
             #[hook(filter_messages, id = $bp_id)]
-            #[inline(never)]
             fn $bp(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
                 touch(messages)
             }
 
             #[hook(filter_messages, id = $br_id)]
-            #[inline(never)]
             fn $br(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
                 Ok(touch(messages))
             }
 
             #[hook(filter_messages, id = $ba_id)]
-            #[inline(never)]
             async fn $ba(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
                 touch(messages)
             }
@@ -195,6 +191,7 @@ fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return;
     }
+    harness::set_defaults(10, 41);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     // Every variant's turn is checked once: a reply, and the history the hooks saw.
     tokio.block_on(async {
