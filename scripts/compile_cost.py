@@ -4,9 +4,11 @@ prompts, against the same 200 plain functions and 50 plain const structs.
 
 Both crates depend on hooks-runtime by path and share one target directory, so dependencies are
 built once (a warm-up `cargo build`); then each crate's own compile is timed: `touch src/lib.rs`
-and `cargo build`, several times, interleaved, median. Prints the ratio (target: 1.3x).
+and `cargo build`, several times, interleaved, median. Prints the ratio (target: 2x, issue 10).
 
-Usage: python3 scripts/compile_cost.py [--runs N] [--release]
+Usage: python3 scripts/compile_cost.py [--runs N] [--release] [--hooks N] [--prompts N]
+
+`--prompts 0` measures the hooks alone, to tell their share from the prompts'.
 """
 
 import argparse
@@ -21,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HOOKS = 200
 PROMPTS = 50
+# Issue 10: the crate with the macros compiles in at most twice the plain crate's time.
+TARGET = 2.0
 KINDS = [
     ("filter_messages", "(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage>", "messages"),
     ("before_create_message", "(_state: &ThreadState, record: MessageRecord) -> MessageRecord", "record"),
@@ -36,8 +40,8 @@ def hook_fn(i, with_macro):
     return f"{attr}pub {asyncness}fn hook_{i}{signature} {{\n    {body}\n}}\n"
 
 
-def prompt(i, with_macro):
-    hooks = [f"hook_{(i * 4 + k) % HOOKS}" for k in range(4)]
+def prompt(i, with_macro, hook_count):
+    hooks = [f"hook_{(i * 4 + k) % hook_count}" for k in range(4)]
     if with_macro:
         return (
             f"define_prompt! {{\n    name: prompt_{i},\n    model: \"m\",\n    prompt: \"Prompt {i}.\",\n"
@@ -49,7 +53,7 @@ def prompt(i, with_macro):
     )
 
 
-def generate(root, name, with_macro, target_dir):
+def generate(root, name, with_macro, hooks, prompts):
     crate = root / name
     (crate / "src").mkdir(parents=True)
     (crate / "Cargo.toml").write_text(
@@ -62,8 +66,8 @@ def generate(root, name, with_macro, target_dir):
             "pub struct PlainPrompt { pub name: &'static str, pub model: &'static str, pub prompt: &'static str, "
             "pub tools: &'static [&'static str], pub hook_names: &'static [&'static str] }\n"
         )
-    parts += [hook_fn(i, with_macro) for i in range(HOOKS)]
-    parts += [prompt(i, with_macro) for i in range(PROMPTS)]
+    parts += [hook_fn(i, with_macro) for i in range(hooks)]
+    parts += [prompt(i, with_macro, hooks) for i in range(prompts)]
     (crate / "src" / "lib.rs").write_text("\n".join(parts))
     return crate
 
@@ -81,18 +85,20 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--release", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the generated crates")
+    parser.add_argument("--hooks", type=int, default=HOOKS, help=f"hooks to generate (default {HOOKS})")
+    parser.add_argument("--prompts", type=int, default=PROMPTS, help=f"prompts to generate (default {PROMPTS})")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hooks-compile-cost-"))
     target_dir = root / "target"
     crates = {
-        "macros": generate(root, "gen_macros", True, target_dir),
-        "plain": generate(root, "gen_plain", False, target_dir),
+        "macros": generate(root, "gen_macros", True, args.hooks, args.prompts),
+        "plain": generate(root, "gen_plain", False, args.hooks, args.prompts),
     }
     # The two crates need one lock file's worth of dependencies: copy the workspace's, so both
     # resolve the same versions offline.
     for crate in crates.values():
         (crate / "Cargo.lock").write_bytes((REPO / "Cargo.lock").read_bytes())
-    print(f"generated {HOOKS} hooks and {PROMPTS} prompts in {root}", flush=True)
+    print(f"generated {args.hooks} hooks and {args.prompts} prompts in {root}", flush=True)
     for name, crate in crates.items():
         took = build(crate, target_dir, args.release)
         print(f"warm-up build of {name} (dependencies included): {took:.1f} s", flush=True)
@@ -107,7 +113,10 @@ def main():
     ratios = [m / p for m, p in zip(times["macros"], times["plain"])]
     ratio = statistics.median(ratios)
     profile = "release" if args.release else "dev"
-    print(f"compile-time ratio, macros / plain ({profile}, crate's own compile only): {ratio:.2f}x (target 1.3x: {'ok' if ratio <= 1.3 else 'MISS'})")
+    print(
+        f"compile-time ratio, macros / plain ({profile}, crate's own compile only): {ratio:.2f}x "
+        f"(target {TARGET}x: {'ok' if ratio <= TARGET else 'MISS'})"
+    )
     if not args.keep:
         subprocess.run(["rm", "-rf", str(root)], check=False)
 

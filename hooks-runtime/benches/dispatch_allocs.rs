@@ -9,6 +9,7 @@ mod scenarios;
 
 use std::alloc::System;
 
+use scenarios::Form;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 #[global_allocator]
@@ -20,56 +21,56 @@ fn allocations() -> u64 {
 }
 
 fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
     harness::count_allocations_with(allocations);
     let fixture = scenarios::Fixture::new();
     println!("Allocations per dispatch (allocations + reallocations; no tracing subscriber installed)");
     let groups: Vec<harness::Group> =
         scenarios::groups(&fixture).into_iter().map(|(title, variants)| harness::measure(title, variants)).collect();
+    let find = |title: String| groups.iter().find(|g| g.title == title).unwrap();
 
-    println!("\nTarget: async chains at most one allocation per async hook");
-    println!("| hooks | hand-written boxed | runtime (1 copy per hook) | runtime, per async hook | met |");
-    println!("|---:|---:|---:|---:|:---|");
-    for n in scenarios::LENGTHS {
-        let group = find(&groups, &scenarios::async_title(n));
-        let runtime = group.allocs(scenarios::RUNTIME_ASYNC);
-        let per_hook = if n == 0 { 0.0 } else { runtime / n as f64 };
-        println!(
-            "| {n} | {:.2} | {:.2} | {:.2} | {} |",
-            group.allocs(scenarios::BOXED),
-            runtime,
-            per_hook,
-            if per_hook <= 1.0 + 1e-9 { "ok".to_owned() } else { format!("MISS ({per_hook:.0} per hook)") }
-        );
-    }
-    println!("\nSync chains: allocations per dispatch");
+    println!("\n## Targets: in place, async 1 allocation per hook; in place, sync 0\n");
     println!(
-        "| hooks | direct | runtime, plain-returning (1 copy per chain) | runtime, Result-returning (1 copy per hook) | \
-         before_create_message Prevent | before_create_message KeepLastGood | registry |"
+        "| hooks | boxed futures | in place async | per hook | in place sync plain | in place sync Result | met |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|:---|");
     for n in scenarios::LENGTHS {
-        let plain = find(&groups, &scenarios::sync_title(n));
-        let fallible = find(&groups, &scenarios::fallible_title(n));
-        let record = find(&groups, &scenarios::record_title(n));
+        let asynchronous = find(scenarios::async_title(n));
+        let sync = find(scenarios::sync_title(n));
+        let in_place_async = asynchronous.allocs(Form::InPlaceAsync.name());
+        let per_hook = if n == 0 { 0.0 } else { in_place_async / n as f64 };
+        let (plain, result) = (sync.allocs(Form::InPlacePlain.name()), sync.allocs(Form::InPlaceResult.name()));
+        let met = (per_hook - 1.0).abs() < 1e-9 || (n == 0 && in_place_async == 0.0);
+        let met = met && plain == 0.0 && result == 0.0;
         println!(
-            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            plain.allocs(scenarios::DIRECT),
-            plain.allocs(scenarios::RUNTIME_PLAIN),
-            fallible.allocs(scenarios::RUNTIME_FALLIBLE),
-            record.allocs(scenarios::PREVENT),
-            record.allocs(scenarios::KEEP),
-            plain.allocs(scenarios::REGISTRY),
+            "| {n} | {:.2} | {in_place_async:.2} | {per_hook:.2} | {plain:.2} | {result:.2} | {} |",
+            asynchronous.allocs(scenarios::BOXED),
+            if met { "ok" } else { "MISS" },
         );
     }
-    let copies = find(&groups, &scenarios::copy_title());
+    println!("\n## By value (reported): one snapshot per by-value hook, into one buffer per chain\n");
+    println!("| hooks | direct calls | by value sync plain | by value sync Result | by value async |");
+    println!("|---:|---:|---:|---:|---:|");
+    for n in scenarios::LENGTHS {
+        let asynchronous = find(scenarios::async_title(n));
+        let sync = find(scenarios::sync_title(n));
+        println!(
+            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            sync.allocs(scenarios::DIRECT),
+            sync.allocs(Form::ByValuePlain.name()),
+            sync.allocs(Form::ByValueResult.name()),
+            asynchronous.allocs(Form::ByValueAsync.name()),
+        );
+    }
+    let snapshot = find(scenarios::snapshot_title());
     println!(
-        "\nOne E1 copy: Vec of {} messages {:.2} allocations, MessageRecord {:.2}",
+        "\nOne snapshot of {} messages: clone_from into a reused buffer {:.2} allocations, fresh clone() {:.2}, \
+         field-by-field clone_from {:.2}",
         scenarios::CHAIN_MESSAGES,
-        copies.allocs(scenarios::COPY_VEC),
-        copies.allocs(scenarios::COPY_RECORD),
+        snapshot.allocs(scenarios::CLONE_FROM),
+        snapshot.allocs(scenarios::FRESH_CLONE),
+        snapshot.allocs(scenarios::FIELD_BY_FIELD),
     );
-}
-
-fn find<'g>(groups: &'g [harness::Group], title: &str) -> &'g harness::Group {
-    groups.iter().find(|g| g.title == title).unwrap()
 }

@@ -25,9 +25,9 @@ fn dispatch(chain: &[ResolvedHook]) -> Dispatch<'_> {
     Dispatch { chain, enabled: EnabledRelationships::NONE, default_timeout: TIMEOUT }
 }
 
-/// `filter_messages` as the runtime runs it (R3-R4, E1): a copy of the value is kept before each
-/// hook that can fail by design (`Result`-returning or async), and one per chain when the chain has
-/// sync hooks returning a plain value.
+/// `filter_messages` as the runtime runs it (R3-R4, E1, E7): the chain runs on one `&mut` value;
+/// an in-place hook gets it as it is, and before each by-value hook a snapshot is taken into one
+/// buffer per chain (a `clone()` for the first, `clone_from` after), restored if that hook fails.
 pub async fn filter_messages(
     chain: &[ResolvedHook],
     state: &ThreadState,
@@ -53,9 +53,9 @@ pub async fn after_system_message(chain: &[ResolvedHook], state: &ThreadState, s
 /// The failure rule of a `before_create_message` write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteRule {
-    /// M2: the first failure prevents the write; no copy is taken.
+    /// M2: the first failure prevents the write; no snapshot is taken.
     Prevent,
-    /// M9: the write goes on with the last good value; copies are taken as for `filter_messages`.
+    /// M9: the write goes on with the last good value; snapshots are taken as for `filter_messages`.
     KeepLastGood,
 }
 

@@ -1,9 +1,9 @@
 //! A small measurement harness shared by the benchmarks (no criterion: it keeps CI builds small).
 //!
 //! Each comparison group is measured together: every variant is calibrated to about
-//! `BENCH_SAMPLE_MS` (default 20 ms) per sample, then `BENCH_ROUNDS` (default 11) rounds run every
-//! variant once, in an order that rotates each round, so that noise on a shared machine hits all
-//! variants alike. Ratios are the median of the per-round ratios; times are medians. Allocations
+//! `BENCH_SAMPLE_MS` (default 20 ms, or the binary's own) per sample, then `BENCH_ROUNDS`
+//! (default 11, or the binary's own) rounds run every variant once, in an order that rotates each
+//! round, so that noise on a shared machine hits all variants alike. Ratios are the median of the per-round ratios; times are medians. Allocations
 //! are counted in a separate binary (`dispatch_allocs`) whose global allocator counts, so that the
 //! counting does not slow the timed runs (the workspace forbids `unsafe`, so the counting
 //! allocator is `stats_alloc`'s wrapper of `System`).
@@ -54,12 +54,24 @@ pub struct Group {
     pub allocations: Vec<f64>,
 }
 
+/// A binary's own defaults for `BENCH_SAMPLE_MS` and `BENCH_ROUNDS` (else 20 ms and 11 rounds).
+static DEFAULTS: OnceLock<(u64, usize)> = OnceLock::new();
+
+/// Sets this binary's defaults: a benchmark whose samples are noisier than dispatch's (a whole
+/// turn) runs shorter samples in more rounds, so that a burst of load on the shared machine
+/// lands in fewer of them.
+pub fn set_defaults(sample_ms: u64, rounds: usize) {
+    let _ = DEFAULTS.set((sample_ms, rounds));
+}
+
 pub fn sample_ms() -> u64 {
-    std::env::var("BENCH_SAMPLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(20)
+    let default = DEFAULTS.get().map_or(20, |d| d.0);
+    std::env::var("BENCH_SAMPLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 pub fn rounds() -> usize {
-    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(11)
+    let default = DEFAULTS.get().map_or(11, |d| d.1);
+    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn calibrate(run: &mut dyn FnMut(u64) -> Duration, target: Duration) -> u64 {

@@ -1,20 +1,24 @@
 //! The dispatch scenarios, shared by the timing binary (`dispatch`) and the allocation-counting
 //! binary (`dispatch_allocs`).
 //!
-//! Hooks are `#[hook]` functions marked `#[inline(never)]`, so that the direct-call baseline
-//! calls them as the runtime does (a hook of another crate is not inlined either) instead of
-//! folding them away. Each hook moves its value through and touches it with `black_box`.
+//! Hooks are `#[hook]` functions that touch their value with `black_box` and change nothing, so
+//! every variant of a group does the same work on the same 10 messages except the machinery
+//! around the calls. The by-value ones are marked `#[inline(never)]` so that the direct-call
+//! baseline calls them instead of folding them away. The in-place ones are not: the floor calls
+//! them through opaque fn pointers, and the runtime through its adapter, which `#[hook]` emits
+//! beside the function, where the compiler may inline a small hook as it would in a user's crate;
+//! either way one indirect call per hook is left.
 
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::hint::black_box;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use hooks_runtime::__bench::{self, AssemblyChains, WriteRule};
+use hooks_runtime::__bench::{self, AssemblyChains};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{ActiveContext, HookDef, ResolvedHook, Side};
 
@@ -22,10 +26,13 @@ use crate::harness::Variant;
 
 /// The chain lengths measured.
 pub const LENGTHS: [usize; 4] = [0, 1, 4, 16];
-/// Messages in the `Vec` the chains move through.
+/// Messages in the `Vec` the chains transform.
 pub const CHAIN_MESSAGES: usize = 10;
 /// Messages in the context assembly's snapshot.
 pub const ASSEMBLY_MESSAGES: usize = 100;
+/// The Node 20 chain (async hooks awaited from a name map), ns per dispatch at 1 / 4 / 16 hooks,
+/// measured in an earlier session (issue 10); context only, not re-measured here.
+pub const NODE_NS: [(usize, f64); 3] = [(1, 221.0), (4, 421.0), (16, 1_093.0)];
 
 #[inline(always)]
 fn touch<T>(mut value: T) -> T {
@@ -34,85 +41,169 @@ fn touch<T>(mut value: T) -> T {
 }
 
 macro_rules! define_hooks {
-    ($($sync:ident $sync_id:tt $fallible:ident $fallible_id:tt $async_:ident $async_id:tt $record:ident $record_id:tt;)*) => {
+    ($($ip:ident $ip_id:literal $ir:ident $ir_id:literal $ia:ident $ia_id:literal $bp:ident $bp_id:literal $br:ident $br_id:literal $ba:ident $ba_id:literal;)*) => {
         $(
-            #[hook(filter_messages, id = $sync_id)]
+            #[hook(filter_messages, id = $ip_id)]
+            pub fn $ip(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+                black_box(messages);
+            }
+
+            #[hook(filter_messages, id = $ir_id)]
+            pub fn $ir(_state: &ThreadState, messages: &mut Vec<HookMessage>) -> Result<(), HookError> {
+                black_box(messages);
+                Ok(())
+            }
+
+            #[hook(filter_messages, id = $ia_id)]
+            pub async fn $ia(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+                black_box(messages);
+            }
+
+            #[hook(filter_messages, id = $bp_id)]
             #[inline(never)]
-            pub fn $sync(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+            pub fn $bp(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
                 touch(messages)
             }
 
-            #[hook(filter_messages, id = $fallible_id)]
+            #[hook(filter_messages, id = $br_id)]
             #[inline(never)]
-            pub fn $fallible(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
+            pub fn $br(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
                 Ok(touch(messages))
             }
 
-            #[hook(filter_messages, id = $async_id)]
+            #[hook(filter_messages, id = $ba_id)]
             #[inline(never)]
-            pub async fn $async_(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+            pub async fn $ba(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
                 touch(messages)
-            }
-
-            #[hook(before_create_message, id = $record_id)]
-            #[inline(never)]
-            pub fn $record(_state: &ThreadState, record: MessageRecord) -> MessageRecord {
-                touch(record)
             }
         )*
 
-        pub const SYNC_DEFS: [&HookDef; 16] = [$(<$sync as Hook>::DEF),*];
-        pub const FALLIBLE_DEFS: [&HookDef; 16] = [$(<$fallible as Hook>::DEF),*];
-        pub const ASYNC_DEFS: [&HookDef; 16] = [$(<$async_ as Hook>::DEF),*];
-        pub const RECORD_DEFS: [&HookDef; 16] = [$(<$record as Hook>::DEF),*];
-        pub const SYNC_FNS: [SyncFn; 16] = [$($sync),*];
-        pub const ASYNC_BOXED_FNS: [AsyncFn; 16] = [$(|state, messages| Box::pin($async_(state, messages))),*];
+        /// The chains' definitions, one array per form.
+        pub const FORM_DEFS: [[&HookDef; 16]; 6] = [
+            [$(<$ip as Hook>::DEF),*],
+            [$(<$ir as Hook>::DEF),*],
+            [$(<$ia as Hook>::DEF),*],
+            [$(<$bp as Hook>::DEF),*],
+            [$(<$br as Hook>::DEF),*],
+            [$(<$ba as Hook>::DEF),*],
+        ];
+        /// The in-place plain functions, for the floor loop.
+        pub const IN_PLACE_FNS: [InPlaceFn; 16] = [$($ip),*];
+        /// The in-place `Result` functions, for the floor loop.
+        pub const IN_PLACE_RESULT_FNS: [InPlaceResultFn; 16] = [$($ir),*];
+        /// The in-place async functions, boxed by hand.
+        pub const IN_PLACE_ASYNC_FNS: [InPlaceAsyncFn; 16] = [$(|state, messages| Box::pin($ia(state, messages))),*];
     };
 }
 
-pub type SyncFn = fn(&ThreadState, Vec<HookMessage>) -> Vec<HookMessage>;
-pub type BoxedFuture<'a> = Pin<Box<dyn Future<Output = Vec<HookMessage>> + Send + 'a>>;
-pub type AsyncFn = for<'a> fn(&'a ThreadState, Vec<HookMessage>) -> BoxedFuture<'a>;
+pub type InPlaceFn = fn(&ThreadState, &mut Vec<HookMessage>);
+pub type InPlaceResultFn = fn(&ThreadState, &mut Vec<HookMessage>) -> Result<(), HookError>;
+pub type UnitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+pub type InPlaceAsyncFn = for<'a> fn(&'a ThreadState, &'a mut Vec<HookMessage>) -> UnitFuture<'a>;
 
 define_hooks! {
-    s00 "s00" f00 "f00" a00 "a00" r00 "r00";
-    s01 "s01" f01 "f01" a01 "a01" r01 "r01";
-    s02 "s02" f02 "f02" a02 "a02" r02 "r02";
-    s03 "s03" f03 "f03" a03 "a03" r03 "r03";
-    s04 "s04" f04 "f04" a04 "a04" r04 "r04";
-    s05 "s05" f05 "f05" a05 "a05" r05 "r05";
-    s06 "s06" f06 "f06" a06 "a06" r06 "r06";
-    s07 "s07" f07 "f07" a07 "a07" r07 "r07";
-    s08 "s08" f08 "f08" a08 "a08" r08 "r08";
-    s09 "s09" f09 "f09" a09 "a09" r09 "r09";
-    s10 "s10" f10 "f10" a10 "a10" r10 "r10";
-    s11 "s11" f11 "f11" a11 "a11" r11 "r11";
-    s12 "s12" f12 "f12" a12 "a12" r12 "r12";
-    s13 "s13" f13 "f13" a13 "a13" r13 "r13";
-    s14 "s14" f14 "f14" a14 "a14" r14 "r14";
-    s15 "s15" f15 "f15" a15 "a15" r15 "r15";
+    ip00 "ip00" ir00 "ir00" ia00 "ia00" bp00 "bp00" br00 "br00" ba00 "ba00";
+    ip01 "ip01" ir01 "ir01" ia01 "ia01" bp01 "bp01" br01 "br01" ba01 "ba01";
+    ip02 "ip02" ir02 "ir02" ia02 "ia02" bp02 "bp02" br02 "br02" ba02 "ba02";
+    ip03 "ip03" ir03 "ir03" ia03 "ia03" bp03 "bp03" br03 "br03" ba03 "ba03";
+    ip04 "ip04" ir04 "ir04" ia04 "ia04" bp04 "bp04" br04 "br04" ba04 "ba04";
+    ip05 "ip05" ir05 "ir05" ia05 "ia05" bp05 "bp05" br05 "br05" ba05 "ba05";
+    ip06 "ip06" ir06 "ir06" ia06 "ia06" bp06 "bp06" br06 "br06" ba06 "ba06";
+    ip07 "ip07" ir07 "ir07" ia07 "ia07" bp07 "bp07" br07 "br07" ba07 "ba07";
+    ip08 "ip08" ir08 "ir08" ia08 "ia08" bp08 "bp08" br08 "br08" ba08 "ba08";
+    ip09 "ip09" ir09 "ir09" ia09 "ia09" bp09 "bp09" br09 "br09" ba09 "ba09";
+    ip10 "ip10" ir10 "ir10" ia10 "ia10" bp10 "bp10" br10 "br10" ba10 "ba10";
+    ip11 "ip11" ir11 "ir11" ia11 "ia11" bp11 "bp11" br11 "br11" ba11 "ba11";
+    ip12 "ip12" ir12 "ir12" ia12 "ia12" bp12 "bp12" br12 "br12" ba12 "ba12";
+    ip13 "ip13" ir13 "ir13" ia13 "ia13" bp13 "bp13" br13 "br13" ba13 "ba13";
+    ip14 "ip14" ir14 "ir14" ia14 "ia14" bp14 "bp14" br14 "br14" ba14 "ba14";
+    ip15 "ip15" ir15 "ir15" ia15 "ia15" bp15 "bp15" br15 "br15" ba15 "ba15";
 }
 
-/// Sync direct calls: `s00(state, v)`, `s01(state, v)`, ... by name (the match on the const
-/// `N` is folded).
+/// The six forms a `filter_messages` hook can be written in, in the order of [`FORM_DEFS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    InPlacePlain,
+    InPlaceResult,
+    InPlaceAsync,
+    ByValuePlain,
+    ByValueResult,
+    ByValueAsync,
+}
+
+impl Form {
+    pub const ALL: [Form; 6] = [
+        Form::InPlacePlain,
+        Form::InPlaceResult,
+        Form::InPlaceAsync,
+        Form::ByValuePlain,
+        Form::ByValueResult,
+        Form::ByValueAsync,
+    ];
+    pub const SYNC: [Form; 4] = [Form::InPlacePlain, Form::InPlaceResult, Form::ByValuePlain, Form::ByValueResult];
+    pub const ASYNC: [Form; 2] = [Form::InPlaceAsync, Form::ByValueAsync];
+
+    /// The variant's name in the groups: the runtime dispatching a chain of this form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::InPlacePlain => "runtime, in place, sync plain",
+            Form::InPlaceResult => "runtime, in place, sync Result",
+            Form::InPlaceAsync => "runtime, in place, async",
+            Form::ByValuePlain => "runtime, by value, sync plain",
+            Form::ByValueResult => "runtime, by value, sync Result",
+            Form::ByValueAsync => "runtime, by value, async",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The floor of a runtime-resolved, panic-isolated chain: opaque fn pointers called in a loop,
+/// each under `catch_unwind`.
 #[inline(never)]
-pub fn sync_direct<const N: usize>(state: &ThreadState, v: Vec<HookMessage>) -> Vec<HookMessage> {
+pub fn floor(fns: &[InPlaceFn], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    for f in fns {
+        let f = black_box(*f);
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(state, &mut *messages))) {
+            drop(black_box(payload));
+        }
+    }
+}
+
+/// [`floor`] for `Result`-returning functions: an error is looked at and the loop goes on.
+#[inline(never)]
+pub fn floor_result(fns: &[InPlaceResultFn], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    for f in fns {
+        let f = black_box(*f);
+        match catch_unwind(AssertUnwindSafe(|| f(state, &mut *messages))) {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => drop(black_box(error)),
+            Err(payload) => drop(black_box(payload)),
+        }
+    }
+}
+
+/// Direct by-value calls: `bp00(state, v)`, `bp01(state, v)`, ... by name (the match on the
+/// const `N` is folded).
+#[inline(never)]
+pub fn by_value_direct<const N: usize>(state: &ThreadState, v: Vec<HookMessage>) -> Vec<HookMessage> {
     let mut v = v;
     macro_rules! calls { ($($f:ident)*) => {{ $( v = black_box($f(state, v)); )* }}; }
     match N {
         0 => {}
-        1 => calls!(s00),
-        4 => calls!(s00 s01 s02 s03),
-        16 => calls!(s00 s01 s02 s03 s04 s05 s06 s07 s08 s09 s10 s11 s12 s13 s14 s15),
+        1 => calls!(bp00),
+        4 => calls!(bp00 bp01 bp02 bp03),
+        16 => calls!(bp00 bp01 bp02 bp03 bp04 bp05 bp06 bp07 bp08 bp09 bp10 bp11 bp12 bp13 bp14 bp15),
         _ => unreachable!(),
     }
     v
 }
 
-/// Sync direct calls of the `Result`-returning hooks: `f00(state, v)?`, ... by name (an error
-/// would end the sequence, as `?` does).
+/// Direct by-value calls of the `Result`-returning functions, with `?`.
 #[inline(never)]
-pub fn fallible_direct<const N: usize>(
+pub fn by_value_result_direct<const N: usize>(
     state: &ThreadState,
     v: Vec<HookMessage>,
 ) -> Result<Vec<HookMessage>, HookError> {
@@ -120,46 +211,98 @@ pub fn fallible_direct<const N: usize>(
     macro_rules! calls { ($($f:ident)*) => {{ $( v = black_box($f(state, v)?); )* }}; }
     match N {
         0 => {}
-        1 => calls!(f00),
-        4 => calls!(f00 f01 f02 f03),
-        16 => calls!(f00 f01 f02 f03 f04 f05 f06 f07 f08 f09 f10 f11 f12 f13 f14 f15),
+        1 => calls!(br00),
+        4 => calls!(br00 br01 br02 br03),
+        16 => calls!(br00 br01 br02 br03 br04 br05 br06 br07 br08 br09 br10 br11 br12 br13 br14 br15),
         _ => unreachable!(),
     }
     Ok(v)
 }
 
-/// Sync direct calls of the `MessageRecord` hooks.
-#[inline(never)]
-pub fn record_direct<const N: usize>(state: &ThreadState, v: MessageRecord) -> MessageRecord {
-    let mut v = v;
-    macro_rules! calls { ($($f:ident)*) => {{ $( v = black_box($f(state, v)); )* }}; }
-    match N {
-        0 => {}
-        1 => calls!(r00),
-        4 => calls!(r00 r01 r02 r03),
-        16 => calls!(r00 r01 r02 r03 r04 r05 r06 r07 r08 r09 r10 r11 r12 r13 r14 r15),
-        _ => unreachable!(),
+fn by_value_direct_fn(n: usize) -> fn(&ThreadState, Vec<HookMessage>) -> Vec<HookMessage> {
+    match n {
+        0 => by_value_direct::<0>,
+        1 => by_value_direct::<1>,
+        4 => by_value_direct::<4>,
+        _ => by_value_direct::<16>,
     }
-    v
 }
 
-/// Hand-written boxed futures: `Box::pin(a00(state, v)).await`, ... by name.
-pub async fn async_boxed<const N: usize>(state: &ThreadState, v: Vec<HookMessage>) -> Vec<HookMessage> {
-    let mut v = v;
-    macro_rules! calls {
-        ($($f:ident)*) => {{ $( {
-            let future: BoxedFuture<'_> = Box::pin($f(state, v));
-            v = black_box(future.await);
-        } )* }};
+fn by_value_result_direct_fn(n: usize) -> fn(&ThreadState, Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
+    match n {
+        0 => by_value_result_direct::<0>,
+        1 => by_value_result_direct::<1>,
+        4 => by_value_result_direct::<4>,
+        _ => by_value_result_direct::<16>,
     }
-    match N {
-        0 => {}
-        1 => calls!(a00),
-        4 => calls!(a00 a01 a02 a03),
-        16 => calls!(a00 a01 a02 a03 a04 a05 a06 a07 a08 a09 a10 a11 a12 a13 a14 a15),
-        _ => unreachable!(),
+}
+
+/// How the hand-written async loop reads the clock for E6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Not at all (the baseline the target names).
+    None,
+    /// Before and after each hook: two reads per hook.
+    AroundEach,
+    /// Once before the chain and once after each hook, the end of one hook being the start of
+    /// the next: one read per hook, plus one.
+    Shared,
+}
+
+/// `catch_unwind` of a closure called once (so it may hand out what it borrows).
+fn caught<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_unwind(AssertUnwindSafe(f))
+}
+
+/// Hand-written boxed futures of the in-place async functions, each built and polled under
+/// `catch_unwind`, with a lazy timeout: the timer is armed only if the future is pending after
+/// its first poll. With a [`Clock`] other than `None`, the clock is also read so that an answer
+/// after the deadline is discarded (what E6 asks of the runtime); context only.
+pub async fn boxed_lazy_timeout(
+    fns: &[InPlaceAsyncFn],
+    state: &ThreadState,
+    messages: &mut Vec<HookMessage>,
+    timeout: Duration,
+    clock: Clock,
+) {
+    let mut chain_clock = (clock == Clock::Shared).then(Instant::now);
+    for f in fns {
+        let f = black_box(*f);
+        let started_at = if clock == Clock::AroundEach { Some(Instant::now()) } else { chain_clock };
+        let Ok(mut future) = caught(|| f(state, &mut *messages)) else { continue };
+        let mut poll_hook = |cx: &mut Context<'_>| catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
+        let first = std::future::poll_fn(|cx| Poll::Ready(poll_hook(cx))).await;
+        let finished = match first {
+            Ok(Poll::Ready(())) => true,
+            Err(_) => false,
+            Ok(Poll::Pending) => {
+                let mut deadline = pin!(tokio::time::sleep(timeout));
+                let mut hook_polled = true;
+                std::future::poll_fn(|cx| {
+                    if !std::mem::take(&mut hook_polled) {
+                        match poll_hook(cx) {
+                            Ok(Poll::Ready(())) => return Poll::Ready(true),
+                            Err(_) => return Poll::Ready(false),
+                            Ok(Poll::Pending) => {}
+                        }
+                    }
+                    deadline.as_mut().poll(cx).map(|()| false)
+                })
+                .await
+            }
+        };
+        let in_time = match started_at {
+            None => true,
+            Some(at) => {
+                let now = Instant::now();
+                if clock == Clock::Shared {
+                    chain_clock = Some(now);
+                }
+                now.duration_since(at) <= timeout
+            }
+        };
+        black_box(finished && in_time);
     }
-    v
 }
 
 /// Polls a future once with a no-op waker: a chain of sync hooks completes at once.
@@ -172,76 +315,46 @@ pub fn poll_now<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// A string-keyed dynamic registry, as dynamic-language runtimes keep one: looked up per dispatch.
-/// A boxed sync hook of the dynamic registry.
-pub type DynSync = Box<dyn Fn(&ThreadState, Vec<HookMessage>) -> Vec<HookMessage> + Send + Sync>;
-/// A boxed async hook of the dynamic registry.
-pub type DynAsync = Box<dyn for<'a> Fn(&'a ThreadState, Vec<HookMessage>) -> BoxedFuture<'a> + Send + Sync>;
-
-pub struct DynamicRegistry {
-    sync: HashMap<String, Vec<DynSync>>,
-    r#async: HashMap<String, Vec<DynAsync>>,
-}
-
-impl DynamicRegistry {
-    /// A registry with every kind's name as a key and the first `n` hooks under `filter_messages`.
-    pub fn new(n: usize) -> Self {
-        let mut registry = DynamicRegistry { sync: HashMap::new(), r#async: HashMap::new() };
-        for kind in HookKind::ALL {
-            registry.sync.insert(kind.name().to_owned(), Vec::new());
-            registry.r#async.insert(kind.name().to_owned(), Vec::new());
-        }
-        let sync = registry.sync.get_mut("filter_messages").unwrap();
-        for f in &SYNC_FNS[..n] {
-            let f = *f;
-            sync.push(Box::new(f));
-        }
-        let r#async = registry.r#async.get_mut("filter_messages").unwrap();
-        for f in &ASYNC_BOXED_FNS[..n] {
-            let f = *f;
-            r#async.push(Box::new(f));
-        }
-        registry
+/// What a `clone_from` written field by field for `HookMessage` would do: reuse each string's
+/// buffer (the derived `Clone` has no `clone_from`, so `Vec::clone_from` clones every message
+/// afresh). Used only to measure that option.
+pub fn clone_from_field_by_field(into: &mut Vec<HookMessage>, from: &[HookMessage]) {
+    into.truncate(from.len());
+    let (init, tail) = from.split_at(into.len());
+    for (to, from) in into.iter_mut().zip(init) {
+        to.id.clone_from(&from.id);
+        to.role = from.role;
+        to.content.clone_from(&from.content);
+        to.name.clone_from(&from.name);
+        to.tool_calls.clone_from(&from.tool_calls);
+        to.tool_call_id.clone_from(&from.tool_call_id);
+        to.created_at = from.created_at;
+        to.parent_id.clone_from(&from.parent_id);
+        to.depth = from.depth;
+        to.silent = from.silent;
+        to.extra.clone_from(&from.extra);
     }
-
-    #[inline(never)]
-    pub fn dispatch_sync(&self, kind: &str, state: &ThreadState, mut v: Vec<HookMessage>) -> Vec<HookMessage> {
-        if let Some(hooks) = self.sync.get(kind) {
-            for hook in hooks {
-                v = black_box(hook(state, v));
-            }
-        }
-        v
-    }
-
-    pub async fn dispatch_async(&self, kind: &str, state: &ThreadState, mut v: Vec<HookMessage>) -> Vec<HookMessage> {
-        if let Some(hooks) = self.r#async.get(kind) {
-            for hook in hooks {
-                v = black_box(hook(state, v).await);
-            }
-        }
-        v
-    }
+    into.extend_from_slice(tail);
 }
 
 // --- context assembly -------------------------------------------------------------------------
 
 #[hook(after_system_message, id = "asm_system")]
 #[inline(never)]
-fn asm_system(_state: &ThreadState, _system: &str) -> Option<String> {
-    None
+fn asm_system(_state: &ThreadState, system: &mut String) {
+    black_box(system);
 }
 
 #[hook(filter_messages, id = "asm_filter")]
 #[inline(never)]
-fn asm_filter(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
-    touch(messages)
+fn asm_filter(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    black_box(messages);
 }
 
 #[hook(prefilter_llm_history, id = "asm_prefilter")]
 #[inline(never)]
-fn asm_prefilter(_state: &ThreadState, messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
-    touch(messages)
+fn asm_prefilter(_state: &ThreadState, messages: &mut Vec<LlmMessage>) {
+    black_box(messages);
 }
 
 define_prompt! {
@@ -311,12 +424,8 @@ pub struct Fixture {
     pub state: ThreadState,
     pub tokio: tokio::runtime::Runtime,
     pub chain_messages: Vec<HookMessage>,
-    pub record: MessageRecord,
-    pub sync_chains: Vec<Vec<ResolvedHook>>,
-    pub fallible_chains: Vec<Vec<ResolvedHook>>,
-    pub async_chains: Vec<Vec<ResolvedHook>>,
-    pub record_chains: Vec<Vec<ResolvedHook>>,
-    pub registries: Vec<DynamicRegistry>,
+    /// Per form (the order of [`Form::ALL`]), per length (the order of [`LENGTHS`]).
+    pub chains: Vec<Vec<Vec<ResolvedHook>>>,
     pub plain_agent: ResolvedAgent,
     pub hooked_agent: ResolvedAgent,
     pub snapshot: Vec<HookMessage>,
@@ -329,23 +438,19 @@ impl Fixture {
         state.arguments.insert("owner".into(), "octo".into());
         let registry = Registry::linked();
         registry.verify().expect("unique hook ids");
-        let mut record =
-            MessageRecord::new(Role::Assistant, "A reply of ordinary length, about sixty-four characters long.");
-        record.id = "msg_record".into();
         Fixture {
             state,
             tokio: tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap(),
             chain_messages: messages(CHAIN_MESSAGES),
-            record,
-            sync_chains: LENGTHS.iter().map(|&n| chain(&SYNC_DEFS[..n])).collect(),
-            fallible_chains: LENGTHS.iter().map(|&n| chain(&FALLIBLE_DEFS[..n])).collect(),
-            async_chains: LENGTHS.iter().map(|&n| chain(&ASYNC_DEFS[..n])).collect(),
-            record_chains: LENGTHS.iter().map(|&n| chain(&RECORD_DEFS[..n])).collect(),
-            registries: LENGTHS.iter().map(|&n| DynamicRegistry::new(n)).collect(),
+            chains: FORM_DEFS.iter().map(|defs| LENGTHS.iter().map(|&n| chain(&defs[..n])).collect()).collect(),
             plain_agent: ResolvedAgent::resolve(<bench_agent as Agent>::DEF, &registry).unwrap(),
             hooked_agent: ResolvedAgent::resolve(<bench_hooked_agent as Agent>::DEF, &registry).unwrap(),
             snapshot: messages(ASSEMBLY_MESSAGES),
         }
+    }
+
+    pub fn chain(&self, form: Form, length_index: usize) -> &[ResolvedHook] {
+        &self.chains[form.index()][length_index]
     }
 
     fn assembly_chains(agent: &ResolvedAgent) -> AssemblyChains<'_> {
@@ -358,7 +463,8 @@ impl Fixture {
     }
 }
 
-/// Runs `n` steps on a value, timing only the steps.
+/// Runs `n` steps on a value, timing only the steps. Every variant moves its value through the
+/// step, in-place ones included, so the loop around the work is the same for all.
 #[inline(always)]
 fn run_sync<V>(n: u64, value: V, mut step: impl FnMut(V) -> V) -> Duration {
     let mut value = value;
@@ -388,36 +494,31 @@ macro_rules! run_async {
     }};
 }
 
-pub const DIRECT: &str = "direct calls";
-pub const RUNTIME_PLAIN: &str = "runtime (plain-returning: 1 copy per chain)";
-pub const RUNTIME_FALLIBLE: &str = "runtime (Result-returning: 1 copy per hook)";
-pub const RUNTIME_ASYNC: &str = "runtime (async: 1 copy per hook)";
-pub const REGISTRY: &str = "dynamic registry";
+pub const NO_CALL: &str = "no call";
 pub const LEN_CHECK: &str = "runtime, caller checks chain.is_empty() first";
-pub const BOXED: &str = "hand-written boxed futures";
-pub const PREVENT: &str = "runtime, Prevent (no copy)";
-pub const KEEP: &str = "runtime, KeepLastGood (1 copy per chain)";
+pub const FLOOR: &str = "floor: fn pointers + catch_unwind, plain";
+pub const FLOOR_RESULT: &str = "floor: fn pointers + catch_unwind, Result";
+pub const DIRECT: &str = "direct by-value calls, plain";
+pub const DIRECT_RESULT: &str = "direct by-value calls, Result with ?";
+pub const BOXED: &str = "boxed futures + catch_unwind + lazy timeout";
+pub const BOXED_CLOCK: &str = "the same + 2 clock reads per hook (E6)";
+pub const BOXED_CLOCK_SHARED: &str = "the same + 1 clock read per hook, 1 per chain (E6)";
 pub const PLAIN: &str = "no hook machinery";
 pub const NO_HOOKS: &str = "runtime, no hooks";
-pub const ONE_HOOK: &str = "runtime, 1 sync hook per point";
+pub const ONE_HOOK: &str = "runtime, 1 in-place sync hook per point";
 pub const MOVE: &str = "move only (no copy)";
-pub const COPY_VEC: &str = "E1 copy of the Vec of 10 messages";
-pub const COPY_RECORD: &str = "E1 copy of the MessageRecord";
+pub const CLONE_FROM: &str = "snapshot: clone_from into a reused buffer";
+pub const FRESH_CLONE: &str = "fresh deep clone()";
+pub const FIELD_BY_FIELD: &str = "option: field-by-field clone_from";
 
 pub fn sync_title(n: usize) -> String {
     format!("sync filter_messages, {n} hooks, Vec of {CHAIN_MESSAGES} messages")
 }
-pub fn fallible_title(n: usize) -> String {
-    format!("sync filter_messages, {n} Result-returning hooks, Vec of {CHAIN_MESSAGES} messages")
-}
-pub fn record_title(n: usize) -> String {
-    format!("sync before_create_message, {n} hooks, MessageRecord")
-}
 pub fn async_title(n: usize) -> String {
     format!("async filter_messages, {n} hooks, Vec of {CHAIN_MESSAGES} messages")
 }
-pub fn copy_title() -> String {
-    "E1 copy, alone".to_owned()
+pub fn snapshot_title() -> String {
+    format!("by-value snapshot of a Vec of {CHAIN_MESSAGES} messages")
 }
 pub fn assembly_title() -> String {
     format!("context assembly, {ASSEMBLY_MESSAGES} messages")
@@ -427,26 +528,39 @@ pub fn assembly_title() -> String {
 pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
     let mut groups = Vec::new();
     let state = &f.state;
+    let value = &f.chain_messages;
     for (index, &n) in LENGTHS.iter().enumerate() {
-        let chain = &f.sync_chains[index][..];
-        let registry = &f.registries[index];
-        let value = &f.chain_messages;
-        let direct: fn(&ThreadState, Vec<HookMessage>) -> Vec<HookMessage> = match n {
-            0 => sync_direct::<0>,
-            1 => sync_direct::<1>,
-            4 => sync_direct::<4>,
-            _ => sync_direct::<16>,
-        };
+        let direct = by_value_direct_fn(n);
+        let direct_result = by_value_result_direct_fn(n);
+        let fns = &IN_PLACE_FNS[..n];
+        let result_fns = &IN_PLACE_RESULT_FNS[..n];
         let mut variants = vec![
-            Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v))),
-            Variant::new(RUNTIME_PLAIN, move |iters| {
-                run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
+            Variant::new(FLOOR, move |iters| {
+                run_sync(iters, value.clone(), |mut v| {
+                    floor(fns, state, &mut v);
+                    v
+                })
             }),
-            Variant::new(REGISTRY, move |iters| {
-                run_sync(iters, value.clone(), |v| registry.dispatch_sync(black_box("filter_messages"), state, v))
+            Variant::new(FLOOR_RESULT, move |iters| {
+                run_sync(iters, value.clone(), |mut v| {
+                    floor_result(result_fns, state, &mut v);
+                    v
+                })
+            }),
+            Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v))),
+            Variant::new(DIRECT_RESULT, move |iters| {
+                run_sync(iters, value.clone(), |v| direct_result(state, v).unwrap())
             }),
         ];
+        for form in Form::SYNC {
+            let chain = f.chain(form, index);
+            variants.push(Variant::new(form.name(), move |iters| {
+                run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
+            }));
+        }
         if n == 0 {
+            let chain = f.chain(Form::InPlacePlain, index);
+            variants.push(Variant::new(NO_CALL, move |iters| run_sync(iters, value.clone(), |v| v)));
             variants.push(Variant::new(LEN_CHECK, move |iters| {
                 run_sync(iters, value.clone(), |v| {
                     if chain.is_empty() { v } else { poll_now(__bench::filter_messages(chain, state, v)) }
@@ -456,102 +570,61 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
         groups.push((sync_title(n), variants));
     }
     for (index, &n) in LENGTHS.iter().enumerate() {
-        let chain = &f.fallible_chains[index][..];
-        let registry = &f.registries[index];
-        let value = &f.chain_messages;
-        let direct: fn(&ThreadState, Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> = match n {
-            0 => fallible_direct::<0>,
-            1 => fallible_direct::<1>,
-            4 => fallible_direct::<4>,
-            _ => fallible_direct::<16>,
-        };
-        groups.push((
-            fallible_title(n),
-            vec![
-                Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v).unwrap())),
-                Variant::new(RUNTIME_FALLIBLE, move |iters| {
-                    run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
-                }),
-                Variant::new(REGISTRY, move |iters| {
-                    run_sync(iters, value.clone(), |v| registry.dispatch_sync(black_box("filter_messages"), state, v))
-                }),
-            ],
-        ));
-    }
-    for (index, &n) in LENGTHS.iter().enumerate() {
-        let chain = &f.record_chains[index][..];
-        let value = &f.record;
-        let direct: fn(&ThreadState, MessageRecord) -> MessageRecord = match n {
-            0 => record_direct::<0>,
-            1 => record_direct::<1>,
-            4 => record_direct::<4>,
-            _ => record_direct::<16>,
-        };
-        groups.push((
-            record_title(n),
-            vec![
-                Variant::new(DIRECT, move |iters| run_sync(iters, value.clone(), |v| direct(state, v))),
-                Variant::new(PREVENT, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        poll_now(__bench::before_create_message(chain, state, v, WriteRule::Prevent)).unwrap()
-                    })
-                }),
-                Variant::new(KEEP, move |iters| {
-                    run_sync(iters, value.clone(), |v| {
-                        poll_now(__bench::before_create_message(chain, state, v, WriteRule::KeepLastGood)).unwrap()
-                    })
-                }),
-            ],
-        ));
-    }
-    for (index, &n) in LENGTHS.iter().enumerate() {
-        let chain = &f.async_chains[index][..];
-        let registry = &f.registries[index];
-        let value = &f.chain_messages;
         let tokio = &f.tokio;
-        macro_rules! boxed {
-            ($n:literal) => {
-                Variant::new(BOXED, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| async_boxed::<$n>(state, v).await)
+        let fns = &IN_PLACE_ASYNC_FNS[..n];
+        let timeout = __bench::TIMEOUT;
+        let mut variants = vec![
+            Variant::new(BOXED, move |iters| {
+                run_async!(tokio, iters, value.clone(), |v| {
+                    let mut v = v;
+                    boxed_lazy_timeout(fns, state, &mut v, timeout, Clock::None).await;
+                    v
                 })
-            };
+            }),
+            Variant::new(BOXED_CLOCK, move |iters| {
+                run_async!(tokio, iters, value.clone(), |v| {
+                    let mut v = v;
+                    boxed_lazy_timeout(fns, state, &mut v, timeout, Clock::AroundEach).await;
+                    v
+                })
+            }),
+            Variant::new(BOXED_CLOCK_SHARED, move |iters| {
+                run_async!(tokio, iters, value.clone(), |v| {
+                    let mut v = v;
+                    boxed_lazy_timeout(fns, state, &mut v, timeout, Clock::Shared).await;
+                    v
+                })
+            }),
+        ];
+        for form in Form::ASYNC {
+            let chain = f.chain(form, index);
+            variants.push(Variant::new(form.name(), move |iters| {
+                run_async!(tokio, iters, value.clone(), |v| __bench::filter_messages(chain, state, v).await)
+            }));
         }
-        let boxed = match n {
-            0 => boxed!(0),
-            1 => boxed!(1),
-            4 => boxed!(4),
-            _ => boxed!(16),
-        };
-        groups.push((
-            async_title(n),
-            vec![
-                boxed,
-                Variant::new(RUNTIME_ASYNC, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| __bench::filter_messages(chain, state, v).await)
-                }),
-                Variant::new(REGISTRY, move |iters| {
-                    run_async!(tokio, iters, value.clone(), |v| {
-                        registry.dispatch_async(black_box("filter_messages"), state, v).await
-                    })
-                }),
-            ],
-        ));
+        groups.push((async_title(n), variants));
     }
-    let record = &f.record;
-    let value = &f.chain_messages;
+    let mut buffer = value.clone();
+    let mut field_buffer = value.clone();
     groups.push((
-        copy_title(),
+        snapshot_title(),
         vec![
             Variant::new(MOVE, move |iters| run_sync(iters, value.clone(), |v| v)),
-            Variant::new(COPY_VEC, move |iters| {
+            Variant::new(CLONE_FROM, move |iters| {
+                run_sync(iters, value.clone(), |v| {
+                    black_box(&mut buffer).clone_from(&v);
+                    v
+                })
+            }),
+            Variant::new(FRESH_CLONE, move |iters| {
                 run_sync(iters, value.clone(), |v| {
                     drop(black_box(v.clone()));
                     v
                 })
             }),
-            Variant::new(COPY_RECORD, move |iters| {
-                run_sync(iters, record.clone(), |v| {
-                    drop(black_box(v.clone()));
+            Variant::new(FIELD_BY_FIELD, move |iters| {
+                run_sync(iters, value.clone(), |v| {
+                    clone_from_field_by_field(black_box(&mut field_buffer), &v);
                     v
                 })
             }),

@@ -1,0 +1,235 @@
+//! A whole turn: `thread.send` with the scripted model and the in-memory store, on a thread that
+//! holds 10 messages, with 16 `filter_messages` hooks of one form against the same turn with no
+//! hooks. Each sample builds a runtime; each iteration creates a thread and writes its 10
+//! messages (not timed), then times one `send` (the user's message stored, the context assembled
+//! with `filter_messages` over 11 messages, the model's scripted reply streamed and stored). So
+//! every send sees the same history, and the variants differ only by their hooks.
+//!
+//! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
+//! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
+//! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
+//! user would (no `#[inline(never)]`).
+
+#![allow(missing_docs)]
+
+mod harness;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::{Runtime, ThreadOptions};
+
+/// Messages in the thread before each send.
+const HISTORY: usize = 10;
+
+#[inline(always)]
+fn touch<T>(mut value: T) -> T {
+    black_box(&mut value);
+    value
+}
+
+macro_rules! define_hooks {
+    ($($ip:ident $ip_id:literal $ir:ident $ir_id:literal $ia:ident $ia_id:literal
+       $bp:ident $bp_id:literal $br:ident $br_id:literal $ba:ident $ba_id:literal;)*) => {
+        $(
+            #[hook(filter_messages, id = $ip_id)]
+            fn $ip(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+                black_box(messages);
+            }
+
+            #[hook(filter_messages, id = $ir_id)]
+            fn $ir(_state: &ThreadState, messages: &mut Vec<HookMessage>) -> Result<(), HookError> {
+                black_box(messages);
+                Ok(())
+            }
+
+            #[hook(filter_messages, id = $ia_id)]
+            async fn $ia(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+                black_box(messages);
+            }
+
+            #[hook(filter_messages, id = $bp_id)]
+            fn $bp(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+                touch(messages)
+            }
+
+            #[hook(filter_messages, id = $br_id)]
+            fn $br(_state: &ThreadState, messages: Vec<HookMessage>) -> Result<Vec<HookMessage>, HookError> {
+                Ok(touch(messages))
+            }
+
+            #[hook(filter_messages, id = $ba_id)]
+            async fn $ba(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+                touch(messages)
+            }
+        )*
+
+        define_prompt! { name: p_none, model: "scripted", prompt: "Reply.", tools: [] }
+        define_prompt! { name: p_in_place_plain, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($ip),*] }
+        define_prompt! { name: p_in_place_result, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($ir),*] }
+        define_prompt! { name: p_in_place_async, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($ia),*] }
+        define_prompt! { name: p_by_value_plain, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($bp),*] }
+        define_prompt! { name: p_by_value_result, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($br),*] }
+        define_prompt! { name: p_by_value_async, model: "scripted", prompt: "Reply.", tools: [], hooks: [$($ba),*] }
+    };
+}
+
+define_hooks! {
+    ip00 "ip00" ir00 "ir00" ia00 "ia00" bp00 "bp00" br00 "br00" ba00 "ba00";
+    ip01 "ip01" ir01 "ir01" ia01 "ia01" bp01 "bp01" br01 "br01" ba01 "ba01";
+    ip02 "ip02" ir02 "ir02" ia02 "ia02" bp02 "bp02" br02 "br02" ba02 "ba02";
+    ip03 "ip03" ir03 "ir03" ia03 "ia03" bp03 "bp03" br03 "br03" ba03 "ba03";
+    ip04 "ip04" ir04 "ir04" ia04 "ia04" bp04 "bp04" br04 "br04" ba04 "ba04";
+    ip05 "ip05" ir05 "ir05" ia05 "ia05" bp05 "bp05" br05 "br05" ba05 "ba05";
+    ip06 "ip06" ir06 "ir06" ia06 "ia06" bp06 "bp06" br06 "br06" ba06 "ba06";
+    ip07 "ip07" ir07 "ir07" ia07 "ia07" bp07 "bp07" br07 "br07" ba07 "ba07";
+    ip08 "ip08" ir08 "ir08" ia08 "ia08" bp08 "bp08" br08 "br08" ba08 "ba08";
+    ip09 "ip09" ir09 "ir09" ia09 "ia09" bp09 "bp09" br09 "br09" ba09 "ba09";
+    ip10 "ip10" ir10 "ir10" ia10 "ia10" bp10 "bp10" br10 "br10" ba10 "ba10";
+    ip11 "ip11" ir11 "ir11" ia11 "ia11" bp11 "bp11" br11 "br11" ba11 "ba11";
+    ip12 "ip12" ir12 "ir12" ia12 "ia12" bp12 "bp12" br12 "br12" ba12 "ba12";
+    ip13 "ip13" ir13 "ir13" ia13 "ia13" bp13 "bp13" br13 "br13" ba13 "ba13";
+    ip14 "ip14" ir14 "ir14" ia14 "ia14" bp14 "bp14" br14 "br14" ba14 "ba14";
+    ip15 "ip15" ir15 "ir15" ia15 "ia15" bp15 "bp15" br15 "br15" ba15 "ba15";
+}
+
+macro_rules! agents {
+    ($($agent:ident: $prompt:ident;)*) => {
+        $(define_agent! {
+            name: $agent,
+            side_a: { prompt: $prompt, stop_on_response: true },
+            side_b: { human: true },
+        })*
+    };
+}
+
+agents! {
+    a_none: p_none;
+    a_in_place_plain: p_in_place_plain;
+    a_in_place_result: p_in_place_result;
+    a_in_place_async: p_in_place_async;
+    a_by_value_plain: p_by_value_plain;
+    a_by_value_result: p_by_value_result;
+    a_by_value_async: p_by_value_async;
+}
+
+/// One variant: its label, its agent, and the target against no hooks (`None`: reported only).
+struct Case {
+    label: &'static str,
+    agent: &'static str,
+    target: Option<f64>,
+}
+
+const NO_HOOKS: &str = "no hooks";
+const CASES: [Case; 7] = [
+    Case { label: NO_HOOKS, agent: "a_none", target: None },
+    Case { label: "16 hooks, in place, plain", agent: "a_in_place_plain", target: Some(1.05) },
+    Case { label: "16 hooks, in place, Result", agent: "a_in_place_result", target: Some(1.05) },
+    Case { label: "16 hooks, in place, async", agent: "a_in_place_async", target: Some(1.15) },
+    Case { label: "16 hooks, by value, plain", agent: "a_by_value_plain", target: Some(1.10) },
+    Case { label: "16 hooks, by value, Result", agent: "a_by_value_result", target: Some(1.50) },
+    Case { label: "16 hooks, by value, async", agent: "a_by_value_async", target: None },
+];
+
+fn build_runtime(model: &ScriptedModel) -> Runtime {
+    Runtime::builder()
+        .agent::<a_none>()
+        .agent::<a_in_place_plain>()
+        .agent::<a_in_place_result>()
+        .agent::<a_in_place_async>()
+        .agent::<a_by_value_plain>()
+        .agent::<a_by_value_result>()
+        .agent::<a_by_value_async>()
+        .model("scripted", model.clone())
+        .build()
+        .expect("the bench's agents resolve")
+}
+
+/// A new thread of `agent` holding [`HISTORY`] messages, written through `inject_message` (the
+/// agent has no message hooks).
+async fn thread_with_history(runtime: &Runtime, agent: &str) -> hooks_runtime::Thread {
+    let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
+    for i in 0..HISTORY {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let text = format!("Message {i}: a line of conversation of ordinary length, about sixty-four characters.");
+        thread.inject_message(MessageRecord::new(role, text)).await.unwrap();
+    }
+    thread
+}
+
+/// Sends per runtime: the store keeps every thread, so a new runtime (and store) every this many
+/// sends keeps the store's size, and the memory a send touches, the same whatever the number of
+/// iterations a variant is calibrated to.
+const SENDS_PER_RUNTIME: u64 = 64;
+
+/// Times `n` sends, each on a new thread of `agent` with [`HISTORY`] messages; only the sends
+/// are timed.
+fn run(tokio: &tokio::runtime::Runtime, agent: &'static str, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let mut model = ScriptedModel::default();
+        let mut runtime = build_runtime(&model);
+        let mut total = Duration::ZERO;
+        for i in 0..n {
+            if i % SENDS_PER_RUNTIME == SENDS_PER_RUNTIME - 1 {
+                model = ScriptedModel::default();
+                runtime = build_runtime(&model);
+            }
+            let thread = thread_with_history(&runtime, agent).await;
+            model.push_all([ScriptedResponse::text("A short reply.")]);
+            let started = Instant::now();
+            let outcome = thread.send("What did we say?").await;
+            total += started.elapsed();
+            black_box(outcome.unwrap());
+        }
+        total
+    })
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    harness::set_defaults(10, 41);
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    // Every variant's turn is checked once: a reply, and the history the hooks saw.
+    tokio.block_on(async {
+        let model = ScriptedModel::default();
+        let runtime = build_runtime(&model);
+        for case in &CASES {
+            let thread = thread_with_history(&runtime, case.agent).await;
+            model.push_all([ScriptedResponse::text("A short reply.")]);
+            let outcome = thread.send("What did we say?").await.unwrap();
+            assert_eq!(outcome.reply.as_deref(), Some("A short reply."), "{}", case.label);
+            assert_eq!(thread.messages().await.unwrap().len(), HISTORY + 2, "{}", case.label);
+        }
+        let sent = model.requests();
+        assert!(sent.iter().all(|request| request.messages.len() == sent[0].messages.len()));
+    });
+    println!(
+        "Whole turn: thread.send, scripted model, in-memory store, a thread of {HISTORY} messages; {} ms per sample, \
+         {} rounds, variants interleaved",
+        harness::sample_ms(),
+        harness::rounds()
+    );
+    let tokio = &tokio;
+    let variants =
+        CASES.iter().map(|case| harness::Variant::new(case.label, move |n| run(tokio, case.agent, n))).collect();
+    let group = harness::measure("thread.send, 16 filter_messages hooks against none", variants);
+
+    println!("\n## Targets (measured in this run)\n");
+    println!("| turn | us per send | x no hooks | target | met |");
+    println!("|---|---:|---:|---:|:---|");
+    for case in &CASES {
+        let ratio = group.ratio(case.label, NO_HOOKS);
+        let (target, met) = match case.target {
+            Some(target) => {
+                (format!("≤ {target:.2}x"), if ratio <= target { "ok".to_owned() } else { "MISS".to_owned() })
+            }
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        println!("| {} | {:.1} | {ratio:.3}x | {target} | {met} |", case.label, group.ns(case.label) / 1000.0);
+    }
+    println!("\nThe machine is shared and noisy: compare ratios, not times.");
+}
