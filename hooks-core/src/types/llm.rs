@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 ///     r#"{"role":"user","content":"Is #12 a duplicate?"}"#
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct LlmMessage {
     /// The provider's role name (`system`, `user`, `assistant`, `tool`, ...).
     pub role: String,
@@ -40,3 +40,5 @@ impl LlmMessage {
         }
     }
 }
+
+clone_field_by_field!(LlmMessage { role, content, tool_calls, tool_call_id, name });

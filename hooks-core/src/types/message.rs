@@ -39,7 +39,7 @@ impl Role {
 /// assert_eq!(message.role, Role::User);
 /// assert_eq!(message.content.as_deref(), Some("hi"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookMessage {
     /// The message id.
     pub id: String,
@@ -97,7 +97,7 @@ impl HookMessage {
 /// let json = serde_json::to_value(&record).unwrap();
 /// assert_eq!(json["metadata"]["step"], 1);
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct MessageRecord {
     /// The message id; the store assigns one when it is empty.
     #[serde(default)]
@@ -171,7 +171,7 @@ impl MessageRecord {
 /// The changes of one message update, as `before_update_message` transforms them (spec §4.3).
 ///
 /// Absent fields are left as they are; `extra` carries any other field to set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MessageUpdate {
     /// New text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,3 +204,31 @@ impl MessageUpdate {
         }
     }
 }
+
+clone_field_by_field!(HookMessage {
+    id,
+    role,
+    content,
+    name,
+    tool_calls,
+    tool_call_id,
+    created_at,
+    parent_id,
+    depth,
+    silent,
+    extra
+});
+clone_field_by_field!(MessageRecord {
+    id,
+    role,
+    content,
+    name,
+    tool_calls,
+    tool_call_id,
+    created_at,
+    parent_id,
+    depth,
+    silent,
+    extra
+});
+clone_field_by_field!(MessageUpdate { content, tool_calls, silent, extra });

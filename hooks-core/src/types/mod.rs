@@ -1,5 +1,22 @@
 //! The specification's data types, serialized to exactly the JSON the specification shows.
 
+/// `Clone` written field by field, so that `clone_from` reuses every `String`'s buffer: a
+/// by-value hook's snapshot (`Vec::clone_from` over these values) then copies bytes and
+/// allocates nothing after a chain's first. The derived `Clone` would clone each field afresh.
+macro_rules! clone_field_by_field {
+    ($type:ident { $($field:ident),* $(,)? }) => {
+        impl Clone for $type {
+            fn clone(&self) -> Self {
+                $type { $($field: self.$field.clone()),* }
+            }
+
+            fn clone_from(&mut self, source: &Self) {
+                $(self.$field.clone_from(&source.$field);)*
+            }
+        }
+    };
+}
+
 mod context;
 mod execution;
 mod llm;

@@ -159,7 +159,7 @@ pub enum Attachment {
 /// let failed = HookToolResult::error("GitHub returned 404");
 /// assert_eq!(failed.error.as_deref(), Some("GitHub returned 404"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookToolResult {
     /// Success or error.
     pub status: ToolStatus,
@@ -205,3 +205,5 @@ impl HookToolResult {
         self.status == ToolStatus::Success
     }
 }
+
+clone_field_by_field!(HookToolResult { status, result, error, stack, attachments });

@@ -214,29 +214,6 @@ pub(crate) fn log_failure(entry: &ResolvedHook, failure: &HookFailure) {
     );
 }
 
-/// Runs one hook to its outcome and logs a failure. A sync hook is a plain call; an async hook
-/// is awaited under its timeout; the span is built only when `$traced` (asked once per chain).
-macro_rules! run_hook {
-    ($dispatch:expr, $traced:expr, $entry:expr, $call:expr) => {{
-        let entry = $entry;
-        let outcome = if $traced {
-            $crate::dispatch::invoke::run_traced(entry, $dispatch.timeout_of(entry), $call).await
-        } else {
-            match $crate::dispatch::invoke::start(entry, $dispatch.timeout_of(entry), $call) {
-                $crate::dispatch::invoke::Started::Done(result) => result,
-                $crate::dispatch::invoke::Started::Pending(future) => {
-                    $crate::dispatch::invoke::finish(future, $dispatch.timeout_of(entry), None).await
-                }
-            }
-        };
-        if let Err(failure) = &outcome {
-            $crate::dispatch::invoke::log_failure(entry, failure);
-        }
-        outcome
-    }};
-}
-pub(crate) use run_hook;
-
 /// Polls a boxed hook future as hook code (panics caught, inside its span when there is one),
 /// so a panicking async hook is that hook's failure and not the thread's.
 struct CatchUnwind<'a, 's> {

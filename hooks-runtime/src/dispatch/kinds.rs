@@ -6,7 +6,7 @@ use hooks_core::{
     LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord, UserState,
 };
 
-use super::invoke::{run_hook, spans_wanted};
+use super::invoke::{self, Started, spans_wanted};
 use super::{Dispatch, FailureRule};
 
 /// A kind whose chain transforms one value in place.
@@ -108,20 +108,36 @@ async fn run_transform<K: TransformKind>(
                 None => snapshot = Some(value.clone()),
             }
         }
-        let outcome = run_hook!(dispatch, traced, entry, || K::call(
-            &entry.hook.handler,
-            state,
-            arg,
-            &mut *value,
-            &entry.context
-        ));
-        if let Err(failure) = outcome {
-            if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
-                return Err(failure.into_error(entry));
+        let timeout = dispatch.timeout_of(entry);
+        let slot = &mut *value;
+        let call = move || {
+            // Moving the borrow out makes the closure `FnOnce`: the hook's answer may hold it.
+            let slot = slot;
+            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
+        };
+        let failure = if traced {
+            match invoke::run_traced(entry, timeout, call).await {
+                Ok(()) => continue,
+                Err(failure) => failure,
             }
-            if let (true, Some(saved)) = (restore, &snapshot) {
-                value.clone_from(saved);
+        } else {
+            // A sync hook that succeeds goes on at once: its outcome is never stored into the
+            // future's state and read back (that round trip was most of a hook's cost).
+            match invoke::start(entry, timeout, call) {
+                Started::Done(Ok(())) => continue,
+                Started::Done(Err(failure)) => failure,
+                Started::Pending(future) => match invoke::finish(future, timeout, None).await {
+                    Ok(()) => continue,
+                    Err(failure) => failure,
+                },
             }
+        };
+        invoke::log_failure(entry, &failure);
+        if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
+            return Err(failure.into_error(entry));
+        }
+        if let (true, Some(saved)) = (restore, &snapshot) {
+            value.clone_from(saved);
         }
     }
     Ok(())
@@ -135,9 +151,27 @@ macro_rules! run_events {
         let dispatch = $dispatch;
         let traced = !dispatch.is_empty() && spans_wanted();
         for $entry in dispatch.chain {
-            if $entry.is_active(&dispatch.enabled) {
-                let _ = run_hook!(dispatch, traced, $entry, || $call);
+            if !$entry.is_active(&dispatch.enabled) {
+                continue;
             }
+            let timeout = dispatch.timeout_of($entry);
+            let failure = if traced {
+                match invoke::run_traced($entry, timeout, || $call).await {
+                    Ok(()) => continue,
+                    Err(failure) => failure,
+                }
+            } else {
+                match invoke::start($entry, timeout, || $call) {
+                    Started::Done(Ok(())) => continue,
+                    Started::Done(Err(failure)) => failure,
+                    Started::Pending(future) => match invoke::finish(future, timeout, None).await {
+                        Ok(()) => continue,
+                        Err(failure) => failure,
+                    },
+                }
+            };
+            // E2: an event hook's failure is logged and changes nothing else.
+            invoke::log_failure($entry, &failure);
         }
     }};
 }
