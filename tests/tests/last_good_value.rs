@@ -97,6 +97,30 @@ async fn push_i(_state: &ThreadState, messages: &mut Vec<HookMessage>, _ctx: &Ho
     messages.push(marker("i"));
 }
 
+/// Takes 200 ms of its thread: time that belongs to it, not to the hooks after it.
+#[hook(filter_messages, id = "sync_takes_its_time")]
+fn sync_takes_its_time(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
+    std::thread::sleep(Duration::from_millis(200));
+}
+
+#[hook(filter_messages, id = "async_takes_its_time", timeout_ms = 5000)]
+async fn async_takes_its_time(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+}
+
+/// Quick, under a short timeout; by value, so a (wrong) timeout would discard its answer.
+#[hook(filter_messages, id = "push_quick", timeout_ms = 50)]
+async fn push_quick(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages.push(marker("quick"));
+    messages
+}
+
+#[hook(filter_messages, id = "push_quick_again", timeout_ms = 50)]
+async fn push_quick_again(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages.push(marker("quick"));
+    messages
+}
+
 macro_rules! chain_agent {
     ($agent:ident, $prompt:ident, [$($hook:ident),*]) => {
         define_prompt! { name: $prompt, model: "scripted", prompt: "p", hooks: [$($hook),*] }
@@ -113,6 +137,7 @@ chain_agent!(redaction_agent, redaction_prompt, [redact_question, add_d_then_pan
 chain_agent!(in_place_fail_agent, in_place_fail_prompt, [add_a, push_f_then_fail, add_b]);
 chain_agent!(in_place_panic_agent, in_place_panic_prompt, [add_a, push_g_then_panic, push_i, add_b]);
 chain_agent!(in_place_timeout_agent, in_place_timeout_prompt, [add_a, push_h_too_slowly, add_b]);
+chain_agent!(charged_agent, charged_prompt, [async_takes_its_time, sync_takes_its_time, push_quick, push_quick_again]);
 chain_agent!(forms_agent, forms_prompt, [push_i, add_c_then_fail, push_f_then_fail, add_d_then_panic, add_b]);
 
 /// The contents of the request the model received, after the system message.
@@ -125,6 +150,11 @@ async fn request_contents(agent: &str) -> Vec<String> {
 /// beside one with a subscriber can leave a site switched off for both.
 async fn request_contents_and_failures(agent: &str) -> (Vec<String>, Vec<String>) {
     let logs = LogCapture::start();
+    let contents = request_contents_of(agent).await;
+    (contents, logs.failure_lines())
+}
+
+async fn request_contents_of(agent: &str) -> Vec<String> {
     let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
     let runtime = Runtime::builder()
         .agent::<fallible_agent>()
@@ -137,14 +167,14 @@ async fn request_contents_and_failures(agent: &str) -> (Vec<String>, Vec<String>
         .agent::<in_place_panic_agent>()
         .agent::<in_place_timeout_agent>()
         .agent::<forms_agent>()
+        .agent::<charged_agent>()
         .model("scripted", model.clone())
         .build()
         .unwrap();
     let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
     thread.send("question").await.unwrap();
     let request = model.requests().into_iter().next().expect("the model was called");
-    let contents = request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect();
-    (contents, logs.failure_lines())
+    request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect()
 }
 
 #[tokio::test]
@@ -208,4 +238,14 @@ async fn e7_both_forms_in_one_chain_each_keep_their_rule() {
     // push_i (in place, async) runs; add_c fails by value (back to [q, i]); push_f fails in place
     // (keeps f); add_d panics by value (back to [q, i, f]); add_b runs.
     assert_eq!(request_contents("forms_agent").await, ["question", "i", "f", "b"]);
+}
+
+#[tokio::test]
+async fn e6_a_hook_is_timed_from_its_own_start_not_the_hook_before_it() {
+    // The quick hooks come after 400 ms of other hooks, eight times their own timeout; the first
+    // follows a sync hook that ran after an async one, whose end reading it must not reuse.
+    // With hook spans (a subscriber listens); `hook_clock.rs` runs the same without.
+    let (contents, failures) = request_contents_and_failures("charged_agent").await;
+    assert_eq!(contents, ["question", "quick", "quick"]);
+    assert!(failures.is_empty(), "no hook timed out: {failures:#?}");
 }

@@ -127,8 +127,10 @@ pub(crate) async fn finish(
     future: BoxedHookFuture<'_, HookResult<()>>,
     timeout: Duration,
     span: Option<&tracing::Span>,
+    clock: &mut HookClock,
+    position: usize,
 ) -> Result<(), HookFailure> {
-    let started_at = Instant::now();
+    let started_at = clock.start(position);
     let mut guarded = CatchUnwind { future, span };
     let first = std::future::poll_fn(|cx| {
         Poll::Ready(match Pin::new(&mut guarded).poll(cx) {
@@ -158,17 +160,53 @@ pub(crate) async fn finish(
             .await;
             match outcome {
                 Some(output) => output,
-                None => return Err(HookFailure::Timeout(timeout)),
+                None => {
+                    clock.forget();
+                    return Err(HookFailure::Timeout(timeout));
+                }
             }
         }
     };
     drop(guarded);
-    if started_at.elapsed() > timeout {
+    let ended_at = clock.end(position);
+    if ended_at.duration_since(started_at) > timeout {
         return Err(HookFailure::Timeout(timeout));
     }
     match output {
         Ok(result) => result.map_err(HookFailure::Error),
         Err(location) => Err(HookFailure::Panic(location)),
+    }
+}
+
+/// The clock readings E6 needs, one per async hook instead of two: the reading that ends an
+/// async hook starts the next one, when the next hook of the chain is async and nothing ran in
+/// between. A reading is tied to the position of the hook it ended, so a sync hook in between
+/// (which may have taken long) needs no bookkeeping: the position no longer follows.
+#[derive(Default)]
+pub(crate) struct HookClock {
+    last_end: Option<(usize, Instant)>,
+}
+
+impl HookClock {
+    /// The start of the async hook at `position` in its chain.
+    #[inline]
+    fn start(&mut self, position: usize) -> Instant {
+        match self.last_end.take() {
+            Some((ended, at)) if ended + 1 == position => at,
+            _ => Instant::now(),
+        }
+    }
+
+    /// The end of the async hook at `position`, kept as the start of the next.
+    #[inline]
+    fn end(&mut self, position: usize) -> Instant {
+        let now = Instant::now();
+        self.last_end = Some((position, now));
+        now
+    }
+
+    fn forget(&mut self) {
+        self.last_end = None;
     }
 }
 
@@ -192,7 +230,7 @@ pub(crate) async fn run_traced<'a>(
     let started_at = Instant::now();
     let outcome = match span.in_scope(|| start(entry, timeout, call)) {
         Started::Done(result) => result,
-        Started::Pending(future) => finish(future, timeout, Some(&span)).await,
+        Started::Pending(future) => finish(future, timeout, Some(&span), &mut HookClock::default(), 0).await,
     };
     span.record("duration_us", started_at.elapsed().as_micros() as u64);
     outcome

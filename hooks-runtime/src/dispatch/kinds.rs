@@ -97,7 +97,8 @@ async fn run_transform<K: TransformKind>(
     let keep_last_good = rule != FailureRule::Prevent;
     let traced = spans_wanted();
     let mut snapshot: Option<K::Value> = None;
-    for entry in dispatch.chain {
+    let mut clock = invoke::HookClock::default();
+    for (position, entry) in dispatch.chain.iter().enumerate() {
         if !entry.is_active(&dispatch.enabled) {
             continue;
         }
@@ -126,7 +127,7 @@ async fn run_transform<K: TransformKind>(
             match invoke::start(entry, timeout, call) {
                 Started::Done(Ok(())) => continue,
                 Started::Done(Err(failure)) => failure,
-                Started::Pending(future) => match invoke::finish(future, timeout, None).await {
+                Started::Pending(future) => match invoke::finish(future, timeout, None, &mut clock, position).await {
                     Ok(()) => continue,
                     Err(failure) => failure,
                 },
@@ -150,7 +151,8 @@ macro_rules! run_events {
     ($dispatch:expr, |$entry:ident| $call:expr) => {{
         let dispatch = $dispatch;
         let traced = !dispatch.is_empty() && spans_wanted();
-        for $entry in dispatch.chain {
+        let mut clock = invoke::HookClock::default();
+        for (position, $entry) in dispatch.chain.iter().enumerate() {
             if !$entry.is_active(&dispatch.enabled) {
                 continue;
             }
@@ -164,7 +166,8 @@ macro_rules! run_events {
                 match invoke::start($entry, timeout, || $call) {
                     Started::Done(Ok(())) => continue,
                     Started::Done(Err(failure)) => failure,
-                    Started::Pending(future) => match invoke::finish(future, timeout, None).await {
+                    Started::Pending(future) => match invoke::finish(future, timeout, None, &mut clock, position).await
+                    {
                         Ok(()) => continue,
                         Err(failure) => failure,
                     },
