@@ -1,0 +1,137 @@
+//! One owner per running thread: a lease row with an expiry that its live owner renews.
+//!
+//! Expiry is judged by the database server's clock (`clock_timestamp()`), never by the
+//! processes' clocks, so clock skew between machines does not matter.
+
+use std::time::Duration;
+
+use super::{Op, PostgresStore};
+use crate::store::StoreError;
+
+/// A held lease on a thread, from [`PostgresStore::try_acquire_lease`].
+///
+/// `epoch` grows by one every time the thread changes hands, so it also fences: a write that
+/// carries the epoch it was granted can be refused once another owner has taken over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The thread.
+    pub thread_id: String,
+    /// Who holds it: unique per process and run, e.g. `host:pid:run`.
+    pub owner: String,
+    /// The how-manieth owner this is (1 for the first), across the thread's life.
+    pub epoch: u64,
+    /// How long the lease lasts after it is acquired or renewed.
+    pub ttl: Duration,
+}
+
+/// A duration as whole milliseconds for SQL, at least 1.
+fn millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
+}
+
+impl PostgresStore {
+    /// Takes the thread's lease for `owner` for `ttl`, unless another lease on it is live.
+    /// Returns the lease, or `None` while someone holds it (`owner` included: a lease is not
+    /// re-entrant, as one run is one owner). Fails for an unknown thread.
+    ///
+    /// Timings: a live owner renews (see [`renew_lease`](Self::renew_lease)) well within `ttl`,
+    /// e.g. every `ttl / 3`. If the owner dies, another process can take the thread `ttl` after
+    /// the owner's last acquire or renewal, not earlier. A suitable `ttl` is 10 to 30 seconds:
+    /// shorter takes over sooner after a crash, but an owner stalled (a long pause, a slow
+    /// database) for longer than `ttl` loses its lease.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use hooks_runtime::store::PostgresStore;
+    ///
+    /// # async fn run(store: PostgresStore) -> Result<(), hooks_runtime::store::StoreError> {
+    /// let ttl = Duration::from_secs(15);
+    /// if let Some(lease) = store.try_acquire_lease("t1", "host-a:4242:run-7", ttl).await? {
+    ///     // ... run the turn, calling `store.renew_lease(&lease)` every 5 s ...
+    ///     store.release_lease(&lease).await?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn try_acquire_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        let op = Op::thread("try_acquire_lease", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        op.ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at)
+                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond')
+                 ON CONFLICT (thread_id) DO UPDATE
+                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at
+                     WHERE thread_leases.expires_at <= clock_timestamp()
+                 RETURNING epoch",
+            )
+            .await
+            .map_err(op.pg())?;
+        let row = tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl)]).await.map_err(op.pg())?;
+        tx.commit().await.map_err(op.pg())?;
+        Ok(row.map(|row| Lease {
+            thread_id: thread_id.to_owned(),
+            owner: owner.to_owned(),
+            epoch: row.get::<_, i64>(0).unsigned_abs(),
+            ttl,
+        }))
+    }
+
+    /// Extends a held lease by its `ttl` from now. `false` means the lease is lost (it expired,
+    /// or another owner has it since): its holder must stop working on the thread.
+    pub async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("renew_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client
+            .execute(&statement, &[&lease.thread_id, &lease.owner, &epoch, &millis(lease.ttl)])
+            .await
+            .map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    /// Gives a held lease up, so that another owner can take the thread at once. `false` means
+    /// it was already lost. The row stays, expired, so that epochs keep growing.
+    pub async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("release_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = '-infinity'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client.execute(&statement, &[&lease.thread_id, &lease.owner, &epoch]).await.map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    /// Who holds the thread's lease now and with which epoch, or `None` when no live lease.
+    pub async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
+        let op = Op::thread("lease_holder", thread_id);
+        let client = self.client(op.name).await?;
+        let row = client
+            .query_opt(
+                "SELECT owner, epoch FROM thread_leases WHERE thread_id = $1 AND expires_at > clock_timestamp()",
+                &[&thread_id],
+            )
+            .await
+            .map_err(op.pg())?;
+        Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1).unsigned_abs())))
+    }
+}
