@@ -8,7 +8,7 @@
 //!
 //! A subscription ([`PostgresStore::subscribe`]) holds one connection of its own that `LISTEN`s,
 //! and reads the events above the last `seq` it delivered whenever a notification names its
-//! thread, and every [`POLL_INTERVAL`] in case one was lost. So notifications are only hints;
+//! thread, and at the store's event poll interval in case one was lost. So notifications are only hints;
 //! the table is the truth.
 //!
 //! Delivery guarantee: a subscription delivers every event of its thread with a `seq` above the
@@ -27,9 +27,6 @@ use super::{Op, PostgresStore, describe_pg};
 use crate::store::StoreError;
 use crate::thread::ThreadEvent;
 
-/// How often a subscription reads the table even without a notification (a safety net: a
-/// notification can be lost with its connection).
-const POLL_INTERVAL: Duration = Duration::from_secs(5);
 /// How long a subscription waits before connecting again after losing its connection.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 /// How many events one read fetches.
@@ -126,8 +123,9 @@ impl PostgresStore {
     ///
     /// The subscription holds a connection of its own that `LISTEN`s on the schema's channel;
     /// a `NOTIFY` (payload `<seq>:<thread id>`, sent when a [`publish`](Self::publish) commits)
-    /// makes it read the events table from its last `seq`, and so does a timer every 5 s, in case
-    /// a notification was lost. Events usually arrive within milliseconds of the commit.
+    /// makes it read the events table from its last `seq`, and so does a timer (every 5 s by default:
+    /// [`PostgresOptions::event_poll_interval`](super::PostgresOptions::event_poll_interval)), in
+    /// case a notification was lost. Events usually arrive within milliseconds of the commit.
     ///
     /// Delivery guarantee: exactly once and in `seq` order within one subscription, including
     /// across a lost connection (it reports an `Err` item, reconnects and reads on from its last
@@ -286,7 +284,7 @@ async fn run_subscription(
                     Some(payload) => read = concerns(&payload, &thread_id, last),
                     None => break,
                 },
-                () = tokio::time::sleep(POLL_INTERVAL) => read = true,
+                () = tokio::time::sleep(store.inner.event_poll_interval) => read = true,
                 () = sender.closed() => return,
             }
         }

@@ -62,11 +62,12 @@ const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, c
 pub struct PostgresOptions {
     schema: Option<String>,
     max_connections: usize,
+    event_poll_interval: Duration,
 }
 
 impl Default for PostgresOptions {
     fn default() -> Self {
-        PostgresOptions { schema: None, max_connections: 16 }
+        PostgresOptions { schema: None, max_connections: 16, event_poll_interval: Duration::from_secs(5) }
     }
 }
 
@@ -88,6 +89,14 @@ impl PostgresOptions {
     /// ([`PostgresStore::subscribe`]) holds one more of its own while it lives.
     pub fn max_connections(mut self, max_connections: usize) -> Self {
         self.max_connections = max_connections.max(1);
+        self
+    }
+
+    /// How often a subscription ([`PostgresStore::subscribe`]) reads the events table without
+    /// a notification, in case one was lost with a connection (default 5 s). Events normally
+    /// arrive by notification within milliseconds; this bounds the delay when one does not.
+    pub fn event_poll_interval(mut self, interval: Duration) -> Self {
+        self.event_poll_interval = interval.max(Duration::from_millis(10));
         self
     }
 }
@@ -131,6 +140,8 @@ struct Inner {
     target: String,
     /// The `LISTEN`/`NOTIFY` channel of this schema's thread events.
     channel: String,
+    /// [`PostgresOptions::event_poll_interval`].
+    event_poll_interval: Duration,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -195,7 +206,9 @@ impl PostgresStore {
             .create_timeout(Some(connect_timeout + Duration::from_secs(1)))
             .build()
             .map_err(|e| StoreError(format!("connect to {target}: build the connection pool: {e}")))?;
-        let store = PostgresStore { inner: Arc::new(Inner { pool, config, target, channel }) };
+        let store = PostgresStore {
+            inner: Arc::new(Inner { pool, config, target, channel, event_poll_interval: options.event_poll_interval }),
+        };
 
         let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
         let mut client = store.client("connect").await?;
