@@ -456,3 +456,113 @@ async fn a_lease_on_an_unknown_thread_is_an_error() {
     assert!(error.to_string().contains("ghost"), "{error}");
     schema.drop().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Two OS processes: this test binary runs itself again as a child, selecting `child_process`
+// with `--exact` and handing it its task in these variables; without them the child test does
+// nothing.
+
+/// Set in the child: `publish` or `hold_lease`.
+const CHILD_MODE_ENV: &str = "HOOKS_PG_CHILD_MODE";
+/// Set in the child: the schema to use.
+const CHILD_SCHEMA_ENV: &str = "HOOKS_PG_CHILD_SCHEMA";
+/// How many events (and messages) the publishing child writes.
+const CHILD_EVENTS: usize = 30;
+/// What the lease-holding child prints once it holds the lease.
+const LEASED_MARKER: &str = "CHILD-HOLDS-THE-LEASE";
+
+/// The child half of the two-process tests; does nothing unless a parent started it.
+#[tokio::test]
+async fn child_process() {
+    let (Ok(mode), Ok(schema)) = (std::env::var(CHILD_MODE_ENV), std::env::var(CHILD_SCHEMA_ENV)) else {
+        return;
+    };
+    let options = PostgresOptions::new().schema(schema).max_connections(2);
+    let store = PostgresStore::connect_with(&database_url(), options).await.unwrap();
+    match mode.as_str() {
+        "publish" => {
+            for (n, event) in run_events(CHILD_EVENTS).iter().enumerate() {
+                store.insert_message("t1", &message(&format!("m{n:02}"), "from the child")).await.unwrap();
+                store.publish("t1", event).await.unwrap();
+            }
+        }
+        "hold_lease" => {
+            let lease = store.try_acquire_lease("t1", "child", Duration::from_secs(1)).await.unwrap();
+            assert!(lease.is_some(), "the parent left the thread free");
+            println!("{LEASED_MARKER}");
+            // Renew until killed, as a live owner does.
+            let lease = lease.unwrap();
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                assert!(store.renew_lease(&lease).await.unwrap(), "lost the lease while alive");
+            }
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+}
+
+fn spawn_child(mode: &str, schema: &PgSchema) -> tokio::process::Child {
+    tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .env(CHILD_MODE_ENV, mode)
+        .env(CHILD_SCHEMA_ENV, &schema.name)
+        .env("HOOKS_DATABASE_URL", database_url())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the child process")
+}
+
+#[tokio::test]
+async fn a_subscriber_in_one_process_sees_the_events_of_another_in_order() {
+    let schema = PgSchema::new("procs");
+    let store = notified_only(&schema).await;
+    store.create_thread(&thread("t1")).await.unwrap();
+    let mut subscription = store.subscribe("t1", 0).await.unwrap();
+    let mut child = spawn_child("publish", &schema);
+    for (n, event) in run_events(CHILD_EVENTS).iter().enumerate() {
+        let received = next_event(&mut subscription).await;
+        assert_eq!(received.seq, n as u64 + 1);
+        assert_eq!(received.event, serde_json::to_value(event).unwrap());
+    }
+    let status = tokio::time::timeout(EVENT_WAIT, child.wait()).await.expect("the child hung").unwrap();
+    assert!(status.success(), "the child failed: {status}");
+    let ids: Vec<String> = store.messages("t1").await.unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(ids, (0..CHILD_EVENTS).map(|n| format!("m{n:02}")).collect::<Vec<_>>());
+    schema.drop().await;
+}
+
+#[tokio::test]
+async fn a_lease_of_a_process_killed_with_sigkill_is_taken_over_after_it_expires() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let schema = PgSchema::new("killed");
+    let store = schema.store().await;
+    store.create_thread(&thread("t1")).await.unwrap();
+    let mut child = spawn_child("hold_lease", &schema);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(EVENT_WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains(LEASED_MARKER) {
+                return;
+            }
+        }
+        panic!("the child ended without taking the lease");
+    })
+    .await
+    .expect("the child never took the lease");
+    let ttl = Duration::from_secs(60);
+    assert_eq!(store.try_acquire_lease("t1", "parent", ttl).await.unwrap(), None, "the live child holds it");
+    child.kill().await.unwrap();
+    let deadline = tokio::time::Instant::now() + EVENT_WAIT;
+    let lease = loop {
+        if let Some(lease) = store.try_acquire_lease("t1", "parent", ttl).await.unwrap() {
+            break lease;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the killed child's lease never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(lease.epoch, 2);
+    assert_eq!(store.lease_holder("t1").await.unwrap(), Some(("parent".to_owned(), 2)));
+    schema.drop().await;
+}
