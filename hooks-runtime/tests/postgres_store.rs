@@ -449,6 +449,61 @@ async fn of_many_concurrent_claimants_exactly_one_gets_the_lease() {
 }
 
 #[tokio::test]
+async fn a_held_lease_renews_itself_past_its_ttl_and_is_released_for_the_next_owner() {
+    let schema = PgSchema::new("guard");
+    let a = schema.store().await;
+    let b = schema.store().await;
+    a.create_thread(&thread("t1")).await.unwrap();
+    let ttl = Duration::from_secs(1);
+    let guard = a.hold_lease("t1", "owner-a", ttl).await.unwrap().expect("free thread");
+    // Three ttls: without renewal the lease would have expired twice over.
+    for _ in 0..15 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(b.try_acquire_lease("t1", "owner-b", ttl).await.unwrap(), None, "renewal lapsed");
+    }
+    assert!(!guard.is_lost());
+    assert!(guard.release().await.unwrap());
+    assert!(b.try_acquire_lease("t1", "owner-b", ttl).await.unwrap().is_some(), "released at once");
+    schema.drop().await;
+}
+
+#[tokio::test]
+async fn a_held_lease_that_is_taken_away_reports_itself_lost() {
+    let schema = PgSchema::new("guardlost");
+    let a = schema.store().await;
+    a.create_thread(&thread("t1")).await.unwrap();
+    let mut guard = a.hold_lease("t1", "owner-a", Duration::from_secs(3)).await.unwrap().unwrap();
+    // Another owner takes the row behind the guard's back (as after a long stall).
+    raw_client()
+        .await
+        .batch_execute(&format!(
+            "UPDATE {}.thread_leases SET owner = 'owner-b', epoch = epoch + 1 WHERE thread_id = 't1'",
+            schema.name
+        ))
+        .await
+        .unwrap();
+    tokio::time::timeout(EVENT_WAIT, guard.lost()).await.expect("the loss was never noticed");
+    assert!(guard.is_lost());
+    assert!(!guard.release().await.unwrap(), "a lost lease cannot be released");
+    assert_eq!(a.lease_holder("t1").await.unwrap(), Some(("owner-b".to_owned(), 2)));
+    schema.drop().await;
+}
+
+#[tokio::test]
+async fn a_dropped_guard_releases_its_lease() {
+    let schema = PgSchema::new("guarddrop");
+    let a = schema.store().await;
+    a.create_thread(&thread("t1")).await.unwrap();
+    drop(a.hold_lease("t1", "owner-a", Duration::from_secs(60)).await.unwrap().unwrap());
+    let deadline = tokio::time::Instant::now() + EVENT_WAIT;
+    while a.lease_holder("t1").await.unwrap().is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "the dropped guard's lease was never released");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    schema.drop().await;
+}
+
+#[tokio::test]
 async fn a_lease_on_an_unknown_thread_is_an_error() {
     let schema = PgSchema::new("leasemissing");
     let store = schema.store().await;

@@ -135,3 +135,112 @@ impl PostgresStore {
         Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1).unsigned_abs())))
     }
 }
+
+/// A lease that renews itself: [`PostgresStore::hold_lease`]. Renewal runs every third of the
+/// lease's `ttl` on a task of its own; if a renewal is refused, or none succeeds for a whole
+/// `ttl` (the database unreachable), the lease counts as lost and [`lost`](Self::lost) returns.
+/// Dropping the guard stops renewing and releases the lease in the background.
+#[derive(Debug)]
+pub struct LeaseGuard {
+    lease: Lease,
+    store: PostgresStore,
+    lost: tokio::sync::watch::Receiver<bool>,
+    renewer: tokio::task::JoinHandle<()>,
+    released: bool,
+}
+
+impl LeaseGuard {
+    /// The lease held.
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// Whether the lease is lost: its holder must stop working on the thread.
+    pub fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+
+    /// Waits until the lease is lost (forever while it is renewed), e.g. in a `select!`
+    /// beside the turn that it guards.
+    pub async fn lost(&mut self) {
+        // An error means the renewer ended, which it only does once the lease is lost.
+        let _ = self.lost.wait_for(|lost| *lost).await;
+    }
+
+    /// Stops renewing and gives the lease up. `false` means it was already lost.
+    pub async fn release(mut self) -> Result<bool, StoreError> {
+        self.renewer.abort();
+        self.released = true;
+        self.store.release_lease(&self.lease).await
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        if !self.released
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let store = self.store.clone();
+            let lease = self.lease.clone();
+            handle.spawn(async move {
+                if let Err(error) = store.release_lease(&lease).await {
+                    tracing::warn!(%error, "releasing a dropped thread lease failed; it expires by itself");
+                }
+            });
+        }
+    }
+}
+
+impl PostgresStore {
+    /// Like [`try_acquire_lease`](Self::try_acquire_lease), and keeps the lease renewed until
+    /// the guard is released or dropped. `None` while another owner holds the thread.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use hooks_runtime::store::PostgresStore;
+    ///
+    /// # async fn run(store: PostgresStore, turn: impl std::future::Future<Output = ()>) -> Result<(), hooks_runtime::store::StoreError> {
+    /// if let Some(mut guard) = store.hold_lease("t1", "host-a:4242:run-7", Duration::from_secs(15)).await? {
+    ///     tokio::select! {
+    ///         () = turn => {}
+    ///         () = guard.lost() => eprintln!("another process took the thread over; stopping"),
+    ///     }
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn hold_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<LeaseGuard>, StoreError> {
+        let Some(lease) = self.try_acquire_lease(thread_id, owner, ttl).await? else {
+            return Ok(None);
+        };
+        let (lost_sender, lost) = tokio::sync::watch::channel(false);
+        let store = self.clone();
+        let renewed = lease.clone();
+        let renewer = tokio::spawn(async move {
+            let period = (renewed.ttl / 3).max(Duration::from_millis(10));
+            let mut last_success = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(period).await;
+                match store.renew_lease(&renewed).await {
+                    Ok(true) => last_success = tokio::time::Instant::now(),
+                    Ok(false) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "renewing a thread lease failed; retrying");
+                        if last_success.elapsed() >= renewed.ttl {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = lost_sender.send(true);
+        });
+        Ok(Some(LeaseGuard { lease, store: self.clone(), lost, renewer, released: false }))
+    }
+}

@@ -25,7 +25,7 @@ mod lease;
 mod schema;
 
 pub use events::{EventSubscription, StoredEvent};
-pub use lease::Lease;
+pub use lease::{Lease, LeaseGuard};
 
 use std::fmt;
 use std::sync::Arc;
