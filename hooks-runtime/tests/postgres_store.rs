@@ -359,6 +359,45 @@ async fn an_event_whose_notification_was_lost_is_still_delivered_by_the_poll() {
 }
 
 #[tokio::test]
+async fn a_subscription_that_loses_its_connection_reconnects_and_misses_nothing() {
+    let schema = PgSchema::new("reconnect");
+    let store = notified_only(&schema).await;
+    store.create_thread(&thread("t1")).await.unwrap();
+    let mut subscription = store.subscribe("t1", 0).await.unwrap();
+    let status = |s: ThreadStatus| ThreadEvent::Status { status: s };
+    store.publish("t1", &status(ThreadStatus::Running)).await.unwrap();
+    assert_eq!(next_event(&mut subscription).await.seq, 1);
+    // The server drops the listener's connection (a restart, a network cut).
+    let killed: i64 = raw_client()
+        .await
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("hooks_events_{}", schema.name)],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(killed, 1, "one listener connection");
+    for s in [ThreadStatus::Idle, ThreadStatus::Running, ThreadStatus::Idle] {
+        store.publish("t1", &status(s)).await.unwrap();
+    }
+    let mut seqs = Vec::new();
+    let mut interruptions = 0;
+    while seqs.len() < 3 {
+        match tokio::time::timeout(EVENT_WAIT, subscription.next()).await.expect("no event").expect("ended") {
+            Ok(event) => seqs.push(event.seq),
+            Err(error) => {
+                assert!(error.to_string().contains("t1"), "{error}");
+                interruptions += 1;
+            }
+        }
+    }
+    assert_eq!(seqs, [2, 3, 4], "in order, none lost, none repeated");
+    assert!(interruptions >= 1, "the interruption is reported");
+    schema.drop().await;
+}
+
+#[tokio::test]
 async fn publishing_to_an_unknown_thread_is_an_error() {
     let schema = PgSchema::new("pubmissing");
     let store = schema.store().await;

@@ -171,8 +171,11 @@ impl Listener {
     /// Connects and `LISTEN`s; errors are sentences naming the server.
     async fn connect(store: &PostgresStore, thread_id: &str) -> Result<Self, String> {
         let target = &store.inner.target;
+        // Named after the channel, so an operator can tell listeners apart in `pg_stat_activity`.
+        let mut config = store.inner.config.clone();
+        config.application_name(&store.inner.channel);
         let (client, mut connection) =
-            store.inner.config.connect(NoTls).await.map_err(|e| format!("connect to {target}: {}", describe_pg(&e)))?;
+            config.connect(NoTls).await.map_err(|e| format!("connect to {target}: {}", describe_pg(&e)))?;
         let (sender, notifications) = mpsc::unbounded_channel();
         let driver = tokio::spawn(async move {
             // Ends when the connection does; the closed channel tells the subscription.
