@@ -543,6 +543,28 @@ async fn a_dropped_guard_releases_its_lease() {
 }
 
 #[tokio::test]
+async fn a_waiting_owner_gets_the_lease_once_it_is_released_and_gives_up_after_its_patience() {
+    let schema = PgSchema::new("wait");
+    let a = schema.store().await;
+    let b = schema.store().await;
+    a.create_thread(&thread("t1")).await.unwrap();
+    let ttl = Duration::from_secs(60);
+    let held = a.hold_lease("t1", "owner-a", ttl).await.unwrap().unwrap();
+    let impatient = b.wait_for_lease("t1", "owner-b", ttl, Duration::from_millis(300)).await.unwrap();
+    assert!(impatient.is_none(), "a holds the thread throughout");
+    let waiter = {
+        let b = b.clone();
+        tokio::spawn(async move { b.wait_for_lease("t1", "owner-b", ttl, EVENT_WAIT).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "b waits while a holds the thread");
+    assert!(held.release().await.unwrap());
+    let guard = waiter.await.unwrap().unwrap().expect("b's turn came");
+    assert_eq!((guard.lease().owner.as_str(), guard.lease().epoch), ("owner-b", 2));
+    schema.drop().await;
+}
+
+#[tokio::test]
 async fn a_lease_on_an_unknown_thread_is_an_error() {
     let schema = PgSchema::new("leasemissing");
     let store = schema.store().await;

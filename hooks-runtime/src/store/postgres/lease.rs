@@ -244,3 +244,38 @@ impl PostgresStore {
         Ok(Some(LeaseGuard { lease, store: self.clone(), lost, renewer, released: false }))
     }
 }
+
+/// The first pause of [`PostgresStore::wait_for_lease`] between attempts; it doubles up to
+/// [`MAX_LEASE_POLL`].
+const FIRST_LEASE_POLL: Duration = Duration::from_millis(10);
+/// The longest pause of [`PostgresStore::wait_for_lease`] between attempts.
+const MAX_LEASE_POLL: Duration = Duration::from_millis(250);
+
+impl PostgresStore {
+    /// [`hold_lease`](Self::hold_lease), waiting up to `patience` while another owner holds the
+    /// thread: the way a `send` to a thread that another process is running waits its turn
+    /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
+    /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
+    /// that of its expiry. `None` when `patience` runs out.
+    pub async fn wait_for_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+        patience: Duration,
+    ) -> Result<Option<LeaseGuard>, StoreError> {
+        let deadline = tokio::time::Instant::now() + patience;
+        let mut pause = FIRST_LEASE_POLL;
+        loop {
+            if let Some(guard) = self.hold_lease(thread_id, owner, ttl).await? {
+                return Ok(Some(guard));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(MAX_LEASE_POLL);
+        }
+    }
+}
