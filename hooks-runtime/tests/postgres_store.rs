@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{
-    EventSubscription, MessageStore, PostgresOptions, PostgresStore, StoredEvent, ThreadRecord, ThreadStatus,
+    EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadRecord,
+    ThreadStatus,
 };
 use hooks_runtime::{HookMessage, Role};
 use postgres_support::{PgSchema, database_url, raw_client};
@@ -561,6 +562,36 @@ async fn a_waiting_owner_gets_the_lease_once_it_is_released_and_gives_up_after_i
     assert!(held.release().await.unwrap());
     let guard = waiter.await.unwrap().unwrap().expect("b's turn came");
     assert_eq!((guard.lease().owner.as_str(), guard.lease().epoch), ("owner-b", 2));
+    schema.drop().await;
+}
+
+#[tokio::test]
+async fn a_run_whose_owner_lost_its_lease_is_marked_failed_owner_lost_on_takeover() {
+    let schema = PgSchema::new("ownerlost");
+    let a = schema.store().await;
+    let b = schema.store().await;
+    a.create_thread(&thread("t1")).await.unwrap();
+    // A finished run: status back to idle, lease released. The next owner finds nothing wrong.
+    let first = a.try_acquire_lease("t1", "owner-a", Duration::from_secs(60)).await.unwrap().unwrap();
+    assert!(!first.took_over_a_dead_run);
+    a.set_status("t1", &ThreadStatus::Running).await.unwrap();
+    a.set_status("t1", &ThreadStatus::Idle).await.unwrap();
+    a.release_lease(&first).await.unwrap();
+    let second = b.try_acquire_lease("t1", "owner-b", Duration::from_millis(300)).await.unwrap().unwrap();
+    assert!(!second.took_over_a_dead_run);
+    assert_eq!(a.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
+    // Owner b dies mid-run: status `running`, lease left to expire.
+    b.set_status("t1", &ThreadStatus::Running).await.unwrap();
+    let deadline = tokio::time::Instant::now() + EVENT_WAIT;
+    let third = loop {
+        if let Some(lease) = a.try_acquire_lease("t1", "owner-c", Duration::from_secs(60)).await.unwrap() {
+            break lease;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the lease never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(third.took_over_a_dead_run);
+    assert_eq!(a.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Failed(OWNER_LOST.into()));
     schema.drop().await;
 }
 

@@ -9,7 +9,7 @@ mod sqlite;
 
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{EventSubscription, Lease, LeaseGuard, PostgresOptions, PostgresStore, StoredEvent};
+pub use postgres::{EventSubscription, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -22,7 +22,14 @@ pub struct Lease {
     pub epoch: u64,
     /// How long the lease lasts after it is acquired or renewed.
     pub ttl: Duration,
+    /// Whether the thread was left `running` by a previous owner that is gone (its lease
+    /// expired mid-run): acquiring marked it `failed (owner_lost)`, see
+    /// [`PostgresStore::try_acquire_lease`].
+    pub took_over_a_dead_run: bool,
 }
+
+/// The status reason of a thread whose running owner lost its lease (e.g. was killed).
+pub const OWNER_LOST: &str = "owner_lost";
 
 /// A duration as whole milliseconds for SQL, at least 1.
 fn millis(ttl: Duration) -> i64 {
@@ -39,6 +46,12 @@ impl PostgresStore {
     /// the owner's last acquire or renewal, not earlier. A suitable `ttl` is 10 to 30 seconds:
     /// shorter takes over sooner after a crash, but an owner stalled (a long pause, a slow
     /// database) for longer than `ttl` loses its lease.
+    ///
+    /// A thread whose status is still `running` when its lease is acquired was left so by an
+    /// owner that died mid-run (a finished run sets another status before releasing): in the
+    /// same transaction its status becomes `failed (owner_lost)` ([`OWNER_LOST`]) and the lease
+    /// says [`took_over_a_dead_run`](Lease::took_over_a_dead_run). Everything the dead owner
+    /// committed stays; every write is one transaction, so nothing is half-written.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -74,13 +87,25 @@ impl PostgresStore {
             )
             .await
             .map_err(op.pg())?;
-        let row = tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl)]).await.map_err(op.pg())?;
+        let Some(row) = tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl)]).await.map_err(op.pg())? else {
+            return Ok(None);
+        };
+        // A thread still `running` under a lease that expired: its owner died mid-run. Saying
+        // so in the same transaction means no owner ever starts on a thread that looks busy.
+        let statement = tx
+            .prepare_cached(
+                "UPDATE threads SET status = 'failed', status_reason = $2 WHERE id = $1 AND status = 'running'",
+            )
+            .await
+            .map_err(op.pg())?;
+        let took_over_a_dead_run = tx.execute(&statement, &[&thread_id, &OWNER_LOST]).await.map_err(op.pg())? == 1;
         tx.commit().await.map_err(op.pg())?;
-        Ok(row.map(|row| Lease {
+        Ok(Some(Lease {
             thread_id: thread_id.to_owned(),
             owner: owner.to_owned(),
             epoch: row.get::<_, i64>(0).unsigned_abs(),
             ttl,
+            took_over_a_dead_run,
         }))
     }
 

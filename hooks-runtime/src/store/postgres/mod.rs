@@ -25,7 +25,7 @@ mod lease;
 mod schema;
 
 pub use events::{EventSubscription, StoredEvent};
-pub use lease::{Lease, LeaseGuard};
+pub use lease::{Lease, LeaseGuard, OWNER_LOST};
 
 use std::fmt;
 use std::sync::Arc;
