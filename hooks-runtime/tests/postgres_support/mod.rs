@@ -26,9 +26,9 @@ pub(crate) fn unique_schema(label: &str) -> String {
 /// A raw connection for what the store does not do (set-up, inspection, clean-up).
 pub(crate) async fn raw_client() -> tokio_postgres::Client {
     let url = database_url();
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("PostgreSQL at {url} is unreachable ({e}); start it or set HOOKS_DATABASE_URL"));
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap_or_else(|e| {
+        panic!("PostgreSQL (HOOKS_DATABASE_URL) is unreachable: {e}; start it or set the variable")
+    });
     tokio::spawn(connection);
     client
 }
@@ -48,7 +48,7 @@ impl PgSchema {
         let url = database_url();
         PostgresStore::connect_with(&url, PostgresOptions::new().schema(&self.name).max_connections(8))
             .await
-            .unwrap_or_else(|e| panic!("PostgreSQL store on {url} failed ({e}); start it or set HOOKS_DATABASE_URL"))
+            .unwrap_or_else(|e| panic!("{e}; start PostgreSQL or set HOOKS_DATABASE_URL"))
     }
 
     /// Drops the schema and everything in it.

@@ -211,7 +211,7 @@ impl PostgresStore {
         };
 
         let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
-        let mut client = store.client("connect").await?;
+        let mut client = store.client("open").await?;
         let tx = client.transaction().await.map_err(|e| fail(describe_pg(&e)))?;
         schema::migrate(&tx, options.schema.as_deref()).await.map_err(fail)?;
         tx.commit().await.map_err(|e| fail(describe_pg(&e)))?;
@@ -227,11 +227,13 @@ impl PostgresStore {
 
     /// A pooled connection; a failure names the server, never the password.
     async fn client(&self, operation: &str) -> Result<Object, StoreError> {
-        self.inner
-            .pool
-            .get()
-            .await
-            .map_err(|e| StoreError(format!("{operation}: connect to {}: {e}", self.inner.target)))
+        self.inner.pool.get().await.map_err(|e| {
+            let detail = match &e {
+                deadpool_postgres::PoolError::Backend(e) => describe_pg(e),
+                other => other.to_string(),
+            };
+            StoreError(format!("{operation}: connect to {}: {detail}", self.inner.target))
+        })
     }
 }
 
@@ -269,7 +271,17 @@ fn describe_target(config: &tokio_postgres::Config) -> String {
 pub(super) fn describe_pg(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("PostgreSQL {} {}: {}", db.severity(), db.code().code(), db.message()),
-        None => format!("PostgreSQL: {e}"),
+        None => {
+            // The driver's text names the kind ("error connecting to server"); the cause, such
+            // as "Connection refused", is its source.
+            let mut text = format!("PostgreSQL: {e}");
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
     }
 }
 
