@@ -2,10 +2,14 @@
 //! implementation.
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::InMemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{EventSubscription, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -1,0 +1,137 @@
+//! Scale-out: two runtimes share one PostgreSQL database, as two processes behind a load
+//! balancer would. Runtime A takes the thread's lease and runs a turn; a subscriber attached to
+//! runtime B's store sees A's run as it happens (messages, tool calls, status), B cannot take
+//! the thread while A holds it, and afterwards B reopens the thread and reads its history.
+//!
+//! Each runtime has its own `PostgresStore` (its own connection pool), so nothing is shared in
+//! memory between them: what B sees went through the database. A forwards its thread's events
+//! into the store with `PostgresStore::publish`; B reads them with `PostgresStore::subscribe`.
+//!
+//! ```text
+//! HOOKS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
+//!     cargo run -p examples --features postgres --bin scale_out
+//! ```
+
+use std::time::Duration;
+
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::store::{PostgresOptions, PostgresStore};
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
+use serde_json::{Value, json};
+
+mod prompts {
+    use hooks_runtime::prelude::*;
+
+    define_prompt! {
+        name: weather_prompt,
+        model: "scripted",
+        prompt: "You answer questions about the weather. Use get_weather.",
+        tools: ["get_weather"],
+    }
+}
+
+mod agents {
+    use hooks_runtime::prelude::*;
+
+    define_agent! {
+        name: weather_agent,
+        side_a: { prompt: crate::prompts::weather_prompt, stop_on_response: true, max_steps: 3 },
+        side_b: { human: true },
+    }
+}
+
+/// The schema the example keeps its tables in, apart from anything else in the database.
+const SCHEMA: &str = "hooks_scale_out_example";
+
+/// One "process": a store with its own pool, and a runtime on it.
+async fn process(url: &str) -> Result<(PostgresStore, Runtime), Box<dyn std::error::Error>> {
+    let store = PostgresStore::connect_with(url, PostgresOptions::new().schema(SCHEMA)).await?;
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "get_weather", r#"{"city":"Lisbon"}"#),
+        ScriptedResponse::text("It is 18 °C and sunny in Lisbon."),
+    ]);
+    let get_weather = FnTool::new("get_weather", "The current weather in a city.", |args: Value| async move {
+        let city = args["city"].as_str().unwrap_or("nowhere").to_owned();
+        HookToolResult::success(json!({ "city": city, "celsius": 18 }).to_string())
+    })
+    .with_parameters(json!({
+        "type": "object",
+        "properties": { "city": { "type": "string" } },
+        "required": ["city"],
+    }));
+    let runtime = Runtime::builder()
+        .agent::<agents::weather_agent>()
+        .model("scripted", model)
+        .tool(get_weather)
+        .store(store.clone())
+        .build()?;
+    Ok((store, runtime))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    examples::init_logging();
+    let url = std::env::var("HOOKS_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let (store_a, runtime_a) = process(&url).await?;
+    let (store_b, runtime_b) = process(&url).await?;
+    println!("both runtimes use {}", store_a.target());
+
+    let thread = runtime_a.create_thread("weather_agent", ThreadOptions::default()).await?;
+    let thread_id = thread.id().to_owned();
+
+    examples::heading("Runtime B subscribes to the thread");
+    let mut events = store_b.subscribe(&thread_id, 0).await?;
+    let watcher = tokio::spawn(async move {
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    println!("  B sees #{:<2} {}", event.seq, event.event);
+                    let finished = event.event["type"] == "status" && event.event["status"] != "running";
+                    if finished {
+                        return;
+                    }
+                }
+                Err(error) => println!("  B: {error}"),
+            }
+        }
+    });
+
+    examples::heading("Runtime A takes the lease and runs a turn");
+    let owner_a = format!("runtime-a:{}", std::process::id());
+    let lease = store_a.try_acquire_lease(&thread_id, &owner_a, Duration::from_secs(15)).await?.ok_or("lease held")?;
+    println!("A holds the lease (epoch {})", lease.epoch);
+    let taken = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;
+    println!("B tries to take the thread: {}", if taken.is_some() { "taken (wrong!)" } else { "refused, A holds it" });
+
+    // Until the runtime publishes by itself, A forwards its thread's events into the store.
+    let mut local = thread.subscribe();
+    let forward_store = store_a.clone();
+    let forward_id = thread_id.clone();
+    let forwarder = tokio::spawn(async move {
+        while let Ok(event) = local.recv().await {
+            if let Err(error) = forward_store.publish(&forward_id, &event).await {
+                eprintln!("publish: {error}");
+            }
+        }
+    });
+    let outcome = thread.send("What's the weather in Lisbon?").await?.into_result()?;
+    println!("A's reply: {}", outcome.reply.as_deref().unwrap_or("(none)"));
+    store_a.release_lease(&lease).await?;
+    drop(thread);
+
+    tokio::time::timeout(Duration::from_secs(30), watcher).await??;
+    forwarder.abort();
+
+    examples::heading("Runtime B reopens the thread");
+    let lease_b = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;
+    println!("B takes the lease after A released it: epoch {:?}", lease_b.as_ref().map(|lease| lease.epoch));
+    let reopened = runtime_b.open_thread(&thread_id).await?;
+    for message in reopened.messages().await? {
+        println!("  {}", examples::describe_message(&message, 60));
+    }
+    if let Some(lease) = lease_b {
+        store_b.release_lease(&lease).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! One owner per running thread: a lease row with an expiry that its live owner renews.
+//!
+//! Expiry is judged by the database server's clock (`clock_timestamp()`), never by the
+//! processes' clocks, so clock skew between machines does not matter.
+
+use std::time::Duration;
+
+use super::{Op, PostgresStore};
+use crate::store::StoreError;
+
+/// A held lease on a thread, from [`PostgresStore::try_acquire_lease`].
+///
+/// `epoch` grows by one every time the thread changes hands, so it also fences: a write that
+/// carries the epoch it was granted can be refused once another owner has taken over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The thread.
+    pub thread_id: String,
+    /// Who holds it: unique per process and run, e.g. `host:pid:run`.
+    pub owner: String,
+    /// The how-manieth owner this is (1 for the first), across the thread's life.
+    pub epoch: u64,
+    /// How long the lease lasts after it is acquired or renewed.
+    pub ttl: Duration,
+    /// Whether the thread was left `running` by a previous owner that is gone (its lease
+    /// expired mid-run): acquiring marked it `failed (owner_lost)`, see
+    /// [`PostgresStore::try_acquire_lease`].
+    pub took_over_a_dead_run: bool,
+}
+
+/// The status reason of a thread whose running owner lost its lease (e.g. was killed).
+pub const OWNER_LOST: &str = "owner_lost";
+
+/// A duration as whole milliseconds for SQL, at least 1.
+fn millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
+}
+
+impl PostgresStore {
+    /// Takes the thread's lease for `owner` for `ttl`, unless another lease on it is live.
+    /// Returns the lease, or `None` while someone holds it (`owner` included: a lease is not
+    /// re-entrant, as one run is one owner). Fails for an unknown thread.
+    ///
+    /// Timings: a live owner renews (see [`renew_lease`](Self::renew_lease)) well within `ttl`,
+    /// e.g. every `ttl / 3`. If the owner dies, another process can take the thread `ttl` after
+    /// the owner's last acquire or renewal, not earlier. A suitable `ttl` is 10 to 30 seconds:
+    /// shorter takes over sooner after a crash, but an owner stalled (a long pause, a slow
+    /// database) for longer than `ttl` loses its lease.
+    ///
+    /// A thread whose status is still `running` when its lease is acquired was left so by an
+    /// owner that died mid-run (a finished run sets another status before releasing): in the
+    /// same transaction its status becomes `failed (owner_lost)` ([`OWNER_LOST`]) and the lease
+    /// says [`took_over_a_dead_run`](Lease::took_over_a_dead_run). Everything the dead owner
+    /// committed stays; every write is one transaction, so nothing is half-written.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use hooks_runtime::store::PostgresStore;
+    ///
+    /// # async fn run(store: PostgresStore) -> Result<(), hooks_runtime::store::StoreError> {
+    /// let ttl = Duration::from_secs(15);
+    /// if let Some(lease) = store.try_acquire_lease("t1", "host-a:4242:run-7", ttl).await? {
+    ///     // ... run the turn, calling `store.renew_lease(&lease)` every 5 s ...
+    ///     store.release_lease(&lease).await?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn try_acquire_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        let op = Op::thread("try_acquire_lease", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        op.ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at)
+                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond')
+                 ON CONFLICT (thread_id) DO UPDATE
+                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at
+                     WHERE thread_leases.expires_at <= clock_timestamp()
+                 RETURNING epoch",
+            )
+            .await
+            .map_err(op.pg())?;
+        let Some(row) = tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl)]).await.map_err(op.pg())? else {
+            return Ok(None);
+        };
+        // A thread still `running` under a lease that expired: its owner died mid-run. Saying
+        // so in the same transaction means no owner ever starts on a thread that looks busy.
+        let statement = tx
+            .prepare_cached(
+                "UPDATE threads SET status = 'failed', status_reason = $2 WHERE id = $1 AND status = 'running'",
+            )
+            .await
+            .map_err(op.pg())?;
+        let took_over_a_dead_run = tx.execute(&statement, &[&thread_id, &OWNER_LOST]).await.map_err(op.pg())? == 1;
+        tx.commit().await.map_err(op.pg())?;
+        Ok(Some(Lease {
+            thread_id: thread_id.to_owned(),
+            owner: owner.to_owned(),
+            epoch: row.get::<_, i64>(0).unsigned_abs(),
+            ttl,
+            took_over_a_dead_run,
+        }))
+    }
+
+    /// Extends a held lease by its `ttl` from now. `false` means the lease is lost (it expired,
+    /// or another owner has it since): its holder must stop working on the thread.
+    pub async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("renew_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client
+            .execute(&statement, &[&lease.thread_id, &lease.owner, &epoch, &millis(lease.ttl)])
+            .await
+            .map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    /// Gives a held lease up, so that another owner can take the thread at once. `false` means
+    /// it was already lost. The row stays, expired, so that epochs keep growing.
+    pub async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("release_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = '-infinity'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client.execute(&statement, &[&lease.thread_id, &lease.owner, &epoch]).await.map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    /// Who holds the thread's lease now and with which epoch, or `None` when no live lease.
+    pub async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
+        let op = Op::thread("lease_holder", thread_id);
+        let client = self.client(op.name).await?;
+        let row = client
+            .query_opt(
+                "SELECT owner, epoch FROM thread_leases WHERE thread_id = $1 AND expires_at > clock_timestamp()",
+                &[&thread_id],
+            )
+            .await
+            .map_err(op.pg())?;
+        Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1).unsigned_abs())))
+    }
+}
+
+/// A lease that renews itself: [`PostgresStore::hold_lease`]. Renewal runs every third of the
+/// lease's `ttl` on a task of its own; if a renewal is refused, or none succeeds for a whole
+/// `ttl` (the database unreachable), the lease counts as lost and [`lost`](Self::lost) returns.
+/// Dropping the guard stops renewing and releases the lease in the background.
+#[derive(Debug)]
+pub struct LeaseGuard {
+    lease: Lease,
+    store: PostgresStore,
+    lost: tokio::sync::watch::Receiver<bool>,
+    renewer: tokio::task::JoinHandle<()>,
+    released: bool,
+}
+
+impl LeaseGuard {
+    /// The lease held.
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// Whether the lease is lost: its holder must stop working on the thread.
+    pub fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+
+    /// Waits until the lease is lost (forever while it is renewed), e.g. in a `select!`
+    /// beside the turn that it guards.
+    pub async fn lost(&mut self) {
+        // An error means the renewer ended, which it only does once the lease is lost.
+        let _ = self.lost.wait_for(|lost| *lost).await;
+    }
+
+    /// Stops renewing and gives the lease up. `false` means it was already lost.
+    pub async fn release(mut self) -> Result<bool, StoreError> {
+        self.renewer.abort();
+        self.released = true;
+        self.store.release_lease(&self.lease).await
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        if !self.released
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let store = self.store.clone();
+            let lease = self.lease.clone();
+            handle.spawn(async move {
+                if let Err(error) = store.release_lease(&lease).await {
+                    tracing::warn!(%error, "releasing a dropped thread lease failed; it expires by itself");
+                }
+            });
+        }
+    }
+}
+
+impl PostgresStore {
+    /// Like [`try_acquire_lease`](Self::try_acquire_lease), and keeps the lease renewed until
+    /// the guard is released or dropped. `None` while another owner holds the thread.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use hooks_runtime::store::PostgresStore;
+    ///
+    /// # async fn run(store: PostgresStore, turn: impl std::future::Future<Output = ()>) -> Result<(), hooks_runtime::store::StoreError> {
+    /// if let Some(mut guard) = store.hold_lease("t1", "host-a:4242:run-7", Duration::from_secs(15)).await? {
+    ///     tokio::select! {
+    ///         () = turn => {}
+    ///         () = guard.lost() => eprintln!("another process took the thread over; stopping"),
+    ///     }
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn hold_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<LeaseGuard>, StoreError> {
+        let Some(lease) = self.try_acquire_lease(thread_id, owner, ttl).await? else {
+            return Ok(None);
+        };
+        let (lost_sender, lost) = tokio::sync::watch::channel(false);
+        let store = self.clone();
+        let renewed = lease.clone();
+        let renewer = tokio::spawn(async move {
+            let period = (renewed.ttl / 3).max(Duration::from_millis(10));
+            let mut last_success = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(period).await;
+                match store.renew_lease(&renewed).await {
+                    Ok(true) => last_success = tokio::time::Instant::now(),
+                    Ok(false) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "renewing a thread lease failed; retrying");
+                        if last_success.elapsed() >= renewed.ttl {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = lost_sender.send(true);
+        });
+        Ok(Some(LeaseGuard { lease, store: self.clone(), lost, renewer, released: false }))
+    }
+}
+
+/// The first pause of [`PostgresStore::wait_for_lease`] between attempts; it doubles up to
+/// [`MAX_LEASE_POLL`].
+const FIRST_LEASE_POLL: Duration = Duration::from_millis(10);
+/// The longest pause of [`PostgresStore::wait_for_lease`] between attempts.
+const MAX_LEASE_POLL: Duration = Duration::from_millis(250);
+
+impl PostgresStore {
+    /// [`hold_lease`](Self::hold_lease), waiting up to `patience` while another owner holds the
+    /// thread: the way a `send` to a thread that another process is running waits its turn
+    /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
+    /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
+    /// that of its expiry. `None` when `patience` runs out.
+    pub async fn wait_for_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+        patience: Duration,
+    ) -> Result<Option<LeaseGuard>, StoreError> {
+        let deadline = tokio::time::Instant::now() + patience;
+        let mut pause = FIRST_LEASE_POLL;
+        loop {
+            if let Some(guard) = self.hold_lease(thread_id, owner, ttl).await? {
+                return Ok(Some(guard));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(MAX_LEASE_POLL);
+        }
+    }
+}

@@ -1,0 +1,645 @@
+//! The PostgreSQL [`MessageStore`]: one database that many runtime processes share (feature
+//! `postgres`).
+//!
+//! Why `tokio-postgres` and `deadpool-postgres`: the runtime is already on tokio, and
+//! `tokio-postgres` is the maintained async driver for it with first-class `LISTEN`/`NOTIFY`
+//! (each connection hands out its notifications), which the cross-process events need and which
+//! `sqlx` exposes only through a separate listener type. `deadpool-postgres` is the small,
+//! maintained pool for it, with a per-connection statement cache. `sqlx` would bring its own
+//! runtime abstraction, macros and migration machinery that this store does not use: the schema
+//! is two steps of plain SQL.
+//!
+//! Every write is one transaction. Writes to a thread first lock its row (`FOR NO KEY UPDATE`), so
+//! concurrent writers of one thread, in any process, take turns and each message's place in the
+//! thread (`seq`) is the order in which the inserts committed.
+//!
+//! Error rule: a [`StoreError`] names the operation, the thread and the message id where there is
+//! one, and for a server error its SQLSTATE and primary message only; the error's `DETAIL`, which
+//! can quote a row, is dropped, so message contents never reach an error text. A connection
+//! error names the server as `postgres://user@host:port/database`, never the password.
+//!
+//! TLS is not negotiated (`NoTls`): run the store on a trusted network or through a local proxy.
+
+mod events;
+mod lease;
+mod schema;
+
+pub use events::{EventSubscription, StoredEvent};
+pub use lease::{Lease, LeaseGuard, OWNER_LOST};
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use hooks_core::{HookMessage, MessageUpdate, Role};
+use serde_json::{Map, Value};
+use tokio_postgres::{IsolationLevel, NoTls, Row};
+
+use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+
+/// How long connecting to the server may take when the URL does not say (`connect_timeout`).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an operation waits for a free pooled connection before failing.
+const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest schema name [`PostgresOptions::schema`] takes, so that the notification channel
+/// derived from it stays within PostgreSQL's 63-byte identifiers.
+const MAX_SCHEMA_NAME: usize = 40;
+
+/// The message columns in the order [`read_message`] reads them, `seq` last.
+const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, \
+                            extra::text, seq";
+
+/// How to connect: the schema and the pool size. [`PostgresStore::connect`] uses the defaults.
+///
+/// ```
+/// use hooks_runtime::store::PostgresOptions;
+///
+/// let options = PostgresOptions::new().schema("agents").max_connections(8);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    schema: Option<String>,
+    max_connections: usize,
+    event_poll_interval: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions { schema: None, max_connections: 16, event_poll_interval: Duration::from_secs(5) }
+    }
+}
+
+impl PostgresOptions {
+    /// The defaults: the connection's own `search_path`, at most 16 pooled connections.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps the store's tables in `schema` (created if missing) by setting `search_path` on
+    /// every connection. The name must be lower-case ASCII letters, digits and `_`, not start
+    /// with a digit, and be at most 40 characters; [`PostgresStore::connect_with`] refuses others.
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// The most connections the pool opens (at least 1). A subscription
+    /// ([`PostgresStore::subscribe`]) holds one more of its own while it lives.
+    pub fn max_connections(mut self, max_connections: usize) -> Self {
+        self.max_connections = max_connections.max(1);
+        self
+    }
+
+    /// How often a subscription ([`PostgresStore::subscribe`]) reads the events table without
+    /// a notification, in case one was lost with a connection (default 5 s). Events normally
+    /// arrive by notification within milliseconds; this bounds the delay when one does not.
+    pub fn event_poll_interval(mut self, interval: Duration) -> Self {
+        self.event_poll_interval = interval.max(Duration::from_millis(10));
+        self
+    }
+}
+
+/// A [`MessageStore`] in PostgreSQL, shared by every runtime process that connects to the same
+/// database and schema. Besides the trait it has thread events across processes
+/// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)) and a lease per running thread
+/// ([`try_acquire_lease`](Self::try_acquire_lease)).
+///
+/// Cloning is cheap: clones share one pool.
+///
+/// ```no_run
+/// use hooks_runtime::store::{MessageStore, PostgresStore, ThreadRecord, ThreadStatus};
+///
+/// # async fn run() -> Result<(), hooks_runtime::store::StoreError> {
+/// let store = PostgresStore::connect("postgres://postgres@127.0.0.1:5432/test").await?;
+/// let thread = ThreadRecord {
+///     id: "t1".into(),
+///     agent: "support".into(),
+///     user_id: None,
+///     created_at: 1_700_000_000_000,
+///     arguments: serde_json::Map::new(),
+///     status: ThreadStatus::Idle,
+///     values: serde_json::Map::new(),
+/// };
+/// store.create_thread(&thread).await?;
+/// assert_eq!(store.load_thread("t1").await?, Some(thread));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    /// The connection settings, `search_path` included, for the subscriptions' own connections.
+    config: tokio_postgres::Config,
+    /// The server, user and database (and schema), without the password, for error texts.
+    target: String,
+    /// The `LISTEN`/`NOTIFY` channel of this schema's thread events.
+    channel: String,
+    /// [`PostgresOptions::event_poll_interval`].
+    event_poll_interval: Duration,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore").field("target", &self.inner.target).finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects with the default [`PostgresOptions`], creating or migrating the schema.
+    ///
+    /// `url` is a PostgreSQL connection string (`postgres://user:password@host:port/database` or
+    /// `host=... user=...`). Fails when the server cannot be reached (within the URL's
+    /// `connect_timeout`, 10 s by default), when the database has a schema version newer than
+    /// this build's, or when it has this store's table names without a schema version.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// Connects with `options`; see [`connect`](Self::connect).
+    ///
+    /// ```no_run
+    /// use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    ///
+    /// # async fn run() -> Result<(), hooks_runtime::store::StoreError> {
+    /// let url = std::env::var("HOOKS_DATABASE_URL").unwrap_or("postgres://postgres@127.0.0.1:5432/test".into());
+    /// let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema("agents")).await?;
+    /// println!("connected to {}", store.target());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e| StoreError(format!("connect: not a PostgreSQL connection string: {e}")))?;
+        if let Some(schema) = &options.schema {
+            check_schema_name(schema)?;
+            let search_path = format!("-c search_path={schema}");
+            let merged = match config.get_options() {
+                Some(existing) if !existing.is_empty() => format!("{existing} {search_path}"),
+                _ => search_path,
+            };
+            config.options(&merged);
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        let mut target = describe_target(&config);
+        if let Some(schema) = &options.schema {
+            target.push_str(&format!(" (schema `{schema}`)"));
+        }
+        let channel = match &options.schema {
+            Some(schema) => format!("hooks_events_{schema}"),
+            None => "hooks_events".to_owned(),
+        };
+        let connect_timeout = config.get_connect_timeout().copied().unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(POOL_WAIT_TIMEOUT))
+            .create_timeout(Some(connect_timeout + Duration::from_secs(1)))
+            .build()
+            .map_err(|e| StoreError(format!("connect to {target}: build the connection pool: {e}")))?;
+        let store = PostgresStore {
+            inner: Arc::new(Inner { pool, config, target, channel, event_poll_interval: options.event_poll_interval }),
+        };
+
+        let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
+        let mut client = store.client("open").await?;
+        let tx = client.transaction().await.map_err(|e| fail(describe_pg(&e)))?;
+        schema::migrate(&tx, options.schema.as_deref()).await.map_err(fail)?;
+        tx.commit().await.map_err(|e| fail(describe_pg(&e)))?;
+        drop(client);
+        Ok(store)
+    }
+
+    /// The server, user, database and schema this store uses, without the password, as error
+    /// texts name it: `postgres://postgres@127.0.0.1:5432/test (schema `agents`)`.
+    pub fn target(&self) -> &str {
+        &self.inner.target
+    }
+
+    /// A pooled connection; a failure names the server, never the password.
+    async fn client(&self, operation: &str) -> Result<Object, StoreError> {
+        self.inner.pool.get().await.map_err(|e| {
+            let detail = match &e {
+                deadpool_postgres::PoolError::Backend(e) => describe_pg(e),
+                other => other.to_string(),
+            };
+            StoreError(format!("{operation}: connect to {}: {detail}", self.inner.target))
+        })
+    }
+}
+
+/// Refuses a schema name that would need quoting or not fit a channel name.
+fn check_schema_name(schema: &str) -> Result<(), StoreError> {
+    let mut chars = schema.chars();
+    let starts_well = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if starts_well && rest_ok && schema.len() <= MAX_SCHEMA_NAME {
+        Ok(())
+    } else {
+        Err(StoreError(format!(
+            "connect: schema name `{schema}` is not usable: use lower-case ASCII letters, digits and `_`, not \
+             starting with a digit, at most {MAX_SCHEMA_NAME} characters"
+        )))
+    }
+}
+
+/// `postgres://user@host:port/database`, from the parsed settings: never the password.
+fn describe_target(config: &tokio_postgres::Config) -> String {
+    let user = config.get_user().unwrap_or("");
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let database = config.get_dbname().unwrap_or(user);
+    let at = if user.is_empty() { String::new() } else { format!("{user}@") };
+    format!("postgres://{at}{host}:{port}/{database}")
+}
+
+/// A driver error without the server's `DETAIL` (which can quote a row's values).
+pub(super) fn describe_pg(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("PostgreSQL {} {}: {}", db.severity(), db.code().code(), db.message()),
+        None => {
+            // The driver's text names the kind ("error connecting to server"); the cause, such
+            // as "Connection refused", is its source.
+            let mut text = format!("PostgreSQL: {e}");
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
+    }
+}
+
+/// What an operation works on, so that every error names the operation and its ids.
+struct Op<'a> {
+    name: &'static str,
+    thread_id: &'a str,
+    message_id: Option<&'a str>,
+}
+
+impl<'a> Op<'a> {
+    fn thread(name: &'static str, thread_id: &'a str) -> Self {
+        Op { name, thread_id, message_id: None }
+    }
+
+    fn message(name: &'static str, thread_id: &'a str, message_id: &'a str) -> Self {
+        Op { name, thread_id, message_id: Some(message_id) }
+    }
+
+    /// The one place a store error is worded.
+    fn error(&self, detail: impl fmt::Display) -> StoreError {
+        match self.message_id {
+            Some(message_id) => {
+                StoreError(format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id))
+            }
+            None => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
+        }
+    }
+
+    fn pg(&self) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
+        move |e| self.error(describe_pg(&e))
+    }
+
+    /// Fails with "no such thread" unless the thread exists; `lock` also takes the thread's
+    /// writer lock until the transaction ends, so writers of one thread take turns.
+    async fn ensure_thread(&self, tx: &tokio_postgres::Transaction<'_>, lock: bool) -> Result<(), StoreError> {
+        let sql = if lock {
+            "SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE"
+        } else {
+            "SELECT 1 FROM threads WHERE id = $1"
+        };
+        let row = tx.query_opt(sql, &[&self.thread_id]).await.map_err(self.pg())?;
+        if row.is_some() { Ok(()) } else { Err(self.error("no such thread")) }
+    }
+}
+
+/// A JSON error by kind and position, without the text it was reading.
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "an I/O error",
+        serde_json::error::Category::Syntax => "invalid JSON",
+        serde_json::error::Category::Data => "JSON of the wrong shape",
+        serde_json::error::Category::Eof => "truncated JSON",
+    };
+    format!("{kind} at line {}, column {}", e.line(), e.column())
+}
+
+fn status_columns(status: &ThreadStatus) -> (&'static str, Option<&str>) {
+    match status {
+        ThreadStatus::Idle => ("idle", None),
+        ThreadStatus::Running => ("running", None),
+        ThreadStatus::Stopped(reason) => ("stopped", Some(reason)),
+        ThreadStatus::Failed(reason) => ("failed", Some(reason)),
+    }
+}
+
+fn status_from_columns(status: &str, reason: Option<String>) -> Result<ThreadStatus, String> {
+    match (status, reason) {
+        ("idle", _) => Ok(ThreadStatus::Idle),
+        ("running", _) => Ok(ThreadStatus::Running),
+        ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(reason)),
+        ("failed", Some(reason)) => Ok(ThreadStatus::Failed(reason)),
+        ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
+        _ => Err(format!("unknown status `{status}`")),
+    }
+}
+
+/// Reads one row of [`READ_COLUMNS`]; a bad value is an error naming the row and message id.
+fn read_message(op: &Op<'_>, row: &Row) -> Result<HookMessage, StoreError> {
+    let seq: i64 = row.try_get(11).map_err(op.pg())?;
+    let id: String = row.try_get(0).map_err(op.pg())?;
+    let at = |detail: String| op.error(format_args!("message `{id}` (row {seq}): {detail}"));
+    let pg = |e: tokio_postgres::Error| at(describe_pg(&e));
+    let role: String = row.try_get(1).map_err(pg)?;
+    let role = [Role::System, Role::User, Role::Assistant, Role::Tool]
+        .into_iter()
+        .find(|known| known.as_str() == role)
+        .ok_or_else(|| at(format!("unknown role `{role}`")))?;
+    let depth: Option<i64> = row.try_get(8).map_err(pg)?;
+    let depth = depth
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| at("the stored depth is not a non-negative 32-bit integer".to_owned()))?;
+    let extra: String = row.try_get(10).map_err(pg)?;
+    let extra: Map<String, Value> = serde_json::from_str(&extra)
+        .map_err(|e| at(format!("the stored `extra` column holds {}", describe_json_error(&e))))?;
+    Ok(HookMessage {
+        role,
+        content: row.try_get(2).map_err(pg)?,
+        name: row.try_get(3).map_err(pg)?,
+        tool_calls: row.try_get(4).map_err(pg)?,
+        tool_call_id: row.try_get(5).map_err(pg)?,
+        created_at: row.try_get(6).map_err(pg)?,
+        parent_id: row.try_get(7).map_err(pg)?,
+        depth,
+        silent: row.try_get(9).map_err(pg)?,
+        extra,
+        id,
+    })
+}
+
+/// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
+async fn write_value(
+    op: &Op<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
+    key: &str,
+    value: &Value,
+) -> Result<(), StoreError> {
+    let json = serde_json::to_string(value)
+        .map_err(|e| op.error(format_args!("encode thread value `{key}`: {}", describe_json_error(&e))))?;
+    let statement = tx
+        .prepare_cached(
+            "INSERT INTO thread_values (thread_id, key, value) VALUES ($1, $2, $3::text::json)
+             ON CONFLICT (thread_id, key) DO UPDATE SET value = excluded.value",
+        )
+        .await
+        .map_err(op.pg())?;
+    tx.execute(&statement, &[&op.thread_id, &key, &json]).await.map_err(op.pg())?;
+    Ok(())
+}
+
+fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
+    serde_json::to_string(&message.extra)
+        .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
+}
+
+#[async_trait::async_trait]
+impl MessageStore for PostgresStore {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        let op = Op::thread("create_thread", &thread.id);
+        let arguments = serde_json::to_string(&thread.arguments)
+            .map_err(|e| op.error(format_args!("encode the arguments: {}", describe_json_error(&e))))?;
+        let (status, reason) = status_columns(&thread.status);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO threads (id, agent, user_id, created_at, arguments, status, status_reason)
+                 VALUES ($1, $2, $3, $4, $5::text::json, $6, $7) ON CONFLICT (id) DO NOTHING",
+            )
+            .await
+            .map_err(op.pg())?;
+        let inserted = tx
+            .execute(
+                &statement,
+                &[&thread.id, &thread.agent, &thread.user_id, &thread.created_at, &arguments, &status, &reason],
+            )
+            .await
+            .map_err(op.pg())?;
+        if inserted == 0 {
+            return Err(op.error("the thread already exists"));
+        }
+        for (key, value) in &thread.values {
+            write_value(&op, &tx, key, value).await?;
+        }
+        tx.commit().await.map_err(op.pg())
+    }
+
+    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        let op = Op::thread("load_thread", thread_id);
+        let mut client = self.client(op.name).await?;
+        // One snapshot for the thread and its values.
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(op.pg())?;
+        let statement = tx
+            .prepare_cached(
+                "SELECT agent, user_id, created_at, arguments::text, status, status_reason FROM threads WHERE id = $1",
+            )
+            .await
+            .map_err(op.pg())?;
+        let Some(row) = tx.query_opt(&statement, &[&thread_id]).await.map_err(op.pg())? else {
+            return Ok(None);
+        };
+        let arguments: String = row.try_get(3).map_err(op.pg())?;
+        let arguments: Map<String, Value> = serde_json::from_str(&arguments)
+            .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
+        let status: String = row.try_get(4).map_err(op.pg())?;
+        let status = status_from_columns(&status, row.try_get(5).map_err(op.pg())?).map_err(|d| op.error(d))?;
+        let statement = tx
+            .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
+            .await
+            .map_err(op.pg())?;
+        let mut values = Map::new();
+        for value_row in tx.query(&statement, &[&thread_id]).await.map_err(op.pg())? {
+            let key: String = value_row.try_get(0).map_err(op.pg())?;
+            let json: String = value_row.try_get(1).map_err(op.pg())?;
+            let value = serde_json::from_str(&json).map_err(|e| {
+                op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)))
+            })?;
+            values.insert(key, value);
+        }
+        let record = ThreadRecord {
+            id: thread_id.to_owned(),
+            agent: row.try_get(0).map_err(op.pg())?,
+            user_id: row.try_get(1).map_err(op.pg())?,
+            created_at: row.try_get(2).map_err(op.pg())?,
+            arguments,
+            status,
+            values,
+        };
+        tx.commit().await.map_err(op.pg())?;
+        Ok(Some(record))
+    }
+
+    async fn set_value(&self, thread_id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
+        let op = Op::thread("set_value", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        op.ensure_thread(&tx, false).await?;
+        write_value(&op, &tx, key, value).await?;
+        tx.commit().await.map_err(op.pg())
+    }
+
+    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        let op = Op::thread("set_status", thread_id);
+        let (status, reason) = status_columns(status);
+        let client = self.client(op.name).await?;
+        // One statement: its own transaction.
+        let statement = client
+            .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
+            .await
+            .map_err(op.pg())?;
+        let changed = client.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
+        if changed == 0 { Err(op.error("no such thread")) } else { Ok(()) }
+    }
+
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+        let op = Op::message("insert_message", thread_id, &message.id);
+        let extra = extra_json(&op, message)?;
+        let depth = message.depth.map(i64::from);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        Op::thread(op.name, thread_id).ensure_thread(&tx, true).await?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO messages (thread_id, seq, id, role, content, name, tool_calls, tool_call_id, created_at,
+                                       parent_id, depth, silent, extra)
+                 VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $1),
+                         $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::json)
+                 ON CONFLICT (thread_id, id) DO NOTHING",
+            )
+            .await
+            .map_err(op.pg())?;
+        let inserted = tx
+            .execute(
+                &statement,
+                &[
+                    &thread_id,
+                    &message.id,
+                    &message.role.as_str(),
+                    &message.content,
+                    &message.name,
+                    &message.tool_calls,
+                    &message.tool_call_id,
+                    &message.created_at,
+                    &message.parent_id,
+                    &depth,
+                    &message.silent,
+                    &extra,
+                ],
+            )
+            .await
+            .map_err(op.pg())?;
+        if inserted == 0 {
+            return Err(op.error("the message already exists"));
+        }
+        tx.commit().await.map_err(op.pg())?;
+        Ok(message.clone())
+    }
+
+    async fn update_message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        let op = Op::message("update_message", thread_id, message_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        Op::thread(op.name, thread_id).ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(&format!(
+                "SELECT {READ_COLUMNS} FROM messages WHERE thread_id = $1 AND id = $2 FOR NO KEY UPDATE"
+            ))
+            .await
+            .map_err(op.pg())?;
+        let Some(row) = tx.query_opt(&statement, &[&thread_id, &message_id]).await.map_err(op.pg())? else {
+            return Err(op.error("no such message"));
+        };
+        let mut message = read_message(&Op::thread(op.name, thread_id), &row)?;
+        update.apply_to(&mut message);
+        let extra = extra_json(&op, &message)?;
+        let depth = message.depth.map(i64::from);
+        let statement = tx
+            .prepare_cached(
+                "UPDATE messages SET role = $3, content = $4, name = $5, tool_calls = $6, tool_call_id = $7,
+                     created_at = $8, parent_id = $9, depth = $10, silent = $11, extra = $12::text::json
+                 WHERE thread_id = $1 AND id = $2",
+            )
+            .await
+            .map_err(op.pg())?;
+        tx.execute(
+            &statement,
+            &[
+                &thread_id,
+                &message_id,
+                &message.role.as_str(),
+                &message.content,
+                &message.name,
+                &message.tool_calls,
+                &message.tool_call_id,
+                &message.created_at,
+                &message.parent_id,
+                &depth,
+                &message.silent,
+                &extra,
+            ],
+        )
+        .await
+        .map_err(op.pg())?;
+        tx.commit().await.map_err(op.pg())?;
+        Ok(message)
+    }
+
+    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        let op = Op::thread("messages", thread_id);
+        let mut client = self.client(op.name).await?;
+        // One snapshot for the existence check and the rows.
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(op.pg())?;
+        op.ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = $1 ORDER BY seq"))
+            .await
+            .map_err(op.pg())?;
+        let rows = tx.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
+        let messages = rows.iter().map(|row| read_message(&op, row)).collect::<Result<Vec<_>, _>>()?;
+        tx.commit().await.map_err(op.pg())?;
+        Ok(messages)
+    }
+}

@@ -1,0 +1,129 @@
+//! The PostgreSQL schema and its migrations.
+//!
+//! The version lives in the one-row table `hooks_schema_version`. A store that connects takes a
+//! transaction-scoped advisory lock for its schema, so two processes starting at once migrate
+//! one after the other, then applies every step above the stored version. A database whose
+//! version is higher than this build's (written by a newer build) is refused, and so is one that
+//! has this store's tables but no version: it was not created by this store.
+
+use tokio_postgres::Transaction;
+
+/// The schema version this build writes and reads: the number of [`MIGRATIONS`].
+pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
+pub(super) const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+
+/// The tables this store owns, for telling a foreign database from an empty one.
+const OWN_TABLES: [&str; 5] = ["threads", "messages", "thread_values", "thread_events", "thread_leases"];
+
+/// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
+/// `json` (kept as written) with checks, so every stored row can be read back.
+const SCHEMA_V1: &str = "
+CREATE TABLE threads (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    user_id TEXT,
+    created_at BIGINT NOT NULL,
+    arguments JSON NOT NULL CHECK (json_typeof(arguments) = 'object'),
+    status TEXT NOT NULL CHECK (status IN ('idle', 'running', 'stopped', 'failed')),
+    status_reason TEXT,
+    CHECK (status IN ('idle', 'running') OR status_reason IS NOT NULL)
+);
+CREATE TABLE messages (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    seq BIGINT NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content TEXT,
+    name TEXT,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    created_at BIGINT NOT NULL,
+    parent_id TEXT,
+    depth BIGINT CHECK (depth BETWEEN 0 AND 4294967295),
+    silent BOOLEAN,
+    extra JSON NOT NULL CHECK (json_typeof(extra) = 'object'),
+    PRIMARY KEY (thread_id, id),
+    UNIQUE (thread_id, seq)
+);
+CREATE TABLE thread_values (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    key TEXT NOT NULL,
+    value JSON NOT NULL,
+    PRIMARY KEY (thread_id, key)
+);
+";
+
+/// Version 2: scale-out. Thread events (`seq` counts a thread's events from 1, without gaps) and
+/// one lease row per running thread; `epoch` grows with every change of owner.
+const SCHEMA_V2: &str = "
+CREATE TABLE thread_events (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    seq BIGINT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    event JSON NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+);
+CREATE TABLE thread_leases (
+    thread_id TEXT PRIMARY KEY REFERENCES threads(id),
+    owner TEXT NOT NULL,
+    epoch BIGINT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+";
+
+/// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's
+/// transaction; `schema`, when given, is created first. Errors are plain sentences for
+/// [`super::PostgresStore::connect`] to prefix.
+pub(super) async fn migrate(tx: &Transaction<'_>, schema: Option<&str>) -> Result<(), String> {
+    let pg = |e: tokio_postgres::Error| super::describe_pg(&e);
+    let lock_key = format!("hooks-runtime schema {}", schema.unwrap_or("(search_path)"));
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock_key]).await.map_err(pg)?;
+    if let Some(schema) = schema {
+        // The name was checked to be a plain lower-case identifier, so it needs no quoting.
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).await.map_err(pg)?;
+    }
+    let versioned: bool =
+        tx.query_one("SELECT to_regclass('hooks_schema_version') IS NOT NULL", &[]).await.map_err(pg)?.get(0);
+    let version: i32 = if versioned {
+        let row = tx.query_opt("SELECT version FROM hooks_schema_version", &[]).await.map_err(pg)?;
+        row.map(|row| row.get(0)).ok_or("the table `hooks_schema_version` is empty")?
+    } else {
+        let mut found = Vec::new();
+        for table in OWN_TABLES {
+            let exists: bool = tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table]).await.map_err(pg)?.get(0);
+            if exists {
+                found.push(format!("`{table}`"));
+            }
+        }
+        if !found.is_empty() {
+            return Err(format!(
+                "the schema already has tables named like this store's ({}) but no `hooks_schema_version`: \
+                 they were not created by this store, which will not adopt or change them; use another schema",
+                found.join(", ")
+            ));
+        }
+        tx.batch_execute(
+            "CREATE TABLE hooks_schema_version (version INTEGER NOT NULL); INSERT INTO hooks_schema_version VALUES (0)",
+        )
+        .await
+        .map_err(pg)?;
+        0
+    };
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "the database has hooks-runtime schema version {version}, newer than version {SCHEMA_VERSION} that this \
+             build reads; connect with a newer hooks-runtime"
+        ));
+    }
+    for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
+        tx.batch_execute(step).await.map_err(|e| {
+            format!("migrate the schema from version {from} to {}: {}", from + 1, super::describe_pg(&e))
+        })?;
+    }
+    if version < SCHEMA_VERSION {
+        tx.execute("UPDATE hooks_schema_version SET version = $1", &[&SCHEMA_VERSION]).await.map_err(pg)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,447 @@
+//! One message-store suite, run against every store so that they cannot drift: each test is a
+//! generic function over a [`Fixture`], and [`suite!`] instantiates all of them per store
+//! (`memory::`, `sqlite::`, `postgres::`). The PostgreSQL instance needs feature `postgres` and
+//! a server (`HOOKS_DATABASE_URL`); it fails, never skips, when the server is unreachable.
+
+use std::sync::Arc;
+
+use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadRecord, ThreadStatus};
+use hooks_runtime::{HookMessage, MessageUpdate, Role};
+use serde_json::json;
+
+#[cfg(feature = "postgres")]
+mod postgres_support;
+
+/// A store under test and whatever it needs cleaned up afterwards.
+trait Fixture: Sized {
+    /// Opens a fresh, empty store.
+    async fn open() -> Self;
+    /// The store, as the runtime holds it.
+    fn store(&self) -> Arc<dyn MessageStore>;
+    /// Cleans up (a test that panics leaves its temporary data behind).
+    async fn finish(self) {}
+}
+
+struct Memory(Arc<InMemoryStore>);
+
+impl Fixture for Memory {
+    async fn open() -> Self {
+        Memory(Arc::new(InMemoryStore::new()))
+    }
+
+    fn store(&self) -> Arc<dyn MessageStore> {
+        self.0.clone()
+    }
+}
+
+#[cfg(feature = "sqlite")]
+struct Sqlite {
+    store: Arc<hooks_runtime::store::SqliteStore>,
+    dir: std::path::PathBuf,
+}
+
+#[cfg(feature = "sqlite")]
+impl Fixture for Sqlite {
+    async fn open() -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("hooks-store-suite-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        let path = dir.join("store.db");
+        let store = tokio::task::spawn_blocking(move || hooks_runtime::store::SqliteStore::open(path))
+            .await
+            .expect("open task")
+            .expect("open the SQLite store");
+        Sqlite { store: Arc::new(store), dir }
+    }
+
+    fn store(&self) -> Arc<dyn MessageStore> {
+        self.store.clone()
+    }
+
+    async fn finish(self) {
+        drop(self.store);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(feature = "postgres")]
+struct Postgres {
+    store: Arc<hooks_runtime::store::PostgresStore>,
+    schema: postgres_support::PgSchema,
+}
+
+#[cfg(feature = "postgres")]
+impl Fixture for Postgres {
+    async fn open() -> Self {
+        let schema = postgres_support::PgSchema::new("suite");
+        let store = Arc::new(schema.store().await);
+        Postgres { store, schema }
+    }
+
+    fn store(&self) -> Arc<dyn MessageStore> {
+        self.store.clone()
+    }
+
+    async fn finish(self) {
+        drop(self.store);
+        self.schema.drop().await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+fn thread(id: &str) -> ThreadRecord {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("topic".into(), json!("billing"));
+    arguments.insert("limits".into(), json!({"max": 3, "nested": [1, 2.5, null, true], "unicode": "é✓"}));
+    ThreadRecord {
+        id: id.into(),
+        agent: "support".into(),
+        user_id: Some("u1".into()),
+        created_at: 1_700_000_000_000,
+        arguments,
+        status: ThreadStatus::Idle,
+        values: serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]),
+    }
+}
+
+fn message(id: &str, role: Role, content: &str) -> HookMessage {
+    HookMessage {
+        id: id.into(),
+        role,
+        content: Some(content.into()),
+        name: None,
+        tool_calls: None,
+        tool_call_id: None,
+        created_at: 1_700_000_000_001,
+        parent_id: None,
+        depth: None,
+        silent: None,
+        extra: serde_json::Map::new(),
+    }
+}
+
+/// A message with every optional field set, at the edges of their ranges.
+fn full_message(id: &str) -> HookMessage {
+    let mut m = message(id, Role::Assistant, "calling a tool, with \"quotes\", 'apostrophes' and \\ é✓");
+    m.name = Some("helper".into());
+    m.tool_calls = Some(r#"[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#.into());
+    m.tool_call_id = Some("c0".into());
+    m.created_at = i64::MAX;
+    m.parent_id = Some("m0".into());
+    m.depth = Some(u32::MAX);
+    m.silent = Some(false);
+    m.extra.insert("metadata".into(), json!({"step": 1, "tags": ["a", "b"], "score": 0.25, "big": u64::MAX}));
+    m.extra.insert("tool_status".into(), json!("success"));
+    m
+}
+
+fn ids(messages: &[HookMessage]) -> Vec<&str> {
+    messages.iter().map(|m| m.id.as_str()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The suite
+
+async fn creates_and_loads_a_thread<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    let record = thread("t1");
+    store.create_thread(&record).await.unwrap();
+    assert_eq!(store.load_thread("t1").await.unwrap(), Some(record));
+    let mut bare = thread("t2");
+    bare.user_id = None;
+    bare.arguments.clear();
+    bare.values.clear();
+    store.create_thread(&bare).await.unwrap();
+    assert_eq!(store.load_thread("t2").await.unwrap(), Some(bare));
+    assert_eq!(store.load_thread("missing").await.unwrap(), None, "a missing thread is no thread, not an error");
+    f.finish().await;
+}
+
+async fn a_duplicate_thread_is_an_error_and_keeps_the_first<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let mut second = thread("t1");
+    second.agent = "other".into();
+    let error = store.create_thread(&second).await.unwrap_err();
+    assert!(error.to_string().contains("t1"), "{error}");
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().agent, "support");
+    f.finish().await;
+}
+
+async fn messages_come_back_in_insertion_order_with_silent_ones<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    assert!(store.messages("t1").await.unwrap().is_empty());
+    // Ids out of alphabetical order, and the same timestamp: the order is insertion order.
+    for (id, role) in [("m3", Role::System), ("m1", Role::User), ("m2", Role::Assistant), ("m0", Role::Tool)] {
+        let mut m = message(id, role, id);
+        if id == "m2" {
+            m.silent = Some(true);
+        }
+        let stored = store.insert_message("t1", &m).await.unwrap();
+        assert_eq!(stored, m, "insert returns the message as stored");
+    }
+    let messages = store.messages("t1").await.unwrap();
+    assert_eq!(ids(&messages), ["m3", "m1", "m2", "m0"]);
+    assert!(messages[2].is_silent());
+    assert_eq!(
+        messages.iter().map(|m| m.role).collect::<Vec<_>>(),
+        [Role::System, Role::User, Role::Assistant, Role::Tool]
+    );
+    f.finish().await;
+}
+
+async fn messages_of_threads_are_kept_apart_and_ids_are_per_thread<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("a")).await.unwrap();
+    store.create_thread(&thread("b")).await.unwrap();
+    store.insert_message("a", &message("m1", Role::User, "to a")).await.unwrap();
+    store.insert_message("b", &message("m1", Role::User, "to b")).await.unwrap();
+    store.insert_message("a", &message("m2", Role::User, "to a again")).await.unwrap();
+    assert_eq!(ids(&store.messages("a").await.unwrap()), ["m1", "m2"]);
+    let b = store.messages("b").await.unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].content.as_deref(), Some("to b"));
+    f.finish().await;
+}
+
+async fn every_field_and_extra_fields_survive_a_round_trip<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let full = full_message("m1");
+    let mut empty = message("m2", Role::Assistant, "");
+    empty.content = None;
+    store.insert_message("t1", &full).await.unwrap();
+    store.insert_message("t1", &empty).await.unwrap();
+    assert_eq!(store.messages("t1").await.unwrap(), vec![full, empty]);
+    f.finish().await;
+}
+
+async fn an_update_applies_content_flags_and_extra_fields_in_place<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.insert_message("t1", &full_message("m1")).await.unwrap();
+    store.insert_message("t1", &message("m2", Role::User, "after")).await.unwrap();
+    let mut update = MessageUpdate {
+        content: Some("edited".into()),
+        tool_calls: Some("[]".into()),
+        silent: Some(true),
+        ..MessageUpdate::default()
+    };
+    update.extra.insert("tool_status".into(), json!("error"));
+    update.extra.insert("status".into(), json!({"code": 3}));
+    let updated = store.update_message("t1", "m1", &update).await.unwrap();
+    let mut expected = full_message("m1");
+    update.apply_to(&mut expected);
+    assert_eq!(updated, expected, "update returns the message as stored");
+    let messages = store.messages("t1").await.unwrap();
+    assert_eq!(ids(&messages), ["m1", "m2"], "an update keeps the message's place");
+    assert_eq!(messages[0], expected);
+    assert_eq!(messages[0].extra_str("tool_status"), Some("error"));
+    assert_eq!(messages[0].extra["metadata"]["step"], 1, "untouched extra fields stay");
+    // An empty update changes nothing.
+    let same = store.update_message("t1", "m1", &MessageUpdate::default()).await.unwrap();
+    assert_eq!(same, expected);
+    f.finish().await;
+}
+
+async fn a_missing_thread_or_message_is_an_error_for_every_method<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    let m = message("m1", Role::User, "hi");
+    assert!(store.insert_message("nope", &m).await.is_err(), "insert_message");
+    assert!(store.messages("nope").await.is_err(), "messages");
+    assert!(store.set_status("nope", &ThreadStatus::Running).await.is_err(), "set_status");
+    assert!(store.set_value("nope", "k", &json!(1)).await.is_err(), "set_value");
+    assert!(store.update_message("nope", "m1", &MessageUpdate::default()).await.is_err(), "update_message");
+    store.create_thread(&thread("t1")).await.unwrap();
+    let error = store.update_message("t1", "m9", &MessageUpdate::default()).await.unwrap_err();
+    assert!(error.to_string().contains("m9"), "names the message: {error}");
+    assert_eq!(store.load_thread("nope").await.unwrap(), None);
+    f.finish().await;
+}
+
+async fn a_duplicate_message_is_an_error_and_keeps_the_first<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
+    let error = store.insert_message("t1", &message("m1", Role::User, "second secret")).await.unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("m1"), "names the message: {text}");
+    assert!(!text.contains("secret") && !text.contains("first"), "never quotes contents: {text}");
+    let messages = store.messages("t1").await.unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].content.as_deref(), Some("first"));
+    f.finish().await;
+}
+
+async fn status_is_set_and_read_back<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    for status in [
+        ThreadStatus::Running,
+        ThreadStatus::Stopped("hook_blocked".into()),
+        ThreadStatus::Failed("message_hook_error".into()),
+        ThreadStatus::Idle,
+    ] {
+        store.set_status("t1", &status).await.unwrap();
+        assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, status);
+    }
+    let mut running = thread("t2");
+    running.status = ThreadStatus::Failed("lease_expired".into());
+    store.create_thread(&running).await.unwrap();
+    assert_eq!(store.load_thread("t2").await.unwrap().unwrap().status, ThreadStatus::Failed("lease_expired".into()));
+    f.finish().await;
+}
+
+async fn m11_values_are_kept_with_the_thread<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.create_thread(&thread("t2")).await.unwrap();
+    store.set_value("t1", "count", &json!(1)).await.unwrap();
+    store.set_value("t1", "count", &json!(2)).await.unwrap();
+    store.set_value("t1", "profile", &json!({"name": "Ada", "tags": ["x"], "ratio": 0.5, "none": null})).await.unwrap();
+    store.set_value("t1", "empty", &json!("")).await.unwrap();
+    let loaded = store.load_thread("t1").await.unwrap().unwrap();
+    assert_eq!(loaded.values.len(), 4, "{:?}", loaded.values);
+    assert_eq!(loaded.values["seeded"], json!({"at": "creation"}), "values given at creation are kept");
+    assert_eq!(loaded.values["count"], json!(2), "a second set replaces the value");
+    assert_eq!(loaded.values["profile"], json!({"name": "Ada", "tags": ["x"], "ratio": 0.5, "none": null}));
+    assert_eq!(loaded.values["empty"], json!(""));
+    assert_eq!(store.load_thread("t2").await.unwrap().unwrap().values.len(), 1, "values are per thread");
+    f.finish().await;
+}
+
+async fn m11_a_value_for_an_unknown_thread_creates_nothing<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    let error = store.set_value("ghost", "k", &json!("v")).await.unwrap_err();
+    assert!(error.to_string().contains("ghost"), "{error}");
+    assert_eq!(store.load_thread("ghost").await.unwrap(), None);
+    // Creating the thread later does not bring the refused value back.
+    let mut ghost = thread("ghost");
+    ghost.values.clear();
+    store.create_thread(&ghost).await.unwrap();
+    assert!(store.load_thread("ghost").await.unwrap().unwrap().values.is_empty());
+    f.finish().await;
+}
+
+/// Four writers, one thread: every message lands once, and each writer's messages keep their
+/// order (the store never reorders or loses a concurrent insert).
+async fn concurrent_inserts_each_land_once_in_a_valid_order<F: Fixture>() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 25;
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let mut tasks = Vec::new();
+    for writer in 0..WRITERS {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for n in 0..EACH {
+                store.insert_message("t1", &message(&format!("w{writer}-{n:02}"), Role::User, "x")).await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let messages = store.messages("t1").await.unwrap();
+    assert_eq!(messages.len(), WRITERS * EACH);
+    let mut seen = std::collections::HashSet::new();
+    for m in &messages {
+        assert!(seen.insert(m.id.clone()), "stored twice: {}", m.id);
+    }
+    for writer in 0..WRITERS {
+        let prefix = format!("w{writer}-");
+        let own: Vec<&str> = messages.iter().map(|m| m.id.as_str()).filter(|id| id.starts_with(&prefix)).collect();
+        let mut sorted = own.clone();
+        sorted.sort_unstable();
+        assert_eq!(own, sorted, "writer {writer}'s messages out of order");
+    }
+    // A second read returns the same order.
+    assert_eq!(store.messages("t1").await.unwrap(), messages);
+    f.finish().await;
+}
+
+/// Writers on many threads at once do not see each other's messages.
+async fn concurrent_threads_do_not_mix<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let id = format!("t{t}");
+            store.create_thread(&thread(&id)).await.unwrap();
+            for n in 0..10 {
+                store.insert_message(&id, &message(&format!("m{n}"), Role::User, &id)).await.unwrap();
+                store.set_value(&id, "last", &json!(n)).await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for t in 0..8 {
+        let id = format!("t{t}");
+        let messages = store.messages(&id).await.unwrap();
+        assert_eq!(ids(&messages), (0..10).map(|n| format!("m{n}")).collect::<Vec<_>>());
+        assert!(messages.iter().all(|m| m.content.as_deref() == Some(id.as_str())));
+        assert_eq!(store.load_thread(&id).await.unwrap().unwrap().values["last"], json!(9));
+    }
+    f.finish().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instantiation
+
+macro_rules! suite {
+    ($module:ident, $fixture:ty) => {
+        mod $module {
+            suite!(@tests $fixture;
+                creates_and_loads_a_thread,
+                a_duplicate_thread_is_an_error_and_keeps_the_first,
+                messages_come_back_in_insertion_order_with_silent_ones,
+                messages_of_threads_are_kept_apart_and_ids_are_per_thread,
+                every_field_and_extra_fields_survive_a_round_trip,
+                an_update_applies_content_flags_and_extra_fields_in_place,
+                a_missing_thread_or_message_is_an_error_for_every_method,
+                a_duplicate_message_is_an_error_and_keeps_the_first,
+                status_is_set_and_read_back,
+                m11_values_are_kept_with_the_thread,
+                m11_a_value_for_an_unknown_thread_creates_nothing,
+                concurrent_inserts_each_land_once_in_a_valid_order,
+                concurrent_threads_do_not_mix,
+            );
+        }
+    };
+    (@tests $fixture:ty; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                super::$test::<$fixture>().await;
+            }
+        )*
+    };
+}
+
+suite!(memory, super::Memory);
+#[cfg(feature = "sqlite")]
+suite!(sqlite, super::Sqlite);
+#[cfg(feature = "postgres")]
+suite!(postgres, super::Postgres);
