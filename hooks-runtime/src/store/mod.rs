@@ -107,4 +107,35 @@ pub trait MessageStore: Send + Sync + 'static {
     ) -> Result<HookMessage, StoreError>;
     /// Every message of a thread, oldest first, silent ones included.
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError>;
+
+    /// Takes the right to run `thread_id` for this process, for as long as the returned
+    /// [`RunHold`] lives, waiting while another process runs the thread. The runtime calls it at
+    /// the start of every run, after its own per-thread lock.
+    ///
+    /// A store that one process owns (in memory, SQLite) holds nothing: the runtime's lock
+    /// already runs one turn at a time, and this default answers `None` at once. A store that
+    /// several processes share ([`PostgresStore`]) holds a lease, so that no two processes run
+    /// turns of one thread at once.
+    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
+        let _ = thread_id;
+        Ok(None)
+    }
+}
+
+/// The right to run one thread, from [`MessageStore::hold_run`]; dropping it gives it back.
+pub struct RunHold {
+    _guard: Box<dyn Send + Sync>,
+}
+
+impl RunHold {
+    /// Holds `guard` (a lease, a lock guard) until the run ends.
+    pub fn new(guard: impl Send + Sync + 'static) -> Self {
+        RunHold { _guard: Box::new(guard) }
+    }
+}
+
+impl fmt::Debug for RunHold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RunHold(..)")
+    }
 }

@@ -481,6 +481,8 @@ impl Thread {
         self.refuse_if_held("send")?;
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.run.lock().await;
+            // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
+            let _hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result =
                 turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
@@ -503,6 +505,7 @@ impl Thread {
         self.refuse_if_held("run_queued")?;
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.run.lock().await;
+            let _hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result = turn::run_queued(&self.shared, run.state()).await;
             run.settle(result).await

@@ -36,7 +36,7 @@ use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use super::{MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,11 +63,19 @@ pub struct PostgresOptions {
     schema: Option<String>,
     max_connections: usize,
     event_poll_interval: Duration,
+    run_lease_ttl: Duration,
+    run_wait: Duration,
 }
 
 impl Default for PostgresOptions {
     fn default() -> Self {
-        PostgresOptions { schema: None, max_connections: 16, event_poll_interval: Duration::from_secs(5) }
+        PostgresOptions {
+            schema: None,
+            max_connections: 16,
+            event_poll_interval: Duration::from_secs(5),
+            run_lease_ttl: Duration::from_secs(15),
+            run_wait: Duration::from_secs(300),
+        }
     }
 }
 
@@ -97,6 +105,21 @@ impl PostgresOptions {
     /// arrive by notification within milliseconds; this bounds the delay when one does not.
     pub fn event_poll_interval(mut self, interval: Duration) -> Self {
         self.event_poll_interval = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The lease a run holds on its thread (default 15 s): renewed every third of it while the
+    /// run goes on, so another process can take a thread whose runner died this long after its
+    /// last renewal.
+    pub fn run_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.run_lease_ttl = ttl.max(Duration::from_millis(100));
+        self
+    }
+
+    /// How long a run waits for a thread that another process is running (default 300 s)
+    /// before it fails with an error naming the holder.
+    pub fn run_wait(mut self, wait: Duration) -> Self {
+        self.run_wait = wait;
         self
     }
 }
@@ -142,6 +165,12 @@ struct Inner {
     channel: String,
     /// [`PostgresOptions::event_poll_interval`].
     event_poll_interval: Duration,
+    /// [`PostgresOptions::run_lease_ttl`] and [`PostgresOptions::run_wait`].
+    run_lease_ttl: Duration,
+    run_wait: Duration,
+    /// This store's name as a lease owner: process id and a random part, so that two stores
+    /// of one process (two runtimes) are two owners.
+    owner: String,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -207,7 +236,16 @@ impl PostgresStore {
             .build()
             .map_err(|e| StoreError(format!("connect to {target}: build the connection pool: {e}")))?;
         let store = PostgresStore {
-            inner: Arc::new(Inner { pool, config, target, channel, event_poll_interval: options.event_poll_interval }),
+            inner: Arc::new(Inner {
+                pool,
+                config,
+                target,
+                channel,
+                event_poll_interval: options.event_poll_interval,
+                run_lease_ttl: options.run_lease_ttl,
+                run_wait: options.run_wait,
+                owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
+            }),
         };
 
         let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
@@ -641,5 +679,22 @@ impl MessageStore for PostgresStore {
         let messages = rows.iter().map(|row| read_message(&op, row)).collect::<Result<Vec<_>, _>>()?;
         tx.commit().await.map_err(op.pg())?;
         Ok(messages)
+    }
+
+    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed while
+    /// it lasts, waiting up to [`PostgresOptions::run_wait`] while another process holds it.
+    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
+        let inner = &self.inner;
+        match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
+            Some(guard) => Ok(Some(RunHold::new(guard))),
+            None => {
+                let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
+                Err(StoreError(format!(
+                    "thread {thread_id} is being run by another process ({}) and was not released within {} s",
+                    holder.as_deref().unwrap_or("unknown owner"),
+                    inner.run_wait.as_secs()
+                )))
+            }
+        }
     }
 }
