@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
+use super::LOG_TARGET;
 use super::PreparedCommand;
-use super::executor::LOG_TARGET;
 use super::process_group::ProcessGroup;
 
 /// Once the shell has exited, how long to keep reading output that a background child of it

@@ -4,10 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::command::{CommandLimits, run_command};
-use super::{HookAction, HookContext, prepare_command, substitute};
-
-/// The `tracing` target of `[HOOK]` log lines and of command warnings.
-pub const LOG_TARGET: &str = "hooks_runtime::declarative::executor";
+use super::{HookAction, HookContext, LOG_TARGET, prepare_command, substitute};
 
 /// How long a command may run before it is killed, unless configured otherwise.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);

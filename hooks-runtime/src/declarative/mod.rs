@@ -76,8 +76,12 @@ pub use action::{CommandMode, HookAction};
 pub use config::HookConfig;
 pub use event::{HookEvent, UnknownHookEvent};
 pub use executor::{
-    DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, LOG_TARGET, MAX_OUTPUT_LINES, executor_fn,
+    DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, MAX_OUTPUT_LINES, executor_fn,
 };
+
+/// The `tracing` target of `[HOOK]` log lines and of command warnings. Its value names the
+/// executor module, where it lived before, so existing log filters keep working.
+pub const LOG_TARGET: &str = "hooks_runtime::declarative::executor";
 pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
