@@ -99,7 +99,7 @@ fn tour() {
             "before_store_tool_result",
             "1. redact_emails            prompt duplicate_finder",
             "=== 4. The database",
-            "agent-hooks-tour.db",
+            "agent-hooks-tour-",
             "messages: 10 stored",
         ],
     );

@@ -29,10 +29,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("Its prompt declares one hook, redact_emails (before_store_tool_result), which removes");
     println!("email addresses from each tool result before it is stored and shown to the model.");
 
-    // A fresh database each run, so the output is the same every time.
-    let database = std::env::temp_dir().join("agent-hooks-tour.db");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", database.display()));
+    // A fresh database each run, so the output is the same every time: a file of this run's own
+    // in the temporary directory, or the path in HOOKS_TOUR_DB, which must not exist yet (the
+    // tour never overwrites a file it did not make).
+    let database = match std::env::var_os("HOOKS_TOUR_DB") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::env::temp_dir().join(format!("agent-hooks-tour-{}.db", std::process::id())),
+    };
+    if database.exists() {
+        return Err(format!(
+            "{} already exists; the tour writes a new database (set HOOKS_TOUR_DB to another path)",
+            database.display()
+        )
+        .into());
     }
 
     let model = options.model(finder::script());
