@@ -32,6 +32,7 @@
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events; it asks for a token and fetches like any client |
 //!
 //! # Event streams
 //!
@@ -56,6 +57,8 @@ mod catalog;
 mod config;
 mod error;
 mod event_log;
+#[cfg(feature = "inspector")]
+mod inspector;
 mod state;
 mod streams;
 mod threads;
@@ -85,7 +88,7 @@ pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
 pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Router {
     let body_limit = config.max_body_bytes;
     let state = AppState::new(runtime, Arc::new(auth), config);
-    Router::new()
+    let router = Router::new()
         .route("/agents", get(catalog::list))
         .route("/agents/{name}", get(catalog::read))
         .route("/threads", get(threads::list).post(threads::create))
@@ -94,6 +97,8 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}/events", get(threads::events))
         .route("/user/events", get(users::events))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .with_state(state)
+        .layer(DefaultBodyLimit::max(body_limit));
+    #[cfg(feature = "inspector")]
+    let router = router.route("/inspect", get(inspector::page));
+    router.with_state(state)
 }

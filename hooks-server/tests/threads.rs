@@ -297,3 +297,23 @@ async fn the_catalog_is_explain_json() {
     let (status, body) = server.get("/agents/nope", ALICE).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("agent_not_found")));
 }
+
+#[cfg(feature = "inspector")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_page_is_served_without_data_and_fetches_with_the_viewers_token() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    // No token needed for the page itself: it holds no data.
+    let response = server.client.get(server.url("/inspect")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let policy = response.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.contains("connect-src 'self'"), "{policy}");
+    let page = response.text().await.unwrap();
+    // What it fetches, relative to where the router is mounted, with the viewer's token.
+    for needle in
+        [r#"call("GET", "agents")"#, r#""threads/" + encodeURIComponent"#, "/events", "Last-Event-ID", "Authorization"]
+    {
+        assert!(page.contains(needle), "the page lacks {needle}");
+    }
+    assert!(!page.contains("innerHTML"), "contents are shown as text, never parsed as HTML");
+}
