@@ -20,7 +20,10 @@ impl FromRequest<AppState> for JsonBody {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let limit = state.config.max_body_bytes;
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| match rejection {
-            BytesRejection::FailedToBufferBody(_) if is_length_limit(&rejection) => too_large(limit),
+            // The only buffering failure with this status is the length limit.
+            BytesRejection::FailedToBufferBody(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                too_large(limit)
+            }
             _ => ApiError::bad_request("unreadable_body", "the request body could not be read"),
         })?;
         if bytes.is_empty() {
@@ -31,10 +34,6 @@ impl FromRequest<AppState> for JsonBody {
             ApiError::bad_request("invalid_json", format!("the request body is not valid JSON: {error}"))
         })
     }
-}
-
-fn is_length_limit(rejection: &BytesRejection) -> bool {
-    rejection.status() == StatusCode::PAYLOAD_TOO_LARGE
 }
 
 fn too_large(limit: usize) -> ApiError {

@@ -68,6 +68,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, StatusCode, Uri};
 use axum::routing::get;
 use hooks_runtime::Runtime;
 
@@ -75,6 +76,7 @@ pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
 
+use error::{ApiError, printable};
 use state::AppState;
 
 /// The router of `runtime` with the default [`ServerConfig`].
@@ -100,5 +102,17 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page));
-    router.with_state(state)
+    router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no_such_endpoint", format!("no endpoint {method} {}", printable(uri.path())))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}", printable(uri.path())),
+    )
 }

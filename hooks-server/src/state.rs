@@ -169,7 +169,8 @@ async fn pump(
 }
 
 /// A runtime event as the stream sends it; a created message comes with the message itself,
-/// so a client does not need a second request to show it.
+/// so a client does not need a second request to show it. The store can only list a thread's
+/// messages, so this reads them all and takes the newest match: linear in the thread's length.
 async fn thread_event_json(thread: &Thread, event: ThreadEvent) -> Value {
     let message_id = match &event {
         ThreadEvent::MessageCreated { id, .. } => Some(id.clone()),

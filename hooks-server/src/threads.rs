@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use hooks_runtime::store::{ThreadRecord, ThreadStatus};
 use hooks_runtime::{MessageQuery, RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
 
@@ -32,19 +31,13 @@ pub(crate) async fn create(
         Err(RuntimeError::UnknownAgent(_)) => return Err(unknown_agent(&state, &agent)),
         Err(error) => return Err(ApiError::store(&error)),
     };
-    let record = ThreadRecord {
-        id: thread.id().to_owned(),
-        agent: agent.clone(),
-        user_id: options.user_id,
-        created_at: now_ms(),
-        arguments: options.arguments,
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::new(),
-    };
-    // The stored record has the creation time the runtime chose.
+    // The record as stored, with the creation time the runtime chose.
     let record = match state.runtime.store().load_thread(thread.id()).await {
-        Ok(Some(stored)) => stored,
-        _ => record,
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            return Err(ApiError::store(&format_args!("thread `{}` missing right after its creation", thread.id())));
+        }
+        Err(error) => return Err(ApiError::store(&error)),
     };
     let entry = state.register(thread, record);
     state.user_log(&user).push(&json!({ "type": "thread_created", "threadId": entry.record.id, "agent": agent }));

@@ -317,3 +317,13 @@ async fn the_inspector_page_is_served_without_data_and_fetches_with_the_viewers_
     }
     assert!(!page.contains("innerHTML"), "contents are shown as text, never parsed as HTML");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_endpoints_and_methods_get_json_errors() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    let (status, body) = server.get("/threadz", ALICE).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("no_such_endpoint")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("GET /threadz"));
+    let (status, body) = server.call(Method::DELETE, "/threads", ALICE, None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (405, Some("method_not_allowed")), "{body}");
+}
