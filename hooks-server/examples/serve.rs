@@ -17,7 +17,11 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{HookToolResult, Runtime};
-use hooks_server::{ServerConfig, StaticTokens};
+use hooks_server::{HookRuns, ServerConfig, StaticTokens};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 #[hook(tool_call_started, id = "announce_lookup")]
 fn announce_lookup(_state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
@@ -55,7 +59,12 @@ define_agent! {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt().with_env_filter("info").init();
+    // The hook-run layer sees every hook span; the log prints INFO and up.
+    let runs = HookRuns::new();
+    tracing_subscriber::registry()
+        .with(runs.layer())
+        .with(tracing_subscriber::fmt::layer().with_filter(EnvFilter::new("info")))
+        .init();
     let address = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:8080".to_owned());
     // Enough scripted turns for a long demo: a lookup, then an answer, each time.
     let script = (0..1000).flat_map(|turn| {
@@ -81,10 +90,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let token = std::env::var("HOOKS_SERVER_TOKEN").unwrap_or_else(|_| "dev-token".to_owned());
     let auth = StaticTokens::new([(token, "dev".to_owned()), ("dev-token-2".to_owned(), "dev2".to_owned())]);
-    let config = ServerConfig { catalog: vec!["demo_agent".to_owned()], ..ServerConfig::default() };
+    let config =
+        ServerConfig { catalog: vec!["demo_agent".to_owned()], hook_runs: Some(runs), ..ServerConfig::default() };
     let app = hooks_server::router_with(runtime, auth, config);
     let listener = tokio::net::TcpListener::bind(&address).await?;
-    tracing::info!("serving on http://{}", listener.local_addr()?);
+    tracing::info!("serving on http://{0}; the inspector is at http://{0}/inspect", listener.local_addr()?);
     axum::serve(listener, app).await?;
     Ok(())
 }

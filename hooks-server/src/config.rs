@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::hook_runs::HookRuns;
+
 /// Limits and timings of a [`router_with`](crate::router_with).
 ///
 /// ```
@@ -11,7 +13,7 @@ use std::time::Duration;
 /// let config = ServerConfig { event_retention: 4096, keep_alive: Duration::from_secs(5), ..ServerConfig::default() };
 /// assert_eq!(config.max_body_bytes, 256 * 1024);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// The largest request body read, in bytes (default 256 KiB); a larger one is refused with
     /// 413 `body_too_large`.
@@ -31,6 +33,10 @@ pub struct ServerConfig {
     /// of the runtime can be read by name at `GET /agents/{name}` and used in a thread either
     /// way; `Runtime` cannot list its agents, so the server is told which to show.
     pub catalog: Vec<String>,
+    /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in
+    /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,
+    /// kind, source, duration) per hook run of its runs, and `hook_failed` when one failed.
+    pub hook_runs: Option<HookRuns>,
 }
 
 impl Default for ServerConfig {
@@ -41,6 +47,7 @@ impl Default for ServerConfig {
             event_retention: 1024,
             keep_alive: Duration::from_secs(15),
             catalog: Vec::new(),
+            hook_runs: None,
         }
     }
 }

@@ -29,10 +29,10 @@
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
 //! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
-//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `run_finished` |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
-//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events; it asks for a token and fetches like any client |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
 //!
 //! # Event streams
 //!
@@ -57,6 +57,7 @@ mod catalog;
 mod config;
 mod error;
 mod event_log;
+mod hook_runs;
 #[cfg(feature = "inspector")]
 mod inspector;
 mod state;
@@ -75,6 +76,7 @@ use hooks_runtime::Runtime;
 pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
+pub use hook_runs::{HookRunLayer, HookRuns};
 
 use error::{ApiError, printable};
 use state::AppState;

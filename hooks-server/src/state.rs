@@ -85,6 +85,9 @@ impl AppState {
         }
         let events = Arc::new(EventLog::new(self.config.event_retention));
         let (server_events, server_rx) = mpsc::unbounded_channel();
+        if let Some(runs) = &self.config.hook_runs {
+            runs.register(&record.id, server_events.clone());
+        }
         // Subscribed before anyone can send to the thread: no event of a run is missed.
         tokio::spawn(pump(thread.clone(), thread.subscribe(), server_rx, events.clone()));
         let entry = Arc::new(ThreadEntry { thread, record, events, server_events, run_gate: Arc::default() });

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use hooks_runtime::{MessageQuery, RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::auth::User;
 use crate::body::{Fields, JsonBody};
@@ -149,7 +150,10 @@ pub(crate) async fn send(
     tokio::spawn(async move {
         let _turn = entry.run_gate.clone().lock_owned().await;
         entry.log_in_order(json!({ "type": "run_started", "runId": run })).await;
-        let finished = match entry.thread.send(&content).await {
+        // The span names the thread, so that hook spans inside the run can be sent to it.
+        let span =
+            tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run);
+        let finished = match entry.thread.send(&content).instrument(span).await {
             Ok(outcome) => {
                 let mut value = json!({ "type": "run_finished", "runId": run, "steps": outcome.steps });
                 if let Ok(Value::Object(status)) = serde_json::to_value(&outcome.status) {
