@@ -29,6 +29,7 @@
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
 //! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
+//! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
@@ -70,7 +71,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
-use axum::routing::get;
+use axum::routing::{get, post};
 use hooks_runtime::Runtime;
 
 pub use async_trait::async_trait;
@@ -99,6 +100,7 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}", get(threads::read))
         .route("/threads/{id}/messages", get(threads::messages).post(threads::send))
         .route("/threads/{id}/events", get(threads::events))
+        .route("/threads/{id}/abort", post(threads::abort))
         .route("/user/events", get(users::events))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
         .layer(DefaultBodyLimit::max(body_limit));

@@ -192,3 +192,15 @@ pub(crate) async fn events(
     let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events)?;
     Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, ()))
 }
+
+/// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
+/// run stops before its next step (`run_finished` with status `stopped`, reason `aborted`).
+/// Nothing happens when no run is going.
+pub(crate) async fn abort(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.thread_of(&user, &id).await?.thread.abort();
+    Ok(StatusCode::ACCEPTED)
+}

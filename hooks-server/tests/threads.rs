@@ -327,3 +327,29 @@ async fn unknown_endpoints_and_methods_get_json_errors() {
     let (status, body) = server.call(Method::DELETE, "/threads", ALICE, None).await;
     assert_eq!((status, body["error"]["code"].as_str()), (405, Some("method_not_allowed")), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_stops_the_run_before_its_next_step() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = Server::start(runtime(1, gate.clone()), config()).await;
+    let id = server.create_thread(ALICE, "lookup_agent").await;
+    let mut stream = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
+    server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Weather?"}"#).await;
+    stream.until("tool_call_started").await;
+    // Another user cannot abort it.
+    let (status, _) = server.post(&format!("/threads/{id}/abort"), BOB, "").await;
+    assert_eq!(status, 404);
+    let (status, _) = server.post(&format!("/threads/{id}/abort"), ALICE, "").await;
+    assert_eq!(status, 202);
+    gate.add_permits(1);
+    let events = stream.until("run_finished").await;
+    let finished = &events.last().unwrap().data;
+    assert_eq!(
+        (finished["status"].as_str(), finished["reason"].as_str()),
+        (Some("stopped"), Some("aborted")),
+        "{events:#?}"
+    );
+    assert!(!events.iter().any(|e| e.kind() == "message_created"
+        && e.data["role"] == "assistant"
+        && e.data["message"]["content"] == "It is sunny."));
+}
