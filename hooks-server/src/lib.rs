@@ -45,6 +45,10 @@
 //! with what is kept; refetch the messages then. Without an id, a stream starts with what
 //! happens next; `lastEventId` of `GET /threads/{id}` read before the messages closes the gap.
 //!
+//! Event ids live in this process's memory: after a restart they begin again, and a client
+//! whose `Last-Event-ID` is past a stream's end gets `{"type":"stream_reset"}` and the stream
+//! from its start. Clients of one thread should reach the process that serves its runs.
+//!
 //! # Errors
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
