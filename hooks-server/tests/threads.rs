@@ -353,3 +353,21 @@ async fn abort_stops_the_run_before_its_next_step() {
         && e.data["role"] == "assistant"
         && e.data["message"]["content"] == "It is sunny."));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_last_event_id_past_the_end_resets_the_stream_to_its_start() {
+    let gate = Arc::new(Semaphore::new(1));
+    let server = Server::start(runtime(1, gate), config()).await;
+    let id = server.create_thread(ALICE, "lookup_agent").await;
+    let path = format!("/threads/{id}/events");
+    let mut first = server.stream(&path, ALICE, None).await;
+    server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Weather?"}"#).await;
+    let all = first.until("run_finished").await;
+
+    // An id from an earlier server process, past this stream's end.
+    let mut stale = server.stream(&path, ALICE, Some("999")).await;
+    let reset = stale.next().await;
+    assert_eq!((reset.id.as_deref(), reset.kind()), (None, "stream_reset"), "{reset:?}");
+    assert_eq!(reset.data["latest"], all.last().unwrap().id.clone().unwrap());
+    assert_eq!(stale.until("run_finished").await, all, "then every event kept, from the start");
+}
