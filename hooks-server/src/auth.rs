@@ -1,0 +1,96 @@
+//! Who is asking: bearer tokens mapped to user ids by a pluggable [`Authenticator`].
+
+use std::collections::HashMap;
+use std::fmt;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Maps a bearer token to the id of the user it belongs to.
+///
+/// Implement it over your session store, JWT verifier or identity provider; the router asks it
+/// once per request and never stores tokens. Return `None` for a token you do not accept.
+///
+/// ```
+/// use hooks_server::{Authenticator, async_trait};
+///
+/// struct Prefixed;
+///
+/// #[async_trait]
+/// impl Authenticator for Prefixed {
+///     async fn authenticate(&self, token: &str) -> Option<String> {
+///         token.strip_prefix("user:").map(str::to_owned)
+///     }
+/// }
+/// ```
+#[async_trait::async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    /// The user id of `token`, or `None` when the token is not valid.
+    async fn authenticate(&self, token: &str) -> Option<String>;
+}
+
+/// A fixed table of tokens, for development and tests. Do not use it in production: the tokens
+/// live in memory and never expire.
+///
+/// ```
+/// use hooks_server::StaticTokens;
+///
+/// let tokens = StaticTokens::new([("dev-token-alice", "alice"), ("dev-token-bob", "bob")]);
+/// # let _ = tokens;
+/// ```
+#[derive(Clone, Default)]
+pub struct StaticTokens {
+    users: HashMap<String, String>,
+}
+
+impl StaticTokens {
+    /// A table of `(token, user id)` pairs.
+    pub fn new<T: Into<String>, U: Into<String>>(pairs: impl IntoIterator<Item = (T, U)>) -> Self {
+        StaticTokens { users: pairs.into_iter().map(|(token, user)| (token.into(), user.into())).collect() }
+    }
+}
+
+/// Never prints the tokens.
+impl fmt::Debug for StaticTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticTokens").field("tokens", &self.users.len()).finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl Authenticator for StaticTokens {
+    async fn authenticate(&self, token: &str) -> Option<String> {
+        self.users.get(token).cloned()
+    }
+}
+
+/// The authenticated user of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct User(pub(crate) String);
+
+impl FromRequestParts<AppState> for User {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let unauthorized = |message: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message);
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| unauthorized("missing `Authorization: Bearer <token>` header"))?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+            .map(str::trim)
+            .filter(|token| !token.is_empty())
+            .ok_or_else(|| unauthorized("the `Authorization` header is not `Bearer <token>`"))?;
+        match state.auth.authenticate(token).await {
+            Some(user) => Ok(User(user)),
+            None => Err(unauthorized("the bearer token is not valid")),
+        }
+    }
+}

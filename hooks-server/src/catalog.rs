@@ -1,0 +1,43 @@
+//! The agent catalog: each agent's resolved hooks as `explain_json` gives them.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use hooks_runtime::explain_json;
+use serde_json::{Value, json};
+
+use crate::auth::User;
+use crate::error::{ApiError, printable};
+use crate::state::AppState;
+
+/// The agents the catalog lists: those of [`ServerConfig::catalog`](crate::ServerConfig::catalog)
+/// that the runtime has. `Runtime` cannot list its agents yet, so the server is told their names.
+pub(crate) fn agent_names(state: &AppState) -> Vec<&str> {
+    let mut names: Vec<&str> =
+        state.config.catalog.iter().map(String::as_str).filter(|name| state.runtime.agent(name).is_some()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// `GET /agents`: every agent's resolved hook table, by name.
+pub(crate) async fn list(State(state): State<AppState>, _user: User) -> Json<Value> {
+    let agents: Vec<Value> = agent_names(&state)
+        .into_iter()
+        .filter_map(|name| state.runtime.agent(name))
+        .map(|agent| explain_json(agent.resolved()))
+        .collect();
+    Json(json!({ "agents": agents }))
+}
+
+/// `GET /agents/{name}`.
+pub(crate) async fn read(
+    State(state): State<AppState>,
+    _user: User,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let agent = state.runtime.agent(&name).ok_or_else(|| {
+        ApiError::new(StatusCode::NOT_FOUND, "agent_not_found", format!("no agent named `{}`", printable(&name)))
+    })?;
+    Ok(Json(explain_json(agent.resolved())))
+}

@@ -1,0 +1,57 @@
+//! Every error a handler returns: a status, a stable code and a sentence that names what was
+//! wrong in the request. No error text carries message contents, tool arguments or results.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error response: `{"error": {"code": "...", "message": "..."}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into() }
+    }
+
+    pub(crate) fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// The one answer for a thread that does not exist and a thread of another user: the two
+    /// must look the same.
+    pub(crate) fn thread_not_found(thread_id: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "thread_not_found", format!("no thread `{}`", printable(thread_id)))
+    }
+
+    /// A store failure: the details go to the log, the client learns only that the store failed.
+    pub(crate) fn store(error: &dyn std::fmt::Display) -> Self {
+        tracing::error!(target: "hooks_server", "message store failure: {error}");
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", "the message store failed; try again later")
+    }
+}
+
+/// An identifier from the request, shortened and stripped of control characters so that an
+/// error echoing it stays one readable line.
+pub(crate) fn printable(text: &str) -> String {
+    let mut out: String = text.chars().filter(|c| !c.is_control()).take(80).collect();
+    if text.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

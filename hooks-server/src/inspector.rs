@@ -1,0 +1,26 @@
+//! `GET /inspect`: one static page that shows each agent's resolved hooks (from the catalog),
+//! a thread's messages and its live events. It holds no data itself and needs no token to load;
+//! everything it shows it fetches with the token the viewer enters, like any other client.
+
+use axum::http::header;
+use axum::response::IntoResponse;
+
+/// The page: HTML and its script in one file, no build step.
+const PAGE: &str = include_str!("inspector.html");
+
+/// What the page may do: run its own inline script and style, and talk to this origin only.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+     connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+pub(crate) async fn page() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        PAGE,
+    )
+}

@@ -1,0 +1,126 @@
+//! An [`axum`] router over a hooks [`Runtime`]: threads and their messages as JSON, resumable
+//! thread and user event streams (server-sent events), user-scope hooks fired by real
+//! connections, and the agent catalog.
+//!
+//! ```no_run
+//! use hooks_runtime::Runtime;
+//! use hooks_server::StaticTokens;
+//!
+//! # async fn serve(runtime: Runtime) -> std::io::Result<()> {
+//! let auth = StaticTokens::new([("dev-token", "alice")]);
+//! let app = axum::Router::new().nest("/api", hooks_server::router(runtime, auth));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! # Endpoints
+//!
+//! Every request carries `Authorization: Bearer <token>`; the [`Authenticator`] maps the token
+//! to a user id. A user reads and writes only their own threads and values: another user's
+//! thread answers 404 exactly as a missing one does.
+//!
+//! | Method and path | What it does |
+//! |---|---|
+//! | `GET /agents` | the catalog: `explain_json` of each agent in [`ServerConfig::catalog`] |
+//! | `GET /agents/{name}` | one agent's resolved hooks (`explain_json`) |
+//! | `POST /threads` | `{"agent", "arguments"?}` → 201, the new thread of the caller |
+//! | `GET /threads` | the caller's threads known to this server, oldest first |
+//! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
+//! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
+//! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
+//! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
+//! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
+//! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
+//!
+//! # Event streams
+//!
+//! Each event carries an `id:` (1, 2, 3... per thread, and per user) and a JSON `data:` with a
+//! `type`. A client that reconnects with `Last-Event-ID` (or `?lastEventId=`, for a first
+//! connection) gets every event after that id, none twice, while the server still keeps it:
+//! the last [`ServerConfig::event_retention`] events of each thread and each user, in memory.
+//! Past that, the stream starts with `{"type":"events_lost","from","to"}` (no id) and goes on
+//! with what is kept; refetch the messages then. Without an id, a stream starts with what
+//! happens next; `lastEventId` of `GET /threads/{id}` read before the messages closes the gap.
+//!
+//! Event ids live in this process's memory: after a restart they begin again, and a client
+//! whose `Last-Event-ID` is past a stream's end gets `{"type":"stream_reset"}` and the stream
+//! from its start. Clients of one thread should reach the process that serves its runs.
+//!
+//! # Errors
+//!
+//! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
+//! (`invalid_json`, `body_too_large`, `message_too_large`, `unknown_agent`, `unknown_field`,
+//! `thread_not_found`, ...). No error text carries message contents: a body's value is never
+//! echoed, only its field name and JSON type.
+
+mod auth;
+mod body;
+mod catalog;
+mod config;
+mod error;
+mod event_log;
+mod hook_runs;
+#[cfg(feature = "inspector")]
+mod inspector;
+mod state;
+mod streams;
+mod threads;
+mod users;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, StatusCode, Uri};
+use axum::routing::{get, post};
+use hooks_runtime::Runtime;
+
+pub use async_trait::async_trait;
+pub use auth::{Authenticator, StaticTokens};
+pub use config::ServerConfig;
+pub use hook_runs::{HookRunLayer, HookRuns};
+
+use error::{ApiError, printable};
+use state::AppState;
+
+/// The router of `runtime` with the default [`ServerConfig`].
+///
+/// It must run inside a tokio runtime: each thread it serves has a task that logs its events.
+pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
+    router_with(runtime, auth, ServerConfig::default())
+}
+
+/// The router of `runtime` with these limits and timings.
+pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Router {
+    let body_limit = config.max_body_bytes;
+    let state = AppState::new(runtime, Arc::new(auth), config);
+    let router = Router::new()
+        .route("/agents", get(catalog::list))
+        .route("/agents/{name}", get(catalog::read))
+        .route("/threads", get(threads::list).post(threads::create))
+        .route("/threads/{id}", get(threads::read))
+        .route("/threads/{id}/messages", get(threads::messages).post(threads::send))
+        .route("/threads/{id}/events", get(threads::events))
+        .route("/threads/{id}/abort", post(threads::abort))
+        .route("/user/events", get(users::events))
+        .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
+        .layer(DefaultBodyLimit::max(body_limit));
+    #[cfg(feature = "inspector")]
+    let router = router.route("/inspect", get(inspector::page));
+    router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no_such_endpoint", format!("no endpoint {method} {}", printable(uri.path())))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}", printable(uri.path())),
+    )
+}

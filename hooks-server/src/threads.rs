@@ -1,0 +1,206 @@
+//! Thread endpoints: create, list, read, messages, send, and the thread's event stream.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use hooks_runtime::{MessageQuery, RuntimeError, ThreadOptions};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::auth::User;
+use crate::body::{Fields, JsonBody};
+use crate::error::{ApiError, printable};
+use crate::state::AppState;
+use crate::streams;
+
+/// `POST /threads` `{"agent": "...", "arguments": {...}}`: a thread of the caller.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    User(user): User,
+    JsonBody(body): JsonBody,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut fields = Fields::of(body, "a new thread")?;
+    let agent = fields.string("agent")?;
+    let arguments = fields.object_or_empty("arguments")?;
+    fields.finish(&["agent", "arguments"])?;
+    let options = ThreadOptions { user_id: Some(user.clone()), arguments };
+    let thread = match state.runtime.create_thread(&agent, options.clone()).await {
+        Ok(thread) => thread,
+        Err(RuntimeError::UnknownAgent(_)) => return Err(unknown_agent(&state, &agent)),
+        Err(error) => return Err(ApiError::store(&error)),
+    };
+    // The record as stored, with the creation time the runtime chose.
+    let record = match state.runtime.store().load_thread(thread.id()).await {
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            return Err(ApiError::store(&format_args!("thread `{}` missing right after its creation", thread.id())));
+        }
+        Err(error) => return Err(ApiError::store(&error)),
+    };
+    let entry = state.register(thread, record);
+    state.user_log(&user).push(&json!({ "type": "thread_created", "threadId": entry.record.id, "agent": agent }));
+    Ok((StatusCode::CREATED, Json(entry.to_json())))
+}
+
+fn unknown_agent(state: &AppState, agent: &str) -> ApiError {
+    let known: Vec<String> = crate::catalog::agent_names(state).iter().map(|name| format!("`{name}`")).collect();
+    let mut message = format!("no agent named `{}`", printable(agent));
+    if !known.is_empty() {
+        message.push_str(&format!("; the agents are {}", known.join(", ")));
+    }
+    ApiError::bad_request("unknown_agent", message)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// `GET /threads`: the caller's threads, oldest first.
+pub(crate) async fn list(State(state): State<AppState>, User(user): User) -> Json<Value> {
+    let threads: Vec<Value> = state.threads_of(&user).iter().map(|entry| entry.to_json()).collect();
+    Json(json!({ "threads": threads }))
+}
+
+/// `GET /threads/{id}`.
+pub(crate) async fn read(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(state.thread_of(&user, &id).await?.to_json()))
+}
+
+/// `GET /threads/{id}/messages?limit=N&include_silent=true`: as `ThreadState::get_messages`
+/// selects them ([`MessageQuery`]), oldest first.
+pub(crate) async fn messages(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let query = message_query(&params)?;
+    let entry = state.thread_of(&user, &id).await?;
+    let history = entry.thread.messages().await.map_err(|error| ApiError::store(&error))?;
+    Ok(Json(json!({ "messages": query.select(history) })))
+}
+
+fn message_query(params: &HashMap<String, String>) -> Result<MessageQuery, ApiError> {
+    let mut query = MessageQuery::default();
+    for (name, value) in params {
+        match name.as_str() {
+            "limit" => {
+                query.limit = Some(value.parse().map_err(|_| {
+                    ApiError::bad_request("invalid_query", "query parameter `limit` must be a whole number")
+                })?);
+            }
+            "include_silent" => {
+                query.include_silent = match value.as_str() {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    _ => {
+                        return Err(ApiError::bad_request(
+                            "invalid_query",
+                            "query parameter `include_silent` must be `true` or `false`",
+                        ));
+                    }
+                };
+            }
+            other => {
+                return Err(ApiError::bad_request(
+                    "invalid_query",
+                    format!(
+                        "unknown query parameter `{}`; the parameters are `limit` and `include_silent`",
+                        printable(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(query)
+}
+
+/// `POST /threads/{id}/messages` `{"content": "..."}`: starts a run and answers at once with
+/// its id. The run's progress and end arrive on the thread's event stream (`run_started`,
+/// the runtime's events, `run_finished`); runs of one thread take turns.
+pub(crate) async fn send(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<impl IntoResponse, ApiError> {
+    let entry = state.thread_of(&user, &id).await?;
+    let mut fields = Fields::of(body, "a message")?;
+    let content = fields.string("content")?;
+    fields.finish(&["content"])?;
+    let limit = state.config.max_message_bytes;
+    if content.len() > limit {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "message_too_large",
+            format!("the message content is {} bytes; the limit is {limit} bytes", content.len()),
+        ));
+    }
+    let run_id = format!("run_{}", next_run_number());
+    let run = run_id.clone();
+    tokio::spawn(async move {
+        let _turn = entry.run_gate.clone().lock_owned().await;
+        entry.log_in_order(json!({ "type": "run_started", "runId": run })).await;
+        // The span names the thread, so that hook spans inside the run can be sent to it.
+        let span =
+            tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run);
+        let finished = match entry.thread.send(&content).instrument(span).await {
+            Ok(outcome) => {
+                let mut value = json!({ "type": "run_finished", "runId": run, "steps": outcome.steps });
+                if let Ok(Value::Object(status)) = serde_json::to_value(&outcome.status) {
+                    value.as_object_mut().into_iter().for_each(|map| map.extend(status.clone()));
+                }
+                value
+            }
+            Err(error) => {
+                // The runtime's errors name agents, threads and the store, never contents;
+                // still, the client gets only the kind.
+                tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run, "the run could not start: {error}");
+                json!({ "type": "run_finished", "runId": run, "status": "failed", "reason": "runtime_error" })
+            }
+        };
+        entry.log_in_order(finished).await;
+    });
+    Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
+}
+
+fn next_run_number() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    format!("{:x}_{}", now_ms(), RUNS.fetch_add(1, Ordering::Relaxed) + 1)
+}
+
+/// `GET /threads/{id}/events`: server-sent events, each with an id; resumes after
+/// `Last-Event-ID` (or `?lastEventId=`) while the event is retained.
+pub(crate) async fn events(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<impl IntoResponse, ApiError> {
+    let entry = state.thread_of(&user, &id).await?;
+    let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events)?;
+    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, ()))
+}
+
+/// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
+/// run stops before its next step (`run_finished` with status `stopped`, reason `aborted`).
+/// Nothing happens when no run is going.
+pub(crate) async fn abort(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.thread_of(&user, &id).await?.thread.abort();
+    Ok(StatusCode::ACCEPTED)
+}
