@@ -164,7 +164,12 @@ pub(crate) fn run_child_as_tool<'a>(
             Ok(outcome) => match (outcome.status, outcome.reply) {
                 (ThreadStatus::Idle, Some(reply)) => HookToolResult::success(reply),
                 (ThreadStatus::Idle, None) => HookToolResult::success(""),
-                (status, _) => HookToolResult::error(format!("the subagent `{relationship}` ended with {status:?}")),
+                // Plain words only: this text can reach a declarative shell command as ${error}.
+                (status, _) => HookToolResult::error(match status {
+                    ThreadStatus::Stopped(reason) => format!("the subagent {relationship} stopped: {reason}"),
+                    ThreadStatus::Failed(reason) => format!("the subagent {relationship} failed: {reason}"),
+                    other => format!("the subagent {relationship} ended while {other}"),
+                }),
             },
             Err(error) => HookToolResult::error(error.to_string()),
         }
