@@ -1,6 +1,6 @@
 //! Runtime processes on one PostgreSQL schema. First, two of them each send a message to every
-//! one of the same threads at once; each send runs under the thread's lease
-//! ([`PostgresStore::wait_for_lease`]), as the runtime's send will. Every message must be
+//! one of the same threads at once; each send runs under the thread's lease, which
+//! `Thread::send` takes itself (`MessageStore::hold_run`). Every message must be
 //! stored exactly once, and each thread's history must be turns one after the other: user,
 //! reply, user, reply, each reply answering the message just before it, which two turns run at
 //! once on one thread would break.
@@ -88,21 +88,14 @@ async fn scale_child() {
         Runtime::builder().agent::<scale_agent>().model("echo", EchoModel).store(store.clone()).build().unwrap();
     let mut tasks = Vec::new();
     for task in 0..TASKS {
-        let (store, runtime, label) = (store.clone(), runtime.clone(), label.to_owned());
+        let (runtime, label) = (runtime.clone(), label.to_owned());
         tasks.push(tokio::spawn(async move {
             for n in (task..threads).step_by(TASKS) {
                 let id = thread_id(n);
-                let owner = format!("{label}-{}", std::process::id());
-                let guard = store
-                    .wait_for_lease(&id, &owner, Duration::from_secs(30), Duration::from_secs(120))
-                    .await
-                    .unwrap()
-                    .expect("the other process never let go of the thread");
+                // `send` takes the thread's lease itself (`MessageStore::hold_run`).
                 let thread = runtime.open_thread(&id).await.unwrap();
                 let outcome = thread.send(&format!("{label} to {id}")).await.unwrap();
                 assert!(outcome.reply.is_some());
-                drop(thread);
-                assert!(guard.release().await.unwrap(), "lost the lease of {id} during a turn");
             }
         }));
     }
@@ -186,16 +179,14 @@ async fn kill_child() {
     let Ok(schema) = std::env::var(KILL_CHILD_ENV) else {
         return;
     };
-    let store = PostgresStore::connect_with(&database_url(), PostgresOptions::new().schema(schema).max_connections(4))
-        .await
-        .unwrap();
+    let options = PostgresOptions::new().schema(schema).max_connections(4).run_lease_ttl(CHILD_TTL);
+    let store = PostgresStore::connect_with(&database_url(), options).await.unwrap();
     let runtime =
         Runtime::builder().agent::<scale_agent>().model("echo", EchoModel).store(store.clone()).build().unwrap();
     let owner = format!("child-{}", std::process::id());
-    let guard = store.wait_for_lease(KILLED_THREAD, &owner, CHILD_TTL, Duration::from_secs(60)).await.unwrap().unwrap();
     let thread = runtime.open_thread(KILLED_THREAD).await.unwrap();
     for n in 0.. {
-        assert!(!guard.is_lost(), "lost the lease while alive");
+        // Each send holds the thread's lease (CHILD_TTL) while it runs.
         let text = format!("{owner}-{n}");
         thread.send(&text).await.unwrap();
         let mut stdout = std::io::stdout().lock();
@@ -290,7 +281,8 @@ async fn a_process_killed_mid_run_20_times_loses_no_acknowledged_message_and_ano
             }
         }
 
-        // The survivor continues the thread.
+        // The survivor continues the thread: its own send takes the lease again.
+        assert!(guard.release().await.unwrap());
         let thread = runtime.open_thread(KILLED_THREAD).await.unwrap();
         let text = format!("survivor-{kill}");
         let outcome = thread.send(&text).await.unwrap();
@@ -298,7 +290,6 @@ async fn a_process_killed_mid_run_20_times_loses_no_acknowledged_message_and_ano
         acknowledged.push(text);
         drop(thread);
         assert_eq!(store.load_thread(KILLED_THREAD).await.unwrap().unwrap().status, ThreadStatus::Idle);
-        assert!(guard.release().await.unwrap());
     }
     assert!(acknowledged.len() >= KILLS * 2);
     eprintln!("{KILLS} kills, {dead_runs} of them mid-run, {} acknowledged messages", acknowledged.len());

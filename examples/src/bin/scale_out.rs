@@ -1,5 +1,6 @@
 //! Scale-out: two runtimes share one PostgreSQL database, as two processes behind a load
-//! balancer would. Runtime A takes the thread's lease and runs a turn; a subscriber attached to
+//! balancer would. Runtime A shows the thread's lease and runs a turn (its send holds the lease);
+//! a subscriber attached to
 //! runtime B's store sees A's run as it happens (messages, tool calls, status), B cannot take
 //! the thread while A holds it, and afterwards B reopens the thread and reads its history.
 //!
@@ -97,12 +98,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
 
-    examples::heading("Runtime A takes the lease and runs a turn");
+    examples::heading("One owner per thread: the lease");
     let owner_a = format!("runtime-a:{}", std::process::id());
     let lease = store_a.try_acquire_lease(&thread_id, &owner_a, Duration::from_secs(15)).await?.ok_or("lease held")?;
     println!("A holds the lease (epoch {})", lease.epoch);
     let taken = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;
     println!("B tries to take the thread: {}", if taken.is_some() { "taken (wrong!)" } else { "refused, A holds it" });
+    store_a.release_lease(&lease).await?;
+
+    examples::heading("Runtime A runs a turn (its send holds the lease while it runs)");
 
     // Until the runtime publishes by itself, A forwards its thread's events into the store.
     let mut local = thread.subscribe();
@@ -117,7 +121,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let outcome = thread.send("What's the weather in Lisbon?").await?.into_result()?;
     println!("A's reply: {}", outcome.reply.as_deref().unwrap_or("(none)"));
-    store_a.release_lease(&lease).await?;
     drop(thread);
 
     tokio::time::timeout(Duration::from_secs(30), watcher).await??;

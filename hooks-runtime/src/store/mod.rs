@@ -122,15 +122,40 @@ pub trait MessageStore: Send + Sync + 'static {
     }
 }
 
-/// The right to run one thread, from [`MessageStore::hold_run`]; dropping it gives it back.
+/// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with
+/// [`RunHold::release`] when the run ends; one dropped instead (the run's future was dropped)
+/// is given back from a spawned task.
 pub struct RunHold {
-    _guard: Box<dyn Send + Sync>,
+    release: Option<Box<dyn FnOnce() -> BoxedRelease + Send>>,
 }
 
+type BoxedRelease = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 impl RunHold {
-    /// Holds `guard` (a lease, a lock guard) until the run ends.
-    pub fn new(guard: impl Send + Sync + 'static) -> Self {
-        RunHold { _guard: Box::new(guard) }
+    /// A hold that `release` gives back (releasing a lease, unlocking a row).
+    pub fn new<F, Fut>(release: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        RunHold { release: Some(Box::new(move || Box::pin(release()))) }
+    }
+
+    /// Gives the thread back, so the next run (of any process) can start at once.
+    pub async fn release(mut self) {
+        if let Some(release) = self.release.take() {
+            release().await;
+        }
+    }
+}
+
+impl Drop for RunHold {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(release());
+        }
     }
 }
 

@@ -482,11 +482,15 @@ impl Thread {
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.run.lock().await;
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
-            let _hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
+            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result =
                 turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
-            run.settle(result).await
+            let outcome = run.settle(result).await;
+            if let Some(hold) = hold {
+                hold.release().await;
+            }
+            outcome
         })
         .await
     }
@@ -505,10 +509,14 @@ impl Thread {
         self.refuse_if_held("run_queued")?;
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.run.lock().await;
-            let _hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
+            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result = turn::run_queued(&self.shared, run.state()).await;
-            run.settle(result).await
+            let outcome = run.settle(result).await;
+            if let Some(hold) = hold {
+                hold.release().await;
+            }
+            outcome
         })
         .await
     }

@@ -686,7 +686,11 @@ impl MessageStore for PostgresStore {
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
         let inner = &self.inner;
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
-            Some(guard) => Ok(Some(RunHold::new(guard))),
+            Some(guard) => Ok(Some(RunHold::new(move || async move {
+                if let Err(error) = guard.release().await {
+                    tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
+                }
+            }))),
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
                 Err(StoreError(format!(
