@@ -197,6 +197,7 @@ async fn the_user_stream_resumes_after_last_event_id() {
     let mut stream = server.stream("/user/events", &token, None).await;
     let hello = stream.next().await;
     drop(stream);
+    wait_for(user, 2).await; // the detach hook ran
     for value in ["1", "2"] {
         server.call(Method::PUT, "/user/values/n", &token, Some(value)).await;
     }
@@ -206,14 +207,11 @@ async fn the_user_stream_resumes_after_last_event_id() {
         let event = resumed.next().await;
         kinds.push((event.kind().to_owned(), event.data.get("value").cloned()));
     }
-    // Missed while away: its own detach and both changes; then the new connection's attach.
-    assert_eq!(
-        kinds,
-        [
-            ("client_detached".to_owned(), None),
-            ("value_changed".to_owned(), Some(json!(1))),
-            ("value_changed".to_owned(), Some(json!(2))),
-            ("client_attached".to_owned(), None),
-        ]
-    );
+    // Missed while away: its own detach and both changes, in their order, each once; then the
+    // new connection's attach. (The detach is logged when the server notices the closed
+    // connection, which may come after the first change.)
+    let changes: Vec<_> = kinds.iter().filter(|(kind, _)| kind == "value_changed").map(|(_, v)| v.clone()).collect();
+    assert_eq!(changes, [Some(json!(1)), Some(json!(2))], "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|(kind, _)| kind == "client_detached").count(), 1, "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&("client_attached".to_owned(), None)), "{kinds:?}");
 }
