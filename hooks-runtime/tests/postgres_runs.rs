@@ -65,3 +65,50 @@ async fn sends_to_one_thread_from_two_runtimes_take_turns() {
     assert_eq!(messages.iter().filter(|m| m.role == Role::Assistant).count(), 2, "{contents:?}");
     schema.drop().await;
 }
+
+/// No hook, so the run is quick.
+mod quick {
+    use hooks_runtime::prelude::*;
+
+    define_prompt! { name: quick_prompt, model: "scripted", prompt: "p" }
+    define_agent! { name: quick_agent, side_a: { prompt: quick_prompt, stop_on_response: true } }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_on_another_runtime_sees_a_run_with_no_forwarding() {
+    let schema = PgSchema::new("publish");
+    let store_b = schema.store().await;
+    let a = Runtime::builder()
+        .agent::<quick::quick_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("hello from a")]))
+        .store(schema.store().await)
+        .build()
+        .unwrap();
+    let thread = a.create_thread("quick_agent", ThreadOptions::default()).await.unwrap();
+    let mut events = store_b.subscribe(thread.id(), 0).await.unwrap();
+    thread.send("hi").await.unwrap();
+
+    // What B receives through the database alone, until the run's final status.
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.next())
+            .await
+            .expect("the run's events reach the other runtime's subscriber")
+            .expect("the subscription lives")
+            .unwrap();
+        let kind = event.event["type"].as_str().unwrap_or_default().to_owned();
+        let detail = event.event.get("status").or_else(|| event.event.get("role")).cloned().unwrap_or_default();
+        seen.push((event.seq, kind.clone(), detail.as_str().unwrap_or_default().to_owned()));
+        if kind == "status" && event.event["status"] != "running" {
+            break;
+        }
+    }
+    let seqs: Vec<u64> = seen.iter().map(|(seq, ..)| *seq).collect();
+    assert_eq!(seqs, (1..=seen.len() as u64).collect::<Vec<_>>(), "in order, none missing: {seen:?}");
+    let kinds: Vec<(&str, &str)> = seen.iter().map(|(_, kind, detail)| (kind.as_str(), detail.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [("status", "running"), ("message_created", "user"), ("message_created", "assistant"), ("status", "idle"),]
+    );
+    schema.drop().await;
+}

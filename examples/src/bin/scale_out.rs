@@ -1,12 +1,12 @@
 //! Scale-out: two runtimes share one PostgreSQL database, as two processes behind a load
 //! balancer would. Runtime A shows the thread's lease and runs a turn (its send holds the lease);
-//! a subscriber attached to
-//! runtime B's store sees A's run as it happens (messages, tool calls, status), B cannot take
-//! the thread while A holds it, and afterwards B reopens the thread and reads its history.
+//! a subscriber attached to runtime B's store sees A's run as it happens (messages, tool calls,
+//! status), B cannot take the thread while A holds it, and afterwards B reopens the thread and
+//! reads its history.
 //!
 //! Each runtime has its own `PostgresStore` (its own connection pool), so nothing is shared in
-//! memory between them: what B sees went through the database. A forwards its thread's events
-//! into the store with `PostgresStore::publish`; B reads them with `PostgresStore::subscribe`.
+//! memory between them: what B sees went through the database. A's runtime publishes its
+//! thread's events through its store by itself; B reads them with `PostgresStore::subscribe`.
 //!
 //! ```text
 //! HOOKS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
@@ -108,23 +108,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     examples::heading("Runtime A runs a turn (its send holds the lease while it runs)");
 
-    // Until the runtime publishes by itself, A forwards its thread's events into the store.
-    let mut local = thread.subscribe();
-    let forward_store = store_a.clone();
-    let forward_id = thread_id.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Ok(event) = local.recv().await {
-            if let Err(error) = forward_store.publish(&forward_id, &event).await {
-                eprintln!("publish: {error}");
-            }
-        }
-    });
     let outcome = thread.send("What's the weather in Lisbon?").await?.into_result()?;
     println!("A's reply: {}", outcome.reply.as_deref().unwrap_or("(none)"));
     drop(thread);
 
     tokio::time::timeout(Duration::from_secs(30), watcher).await??;
-    forwarder.abort();
 
     examples::heading("Runtime B reopens the thread");
     let lease_b = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;

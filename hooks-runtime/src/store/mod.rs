@@ -120,6 +120,21 @@ pub trait MessageStore: Send + Sync + 'static {
         let _ = thread_id;
         Ok(None)
     }
+
+    /// Whether the store carries thread events to other processes: when it does, the runtime
+    /// hands every event of every thread to [`MessageStore::publish_event`], in order, besides
+    /// its in-process subscribers. A store that one process owns does not (the default).
+    fn publishes_events(&self) -> bool {
+        false
+    }
+
+    /// Makes one thread event visible to every process on the store. Called once per event, in
+    /// the order of the thread's events, from a task of the runtime's (never on the path of the
+    /// run that emitted it). The default publishes nothing.
+    async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
+        let _ = (thread_id, event);
+        Ok(())
+    }
 }
 
 /// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with

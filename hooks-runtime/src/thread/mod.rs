@@ -293,6 +293,9 @@ pub(crate) struct ThreadShared {
     /// The running execution's abort signal, reachable while the state is locked by the run.
     pub(crate) abort: Mutex<Option<hooks_core::AbortSignal>>,
     pub(crate) run: tokio::sync::Mutex<ThreadState>,
+    /// Scale-out: the queue of events to publish through the store, in order, when the store
+    /// carries them to other processes (started with the first event).
+    pub(crate) publisher: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<ThreadEvent>>,
 }
 
 impl ThreadShared {
@@ -309,8 +312,35 @@ impl ThreadShared {
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {
+        if self.runtime.store.publishes_events() {
+            self.publish(event.clone());
+        }
         // No subscriber is not an error: events go to whoever listens at the moment.
         let _ = self.events.send(event);
+    }
+
+    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
+    /// events keep their order) writes it without holding up the run.
+    fn publish(&self, event: ThreadEvent) {
+        let sender = self.publisher.get_or_init(|| {
+            let (sender, mut events) = tokio::sync::mpsc::unbounded_channel::<ThreadEvent>();
+            let store = self.runtime.store.clone();
+            let thread_id = self.id.clone();
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move {
+                        while let Some(event) = events.recv().await {
+                            if let Err(error) = store.publish_event(&thread_id, &event).await {
+                                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
+                            }
+                        }
+                    });
+                }
+                Err(_) => tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime"),
+            }
+            sender
+        });
+        let _ = sender.send(event);
     }
 
     /// M11: the store first, in its own transaction, then the cache; a failed write changes
@@ -433,6 +463,7 @@ impl Thread {
                 children: Mutex::new(Vec::new()),
                 abort: Mutex::new(None),
                 run: tokio::sync::Mutex::new(state),
+                publisher: std::sync::OnceLock::new(),
             }
         });
         Thread { shared }

@@ -681,6 +681,15 @@ impl MessageStore for PostgresStore {
         Ok(messages)
     }
 
+    fn publishes_events(&self) -> bool {
+        true
+    }
+
+    /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.
+    async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
+        self.publish(thread_id, event).await.map(|_| ())
+    }
+
     /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed while
     /// it lasts, waiting up to [`PostgresOptions::run_wait`] while another process holds it.
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
