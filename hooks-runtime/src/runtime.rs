@@ -293,6 +293,25 @@ impl Runtime {
         }
     }
 
+    /// The names of the runtime's agents (those registered and the ones they compose), sorted.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::model::ScriptedModel;
+    ///
+    /// define_prompt! { name: helper_prompt, model: "m", prompt: "Help." }
+    /// define_agent! { name: helper, side_a: { prompt: helper_prompt } }
+    ///
+    /// let runtime = Runtime::builder().agent::<helper>().model("m", ScriptedModel::new([])).build().unwrap();
+    /// assert_eq!(runtime.agent_names(), ["helper"]);
+    /// ```
+    pub fn agent_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self.inner.agents.keys().copied().collect();
+        names.sort_unstable();
+        names
+    }
+
     /// An agent of the runtime, to attach a tool-call listener to or to explain.
     pub fn agent(&self, name: &str) -> Option<AgentHandle> {
         self.inner.agents.get(name).map(|entry| AgentHandle { entry: entry.clone() })

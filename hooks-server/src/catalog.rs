@@ -11,8 +11,11 @@ use crate::error::{ApiError, printable};
 use crate::state::AppState;
 
 /// The agents the catalog lists: those of [`ServerConfig::catalog`](crate::ServerConfig::catalog)
-/// that the runtime has. `Runtime` cannot list its agents yet, so the server is told their names.
+/// that the runtime has, or every agent of the runtime when the list is empty.
 pub(crate) fn agent_names(state: &AppState) -> Vec<&str> {
+    if state.config.catalog.is_empty() {
+        return state.runtime.agent_names();
+    }
     let mut names: Vec<&str> =
         state.config.catalog.iter().map(String::as_str).filter(|name| state.runtime.agent(name).is_some()).collect();
     names.sort_unstable();

@@ -29,9 +29,9 @@ pub struct ServerConfig {
     /// connection open, and a client that went away without closing is noticed at the next
     /// write at the latest.
     pub keep_alive: Duration,
-    /// The agents `GET /agents` lists and an unknown-agent error names (default none). Any agent
-    /// of the runtime can be read by name at `GET /agents/{name}` and used in a thread either
-    /// way; `Runtime` cannot list its agents, so the server is told which to show.
+    /// The agents `GET /agents` lists and an unknown-agent error names; empty (the default)
+    /// lists every agent of the runtime. Any agent of the runtime can be read by name at
+    /// `GET /agents/{name}` and used in a thread either way.
     pub catalog: Vec<String>,
     /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in
     /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,

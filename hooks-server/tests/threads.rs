@@ -298,6 +298,15 @@ async fn the_catalog_is_explain_json() {
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("agent_not_found")));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_catalog_configured_every_agent_of_the_runtime_is_listed() {
+    let runtime = runtime(0, Arc::new(Semaphore::new(0)));
+    let expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let (status, catalog) = server.get("/agents", ALICE).await;
+    assert_eq!((status, catalog["agents"].clone()), (200, json!([expected])));
+}
+
 #[cfg(feature = "inspector")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inspector_page_is_served_without_data_and_fetches_with_the_viewers_token() {
