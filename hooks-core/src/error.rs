@@ -14,8 +14,14 @@ use std::fmt;
 /// assert!(gate.is_block());
 /// assert_eq!(gate.message(), "This request was refused by the moderation gate.");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookError {
+///
+/// One pointer wide, so `Result<(), HookError>` is too: a hook's answer comes back in a register
+/// and the error path, which allocates for its message anyway, pays for the box.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HookError(Box<Failure>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Failure {
     message: String,
     block: bool,
 }
@@ -23,28 +29,35 @@ pub struct HookError {
 impl HookError {
     /// An ordinary hook failure.
     pub fn new(message: impl Into<String>) -> Self {
-        HookError { message: message.into(), block: false }
+        HookError(Box::new(Failure { message: message.into(), block: false }))
     }
 
     /// A failure with `block: true`.
     pub fn block(message: impl Into<String>) -> Self {
-        HookError { message: message.into(), block: true }
+        HookError(Box::new(Failure { message: message.into(), block: true }))
     }
 
-    /// The failure's message. It may contain user data: the runtime never logs it.
+    /// The failure's message. The runtime logs it in its `[Hooks] ✗` line, so, as the
+    /// specification asks, keep message contents and other sensitive data out of it.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// Whether the error carries `block: true`.
     pub fn is_block(&self) -> bool {
-        self.block
+        self.0.block
+    }
+}
+
+impl fmt::Debug for HookError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookError").field("message", &self.0.message).field("block", &self.0.block).finish()
     }
 }
 
 impl fmt::Display for HookError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 
@@ -64,3 +77,6 @@ impl From<&str> for HookError {
 
 /// The result a fallible hook returns.
 pub type HookResult<T> = Result<T, HookError>;
+
+// A hook's answer fits in a register: see `HookError`.
+const _: () = assert!(std::mem::size_of::<HookResult<()>>() == std::mem::size_of::<usize>());

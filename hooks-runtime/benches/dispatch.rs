@@ -171,7 +171,7 @@ fn main() {
     println!("\n## By-value snapshot of {CHAIN_MESSAGES} messages (one per by-value hook that can fail)\n");
     println!("| variant | ns | over a move | x clone_from |");
     println!("|---|---:|---:|---:|");
-    for name in [MOVE, CLONE_FROM, FRESH_CLONE, FIELD_BY_FIELD] {
+    for name in [MOVE, CLONE_FROM, FRESH_CLONE, FIELD_BY_FIELD, COW_CLONE_FROM, COW_FRESH_CLONE] {
         println!(
             "| {name} | {:.1} | {:+.1} ns | {:.2}x |",
             snapshot.ns(name),

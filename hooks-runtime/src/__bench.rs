@@ -8,6 +8,7 @@
 
 #![allow(missing_docs)]
 
+use std::future::Future;
 use std::time::Duration;
 
 use hooks_core::{
@@ -28,21 +29,21 @@ fn dispatch(chain: &[ResolvedHook]) -> Dispatch<'_> {
 /// `filter_messages` as the runtime runs it (R3-R4, E1, E7): the chain runs on one `&mut` value;
 /// an in-place hook gets it as it is, and before each by-value hook a snapshot is taken into one
 /// buffer per chain (a `clone()` for the first, `clone_from` after), restored if that hook fails.
-pub async fn filter_messages(
-    chain: &[ResolvedHook],
-    state: &ThreadState,
+pub fn filter_messages<'a>(
+    chain: &'a [ResolvedHook],
+    state: &'a ThreadState,
     messages: Vec<HookMessage>,
-) -> Vec<HookMessage> {
-    dispatch::filter_messages(&dispatch(chain), state, messages).await
+) -> impl Future<Output = Vec<HookMessage>> + Send + 'a {
+    dispatch::filter_messages(&dispatch(chain), state, messages)
 }
 
 /// `prefilter_llm_history` as the runtime runs it (R5, R7).
-pub async fn prefilter_llm_history(
-    chain: &[ResolvedHook],
-    state: &ThreadState,
+pub fn prefilter_llm_history<'a>(
+    chain: &'a [ResolvedHook],
+    state: &'a ThreadState,
     messages: Vec<LlmMessage>,
-) -> Result<Vec<LlmMessage>, HookError> {
-    dispatch::prefilter_llm_history(&dispatch(chain), state, messages).await
+) -> impl Future<Output = Result<Vec<LlmMessage>, HookError>> + Send + 'a {
+    dispatch::prefilter_llm_history(&dispatch(chain), state, messages)
 }
 
 /// `after_system_message` as the runtime runs it (R1).

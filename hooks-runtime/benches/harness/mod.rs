@@ -117,6 +117,16 @@ pub fn measure(title: impl Into<String>, mut variants: Vec<Variant<'_>>) -> Grou
         group.print_allocations();
         return group;
     }
+    if let Some(fixed) = std::env::var("BENCH_FIXED_ITERS").ok().and_then(|n| n.parse::<u64>().ok()) {
+        // For counting instructions under `valgrind --tool=callgrind`, which is repeatable where
+        // time on a shared machine is not: the selected variants run exactly `fixed` iterations,
+        // and two runs with different counts give the instructions per iteration.
+        let wanted = std::env::var("BENCH_VARIANT").ok();
+        for variant in variants.iter_mut().filter(|v| wanted.as_deref().is_none_or(|w| v.name == w)) {
+            (variant.run)(fixed);
+        }
+        return Group { title, names, samples: vec![vec![0.0]; count], allocations: vec![f64::NAN; count] };
+    }
     let target = Duration::from_millis(sample_ms());
     let iterations: Vec<u64> = variants.iter_mut().map(|v| calibrate(&mut v.run, target)).collect();
     let mut samples = vec![Vec::new(); count];

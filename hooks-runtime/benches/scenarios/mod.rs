@@ -15,6 +15,7 @@ use std::future::Future;
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::{Pin, pin};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -337,6 +338,43 @@ pub fn clone_from_field_by_field(into: &mut Vec<HookMessage>, from: &[HookMessag
     into.extend_from_slice(tail);
 }
 
+/// The snapshot option measured against the others: [`HookMessage`] with every string shared
+/// copy-on-write (`Arc<str>`), so a clone copies pointers and bumps reference counts.
+#[derive(Clone)]
+#[allow(dead_code)]
+pub struct CowMessage {
+    id: Arc<str>,
+    role: Role,
+    content: Option<Arc<str>>,
+    name: Option<Arc<str>>,
+    tool_calls: Option<Arc<str>>,
+    tool_call_id: Option<Arc<str>>,
+    created_at: i64,
+    parent_id: Option<Arc<str>>,
+    depth: Option<u32>,
+    silent: Option<bool>,
+    extra: Arc<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl From<&HookMessage> for CowMessage {
+    fn from(m: &HookMessage) -> Self {
+        let shared = |s: &Option<String>| s.as_deref().map(Arc::from);
+        CowMessage {
+            id: Arc::from(m.id.as_str()),
+            role: m.role,
+            content: shared(&m.content),
+            name: shared(&m.name),
+            tool_calls: shared(&m.tool_calls),
+            tool_call_id: shared(&m.tool_call_id),
+            created_at: m.created_at,
+            parent_id: shared(&m.parent_id),
+            depth: m.depth,
+            silent: m.silent,
+            extra: Arc::new(m.extra.clone()),
+        }
+    }
+}
+
 // --- context assembly -------------------------------------------------------------------------
 
 #[hook(after_system_message, id = "asm_system")]
@@ -510,6 +548,8 @@ pub const MOVE: &str = "move only (no copy)";
 pub const CLONE_FROM: &str = "snapshot: clone_from into a reused buffer";
 pub const FRESH_CLONE: &str = "fresh deep clone()";
 pub const FIELD_BY_FIELD: &str = "option: field-by-field clone_from";
+pub const COW_CLONE_FROM: &str = "option: copy-on-write contents (Arc<str>), clone_from";
+pub const COW_FRESH_CLONE: &str = "option: copy-on-write contents (Arc<str>), fresh clone()";
 
 pub fn sync_title(n: usize) -> String {
     format!("sync filter_messages, {n} hooks, Vec of {CHAIN_MESSAGES} messages")
@@ -606,6 +646,9 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
     }
     let mut buffer = value.clone();
     let mut field_buffer = value.clone();
+    let cow_value: Vec<CowMessage> = value.iter().map(CowMessage::from).collect();
+    let cow_value = &*Box::leak(Box::new(cow_value));
+    let mut cow_buffer = cow_value.clone();
     groups.push((
         snapshot_title(),
         vec![
@@ -625,6 +668,18 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
             Variant::new(FIELD_BY_FIELD, move |iters| {
                 run_sync(iters, value.clone(), |v| {
                     clone_from_field_by_field(black_box(&mut field_buffer), &v);
+                    v
+                })
+            }),
+            Variant::new(COW_CLONE_FROM, move |iters| {
+                run_sync(iters, cow_value.clone(), |v| {
+                    black_box(&mut cow_buffer).clone_from(&v);
+                    v
+                })
+            }),
+            Variant::new(COW_FRESH_CLONE, move |iters| {
+                run_sync(iters, cow_value.clone(), |v| {
+                    drop(black_box(v.clone()));
                     v
                 })
             }),

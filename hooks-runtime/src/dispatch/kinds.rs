@@ -6,11 +6,16 @@ use hooks_core::{
     LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord, UserState,
 };
 
-use super::invoke::{self, Started, spans_wanted};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::invoke::{self, HookFailure, Started, spans_wanted};
+use super::panics;
 use super::{Dispatch, FailureRule};
 
 /// A kind whose chain transforms one value in place.
-trait TransformKind {
+trait TransformKind: 'static {
     /// The value the chain transforms.
     type Value: Clone + Send;
     /// What the hooks get besides the state and the value (`()` for most kinds).
@@ -76,7 +81,8 @@ transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v,
     AfterToolCallSuccess | AfterToolCallFailure
 )(state, call, v, ctx));
 
-/// Runs a transform chain on `value` under `rule`.
+/// Runs a transform chain on `value` under `rule`, and answers the value with the chain's
+/// outcome.
 ///
 /// With [`FailureRule::Prevent`] the first failure returns its error, and the value is discarded
 /// by the caller, so nothing is ever snapshotted. Otherwise a failing hook leaves the chain going
@@ -84,61 +90,296 @@ transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v,
 /// copy); before a hook that moves the value (a by-value hook, which leaves nothing behind when it
 /// fails, times out or panics) a snapshot is taken into one buffer per chain, reused from hook to
 /// hook with `clone_from` so that after the first it allocates nothing, and restored on failure.
-async fn run_transform<K: TransformKind>(
+///
+/// The sync hooks up to the first async one run when this is called, in [`run_sync`], a plain
+/// function whose loop state lives in registers: a chain of sync hooks builds no state machine at
+/// all, and the future answered is ready. Only from an async hook on (or when hook spans are
+/// wanted) does the chain go on in [`resume`], a future that carries it across the awaits. Every
+/// caller awaits the answer where it calls this, so running the sync hooks early changes nothing.
+fn run_transform<'a, K: TransformKind, O>(
+    dispatch: Dispatch<'a>,
+    state: &'a ThreadState,
+    arg: &'a K::Arg,
+    mut value: K::Value,
+    rule: FailureRule,
+    finish: fn(Transformed<K::Value>) -> O,
+) -> Transform<impl Future<Output = Transformed<K::Value>> + Send + 'a, K::Value, O> {
+    let progress = if dispatch.is_empty() {
+        Progress::Done(Some((value, Ok(()))))
+    } else {
+        let mut snapshot: Option<K::Value> = None;
+        let resume_at = if spans_wanted() {
+            Resume::Traced
+        } else {
+            match run_sync::<K>(&dispatch, state, arg, &mut value, rule, 0, &mut snapshot) {
+                Segment::Done(result) => {
+                    return Transform { progress: Progress::Done(Some((value, result))), finish };
+                }
+                Segment::Async(position) => Resume::Async(position),
+            }
+        };
+        Progress::Running(Box::pin(resume::<K>(dispatch, state, arg, value, rule, resume_at, snapshot)))
+    };
+    Transform { progress, finish }
+}
+
+/// A chain's value and outcome.
+type Transformed<V> = (V, Result<(), HookError>);
+
+/// The future [`run_transform`] answers: the chain's outcome, put in the hook point's shape by
+/// `finish`. It stays a few words wide, so that moving it (every caller does, to await it) costs
+/// nothing: the rest of a chain with an async hook is boxed, one allocation beside the async
+/// hooks' own.
+struct Transform<F, V, O> {
+    progress: Progress<F, V>,
+    finish: fn(Transformed<V>) -> O,
+}
+
+/// Ready when the chain had only sync hooks, else the rest of the chain.
+enum Progress<F, V> {
+    Done(Option<Transformed<V>>),
+    Running(Pin<Box<F>>),
+}
+
+impl<F: Future<Output = Transformed<V>>, V, O> Future for Transform<F, V, O> {
+    type Output = O;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
+        let this = &mut *self;
+        let output = match &mut this.progress {
+            Progress::Done(output) => output.take().expect("a hook chain polled after it finished"),
+            Progress::Running(future) => std::task::ready!(future.as_mut().poll(cx)),
+        };
+        Poll::Ready((this.finish)(output))
+    }
+}
+
+// Neither variant is pinned in place: the value is moved out, the rest of the chain is boxed.
+impl<F, V, O> Unpin for Transform<F, V, O> {}
+
+/// Where [`resume`] picks a chain up.
+enum Resume {
+    /// At this async hook; every hook before it has run.
+    Async(usize),
+    /// From the start, each hook in its span: someone listens for hook spans.
+    Traced,
+}
+
+/// The rest of a transform chain, from an async hook on: the async hook is awaited (under its
+/// timeout, E3, E6), and the sync hooks after it run in [`run_sync`] again.
+async fn resume<K: TransformKind>(
+    dispatch: Dispatch<'_>,
+    state: &ThreadState,
+    arg: &K::Arg,
+    mut value: K::Value,
+    rule: FailureRule,
+    resume_at: Resume,
+    mut snapshot: Option<K::Value>,
+) -> Transformed<K::Value> {
+    let mut position = match resume_at {
+        Resume::Async(position) => position,
+        Resume::Traced => {
+            let result = run_traced::<K>(&dispatch, state, arg, &mut value, rule, &mut snapshot).await;
+            return (value, result);
+        }
+    };
+    let mut clock = invoke::HookClock::default();
+    loop {
+        let entry = &dispatch.chain[position];
+        let restore = take_snapshot(entry, rule, &value, &mut snapshot);
+        let timeout = dispatch.timeout_of(entry);
+        let slot = &mut value;
+        let call = move || {
+            // Moving the borrow out makes the closure `FnOnce`: the hook's future holds it.
+            let slot = slot;
+            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
+        };
+        let outcome = match invoke::start(entry, timeout, call) {
+            Started::Done(outcome) => outcome,
+            Started::Pending(future) => invoke::finish(future, timeout, None, &mut clock, position).await,
+        };
+        if let Err(failure) = outcome
+            && let Err(error) = settle(entry, failure, rule, &mut value, restore.then_some(&snapshot))
+        {
+            return (value, Err(error));
+        }
+        position = match run_sync::<K>(&dispatch, state, arg, &mut value, rule, position + 1, &mut snapshot) {
+            Segment::Done(result) => return (value, result),
+            Segment::Async(next) => next,
+        };
+    }
+}
+
+/// How far [`run_sync`] got.
+enum Segment {
+    /// The chain ended (or a failure stopped it).
+    Done(Result<(), HookError>),
+    /// The hook at this position is async: the caller awaits it, then goes on after it.
+    Async(usize),
+}
+
+/// Runs the chain's sync hooks from `from` on, up to the end or the next async hook. A sync hook
+/// is a plain call under `catch_unwind`, the thread marked as running hook code once for them all.
+/// An active in-place sync hook, the common case, costs one test before its call; anything else
+/// (an optional relationship's hook, an async, blocking or by-value one) takes [`prepare`].
+/// Never inlined: inlined into a caller's future, its loop state would live in that future.
+#[inline(never)]
+fn run_sync<K: TransformKind>(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
     arg: &K::Arg,
     value: &mut K::Value,
     rule: FailureRule,
-) -> Result<(), HookError> {
-    if dispatch.is_empty() {
-        return Ok(());
-    }
+    from: usize,
+    snapshot: &mut Option<K::Value>,
+) -> Segment {
+    let in_hook = panics::enter();
     let keep_last_good = rule != FailureRule::Prevent;
-    let traced = spans_wanted();
-    let mut snapshot: Option<K::Value> = None;
-    let mut clock = invoke::HookClock::default();
-    for (position, entry) in dispatch.chain.iter().enumerate() {
-        if !entry.is_active(&dispatch.enabled) {
-            continue;
-        }
-        let restore = keep_last_good && entry.hook.moves_value;
-        if restore {
-            match &mut snapshot {
-                Some(saved) => saved.clone_from(value),
-                None => snapshot = Some(value.clone()),
+    let chain = dispatch.chain.get(from..).unwrap_or_default();
+    for (offset, entry) in chain.iter().enumerate() {
+        let def = entry.hook;
+        let mut restore = false;
+        if def.is_async | def.blocking | (def.moves_value & keep_last_good) | entry.optional_slot.is_some() {
+            match prepare(dispatch, entry, rule, value, snapshot) {
+                Prepared::Skip => continue,
+                Prepared::Async => return Segment::Async(from + offset),
+                Prepared::Call { restored } => restore = restored,
             }
         }
-        let timeout = dispatch.timeout_of(entry);
-        let slot = &mut *value;
-        let call = move || {
-            // Moving the borrow out makes the closure `FnOnce`: the hook's answer may hold it.
-            let slot = slot;
-            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
-        };
-        let failure = if traced {
-            match invoke::run_traced(entry, timeout, call).await {
+        let failure = if def.blocking {
+            match blocking_call::<K>(dispatch, entry, state, arg, value) {
                 Ok(()) => continue,
                 Err(failure) => failure,
             }
         } else {
-            // A sync hook that succeeds goes on at once: its outcome is never stored into the
-            // future's state and read back (that round trip was most of a hook's cost).
-            match invoke::start(entry, timeout, call) {
-                Started::Done(Ok(())) => continue,
-                Started::Done(Err(failure)) => failure,
-                Started::Pending(future) => match invoke::finish(future, timeout, None, &mut clock, position).await {
-                    Ok(()) => continue,
-                    Err(failure) => failure,
-                },
+            match panics::catch_entered(&in_hook, || K::call(&def.handler, state, arg, value, &entry.context)) {
+                Ok(HookFuture::Ready(Ok(()))) => continue,
+                Ok(HookFuture::Ready(Err(error))) => HookFailure::Error(error),
+                Ok(HookFuture::Pending(_)) => not_async(entry),
+                Err(location) => HookFailure::Panic(location),
             }
         };
-        invoke::log_failure(entry, &failure);
-        if !keep_last_good || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
-            return Err(failure.into_error(entry));
+        if let Err(error) = settle(entry, failure, rule, value, restore.then_some(snapshot)) {
+            return Segment::Done(Err(error));
         }
-        if let (true, Some(saved)) = (restore, &snapshot) {
-            value.clone_from(saved);
+    }
+    Segment::Done(Ok(()))
+}
+
+/// What to do with a hook that is not an active in-place sync hook.
+enum Prepared {
+    /// An optional relationship's hook whose relationship is not enabled on this thread.
+    Skip,
+    /// An async hook: the chain goes on in [`resume`].
+    Async,
+    /// Call it (sync); `restored`: a snapshot was taken before it, to restore if it fails.
+    Call { restored: bool },
+}
+
+#[cold]
+#[inline(never)]
+fn prepare<V: Clone>(
+    dispatch: &Dispatch<'_>,
+    entry: &ResolvedHook,
+    rule: FailureRule,
+    value: &V,
+    snapshot: &mut Option<V>,
+) -> Prepared {
+    if !entry.is_active(&dispatch.enabled) {
+        return Prepared::Skip;
+    }
+    if entry.hook.is_async {
+        return Prepared::Async;
+    }
+    Prepared::Call { restored: take_snapshot(entry, rule, value, snapshot) }
+}
+
+/// A sync hook marked `blocking`, called as [`invoke::start`] does it.
+#[cold]
+fn blocking_call<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    entry: &ResolvedHook,
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+) -> Result<(), HookFailure> {
+    match invoke::start(entry, dispatch.timeout_of(entry), || {
+        K::call(&entry.hook.handler, state, arg, value, &entry.context)
+    }) {
+        Started::Done(outcome) => outcome,
+        Started::Pending(_) => Err(not_async(entry)),
+    }
+}
+
+/// A hook defined as sync whose adapter answered a future: a hand-built definition that lies
+/// about `is_async`. Its future is dropped unpolled and the hook fails.
+#[cold]
+fn not_async(entry: &ResolvedHook) -> HookFailure {
+    HookFailure::Error(HookError::new(format!(
+        "hook `{}` is defined as sync (`is_async: false`) but its adapter returned a future",
+        entry.hook.id
+    )))
+}
+
+/// Before a hook that moves the value, when failures keep the last good value: the value goes
+/// into the chain's snapshot buffer. Answers whether it did.
+#[inline(always)]
+fn take_snapshot<V: Clone>(entry: &ResolvedHook, rule: FailureRule, value: &V, snapshot: &mut Option<V>) -> bool {
+    let restore = rule != FailureRule::Prevent && entry.hook.moves_value;
+    if restore {
+        match snapshot {
+            Some(saved) => saved.clone_from(value),
+            None => *snapshot = Some(value.clone()),
+        }
+    }
+    restore
+}
+
+/// A hook failed: it is logged, and by `rule` either the chain stops with its error, or the value
+/// goes back to the snapshot taken before the hook (when it moved the value) and the chain goes on.
+#[cold]
+#[inline(never)]
+fn settle<V: Clone>(
+    entry: &ResolvedHook,
+    failure: HookFailure,
+    rule: FailureRule,
+    value: &mut V,
+    snapshot: Option<&Option<V>>,
+) -> Result<(), HookError> {
+    invoke::log_failure(entry, &failure);
+    if rule == FailureRule::Prevent || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
+        return Err(failure.into_error(entry));
+    }
+    if let Some(Some(saved)) = snapshot {
+        value.clone_from(saved);
+    }
+    Ok(())
+}
+
+/// A transform chain when someone listens for hook spans: each hook in its span.
+#[cold]
+async fn run_traced<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+    rule: FailureRule,
+    snapshot: &mut Option<K::Value>,
+) -> Result<(), HookError> {
+    for entry in dispatch.chain {
+        if !entry.is_active(&dispatch.enabled) {
+            continue;
+        }
+        let restore = take_snapshot(entry, rule, value, snapshot);
+        let timeout = dispatch.timeout_of(entry);
+        let slot = &mut *value;
+        let call = move || {
+            let slot = slot;
+            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
+        };
+        if let Err(failure) = invoke::run_traced(entry, timeout, call).await {
+            settle(entry, failure, rule, value, restore.then_some(&*snapshot))?;
         }
     }
     Ok(())
@@ -180,77 +421,93 @@ macro_rules! run_events {
 }
 
 /// R3-R4: `filter_messages`; failures keep the last good value (E1, E7).
-pub(crate) async fn filter_messages(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    mut messages: Vec<HookMessage>,
-) -> Vec<HookMessage> {
-    let _ = run_transform::<FilterMessages>(dispatch, state, &(), &mut messages, FailureRule::KeepLastGood).await;
-    messages
+pub(crate) fn filter_messages<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    messages: Vec<HookMessage>,
+) -> impl Future<Output = Vec<HookMessage>> + Send + use<'a> {
+    run_transform::<FilterMessages, _>(*dispatch, state, &(), messages, FailureRule::KeepLastGood, |(value, _)| value)
 }
 
 /// R5, R7: `prefilter_llm_history`; a `block: true` error stops the step, others keep the last
 /// good value.
-pub(crate) async fn prefilter_llm_history(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    mut messages: Vec<LlmMessage>,
-) -> Result<Vec<LlmMessage>, HookError> {
-    run_transform::<PrefilterLlmHistory>(dispatch, state, &(), &mut messages, FailureRule::BlockOrKeepLastGood).await?;
-    Ok(messages)
+pub(crate) fn prefilter_llm_history<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    messages: Vec<LlmMessage>,
+) -> impl Future<Output = Result<Vec<LlmMessage>, HookError>> + Send + use<'a> {
+    run_transform::<PrefilterLlmHistory, _>(
+        *dispatch,
+        state,
+        &(),
+        messages,
+        FailureRule::BlockOrKeepLastGood,
+        value_or_error,
+    )
 }
 
 /// M1, M2, M9: `before_create_message` under the write's rule.
-pub(crate) async fn before_create_message(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    mut record: MessageRecord,
+pub(crate) fn before_create_message<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    record: MessageRecord,
     rule: FailureRule,
-) -> Result<MessageRecord, HookError> {
-    run_transform::<BeforeCreateMessage>(dispatch, state, &(), &mut record, rule).await?;
-    Ok(record)
+) -> impl Future<Output = Result<MessageRecord, HookError>> + Send + use<'a> {
+    run_transform::<BeforeCreateMessage, _>(*dispatch, state, &(), record, rule, value_or_error)
 }
 
 /// M4: `before_update_message`; the first failure prevents the update.
-pub(crate) async fn before_update_message(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    message_id: &str,
-    mut update: MessageUpdate,
-) -> Result<MessageUpdate, HookError> {
-    run_transform::<BeforeUpdateMessage>(dispatch, state, message_id, &mut update, FailureRule::Prevent).await?;
-    Ok(update)
+pub(crate) fn before_update_message<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    message_id: &'a str,
+    update: MessageUpdate,
+) -> impl Future<Output = Result<MessageUpdate, HookError>> + Send + use<'a> {
+    run_transform::<BeforeUpdateMessage, _>(*dispatch, state, message_id, update, FailureRule::Prevent, value_or_error)
 }
 
 /// T6: `before_store_tool_result`; the tool result is stored whatever happens, with the last
 /// good value (M9).
-pub(crate) async fn before_store_tool_result(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    call: &ToolCallRecord,
-    mut result: HookToolResult,
-) -> HookToolResult {
-    let _ = run_transform::<BeforeStoreToolResult>(dispatch, state, call, &mut result, FailureRule::KeepLastGood).await;
-    result
+pub(crate) fn before_store_tool_result<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    call: &'a ToolCallRecord,
+    result: HookToolResult,
+) -> impl Future<Output = HookToolResult> + Send + use<'a> {
+    run_transform::<BeforeStoreToolResult, _>(
+        *dispatch,
+        state,
+        call,
+        result,
+        FailureRule::KeepLastGood,
+        |(value, _)| value,
+    )
 }
 
 /// R1: `after_system_message`; a by-value hook's `None` keeps the message and a string replaces
 /// it; a failure keeps the last good value.
-pub(crate) async fn after_system_message(dispatch: &Dispatch<'_>, state: &ThreadState, mut system: String) -> String {
-    let _ = run_transform::<AfterSystemMessage>(dispatch, state, &(), &mut system, FailureRule::KeepLastGood).await;
-    system
+pub(crate) fn after_system_message<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    system: String,
+) -> impl Future<Output = String> + Send + use<'a> {
+    run_transform::<AfterSystemMessage, _>(*dispatch, state, &(), system, FailureRule::KeepLastGood, |(value, _)| value)
 }
 
 /// T5: `after_tool_call_success` or `_failure` (by the result's status); a by-value hook's `None`
 /// keeps the result and a returned result replaces it; a failure keeps the last good value.
-pub(crate) async fn after_tool_call(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    mut result: HookToolResult,
-) -> HookToolResult {
-    let _ = run_transform::<AfterToolCall>(dispatch, state, call, &mut result, FailureRule::KeepLastGood).await;
-    result
+pub(crate) fn after_tool_call<'a>(
+    dispatch: &Dispatch<'a>,
+    state: &'a ThreadState,
+    call: &'a HookToolCall,
+    result: HookToolResult,
+) -> impl Future<Output = HookToolResult> + Send + use<'a> {
+    run_transform::<AfterToolCall, _>(*dispatch, state, call, result, FailureRule::KeepLastGood, |(value, _)| value)
+}
+
+/// The value of a chain whose failure the caller acts on.
+fn value_or_error<V>((value, result): Transformed<V>) -> Result<V, HookError> {
+    result.map(|()| value)
 }
 
 macro_rules! event_point {

@@ -53,11 +53,38 @@ impl std::fmt::Display for PanicLocation {
 /// dropped unread.
 #[inline(always)]
 pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, PanicLocation> {
-    let outer = IN_HOOK.with(|flag| flag.replace(true));
-    let result = catch_unwind(AssertUnwindSafe(f));
-    IN_HOOK.with(|flag| flag.set(outer));
-    result.map_err(|payload| {
-        drop(payload);
-        PanicLocation(LOCATION.with(|slot| slot.borrow_mut().take()))
-    })
+    let in_hook = enter();
+    catch_entered(&in_hook, f)
+}
+
+/// Marks this thread as running hook code until dropped. A chain's run of sync hooks marks it
+/// once for all of them ([`catch_entered`]); nothing in that run awaits, so no other task's code
+/// runs on the thread while it is set.
+pub(crate) struct InHook {
+    outer: bool,
+}
+
+/// Marks this thread as running hook code.
+#[inline(always)]
+pub(crate) fn enter() -> InHook {
+    InHook { outer: IN_HOOK.with(|flag| flag.replace(true)) }
+}
+
+impl Drop for InHook {
+    #[inline(always)]
+    fn drop(&mut self) {
+        IN_HOOK.with(|flag| flag.set(self.outer));
+    }
+}
+
+/// [`catch`] for a thread already marked by `_in_hook`.
+#[inline(always)]
+pub(crate) fn catch_entered<R>(_in_hook: &InHook, f: impl FnOnce() -> R) -> Result<R, PanicLocation> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(located)
+}
+
+#[cold]
+fn located(payload: Box<dyn std::any::Any + Send>) -> PanicLocation {
+    drop(payload);
+    PanicLocation(LOCATION.with(|slot| slot.borrow_mut().take()))
 }
