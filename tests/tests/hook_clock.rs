@@ -62,3 +62,45 @@ async fn e6_a_hook_is_timed_from_its_own_start_on_the_fast_path() {
     // past its own timeout loses its answer.
     assert_eq!(contents, ["question", "quick", "quick"]);
 }
+
+// The same with timeouts long enough (200 ms and more) for dispatch to time the hooks with the
+// coarse monotonic clock on Linux: deadlines are still judged per hook, from its own start.
+
+#[hook(filter_messages, id = "sync_takes_longer")]
+fn sync_takes_longer(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
+    std::thread::sleep(Duration::from_millis(450));
+}
+
+#[hook(filter_messages, id = "push_quick_coarse", timeout_ms = 300)]
+async fn push_quick_coarse(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages.push(marker("quick"));
+    messages
+}
+
+#[hook(filter_messages, id = "push_late_coarse", timeout_ms = 300)]
+async fn push_late_coarse(_state: &ThreadState, mut messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    std::thread::sleep(Duration::from_millis(500));
+    messages.push(marker("late"));
+    messages
+}
+
+define_prompt! {
+    name: coarse_prompt,
+    model: "scripted",
+    prompt: "p",
+    hooks: [async_takes_its_time, sync_takes_longer, push_quick_coarse, push_late_coarse],
+}
+define_agent! { name: coarse_agent, side_a: { prompt: coarse_prompt, stop_on_response: true } }
+
+#[tokio::test]
+async fn e6_long_timeouts_are_judged_per_hook_on_the_coarse_clock_too() {
+    let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
+    let runtime = Runtime::builder().agent::<coarse_agent>().model("scripted", model.clone()).build().unwrap();
+    let thread = runtime.create_thread("coarse_agent", ThreadOptions::default()).await.unwrap();
+    thread.send("question").await.unwrap();
+    let request = model.requests().into_iter().next().unwrap();
+    let contents: Vec<String> = request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect();
+    // The quick hook follows 650 ms of other hooks, more than its 300 ms, and keeps its answer;
+    // the one that blocks 500 ms without yielding loses its answer.
+    assert_eq!(contents, ["question", "quick"]);
+}

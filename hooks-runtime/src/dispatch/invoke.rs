@@ -10,6 +10,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use super::clock::Reading;
+
 use hooks_core::{BoxedHookFuture, HookError, HookFuture, HookResult, HookSource, ResolvedHook};
 
 use super::panics::{self, PanicLocation};
@@ -122,7 +124,8 @@ fn start_blocking<'a>(timeout: Duration, call: impl FnOnce() -> HookFuture<'a, H
 /// When it is not ready, the timer is armed for the rest of the timeout and the task yields; the
 /// hook is polled again only when it is woken, never twice in one poll. E6: an answer that comes
 /// after the deadline is discarded, even from a hook that blocked its thread and never yielded;
-/// the future is dropped here, so nothing it borrowed is touched again by the hook.
+/// the future is dropped here, so nothing it borrowed is touched again by the hook. The timer is
+/// boxed, so that this future stays small for the hooks that answer at once.
 pub(crate) async fn finish(
     future: BoxedHookFuture<'_, HookResult<()>>,
     timeout: Duration,
@@ -130,7 +133,7 @@ pub(crate) async fn finish(
     clock: &mut HookClock,
     position: usize,
 ) -> Result<(), HookFailure> {
-    let started_at = clock.start(position);
+    let started_at = clock.start(position, timeout);
     let mut guarded = CatchUnwind { future, span };
     let first = std::future::poll_fn(|cx| {
         Poll::Ready(match Pin::new(&mut guarded).poll(cx) {
@@ -142,8 +145,8 @@ pub(crate) async fn finish(
     let output = match first {
         Some(output) => output,
         None => {
-            let deadline = tokio::time::sleep_until((started_at + timeout).into());
-            let mut deadline = std::pin::pin!(deadline);
+            let remaining = timeout.saturating_sub(started_at.until(started_at.again()));
+            let mut deadline = Box::pin(tokio::time::sleep(remaining));
             // The hook was just polled: this round only arms the timer.
             let mut hook_polled = true;
             let outcome = std::future::poll_fn(|cx| {
@@ -168,8 +171,8 @@ pub(crate) async fn finish(
         }
     };
     drop(guarded);
-    let ended_at = clock.end(position);
-    if ended_at.duration_since(started_at) > timeout {
+    let ended_at = clock.end(position, started_at);
+    if started_at.until(ended_at) > timeout {
         return Err(HookFailure::Timeout(timeout));
     }
     match output {
@@ -179,28 +182,29 @@ pub(crate) async fn finish(
 }
 
 /// The clock readings E6 needs, one per async hook instead of two: the reading that ends an
-/// async hook starts the next one, when the next hook of the chain is async and nothing ran in
-/// between. A reading is tied to the position of the hook it ended, so a sync hook in between
-/// (which may have taken long) needs no bookkeeping: the position no longer follows.
+/// async hook starts the next one, when the next hook of the chain is async, reads the same
+/// clock ([`Reading`]) and nothing ran in between. A reading is tied to the position of the hook
+/// it ended, so a sync hook in between (which may have taken long) needs no bookkeeping: the
+/// position no longer follows.
 #[derive(Default)]
 pub(crate) struct HookClock {
-    last_end: Option<(usize, Instant)>,
+    last_end: Option<(usize, Reading)>,
 }
 
 impl HookClock {
     /// The start of the async hook at `position` in its chain.
     #[inline]
-    fn start(&mut self, position: usize) -> Instant {
+    fn start(&mut self, position: usize, timeout: Duration) -> Reading {
         match self.last_end.take() {
-            Some((ended, at)) if ended + 1 == position => at,
-            _ => Instant::now(),
+            Some((ended, at)) if ended + 1 == position && at.suits(timeout) => at,
+            _ => Reading::now(timeout),
         }
     }
 
     /// The end of the async hook at `position`, kept as the start of the next.
     #[inline]
-    fn end(&mut self, position: usize) -> Instant {
-        let now = Instant::now();
+    fn end(&mut self, position: usize, started_at: Reading) -> Reading {
+        let now = started_at.again();
         self.last_end = Some((position, now));
         now
     }

@@ -7,6 +7,7 @@
 //! future; whether hook spans are wanted is asked once per chain; and a snapshot of the value is
 //! taken only before a hook that moves it (a by-value hook), to restore it if that hook fails.
 
+mod clock;
 mod invoke;
 mod kinds;
 pub(crate) mod panics;
