@@ -215,7 +215,7 @@ clone_field_by_field!(HookMessage {
     created_at,
     parent_id,
     depth,
-    silent,
+    silent;
     extra
 });
 clone_field_by_field!(MessageRecord {
@@ -228,7 +228,7 @@ clone_field_by_field!(MessageRecord {
     created_at,
     parent_id,
     depth,
-    silent,
+    silent;
     extra
 });
-clone_field_by_field!(MessageUpdate { content, tool_calls, silent, extra });
+clone_field_by_field!(MessageUpdate { content, tool_calls, silent; extra });
