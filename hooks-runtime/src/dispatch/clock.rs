@@ -66,25 +66,28 @@ impl Reading {
 /// Whether a hook with this timeout is timed with the coarse clock.
 #[inline]
 fn uses_coarse(timeout: Duration) -> bool {
-    coarse_resolution().is_some_and(|resolution| timeout >= resolution * COARSE_STEPS)
+    coarse_from().is_some_and(|from| timeout >= from)
 }
 
-/// The coarse clock's resolution, once per process; `None` where there is no such clock.
+/// The shortest timeout timed with the coarse clock ([`COARSE_STEPS`] of its ticks), once per
+/// process; `None` where there is no such clock.
+fn coarse_from() -> Option<Duration> {
+    static FROM: OnceLock<Option<Duration>> = OnceLock::new();
+    *FROM.get_or_init(|| coarse_resolution().map(|resolution| resolution * COARSE_STEPS))
+}
+
+/// The coarse clock's resolution; `None` where there is no such clock, or a poor one.
 fn coarse_resolution() -> Option<Duration> {
-    static RESOLUTION: OnceLock<Option<Duration>> = OnceLock::new();
-    *RESOLUTION.get_or_init(|| {
-        #[cfg(target_os = "linux")]
-        {
-            let resolution = nix::time::clock_getres(nix::time::ClockId::CLOCK_MONOTONIC_COARSE).ok()?;
-            let resolution = Duration::from(resolution);
-            // A clock that claims no resolution, or a poor one, is not worth it.
-            (resolution > Duration::ZERO && resolution <= Duration::from_millis(10)).then_some(resolution)
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            None
-        }
-    })
+    #[cfg(target_os = "linux")]
+    {
+        let resolution = nix::time::clock_getres(nix::time::ClockId::CLOCK_MONOTONIC_COARSE).ok()?;
+        let resolution = Duration::from(resolution);
+        (resolution > Duration::ZERO && resolution <= Duration::from_millis(10)).then_some(resolution)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 #[inline]
@@ -112,7 +115,7 @@ mod tests {
             assert!(matches!(long, Reading::Coarse(_)), "{long:?}");
         }
         assert!(long.suits(Duration::from_secs(10)) && short.suits(Duration::from_millis(5)));
-        assert!(!short.suits(Duration::from_secs(10)) || coarse_resolution().is_none());
+        assert!(!short.suits(Duration::from_secs(10)) || coarse_from().is_none());
     }
 
     #[test]

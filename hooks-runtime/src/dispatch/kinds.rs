@@ -204,7 +204,14 @@ async fn resume<K: TransformKind>(
         {
             return (value, Err(error));
         }
-        position = match run_sync::<K>(&dispatch, state, arg, &mut value, rule, position + 1, &mut snapshot) {
+        // An async hook right after needs no trip through `run_sync`.
+        position += 1;
+        match dispatch.chain.get(position) {
+            None => return (value, Ok(())),
+            Some(next) if next.hook.is_async && next.optional_slot.is_none() => continue,
+            Some(_) => {}
+        }
+        position = match run_sync::<K>(&dispatch, state, arg, &mut value, rule, position, &mut snapshot) {
             Segment::Done(result) => return (value, result),
             Segment::Async(next) => next,
         };
