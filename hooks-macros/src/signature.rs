@@ -83,6 +83,10 @@ fn param_trait(
     let label = format!("expected {expected}");
     let ty = with_lifetime(ty);
     let doc = format!("Parameter {position} of a `{}` hook. Not public API.", kind.name);
+    // The one type is accepted through a blanket impl over a hidden trait: rustc then says only
+    // that the user's type does not implement the trait, instead of adding "but it is implemented
+    // for ..." with a path into this crate, which `do_not_recommend` on a plain impl leaves in.
+    let accepted = format_ident!("{name}Accepted");
     quote! {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
@@ -90,10 +94,18 @@ fn param_trait(
             /// The identity: the value as the user's function takes it.
             fn cast(value: #ty) -> Self;
         }
-        #[diagnostic::do_not_recommend]
-        impl<'a> #name<'a> for #ty {
+        #[doc(hidden)]
+        pub trait #accepted<'a>: Sized {
+            fn cast(value: #ty) -> Self;
+        }
+        impl<'a> #accepted<'a> for #ty {
             #[inline(always)]
             fn cast(value: #ty) -> Self { value }
+        }
+        #[diagnostic::do_not_recommend]
+        impl<'a, T: #accepted<'a>> #name<'a> for T {
+            #[inline(always)]
+            fn cast(value: #ty) -> Self { <T as #accepted<'a>>::cast(value) }
         }
     }
 }

@@ -50,17 +50,21 @@ define_prompt! {
 }
 define_agent! { name: charged_agent, side_a: { prompt: charged_prompt, stop_on_response: true } }
 
-#[tokio::test]
-async fn e6_a_hook_is_timed_from_its_own_start_on_the_fast_path() {
+/// The contents of the model's first request (the system prompt left out) after one send.
+async fn request_contents<A: Agent>(agent: &str) -> Vec<String> {
     let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
-    let runtime = Runtime::builder().agent::<charged_agent>().model("scripted", model.clone()).build().unwrap();
-    let thread = runtime.create_thread("charged_agent", ThreadOptions::default()).await.unwrap();
+    let runtime = Runtime::builder().agent::<A>().model("scripted", model.clone()).build().unwrap();
+    let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
     thread.send("question").await.unwrap();
     let request = model.requests().into_iter().next().unwrap();
-    let contents: Vec<String> = request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect();
+    request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect()
+}
+
+#[tokio::test]
+async fn e6_a_hook_is_timed_from_its_own_start_on_the_fast_path() {
     // The quick hooks follow 400 ms of other hooks and keep their answers; the one that blocks
     // past its own timeout loses its answer.
-    assert_eq!(contents, ["question", "quick", "quick"]);
+    assert_eq!(request_contents::<charged_agent>("charged_agent").await, ["question", "quick", "quick"]);
 }
 
 // The same with timeouts long enough (200 ms and more) for dispatch to time the hooks with the
@@ -94,13 +98,7 @@ define_agent! { name: coarse_agent, side_a: { prompt: coarse_prompt, stop_on_res
 
 #[tokio::test]
 async fn e6_long_timeouts_are_judged_per_hook_on_the_coarse_clock_too() {
-    let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
-    let runtime = Runtime::builder().agent::<coarse_agent>().model("scripted", model.clone()).build().unwrap();
-    let thread = runtime.create_thread("coarse_agent", ThreadOptions::default()).await.unwrap();
-    thread.send("question").await.unwrap();
-    let request = model.requests().into_iter().next().unwrap();
-    let contents: Vec<String> = request.messages.into_iter().skip(1).map(|m| m.content.unwrap_or_default()).collect();
     // The quick hook follows 650 ms of other hooks, more than its 300 ms, and keeps its answer;
     // the one that blocks 500 ms without yielding loses its answer.
-    assert_eq!(contents, ["question", "quick"]);
+    assert_eq!(request_contents::<coarse_agent>("coarse_agent").await, ["question", "quick"]);
 }
