@@ -3,7 +3,7 @@
 
 use hooks_core::{
     HookError, HookExecutionContext, HookFuture, HookHandler, HookMessage, HookResult, HookToolCall, HookToolResult,
-    LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord, UserState,
+    LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord,
 };
 
 use std::future::Future;
@@ -45,16 +45,6 @@ macro_rules! transform_kind {
             ) -> HookFuture<'v, HookResult<()>> {
                 $call
             }
-        }
-    };
-}
-
-/// The adapter of `entry` for a chain of `variant`; a chain holds only hooks of its kind.
-macro_rules! adapter {
-    ($handler:expr, $($variant:ident)|+) => {
-        match $handler {
-            $(HookHandler::$variant(adapter))|+ => adapter,
-            other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
         }
     };
 }
@@ -322,7 +312,7 @@ fn blocking_call<K: TransformKind>(
 /// A hook defined as sync whose adapter answered a future: a hand-built definition that lies
 /// about `is_async`. Its future is dropped unpolled and the hook fails.
 #[cold]
-fn not_async(entry: &ResolvedHook) -> HookFailure {
+pub(super) fn not_async(entry: &ResolvedHook) -> HookFailure {
     HookFailure::Error(HookError::new(format!(
         "hook `{}` is defined as sync (`is_async: false`) but its adapter returned a future",
         entry.hook.id
@@ -390,41 +380,6 @@ async fn run_traced<K: TransformKind>(
         }
     }
     Ok(())
-}
-
-/// Runs an event chain: each failure is logged and changes nothing else (E2). A macro rather
-/// than a function: the adapter call borrows the point's arguments, which a closure bound over
-/// every entry lifetime could not express.
-macro_rules! run_events {
-    ($dispatch:expr, |$entry:ident| $call:expr) => {{
-        let dispatch = $dispatch;
-        let traced = !dispatch.is_empty() && spans_wanted();
-        let mut clock = invoke::HookClock::default();
-        for (position, $entry) in dispatch.chain.iter().enumerate() {
-            if !$entry.is_active(&dispatch.enabled) {
-                continue;
-            }
-            let timeout = dispatch.timeout_of($entry);
-            let failure = if traced {
-                match invoke::run_traced($entry, timeout, || $call).await {
-                    Ok(()) => continue,
-                    Err(failure) => failure,
-                }
-            } else {
-                match invoke::start($entry, timeout, || $call) {
-                    Started::Done(Ok(())) => continue,
-                    Started::Done(Err(failure)) => failure,
-                    Started::Pending(future) => match invoke::finish(future, timeout, None, &mut clock, position).await
-                    {
-                        Ok(()) => continue,
-                        Err(failure) => failure,
-                    },
-                }
-            };
-            // E2: an event hook's failure is logged and changes nothing else.
-            invoke::log_failure($entry, &failure);
-        }
-    }};
 }
 
 /// R3-R4: `filter_messages`; failures keep the last good value (E1, E7).
@@ -515,47 +470,4 @@ pub(crate) fn after_tool_call<'a>(
 /// The value of a chain whose failure the caller acts on.
 fn value_or_error<V>((value, result): Transformed<V>) -> Result<V, HookError> {
     result.map(|()| value)
-}
-
-macro_rules! event_point {
-    ($(#[$doc:meta])* $name:ident, $variant:ident, ($($arg:ident: $ty:ty),*)) => {
-        $(#[$doc])*
-        pub(crate) async fn $name(dispatch: &Dispatch<'_>, state: &ThreadState, $($arg: $ty),*) {
-            run_events!(dispatch, |entry| adapter!(entry.hook.handler, $variant)(state, $($arg,)* &entry.context));
-        }
-    };
-}
-
-event_point!(
-    /// `after_thread_created`.
-    after_thread_created, AfterThreadCreated, ()
-);
-event_point!(
-    /// `after_subagent_created`, on the parent with the child's state.
-    after_subagent_created, AfterSubagentCreated, (child: &ThreadState)
-);
-event_point!(
-    /// M3: `after_create_message`.
-    after_create_message, AfterCreateMessage, (record: &MessageRecord)
-);
-event_point!(
-    /// M5: `after_update_message`.
-    after_update_message, AfterUpdateMessage, (message: &HookMessage)
-);
-event_point!(
-    /// T1-T3: `tool_call_started`.
-    tool_call_started, ToolCallStarted, (call: &HookToolCall, progress: Option<&str>)
-);
-event_point!(
-    /// T4: `tool_call_done`.
-    tool_call_done, ToolCallDone, (call: &HookToolCall, result: &HookToolResult)
-);
-
-/// U1: a user-scope event, run for every linked hook of its kind.
-pub(crate) async fn user_event(hooks: &[ResolvedHook], default_timeout: std::time::Duration, user: &UserState) {
-    let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
-    run_events!(&dispatch, |entry| adapter!(
-        entry.hook.handler,
-        UserClientAttached | UserClientDetached | UserValueChanged
-    )(user));
 }

@@ -7,7 +7,18 @@
 //! future; whether hook spans are wanted is asked once per chain; and a snapshot of the value is
 //! taken only before a hook that moves it (a by-value hook), to restore it if that hook fails.
 
+/// The adapter of `entry` for a chain of `variant`; a chain holds only hooks of its kind.
+macro_rules! adapter {
+    ($handler:expr, $($variant:ident)|+) => {
+        match $handler {
+            $(HookHandler::$variant(adapter))|+ => adapter,
+            other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
+        }
+    };
+}
+
 mod clock;
+mod events;
 mod invoke;
 mod kinds;
 pub(crate) mod panics;
@@ -16,10 +27,13 @@ use std::time::Duration;
 
 use hooks_core::{EnabledRelationships, ResolvedHook};
 
+pub(crate) use events::{
+    after_create_message, after_subagent_created, after_thread_created, after_update_message, tool_call_done,
+    tool_call_started, user_event,
+};
 pub(crate) use kinds::{
-    after_create_message, after_subagent_created, after_system_message, after_thread_created, after_tool_call,
-    after_update_message, before_create_message, before_store_tool_result, before_update_message, filter_messages,
-    prefilter_llm_history, tool_call_done, tool_call_started, user_event,
+    after_system_message, after_tool_call, before_create_message, before_store_tool_result, before_update_message,
+    filter_messages, prefilter_llm_history,
 };
 
 /// One chain ready to run: its entries, the enabled optional relationships, the default timeout.
