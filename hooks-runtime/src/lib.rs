@@ -45,6 +45,7 @@ pub use async_trait::async_trait;
 
 pub mod declarative;
 mod dispatch;
+mod events;
 mod ids;
 pub mod model;
 mod progress;
@@ -55,8 +56,9 @@ pub mod tool;
 mod tool_listener;
 mod user;
 
+pub use events::ThreadEvent;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};
+pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.

@@ -10,11 +10,11 @@ use hooks_core::{
 use serde_json::Value;
 
 use super::ThreadShared;
-use super::events::ThreadEvent;
 use super::messages;
 use super::pipeline::Pipeline;
 use super::reentry::{MAX_HOOK_DEPTH, Nested, TooDeep};
 use crate::dispatch::FailureRule;
+use crate::events::ThreadEvent;
 
 pub(crate) struct ThreadHost {
     pub(crate) shared: Weak<ThreadShared>,

@@ -12,10 +12,10 @@ use hooks_core::{
 };
 use serde_json::{Value, json};
 
-use super::events::ThreadEvent;
 use super::messages;
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
+use crate::events::ThreadEvent;
 use crate::model::{ModelError, ModelEvent, ModelStream};
 use crate::progress::ProgressScanner;
 use crate::tool_listener::ToolCallOutcome;
@@ -168,9 +168,7 @@ async fn execute(
     }
     let started_at = Instant::now();
     let result = match execution {
-        Execution::Subagent(relationship) => {
-            super::agents::run_child_as_tool(pipeline, state, relationship, call).await
-        }
+        Execution::Subagent(relationship) => super::children::run_as_tool(pipeline, state, relationship, call).await,
         Execution::Tool => call_tool(pipeline, state, call).await,
     };
     if let Some(listener) = &listener {

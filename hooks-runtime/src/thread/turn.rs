@@ -10,32 +10,14 @@ use serde_json::json;
 
 use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
-use super::events::ThreadEvent;
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
-use super::{RunOutcome, RuntimeError, Thread, ThreadShared};
+use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
+use crate::events::ThreadEvent;
 use crate::model::ModelRequest;
 use crate::store::ThreadStatus;
-
-/// What becomes of a run whose triggering messages a hook prevented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Prevented {
-    /// M6: a sent message; the run fails with `message_hook_error`.
-    FailRun,
-    /// M7: queued messages; a prevented one leaves the queue and the others go on.
-    SkipMessage,
-}
-
-/// How a side's turn ended.
-pub(crate) enum TurnEnd {
-    /// The side replied; the turn passes on.
-    Replied,
-    Stopped(&'static str),
-    Failed(&'static str),
-    HandedOff(String),
-}
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`). A run dropped before it
