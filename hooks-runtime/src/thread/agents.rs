@@ -2,8 +2,6 @@
 //! relationships) and handoffs (S10, M10). Subagent relationships run as child threads
 //! (`children`).
 
-use std::sync::PoisonError;
-
 use hooks_core::{HookToolCall, HookToolResult, MessageRecord, PromptDef, Role, ThreadState};
 use serde_json::json;
 
@@ -81,6 +79,6 @@ pub(crate) async fn handoff(
     message.extra.insert("handoff_to".into(), json!(target));
     let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
     let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
-    *pipeline.shared.agent.write().unwrap_or_else(PoisonError::into_inner) = entry;
+    pipeline.shared.hand_off_to(entry);
     TurnEnd::HandedOff(target.to_owned())
 }

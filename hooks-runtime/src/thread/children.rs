@@ -1,12 +1,12 @@
 //! Subagent relationships as child threads: creating one (respecting `max_instances`) and
 //! running one as a tool call, whose result is the child's reply.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use hooks_core::{HookKind, HookToolCall, HookToolResult, ThreadState};
 
 use super::pipeline::Pipeline;
-use super::{ChildThread, RuntimeError, Thread, ThreadShared};
+use super::{RuntimeError, Thread, ThreadShared};
 use crate::dispatch;
 use crate::store::ThreadStatus;
 
@@ -23,26 +23,15 @@ pub(crate) async fn spawn(
         .relationship(relationship_name)
         .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship_name, false))?;
     if let Some(max) = relationship.max_instances {
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|child| child.relationship == relationship.name)
-            .count();
-        if existing >= max as usize {
+        if shared.child_count(relationship.name) >= max as usize {
             return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
         }
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
     let child = Thread::create(&shared.runtime, relationship.agent.name, options).await?;
-    shared
-        .children
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(ChildThread { relationship: relationship.name, thread: child.clone() });
+    shared.add_child(relationship.name, child.clone());
     let pipeline = Pipeline::for_state(shared, state);
-    let child_state = child.shared.run.lock().await;
+    let child_state = child.shared.lock_run().await;
     if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
         dispatch::after_subagent_created(&chain, state, &child_state).await;
     }
@@ -65,14 +54,7 @@ pub(crate) fn run_as_tool<'a>(
             Some(shared) => shared,
             None => return HookToolResult::error("the thread no longer exists"),
         };
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|child| child.relationship == relationship)
-            .map(|child| child.thread.clone());
-        let child = match existing {
+        let child = match shared.child(relationship) {
             Some(child) => child,
             None => match spawn(&shared, state, relationship).await {
                 Ok(child) => child,

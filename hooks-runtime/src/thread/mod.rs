@@ -18,12 +18,10 @@ mod turn;
 // The store's PostgreSQL event log names it by this path.
 pub(crate) use crate::events::ThreadEvent;
 pub use reentry::MAX_HOOK_DEPTH;
-pub(crate) use shared::{ChildThread, Queues, ThreadShared};
+pub(crate) use shared::ThreadShared;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 
 use hooks_core::{HookError, HookMessage, MessageRecord, MessageUpdate, Role, Side, ThreadState};
 use serde_json::Value;
@@ -370,24 +368,7 @@ impl Thread {
             state.user_id = record.user_id.clone();
             state.created_at = record.created_at;
             state.arguments = record.arguments.clone();
-            let (events, _) = broadcast::channel(256);
-            ThreadShared {
-                me: weak.clone(),
-                id: record.id,
-                runtime,
-                agent: RwLock::new(entry),
-                enabled: AtomicU64::new(0),
-                events,
-                queues: Mutex::new(Queues::default()),
-                values: Mutex::new(record.values.into_iter().collect()),
-                value_writes: tokio::sync::Mutex::new(()),
-                files: Mutex::new(HashMap::new()),
-                status: Mutex::new(record.status),
-                children: Mutex::new(Vec::new()),
-                abort: Mutex::new(None),
-                run: tokio::sync::Mutex::new(state),
-                publisher: std::sync::OnceLock::new(),
-            }
+            ThreadShared::new(weak.clone(), runtime, entry, record, state)
         });
         Thread { shared }
     }
@@ -404,13 +385,13 @@ impl Thread {
 
     /// The thread's status.
     pub fn status(&self) -> ThreadStatus {
-        self.shared.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.shared.status()
     }
 
     /// Subscribes to the thread's events (`tool_call_started`, `tool_call_done`, emitted events,
     /// status changes).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.events.subscribe()
+        self.shared.subscribe()
     }
 
     /// Every stored message, oldest first.
@@ -434,7 +415,7 @@ impl Thread {
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("send")?;
         reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.run.lock().await;
+            let mut state = self.shared.lock_run().await;
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
@@ -450,7 +431,7 @@ impl Thread {
 
     /// Queues a message for the next [`Thread::run_queued`].
     pub fn queue_message(&self, message: MessageRecord) {
-        self.shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.push_back(message);
+        self.shared.queue_message(message);
     }
 
     /// Runs what is queued: queued messages are stored (M7), tool calls queued with `queue_tool`
@@ -461,7 +442,7 @@ impl Thread {
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("run_queued")?;
         reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.run.lock().await;
+            let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result = turn::run_queued(&self.shared, run.state()).await;
@@ -485,7 +466,7 @@ impl Thread {
             return Err(HookError::new(held_by_caller("inject_message")));
         }
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
+            let state = self.shared.lock_run().await;
             // Through the pipeline directly, not `state.inject_message`: that is a hook's call
             // back into the thread, which E8 counts.
             let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
@@ -504,7 +485,7 @@ impl Thread {
             return Err(HookError::new(held_by_caller("update_message")));
         }
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
+            let state = self.shared.lock_run().await;
             let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
             messages::update(&pipeline, &state, message_id, update).await
         })
@@ -520,11 +501,7 @@ impl Thread {
             .resolved
             .optional_slot(relationship)
             .ok_or_else(|| RuntimeError::unknown_relationship(self.shared.agent().def, relationship, true))?;
-        if enabled {
-            self.shared.enabled.fetch_or(1 << slot, Ordering::AcqRel);
-        } else {
-            self.shared.enabled.fetch_and(!(1 << slot), Ordering::AcqRel);
-        }
+        self.shared.set_enabled(slot, enabled);
         Ok(())
     }
 
@@ -533,7 +510,7 @@ impl Thread {
     pub async fn spawn_subagent(&self, relationship: &str) -> Result<Thread, RuntimeError> {
         self.refuse_if_held("spawn_subagent")?;
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
+            let state = self.shared.lock_run().await;
             children::spawn(&self.shared, &state, relationship).await
         })
         .await
@@ -541,15 +518,13 @@ impl Thread {
 
     /// Fires the abort signal of the running execution; the run stops before its next step.
     pub fn abort(&self) {
-        if let Some(signal) = self.shared.abort.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            signal.abort();
-        }
+        self.shared.abort();
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread
     /// was opened (a value another process writes later shows after reopening).
     pub fn value(&self, key: &str) -> Option<Value> {
-        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+        self.shared.value(key)
     }
 
     /// Sets a thread value and persists it with the thread before returning (M11), so it is
@@ -561,11 +536,11 @@ impl Thread {
 
     /// A file stored from a tool's attachment, by path.
     pub fn file(&self, path: &str) -> Option<String> {
-        self.shared.files.lock().unwrap_or_else(PoisonError::into_inner).get(path).cloned()
+        self.shared.file(path)
     }
 
     async fn run_after_thread_created(&self) {
-        let state = self.shared.run.lock().await;
+        let state = self.shared.lock_run().await;
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
         if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
             crate::dispatch::after_thread_created(&chain, &state).await;
