@@ -22,10 +22,10 @@ pub(crate) async fn spawn(
         .def
         .relationship(relationship_name)
         .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship_name, false))?;
-    if let Some(max) = relationship.max_instances {
-        if shared.child_count(relationship.name) >= max as usize {
-            return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
-        }
+    if let Some(max) = relationship.max_instances
+        && shared.child_count(relationship.name) >= max as usize
+    {
+        return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
     let child = Thread::create(&shared.runtime, relationship.agent.name, options).await?;
