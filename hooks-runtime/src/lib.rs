@@ -48,18 +48,16 @@ mod dispatch;
 mod events;
 mod ids;
 pub mod model;
-mod progress;
 mod runtime;
 pub mod store;
 mod thread;
 pub mod tool;
-mod tool_listener;
 mod user;
 
 pub use events::ThreadEvent;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
-pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {

@@ -22,7 +22,7 @@ use crate::model::Model;
 use crate::store::{InMemoryStore, MessageStore};
 use crate::thread::{RuntimeError, Thread, ThreadOptions};
 use crate::tool::Tool;
-use crate::tool_listener::{ToolCallListener, ToolCallListenerTarget};
+use crate::tool::{ToolCallListener, ToolCallListenerTarget};
 use crate::user::UserScope;
 
 /// The default timeout of a hook without `timeout_ms`.

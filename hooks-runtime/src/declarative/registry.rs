@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use super::{
     DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LoadErrors, LoadReport,
 };
-use crate::tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// Declarative tool-call hooks: log lines and shell commands run around an agent's tool calls,
 /// loaded from YAML or built in code.

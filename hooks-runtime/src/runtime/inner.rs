@@ -11,7 +11,7 @@ use hooks_core::{AgentDef, HookToolCall, ResolvedAgent, ThreadState};
 use crate::model::Model;
 use crate::store::MessageStore;
 use crate::tool::Tool;
-use crate::tool_listener::ToolCallListener;
+use crate::tool::ToolCallListener;
 use crate::user::UserScope;
 
 /// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call

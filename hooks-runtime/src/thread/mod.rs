@@ -8,6 +8,7 @@ mod agents;
 mod children;
 pub(crate) mod context;
 mod host;
+mod json_member_scanner;
 mod messages;
 mod pipeline;
 mod reentry;

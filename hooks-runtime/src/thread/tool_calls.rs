@@ -12,13 +12,13 @@ use hooks_core::{
 };
 use serde_json::{Value, json};
 
+use super::json_member_scanner::ProgressScanner;
 use super::messages;
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
 use crate::model::{ModelError, ModelEvent, ModelStream};
-use crate::progress::ProgressScanner;
-use crate::tool_listener::ToolCallOutcome;
+use crate::tool::ToolCallOutcome;
 
 /// A tool call as it streams.
 struct StreamingCall {
