@@ -9,12 +9,11 @@ mod support_tools;
 
 use std::sync::{Mutex, OnceLock};
 
+use hooks_runtime::__private::ActiveContext;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{
-    ActiveContext, Attachment, AttachmentRef, MessageQuery, Runtime, Side, ThreadEvent, ThreadOptions,
-};
+use hooks_runtime::{Attachment, AttachmentRef, MessageQuery, Runtime, Side, ThreadEvent, ThreadOptions};
 use serde_json::json;
 use support_tools::{drain, fragments, lock, tool_events, tool_message};
 
