@@ -11,8 +11,8 @@ A module may use its ancestors' items (children live inside their parent's names
 upward edges are listed but not counted for cycles; every other edge is. `#[cfg(test)]` modules
 inside a file count as that file.
 
-Usage: python3 scripts/module_graph.py [CRATE_DIR]   (default: hooks-runtime)
-Prints the graph, then each cycle found; exits 1 when there is one.
+Usage: python3 scripts/module_graph.py [--cycles-only] [CRATE_DIR]   (default: hooks-runtime)
+Prints the graph (not with --cycles-only), then each cycle found; exits 1 when there is one.
 """
 
 import re
@@ -101,7 +101,10 @@ def resolve(path: list, here: tuple, modules: set, reexports: dict):
 
 
 def main() -> int:
-    crate = REPO / (sys.argv[1] if len(sys.argv) > 1 else "hooks-runtime")
+    args = sys.argv[1:]
+    cycles_only = "--cycles-only" in args
+    args = [arg for arg in args if arg != "--cycles-only"]
+    crate = REPO / (args[0] if args else "hooks-runtime")
     src = crate / "src"
     files = {}
     for file in sorted(src.rglob("*.rs")):
@@ -138,8 +141,9 @@ def main() -> int:
     def upward(a: tuple, b: tuple) -> bool:
         return a[: len(b)] == b
 
-    print("module graph (`^` marks an upward edge to an ancestor, not counted for cycles):")
-    for module in sorted(modules):
+    if not cycles_only:
+        print("module graph (`^` marks an upward edge to an ancestor, not counted for cycles):")
+    for module in sorted(modules) if not cycles_only else []:
         targets = sorted(edges[module])
         shown = [("^" if upward(module, t) else "") + name(t) for t in targets]
         print(f"  {name(module)} -> {', '.join(shown) if shown else '(none)'}")

@@ -63,6 +63,7 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+#[cfg(feature = "declarative")]
 pub mod declarative;
 mod dispatch;
 mod events;
@@ -92,5 +93,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private;
 
+#[cfg(feature = "__bench")]
 #[doc(hidden)]
 pub mod __bench;
