@@ -21,6 +21,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+RAW_STRING = re.compile(r'b?r(#*)"')
+CHAR_LITERAL = re.compile(r"'(?:\\.[^']*|[^'\\])'")
 
 
 def module_of(src: Path, file: Path) -> tuple:
@@ -33,12 +35,45 @@ def module_of(src: Path, file: Path) -> tuple:
 
 
 def strip(text: str) -> str:
-    """Source without comments, string literals or char literals (paths in them are not uses)."""
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
-    return re.sub(r"//[^\n]*", "", text)
+    """Source without comments, string literals or char literals (paths in them are not uses).
+
+    One pass, left to right, so a quote in a comment or `//` in a string is read as what it is.
+    """
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            out.append(" ")
+        elif (raw := RAW_STRING.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            close = '"' + raw.group(1)
+            end = text.find(close, raw.end())
+            i = n if end < 0 else end + len(close)
+            out.append('""')
+        elif ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        elif ch == "'" and (char := CHAR_LITERAL.match(text, i)):
+            # A char literal; a lifetime (`'a`) has no closing quote right after one char.
+            i = char.end()
+            out.append("' '")
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def use_paths(tree: str, prefix: list) -> list:
