@@ -9,15 +9,15 @@
 
 #![allow(missing_docs)]
 
-use std::collections::VecDeque;
+mod echo_model;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
+use echo_model::EchoModel;
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadOptions};
-use serde_json::json;
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static MAX_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
@@ -110,42 +110,13 @@ define_agent! {
     hooks: [k_thread_created],
 }
 
-/// A tool call when the last message is the user's, a text reply after the tool's result.
-struct EchoModel;
-
-#[hooks_runtime::async_trait]
-impl Model for EchoModel {
-    async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
-        let last = request.messages.last().ok_or_else(|| ModelError::Other("empty request".into()))?;
-        let content = last.content.clone().unwrap_or_default();
-        let events = match last.role.as_str() {
-            "user" => vec![
-                ModelEvent::ToolCallStart { index: 0, id: format!("call_{content}"), name: "k_echo".into() },
-                ModelEvent::ToolCallArguments { index: 0, fragment: json!({ "tag": content }).to_string() },
-                ModelEvent::ToolCallEnd { index: 0 },
-            ],
-            _ => vec![ModelEvent::TextDelta(format!("done:{content}"))],
-        };
-        Ok(Box::new(EchoStream(events.into())))
-    }
-}
-
-struct EchoStream(VecDeque<ModelEvent>);
-
-#[hooks_runtime::async_trait]
-impl ModelStream for EchoStream {
-    async fn next_event(&mut self) -> Option<Result<ModelEvent, ModelError>> {
-        self.0.pop_front().map(Ok)
-    }
-}
-
 /// Runs `threads` conversations at once on `workers` worker threads; returns the wall time.
 fn run(workers: usize, threads: usize) -> Duration {
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().unwrap();
     tokio.block_on(async move {
         let runtime = Runtime::builder()
             .agent::<k_agent>()
-            .model("echo", EchoModel)
+            .model("echo", EchoModel::new("k_echo"))
             .tool(FnTool::new("k_echo", "Echoes its tag.", |args| async move {
                 HookToolResult::success(format!("echo:{}", args["tag"].as_str().unwrap_or_default()))
             }))

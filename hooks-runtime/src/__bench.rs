@@ -1,5 +1,6 @@
 //! Not public API. Entry points for the benchmarks in `hooks-runtime/benches`; they may change or
-//! disappear in any release.
+//! disappear in any release. Compiled only with the `__bench` feature, which the package's
+//! self dev-dependency turns on for its benches.
 //!
 //! The functions at the top level run a chain through the runtime's real dispatch functions
 //! (the ones the thread pipelines call), with no optional relationship enabled and the runtime's

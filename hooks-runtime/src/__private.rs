@@ -1,9 +1,14 @@
 //! Not public API. Used by code that the macros generate; it may change in any release.
 
+//!
+//! It also holds the runtime's internals that the crate root does not re-export: a hook's
+//! handler and its future, the linked-hook registry's entries, and resolved chains.
+
 pub use hooks_core::inventory;
 pub use hooks_core::{
-    Agent, AgentDef, Hook, HookDef, HookFuture, HookHandler, HookLocation, PackageSignature, ParentHookRequirement,
-    ParentHookStage, Participant, Prompt, PromptDef, RegisteredHook, SideDef, SubagentRelationship,
+    ActiveContext, Agent, AgentDef, BoxedHookFuture, EnabledRelationships, Hook, HookDef, HookFuture, HookHandler,
+    HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
+    RegisteredHook, ResolvedHook, SideDef, SubagentRelationship,
 };
 
 /// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value

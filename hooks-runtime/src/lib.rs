@@ -29,35 +29,56 @@
 //! # });
 //! ```
 //!
-//! - Definitions and the specification's data types: [`HookKind`], [`HookMessage`],
-//!   [`MessageRecord`], [`HookToolCall`], [`HookToolResult`], [`ThreadState`], [`HookError`].
-//! - Composition and resolution: [`ResolvedAgent`], [`explain`], [`Registry`].
-//! - Running: [`Runtime`], [`Thread`], [`ThreadEvent`], with [`model`], [`tool`] and [`store`].
-//! - Declarative YAML tool-call hooks: [`declarative`].
+//! What the crate root holds, by use:
+//!
+//! - Writing hooks: [`macro@hook`], [`define_prompt!`], [`define_agent!`], and the
+//!   specification's data types: [`HookKind`], [`HookMessage`], [`MessageRecord`],
+//!   [`MessageUpdate`], [`HookToolCall`], [`HookToolResult`], [`LlmMessage`], [`ThreadState`],
+//!   [`UserState`], [`HookExecutionContext`], [`HookError`]. The [`prelude`] has what a hook
+//!   author writes.
+//! - Definitions as the macros build them, to read: [`AgentDef`], [`PromptDef`], [`HookDef`],
+//!   [`SideDef`], [`SubagentRelationship`], [`ParentHookRequirement`].
+//! - Composition and resolution: [`ResolvedAgent`], [`explain`], [`explain_json`], [`Registry`].
+//! - Running: [`Runtime`], [`Thread`], [`ThreadEvent`], [`RunOutcome`], with [`model`], [`tool`]
+//!   and [`store`].
+//! - Testing a hook without a runtime: [`DetachedThread`], [`ExecutionState`].
+//! - Declarative YAML tool-call hooks: [`declarative`] (feature `declarative`, on by default).
+//!
+//! What the generated code calls (hook handlers and their futures, the linked-hook registry,
+//! resolved chains) is under `__private`, which is not public API.
 //!
 //! The runtime needs a tokio runtime with its time driver (`enable_all`): async hooks run
 //! under timeouts.
 
-pub use hooks_core::*;
+pub use hooks_core::{
+    AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
+    ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
+    HookRole, HookScope, HookSource, HookToolCall, HookToolResult, LlmMessage, MessageQuery, MessageRecord,
+    MessageUpdate, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, Registry,
+    RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
+    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolStatus, UserEvent, UserState,
+    explain, explain_json,
+};
 pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+#[cfg(feature = "declarative")]
 pub mod declarative;
 mod dispatch;
+mod events;
 mod ids;
 pub mod model;
-mod progress;
 mod runtime;
 pub mod store;
 mod thread;
 pub mod tool;
-mod tool_listener;
 mod user;
 
+pub use events::ThreadEvent;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};
-pub use tool_listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
+pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {
@@ -72,5 +93,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private;
 
+#[cfg(feature = "__bench")]
 #[doc(hidden)]
 pub mod __bench;

@@ -1,4 +1,10 @@
 //! The runtime: agents, models, tools and a message store, verified and resolved at start-up.
+//!
+//! Every inherent method of [`Runtime`] is here; each delegates to the module that does the
+//! work (`thread` for threads, `user` for the user scope), which works on [`RuntimeInner`] and
+//! never on the handle, so the dependencies run one way.
+
+pub(crate) mod inner;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -8,19 +14,19 @@ use std::time::Duration;
 use hooks_core::{
     AgentDef, HookToolCall, Participant, Registry, RegistryError, ResolutionError, ResolvedAgent, ThreadState,
 };
+use serde_json::Value;
 
+pub use self::inner::ToolAuthorizer;
+use self::inner::{AgentEntry, RuntimeInner};
 use crate::model::Model;
 use crate::store::{InMemoryStore, MessageStore};
+use crate::thread::{RuntimeError, Thread, ThreadOptions};
 use crate::tool::Tool;
-use crate::tool_listener::{ToolCallListener, ToolCallListenerTarget};
+use crate::tool::{ToolCallListener, ToolCallListenerTarget};
 use crate::user::UserScope;
 
 /// The default timeout of a hook without `timeout_ms`.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
-/// listener; it is answered with an error result.
-pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
 
 /// Why a runtime could not be built. It fails closed: no thread runs on a partial setup.
 #[derive(Debug)]
@@ -68,31 +74,6 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
-
-/// One agent of the runtime: its definition, resolved table and tool-call listener.
-pub(crate) struct AgentEntry {
-    pub(crate) def: &'static AgentDef,
-    pub(crate) resolved: ResolvedAgent,
-    pub(crate) listener: RwLock<Option<Arc<dyn ToolCallListener>>>,
-}
-
-impl AgentEntry {
-    pub(crate) fn listener(&self) -> Option<Arc<dyn ToolCallListener>> {
-        self.listener.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-}
-
-pub(crate) struct RuntimeInner {
-    pub(crate) agents: HashMap<&'static str, Arc<AgentEntry>>,
-    pub(crate) models: HashMap<String, Arc<dyn Model>>,
-    pub(crate) tools: HashMap<String, Arc<dyn Tool>>,
-    pub(crate) store: Arc<dyn MessageStore>,
-    pub(crate) hook_timeout: Duration,
-    pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
-    pub(crate) users: UserScope,
-    pub(crate) repeated_tool_error_limit: u32,
-    pub(crate) default_max_steps: u32,
-}
 
 /// Builds a [`Runtime`].
 ///
@@ -321,6 +302,36 @@ impl Runtime {
     pub fn store(&self) -> &Arc<dyn MessageStore> {
         &self.inner.store
     }
+
+    /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
+    pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
+        Thread::create(&self.inner, agent, options).await
+    }
+
+    /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
+    pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
+        Thread::open(&self.inner, thread_id).await
+    }
+
+    /// A client connected to the user's event stream: runs every `user_client_attached` hook.
+    pub async fn attach_client(&self, user_id: &str, client_id: &str) {
+        self.inner.users.attach_client(user_id, client_id, self.inner.hook_timeout).await;
+    }
+
+    /// A client disconnected: runs every `user_client_detached` hook.
+    pub async fn detach_client(&self, user_id: &str, client_id: &str) {
+        self.inner.users.detach_client(user_id, client_id, self.inner.hook_timeout).await;
+    }
+
+    /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
+    pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
+        self.inner.users.set_value(user_id, key, value, self.inner.hook_timeout).await;
+    }
+
+    /// A user value.
+    pub fn user_value(&self, user_id: &str, key: &str) -> Option<Value> {
+        self.inner.users.value(user_id, key)
+    }
 }
 
 /// An agent of a [`Runtime`].
@@ -353,6 +364,6 @@ impl ToolCallListenerTarget for AgentHandle {
     }
 
     fn set_tool_call_listener(&self, listener: Option<Arc<dyn ToolCallListener>>) {
-        *self.entry.listener.write().unwrap_or_else(std::sync::PoisonError::into_inner) = listener;
+        self.entry.set_listener(listener);
     }
 }

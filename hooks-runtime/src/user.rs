@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use hooks_core::{ExtraFields, HookExecutionContext, HookKind, Registry, ResolvedHook, UserEvent, UserState};
 use serde_json::Value;
 
 use crate::dispatch;
-use crate::runtime::Runtime;
 
 #[derive(Debug, Default, Clone)]
 struct UserData {
@@ -44,43 +44,25 @@ impl UserScope {
         }
     }
 
-    /// Applies a change and returns the user's state after it.
-    fn change(&self, user_id: &str, event: UserEvent, apply: impl FnOnce(&mut UserData)) -> UserState {
-        let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
-        let data = users.entry(user_id.to_owned()).or_default();
-        apply(data);
-        UserState { user_id: user_id.to_owned(), values: data.values.clone(), clients: data.clients.clone(), event }
-    }
-}
-
-impl Runtime {
-    /// A client connected to the user's event stream: runs every `user_client_attached` hook.
-    pub async fn attach_client(&self, user_id: &str, client_id: &str) {
-        let users = &self.inner.users;
+    /// A client connected: runs every `user_client_attached` hook.
+    pub(crate) async fn attach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
         let event = UserEvent::ClientAttached { client_id: client_id.to_owned() };
-        let state = users.change(user_id, event, |data| data.clients.push(client_id.to_owned()));
-        dispatch::user_event(&users.attached, self.inner.hook_timeout, &state).await;
+        let state = self.change(user_id, event, |data| data.clients.push(client_id.to_owned()));
+        dispatch::user_event(&self.attached, timeout, &state).await;
     }
 
     /// A client disconnected: runs every `user_client_detached` hook.
-    pub async fn detach_client(&self, user_id: &str, client_id: &str) {
-        let users = &self.inner.users;
+    pub(crate) async fn detach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
         let event = UserEvent::ClientDetached { client_id: client_id.to_owned() };
-        let state = users.change(user_id, event, |data| data.clients.retain(|client| client != client_id));
-        dispatch::user_event(&users.detached, self.inner.hook_timeout, &state).await;
+        let state = self.change(user_id, event, |data| data.clients.retain(|client| client != client_id));
+        dispatch::user_event(&self.detached, timeout, &state).await;
     }
 
     /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
-    pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
-        let users = &self.inner.users;
-        let old = users
-            .users
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(user_id)
-            .and_then(|data| data.values.get(key).cloned());
+    pub(crate) async fn set_value(&self, user_id: &str, key: &str, value: Option<Value>, timeout: Duration) {
+        let old = self.value(user_id, key);
         let event = UserEvent::ValueChanged { key: key.to_owned(), old, new: value.clone() };
-        let state = users.change(user_id, event, |data| match value {
+        let state = self.change(user_id, event, |data| match value {
             Some(value) => {
                 data.values.insert(key.to_owned(), value);
             }
@@ -88,12 +70,20 @@ impl Runtime {
                 data.values.remove(key);
             }
         });
-        dispatch::user_event(&users.value_changed, self.inner.hook_timeout, &state).await;
+        dispatch::user_event(&self.value_changed, timeout, &state).await;
     }
 
     /// A user value.
-    pub fn user_value(&self, user_id: &str, key: &str) -> Option<Value> {
-        let users = self.inner.users.users.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn value(&self, user_id: &str, key: &str) -> Option<Value> {
+        let users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
         users.get(user_id).and_then(|data| data.values.get(key).cloned())
+    }
+
+    /// Applies a change and returns the user's state after it.
+    fn change(&self, user_id: &str, event: UserEvent, apply: impl FnOnce(&mut UserData)) -> UserState {
+        let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        let data = users.entry(user_id.to_owned()).or_default();
+        apply(data);
+        UserState { user_id: user_id.to_owned(), values: data.values.clone(), clients: data.clients.clone(), event }
     }
 }

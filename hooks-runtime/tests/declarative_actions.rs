@@ -1,6 +1,8 @@
 //! What the default executor does: `[HOOK]` log lines (Y8), shell commands with a timeout and a
 //! capped failure report (Y9), `${name}` substitution (Y10) and the safe command mode.
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 use std::path::Path;

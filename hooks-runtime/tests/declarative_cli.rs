@@ -1,5 +1,7 @@
 //! The `hooks check FILE... [--strict]` command-line tool, run as a process on files.
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 use std::process::{Command, Output};

@@ -2,6 +2,8 @@
 //! (Y3 to Y7, Y11 to Y13). Hooks are recorded by a custom executor into the same journal in which
 //! the test agent writes its tool runs, so the order of the two is checked too.
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 use std::sync::Arc;

@@ -6,6 +6,8 @@
 //! sets 25) from the seed `HOOKS_FUZZ_SEED` (random by default). A failing input is printed
 //! with its seed and case number, so that `HOOKS_FUZZ_SEED=<seed>` replays it.
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 #[path = "declarative_support/loader_invariants.rs"]

@@ -2,6 +2,8 @@
 //! hook from running: NULs are replaced (in shell mode too), long values are cut, and a tool
 //! name the model made up reaches the hooks as it is.
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 use std::path::Path;

@@ -1,5 +1,7 @@
 //! Loading declarative hooks from YAML: the format (Y1) and the lenient and strict loaders (Y2).
 
+#![cfg(feature = "declarative")]
+
 mod declarative_support;
 
 use declarative_support::{Logs, fixture};

@@ -5,6 +5,7 @@
 //! Processes are found by a `sleep` argument unique to the test (`/proc/*/cmdline`); a killed
 //! process that is a zombie has an empty command line, so it does not count as alive.
 
+#![cfg(feature = "declarative")]
 #![cfg(target_os = "linux")]
 
 mod declarative_support;

@@ -6,48 +6,21 @@
 #![cfg(feature = "postgres")]
 
 mod postgres_support;
+mod store_fixtures;
 
 use std::time::Duration;
 
+use hooks_runtime::Role;
 use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{
-    EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadRecord,
-    ThreadStatus,
+    EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadStatus,
 };
-use hooks_runtime::{HookMessage, Role};
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
+use store_fixtures::{message, thread};
 
 /// How long a test waits for an event that should come at once (generous: shared machine).
 const EVENT_WAIT: Duration = Duration::from_secs(30);
-
-fn thread(id: &str) -> ThreadRecord {
-    ThreadRecord {
-        id: id.into(),
-        agent: "support".into(),
-        user_id: None,
-        created_at: 1_700_000_000_000,
-        arguments: serde_json::Map::new(),
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::new(),
-    }
-}
-
-fn message(id: &str, content: &str) -> HookMessage {
-    HookMessage {
-        id: id.into(),
-        role: Role::User,
-        content: Some(content.into()),
-        name: None,
-        tool_calls: None,
-        tool_call_id: None,
-        created_at: 1_700_000_000_001,
-        parent_id: None,
-        depth: None,
-        silent: None,
-        extra: serde_json::Map::new(),
-    }
-}
 
 async fn connect(schema: &PgSchema) -> Result<PostgresStore, String> {
     PostgresStore::connect_with(&database_url(), PostgresOptions::new().schema(&schema.name).max_connections(4))
@@ -214,7 +187,7 @@ async fn a_content_postgresql_cannot_hold_is_an_error_that_does_not_quote_it() {
     let schema = PgSchema::new("nul");
     let store = schema.store().await;
     store.create_thread(&thread("t1")).await.unwrap();
-    let error = store.insert_message("t1", &message("m1", "private\0words")).await.unwrap_err().to_string();
+    let error = store.insert_message("t1", &message("m1", Role::User, "private\0words")).await.unwrap_err().to_string();
     assert!(error.contains("m1") && error.contains("t1"), "{error}");
     assert!(!error.contains("private") && !error.contains("words"), "{error}");
     assert!(store.messages("t1").await.unwrap().is_empty(), "nothing half-written");
@@ -227,8 +200,8 @@ async fn two_pools_on_one_schema_see_each_others_writes() {
     let a = schema.store().await;
     let b = schema.store().await;
     a.create_thread(&thread("t1")).await.unwrap();
-    b.insert_message("t1", &message("m1", "from b")).await.unwrap();
-    a.insert_message("t1", &message("m2", "from a")).await.unwrap();
+    b.insert_message("t1", &message("m1", Role::User, "from b")).await.unwrap();
+    a.insert_message("t1", &message("m2", Role::User, "from a")).await.unwrap();
     b.set_value("t1", "k", &json!(true)).await.unwrap();
     let ids: Vec<String> = a.messages("t1").await.unwrap().into_iter().map(|m| m.id).collect();
     assert_eq!(ids, ["m1", "m2"]);
@@ -629,7 +602,7 @@ async fn child_process() {
     match mode.as_str() {
         "publish" => {
             for (n, event) in run_events(CHILD_EVENTS).iter().enumerate() {
-                store.insert_message("t1", &message(&format!("m{n:02}"), "from the child")).await.unwrap();
+                store.insert_message("t1", &message(&format!("m{n:02}"), Role::User, "from the child")).await.unwrap();
                 store.publish("t1", event).await.unwrap();
             }
         }

@@ -7,12 +7,15 @@
 
 #![cfg(feature = "sqlite")]
 
+mod store_fixtures;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hooks_runtime::store::{MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus};
-use hooks_runtime::{HookMessage, MessageUpdate, Role};
+use hooks_runtime::store::{MessageStore, SqliteStore, StoreError, ThreadStatus};
+use hooks_runtime::{MessageUpdate, Role};
 use serde_json::json;
+use store_fixtures::{full_message, message, thread};
 
 /// Set in the child process: the database file it writes to.
 const CHILD_DB_ENV: &str = "HOOKS_SQLITE_STORE_CHILD_DB";
@@ -43,51 +46,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn thread(id: &str) -> ThreadRecord {
-    let mut arguments = serde_json::Map::new();
-    arguments.insert("topic".into(), json!("billing"));
-    arguments.insert("limits".into(), json!({"max": 3, "nested": [1, 2.5, null, true]}));
-    ThreadRecord {
-        id: id.into(),
-        agent: "support".into(),
-        user_id: Some("u1".into()),
-        created_at: 1_700_000_000_000,
-        arguments,
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]),
-    }
-}
-
-fn message(id: &str, role: Role, content: &str) -> HookMessage {
-    HookMessage {
-        id: id.into(),
-        role,
-        content: Some(content.into()),
-        name: None,
-        tool_calls: None,
-        tool_call_id: None,
-        created_at: 1_700_000_000_001,
-        parent_id: None,
-        depth: None,
-        silent: None,
-        extra: serde_json::Map::new(),
-    }
-}
-
-/// A message with every optional field set, extra fields included.
-fn full_message(id: &str) -> HookMessage {
-    let mut m = message(id, Role::Assistant, "calling a tool");
-    m.name = Some("helper".into());
-    m.tool_calls = Some(r#"[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#.into());
-    m.tool_call_id = Some("c0".into());
-    m.parent_id = Some("m0".into());
-    m.depth = Some(2);
-    m.silent = Some(false);
-    m.extra.insert("metadata".into(), json!({"step": 1, "tags": ["a", "b"], "score": 0.25}));
-    m.extra.insert("tool_status".into(), json!("success"));
-    m
 }
 
 fn raw(path: &Path) -> rusqlite::Connection {

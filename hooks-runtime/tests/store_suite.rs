@@ -5,12 +5,15 @@
 
 use std::sync::Arc;
 
-use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadStatus};
 use hooks_runtime::{HookMessage, MessageUpdate, Role};
 use serde_json::json;
 
 #[cfg(feature = "postgres")]
 mod postgres_support;
+mod store_fixtures;
+
+use store_fixtures::{full_message, message, thread};
 
 /// A store under test and whatever it needs cleaned up afterwards.
 trait Fixture: Sized {
@@ -93,52 +96,6 @@ impl Fixture for Postgres {
 
 // ---------------------------------------------------------------------------------------------
 // Data
-
-fn thread(id: &str) -> ThreadRecord {
-    let mut arguments = serde_json::Map::new();
-    arguments.insert("topic".into(), json!("billing"));
-    arguments.insert("limits".into(), json!({"max": 3, "nested": [1, 2.5, null, true], "unicode": "é✓"}));
-    ThreadRecord {
-        id: id.into(),
-        agent: "support".into(),
-        user_id: Some("u1".into()),
-        created_at: 1_700_000_000_000,
-        arguments,
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]),
-    }
-}
-
-fn message(id: &str, role: Role, content: &str) -> HookMessage {
-    HookMessage {
-        id: id.into(),
-        role,
-        content: Some(content.into()),
-        name: None,
-        tool_calls: None,
-        tool_call_id: None,
-        created_at: 1_700_000_000_001,
-        parent_id: None,
-        depth: None,
-        silent: None,
-        extra: serde_json::Map::new(),
-    }
-}
-
-/// A message with every optional field set, at the edges of their ranges.
-fn full_message(id: &str) -> HookMessage {
-    let mut m = message(id, Role::Assistant, "calling a tool, with \"quotes\", 'apostrophes' and \\ é✓");
-    m.name = Some("helper".into());
-    m.tool_calls = Some(r#"[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#.into());
-    m.tool_call_id = Some("c0".into());
-    m.created_at = i64::MAX;
-    m.parent_id = Some("m0".into());
-    m.depth = Some(u32::MAX);
-    m.silent = Some(false);
-    m.extra.insert("metadata".into(), json!({"step": 1, "tags": ["a", "b"], "score": 0.25, "big": u64::MAX}));
-    m.extra.insert("tool_status".into(), json!("success"));
-    m
-}
 
 fn ids(messages: &[HookMessage]) -> Vec<&str> {
     messages.iter().map(|m| m.id.as_str()).collect()

@@ -3,10 +3,11 @@
 
 use std::borrow::Cow;
 
+use hooks_runtime::__private::{ActiveContext, EnabledRelationships, HookFuture, HookHandler};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{
-    ActiveContext, AgentDef, EnabledRelationships, HookDef, HookFuture, HookHandler, HookLocation, PackageSignature,
-    ParentHookRequirement, ParentHookStage, Participant, ResolutionError, Side, SideDef, SubagentRelationship,
+    AgentDef, HookDef, HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant,
+    ResolutionError, Side, SideDef, SubagentRelationship,
 };
 use mail_pkg::mail_agent;
 

@@ -2,14 +2,16 @@
 //! runtime, with a hook on every thread hook point that fires in a normal run: every message is
 //! stored once, in its own thread, and every hook ran exactly as often as the run requires.
 
+#[path = "../../hooks-runtime/benches/echo_model/mod.rs"]
+mod echo_model;
 mod support_tools;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
+use echo_model::EchoModel;
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
@@ -147,48 +149,11 @@ define_agent! {
     hooks: [c_thread_created],
 }
 
-/// Answers from the request alone, so threads can share it: a tool call when the last message
-/// is the user's, a text reply when it is the tool's result.
-struct EchoModel;
-
-#[hooks_runtime::async_trait]
-impl Model for EchoModel {
-    async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
-        let last = request.messages.last().ok_or_else(|| ModelError::Other("empty request".into()))?;
-        let content = last.content.clone().unwrap_or_default();
-        let events = match last.role.as_str() {
-            "user" => {
-                let arguments = json!({ "tag": content }).to_string();
-                let (head, tail) = arguments.split_at(arguments.len() / 2);
-                vec![
-                    ModelEvent::ToolCallStart { index: 0, id: format!("call_{content}"), name: "c_echo".into() },
-                    ModelEvent::ToolCallArguments { index: 0, fragment: head.to_owned() },
-                    ModelEvent::ToolCallArguments { index: 0, fragment: tail.to_owned() },
-                    ModelEvent::ToolCallEnd { index: 0 },
-                ]
-            }
-            "tool" => vec![ModelEvent::TextDelta("done:".into()), ModelEvent::TextDelta(content)],
-            other => return Err(ModelError::Other(format!("unexpected last message from {other}"))),
-        };
-        Ok(Box::new(EchoStream(events.into())))
-    }
-}
-
-struct EchoStream(VecDeque<ModelEvent>);
-
-#[hooks_runtime::async_trait]
-impl ModelStream for EchoStream {
-    async fn next_event(&mut self) -> Option<Result<ModelEvent, ModelError>> {
-        tokio::task::yield_now().await;
-        self.0.pop_front().map(Ok)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrency_1000_threads_store_every_message_once_and_run_every_hook_exactly() {
     let runtime = Runtime::builder()
         .agent::<c_agent>()
-        .model("echo", EchoModel)
+        .model("echo", EchoModel::new("c_echo").interleaved())
         .tool(FnTool::new("c_echo", "Echoes its tag.", |args| async move {
             tokio::task::yield_now().await;
             HookToolResult::success(format!("echo:{}", args["tag"].as_str().unwrap_or_default()))

@@ -9,14 +9,41 @@ mod support_tools;
 
 use std::sync::{Mutex, OnceLock};
 
+use hooks_runtime::__private::ActiveContext;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{
-    ActiveContext, Attachment, AttachmentRef, MessageQuery, Runtime, Side, ThreadEvent, ThreadOptions,
-};
+use hooks_runtime::{Attachment, AttachmentRef, MessageQuery, Runtime, Side, ThreadEvent, ThreadOptions};
 use serde_json::json;
 use support_tools::{drain, fragments, lock, tool_events, tool_message};
+
+/// One clause's fixture: a prompt on the scripted model offering `tools`, with `hooks`, and an
+/// agent whose side A answers with it (at most 4 steps) and whose side B is a person.
+macro_rules! clause_agent {
+    (
+        agent: $agent:ident,
+        prompt: $prompt:ident,
+        text: $text:literal,
+        tools: [$($tool:literal),* $(,)?],
+        $(hooks: [$($hook:ident),* $(,)?],)?
+        $(agent_hooks: [$($agent_hook:ident),* $(,)?],)?
+    ) => {
+        define_prompt! {
+            name: $prompt,
+            model: "scripted",
+            prompt: $text,
+            tools: [$($tool),*],
+            $(hooks: [$($hook),*],)?
+        }
+
+        define_agent! {
+            name: $agent,
+            side_a: { prompt: $prompt, stop_on_response: true, max_steps: 4 },
+            side_b: { human: true },
+            $(hooks: [$($agent_hook),*],)?
+        }
+    };
+}
 
 // ---------------------------------------------------------------------------------------------
 // T1: once per call, before the tool runs, return value ignored.
@@ -32,18 +59,12 @@ fn t1_record_started(_state: &ThreadState, call: &HookToolCall, _progress: Optio
     Err(HookError::new("ignored"))
 }
 
-define_prompt! {
-    name: t1_prompt,
-    model: "scripted",
-    prompt: "T1.",
+clause_agent! {
+    agent: t1_agent,
+    prompt: t1_prompt,
+    text: "T1.",
     tools: ["t1_count"],
     hooks: [t1_record_started],
-}
-
-define_agent! {
-    name: t1_agent,
-    side_a: { prompt: t1_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -104,18 +125,12 @@ fn t2_record_started(_state: &ThreadState, call: &HookToolCall, progress: Option
     ));
 }
 
-define_prompt! {
-    name: t2_prompt,
-    model: "scripted",
-    prompt: "T2.",
+clause_agent! {
+    agent: t2_agent,
+    prompt: t2_prompt,
+    text: "T2.",
     tools: ["t2_list"],
     hooks: [t2_record_started],
-}
-
-define_agent! {
-    name: t2_agent,
-    side_a: { prompt: t2_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -172,18 +187,12 @@ fn t3_record_started(_state: &ThreadState, call: &HookToolCall, progress: Option
     ));
 }
 
-define_prompt! {
-    name: t3_prompt,
-    model: "scripted",
-    prompt: "T3.",
+clause_agent! {
+    agent: t3_agent,
+    prompt: t3_prompt,
+    text: "T3.",
     tools: ["t3_write_file"],
     hooks: [t3_record_started],
-}
-
-define_agent! {
-    name: t3_agent,
-    side_a: { prompt: t3_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -247,18 +256,12 @@ fn t3b_record_started(_state: &ThreadState, call: &HookToolCall, progress: Optio
     ));
 }
 
-define_prompt! {
-    name: t3b_prompt,
-    model: "scripted",
-    prompt: "T3b.",
+clause_agent! {
+    agent: t3b_agent,
+    prompt: t3b_prompt,
+    text: "T3b.",
     tools: ["t3b_write_file"],
     hooks: [t3b_record_started],
-}
-
-define_agent! {
-    name: t3b_agent,
-    side_a: { prompt: t3b_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -322,18 +325,12 @@ async fn t4_failure(_state: &ThreadState, call: &HookToolCall, _result: &HookToo
     Some(HookToolResult::error("replaced failure"))
 }
 
-define_prompt! {
-    name: t4_prompt,
-    model: "scripted",
-    prompt: "T4.",
+clause_agent! {
+    agent: t4_agent,
+    prompt: t4_prompt,
+    text: "T4.",
     tools: ["t4_ok", "t4_fail"],
     hooks: [t4_success, t4_failure, t4_done],
-}
-
-define_agent! {
-    name: t4_agent,
-    side_a: { prompt: t4_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -446,18 +443,12 @@ fn t5_f_last(_state: &ThreadState, _call: &HookToolCall, result: &HookToolResult
     None
 }
 
-define_prompt! {
-    name: t5_prompt,
-    model: "scripted",
-    prompt: "T5.",
+clause_agent! {
+    agent: t5_agent,
+    prompt: t5_prompt,
+    text: "T5.",
     tools: ["t5_ok", "t5_bad"],
     hooks: [t5_keep, t5_replace, t5_fail, t5_panic, t5_last, t5_f_keep, t5_f_replace, t5_f_fail, t5_f_last],
-}
-
-define_agent! {
-    name: t5_agent,
-    side_a: { prompt: t5_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -547,18 +538,12 @@ async fn t6_check(state: &ThreadState, call: &ToolCallRecord, mut result: HookTo
     result
 }
 
-define_prompt! {
-    name: t6_prompt,
-    model: "scripted",
-    prompt: "T6.",
+clause_agent! {
+    agent: t6_agent,
+    prompt: t6_prompt,
+    text: "T6.",
     tools: ["t6_fetch"],
     hooks: [t6_redact, t6_check],
-}
-
-define_agent! {
-    name: t6_agent,
-    side_a: { prompt: t6_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -597,17 +582,11 @@ async fn t6_before_store_tool_result_value_is_stored_and_attachments_survive() {
 // ---------------------------------------------------------------------------------------------
 // T7: thread events with no hook selected, and at the moment of the hooks when selected.
 
-define_prompt! {
-    name: t7_bare_prompt,
-    model: "scripted",
-    prompt: "T7 without hooks.",
+clause_agent! {
+    agent: t7_bare_agent,
+    prompt: t7_bare_prompt,
+    text: "T7 without hooks.",
     tools: ["t7_bare_plain", "t7_bare_write"],
-}
-
-define_agent! {
-    name: t7_bare_agent,
-    side_a: { prompt: t7_bare_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -699,18 +678,12 @@ fn t7_after_failure(_state: &ThreadState, call: &HookToolCall, _result: &HookToo
     None
 }
 
-define_prompt! {
-    name: t7_prompt,
-    model: "scripted",
-    prompt: "T7 with hooks.",
+clause_agent! {
+    agent: t7_agent,
+    prompt: t7_prompt,
+    text: "T7 with hooks.",
     tools: ["t7_plain", "t7_write"],
     hooks: [t7_started, t7_done, t7_after_success, t7_after_failure],
-}
-
-define_agent! {
-    name: t7_agent,
-    side_a: { prompt: t7_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
 }
 
 #[tokio::test]
@@ -787,19 +760,13 @@ fn t1q_done(_state: &ThreadState, call: &HookToolCall, result: &HookToolResult) 
     lock(&T1Q_TIMELINE).push(format!("done:{}:{}", call.function.name, result_text(result)));
 }
 
-define_prompt! {
-    name: t1q_prompt,
-    model: "scripted",
-    prompt: "T1 queued.",
+clause_agent! {
+    agent: t1q_agent,
+    prompt: t1q_prompt,
+    text: "T1 queued.",
     tools: ["t1q_save"],
     hooks: [t1q_started, t1q_done],
-}
-
-define_agent! {
-    name: t1q_agent,
-    side_a: { prompt: t1q_prompt, stop_on_response: true, max_steps: 4 },
-    side_b: { human: true },
-    hooks: [t1q_queue],
+    agent_hooks: [t1q_queue],
 }
 
 #[tokio::test]

@@ -8,11 +8,11 @@ mod support_tools;
 
 use std::sync::Mutex;
 
+use hooks_runtime::__private::ActiveContext;
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
 use hooks_runtime::{
-    ActiveContext, AgentDef, BuildError, HookDef, PackageSignature, Participant, ResolutionError, Runtime, Side,
-    SideDef, UserEvent,
+    AgentDef, BuildError, HookDef, PackageSignature, Participant, ResolutionError, Runtime, Side, SideDef, UserEvent,
 };
 use serde_json::json;
 use support_tools::lock;

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use hooks_runtime::__private::{HookFuture, HookHandler};
 use hooks_runtime::prelude::*;
-use hooks_runtime::{DetachedThread, ExecutionState, HookFuture, HookHandler, MessageQuery, Side, UserEvent};
+use hooks_runtime::{DetachedThread, ExecutionState, MessageQuery, Side, UserEvent};
 use serde_json::json;
 
 fn message(id: &str, role: Role, content: &str, created_at: i64) -> HookMessage {

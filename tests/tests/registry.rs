@@ -2,8 +2,9 @@
 //! each is found with its kind and where it was written. Only hooks linked into this binary are
 //! there (the hooks of `tests`' dependencies only when this binary uses them).
 
+use hooks_runtime::__private::HookHandler;
 use hooks_runtime::prelude::*;
-use hooks_runtime::{HookDef, HookHandler, HookLocation, HookScope, PackageSignature};
+use hooks_runtime::{HookDef, HookLocation, HookScope, PackageSignature};
 
 /// The line of `greet_thread`'s `#[hook]` attribute, just below.
 const GREET_THREAD_LINE: u32 = line!() + 1;

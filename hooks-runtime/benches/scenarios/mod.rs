@@ -20,8 +20,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use hooks_runtime::__bench::{self, AssemblyChains};
+use hooks_runtime::__private::{ActiveContext, ResolvedHook};
 use hooks_runtime::prelude::*;
-use hooks_runtime::{ActiveContext, HookDef, ResolvedHook, Side};
+use hooks_runtime::{HookDef, Side};
 
 use crate::harness::Variant;
 

@@ -63,7 +63,6 @@ mod command;
 mod config;
 mod event;
 mod executor;
-mod listener;
 mod loader;
 mod matcher;
 mod process_group;

@@ -9,11 +9,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::listener::DeclarativeToolCallListener;
 use super::{
     DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LoadErrors, LoadReport,
 };
-use crate::tool_listener::ToolCallListenerTarget;
+use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// Declarative tool-call hooks: log lines and shell commands run around an agent's tool calls,
 /// loaded from YAML or built in code.
@@ -220,4 +219,39 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)")
+}
+
+/// The registry as an agent's tool-call listener: tool calls become hook events. It lives
+/// beside the registry it wraps, which creates it in `apply_to`.
+struct DeclarativeToolCallListener {
+    registry: DeclarativeHookRegistry,
+}
+
+impl DeclarativeToolCallListener {
+    fn new(registry: DeclarativeHookRegistry) -> Self {
+        DeclarativeToolCallListener { registry }
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolCallListener for DeclarativeToolCallListener {
+    async fn before_tool_call(&self, tool: &str) {
+        let context = HookContext::from([("event".to_owned(), HookEvent::PreToolUse.camel_case().to_owned())]);
+        self.registry.fire_tool_event(HookEvent::PreToolUse, tool, &context).await;
+    }
+
+    async fn after_tool_call(&self, tool: &str, outcome: &ToolCallOutcome) {
+        let mut context = HookContext::from([
+            ("event".to_owned(), HookEvent::PostToolUse.camel_case().to_owned()),
+            ("success".to_owned(), outcome.success.to_string()),
+            ("latencyMs".to_owned(), outcome.latency.as_millis().to_string()),
+        ]);
+        self.registry.fire_tool_event(HookEvent::PostToolUse, tool, &context).await;
+        if !outcome.success {
+            // As in the reference, ON_ERROR sees the POST_TOOL_USE context plus `error`, so its
+            // `event` value stays `postToolUse`.
+            context.insert("error".to_owned(), outcome.error.clone().unwrap_or_default());
+            self.registry.fire_tool_event(HookEvent::OnError, tool, &context).await;
+        }
+    }
 }

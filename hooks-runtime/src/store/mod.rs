@@ -18,6 +18,8 @@ use std::fmt;
 use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
+pub use crate::events::ThreadStatus;
+
 /// A persisted thread: identity, status and thread values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadRecord {
@@ -36,31 +38,6 @@ pub struct ThreadRecord {
     /// The thread values (`set_value`), kept with the thread (M11).
     #[serde(default)]
     pub values: serde_json::Map<String, serde_json::Value>,
-}
-
-/// Where a thread stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
-pub enum ThreadStatus {
-    /// Created, or its last run ended normally.
-    Idle,
-    /// A run is in progress.
-    Running,
-    /// The last run stopped early, with a reason such as `hook_blocked` or `max_steps`.
-    Stopped(String),
-    /// The last run failed, with a reason such as `message_hook_error`.
-    Failed(String),
-}
-
-impl std::fmt::Display for ThreadStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ThreadStatus::Idle => f.write_str("idle"),
-            ThreadStatus::Running => f.write_str("running"),
-            ThreadStatus::Stopped(reason) => write!(f, "stopped ({reason})"),
-            ThreadStatus::Failed(reason) => write!(f, "failed ({reason})"),
-        }
-    }
 }
 
 /// A store failure. The message names what failed, never message contents.
@@ -131,7 +108,7 @@ pub trait MessageStore: Send + Sync + 'static {
     /// Makes one thread event visible to every process on the store. Called once per event, in
     /// the order of the thread's events, from a task of the runtime's (never on the path of the
     /// run that emitted it). The default publishes nothing.
-    async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
+    async fn publish_event(&self, thread_id: &str, event: &crate::events::ThreadEvent) -> Result<(), StoreError> {
         let _ = (thread_id, event);
         Ok(())
     }

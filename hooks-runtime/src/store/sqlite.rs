@@ -16,7 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use hooks_core::{HookMessage, MessageUpdate, Role};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::types::{ToSql, ToSqlOutput};
+use rusqlite::{
+    Connection, OptionalExtension, ParamsFromIter, Row, Transaction, TransactionBehavior, params, params_from_iter,
+};
 use serde_json::{Map, Value};
 
 use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
@@ -84,11 +87,23 @@ WHERE thread_id = ?1
        OR CASE WHEN json_valid(extra) THEN json_type(extra) <> 'object' ELSE 1 END)
 ORDER BY seq LIMIT 1";
 
-/// The message columns in the order [`read_message`] reads them.
-const MESSAGE_COLUMNS: &str =
-    "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra";
+/// The message columns in the order [`read_message`] reads them and [`message_params`] binds
+/// them.
+const MESSAGE_COLUMN_LIST: [&str; 11] = [
+    "id",
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "created_at",
+    "parent_id",
+    "depth",
+    "silent",
+    "extra",
+];
 
-/// [`MESSAGE_COLUMNS`] and the row's place in its thread, for reading.
+/// [`MESSAGE_COLUMN_LIST`] and the row's place in its thread, for reading.
 const READ_COLUMNS: &str =
     "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra, seq";
 
@@ -406,6 +421,32 @@ fn read_values(op: &Op<'_>, connection: &Connection) -> Result<Map<String, Value
     Ok(values)
 }
 
+/// The parameters of a message row's insert and update: `?1` the thread, `?2` `key` (the new
+/// row's `seq`, or the updated row's id), then the message's [`MESSAGE_COLUMN_LIST`] from `?3`
+/// on, in that order. The one place the columns meet the message's fields.
+fn message_params<'a>(
+    thread_id: &'a str,
+    key: &'a dyn ToSql,
+    message: &'a HookMessage,
+    extra: &'a str,
+) -> rusqlite::Result<ParamsFromIter<[ToSqlOutput<'a>; 13]>> {
+    Ok(params_from_iter([
+        thread_id.to_sql()?,
+        key.to_sql()?,
+        message.id.to_sql()?,
+        message.role.as_str().to_sql()?,
+        message.content.to_sql()?,
+        message.name.to_sql()?,
+        message.tool_calls.to_sql()?,
+        message.tool_call_id.to_sql()?,
+        message.created_at.to_sql()?,
+        message.parent_id.to_sql()?,
+        message.depth.to_sql()?,
+        message.silent.to_sql()?,
+        extra.to_sql()?,
+    ]))
+}
+
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
     serde_json::to_string(&message.extra)
         .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
@@ -534,23 +575,14 @@ impl MessageStore for SqliteStore {
                     row.get(0)
                 })
                 .map_err(op.sql())?;
+            let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
             tx.execute(
-                &format!("INSERT INTO messages (thread_id, seq, {MESSAGE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
-                params![
-                    thread_id,
-                    seq,
-                    message.id,
-                    message.role.as_str(),
-                    message.content,
-                    message.name,
-                    message.tool_calls,
-                    message.tool_call_id,
-                    message.created_at,
-                    message.parent_id,
-                    message.depth,
-                    message.silent,
-                    extra,
-                ],
+                &format!(
+                    "INSERT INTO messages (thread_id, seq, {}) VALUES (?1, ?2, {})",
+                    MESSAGE_COLUMN_LIST.join(", "),
+                    placeholders.join(", ")
+                ),
+                message_params(&thread_id, &seq, &message, &extra).map_err(op.sql())?,
             )
             .map_err(op.sql())?;
             tx.commit().map_err(op.sql())?;
@@ -584,24 +616,15 @@ impl MessageStore for SqliteStore {
             };
             update.apply_to(&mut message);
             let extra = extra_json(&op, &message)?;
+            // Every column is written, the id too: it is the row's own (`apply_to` keeps it).
+            let assignments = MESSAGE_COLUMN_LIST
+                .iter()
+                .enumerate()
+                .map(|(i, column)| format!("{column} = ?{}", i + 3))
+                .collect::<Vec<_>>();
             tx.execute(
-                "UPDATE messages SET role = ?3, content = ?4, name = ?5, tool_calls = ?6, tool_call_id = ?7,
-                     created_at = ?8, parent_id = ?9, depth = ?10, silent = ?11, extra = ?12
-                 WHERE thread_id = ?1 AND id = ?2",
-                params![
-                    thread_id,
-                    message_id,
-                    message.role.as_str(),
-                    message.content,
-                    message.name,
-                    message.tool_calls,
-                    message.tool_call_id,
-                    message.created_at,
-                    message.parent_id,
-                    message.depth,
-                    message.silent,
-                    extra,
-                ],
+                &format!("UPDATE messages SET {} WHERE thread_id = ?1 AND id = ?2", assignments.join(", ")),
+                message_params(&thread_id, &message_id, &message, &extra).map_err(op.sql())?,
             )
             .map_err(op.sql())?;
             tx.commit().map_err(op.sql())?;

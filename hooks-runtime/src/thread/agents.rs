@@ -1,19 +1,16 @@
 //! Other agents in a turn: the tools a prompt offers (tools, handoff targets, visible subagent
-//! relationships), handoffs (S10, M10), and subagent relationships as child threads.
+//! relationships) and handoffs (S10, M10). Subagent relationships run as child threads
+//! (`children`).
 
-use std::sync::{Arc, PoisonError};
-
-use hooks_core::{HookKind, HookToolCall, HookToolResult, MessageRecord, PromptDef, Role, ThreadState};
+use hooks_core::{HookToolCall, HookToolResult, MessageRecord, PromptDef, Role, ThreadState};
 use serde_json::json;
 
+use super::TurnEnd;
 use super::messages;
 use super::pipeline::Pipeline;
 use super::tool_calls;
-use super::turn::TurnEnd;
-use super::{ChildThread, RuntimeError, Thread, ThreadShared};
-use crate::dispatch::{self, FailureRule};
+use crate::dispatch::FailureRule;
 use crate::model::ToolSpec;
-use crate::store::ThreadStatus;
 
 /// The tools a prompt offers: registered tools, handoff agents, and the active agent's
 /// visible subagent relationships.
@@ -82,96 +79,6 @@ pub(crate) async fn handoff(
     message.extra.insert("handoff_to".into(), json!(target));
     let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
     let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
-    *pipeline.shared.agent.write().unwrap_or_else(PoisonError::into_inner) = entry;
+    pipeline.shared.hand_off_to(entry);
     TurnEnd::HandedOff(target.to_owned())
-}
-
-/// Creates a child thread for `relationship`, respecting `max_instances`, and runs
-/// `after_subagent_created` on the parent.
-pub(crate) async fn spawn_child(
-    shared: &Arc<ThreadShared>,
-    state: &ThreadState,
-    relationship_name: &str,
-) -> Result<Thread, RuntimeError> {
-    let agent = shared.agent();
-    let relationship = agent
-        .def
-        .relationship(relationship_name)
-        .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship_name, false))?;
-    if let Some(max) = relationship.max_instances {
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|child| child.relationship == relationship.name)
-            .count();
-        if existing >= max as usize {
-            return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
-        }
-    }
-    let runtime = crate::runtime::Runtime { inner: shared.runtime.clone() };
-    let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
-    let child = runtime.create_thread(relationship.agent.name, options).await?;
-    shared
-        .children
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(ChildThread { relationship: relationship.name, thread: child.clone() });
-    let pipeline = Pipeline::for_state(shared, state);
-    let child_state = child.shared.run.lock().await;
-    if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
-        dispatch::after_subagent_created(&chain, state, &child_state).await;
-    }
-    drop(child_state);
-    Ok(child)
-}
-
-/// A subagent relationship called as a tool: its child thread (reused, or created) answers the
-/// call's `message`; the child's reply is the result.
-/// Boxed with an explicit `Send` future type: the call is recursive (a child's turn runs tool
-/// calls too), and an explicit type is what lets the compiler prove it `Send`.
-pub(crate) fn run_child_as_tool<'a>(
-    pipeline: &'a Pipeline<'_>,
-    state: &'a ThreadState,
-    relationship: &'static str,
-    call: &'a HookToolCall,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = HookToolResult> + Send + 'a>> {
-    Box::pin(async move {
-        let shared = match pipeline.shared.self_arc() {
-            Some(shared) => shared,
-            None => return HookToolResult::error("the thread no longer exists"),
-        };
-        let existing = shared
-            .children
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|child| child.relationship == relationship)
-            .map(|child| child.thread.clone());
-        let child = match existing {
-            Some(child) => child,
-            None => match spawn_child(&shared, state, relationship).await {
-                Ok(child) => child,
-                Err(error) => return HookToolResult::error(error.to_string()),
-            },
-        };
-        let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
-            .ok()
-            .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-            .unwrap_or_else(|| call.function.arguments.clone());
-        match child.send(&text).await {
-            Ok(outcome) => match (outcome.status, outcome.reply) {
-                (ThreadStatus::Idle, Some(reply)) => HookToolResult::success(reply),
-                (ThreadStatus::Idle, None) => HookToolResult::success(""),
-                // Plain words only: this text can reach a declarative shell command as ${error}.
-                (status, _) => HookToolResult::error(match status {
-                    ThreadStatus::Stopped(reason) => format!("the subagent {relationship} stopped: {reason}"),
-                    ThreadStatus::Failed(reason) => format!("the subagent {relationship} failed: {reason}"),
-                    other => format!("the subagent {relationship} ended while {other}"),
-                }),
-            },
-            Err(error) => HookToolResult::error(error.to_string()),
-        }
-    })
 }

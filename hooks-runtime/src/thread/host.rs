@@ -1,7 +1,7 @@
 //! The runtime's side of `ThreadState`: what a hook's `inject_message`, `update_message`,
 //! `queue_tool`, `emit` and values do.
 
-use std::sync::{PoisonError, Weak};
+use std::sync::Weak;
 
 use hooks_core::{
     HookError, HookKind, HookMessage, HookResult, MessageQuery, MessageRecord, MessageUpdate, ThreadServices,
@@ -10,11 +10,11 @@ use hooks_core::{
 use serde_json::Value;
 
 use super::ThreadShared;
-use super::events::ThreadEvent;
 use super::messages;
 use super::pipeline::Pipeline;
 use super::reentry::{MAX_HOOK_DEPTH, Nested, TooDeep};
 use crate::dispatch::FailureRule;
+use crate::events::ThreadEvent;
 
 pub(crate) struct ThreadHost {
     pub(crate) shared: Weak<ThreadShared>,
@@ -58,7 +58,7 @@ impl ThreadServices for ThreadHost {
 
     fn queue_tool(&self, _state: &ThreadState, tool: &str, arguments: Value) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.push_back((tool.to_owned(), arguments));
+            shared.queue_tool(tool, arguments);
         }
     }
 
@@ -69,9 +69,7 @@ impl ThreadServices for ThreadHost {
     }
 
     async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
-        let shared = self.shared.upgrade()?;
-        let values = shared.values.lock().unwrap_or_else(PoisonError::into_inner);
-        values.get(key).cloned()
+        self.shared.upgrade()?.value(key)
     }
 
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {

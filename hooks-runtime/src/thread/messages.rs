@@ -6,10 +6,10 @@
 
 use hooks_core::{HookError, HookKind, HookMessage, MessageRecord, MessageUpdate, ThreadState};
 
-use super::events::ThreadEvent;
 use super::pipeline::Pipeline;
 use super::reentry::note_point;
 use crate::dispatch::{self, FailureRule};
+use crate::events::ThreadEvent;
 use crate::store::StoreError;
 
 /// Why a message was not created.

@@ -1,32 +1,35 @@
 //! Threads: identity, state, events, and the pipelines that run hooks where the specification
 //! says. Each pipeline stage is its own module with its error rule in one place:
 //! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `agents`
-//! (handoffs and subagents).
+//! (handoffs), `children` (subagents as child threads). The graph is one-way:
+//! `turn -> agents -> tool_calls -> children`, each using the stages below it.
 
 mod agents;
+mod children;
 pub(crate) mod context;
-mod events;
 mod host;
+mod json_member_scanner;
 mod messages;
 mod pipeline;
 mod reentry;
+mod shared;
 mod tool_calls;
 mod turn;
 
-pub use events::ThreadEvent;
+// The store's PostgreSQL event log names it by this path.
+pub(crate) use crate::events::ThreadEvent;
 pub use reentry::MAX_HOOK_DEPTH;
+pub(crate) use shared::ThreadShared;
 
-use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 
-use hooks_core::{EnabledRelationships, HookError, HookMessage, MessageRecord, MessageUpdate, Role, Side, ThreadState};
+use hooks_core::{HookError, HookMessage, MessageRecord, MessageUpdate, Role, Side, ThreadState};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::dispatch;
-use crate::runtime::{AgentEntry, Runtime, RuntimeInner};
+use crate::runtime::inner::{AgentEntry, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
 
 /// How a run ended.
@@ -254,6 +257,24 @@ impl From<StoreError> for RuntimeError {
     }
 }
 
+/// What becomes of a run whose triggering messages a hook prevented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prevented {
+    /// M6: a sent message; the run fails with `message_hook_error`.
+    FailRun,
+    /// M7: queued messages; a prevented one leaves the queue and the others go on.
+    SkipMessage,
+}
+
+/// How a side's turn ended.
+pub(crate) enum TurnEnd {
+    /// The side replied; the turn passes on.
+    Replied,
+    Stopped(&'static str),
+    Failed(&'static str),
+    HandedOff(String),
+}
+
 /// Options of a new thread.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadOptions {
@@ -261,104 +282,6 @@ pub struct ThreadOptions {
     pub user_id: Option<String>,
     /// Invocation arguments, readable by hooks and interpolated into the prompt as `{{name}}`.
     pub arguments: serde_json::Map<String, Value>,
-}
-
-#[derive(Default)]
-pub(crate) struct Queues {
-    pub(crate) messages: VecDeque<MessageRecord>,
-    pub(crate) tools: VecDeque<(String, Value)>,
-}
-
-pub(crate) struct ChildThread {
-    pub(crate) relationship: &'static str,
-    pub(crate) thread: Thread,
-}
-
-pub(crate) struct ThreadShared {
-    pub(crate) me: std::sync::Weak<ThreadShared>,
-    pub(crate) id: String,
-    pub(crate) runtime: Arc<RuntimeInner>,
-    pub(crate) agent: RwLock<Arc<AgentEntry>>,
-    pub(crate) enabled: AtomicU64,
-    pub(crate) events: broadcast::Sender<ThreadEvent>,
-    pub(crate) queues: Mutex<Queues>,
-    /// The thread values as last written to the store (M11), read without a store round trip.
-    pub(crate) values: Mutex<HashMap<String, Value>>,
-    /// Held from a value's store write to its cache update, so that the cache ends in the
-    /// order the store did.
-    pub(crate) value_writes: tokio::sync::Mutex<()>,
-    pub(crate) files: Mutex<HashMap<String, String>>,
-    pub(crate) status: Mutex<ThreadStatus>,
-    pub(crate) children: Mutex<Vec<ChildThread>>,
-    /// The running execution's abort signal, reachable while the state is locked by the run.
-    pub(crate) abort: Mutex<Option<hooks_core::AbortSignal>>,
-    pub(crate) run: tokio::sync::Mutex<ThreadState>,
-    /// Scale-out: the queue of events to publish through the store, in order, when the store
-    /// carries them to other processes (started with the first event).
-    pub(crate) publisher: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<ThreadEvent>>,
-}
-
-impl ThreadShared {
-    pub(crate) fn agent(&self) -> Arc<AgentEntry> {
-        self.agent.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    pub(crate) fn self_arc(&self) -> Option<Arc<ThreadShared>> {
-        self.me.upgrade()
-    }
-
-    pub(crate) fn enabled(&self) -> EnabledRelationships {
-        EnabledRelationships::from_bits(self.enabled.load(Ordering::Acquire))
-    }
-
-    pub(crate) fn emit(&self, event: ThreadEvent) {
-        if self.runtime.store.publishes_events() {
-            self.publish(event.clone());
-        }
-        // No subscriber is not an error: events go to whoever listens at the moment.
-        let _ = self.events.send(event);
-    }
-
-    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
-    /// events keep their order) writes it without holding up the run.
-    fn publish(&self, event: ThreadEvent) {
-        let sender = self.publisher.get_or_init(|| {
-            let (sender, mut events) = tokio::sync::mpsc::unbounded_channel::<ThreadEvent>();
-            let store = self.runtime.store.clone();
-            let thread_id = self.id.clone();
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    handle.spawn(async move {
-                        while let Some(event) = events.recv().await {
-                            if let Err(error) = store.publish_event(&thread_id, &event).await {
-                                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
-                            }
-                        }
-                    });
-                }
-                Err(_) => tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime"),
-            }
-            sender
-        });
-        let _ = sender.send(event);
-    }
-
-    /// M11: the store first, in its own transaction, then the cache; a failed write changes
-    /// neither.
-    pub(crate) async fn set_value(&self, key: &str, value: Value) -> Result<(), StoreError> {
-        let _writing = self.value_writes.lock().await;
-        self.runtime.store.set_value(&self.id, key, &value).await?;
-        self.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), value);
-        Ok(())
-    }
-
-    pub(crate) async fn set_status(&self, status: ThreadStatus) {
-        *self.status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
-        if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
-            tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
-        }
-        self.emit(ThreadEvent::Status { status });
-    }
 }
 
 /// A conversation thread of one agent.
@@ -401,11 +324,14 @@ impl fmt::Debug for Thread {
     }
 }
 
-impl Runtime {
+impl Thread {
     /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
-    pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
-        let entry =
-            self.inner.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+    pub(crate) async fn create(
+        runtime: &Arc<RuntimeInner>,
+        agent: &str,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
+        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
         let record = ThreadRecord {
             id: crate::ids::new_id("thread"),
             agent: agent.to_owned(),
@@ -415,31 +341,27 @@ impl Runtime {
             status: ThreadStatus::Idle,
             values: serde_json::Map::new(),
         };
-        self.inner.store.create_thread(&record).await?;
-        let thread = Thread::from_record(self.inner.clone(), entry, record);
+        runtime.store.create_thread(&record).await?;
+        let thread = Thread::from_record(runtime.clone(), entry, record);
         thread.run_after_thread_created().await;
         Ok(thread)
     }
 
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
-    pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
-        let record = self
-            .inner
+    pub(crate) async fn open(runtime: &Arc<RuntimeInner>, thread_id: &str) -> Result<Thread, RuntimeError> {
+        let record = runtime
             .store
             .load_thread(thread_id)
             .await?
             .ok_or_else(|| RuntimeError::UnknownThread(thread_id.to_owned()))?;
-        let entry = self
-            .inner
+        let entry = runtime
             .agents
             .get(record.agent.as_str())
             .cloned()
             .ok_or_else(|| RuntimeError::UnknownAgent(record.agent.clone()))?;
-        Ok(Thread::from_record(self.inner.clone(), entry, record))
+        Ok(Thread::from_record(runtime.clone(), entry, record))
     }
-}
 
-impl Thread {
     fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
         let shared = Arc::new_cyclic(|weak| {
             let host = Arc::new(host::ThreadHost { shared: weak.clone() });
@@ -447,24 +369,7 @@ impl Thread {
             state.user_id = record.user_id.clone();
             state.created_at = record.created_at;
             state.arguments = record.arguments.clone();
-            let (events, _) = broadcast::channel(256);
-            ThreadShared {
-                me: weak.clone(),
-                id: record.id,
-                runtime,
-                agent: RwLock::new(entry),
-                enabled: AtomicU64::new(0),
-                events,
-                queues: Mutex::new(Queues::default()),
-                values: Mutex::new(record.values.into_iter().collect()),
-                value_writes: tokio::sync::Mutex::new(()),
-                files: Mutex::new(HashMap::new()),
-                status: Mutex::new(record.status),
-                children: Mutex::new(Vec::new()),
-                abort: Mutex::new(None),
-                run: tokio::sync::Mutex::new(state),
-                publisher: std::sync::OnceLock::new(),
-            }
+            ThreadShared::new(weak.clone(), runtime, entry, record, state)
         });
         Thread { shared }
     }
@@ -481,13 +386,13 @@ impl Thread {
 
     /// The thread's status.
     pub fn status(&self) -> ThreadStatus {
-        self.shared.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.shared.status()
     }
 
     /// Subscribes to the thread's events (`tool_call_started`, `tool_call_done`, emitted events,
     /// status changes).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.events.subscribe()
+        self.shared.subscribe()
     }
 
     /// Every stored message, oldest first.
@@ -511,12 +416,11 @@ impl Thread {
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("send")?;
         reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.run.lock().await;
+            let mut state = self.shared.lock_run().await;
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
-            let result =
-                turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
+            let result = turn::run_with_messages(&self.shared, run.state(), vec![message], Prevented::FailRun).await;
             let outcome = run.settle(result).await;
             if let Some(hold) = hold {
                 hold.release().await;
@@ -528,7 +432,7 @@ impl Thread {
 
     /// Queues a message for the next [`Thread::run_queued`].
     pub fn queue_message(&self, message: MessageRecord) {
-        self.shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.push_back(message);
+        self.shared.queue_message(message);
     }
 
     /// Runs what is queued: queued messages are stored (M7), tool calls queued with `queue_tool`
@@ -539,7 +443,7 @@ impl Thread {
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("run_queued")?;
         reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.run.lock().await;
+            let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             let mut run = turn::RunGuard::new(&self.shared, &mut state);
             let result = turn::run_queued(&self.shared, run.state()).await;
@@ -563,7 +467,7 @@ impl Thread {
             return Err(HookError::new(held_by_caller("inject_message")));
         }
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
+            let state = self.shared.lock_run().await;
             // Through the pipeline directly, not `state.inject_message`: that is a hook's call
             // back into the thread, which E8 counts.
             let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
@@ -582,7 +486,7 @@ impl Thread {
             return Err(HookError::new(held_by_caller("update_message")));
         }
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
+            let state = self.shared.lock_run().await;
             let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
             messages::update(&pipeline, &state, message_id, update).await
         })
@@ -598,11 +502,7 @@ impl Thread {
             .resolved
             .optional_slot(relationship)
             .ok_or_else(|| RuntimeError::unknown_relationship(self.shared.agent().def, relationship, true))?;
-        if enabled {
-            self.shared.enabled.fetch_or(1 << slot, Ordering::AcqRel);
-        } else {
-            self.shared.enabled.fetch_and(!(1 << slot), Ordering::AcqRel);
-        }
+        self.shared.set_enabled(slot, enabled);
         Ok(())
     }
 
@@ -611,23 +511,21 @@ impl Thread {
     pub async fn spawn_subagent(&self, relationship: &str) -> Result<Thread, RuntimeError> {
         self.refuse_if_held("spawn_subagent")?;
         reentry::holding_run(&self.shared, async {
-            let state = self.shared.run.lock().await;
-            agents::spawn_child(&self.shared, &state, relationship).await
+            let state = self.shared.lock_run().await;
+            children::spawn(&self.shared, &state, relationship).await
         })
         .await
     }
 
     /// Fires the abort signal of the running execution; the run stops before its next step.
     pub fn abort(&self) {
-        if let Some(signal) = self.shared.abort.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            signal.abort();
-        }
+        self.shared.abort();
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread
     /// was opened (a value another process writes later shows after reopening).
     pub fn value(&self, key: &str) -> Option<Value> {
-        self.shared.values.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+        self.shared.value(key)
     }
 
     /// Sets a thread value and persists it with the thread before returning (M11), so it is
@@ -639,11 +537,11 @@ impl Thread {
 
     /// A file stored from a tool's attachment, by path.
     pub fn file(&self, path: &str) -> Option<String> {
-        self.shared.files.lock().unwrap_or_else(PoisonError::into_inner).get(path).cloned()
+        self.shared.file(path)
     }
 
     async fn run_after_thread_created(&self) {
-        let state = self.shared.run.lock().await;
+        let state = self.shared.lock_run().await;
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
         if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
             crate::dispatch::after_thread_created(&chain, &state).await;

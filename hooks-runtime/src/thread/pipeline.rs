@@ -7,7 +7,7 @@ use hooks_core::{ActiveContext, EnabledRelationships, HookKind, ThreadState};
 
 use super::ThreadShared;
 use crate::dispatch::Dispatch;
-use crate::runtime::AgentEntry;
+use crate::runtime::inner::AgentEntry;
 
 pub(crate) struct Pipeline<'t> {
     pub(crate) shared: &'t ThreadShared,

@@ -12,13 +12,13 @@ use hooks_core::{
 };
 use serde_json::{Value, json};
 
-use super::events::ThreadEvent;
+use super::json_member_scanner::ProgressScanner;
 use super::messages;
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
+use crate::events::ThreadEvent;
 use crate::model::{ModelError, ModelEvent, ModelStream};
-use crate::progress::ProgressScanner;
-use crate::tool_listener::ToolCallOutcome;
+use crate::tool::ToolCallOutcome;
 
 /// A tool call as it streams.
 struct StreamingCall {
@@ -168,9 +168,7 @@ async fn execute(
     }
     let started_at = Instant::now();
     let result = match execution {
-        Execution::Subagent(relationship) => {
-            super::agents::run_child_as_tool(pipeline, state, relationship, call).await
-        }
+        Execution::Subagent(relationship) => super::children::run_as_tool(pipeline, state, relationship, call).await,
         Execution::Tool => call_tool(pipeline, state, call).await,
     };
     if let Some(listener) = &listener {
@@ -279,12 +277,7 @@ async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, re
     for attachment in attachments {
         let Attachment::New(file) = attachment else { continue };
         let path = format!("/attachments/{}", file.name);
-        pipeline
-            .shared
-            .files
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(path.clone(), file.data.clone());
+        pipeline.shared.keep_file(path.clone(), file.data.clone());
         let mut message = MessageRecord::new(Role::User, format!("Generated file: {path}"));
         message.extra.insert("asset_path".into(), json!(path));
         if messages::create(pipeline, state, message, FailureRule::Prevent).await.is_err() {

@@ -3,39 +3,20 @@
 //! turn to the other side until a person's side is reached.
 
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use hooks_core::{ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState};
 use serde_json::json;
 
 use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
-use super::events::ThreadEvent;
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
-use super::{RunOutcome, RuntimeError, Thread, ThreadShared};
+use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::ModelRequest;
 use crate::store::ThreadStatus;
-
-/// What becomes of a run whose triggering messages a hook prevented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Prevented {
-    /// M6: a sent message; the run fails with `message_hook_error`.
-    FailRun,
-    /// M7: queued messages; a prevented one leaves the queue and the others go on.
-    SkipMessage,
-}
-
-/// How a side's turn ended.
-pub(crate) enum TurnEnd {
-    /// The side replied; the turn passes on.
-    Replied,
-    Stopped(&'static str),
-    Failed(&'static str),
-    HandedOff(String),
-}
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`). A run dropped before it
@@ -82,14 +63,12 @@ impl Drop for RunGuard<'_> {
             execution.stopped = true;
             self.state.execution = None;
             self.state.clear_context();
-            *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = None;
-            *shared.status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
-            shared.emit(ThreadEvent::Status { status: status.clone() });
+            shared.end_run_now(status.clone());
             status
         } else {
             // Dropped while `finish` was writing the final status: memory has it, the store
             // may not.
-            shared.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+            shared.status()
         };
         store_settled_status(shared.clone(), status);
     }
@@ -103,8 +82,8 @@ fn store_settled_status(shared: Arc<ThreadShared>, status: ThreadStatus) {
         return;
     };
     handle.spawn(async move {
-        let _run = shared.run.lock().await;
-        if *shared.status.lock().unwrap_or_else(PoisonError::into_inner) != status {
+        let _run = shared.lock_run().await;
+        if shared.status() != status {
             return;
         }
         if let Err(error) = shared.runtime.store.set_status(&shared.id, &status).await {
@@ -139,8 +118,7 @@ pub(crate) async fn run_queued(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
 ) -> Result<RunOutcome, RuntimeError> {
-    let messages: Vec<MessageRecord> =
-        shared.queues.lock().unwrap_or_else(PoisonError::into_inner).messages.drain(..).collect();
+    let messages = shared.take_queued_messages();
     if !messages.is_empty() {
         return run_with_messages(shared, state, messages, Prevented::SkipMessage).await;
     }
@@ -151,9 +129,9 @@ pub(crate) async fn run_queued(
 
 async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side) {
     let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
-    *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = Some(execution.abort_signal.clone());
+    let abort = execution.abort_signal.clone();
     state.execution = Some(execution);
-    shared.set_status(ThreadStatus::Running).await;
+    shared.begin_run(abort).await;
 }
 
 async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mut outcome: RunOutcome) -> RunOutcome {
@@ -171,8 +149,7 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
     }
     state.execution = None;
     state.clear_context();
-    *shared.abort.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    shared.set_status(status.clone()).await;
+    shared.end_run(status.clone()).await;
     outcome.status = status;
     outcome
 }
@@ -201,15 +178,14 @@ async fn store_incoming(
 /// message first; a hook that prevents that message prevents the call, and the run fails.
 async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<TurnEnd> {
     loop {
-        let next = shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.pop_front();
-        let (tool, arguments) = next?;
+        let (tool, arguments) = shared.next_queued_tool()?;
         let pipeline = Pipeline::for_state(shared, state);
         let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
         let mut message = MessageRecord::new(Role::Assistant, "");
         message.content = None;
         message.tool_calls = Some(json!([call]).to_string());
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
-            shared.queues.lock().unwrap_or_else(PoisonError::into_inner).tools.clear();
+            shared.clear_queued_tools();
             return Some(TurnEnd::Failed("message_hook_error"));
         }
         tool_calls::started_queued(&pipeline, state, &call).await;

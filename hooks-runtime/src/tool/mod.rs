@@ -1,4 +1,9 @@
-//! Tools a model may call: the [`Tool`] trait and [`FnTool`] for tools written as closures.
+//! Tools a model may call: the [`Tool`] trait, [`FnTool`] for tools written as closures, and
+//! the [`ToolCallListener`] an agent's tool calls report to.
+
+mod listener;
+
+pub use listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 use std::future::Future;
 use std::pin::Pin;

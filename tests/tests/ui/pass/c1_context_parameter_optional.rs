@@ -2,7 +2,8 @@
 //! parameter may be left out of the Rust signature. Both forms compile, and the one that takes
 //! the context gets the very context the runtime passes.
 use hooks_runtime::prelude::*;
-use hooks_runtime::{HookFuture, HookHandler, HookSource};
+use hooks_runtime::HookSource;
+use hooks_runtime::__private::{HookFuture, HookHandler};
 
 #[hook(after_system_message, id = "with_context")]
 fn with_context(_state: &ThreadState, system: &str, ctx: &HookExecutionContext) -> Option<String> {

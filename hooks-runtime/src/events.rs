@@ -1,6 +1,33 @@
-use serde::Serialize;
+//! What a thread reports: its status and the events broadcast to its clients. Both the thread
+//! pipelines and the store (which carries events to other processes) use them, so they live
+//! below both.
 
-use crate::store::ThreadStatus;
+use serde::{Deserialize, Serialize};
+
+/// Where a thread stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum ThreadStatus {
+    /// Created, or its last run ended normally.
+    Idle,
+    /// A run is in progress.
+    Running,
+    /// The last run stopped early, with a reason such as `hook_blocked` or `max_steps`.
+    Stopped(String),
+    /// The last run failed, with a reason such as `message_hook_error`.
+    Failed(String),
+}
+
+impl std::fmt::Display for ThreadStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThreadStatus::Idle => f.write_str("idle"),
+            ThreadStatus::Running => f.write_str("running"),
+            ThreadStatus::Stopped(reason) => write!(f, "stopped ({reason})"),
+            ThreadStatus::Failed(reason) => write!(f, "failed ({reason})"),
+        }
+    }
+}
 
 /// An event broadcast to a thread's connected clients. Tool events carry ids, names and status,
 /// never arguments or results.

@@ -1,0 +1,48 @@
+//! What a built runtime shares with its threads: agents, models, tools, the store and the
+//! settings. Threads hold it; [`Runtime`](super::Runtime) is the public handle over it, so the
+//! thread modules depend on this and never on the handle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use hooks_core::{AgentDef, HookToolCall, ResolvedAgent, ThreadState};
+
+use crate::model::Model;
+use crate::store::MessageStore;
+use crate::tool::Tool;
+use crate::tool::ToolCallListener;
+use crate::user::UserScope;
+
+/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
+/// listener; it is answered with an error result.
+pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
+
+/// One agent of the runtime: its definition, resolved table and tool-call listener.
+pub(crate) struct AgentEntry {
+    pub(crate) def: &'static AgentDef,
+    pub(crate) resolved: ResolvedAgent,
+    pub(crate) listener: RwLock<Option<Arc<dyn ToolCallListener>>>,
+}
+
+impl AgentEntry {
+    pub(crate) fn listener(&self) -> Option<Arc<dyn ToolCallListener>> {
+        self.listener.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn set_listener(&self, listener: Option<Arc<dyn ToolCallListener>>) {
+        *self.listener.write().unwrap_or_else(std::sync::PoisonError::into_inner) = listener;
+    }
+}
+
+pub(crate) struct RuntimeInner {
+    pub(crate) agents: HashMap<&'static str, Arc<AgentEntry>>,
+    pub(crate) models: HashMap<String, Arc<dyn Model>>,
+    pub(crate) tools: HashMap<String, Arc<dyn Tool>>,
+    pub(crate) store: Arc<dyn MessageStore>,
+    pub(crate) hook_timeout: Duration,
+    pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
+    pub(crate) users: UserScope,
+    pub(crate) repeated_tool_error_limit: u32,
+    pub(crate) default_max_steps: u32,
+}

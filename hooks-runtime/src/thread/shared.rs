@@ -1,0 +1,264 @@
+//! The state a thread's handles, its runs and its hooks share, behind methods: the pipelines
+//! never reach into its locks.
+//!
+//! Locks, and why there are these four. `book` holds the in-memory records that change in short
+//! steps (status and abort signal, which a run sets and clears together; queues; files; child
+//! threads; the value cache); it is a std mutex, taken only inside these methods and never held
+//! across `.await` or while another lock is taken, so it has no lock order. `agent` is read on
+//! every pipeline and written by a handoff. `value_writes` orders a value's store write with its
+//! cache update. `run` is the run's `ThreadState`, held for a whole operation (a send, an
+//! injection) across `.await`; a method here never takes it, except where said.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
+
+use hooks_core::{AbortSignal, EnabledRelationships, MessageRecord, ThreadState};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc};
+
+use super::Thread;
+use crate::events::ThreadEvent;
+use crate::runtime::inner::{AgentEntry, RuntimeInner};
+use crate::store::{StoreError, ThreadRecord, ThreadStatus};
+
+/// The in-memory records of a thread, behind one lock.
+struct Book {
+    status: ThreadStatus,
+    /// The running execution's abort signal, reachable while the state is locked by the run.
+    abort: Option<AbortSignal>,
+    queued_messages: VecDeque<MessageRecord>,
+    queued_tools: VecDeque<(String, Value)>,
+    /// The thread values as last written to the store (M11), read without a store round trip.
+    values: HashMap<String, Value>,
+    /// Files stored from tools' attachments, by path.
+    files: HashMap<String, String>,
+    /// Child threads, with the relationship each was created for.
+    children: Vec<(&'static str, Thread)>,
+}
+
+pub(crate) struct ThreadShared {
+    me: Weak<ThreadShared>,
+    pub(crate) id: String,
+    pub(crate) runtime: Arc<RuntimeInner>,
+    agent: RwLock<Arc<AgentEntry>>,
+    enabled: AtomicU64,
+    events: broadcast::Sender<ThreadEvent>,
+    /// Scale-out: the queue of events to publish through the store, in order, when the store
+    /// carries them to other processes (started with the first event).
+    publisher: OnceLock<mpsc::UnboundedSender<ThreadEvent>>,
+    book: Mutex<Book>,
+    /// Held from a value's store write to its cache update, so that the cache ends in the
+    /// order the store did.
+    value_writes: tokio::sync::Mutex<()>,
+    run: tokio::sync::Mutex<ThreadState>,
+}
+
+impl ThreadShared {
+    /// The shared state of a thread as stored in `record`; `state` is its run's state.
+    pub(crate) fn new(
+        me: Weak<ThreadShared>,
+        runtime: Arc<RuntimeInner>,
+        agent: Arc<AgentEntry>,
+        record: ThreadRecord,
+        state: ThreadState,
+    ) -> Self {
+        let (events, _) = broadcast::channel(256);
+        ThreadShared {
+            me,
+            id: record.id,
+            runtime,
+            agent: RwLock::new(agent),
+            enabled: AtomicU64::new(0),
+            events,
+            publisher: OnceLock::new(),
+            book: Mutex::new(Book {
+                status: record.status,
+                abort: None,
+                queued_messages: VecDeque::new(),
+                queued_tools: VecDeque::new(),
+                values: record.values.into_iter().collect(),
+                files: HashMap::new(),
+                children: Vec::new(),
+            }),
+            value_writes: tokio::sync::Mutex::new(()),
+            run: tokio::sync::Mutex::new(state),
+        }
+    }
+
+    fn book(&self) -> MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for the run's state: whoever holds it runs the thread.
+    pub(crate) async fn lock_run(&self) -> tokio::sync::MutexGuard<'_, ThreadState> {
+        self.run.lock().await
+    }
+
+    /// The agent that owns the thread now.
+    pub(crate) fn agent(&self) -> Arc<AgentEntry> {
+        self.agent.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// A handoff: `agent` owns the thread from now on.
+    pub(crate) fn hand_off_to(&self, agent: Arc<AgentEntry>) {
+        *self.agent.write().unwrap_or_else(PoisonError::into_inner) = agent;
+    }
+
+    pub(crate) fn self_arc(&self) -> Option<Arc<ThreadShared>> {
+        self.me.upgrade()
+    }
+
+    pub(crate) fn enabled(&self) -> EnabledRelationships {
+        EnabledRelationships::from_bits(self.enabled.load(Ordering::Acquire))
+    }
+
+    /// Enables or disables the optional relationship in `slot`.
+    pub(crate) fn set_enabled(&self, slot: usize, enabled: bool) {
+        if enabled {
+            self.enabled.fetch_or(1 << slot, Ordering::AcqRel);
+        } else {
+            self.enabled.fetch_and(!(1 << slot), Ordering::AcqRel);
+        }
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn emit(&self, event: ThreadEvent) {
+        if self.runtime.store.publishes_events() {
+            self.publish(event.clone());
+        }
+        // No subscriber is not an error: events go to whoever listens at the moment.
+        let _ = self.events.send(event);
+    }
+
+    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
+    /// events keep their order) writes it without holding up the run.
+    fn publish(&self, event: ThreadEvent) {
+        let sender = self.publisher.get_or_init(|| {
+            let (sender, mut events) = mpsc::unbounded_channel::<ThreadEvent>();
+            let store = self.runtime.store.clone();
+            let thread_id = self.id.clone();
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move {
+                        while let Some(event) = events.recv().await {
+                            if let Err(error) = store.publish_event(&thread_id, &event).await {
+                                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
+                            }
+                        }
+                    });
+                }
+                Err(_) => tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime"),
+            }
+            sender
+        });
+        let _ = sender.send(event);
+    }
+
+    /// M11: the store first, in its own transaction, then the cache; a failed write changes
+    /// neither.
+    pub(crate) async fn set_value(&self, key: &str, value: Value) -> Result<(), StoreError> {
+        let _writing = self.value_writes.lock().await;
+        self.runtime.store.set_value(&self.id, key, &value).await?;
+        self.book().values.insert(key.to_owned(), value);
+        Ok(())
+    }
+
+    /// A thread value as this process last wrote it, or as the store had it at opening.
+    pub(crate) fn value(&self, key: &str) -> Option<Value> {
+        self.book().values.get(key).cloned()
+    }
+
+    pub(crate) fn status(&self) -> ThreadStatus {
+        self.book().status.clone()
+    }
+
+    /// A run starts: its abort signal becomes reachable and the status `running`.
+    pub(crate) async fn begin_run(&self, abort: AbortSignal) {
+        {
+            let mut book = self.book();
+            book.abort = Some(abort);
+            book.status = ThreadStatus::Running;
+        }
+        self.store_status(ThreadStatus::Running).await;
+    }
+
+    /// A run ended with `status`: its abort signal goes, the status is set, stored and sent.
+    pub(crate) async fn end_run(&self, status: ThreadStatus) {
+        self.settle_in_memory(status.clone());
+        self.store_status(status).await;
+    }
+
+    /// A run ended with `status` where nothing can be awaited (a drop): set in memory and sent;
+    /// the store is the caller's to write.
+    pub(crate) fn end_run_now(&self, status: ThreadStatus) {
+        self.settle_in_memory(status.clone());
+        self.emit(ThreadEvent::Status { status });
+    }
+
+    fn settle_in_memory(&self, status: ThreadStatus) {
+        let mut book = self.book();
+        book.abort = None;
+        book.status = status;
+    }
+
+    /// Writes the status already set in memory to the store, then sends it.
+    async fn store_status(&self, status: ThreadStatus) {
+        if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
+            tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
+        }
+        self.emit(ThreadEvent::Status { status });
+    }
+
+    /// Fires the running execution's abort signal, if a run is going.
+    pub(crate) fn abort(&self) {
+        if let Some(signal) = self.book().abort.as_ref() {
+            signal.abort();
+        }
+    }
+
+    pub(crate) fn queue_message(&self, message: MessageRecord) {
+        self.book().queued_messages.push_back(message);
+    }
+
+    pub(crate) fn take_queued_messages(&self) -> Vec<MessageRecord> {
+        self.book().queued_messages.drain(..).collect()
+    }
+
+    pub(crate) fn queue_tool(&self, tool: &str, arguments: Value) {
+        self.book().queued_tools.push_back((tool.to_owned(), arguments));
+    }
+
+    pub(crate) fn next_queued_tool(&self) -> Option<(String, Value)> {
+        self.book().queued_tools.pop_front()
+    }
+
+    pub(crate) fn clear_queued_tools(&self) {
+        self.book().queued_tools.clear();
+    }
+
+    pub(crate) fn file(&self, path: &str) -> Option<String> {
+        self.book().files.get(path).cloned()
+    }
+
+    pub(crate) fn keep_file(&self, path: String, data: String) {
+        self.book().files.insert(path, data);
+    }
+
+    /// The child thread of `relationship` created first, if any.
+    pub(crate) fn child(&self, relationship: &str) -> Option<Thread> {
+        self.book().children.iter().find(|(name, _)| *name == relationship).map(|(_, thread)| thread.clone())
+    }
+
+    /// How many child threads `relationship` has.
+    pub(crate) fn child_count(&self, relationship: &str) -> usize {
+        self.book().children.iter().filter(|(name, _)| *name == relationship).count()
+    }
+
+    pub(crate) fn add_child(&self, relationship: &'static str, thread: Thread) {
+        self.book().children.push((relationship, thread));
+    }
+}

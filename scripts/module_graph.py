@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The module import graph of a crate, read from its `use` lines and inline paths, with cycles.
+
+Each file under `src/` is a module (`mod.rs` is its directory's module; `lib.rs` the root).
+An edge A -> B is a `use` item or an inline path in A (`crate::..`, `super::..`, `self::..`,
+or a child module's name) that resolves to module B, the deepest module its segments name.
+Paths through the crate root's re-exports (`crate::RuntimeError`) resolve to the module the
+root re-exports them from.
+
+A module may use its ancestors' items (children live inside their parent's namespace), so
+upward edges are listed but not counted for cycles; every other edge is. `#[cfg(test)]` modules
+inside a file count as that file.
+
+Usage: python3 scripts/module_graph.py [--cycles-only] [CRATE_DIR]   (default: hooks-runtime)
+Prints the graph (not with --cycles-only), then each cycle found; exits 1 when there is one.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+RAW_STRING = re.compile(r'b?r(#*)"')
+CHAR_LITERAL = re.compile(r"'(?:\\.[^']*|[^'\\])'")
+
+
+def module_of(src: Path, file: Path) -> tuple:
+    parts = list(file.relative_to(src).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib"):
+        parts.pop()
+    if parts and parts[0] == "bin":
+        return None
+    return tuple(parts)
+
+
+def strip(text: str) -> str:
+    """Source without comments, string literals or char literals (paths in them are not uses).
+
+    One pass, left to right, so a quote in a comment or `//` in a string is read as what it is.
+    """
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            out.append(" ")
+        elif (raw := RAW_STRING.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            close = '"' + raw.group(1)
+            end = text.find(close, raw.end())
+            i = n if end < 0 else end + len(close)
+            out.append('""')
+        elif ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        elif ch == "'" and (char := CHAR_LITERAL.match(text, i)):
+            # A char literal; a lifetime (`'a`) has no closing quote right after one char.
+            i = char.end()
+            out.append("' '")
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def use_paths(tree: str, prefix: list) -> list:
+    """The leaf paths of a `use` tree such as `super::{a, b::{c, d}}`."""
+    tree = tree.strip()
+    depth, split = 0, None
+    for i, ch in enumerate(tree):
+        if ch == "{":
+            if depth == 0:
+                split = i
+                break
+            depth += 1
+    if split is None:
+        head = tree.split(" as ")[0].strip()
+        return [prefix + [s for s in head.split("::") if s]] if head else []
+    head = [s for s in tree[:split].split("::") if s]
+    body = tree[split + 1 : tree.rindex("}")]
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+    items.append(body[start:])
+    out = []
+    for item in items:
+        if item.strip():
+            out.extend(use_paths(item, prefix + head))
+    return out
+
+
+def resolve(path: list, here: tuple, modules: set, reexports: dict):
+    """The module a path names, or None when it leaves the crate."""
+    if not path:
+        return None
+    first, rest = path[0], path[1:]
+    if first == "crate":
+        at = ()
+    elif first == "self":
+        at = here
+    elif first == "super":
+        at = here[:-1]
+        while rest and rest[0] == "super":
+            at, rest = at[:-1], rest[1:]
+    elif here + (first,) in modules:
+        at, rest = here + (first,), rest
+    else:
+        return None
+    for segment in rest:
+        if at + (segment,) in modules:
+            at = at + (segment,)
+        elif at in reexports and segment in reexports[at]:
+            return reexports[at][segment]
+        else:
+            break
+    return at
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    cycles_only = "--cycles-only" in args
+    args = [arg for arg in args if arg != "--cycles-only"]
+    crate = REPO / (args[0] if args else "hooks-runtime")
+    src = crate / "src"
+    files = {}
+    for file in sorted(src.rglob("*.rs")):
+        module = module_of(src, file)
+        if module is not None:
+            files[module] = strip(file.read_text())
+    modules = set(files)
+
+    # `pub use child::{A, B}` re-exports, so that `crate::A` names the child's module.
+    reexports = {}
+    for module, text in files.items():
+        for match in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", text):
+            for path in use_paths(match.group(1), []):
+                target = resolve(path[:-1] or path, module, modules, {})
+                if target is not None and target != module:
+                    reexports.setdefault(module, {})[path[-1]] = target
+
+    edges = {module: set() for module in modules}
+    for module, text in files.items():
+        paths = []
+        for match in re.finditer(r"\buse\s+([^;]+);", text):
+            paths.extend(use_paths(match.group(1), []))
+        without_uses = re.sub(r"\buse\s+[^;]+;", " ", text)
+        for match in re.finditer(rf"(?<![A-Za-z0-9_:])((?:{IDENT}::)+{IDENT})", without_uses):
+            paths.append(match.group(1).split("::"))
+        for path in paths:
+            target = resolve(path, module, modules, reexports)
+            if target is not None and target != module:
+                edges[module].add(target)
+
+    def name(module: tuple) -> str:
+        return "::".join(("crate",) + module)
+
+    def upward(a: tuple, b: tuple) -> bool:
+        return a[: len(b)] == b
+
+    if not cycles_only:
+        print("module graph (`^` marks an upward edge to an ancestor, not counted for cycles):")
+    for module in sorted(modules) if not cycles_only else []:
+        targets = sorted(edges[module])
+        shown = [("^" if upward(module, t) else "") + name(t) for t in targets]
+        print(f"  {name(module)} -> {', '.join(shown) if shown else '(none)'}")
+
+    # Strongly connected components (Tarjan) of the counted edges.
+    counted = {m: {t for t in ts if not upward(m, t)} for m, ts in edges.items()}
+    index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(counted[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                sccs.append(sorted(component))
+
+    sys.setrecursionlimit(10000)
+    for module in sorted(modules):
+        if module not in index:
+            visit(module)
+
+    if not sccs:
+        print("no import cycle")
+        return 0
+    for component in sccs:
+        members = set(component)
+        pairs = sorted(
+            f"{name(a)} -> {name(b)}" for a in component for b in sorted(counted[a]) if b in members
+        )
+        print(f"CYCLE among {', '.join(name(m) for m in component)}:")
+        for pair in pairs:
+            print(f"    {pair}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
