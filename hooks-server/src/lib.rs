@@ -65,6 +65,7 @@ mod event_log;
 mod hook_runs;
 #[cfg(feature = "inspector")]
 mod inspector;
+mod pump;
 mod state;
 mod streams;
 mod threads;
