@@ -2,7 +2,11 @@
 //! pipelines and the store (which carries events to other processes) use them, so they live
 //! below both.
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use hooks_core::HookMessage;
+
+use serde::{Deserialize, Serialize, Serializer};
 
 /// Where a thread stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,12 +56,16 @@ pub enum ThreadEvent {
         /// `success` or `error`.
         status: String,
     },
-    /// A message was stored.
+    /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
+    /// message as stored, so that a client shows it without reading the thread back.
     MessageCreated {
         /// Its id.
         id: String,
         /// Its role.
         role: String,
+        /// The message as stored; shared, so that each subscriber's copy of the event is cheap.
+        #[serde(serialize_with = "shared_message")]
+        message: Arc<HookMessage>,
     },
     /// An event a hook or tool emitted with `state.emit`.
     Custom {
@@ -72,6 +80,11 @@ pub enum ThreadEvent {
         #[serde(flatten)]
         status: ThreadStatus,
     },
+}
+
+/// Serializes the message itself (serde serializes an `Arc` only with its `rc` feature).
+fn shared_message<S: Serializer>(message: &Arc<HookMessage>, serializer: S) -> Result<S::Ok, S::Error> {
+    message.as_ref().serialize(serializer)
 }
 
 #[cfg(test)]
@@ -94,6 +107,15 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&failed).unwrap(),
             serde_json::json!({"type": "status", "status": "failed", "reason": "message_hook_error"})
+        );
+        let message: HookMessage =
+            serde_json::from_value(serde_json::json!({"id": "m1", "role": "user", "content": "hi", "created_at": 5}))
+                .unwrap();
+        let created = ThreadEvent::MessageCreated { id: "m1".into(), role: "user".into(), message: Arc::new(message) };
+        assert_eq!(
+            serde_json::to_value(&created).unwrap(),
+            serde_json::json!({"type": "message_created", "id": "m1", "role": "user",
+                               "message": {"id": "m1", "role": "user", "content": "hi", "created_at": 5}})
         );
         let idle = ThreadEvent::Status { status: ThreadStatus::Idle };
         assert_eq!(serde_json::to_value(&idle).unwrap(), serde_json::json!({"type": "status", "status": "idle"}));

@@ -15,6 +15,7 @@ use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{
     EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadStatus,
 };
+use hooks_runtime::MessageRecord;
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
 use store_fixtures::{message, thread};
@@ -220,10 +221,17 @@ async fn next_event(subscription: &mut EventSubscription) -> StoredEvent {
         .expect("a subscription error")
 }
 
+/// A `message_created` event with its message.
+fn created(id: &str, role: Role) -> ThreadEvent {
+    let mut message = MessageRecord::new(role, "text").into_message();
+    message.id = id.to_owned();
+    ThreadEvent::MessageCreated { id: id.to_owned(), role: role.as_str().to_owned(), message: message.into() }
+}
+
 fn run_events(n: usize) -> Vec<ThreadEvent> {
     (0..n)
         .map(|i| match i % 4 {
-            0 => ThreadEvent::MessageCreated { id: format!("m{i}"), role: "assistant".into() },
+            0 => created(&format!("m{i}"), Role::Assistant),
             1 => ThreadEvent::ToolCallStarted { id: format!("c{i}"), name: "lookup".into(), progress: None },
             2 => ThreadEvent::ToolCallDone { id: format!("c{i}"), name: "lookup".into(), status: "success".into() },
             _ => ThreadEvent::Status { status: ThreadStatus::Running },
@@ -249,6 +257,31 @@ async fn events_published_through_one_pool_reach_a_subscriber_of_another_in_orde
         assert_eq!(received.event, serde_json::to_value(event).unwrap());
     }
     schema.drop().await;
+}
+
+#[tokio::test]
+async fn subscribe_events_follows_the_thread_from_its_next_event_through_the_trait() {
+    let schema = PgSchema::new("follow");
+    let a = schema.store().await;
+    let b: std::sync::Arc<dyn MessageStore> = std::sync::Arc::new(notified_only(&schema).await);
+    a.create_thread(&thread("t1")).await.unwrap();
+    let status = |s: ThreadStatus| ThreadEvent::Status { status: s };
+    a.publish("t1", &status(ThreadStatus::Running)).await.unwrap();
+    a.publish("t1", &status(ThreadStatus::Idle)).await.unwrap();
+    assert!(b.publishes_events());
+    let mut subscription = b.subscribe_events("t1").await.unwrap().expect("the store carries events");
+    let later = created("m9", Role::User);
+    a.publish("t1", &later).await.unwrap();
+    let received = next_event(&mut subscription).await;
+    assert_eq!((received.seq, received.event), (3, serde_json::to_value(&later).unwrap()), "only what came after");
+    assert!(received_nothing_more(&mut subscription).await);
+    let memory = hooks_runtime::store::InMemoryStore::new();
+    assert!(memory.subscribe_events("t1").await.unwrap().is_none(), "one process's store carries none");
+    schema.drop().await;
+}
+
+async fn received_nothing_more(subscription: &mut EventSubscription) -> bool {
+    tokio::time::timeout(Duration::from_millis(300), subscription.next()).await.is_err()
 }
 
 #[tokio::test]
@@ -284,7 +317,7 @@ async fn concurrent_publishers_in_two_pools_give_gap_free_seqs_delivered_once() 
     for (name, store) in [("a", a.clone()), ("b", b.clone())] {
         tasks.push(tokio::spawn(async move {
             for i in 0..20 {
-                let event = ThreadEvent::MessageCreated { id: format!("{name}{i:02}"), role: "user".into() };
+                let event = created(&format!("{name}{i:02}"), Role::User);
                 store.publish("t1", &event).await.unwrap();
             }
         }));

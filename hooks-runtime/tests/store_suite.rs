@@ -120,6 +120,36 @@ async fn creates_and_loads_a_thread<F: Fixture>() {
     f.finish().await;
 }
 
+async fn a_users_threads_are_listed_oldest_first_with_their_status_and_values<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    // Created out of order; `b` and `a` share a creation time, so the id decides.
+    for (id, user, created_at) in [("late", "u1", 30), ("b", "u1", 20), ("other", "u2", 10), ("a", "u1", 20)] {
+        let mut record = thread(id);
+        record.user_id = Some(user.into());
+        record.created_at = created_at;
+        store.create_thread(&record).await.unwrap();
+    }
+    let mut anonymous = thread("nobody");
+    anonymous.user_id = None;
+    store.create_thread(&anonymous).await.unwrap();
+    store.set_status("b", &ThreadStatus::Stopped("max_steps".into())).await.unwrap();
+    store.set_value("late", "seen", &json!(true)).await.unwrap();
+
+    let listed = store.threads_of_user("u1").await.unwrap();
+    let ids: Vec<&str> = listed.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "late"]);
+    for record in &listed {
+        assert_eq!(Some(record), store.load_thread(&record.id).await.unwrap().as_ref(), "as loaded");
+    }
+    assert_eq!(listed[1].status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(listed[2].values["seen"], json!(true));
+    let others: Vec<String> = store.threads_of_user("u2").await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(others, ["other"]);
+    assert!(store.threads_of_user("nobody").await.unwrap().is_empty(), "a user without threads has none");
+    f.finish().await;
+}
+
 async fn a_duplicate_thread_is_an_error_and_keeps_the_first<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
@@ -372,6 +402,7 @@ macro_rules! suite {
         mod $module {
             suite!(@tests $fixture;
                 creates_and_loads_a_thread,
+                a_users_threads_are_listed_oldest_first_with_their_status_and_values,
                 a_duplicate_thread_is_an_error_and_keeps_the_first,
                 messages_come_back_in_insertion_order_with_silent_ones,
                 messages_of_threads_are_kept_apart_and_ids_are_per_thread,

@@ -18,7 +18,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::state::ServerEvent;
+use crate::pump::ServerEvent;
 
 /// The runtime's target for hook spans and hook failure logs.
 const HOOK_TARGET: &str = "hooks_runtime::hook";

@@ -25,7 +25,7 @@
 //! | `GET /agents` | the catalog: `explain_json` of each agent in [`ServerConfig::catalog`] |
 //! | `GET /agents/{name}` | one agent's resolved hooks (`explain_json`) |
 //! | `POST /threads` | `{"agent", "arguments"?}` → 201, the new thread of the caller |
-//! | `GET /threads` | the caller's threads known to this server, oldest first |
+//! | `GET /threads` | the caller's threads in the store, oldest first (also those of another process, or from before a restart) |
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
 //! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
@@ -47,7 +47,20 @@
 //!
 //! Event ids live in this process's memory: after a restart they begin again, and a client
 //! whose `Last-Event-ID` is past a stream's end gets `{"type":"stream_reset"}` and the stream
-//! from its start. Clients of one thread should reach the process that serves its runs.
+//! from its start. A client stays with one server process for a stream's ids to mean anything.
+//!
+//! # Several server processes
+//!
+//! With a store that carries thread events between processes
+//! ([`MessageStore::publishes_events`](hooks_runtime::store::MessageStore::publishes_events), the
+//! PostgreSQL store), a thread's stream on any process shows the runs of every process: once
+//! a process has opened the thread (its first request for it), it follows the thread's events
+//! in the store ([`MessageStore::subscribe_events`](hooks_runtime::store::MessageStore::subscribe_events))
+//! besides its own runtime's, each once and in order, and `GET /threads/{id}` reports the status
+//! another process's run left. What the store carries is the runtime's events (messages, tool
+//! calls, status, custom events); `run_started`, `run_finished` and hook runs are events of the
+//! process that ran, and show only there. Each opened thread holds one database connection
+//! that listens for its events.
 //!
 //! # Errors
 //!
@@ -65,6 +78,7 @@ mod event_log;
 mod hook_runs;
 #[cfg(feature = "inspector")]
 mod inspector;
+mod pump;
 mod state;
 mod streams;
 mod threads;

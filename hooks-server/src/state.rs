@@ -6,14 +6,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hooks_runtime::store::ThreadRecord;
-use hooks_runtime::{Runtime, RuntimeError, Thread, ThreadEvent};
+use hooks_runtime::{Runtime, RuntimeError, Thread};
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::Authenticator;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::event_log::EventLog;
+use crate::pump::{Pump, RemoteStatus, ServerEvent};
 
 /// The router's state.
 #[derive(Clone)]
@@ -25,12 +26,6 @@ pub(crate) struct AppState {
     users: Arc<Mutex<HashMap<String, Arc<EventLog>>>>,
 }
 
-/// A message to a thread's event pump from the server itself.
-pub(crate) enum ServerEvent {
-    /// Log this event once every runtime event before it is logged, then say so.
-    Ordered(Value, Option<oneshot::Sender<()>>),
-}
-
 /// A thread this server knows: the one `Thread` handle (a second one would be a second run
 /// lock over the same history), its owner and its event log.
 pub(crate) struct ThreadEntry {
@@ -38,6 +33,8 @@ pub(crate) struct ThreadEntry {
     pub(crate) record: ThreadRecord,
     pub(crate) events: Arc<EventLog>,
     pub(crate) server_events: mpsc::UnboundedSender<ServerEvent>,
+    /// The status a run of another process left, while it is the latest (see [`Pump`]).
+    remote_status: RemoteStatus,
     /// Held by a run from its `run_started` to its `run_finished`, so runs of one thread and
     /// their events never interleave.
     pub(crate) run_gate: Arc<tokio::sync::Mutex<()>>,
@@ -62,9 +59,15 @@ impl ThreadEntry {
             "arguments": self.record.arguments,
             "lastEventId": self.events.latest().to_string(),
         });
-        if let (Value::Object(map), Ok(Value::Object(status))) =
-            (&mut value, serde_json::to_value(self.thread.status()))
-        {
+        let remote = self.remote_status.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let status = match remote {
+            Some(status) => Some(status),
+            None => match serde_json::to_value(self.thread.status()) {
+                Ok(Value::Object(status)) => Some(status),
+                _ => None,
+            },
+        };
+        if let (Value::Object(map), Some(status)) = (&mut value, status) {
             map.extend(status);
         }
         value
@@ -78,7 +81,19 @@ impl AppState {
 
     /// Registers a thread just created or opened, and starts the task that logs its events.
     /// A thread registered meanwhile by another request wins, so there is one handle per id.
-    pub(crate) fn register(&self, thread: Thread, record: ThreadRecord) -> Arc<ThreadEntry> {
+    pub(crate) async fn register(&self, thread: Thread, record: ThreadRecord) -> Arc<ThreadEntry> {
+        if let Some(existing) = self.known(&record.id) {
+            return existing;
+        }
+        // Followed before this server can send to the thread, so that every event of this
+        // process comes back from the store after the subscription starts (see `Pump`).
+        let store_events = match self.runtime.store().subscribe_events(&record.id).await {
+            Ok(subscription) => subscription,
+            Err(error) => {
+                tracing::error!(target: "hooks_server", thread = %record.id, "runs of other processes will not show: {error}");
+                None
+            }
+        };
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(existing) = threads.get(&record.id) {
             return existing.clone();
@@ -88,18 +103,31 @@ impl AppState {
         if let Some(runs) = &self.config.hook_runs {
             runs.register(&record.id, server_events.clone());
         }
+        let remote_status = RemoteStatus::default();
         // Subscribed before anyone can send to the thread: no event of a run is missed.
-        tokio::spawn(pump(thread.clone(), thread.subscribe(), server_rx, events.clone()));
-        let entry = Arc::new(ThreadEntry { thread, record, events, server_events, run_gate: Arc::default() });
+        let pump = Pump {
+            thread_id: record.id.clone(),
+            runtime_events: thread.subscribe(),
+            server_events: server_rx,
+            store_events,
+            log: events.clone(),
+            remote_status: remote_status.clone(),
+        };
+        tokio::spawn(pump.run());
+        let entry =
+            Arc::new(ThreadEntry { thread, record, events, server_events, remote_status, run_gate: Arc::default() });
         threads.insert(entry.record.id.clone(), entry.clone());
         entry
+    }
+
+    fn known(&self, id: &str) -> Option<Arc<ThreadEntry>> {
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
     }
 
     /// The thread `id` if `user` owns it; a thread of another user is not found, exactly like
     /// one that does not exist.
     pub(crate) async fn thread_of(&self, user: &str, id: &str) -> Result<Arc<ThreadEntry>, ApiError> {
-        let known = self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned();
-        if let Some(entry) = known {
+        if let Some(entry) = self.known(id) {
             return if entry.record.user_id.as_deref() == Some(user) {
                 Ok(entry)
             } else {
@@ -113,19 +141,25 @@ impl AppState {
             Err(error) => return Err(ApiError::store(&error)),
         };
         match self.runtime.open_thread(id).await {
-            Ok(thread) => Ok(self.register(thread, record)),
+            Ok(thread) => Ok(self.register(thread, record).await),
             Err(RuntimeError::UnknownThread(_) | RuntimeError::UnknownAgent(_)) => Err(ApiError::thread_not_found(id)),
             Err(error) => Err(ApiError::store(&error)),
         }
     }
 
-    /// The threads of `user` this server knows, oldest first.
-    pub(crate) fn threads_of(&self, user: &str) -> Vec<Arc<ThreadEntry>> {
-        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut mine: Vec<Arc<ThreadEntry>> =
-            threads.values().filter(|entry| entry.record.user_id.as_deref() == Some(user)).cloned().collect();
-        mine.sort_by(|a, b| (a.record.created_at, &a.record.id).cmp(&(b.record.created_at, &b.record.id)));
-        mine
+    /// The threads of `user` in the store, oldest first: also those created before this
+    /// server started or by another process. A thread this server serves shows its live status
+    /// and last event id; any other, its stored status and `lastEventId` 0 (its log here starts
+    /// when it is first read).
+    pub(crate) async fn threads_of(&self, user: &str) -> Result<Vec<Value>, ApiError> {
+        let records = self.runtime.store().threads_of_user(user).await.map_err(|error| ApiError::store(&error))?;
+        Ok(records
+            .into_iter()
+            .map(|record| match self.known(&record.id) {
+                Some(entry) => entry.to_json(),
+                None => stored_thread_json(&record),
+            })
+            .collect())
     }
 
     /// The event log of `user`, created on first use.
@@ -135,62 +169,19 @@ impl AppState {
     }
 }
 
-/// Moves a thread's runtime events into its log, in the order the runtime emitted them, with
-/// the server's own events (runs starting and finishing) placed after every runtime event
-/// emitted before them.
-async fn pump(
-    thread: Thread,
-    mut runtime_events: broadcast::Receiver<ThreadEvent>,
-    mut server_events: mpsc::UnboundedReceiver<ServerEvent>,
-    log: Arc<EventLog>,
-) {
-    loop {
-        tokio::select! {
-            // Runtime events first: an event the runtime emitted before a server event was
-            // sent is already in this channel when the server event is looked at.
-            biased;
-            received = runtime_events.recv() => match received {
-                Ok(event) => {
-                    let value = thread_event_json(&thread, event).await;
-                    log.push(&value);
-                }
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(target: "hooks_server", thread = %thread.id(), missed, "the event log fell behind the thread");
-                    log.push(&json!({ "type": "events_lost", "count": missed }));
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-            Some(ServerEvent::Ordered(value, done)) = server_events.recv() => {
-                log.push(&value);
-                if let Some(done) = done {
-                    let _ = done.send(());
-                }
-            }
-            else => break,
-        }
-    }
-}
-
-/// A runtime event as the stream sends it; a created message comes with the message itself,
-/// so a client does not need a second request to show it. The store can only list a thread's
-/// messages, so this reads them all and takes the newest match: linear in the thread's length.
-async fn thread_event_json(thread: &Thread, event: ThreadEvent) -> Value {
-    let message_id = match &event {
-        ThreadEvent::MessageCreated { id, .. } => Some(id.clone()),
-        _ => None,
-    };
-    let mut value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
-    if let Some(id) = message_id {
-        match thread.messages().await {
-            Ok(messages) => {
-                if let Some(message) = messages.into_iter().rev().find(|message| message.id == id) {
-                    value["message"] = serde_json::to_value(message).unwrap_or(Value::Null);
-                }
-            }
-            Err(error) => {
-                tracing::warn!(target: "hooks_server", thread = %thread.id(), "could not read a created message: {error}");
-            }
-        }
+/// A thread this server has not opened, as the store has it, in the shape of
+/// [`ThreadEntry::to_json`].
+fn stored_thread_json(record: &ThreadRecord) -> Value {
+    let mut value = json!({
+        "id": record.id,
+        "agent": record.agent,
+        "userId": record.user_id,
+        "createdAt": record.created_at,
+        "arguments": record.arguments,
+        "lastEventId": "0",
+    });
+    if let (Value::Object(map), Ok(Value::Object(status))) = (&mut value, serde_json::to_value(&record.status)) {
+        map.extend(status);
     }
     value
 }

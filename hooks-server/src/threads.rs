@@ -40,7 +40,7 @@ pub(crate) async fn create(
         }
         Err(error) => return Err(ApiError::store(&error)),
     };
-    let entry = state.register(thread, record);
+    let entry = state.register(thread, record).await;
     state.user_log(&user).push(&json!({ "type": "thread_created", "threadId": entry.record.id, "agent": agent }));
     Ok((StatusCode::CREATED, Json(entry.to_json())))
 }
@@ -60,10 +60,9 @@ fn now_ms() -> i64 {
         .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// `GET /threads`: the caller's threads, oldest first.
-pub(crate) async fn list(State(state): State<AppState>, User(user): User) -> Json<Value> {
-    let threads: Vec<Value> = state.threads_of(&user).iter().map(|entry| entry.to_json()).collect();
-    Json(json!({ "threads": threads }))
+/// `GET /threads`: the caller's threads in the store, oldest first.
+pub(crate) async fn list(State(state): State<AppState>, User(user): User) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!({ "threads": state.threads_of(&user).await? })))
 }
 
 /// `GET /threads/{id}`.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
+use hooks_runtime::store::{InMemoryStore, MessageStore};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{HookToolResult, Runtime};
 use hooks_server::ServerConfig;
@@ -199,6 +200,49 @@ async fn a_user_cannot_see_another_users_threads_by_id_or_by_listing() {
     // Bob's attempt to send left no message in Alice's thread.
     let (_, messages) = server.get(&format!("/threads/{alices}/messages"), ALICE).await;
     assert_eq!(messages["messages"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_lists_the_users_threads_from_the_store() {
+    let store: Arc<dyn MessageStore> = Arc::new(InMemoryStore::new());
+    let on_store = |store: &Arc<dyn MessageStore>| {
+        Runtime::builder()
+            .agent::<lookup_agent>()
+            .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
+            .tool(FnTool::new("lookup", "Looks a thing up.", |_args| async { HookToolResult::success("found") }))
+            .store_arc(store.clone())
+            .build()
+            .expect("runtime")
+    };
+    let first = Server::start(on_store(&store), config()).await;
+    let older = first.create_thread(ALICE, "lookup_agent").await;
+    let bobs = first.create_thread(BOB, "lookup_agent").await;
+    let newer = first.create_thread(ALICE, "lookup_agent").await;
+    let mut events = first.stream(&format!("/threads/{older}/events"), ALICE, None).await;
+    first.post(&format!("/threads/{older}/messages"), ALICE, r#"{"content":"hi"}"#).await;
+    events.until("run_finished").await;
+
+    // Another server on the same store (a restart, or another process) has opened none of them.
+    let second = Server::start(on_store(&store), config()).await;
+    let (status, listed) = second.get("/threads", ALICE).await;
+    assert_eq!(status, 200, "{listed}");
+    let threads = listed["threads"].as_array().unwrap();
+    let ids: Vec<&str> = threads.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [older.as_str(), newer.as_str()], "oldest first, Bob's left out");
+    assert_eq!(
+        (threads[0]["agent"].as_str(), threads[0]["userId"].as_str(), threads[0]["status"].as_str()),
+        (Some("lookup_agent"), Some("alice"), Some("idle"))
+    );
+    assert_eq!(threads[0]["lastEventId"], "0", "no event of it on this server yet");
+    let (_, listed) = second.get("/threads", BOB).await;
+    assert_eq!(listed["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["threads"][0]["id"], bobs.as_str());
+    // Listed, and readable: the history is the store's.
+    let (status, messages) = second.get(&format!("/threads/{older}/messages"), ALICE).await;
+    assert_eq!(status, 200, "{messages}");
+    let contents: Vec<&str> =
+        messages["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["hi", "Hello."]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

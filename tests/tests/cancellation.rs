@@ -289,6 +289,9 @@ impl MessageStore for FailingInserts {
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
         self.inner.messages(thread_id).await
     }
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        self.inner.threads_of_user(user_id).await
+    }
     async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
         self.inner.set_value(thread_id, key, value).await
     }

@@ -36,6 +36,17 @@ impl InMemoryStore {
 
 #[async_trait::async_trait]
 impl MessageStore for InMemoryStore {
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut mine: Vec<ThreadRecord> = threads
+            .values()
+            .filter(|thread| thread.record.user_id.as_deref() == Some(user_id))
+            .map(|thread| thread.record.clone())
+            .collect();
+        mine.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(mine)
+    }
+
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if threads.contains_key(&thread.id) {

@@ -1,15 +1,17 @@
 //! Where threads and their messages persist: the [`MessageStore`] trait and its in-memory
 //! implementation.
 
+mod events;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use events::{EventSubscription, StoredEvent};
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{EventSubscription, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent};
+pub use postgres::{Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -84,6 +86,10 @@ pub trait MessageStore: Send + Sync + 'static {
     ) -> Result<HookMessage, StoreError>;
     /// Every message of a thread, oldest first, silent ones included.
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError>;
+    /// Every thread of `user_id`, with its values, oldest first (by `created_at`, then id):
+    /// what a server lists for a user, also after a restart or when another process created
+    /// the threads.
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError>;
 
     /// Takes the right to run `thread_id` for this process, for as long as the returned
     /// [`RunHold`] lives, waiting while another process runs the thread. The runtime calls it at
@@ -111,6 +117,15 @@ pub trait MessageStore: Send + Sync + 'static {
     async fn publish_event(&self, thread_id: &str, event: &crate::events::ThreadEvent) -> Result<(), StoreError> {
         let _ = (thread_id, event);
         Ok(())
+    }
+
+    /// Follows the events that every process publishes for `thread_id` (this one's included,
+    /// in the order [`MessageStore::publish_event`] stored them), starting with the first one
+    /// published after this call: a process that serves clients sees the runs of the others.
+    /// `None` from a store that carries no events between processes (the default).
+    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
+        let _ = thread_id;
+        Ok(None)
     }
 }
 

@@ -447,6 +447,35 @@ fn message_params<'a>(
     ]))
 }
 
+/// The thread `op` names and its values, read in the caller's transaction.
+fn read_thread(op: &Op<'_>, connection: &Connection) -> Result<Option<ThreadRecord>, StoreError> {
+    let row = connection
+        .query_row(
+            "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
+            [op.thread_id],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, Option<String>>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                ))
+            },
+        )
+        .optional()
+        .map_err(op.sql())?;
+    let Some((agent, user_id, created_at, arguments, status, reason)) = row else {
+        return Ok(None);
+    };
+    let arguments: Map<String, Value> = serde_json::from_str(&arguments)
+        .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
+    let status = status_from_columns(&status, reason).map_err(|detail| op.error(detail))?;
+    let values = read_values(op, connection)?;
+    Ok(Some(ThreadRecord { id: op.thread_id.to_owned(), agent, user_id, created_at, arguments, status, values }))
+}
+
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
     serde_json::to_string(&message.extra)
         .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
@@ -488,33 +517,32 @@ impl MessageStore for SqliteStore {
             let op = Op::thread("load_thread", &thread_id);
             // A read transaction: the thread and its values are one snapshot.
             let tx = connection.transaction().map_err(op.sql())?;
-            let row = tx
-                .query_row(
-                    "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
-                    [&thread_id],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, Option<String>>(1)?,
-                            row.get::<_, i64>(2)?,
-                            row.get::<_, String>(3)?,
-                            row.get::<_, String>(4)?,
-                            row.get::<_, Option<String>>(5)?,
-                        ))
-                    },
-                )
-                .optional()
-                .map_err(op.sql())?;
-            let Some((agent, user_id, created_at, arguments, status, reason)) = row else {
-                return Ok(None);
-            };
-            let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
-                op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e)))
-            })?;
-            let status = status_from_columns(&status, reason).map_err(|detail| op.error(detail))?;
-            let values = read_values(&op, &tx)?;
+            let record = read_thread(&op, &tx)?;
             tx.commit().map_err(op.sql())?;
-            Ok(Some(ThreadRecord { id: thread_id.clone(), agent, user_id, created_at, arguments, status, values }))
+            Ok(record)
+        })
+        .await
+    }
+
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        let user_id = user_id.to_owned();
+        self.run("threads_of_user", move |connection| {
+            let fail = |e: rusqlite::Error| StoreError(format!("threads_of_user: user `{user_id}`: SQLite: {e}"));
+            // One snapshot for the list and every thread in it.
+            let tx = connection.transaction().map_err(fail)?;
+            let ids: Vec<String> = {
+                let mut statement =
+                    tx.prepare("SELECT id FROM threads WHERE user_id = ?1 ORDER BY created_at, id").map_err(fail)?;
+                let rows = statement.query_map([&user_id], |row| row.get(0)).map_err(fail)?;
+                rows.collect::<Result<_, _>>().map_err(fail)?
+            };
+            let mut threads = Vec::with_capacity(ids.len());
+            for id in &ids {
+                let op = Op::thread("threads_of_user", id);
+                threads.extend(read_thread(&op, &tx)?);
+            }
+            tx.commit().map_err(fail)?;
+            Ok(threads)
         })
         .await
     }

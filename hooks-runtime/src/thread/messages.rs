@@ -59,7 +59,11 @@ pub(crate) async fn create(
         .insert_message(&pipeline.shared.id, &message)
         .await
         .map_err(CreateError::Store)?;
-    pipeline.shared.emit(ThreadEvent::MessageCreated { id: stored.id.clone(), role: stored.role.as_str().to_owned() });
+    pipeline.shared.emit(ThreadEvent::MessageCreated {
+        id: stored.id.clone(),
+        role: stored.role.as_str().to_owned(),
+        message: std::sync::Arc::new(stored.clone()),
+    });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
         dispatch::after_create_message(&chain, state, &record).await;

@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use super::{Op, PostgresStore, describe_pg};
-use crate::store::StoreError;
+use crate::store::{EventSubscription, StoreError, StoredEvent};
 use crate::thread::ThreadEvent;
 
 /// How long a subscription waits before connecting again after losing its connection.
@@ -36,42 +36,6 @@ const READ_BATCH: i64 = 500;
 const MAX_PAYLOAD: usize = 7900;
 /// How many delivered events a subscription buffers before it stops reading.
 const SUBSCRIPTION_BUFFER: usize = 256;
-
-/// A thread event as stored: its thread, its place in the thread's events, and its JSON (the
-/// [`ThreadEvent`] shape, e.g. `{"type":"message_created","id":"m1","role":"user"}`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredEvent {
-    /// The thread.
-    pub thread_id: String,
-    /// The event's place among the thread's events: 1, 2, 3, ... without gaps. Subscribers
-    /// de-duplicate and resume by it.
-    pub seq: u64,
-    /// The event, as [`ThreadEvent`] serializes it.
-    pub event: serde_json::Value,
-}
-
-/// The events of one thread, as [`PostgresStore::subscribe`] delivers them. Dropping it closes
-/// its connection.
-#[derive(Debug)]
-pub struct EventSubscription {
-    receiver: mpsc::Receiver<Result<StoredEvent, StoreError>>,
-    task: JoinHandle<()>,
-}
-
-impl EventSubscription {
-    /// The next event, in `seq` order. An `Err` reports a lost connection or a failed read; the
-    /// subscription goes on after it (reconnecting, then reading on from the last delivered
-    /// `seq`), so nothing is skipped. `None` only once the subscription has ended.
-    pub async fn next(&mut self) -> Option<Result<StoredEvent, StoreError>> {
-        self.receiver.recv().await
-    }
-}
-
-impl Drop for EventSubscription {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
 
 impl PostgresStore {
     /// Stores `event` as the thread's next event and notifies every subscriber, in any process,
@@ -150,7 +114,19 @@ impl PostgresStore {
         let listener = Listener::connect(self, thread_id).await.map_err(|detail| op.error(detail))?;
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
         let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, listener, sender));
-        Ok(EventSubscription { receiver, task })
+        Ok(EventSubscription::new(receiver, task))
+    }
+
+    /// The thread's last event `seq`, 0 before its first event.
+    pub(super) async fn last_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        let op = Op::thread("last_event_seq", thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM thread_events WHERE thread_id = $1")
+            .await
+            .map_err(op.pg())?;
+        let seq: i64 = client.query_one(&statement, &[&thread_id]).await.map_err(op.pg())?.get(0);
+        Ok(seq.unsigned_abs())
     }
 }
 

@@ -24,7 +24,6 @@ mod events;
 mod lease;
 mod schema;
 
-pub use events::{EventSubscription, StoredEvent};
 pub use lease::{Lease, LeaseGuard, OWNER_LOST};
 
 use std::fmt;
@@ -36,7 +35,7 @@ use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus};
+use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -456,6 +455,46 @@ fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> 
         .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
 }
 
+/// The thread `op` names and its values, read in the caller's transaction.
+async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Result<Option<ThreadRecord>, StoreError> {
+    let statement = tx
+        .prepare_cached(
+            "SELECT agent, user_id, created_at, arguments::text, status, status_reason FROM threads WHERE id = $1",
+        )
+        .await
+        .map_err(op.pg())?;
+    let Some(row) = tx.query_opt(&statement, &[&op.thread_id]).await.map_err(op.pg())? else {
+        return Ok(None);
+    };
+    let arguments: String = row.try_get(3).map_err(op.pg())?;
+    let arguments: Map<String, Value> = serde_json::from_str(&arguments)
+        .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
+    let status: String = row.try_get(4).map_err(op.pg())?;
+    let status = status_from_columns(&status, row.try_get(5).map_err(op.pg())?).map_err(|d| op.error(d))?;
+    let statement = tx
+        .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
+        .await
+        .map_err(op.pg())?;
+    let mut values = Map::new();
+    for value_row in tx.query(&statement, &[&op.thread_id]).await.map_err(op.pg())? {
+        let key: String = value_row.try_get(0).map_err(op.pg())?;
+        let json: String = value_row.try_get(1).map_err(op.pg())?;
+        let value = serde_json::from_str(&json)
+            .map_err(|e| op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e))))?;
+        values.insert(key, value);
+    }
+    let record = ThreadRecord {
+        id: op.thread_id.to_owned(),
+        agent: row.try_get(0).map_err(op.pg())?,
+        user_id: row.try_get(1).map_err(op.pg())?,
+        created_at: row.try_get(2).map_err(op.pg())?,
+        arguments,
+        status,
+        values,
+    };
+    Ok(Some(record))
+}
+
 #[async_trait::async_trait]
 impl MessageStore for PostgresStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
@@ -499,44 +538,42 @@ impl MessageStore for PostgresStore {
             .start()
             .await
             .map_err(op.pg())?;
-        let statement = tx
-            .prepare_cached(
-                "SELECT agent, user_id, created_at, arguments::text, status, status_reason FROM threads WHERE id = $1",
-            )
-            .await
-            .map_err(op.pg())?;
-        let Some(row) = tx.query_opt(&statement, &[&thread_id]).await.map_err(op.pg())? else {
-            return Ok(None);
-        };
-        let arguments: String = row.try_get(3).map_err(op.pg())?;
-        let arguments: Map<String, Value> = serde_json::from_str(&arguments)
-            .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
-        let status: String = row.try_get(4).map_err(op.pg())?;
-        let status = status_from_columns(&status, row.try_get(5).map_err(op.pg())?).map_err(|d| op.error(d))?;
-        let statement = tx
-            .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
-            .await
-            .map_err(op.pg())?;
-        let mut values = Map::new();
-        for value_row in tx.query(&statement, &[&thread_id]).await.map_err(op.pg())? {
-            let key: String = value_row.try_get(0).map_err(op.pg())?;
-            let json: String = value_row.try_get(1).map_err(op.pg())?;
-            let value = serde_json::from_str(&json).map_err(|e| {
-                op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)))
-            })?;
-            values.insert(key, value);
-        }
-        let record = ThreadRecord {
-            id: thread_id.to_owned(),
-            agent: row.try_get(0).map_err(op.pg())?,
-            user_id: row.try_get(1).map_err(op.pg())?,
-            created_at: row.try_get(2).map_err(op.pg())?,
-            arguments,
-            status,
-            values,
-        };
+        let record = read_thread(&op, &tx).await?;
         tx.commit().await.map_err(op.pg())?;
-        Ok(Some(record))
+        Ok(record)
+    }
+
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        let fail = |e: tokio_postgres::Error| {
+            StoreError(format!("threads_of_user: user `{user_id}`: PostgreSQL: {}", describe_pg(&e)))
+        };
+        let mut client = self.client("threads_of_user").await?;
+        // One snapshot for the list and every thread in it.
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(fail)?;
+        let statement = tx
+            .prepare_cached("SELECT id FROM threads WHERE user_id = $1 ORDER BY created_at, id")
+            .await
+            .map_err(fail)?;
+        let ids: Vec<String> = tx
+            .query(&statement, &[&user_id])
+            .await
+            .map_err(fail)?
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        let mut threads = Vec::with_capacity(ids.len());
+        for id in &ids {
+            threads.extend(read_thread(&Op::thread("threads_of_user", id), &tx).await?);
+        }
+        tx.commit().await.map_err(fail)?;
+        Ok(threads)
     }
 
     async fn set_value(&self, thread_id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
@@ -683,6 +720,12 @@ impl MessageStore for PostgresStore {
 
     fn publishes_events(&self) -> bool {
         true
+    }
+
+    /// [`PostgresStore::subscribe`] after the thread's last event so far.
+    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
+        let last = self.last_event_seq(thread_id).await?;
+        self.subscribe(thread_id, last).await.map(Some)
     }
 
     /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.

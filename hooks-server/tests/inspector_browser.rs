@@ -1,0 +1,342 @@
+//! The inspector page in a real browser: headless Chromium, driven over WebDriver by
+//! chromedriver, opens `/inspect`, connects with a token, creates a thread and sends a message
+//! through the page's own controls, and the resolved hook table (side, kind, order, provenance,
+//! stage and reason), the run's live events (messages, `tool_call_started`, `tool_call_done`)
+//! and its hook runs must show in the DOM. The page is then saved to `target/inspector.png`.
+//!
+//! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
+//! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{HookToolResult, Runtime};
+use hooks_server::{HookRuns, ServerConfig};
+use serde_json::{Value, json};
+use support::{ALICE, PATIENCE, Server};
+use tracing_subscriber::layer::SubscriberExt;
+
+#[hook(tool_call_started, id = "announce_forecast")]
+fn announce_forecast(_state: &ThreadState, _call: &HookToolCall, _progress: Option<&str>) {}
+
+#[hook(tool_call_done, id = "record_forecast")]
+fn record_forecast(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
+
+#[hook(tool_call_done, id = "audit_tool_calls")]
+fn audit_tool_calls(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
+
+#[hook(after_create_message, id = "index_messages")]
+fn index_messages(_state: &ThreadState, _message: &MessageRecord) {}
+
+define_prompt! {
+    name: forecast_prompt,
+    model: "scripted",
+    prompt: "Answer weather questions; look the forecast up first.",
+    tools: ["forecast"],
+    hooks: [announce_forecast, record_forecast, index_messages],
+}
+
+define_prompt! {
+    name: audit_prompt,
+    model: "scripted",
+    prompt: "Audit.",
+}
+
+// A child whose requirement shows in the parent's table with its stage and reason.
+define_agent! {
+    name: auditor,
+    expose_as_tool: true,
+    tool_description: "Audits tool calls.",
+    parent_hooks: [{ hook: audit_tool_calls, reason: "Keeps an audit trail of the parent's tool calls.", stage: before_parent }],
+    side_a: { prompt: audit_prompt },
+    side_b: { human: true },
+}
+
+define_agent! {
+    name: weather_agent,
+    side_a: { prompt: forecast_prompt, subagents: [{ agent: auditor }], stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+/// chromedriver on a free port of 127.0.0.1, killed when dropped.
+struct ChromeDriver {
+    child: Child,
+    url: String,
+}
+
+impl ChromeDriver {
+    fn start() -> ChromeDriver {
+        let program = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".to_owned());
+        // A port that was free a moment ago; chromedriver binds it right after.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let child = Command::new(&program)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot start chromedriver `{program}`: {error}. Install Debian's `chromium` and \
+                     `chromium-driver` (.ci/run does), or set CHROMEDRIVER"
+                )
+            });
+        ChromeDriver { child, url: format!("http://127.0.0.1:{port}") }
+    }
+
+    /// Waits until chromedriver answers `/status` with `ready`.
+    async fn ready(&mut self) {
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("chromedriver status") {
+                panic!("chromedriver exited at start: {status}");
+            }
+            if let Ok(response) = client.get(format!("{}/status", self.url)).send().await
+                && let Ok(text) = response.text().await
+                && let Ok(body) = serde_json::from_str::<Value>(&text)
+                && body["value"]["ready"] == json!(true)
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "chromedriver did not become ready at {}", self.url);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for ChromeDriver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A fresh profile directory for one browser, removed when dropped.
+struct Profile(PathBuf);
+
+impl Profile {
+    fn new() -> Profile {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let path = std::env::temp_dir().join(format!("hooks-inspector-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("profile directory");
+        Profile(path)
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn browser(driver: &ChromeDriver, profile: &Profile) -> Client {
+    let binary = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        std::path::Path::new(&binary).exists(),
+        "no Chromium at `{binary}`: install Debian's `chromium` (.ci/run does), or set CHROMIUM"
+    );
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--window-size=1500,1000",
+        &format!("--user-data-dir={}", profile.0.display()),
+    ];
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("goog:chromeOptions".to_owned(), json!({ "binary": binary, "args": args }));
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await
+        .expect("a WebDriver session in Chromium")
+}
+
+fn runtime() -> Runtime {
+    let script = [
+        ScriptedResponse::tool_call("call_1", "forecast", r#"{"query":"Looking up the forecast","place":"Paris"}"#),
+        ScriptedResponse::text("Sunny in Paris all day."),
+    ];
+    Runtime::builder()
+        .agent::<weather_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(
+            FnTool::new("forecast", "Looks the forecast up.", |_args| async {
+                // Long enough that the started and done rows arrive apart, as in a real run.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                HookToolResult::success("Sunny, 24°C.")
+            })
+            .with_progress_argument("query"),
+        )
+        .build()
+        .expect("runtime")
+}
+
+/// The text of each row's cells under `selector`, as the page shows them; a row that names its
+/// side (`data-side`) has the side as its first cell.
+async fn rows(client: &Client, selector: &str) -> Vec<Vec<String>> {
+    let script = "return [...document.querySelectorAll(arguments[0])].map(row => \
+        (row.dataset.side ? [row.dataset.side] : []).concat([...row.children].map(c => c.textContent.trim())))";
+    let value = client.execute(script, vec![json!(selector)]).await.expect("read the table");
+    serde_json::from_value(value).expect("rows of cells")
+}
+
+/// Polls `selector`'s rows until `done` holds for them; fails after the patience.
+async fn wait_rows(
+    client: &Client,
+    selector: &str,
+    what: &str,
+    done: impl Fn(&[Vec<String>]) -> bool,
+) -> Vec<Vec<String>> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let found = rows(client, selector).await;
+        if done(&found) {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{what} never showed; `{selector}` rows: {found:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn has_row(rows: &[Vec<String>], cells: &[&str]) -> bool {
+    rows.iter().any(|row| row.iter().map(String::as_str).eq(cells.iter().copied()))
+}
+
+/// Where the screenshot goes: `target/` of this build (what `CARGO_TARGET_DIR` names, if set),
+/// found from the test binary's own path, `<target>/debug/deps/<binary>`.
+fn screenshot_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let target = exe.ancestors().nth(3).expect("the test binary lies in <target>/<profile>/deps");
+    target.join("inspector.png")
+}
+
+async fn check_page(client: Client, base: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    assert_eq!(client.title().await.expect("title"), "Hooks inspector");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+
+    // The resolved table: per side (and its prompt), each hook's kind, order, provenance, and a
+    // child's stage and reason.
+    let table = "#agents table[data-agent='weather_agent'] tr";
+    let hooks =
+        wait_rows(&client, &format!("{table}[data-side]"), "the resolved hook table", |rows| rows.len() > 3).await;
+    let sides = rows(&client, &format!("{table}.group")).await;
+    assert_eq!(sides, [["side_a · prompt forecast_prompt"], ["side_b"]], "{hooks:#?}");
+    for expected in [
+        ["side_a", "tool_call_started", "1", "announce_forecast", "prompt forecast_prompt", ""],
+        [
+            "side_a",
+            "tool_call_done",
+            "1",
+            "audit_tool_calls",
+            "child auditor",
+            "before_parent · Keeps an audit trail of the parent's tool calls.",
+        ],
+        ["side_a", "tool_call_done", "2", "record_forecast", "prompt forecast_prompt", ""],
+        ["side_a", "after_create_message", "1", "index_messages", "prompt forecast_prompt", ""],
+        [
+            "side_b",
+            "tool_call_done",
+            "1",
+            "audit_tool_calls",
+            "child auditor",
+            "before_parent · Keeps an audit trail of the parent's tool calls.",
+        ],
+    ] {
+        assert!(has_row(&hooks, &expected), "no hook row {expected:?} in {hooks:#?}");
+    }
+
+    // A live run, started from the page: new thread of the agent, then a message.
+    let option = client.find(Locator::Css("#agent-choice option[value='weather_agent']")).await;
+    option.expect("the agent in the thread form").click().await.expect("choose the agent");
+    client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
+    wait_rows(&client, "#threads li", "the new thread", |rows| rows.len() == 1).await;
+    let message = client.find(Locator::Id("message")).await.expect("message field");
+    message.send_keys("Weather in Paris?").await.expect("type a message");
+    client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
+
+    let events = wait_rows(&client, "#event-rows tr", "the run's end", |rows| {
+        rows.iter().any(|row| row.get(1).is_some_and(|kind| kind == "run_finished"))
+    })
+    .await;
+    let kinds: Vec<&str> = events.iter().map(|row| row[1].as_str()).collect();
+    let at = |kind: &str, detail: &str| {
+        events
+            .iter()
+            .position(|row| row[1] == kind && row[2].contains(detail))
+            .unwrap_or_else(|| panic!("no `{kind}` event with `{detail}` in {events:#?}"))
+    };
+    let started = at("tool_call_started", "forecast (call_1): Looking up the forecast");
+    let done = at("tool_call_done", "forecast (call_1): success");
+    let tool_message = at("message_created", "tool ");
+    assert!(started < done && done < tool_message, "{kinds:?}");
+    // Hook runs arrive as their spans close, so their place among the thread's own events is
+    // not fixed; each shows once with its kind and provenance.
+    for hook in [
+        "announce_forecast (tool_call_started, prompt:forecast_prompt)",
+        "record_forecast (tool_call_done, prompt:forecast_prompt)",
+        "audit_tool_calls (tool_call_done, child:auditor)",
+        "index_messages (after_create_message, prompt:forecast_prompt)",
+    ] {
+        at("hook_run", hook);
+    }
+    assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
+    assert!(kinds.contains(&"status"), "{kinds:?}");
+    // Every live event row has its stream id, each once.
+    let ids: Vec<&str> = events.iter().map(|row| row[0].as_str()).collect();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids, unique, "an event showed twice");
+
+    // The messages, from the events' own message bodies.
+    let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 4).await;
+    let roles_and_contents: Vec<(&str, &str)> = messages.iter().map(|row| (row[0].as_str(), row[1].as_str())).collect();
+    assert_eq!(
+        roles_and_contents,
+        [
+            ("user", "Weather in Paris?"),
+            ("assistant", "calls forecast"),
+            ("tool", "Sunny, 24°C."),
+            ("assistant", "Sunny in Paris all day."),
+        ]
+    );
+
+    let png = client.screenshot().await.expect("screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
+    let path = screenshot_path();
+    std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
+    println!("screenshot: {}", path.display());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
+    let runs = HookRuns::new();
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
+    let config = ServerConfig { hook_runs: Some(runs), ..ServerConfig::default() };
+    let server = Server::start(runtime(), config).await;
+
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    // The checks run apart so that the browser is closed whatever they find.
+    let checked = tokio::spawn(check_page(client.clone(), server.base.clone())).await;
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
