@@ -9,7 +9,9 @@ mod events;
 mod host;
 mod messages;
 mod pipeline;
+mod publisher;
 mod reentry;
+mod run_hold;
 mod tool_calls;
 mod turn;
 
@@ -86,6 +88,10 @@ impl RunOutcome {
             "message_hook_error" => "a before_create_message hook prevented the message that would start the run",
             "unknown_model" => "the prompt's model is not one the runtime was built with (RuntimeBuilder::model)",
             "no_execution" => "the run had no execution state",
+            run_hold::LEASE_LOST => {
+                "the lease on the thread was lost (another process took it over, or renewing failed); the run \
+                 stopped and nothing more of it was stored"
+            }
             _ => return None,
         })
     }
@@ -295,7 +301,7 @@ pub(crate) struct ThreadShared {
     pub(crate) run: tokio::sync::Mutex<ThreadState>,
     /// Scale-out: the queue of events to publish through the store, in order, when the store
     /// carries them to other processes (started with the first event).
-    pub(crate) publisher: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<ThreadEvent>>,
+    pub(crate) publisher: std::sync::OnceLock<publisher::Publisher>,
 }
 
 impl ThreadShared {
@@ -322,25 +328,8 @@ impl ThreadShared {
     /// Queues an event for the store, whose publisher task (one per thread, so the thread's
     /// events keep their order) writes it without holding up the run.
     fn publish(&self, event: ThreadEvent) {
-        let sender = self.publisher.get_or_init(|| {
-            let (sender, mut events) = tokio::sync::mpsc::unbounded_channel::<ThreadEvent>();
-            let store = self.runtime.store.clone();
-            let thread_id = self.id.clone();
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    handle.spawn(async move {
-                        while let Some(event) = events.recv().await {
-                            if let Err(error) = store.publish_event(&thread_id, &event).await {
-                                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
-                            }
-                        }
-                    });
-                }
-                Err(_) => tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime"),
-            }
-            sender
-        });
-        let _ = sender.send(event);
+        let store = &self.runtime.store;
+        self.publisher.get_or_init(|| publisher::Publisher::start(store.clone(), self.id.clone())).send(event);
     }
 
     /// M11: the store first, in its own transaction, then the cache; a failed write changes
@@ -514,14 +503,13 @@ impl Thread {
             let mut state = self.shared.run.lock().await;
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            let mut run = turn::RunGuard::new(&self.shared, &mut state);
-            let result =
-                turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
-            let outcome = run.settle(result).await;
-            if let Some(hold) = hold {
-                hold.release().await;
-            }
-            outcome
+            run_hold::holding(&self.shared, hold, async {
+                let mut run = turn::RunGuard::new(&self.shared, &mut state);
+                let result =
+                    turn::run_with_messages(&self.shared, run.state(), vec![message], turn::Prevented::FailRun).await;
+                run.settle(result).await
+            })
+            .await
         })
         .await
     }
@@ -541,13 +529,12 @@ impl Thread {
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.run.lock().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            let mut run = turn::RunGuard::new(&self.shared, &mut state);
-            let result = turn::run_queued(&self.shared, run.state()).await;
-            let outcome = run.settle(result).await;
-            if let Some(hold) = hold {
-                hold.release().await;
-            }
-            outcome
+            run_hold::holding(&self.shared, hold, async {
+                let mut run = turn::RunGuard::new(&self.shared, &mut state);
+                let result = turn::run_queued(&self.shared, run.state()).await;
+                run.settle(result).await
+            })
+            .await
         })
         .await
     }

@@ -93,6 +93,7 @@ impl PostgresStore {
         let json = event.to_string();
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         op.ensure_thread(&tx, true).await?;
         let statement = tx
             .prepare_cached(

@@ -21,6 +21,7 @@
 //! TLS is not negotiated (`NoTls`): run the store on a trusted network or through a local proxy.
 
 mod events;
+mod fence;
 mod lease;
 mod schema;
 
@@ -171,6 +172,8 @@ struct Inner {
     /// This store's name as a lease owner: process id and a random part, so that two stores
     /// of one process (two runtimes) are two owners.
     owner: String,
+    /// The threads this store's runs hold, whose writes check the lease.
+    fences: fence::Fences,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -245,6 +248,7 @@ impl PostgresStore {
                 run_lease_ttl: options.run_lease_ttl,
                 run_wait: options.run_wait,
                 owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
+                fences: fence::Fences::default(),
             }),
         };
 
@@ -261,6 +265,15 @@ impl PostgresStore {
     /// texts name it: `postgres://postgres@127.0.0.1:5432/test (schema `agents`)`.
     pub fn target(&self) -> &str {
         &self.inner.target
+    }
+
+    /// Refuses a write to a thread whose lease a run of this store held and lost (see
+    /// `fence`); call it first in the write's transaction.
+    async fn check_fence(&self, op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+        match self.inner.fences.of(op.thread_id) {
+            Some(fence) => fence.check(op, tx).await,
+            None => Ok(()),
+        }
     }
 
     /// A pooled connection; a failure names the server, never the password.
@@ -543,6 +556,7 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("set_value", thread_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         op.ensure_thread(&tx, false).await?;
         write_value(&op, &tx, key, value).await?;
         tx.commit().await.map_err(op.pg())
@@ -551,14 +565,18 @@ impl MessageStore for PostgresStore {
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let op = Op::thread("set_status", thread_id);
         let (status, reason) = status_columns(status);
-        let client = self.client(op.name).await?;
-        // One statement: its own transaction.
-        let statement = client
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        let statement = tx
             .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
             .await
             .map_err(op.pg())?;
-        let changed = client.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
-        if changed == 0 { Err(op.error("no such thread")) } else { Ok(()) }
+        let changed = tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
+        if changed == 0 {
+            return Err(op.error("no such thread"));
+        }
+        tx.commit().await.map_err(op.pg())
     }
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
@@ -567,6 +585,7 @@ impl MessageStore for PostgresStore {
         let depth = message.depth.map(i64::from);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         Op::thread(op.name, thread_id).ensure_thread(&tx, true).await?;
         let statement = tx
             .prepare_cached(
@@ -614,6 +633,7 @@ impl MessageStore for PostgresStore {
         let op = Op::message("update_message", thread_id, message_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         Op::thread(op.name, thread_id).ensure_thread(&tx, false).await?;
         let statement = tx
             .prepare_cached(&format!(
@@ -690,16 +710,30 @@ impl MessageStore for PostgresStore {
         self.publish(thread_id, event).await.map(|_| ())
     }
 
-    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed while
-    /// it lasts, waiting up to [`PostgresOptions::run_wait`] while another process holds it.
+    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every
+    /// third of it while the run lasts, waiting up to [`PostgresOptions::run_wait`] while another
+    /// process holds it.
+    ///
+    /// The hold is lost when a renewal finds the lease taken or expired, when no renewal
+    /// succeeds for a whole ttl, or when a write finds the lease gone. Until the run releases
+    /// it, every write of this store to the thread checks the lease in its own transaction and
+    /// is refused once it is lost, so nothing of the old run lands after another process took
+    /// the thread over; the runtime stops the run at its next step, `failed (lease_lost)`.
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
         let inner = &self.inner;
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
-            Some(guard) => Ok(Some(RunHold::new(move || async move {
-                if let Err(error) = guard.release().await {
-                    tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
-                }
-            }))),
+            Some(guard) => {
+                let lost = guard.loss_flag();
+                inner.fences.hold(guard.lease(), lost.clone());
+                let store = self.clone();
+                let hold = RunHold::new(move || async move {
+                    store.inner.fences.release(guard.lease());
+                    if let Err(error) = guard.release().await {
+                        tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
+                    }
+                });
+                Ok(Some(hold.losable(lost.subscribe())))
+            }
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
                 Err(StoreError(format!(
