@@ -54,6 +54,7 @@ mod thread;
 pub mod tool;
 mod tool_listener;
 mod user;
+mod user_sync;
 
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadEvent, ThreadOptions};

@@ -21,6 +21,8 @@ pub(crate) struct UserScope {
     detached: Vec<ResolvedHook>,
     value_changed: Vec<ResolvedHook>,
     users: Mutex<HashMap<String, UserData>>,
+    /// Scale-out: user value changes to and from other processes.
+    pub(crate) sync: crate::user_sync::UserSync,
 }
 
 impl UserScope {
@@ -41,6 +43,7 @@ impl UserScope {
             detached: of_kind(HookKind::UserClientDetached),
             value_changed: of_kind(HookKind::UserValueChanged),
             users: Mutex::new(HashMap::new()),
+            sync: crate::user_sync::UserSync::new(),
         }
     }
 
@@ -53,9 +56,30 @@ impl UserScope {
     }
 }
 
+impl UserScope {
+    /// A change another runtime made (scale-out): applied to this runtime's copy of the user's
+    /// values; the `user_value_changed` hooks run only if a client of the user is attached here.
+    pub(crate) async fn apply_remote(&self, hook_timeout: std::time::Duration, change: crate::store::UserChange) {
+        let crate::store::UserChange { user_id, key, old, new, .. } = change;
+        let event = UserEvent::ValueChanged { key: key.clone(), old, new: new.clone() };
+        let state = self.change(&user_id, event, |data| match new {
+            Some(value) => {
+                data.values.insert(key, value);
+            }
+            None => {
+                data.values.remove(&key);
+            }
+        });
+        if !state.clients.is_empty() {
+            dispatch::user_event(&self.value_changed, hook_timeout, &state).await;
+        }
+    }
+}
+
 impl Runtime {
     /// A client connected to the user's event stream: runs every `user_client_attached` hook.
     pub async fn attach_client(&self, user_id: &str, client_id: &str) {
+        crate::user_sync::listen(&self.inner).await;
         let users = &self.inner.users;
         let event = UserEvent::ClientAttached { client_id: client_id.to_owned() };
         let state = users.change(user_id, event, |data| data.clients.push(client_id.to_owned()));
@@ -80,6 +104,7 @@ impl Runtime {
             .get(user_id)
             .and_then(|data| data.values.get(key).cloned());
         let event = UserEvent::ValueChanged { key: key.to_owned(), old, new: value.clone() };
+        crate::user_sync::publish(&self.inner, user_id, &event).await;
         let state = users.change(user_id, event, |data| match value {
             Some(value) => {
                 data.values.insert(key.to_owned(), value);

@@ -135,6 +135,37 @@ pub trait MessageStore: Send + Sync + 'static {
         let _ = (thread_id, event);
         Ok(())
     }
+
+    /// Makes a user value change visible to every process on the store, in the order changes
+    /// are published; the runtime calls it for every `set_user_value` when
+    /// [`publishes_events`](MessageStore::publishes_events). The default publishes nothing.
+    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
+        let _ = change;
+        Ok(())
+    }
+
+    /// Every user value change published from now on, by any process (this one included), in
+    /// the order they were published; `None` when the store does not carry them (the default).
+    /// Listening has begun when this returns, so a change published afterwards is delivered.
+    /// Dropping the receiver stops the delivery.
+    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// A user value change on its way between processes ([`MessageStore::publish_user_change`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserChange {
+    /// The runtime that made the change, so that it skips its own (each runtime has its own).
+    pub origin: String,
+    /// The user.
+    pub user_id: String,
+    /// The user value's key.
+    pub key: String,
+    /// The value before, as the changing runtime had it.
+    pub old: Option<serde_json::Value>,
+    /// The value after; `None` removed it.
+    pub new: Option<serde_json::Value>,
 }
 
 /// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with

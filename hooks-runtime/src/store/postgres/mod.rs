@@ -24,6 +24,7 @@ mod events;
 mod fence;
 mod lease;
 mod schema;
+mod user_events;
 
 pub use events::{EventSubscription, StoredEvent};
 pub use lease::{Lease, LeaseGuard, OWNER_LOST};
@@ -37,7 +38,7 @@ use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus};
+use super::{MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -164,6 +165,8 @@ struct Inner {
     target: String,
     /// The `LISTEN`/`NOTIFY` channel of this schema's thread events.
     channel: String,
+    /// The `LISTEN`/`NOTIFY` channel of this schema's user value changes.
+    user_channel: String,
     /// [`PostgresOptions::event_poll_interval`].
     event_poll_interval: Duration,
     /// [`PostgresOptions::run_lease_ttl`] and [`PostgresOptions::run_wait`].
@@ -243,6 +246,7 @@ impl PostgresStore {
                 pool,
                 config,
                 target,
+                user_channel: channel.replacen("hooks_events", "hooks_users", 1),
                 channel,
                 event_poll_interval: options.event_poll_interval,
                 run_lease_ttl: options.run_lease_ttl,
@@ -708,6 +712,17 @@ impl MessageStore for PostgresStore {
     /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.
     async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
         self.publish(thread_id, event).await.map(|_| ())
+    }
+
+    /// A row of the user events table and a `NOTIFY` naming it, in one transaction.
+    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
+        self.publish_user(change).await
+    }
+
+    /// A connection of its own that `LISTEN`s for user value changes; see
+    /// [`PostgresStore::subscribe_users`].
+    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
+        self.subscribe_users().await.map(Some)
     }
 
     /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every

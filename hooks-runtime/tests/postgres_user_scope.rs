@@ -1,0 +1,100 @@
+//! User scope across processes: three runtimes on one PostgreSQL schema (as three processes
+//! would be, each with its own pool). `user_value_changed` runs in every runtime where a client
+//! of the user is attached, once per change, wherever the change was made; a runtime without one
+//! of the user's clients runs nothing, and still sees the new value.
+#![cfg(feature = "postgres")]
+
+mod postgres_support;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hooks_runtime::model::ScriptedModel;
+use hooks_runtime::prelude::*;
+use hooks_runtime::{Runtime, UserEvent};
+use postgres_support::PgSchema;
+use serde_json::{Value, json};
+
+/// `(user, clients attached where the hook ran, key, new value)` of every run of the hook.
+static SEEN: Mutex<Vec<(String, Vec<String>, String, Option<Value>)>> = Mutex::new(Vec::new());
+
+#[hook(user_value_changed, id = "record_value_change")]
+fn record_value_change(user: &UserState) {
+    if let UserEvent::ValueChanged { key, new, .. } = &user.event {
+        SEEN.lock().unwrap().push((user.user_id.clone(), user.clients.clone(), key.clone(), new.clone()));
+    }
+}
+
+define_prompt! { name: user_prompt, model: "scripted", prompt: "p" }
+define_agent! { name: user_agent, side_a: { prompt: user_prompt, stop_on_response: true } }
+
+async fn runtime(schema: &PgSchema) -> Runtime {
+    Runtime::builder()
+        .agent::<user_agent>()
+        .model("scripted", ScriptedModel::default())
+        .store(schema.store().await)
+        .build()
+        .unwrap()
+}
+
+/// `(key, new value)` of the hook runs for `user` in the runtime whose clients are `clients`.
+fn seen_by(user: &str, clients: &[&str]) -> Vec<(String, Option<Value>)> {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .filter(|(seen_user, seen_clients, ..)| seen_user == user && seen_clients == clients)
+        .map(|(_, _, key, new)| (key.clone(), new.clone()))
+        .collect()
+}
+
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    for _ in 0..400 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{what} did not happen within 10 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_are_attached() {
+    let schema = PgSchema::new("user_scope");
+    let (a, b, c) = (runtime(&schema).await, runtime(&schema).await, runtime(&schema).await);
+    let user = "user-across-processes";
+    a.attach_client(user, "client-a").await;
+    b.attach_client(user, "client-b").await;
+    // C listens too (a client of someone else), but has none of this user's.
+    c.attach_client("someone-else", "client-c").await;
+
+    a.set_user_value(user, "theme", Some(json!("dark"))).await;
+    a.set_user_value(user, "theme", Some(json!("light"))).await;
+    b.set_user_value(user, "ping", Some(json!(true))).await;
+    // Changes arrive in order, so once A and C have B's change they have had their own
+    // and A's.
+    eventually("A running its hook for B's change", || seen_by(user, &["client-a"]).len() >= 3).await;
+    eventually("B running its hook for A's changes", || seen_by(user, &["client-b"]).len() >= 3).await;
+    eventually("C learning B's change", || c.user_value(user, "ping").is_some()).await;
+
+    let theme = |value: &str| ("theme".to_owned(), Some(json!(value)));
+    let ping = ("ping".to_owned(), Some(json!(true)));
+    assert_eq!(
+        seen_by(user, &["client-a"]),
+        [theme("dark"), theme("light"), ping.clone()],
+        "A: its own changes once each (not again when the store delivers them back), then B's"
+    );
+    let mut in_b = seen_by(user, &["client-b"]);
+    in_b.sort_by_key(|(key, _)| key.clone());
+    assert_eq!(in_b.len(), 3, "B: each change once: {in_b:?}");
+    assert_eq!(in_b[0], ping, "{in_b:?}");
+    assert_eq!(
+        seen_by(user, &["client-b"]).iter().filter(|(key, _)| key == "theme").cloned().collect::<Vec<_>>(),
+        [theme("dark"), theme("light")]
+    );
+    assert_eq!(seen_by(user, &[]), [], "C has no client of the user: no hook runs there");
+    for runtime in [&a, &b, &c] {
+        assert_eq!(runtime.user_value(user, "theme"), Some(json!("light")), "every runtime has the value");
+        assert_eq!(runtime.user_value(user, "ping"), Some(json!(true)));
+    }
+    schema.drop().await;
+}
