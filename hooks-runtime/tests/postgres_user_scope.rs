@@ -15,8 +15,11 @@ use hooks_runtime::{Runtime, UserEvent};
 use postgres_support::PgSchema;
 use serde_json::{Value, json};
 
-/// `(user, clients attached where the hook ran, key, new value)` of every run of the hook.
-static SEEN: Mutex<Vec<(String, Vec<String>, String, Option<Value>)>> = Mutex::new(Vec::new());
+/// One run of the hook: the user, the clients attached where it ran, the key and the new value.
+type Seen = (String, Vec<String>, String, Option<Value>);
+
+/// Every run of the hook.
+static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
 
 #[hook(user_value_changed, id = "record_value_change")]
 fn record_value_change(user: &UserState) {

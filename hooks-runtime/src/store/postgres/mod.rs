@@ -7,11 +7,45 @@
 //! `sqlx` exposes only through a separate listener type. `deadpool-postgres` is the small,
 //! maintained pool for it, with a per-connection statement cache. `sqlx` would bring its own
 //! runtime abstraction, macros and migration machinery that this store does not use: the schema
-//! is two steps of plain SQL.
+//! is three steps of plain SQL.
 //!
 //! Every write is one transaction. Writes to a thread first lock its row (`FOR NO KEY UPDATE`), so
 //! concurrent writers of one thread, in any process, take turns and each message's place in the
 //! thread (`seq`) is the order in which the inserts committed.
+//!
+//! # Leases: one running owner per thread
+//!
+//! Every run ([`MessageStore::hold_run`], taken by `Thread::send` and `run_queued`) holds a
+//! lease row on its thread, with an expiry on the database server's clock. Timings, with the
+//! defaults of [`PostgresOptions`]:
+//!
+//! - the lease lasts `run_lease_ttl` (15 s) and its holder renews it every third of that (5 s);
+//! - a send to a thread that another process runs waits, polling every 10 ms and backing off to
+//!   250 ms, for up to `run_wait` (300 s): a released lease is taken within about 250 ms;
+//! - if the holder dies, another process can take the thread `run_lease_ttl` after the last
+//!   renewal (10 to 15 s after the death), and marks a thread left `running` as
+//!   `failed (owner_lost)` in the same transaction;
+//! - a holder that loses its lease (a renewal finds it taken or expired, no renewal succeeds for
+//!   a whole ttl, or a write finds it gone) has its writes to the thread refused from the moment
+//!   the lease expired: each write checks the lease in its own transaction (`fence`). The
+//!   runtime stops the run before its next model step, and the run ends `failed (lease_lost)`.
+//!   A takeover waits for a write that passed the check, so no write of the old holder lands
+//!   after it.
+//!
+//! # Delivery guarantees
+//!
+//! - Thread events ([`publish`](PostgresStore::publish), [`subscribe`](PostgresStore::subscribe)):
+//!   exactly once and in order within a subscription, across lost connections too; a client
+//!   that comes back subscribes with the last `seq` it saw and de-duplicates by
+//!   `(thread, seq)`, which makes delivery to it at least once. A runtime publishes its events
+//!   from a task of its own, and all of a run's events before its lease is released, so the
+//!   runs of one thread never interleave in its events. An event whose write fails is logged and
+//!   not retried: no other process sees it.
+//! - User value changes ([`publish_user`](PostgresStore::publish_user),
+//!   [`subscribe_users`](PostgresStore::subscribe_users)): exactly once and in publishing order
+//!   to every runtime listening (from its first `attach_client`), which runs its
+//!   `user_value_changed` hooks if a client of that user is attached to it. The changing runtime
+//!   runs them itself and skips its own change when it comes back.
 //!
 //! Error rule: a [`StoreError`] names the operation, the thread and the message id where there is
 //! one, and for a server error its SQLSTATE and primary message only; the error's `DETAIL`, which
@@ -112,7 +146,9 @@ impl PostgresOptions {
 
     /// The lease a run holds on its thread (default 15 s): renewed every third of it while the
     /// run goes on, so another process can take a thread whose runner died this long after its
-    /// last renewal.
+    /// last renewal. A run that cannot renew it for this long (its process stalled, the
+    /// database unreachable) loses it: nothing more it writes is stored, and it stops before its
+    /// next model step, `failed (lease_lost)`.
     pub fn run_lease_ttl(mut self, ttl: Duration) -> Self {
         self.run_lease_ttl = ttl.max(Duration::from_millis(100));
         self
