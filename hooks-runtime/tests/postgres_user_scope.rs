@@ -2,6 +2,10 @@
 //! would be, each with its own pool). `user_value_changed` runs in every runtime where a client
 //! of the user is attached, once per change, wherever the change was made; a runtime without one
 //! of the user's clients runs nothing, and still sees the new value.
+//!
+//! Then the same between two OS processes: the parent runs this test binary again as a child,
+//! selecting [`user_scope_child`] with `--exact`; without [`CHILD_ENV`] the child test does
+//! nothing.
 #![cfg(feature = "postgres")]
 
 mod postgres_support;
@@ -11,9 +15,11 @@ use std::time::Duration;
 
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
+use hooks_runtime::store::{PostgresOptions, PostgresStore};
 use hooks_runtime::{Runtime, UserEvent};
-use postgres_support::PgSchema;
+use postgres_support::{PgSchema, database_url};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// One run of the hook: the user, the clients attached where it ran, the key and the new value.
 type Seen = (String, Vec<String>, String, Option<Value>);
@@ -32,12 +38,11 @@ define_prompt! { name: user_prompt, model: "scripted", prompt: "p" }
 define_agent! { name: user_agent, side_a: { prompt: user_prompt, stop_on_response: true } }
 
 async fn runtime(schema: &PgSchema) -> Runtime {
-    Runtime::builder()
-        .agent::<user_agent>()
-        .model("scripted", ScriptedModel::default())
-        .store(schema.store().await)
-        .build()
-        .unwrap()
+    runtime_on(schema.store().await)
+}
+
+fn runtime_on(store: PostgresStore) -> Runtime {
+    Runtime::builder().agent::<user_agent>().model("scripted", ScriptedModel::default()).store(store).build().unwrap()
 }
 
 /// `(key, new value)` of the hook runs for `user` in the runtime whose clients are `clients`.
@@ -99,5 +104,88 @@ async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_a
         assert_eq!(runtime.user_value(user, "theme"), Some(json!("light")), "every runtime has the value");
         assert_eq!(runtime.user_value(user, "ping"), Some(json!(true)));
     }
+    schema.drop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two OS processes.
+
+/// Set in the child: the schema.
+const CHILD_ENV: &str = "HOOKS_PG_USER_SCOPE_CHILD";
+/// The user of the two-process test.
+const PROCESS_USER: &str = "user-of-two-processes";
+
+/// The child half: attaches a client of [`PROCESS_USER`], makes a change of its own, says
+/// `READY`, and once the parent's last change arrived prints every hook run it saw as a `SEEN`
+/// line of JSON, then makes a last change for the parent to wait for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_scope_child() {
+    let Ok(schema) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let store = PostgresStore::connect_with(&database_url(), PostgresOptions::new().schema(schema)).await.unwrap();
+    let runtime = runtime_on(store);
+    runtime.attach_client(PROCESS_USER, "client-child").await;
+    // Published before READY, so the parent's changes come after it in every listener.
+    runtime.set_user_value(PROCESS_USER, "from_child", Some(json!(1))).await;
+    println!("READY");
+    eventually("the parent's last change", || runtime.user_value(PROCESS_USER, "theme") == Some(json!("light"))).await;
+    for (key, new) in seen_by(PROCESS_USER, &["client-child"]) {
+        println!("SEEN {}", json!([key, new]));
+    }
+    runtime.set_user_value(PROCESS_USER, "child_done", Some(json!(true))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn u1_user_value_changed_reaches_another_os_process_once_per_change() {
+    let schema = PgSchema::new("user_processes");
+    let parent = runtime(&schema).await;
+    parent.attach_client(PROCESS_USER, "client-parent").await;
+    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "user_scope_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &schema.name)
+        .env("HOOKS_DATABASE_URL", database_url())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the child process");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen_in_child = Vec::new();
+    let mut ready = false;
+    let reading = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            // libtest may have written the test's name on the same line.
+            if line.ends_with("READY") {
+                ready = true;
+                parent.set_user_value(PROCESS_USER, "theme", Some(json!("dark"))).await;
+                parent.set_user_value(PROCESS_USER, "theme", Some(json!("light"))).await;
+            } else if let Some(seen) = line.strip_prefix("SEEN ") {
+                let seen: (String, Option<Value>) = serde_json::from_str(seen).unwrap();
+                seen_in_child.push(seen);
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), reading).await.expect("the child finishes");
+    let status = child.wait().await.unwrap();
+    assert!(status.success() && ready, "the child process failed: {status}");
+    // The child's last change comes after every earlier one, the parent's own included.
+    eventually("the child's last change", || parent.user_value(PROCESS_USER, "child_done").is_some()).await;
+
+    let change = |key: &str, value: Value| (key.to_owned(), Some(value));
+    assert_eq!(
+        seen_in_child,
+        [change("from_child", json!(1)), change("theme", json!("dark")), change("theme", json!("light"))],
+        "the child: its own change once, then each of the parent's once"
+    );
+    assert_eq!(
+        seen_by(PROCESS_USER, &["client-parent"]),
+        [
+            change("from_child", json!(1)),
+            change("theme", json!("dark")),
+            change("theme", json!("light")),
+            change("child_done", json!(true)),
+        ],
+        "the parent: each change once, its own not again when the store delivers them back"
+    );
     schema.drop().await;
 }
