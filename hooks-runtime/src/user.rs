@@ -95,6 +95,8 @@ impl Runtime {
     }
 
     /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
+    /// On a store that several processes share (`PostgresStore`) the change also reaches every
+    /// other runtime, which runs the hooks once if a client of the user is attached to it.
     pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
         let users = &self.inner.users;
         let old = users
