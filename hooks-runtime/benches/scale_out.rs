@@ -4,8 +4,9 @@
 //!
 //! The workload is fixed: `BENCH_SENDS` sends (default 480), spread over the processes, each
 //! running its share on `BENCH_TASKS` threads at once (default 8 per process, one conversation
-//! thread each). A PostgreSQL send takes the thread's lease, sends, and releases the lease, as a
-//! runtime on a shared database must; the SQLite send has no lease (one process owns the file).
+//! thread each). A PostgreSQL send takes the thread's lease, runs with its writes checked against
+//! it, and releases it (`Thread::send` does all three, as a runtime on a shared database must);
+//! the SQLite send has no lease (one process owns the file).
 //! A model that answers at once keeps the model out of the figure, so this measures the runtime
 //! and the store. Processes are this bench binary run again; they connect first and start
 //! together at a time the parent gives. Throughput is the sends over the slowest process's time.
@@ -76,33 +77,19 @@ fn runtime(store: impl MessageStore) -> Runtime {
     Runtime::builder().agent::<s_agent>().model("instant", InstantModel).store(store).build().unwrap()
 }
 
-/// Runs `sends` sends on `tasks` threads at once; `lease` takes each thread's lease per send.
-async fn work(runtime: Runtime, lease: Option<PostgresStore>, tasks: usize, sends: usize, label: &str) {
+/// Runs `sends` sends on `tasks` threads at once. On PostgreSQL each send takes and releases its
+/// thread's lease itself (`MessageStore::hold_run`), its writes checked against it.
+async fn work(runtime: Runtime, tasks: usize, sends: usize) {
     let per_task = sends.div_ceil(tasks);
     let mut handles = Vec::new();
     for task in 0..tasks {
         let runtime = runtime.clone();
-        let lease = lease.clone();
-        let owner = format!("{label}-{task}");
         let count = per_task.min(sends.saturating_sub(task * per_task));
         handles.push(tokio::spawn(async move {
             let thread = runtime.create_thread("s_agent", ThreadOptions::default()).await.unwrap();
             for n in 0..count {
-                let guard = match &lease {
-                    Some(store) => Some(
-                        store
-                            .try_acquire_lease(thread.id(), &owner, Duration::from_secs(15))
-                            .await
-                            .unwrap()
-                            .expect("a thread of one task is never held by another"),
-                    ),
-                    None => None,
-                };
                 let outcome = thread.send(&format!("message {n}")).await.unwrap();
                 assert!(outcome.reply.is_some());
-                if let (Some(store), Some(lease)) = (&lease, guard) {
-                    assert!(store.release_lease(&lease).await.unwrap());
-                }
             }
         }));
     }
@@ -115,17 +102,17 @@ async fn work(runtime: Runtime, lease: Option<PostgresStore>, tasks: usize, send
 fn child(spec: &str) {
     let mut parts = spec.split(',');
     let mut next = || parts.next().expect("child spec").to_owned();
-    let (schema, sends, tasks, start_at, label) = (next(), next(), next(), next(), next());
+    let (schema, sends, tasks, start_at) = (next(), next(), next(), next());
     let (sends, tasks, start_at): (usize, usize, u64) =
         (sends.parse().unwrap(), tasks.parse().unwrap(), start_at.parse().unwrap());
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     tokio.block_on(async move {
         let options = PostgresOptions::new().schema(&schema).max_connections(tasks);
         let store = PostgresStore::connect_with(&database_url(), options).await.expect("connect");
-        let runtime = runtime(store.clone());
+        let runtime = runtime(store);
         tokio::time::sleep(Duration::from_millis(start_at.saturating_sub(now_ms()))).await;
         let started = Instant::now();
-        work(runtime, Some(store), tasks, sends, &label).await;
+        work(runtime, tasks, sends).await;
         println!("ELAPSED_MS {}", started.elapsed().as_secs_f64() * 1000.0);
     });
 }
@@ -143,7 +130,7 @@ fn postgres_round(processes: usize, sends: usize, tasks: usize, round: usize) ->
         .map(|p| {
             let share = sends / processes + usize::from(p < sends % processes);
             std::process::Command::new(std::env::current_exe().unwrap())
-                .env(CHILD_ENV, format!("{schema},{share},{tasks},{start_at},p{p}"))
+                .env(CHILD_ENV, format!("{schema},{share},{tasks},{start_at}"))
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .expect("spawn a bench process")
@@ -180,7 +167,7 @@ fn sqlite_round(sends: usize, tasks: usize) -> f64 {
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let elapsed = tokio.block_on(async {
         let started = Instant::now();
-        work(runtime(store), None, tasks, sends, "sqlite").await;
+        work(runtime(store), tasks, sends).await;
         started.elapsed()
     });
     let _ = std::fs::remove_dir_all(&dir);

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use hooks_core::{
     AgentDef, HookToolCall, Participant, Registry, RegistryError, ResolutionError, ResolvedAgent, ThreadState,
+    UserEvent,
 };
 use serde_json::Value;
 
@@ -315,6 +316,8 @@ impl Runtime {
 
     /// A client connected to the user's event stream: runs every `user_client_attached` hook.
     pub async fn attach_client(&self, user_id: &str, client_id: &str) {
+        // Scale-out: from the first client on, this runtime follows other processes' changes.
+        crate::user_sync::listen(&self.inner).await;
         self.inner.users.attach_client(user_id, client_id, self.inner.hook_timeout).await;
     }
 
@@ -324,8 +327,13 @@ impl Runtime {
     }
 
     /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
+    /// On a store that several processes share (`PostgresStore`) the change also reaches every
+    /// other runtime, which runs the hooks once if a client of the user is attached to it.
     pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
-        self.inner.users.set_value(user_id, key, value, self.inner.hook_timeout).await;
+        let users = &self.inner.users;
+        let event = UserEvent::ValueChanged { key: key.to_owned(), old: users.value(user_id, key), new: value };
+        crate::user_sync::publish(&self.inner, user_id, &event).await;
+        users.change_value(user_id, event, self.inner.hook_timeout).await;
     }
 
     /// A user value.

@@ -21,6 +21,8 @@ pub(crate) struct UserScope {
     detached: Vec<ResolvedHook>,
     value_changed: Vec<ResolvedHook>,
     users: Mutex<HashMap<String, UserData>>,
+    /// Scale-out: user value changes to and from other processes.
+    pub(crate) sync: crate::user_sync::UserSync,
 }
 
 impl UserScope {
@@ -41,6 +43,7 @@ impl UserScope {
             detached: of_kind(HookKind::UserClientDetached),
             value_changed: of_kind(HookKind::UserValueChanged),
             users: Mutex::new(HashMap::new()),
+            sync: crate::user_sync::UserSync::new(),
         }
     }
 
@@ -58,19 +61,36 @@ impl UserScope {
         dispatch::user_event(&self.detached, timeout, &state).await;
     }
 
-    /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
-    pub(crate) async fn set_value(&self, user_id: &str, key: &str, value: Option<Value>, timeout: Duration) {
-        let old = self.value(user_id, key);
-        let event = UserEvent::ValueChanged { key: key.to_owned(), old, new: value.clone() };
-        let state = self.change(user_id, event, |data| match value {
+    /// A user value change made here (`event` is a `ValueChanged`): applied to the user's
+    /// values, then every `user_value_changed` hook runs.
+    pub(crate) async fn change_value(&self, user_id: &str, event: UserEvent, timeout: Duration) {
+        let state = self.apply_value_change(user_id, event);
+        dispatch::user_event(&self.value_changed, timeout, &state).await;
+    }
+
+    /// A change another runtime made (scale-out): applied to this runtime's copy of the user's
+    /// values; the `user_value_changed` hooks run only if a client of the user is attached here.
+    pub(crate) async fn apply_remote(&self, change: crate::store::UserChange, timeout: Duration) {
+        let crate::store::UserChange { user_id, key, old, new, .. } = change;
+        let state = self.apply_value_change(&user_id, UserEvent::ValueChanged { key, old, new });
+        if !state.clients.is_empty() {
+            dispatch::user_event(&self.value_changed, timeout, &state).await;
+        }
+    }
+
+    fn apply_value_change(&self, user_id: &str, event: UserEvent) -> UserState {
+        let UserEvent::ValueChanged { key, new, .. } = &event else {
+            unreachable!("a value change is a `ValueChanged` event")
+        };
+        let (key, new) = (key.clone(), new.clone());
+        self.change(user_id, event, |data| match new {
             Some(value) => {
-                data.values.insert(key.to_owned(), value);
+                data.values.insert(key, value);
             }
             None => {
-                data.values.remove(key);
+                data.values.remove(&key);
             }
-        });
-        dispatch::user_event(&self.value_changed, timeout, &state).await;
+        })
     }
 
     /// A user value.

@@ -10,12 +10,12 @@ mod store_fixtures;
 
 use std::time::Duration;
 
+use hooks_runtime::MessageRecord;
 use hooks_runtime::Role;
 use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{
     EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadStatus,
 };
-use hooks_runtime::MessageRecord;
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
 use store_fixtures::{message, thread};
@@ -90,7 +90,7 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
         .await
         .unwrap();
     let store = schema.store().await;
-    assert_eq!(schema_version(&schema).await, 2);
+    assert_eq!(schema_version(&schema).await, 3);
     let old = store.load_thread("old").await.unwrap().unwrap();
     assert_eq!(old.status, ThreadStatus::Stopped("max_steps".into()));
     assert_eq!(old.values["k"], json!([1, 2]));
@@ -100,7 +100,7 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
     // Connecting again changes nothing.
     drop(schema.store().await);
-    assert_eq!(schema_version(&schema).await, 2);
+    assert_eq!(schema_version(&schema).await, 3);
     schema.drop().await;
 }
 
@@ -139,7 +139,7 @@ async fn processes_starting_at_once_migrate_one_after_the_other() {
     for (n, result) in futures_join_all(attempts).await.into_iter().enumerate() {
         assert!(result.is_ok(), "store {n}: {result:?}");
     }
-    assert_eq!(schema_version(&schema).await, 2);
+    assert_eq!(schema_version(&schema).await, 3);
     schema.drop().await;
 }
 

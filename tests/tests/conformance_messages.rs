@@ -6,6 +6,7 @@
 //! current_thread runtime, where the whole run happens on the test's thread.
 
 mod support;
+mod support_store;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,7 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Attachment, MessageQuery, Runtime, ThreadOptions, ToolAttachment};
+use hooks_runtime::{Attachment, MessageQuery, ThreadOptions, ToolAttachment};
 use serde_json::json;
 use support::{Recorder, capture_logs, request_has, texts};
 
@@ -66,8 +67,13 @@ define_agent! {
 async fn m1_before_create_message_runs_before_every_insert_and_its_result_is_stored() {
     let model =
         ScriptedModel::new([ScriptedResponse::tool_call("call_1", "m1_tool", "{}"), ScriptedResponse::text("done")]);
-    let runtime =
-        Runtime::builder().agent::<m1_agent>().model("scripted", model).tool(ok_tool("m1_tool")).build().unwrap();
+    let runtime = support_store::builder()
+        .await
+        .agent::<m1_agent>()
+        .model("scripted", model)
+        .tool(ok_tool("m1_tool"))
+        .build()
+        .unwrap();
     let thread = runtime.create_thread("m1_agent", ThreadOptions::default()).await.unwrap();
     thread.send("hello").await.unwrap();
     thread.inject_message(MessageRecord::new(Role::Assistant, "at rest")).await.unwrap();
@@ -130,7 +136,7 @@ define_agent! {
 }
 
 async fn m2_thread(model: ScriptedModel) -> hooks_runtime::Thread {
-    let runtime = Runtime::builder().agent::<m2_agent>().model("scripted", model).build().unwrap();
+    let runtime = support_store::builder().await.agent::<m2_agent>().model("scripted", model).build().unwrap();
     runtime.create_thread("m2_agent", ThreadOptions::default()).await.unwrap()
 }
 
@@ -183,8 +189,13 @@ define_agent! {
 async fn m3_after_create_message_runs_after_every_insert_and_its_failure_keeps_the_message() {
     let model =
         ScriptedModel::new([ScriptedResponse::tool_call("call_1", "m3_tool", "{}"), ScriptedResponse::text("done")]);
-    let runtime =
-        Runtime::builder().agent::<m3_agent>().model("scripted", model).tool(ok_tool("m3_tool")).build().unwrap();
+    let runtime = support_store::builder()
+        .await
+        .agent::<m3_agent>()
+        .model("scripted", model)
+        .tool(ok_tool("m3_tool"))
+        .build()
+        .unwrap();
     let thread = runtime.create_thread("m3_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("hello").await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Idle);
@@ -251,7 +262,8 @@ define_agent! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m4_before_update_message_result_applied_and_its_error_prevents_the_update() {
-    let runtime = Runtime::builder().agent::<m4_agent>().model("scripted", ScriptedModel::new([])).build().unwrap();
+    let runtime =
+        support_store::builder().await.agent::<m4_agent>().model("scripted", ScriptedModel::new([])).build().unwrap();
     let thread = runtime.create_thread("m4_agent", ThreadOptions::default()).await.unwrap();
     let message = thread.inject_message(MessageRecord::new(Role::User, "original")).await.unwrap();
 
@@ -274,7 +286,7 @@ async fn m4_before_update_message_result_applied_and_its_error_prevents_the_upda
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m4_state_update_message_during_a_run_returns_the_hook_error() {
     let model = ScriptedModel::new([ScriptedResponse::text("reply")]);
-    let runtime = Runtime::builder().agent::<m4_agent>().model("scripted", model).build().unwrap();
+    let runtime = support_store::builder().await.agent::<m4_agent>().model("scripted", model).build().unwrap();
     let thread = runtime.create_thread("m4_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("hello").await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Idle);
@@ -313,7 +325,8 @@ define_agent! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m5_after_update_message_runs_after_each_update_and_its_failure_keeps_it() {
-    let runtime = Runtime::builder().agent::<m5_agent>().model("scripted", ScriptedModel::new([])).build().unwrap();
+    let runtime =
+        support_store::builder().await.agent::<m5_agent>().model("scripted", ScriptedModel::new([])).build().unwrap();
     let thread = runtime.create_thread("m5_agent", ThreadOptions::default()).await.unwrap();
     let message = thread.inject_message(MessageRecord::new(Role::User, "original")).await.unwrap();
     assert!(M5_SEEN.of(thread.id()).is_empty(), "not run on inserts");
@@ -354,7 +367,7 @@ define_agent! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m6_prevented_sent_message_is_not_stored_no_turn_and_status_failed() {
     let model = ScriptedModel::new([ScriptedResponse::text("reply")]);
-    let runtime = Runtime::builder().agent::<m6_agent>().model("scripted", model.clone()).build().unwrap();
+    let runtime = support_store::builder().await.agent::<m6_agent>().model("scripted", model.clone()).build().unwrap();
     let thread = runtime.create_thread("m6_agent", ThreadOptions::default()).await.unwrap();
 
     let outcome = thread.send("a blocked message").await.unwrap();
@@ -398,7 +411,7 @@ define_agent! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m7_prevented_queued_message_leaves_the_queue_and_the_others_run() {
     let model = ScriptedModel::new([ScriptedResponse::text("reply")]);
-    let runtime = Runtime::builder().agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
+    let runtime = support_store::builder().await.agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
     let thread = runtime.create_thread("m7_agent", ThreadOptions::default()).await.unwrap();
     for text in ["keep one", "drop me", "keep two"] {
         thread.queue_message(MessageRecord::new(Role::User, text));
@@ -421,7 +434,7 @@ async fn m7_prevented_queued_message_leaves_the_queue_and_the_others_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m7_every_queued_message_prevented_starts_no_turn_and_fails() {
     let model = ScriptedModel::new([ScriptedResponse::text("reply")]);
-    let runtime = Runtime::builder().agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
+    let runtime = support_store::builder().await.agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
     let thread = runtime.create_thread("m7_agent", ThreadOptions::default()).await.unwrap();
     thread.queue_message(MessageRecord::new(Role::User, "drop a"));
     thread.queue_message(MessageRecord::new(Role::User, "drop b"));
@@ -470,7 +483,8 @@ define_agent! {
 async fn m8_run(agent: &str) -> (hooks_runtime::Thread, hooks_runtime::RunOutcome, usize, ScriptedModel) {
     let (tool, calls) = counting_tool("m8_tool", HookToolResult::success("ran"));
     let model = ScriptedModel::new([ScriptedResponse::text("unused")]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<m8_agent>()
         .agent::<m8_control_agent>()
         .model("scripted", model.clone())
@@ -544,7 +558,8 @@ define_agent! {
 }
 
 async fn m9_run(responses: Vec<ScriptedResponse>) -> (hooks_runtime::Thread, hooks_runtime::RunOutcome) {
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<m9_agent>()
         .model("scripted", ScriptedModel::new(responses))
         .tool(ok_tool("m9_tool"))
@@ -647,7 +662,8 @@ define_agent! {
 
 async fn m10_thread(responses: Vec<ScriptedResponse>, tools: Vec<FnTool>) -> (hooks_runtime::Thread, ScriptedModel) {
     let model = ScriptedModel::new(responses);
-    let mut builder = Runtime::builder().agent::<m10_front>().agent::<m10_back>().model("scripted", model.clone());
+    let mut builder =
+        support_store::builder().await.agent::<m10_front>().agent::<m10_back>().model("scripted", model.clone());
     for tool in tools {
         builder = builder.tool(tool);
     }

@@ -5,6 +5,7 @@
 //! Tests run in parallel threads of one process, so each test has its own hooks, prompt, agent,
 //! tools and statics.
 
+mod support_store;
 mod support_tools;
 
 use std::sync::{Mutex, OnceLock};
@@ -13,7 +14,7 @@ use hooks_runtime::__private::ActiveContext;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Attachment, AttachmentRef, MessageQuery, Runtime, Side, ThreadEvent, ThreadOptions};
+use hooks_runtime::{Attachment, AttachmentRef, MessageQuery, Side, ThreadEvent, ThreadOptions};
 use serde_json::json;
 use support_tools::{drain, fragments, lock, tool_events, tool_message};
 
@@ -77,7 +78,8 @@ async fn t1_tool_call_started_runs_once_per_call_before_the_tool() {
         ),
         ScriptedResponse::text("done"),
     ]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t1_agent>()
         .model("scripted", model.clone())
         .tool(FnTool::new("t1_count", "Counts.", |args| async move {
@@ -147,7 +149,8 @@ async fn t2_without_progress_argument_runs_when_the_call_appears() {
         .unwrap();
     assert_eq!(start, 1, "the text delta comes first");
     let model = T2_MODEL.get_or_init(|| ScriptedModel::new([response, ScriptedResponse::text("listed")])).clone();
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t2_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t2_list", "Lists files.", |args| async move {
@@ -210,7 +213,8 @@ async fn t3_progress_argument_runs_right_after_it_streamed_before_the_content() 
     let response = ScriptedResponse::default().then_tool_call_in_fragments("call_t3", "t3_write_file", &parts);
     let total_events = response.events().len();
     let model = T3_MODEL.get_or_init(|| ScriptedModel::new([response, ScriptedResponse::text("written")])).clone();
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t3_agent>()
         .model("scripted", model)
         .tool(
@@ -272,7 +276,8 @@ async fn t3_missing_progress_argument_runs_after_the_response_with_none() {
         .then_text("Writing the file now, please wait.");
     let total_events = response.events().len();
     let model = T3B_MODEL.get_or_init(|| ScriptedModel::new([response, ScriptedResponse::text("ok")])).clone();
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t3b_agent>()
         .model("scripted", model)
         .tool(
@@ -339,7 +344,8 @@ async fn t4_tool_call_done_runs_once_after_the_tool_before_the_result_chains() {
         ScriptedResponse::tool_call("call_ok", "t4_ok", "{}").then_tool_call("call_fail", "t4_fail", "{}"),
         ScriptedResponse::text("done"),
     ]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t4_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t4_ok", "Succeeds.", |_| async {
@@ -457,7 +463,8 @@ async fn t5_success_and_failure_chains_keep_replace_and_pass_the_last_good_value
         ScriptedResponse::tool_call("call_ok", "t5_ok", "{}").then_tool_call("call_bad", "t5_bad", "{}"),
         ScriptedResponse::text("done"),
     ]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t5_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t5_ok", "Succeeds.", |_| async { HookToolResult::success("original") }))
@@ -550,7 +557,8 @@ clause_agent! {
 async fn t6_before_store_tool_result_value_is_stored_and_attachments_survive() {
     let model =
         ScriptedModel::new([ScriptedResponse::tool_call("call_t6", "t6_fetch", "{}"), ScriptedResponse::text("ok")]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t6_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t6_fetch", "Fetches a contact.", |_| async {
@@ -599,7 +607,8 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
         ),
         ScriptedResponse::text("done"),
     ]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t7_bare_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t7_bare_plain", "Succeeds.", |_| async { HookToolResult::success("ok") }))
@@ -696,7 +705,8 @@ async fn t7_tool_events_are_broadcast_at_the_moment_of_the_hooks() {
         ),
         ScriptedResponse::text("done"),
     ]);
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t7_agent>()
         .model("scripted", model)
         .tool(FnTool::new("t7_plain", "Succeeds.", |_| async {
@@ -771,7 +781,8 @@ clause_agent! {
 
 #[tokio::test]
 async fn t1_queued_tool_call_runs_tool_call_started_once_before_the_tool() {
-    let runtime = Runtime::builder()
+    let runtime = support_store::builder()
+        .await
         .agent::<t1q_agent>()
         .model("scripted", ScriptedModel::default())
         .tool(

@@ -127,38 +127,108 @@ pub trait MessageStore: Send + Sync + 'static {
         let _ = thread_id;
         Ok(None)
     }
+
+    /// Makes a user value change visible to every process on the store, in the order changes
+    /// are published; the runtime calls it for every `set_user_value` when
+    /// [`publishes_events`](MessageStore::publishes_events). The default publishes nothing.
+    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
+        let _ = change;
+        Ok(())
+    }
+
+    /// Every user value change published from now on, by any process (this one included), in
+    /// the order they were published; `None` when the store does not carry them (the default).
+    /// Listening has begun when this returns, so a change published afterwards is delivered.
+    /// Dropping the receiver stops the delivery.
+    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// A user value change on its way between processes ([`MessageStore::publish_user_change`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserChange {
+    /// The runtime that made the change, so that it skips its own (each runtime has its own).
+    pub origin: String,
+    /// The user.
+    pub user_id: String,
+    /// The user value's key.
+    pub key: String,
+    /// The value before, as the changing runtime had it.
+    pub old: Option<serde_json::Value>,
+    /// The value after; `None` removed it.
+    pub new: Option<serde_json::Value>,
 }
 
 /// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with
 /// [`RunHold::release`] when the run ends; one dropped instead (the run's future was dropped)
 /// is given back from a spawned task.
+///
+/// A hold of a store that several processes share can be lost while the run goes on (its lease
+/// expired, or another process took the thread over): [`RunHold::lost`] then returns, the runtime
+/// stops the run at its next step, and the store refuses the run's further writes.
 pub struct RunHold {
-    release: Option<Box<dyn FnOnce() -> BoxedRelease + Send>>,
+    /// In a mutex only so that the hold is `Sync` (a run borrows it across awaits).
+    release: std::sync::Mutex<Option<BoxedReleaseFn>>,
+    lost: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 type BoxedRelease = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+type BoxedReleaseFn = Box<dyn FnOnce() -> BoxedRelease + Send>;
 
 impl RunHold {
-    /// A hold that `release` gives back (releasing a lease, unlocking a row).
+    /// A hold that `release` gives back (releasing a lease, unlocking a row), and that is never
+    /// lost.
     pub fn new<F, Fut>(release: F) -> Self
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
-        RunHold { release: Some(Box::new(move || Box::pin(release()))) }
+        let release: BoxedReleaseFn = Box::new(move || Box::pin(release()));
+        RunHold { release: std::sync::Mutex::new(Some(release)), lost: None }
+    }
+
+    /// The same hold, lost once `lost` turns `true`.
+    pub fn losable(mut self, lost: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.lost = Some(lost);
+        self
+    }
+
+    /// Whether the hold is lost: the run must stop, and nothing more it writes is stored.
+    pub fn is_lost(&self) -> bool {
+        self.lost.as_ref().is_some_and(|lost| *lost.borrow())
+    }
+
+    /// Waits until the hold is lost; forever for a hold that cannot be.
+    pub async fn lost(&self) {
+        match self.lost.clone() {
+            // An error means the sender is gone, which happens once the hold is released.
+            Some(mut lost) => {
+                if lost.wait_for(|lost| *lost).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending().await,
+        }
     }
 
     /// Gives the thread back, so the next run (of any process) can start at once.
-    pub async fn release(mut self) {
-        if let Some(release) = self.release.take() {
+    pub async fn release(self) {
+        if let Some(release) = self.take_release() {
             release().await;
         }
     }
 }
 
+impl RunHold {
+    fn take_release(&self) -> Option<BoxedReleaseFn> {
+        self.release.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
 impl Drop for RunHold {
     fn drop(&mut self) {
-        if let Some(release) = self.release.take()
+        if let Some(release) = self.take_release()
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
             handle.spawn(release());

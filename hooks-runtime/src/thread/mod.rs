@@ -11,7 +11,9 @@ mod host;
 mod json_member_scanner;
 mod messages;
 mod pipeline;
+mod publisher;
 mod reentry;
+mod run_hold;
 mod shared;
 mod tool_calls;
 mod turn;
@@ -89,6 +91,10 @@ impl RunOutcome {
             "message_hook_error" => "a before_create_message hook prevented the message that would start the run",
             "unknown_model" => "the prompt's model is not one the runtime was built with (RuntimeBuilder::model)",
             "no_execution" => "the run had no execution state",
+            run_hold::LEASE_LOST => {
+                "the lease on the thread was lost (another process took it over, or renewing failed); the run \
+                 stopped and nothing more of it was stored"
+            }
             _ => return None,
         })
     }
@@ -419,13 +425,13 @@ impl Thread {
             let mut state = self.shared.lock_run().await;
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            let mut run = turn::RunGuard::new(&self.shared, &mut state);
-            let result = turn::run_with_messages(&self.shared, run.state(), vec![message], Prevented::FailRun).await;
-            let outcome = run.settle(result).await;
-            if let Some(hold) = hold {
-                hold.release().await;
-            }
-            outcome
+            run_hold::holding(&self.shared, hold, async {
+                let mut run = turn::RunGuard::new(&self.shared, &mut state);
+                let result =
+                    turn::run_with_messages(&self.shared, run.state(), vec![message], Prevented::FailRun).await;
+                run.settle(result).await
+            })
+            .await
         })
         .await
     }
@@ -445,13 +451,12 @@ impl Thread {
         reentry::holding_run(&self.shared, async {
             let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            let mut run = turn::RunGuard::new(&self.shared, &mut state);
-            let result = turn::run_queued(&self.shared, run.state()).await;
-            let outcome = run.settle(result).await;
-            if let Some(hold) = hold {
-                hold.release().await;
-            }
-            outcome
+            run_hold::holding(&self.shared, hold, async {
+                let mut run = turn::RunGuard::new(&self.shared, &mut state);
+                let result = turn::run_queued(&self.shared, run.state()).await;
+                run.settle(result).await
+            })
+            .await
         })
         .await
     }

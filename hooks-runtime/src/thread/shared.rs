@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
 use hooks_core::{AbortSignal, EnabledRelationships, MessageRecord, ThreadState};
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use super::Thread;
+use super::publisher::Publisher;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
@@ -46,7 +47,7 @@ pub(crate) struct ThreadShared {
     events: broadcast::Sender<ThreadEvent>,
     /// Scale-out: the queue of events to publish through the store, in order, when the store
     /// carries them to other processes (started with the first event).
-    publisher: OnceLock<mpsc::UnboundedSender<ThreadEvent>>,
+    publisher: OnceLock<Publisher>,
     book: Mutex<Book>,
     /// Held from a value's store write to its cache update, so that the cache ends in the
     /// order the store did.
@@ -137,25 +138,16 @@ impl ThreadShared {
     /// Queues an event for the store, whose publisher task (one per thread, so the thread's
     /// events keep their order) writes it without holding up the run.
     fn publish(&self, event: ThreadEvent) {
-        let sender = self.publisher.get_or_init(|| {
-            let (sender, mut events) = mpsc::unbounded_channel::<ThreadEvent>();
-            let store = self.runtime.store.clone();
-            let thread_id = self.id.clone();
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    handle.spawn(async move {
-                        while let Some(event) = events.recv().await {
-                            if let Err(error) = store.publish_event(&thread_id, &event).await {
-                                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
-                            }
-                        }
-                    });
-                }
-                Err(_) => tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime"),
-            }
-            sender
-        });
-        let _ = sender.send(event);
+        let store = &self.runtime.store;
+        self.publisher.get_or_init(|| Publisher::start(store.clone(), self.id.clone())).send(event);
+    }
+
+    /// Waits until every event emitted so far is published through the store (or failed to be):
+    /// a run's events are all in before its hold on the thread is released.
+    pub(crate) async fn flush_published(&self) {
+        if let Some(publisher) = self.publisher.get() {
+            publisher.flush().await;
+        }
     }
 
     /// M11: the store first, in its own transaction, then the cache; a failed write changes

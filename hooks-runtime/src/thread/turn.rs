@@ -144,6 +144,7 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
         TurnEnd::Stopped(reason) => ThreadStatus::Stopped(reason.to_owned()),
         TurnEnd::Failed(reason) => ThreadStatus::Failed(reason.to_owned()),
     };
+    let status = super::run_hold::final_status(status);
     if let Some(execution) = state.execution.as_mut() {
         execution.stopped = true;
     }

@@ -57,6 +57,7 @@ impl PostgresStore {
         let json = event.to_string();
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         op.ensure_thread(&tx, true).await?;
         let statement = tx
             .prepare_cached(
@@ -111,7 +112,9 @@ impl PostgresStore {
     pub async fn subscribe(&self, thread_id: &str, after: u64) -> Result<EventSubscription, StoreError> {
         let op = Op::thread("subscribe", thread_id);
         // The first connection is made here, so that a bad server is this call's error.
-        let listener = Listener::connect(self, thread_id).await.map_err(|detail| op.error(detail))?;
+        let listener = Listener::connect(self, &self.inner.channel, &format!("thread `{thread_id}`"))
+            .await
+            .map_err(|detail| op.error(detail))?;
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
         let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, listener, sender));
         Ok(EventSubscription::new(receiver, task))
@@ -131,9 +134,9 @@ impl PostgresStore {
 }
 
 /// A `LISTEN`ing connection: the client, and the payloads of its notifications.
-struct Listener {
-    client: Client,
-    notifications: mpsc::UnboundedReceiver<String>,
+pub(super) struct Listener {
+    pub(super) client: Client,
+    pub(super) notifications: mpsc::UnboundedReceiver<String>,
     driver: JoinHandle<()>,
 }
 
@@ -144,12 +147,13 @@ impl Drop for Listener {
 }
 
 impl Listener {
-    /// Connects and `LISTEN`s; errors are sentences naming the server.
-    async fn connect(store: &PostgresStore, thread_id: &str) -> Result<Self, String> {
+    /// Connects and `LISTEN`s on `channel` for `purpose` (such as "thread `t1`"); errors are
+    /// sentences naming the server.
+    pub(super) async fn connect(store: &PostgresStore, channel: &str, purpose: &str) -> Result<Self, String> {
         let target = &store.inner.target;
         // Named after the channel, so an operator can tell listeners apart in `pg_stat_activity`.
         let mut config = store.inner.config.clone();
-        config.application_name(&store.inner.channel);
+        config.application_name(channel);
         let (client, mut connection) =
             config.connect(NoTls).await.map_err(|e| format!("connect to {target}: {}", describe_pg(&e)))?;
         let (sender, notifications) = mpsc::unbounded_channel();
@@ -167,9 +171,9 @@ impl Listener {
         // The channel name is derived from a checked schema name, so it needs no quoting.
         listener
             .client
-            .batch_execute(&format!("LISTEN {}", store.inner.channel))
+            .batch_execute(&format!("LISTEN {channel}"))
             .await
-            .map_err(|e| format!("listen on {target} for thread `{thread_id}`: {}", describe_pg(&e)))?;
+            .map_err(|e| format!("listen on {target} for {purpose}: {}", describe_pg(&e)))?;
         Ok(listener)
     }
 }
@@ -217,7 +221,7 @@ async fn run_subscription(
     loop {
         let mut current = match listener.take() {
             Some(current) => current,
-            None => match Listener::connect(&store, &thread_id).await {
+            None => match Listener::connect(&store, &store.inner.channel, &format!("thread `{thread_id}`")).await {
                 Ok(current) => current,
                 Err(detail) => {
                     if sender.send(Err(Op::thread("subscribe", &thread_id).error(detail))).await.is_err() {

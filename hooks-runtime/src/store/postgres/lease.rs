@@ -3,6 +3,7 @@
 //! Expiry is judged by the database server's clock (`clock_timestamp()`), never by the
 //! processes' clocks, so clock skew between machines does not matter.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Op, PostgresStore};
@@ -169,7 +170,8 @@ impl PostgresStore {
 pub struct LeaseGuard {
     lease: Lease,
     store: PostgresStore,
-    lost: tokio::sync::watch::Receiver<bool>,
+    /// Set by the renewer, or by a write that found the lease gone (see `fence`).
+    lost: Arc<tokio::sync::watch::Sender<bool>>,
     renewer: tokio::task::JoinHandle<()>,
     released: bool,
 }
@@ -188,8 +190,13 @@ impl LeaseGuard {
     /// Waits until the lease is lost (forever while it is renewed), e.g. in a `select!`
     /// beside the turn that it guards.
     pub async fn lost(&mut self) {
-        // An error means the renewer ended, which it only does once the lease is lost.
-        let _ = self.lost.wait_for(|lost| *lost).await;
+        // The guard holds the sender, so the channel stays open while this waits.
+        let _ = self.lost.subscribe().wait_for(|lost| *lost).await;
+    }
+
+    /// The flag behind [`is_lost`](Self::is_lost), for whoever else learns of the loss first.
+    pub(super) fn loss_flag(&self) -> Arc<tokio::sync::watch::Sender<bool>> {
+        self.lost.clone()
     }
 
     /// Stops renewing and gives the lease up. `false` means it was already lost.
@@ -245,7 +252,8 @@ impl PostgresStore {
         let Some(lease) = self.try_acquire_lease(thread_id, owner, ttl).await? else {
             return Ok(None);
         };
-        let (lost_sender, lost) = tokio::sync::watch::channel(false);
+        let lost = Arc::new(tokio::sync::watch::Sender::new(false));
+        let lost_sender = lost.clone();
         let store = self.clone();
         let renewed = lease.clone();
         let renewer = tokio::spawn(async move {
@@ -264,7 +272,7 @@ impl PostgresStore {
                     }
                 }
             }
-            let _ = lost_sender.send(true);
+            lost_sender.send_replace(true);
         });
         Ok(Some(LeaseGuard { lease, store: self.clone(), lost, renewer, released: false }))
     }

@@ -7,11 +7,45 @@
 //! `sqlx` exposes only through a separate listener type. `deadpool-postgres` is the small,
 //! maintained pool for it, with a per-connection statement cache. `sqlx` would bring its own
 //! runtime abstraction, macros and migration machinery that this store does not use: the schema
-//! is two steps of plain SQL.
+//! is three steps of plain SQL.
 //!
 //! Every write is one transaction. Writes to a thread first lock its row (`FOR NO KEY UPDATE`), so
 //! concurrent writers of one thread, in any process, take turns and each message's place in the
 //! thread (`seq`) is the order in which the inserts committed.
+//!
+//! # Leases: one running owner per thread
+//!
+//! Every run ([`MessageStore::hold_run`], taken by `Thread::send` and `run_queued`) holds a
+//! lease row on its thread, with an expiry on the database server's clock. Timings, with the
+//! defaults of [`PostgresOptions`]:
+//!
+//! - the lease lasts `run_lease_ttl` (15 s) and its holder renews it every third of that (5 s);
+//! - a send to a thread that another process runs waits, polling every 10 ms and backing off to
+//!   250 ms, for up to `run_wait` (300 s): a released lease is taken within about 250 ms;
+//! - if the holder dies, another process can take the thread `run_lease_ttl` after the last
+//!   renewal (10 to 15 s after the death), and marks a thread left `running` as
+//!   `failed (owner_lost)` in the same transaction;
+//! - a holder that loses its lease (a renewal finds it taken or expired, no renewal succeeds for
+//!   a whole ttl, or a write finds it gone) has its writes to the thread refused from the moment
+//!   the lease expired: each write checks the lease in its own transaction (`fence`). The
+//!   runtime stops the run before its next model step, and the run ends `failed (lease_lost)`.
+//!   A takeover waits for a write that passed the check, so no write of the old holder lands
+//!   after it.
+//!
+//! # Delivery guarantees
+//!
+//! - Thread events ([`publish`](PostgresStore::publish), [`subscribe`](PostgresStore::subscribe)):
+//!   exactly once and in order within a subscription, across lost connections too; a client
+//!   that comes back subscribes with the last `seq` it saw and de-duplicates by
+//!   `(thread, seq)`, which makes delivery to it at least once. A runtime publishes its events
+//!   from a task of its own, and all of a run's events before its lease is released, so the
+//!   runs of one thread never interleave in its events. An event whose write fails is logged and
+//!   not retried: no other process sees it.
+//! - User value changes ([`publish_user`](PostgresStore::publish_user),
+//!   [`subscribe_users`](PostgresStore::subscribe_users)): exactly once and in publishing order
+//!   to every runtime listening (from its first `attach_client`), which runs its
+//!   `user_value_changed` hooks if a client of that user is attached to it. The changing runtime
+//!   runs them itself and skips its own change when it comes back.
 //!
 //! Error rule: a [`StoreError`] names the operation, the thread and the message id where there is
 //! one, and for a server error its SQLSTATE and primary message only; the error's `DETAIL`, which
@@ -21,8 +55,10 @@
 //! TLS is not negotiated (`NoTls`): run the store on a trusted network or through a local proxy.
 
 mod events;
+mod fence;
 mod lease;
 mod schema;
+mod user_events;
 
 pub use lease::{Lease, LeaseGuard, OWNER_LOST};
 
@@ -35,7 +71,7 @@ use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus};
+use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -109,7 +145,9 @@ impl PostgresOptions {
 
     /// The lease a run holds on its thread (default 15 s): renewed every third of it while the
     /// run goes on, so another process can take a thread whose runner died this long after its
-    /// last renewal.
+    /// last renewal. A run that cannot renew it for this long (its process stalled, the
+    /// database unreachable) loses it: nothing more it writes is stored, and it stops before its
+    /// next model step, `failed (lease_lost)`.
     pub fn run_lease_ttl(mut self, ttl: Duration) -> Self {
         self.run_lease_ttl = ttl.max(Duration::from_millis(100));
         self
@@ -162,6 +200,8 @@ struct Inner {
     target: String,
     /// The `LISTEN`/`NOTIFY` channel of this schema's thread events.
     channel: String,
+    /// The `LISTEN`/`NOTIFY` channel of this schema's user value changes.
+    user_channel: String,
     /// [`PostgresOptions::event_poll_interval`].
     event_poll_interval: Duration,
     /// [`PostgresOptions::run_lease_ttl`] and [`PostgresOptions::run_wait`].
@@ -170,6 +210,8 @@ struct Inner {
     /// This store's name as a lease owner: process id and a random part, so that two stores
     /// of one process (two runtimes) are two owners.
     owner: String,
+    /// The threads this store's runs hold, whose writes check the lease.
+    fences: fence::Fences,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -239,11 +281,13 @@ impl PostgresStore {
                 pool,
                 config,
                 target,
+                user_channel: channel.replacen("hooks_events", "hooks_users", 1),
                 channel,
                 event_poll_interval: options.event_poll_interval,
                 run_lease_ttl: options.run_lease_ttl,
                 run_wait: options.run_wait,
                 owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
+                fences: fence::Fences::default(),
             }),
         };
 
@@ -260,6 +304,15 @@ impl PostgresStore {
     /// texts name it: `postgres://postgres@127.0.0.1:5432/test (schema `agents`)`.
     pub fn target(&self) -> &str {
         &self.inner.target
+    }
+
+    /// Refuses a write to a thread whose lease a run of this store held and lost (see
+    /// `fence`); call it first in the write's transaction.
+    async fn check_fence(&self, op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+        match self.inner.fences.of(op.thread_id) {
+            Some(fence) => fence.check(op, tx).await,
+            None => Ok(()),
+        }
     }
 
     /// A pooled connection; a failure names the server, never the password.
@@ -580,6 +633,7 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("set_value", thread_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         op.ensure_thread(&tx, false).await?;
         write_value(&op, &tx, key, value).await?;
         tx.commit().await.map_err(op.pg())
@@ -588,14 +642,18 @@ impl MessageStore for PostgresStore {
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let op = Op::thread("set_status", thread_id);
         let (status, reason) = status_columns(status);
-        let client = self.client(op.name).await?;
-        // One statement: its own transaction.
-        let statement = client
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        let statement = tx
             .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
             .await
             .map_err(op.pg())?;
-        let changed = client.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
-        if changed == 0 { Err(op.error("no such thread")) } else { Ok(()) }
+        let changed = tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
+        if changed == 0 {
+            return Err(op.error("no such thread"));
+        }
+        tx.commit().await.map_err(op.pg())
     }
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
@@ -604,6 +662,7 @@ impl MessageStore for PostgresStore {
         let depth = message.depth.map(i64::from);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         Op::thread(op.name, thread_id).ensure_thread(&tx, true).await?;
         let statement = tx
             .prepare_cached(
@@ -651,6 +710,7 @@ impl MessageStore for PostgresStore {
         let op = Op::message("update_message", thread_id, message_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
         Op::thread(op.name, thread_id).ensure_thread(&tx, false).await?;
         let statement = tx
             .prepare_cached(&format!(
@@ -733,16 +793,41 @@ impl MessageStore for PostgresStore {
         self.publish(thread_id, event).await.map(|_| ())
     }
 
-    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed while
-    /// it lasts, waiting up to [`PostgresOptions::run_wait`] while another process holds it.
+    /// A row of the user events table and a `NOTIFY` naming it, in one transaction.
+    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
+        self.publish_user(change).await
+    }
+
+    /// A connection of its own that `LISTEN`s for user value changes; see
+    /// [`PostgresStore::subscribe_users`].
+    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
+        self.subscribe_users().await.map(Some)
+    }
+
+    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every
+    /// third of it while the run lasts, waiting up to [`PostgresOptions::run_wait`] while another
+    /// process holds it.
+    ///
+    /// The hold is lost when a renewal finds the lease taken or expired, when no renewal
+    /// succeeds for a whole ttl, or when a write finds the lease gone. Until the run releases
+    /// it, every write of this store to the thread checks the lease in its own transaction and
+    /// is refused once it is lost, so nothing of the old run lands after another process took
+    /// the thread over; the runtime stops the run at its next step, `failed (lease_lost)`.
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
         let inner = &self.inner;
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
-            Some(guard) => Ok(Some(RunHold::new(move || async move {
-                if let Err(error) = guard.release().await {
-                    tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
-                }
-            }))),
+            Some(guard) => {
+                let lost = guard.loss_flag();
+                inner.fences.hold(guard.lease(), lost.clone());
+                let store = self.clone();
+                let hold = RunHold::new(move || async move {
+                    store.inner.fences.release(guard.lease());
+                    if let Err(error) = guard.release().await {
+                        tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
+                    }
+                });
+                Ok(Some(hold.losable(lost.subscribe())))
+            }
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
                 Err(StoreError(format!(

@@ -12,10 +12,10 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+pub(super) const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 5] = ["threads", "messages", "thread_values", "thread_events", "thread_leases"];
+const OWN_TABLES: [&str; 6] = ["threads", "messages", "thread_values", "thread_events", "thread_leases", "user_events"];
 
 /// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
 /// `json` (kept as written) with checks, so every stored row can be read back.
@@ -70,6 +70,16 @@ CREATE TABLE thread_leases (
     owner TEXT NOT NULL,
     epoch BIGINT NOT NULL,
     expires_at TIMESTAMPTZ NOT NULL
+);
+";
+
+/// Version 3: user value changes between processes, read by the `seq` their notification names.
+const SCHEMA_V3: &str = "
+CREATE TABLE user_events (
+    seq BIGSERIAL PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    change JSON NOT NULL
 );
 ";
 

@@ -1,0 +1,86 @@
+//! Fencing: while a run of this store holds a thread's lease ([`MessageStore::hold_run`]), every
+//! write of this store to that thread checks, inside its own transaction, that the lease is still
+//! this run's and still live. A run that lost its lease (it expired, or another process took the
+//! thread over) therefore writes nothing more for the thread, however late it notices.
+//!
+//! The check locks the lease row `FOR SHARE` before anything else, so a takeover (which updates
+//! that row) waits for a write that passed the check to commit: every write of the old owner
+//! commits before the new owner's lease exists, and none after. Taking the lease row first, then
+//! the thread row, is the order in which a takeover takes them too, so the two never deadlock.
+//!
+//! [`MessageStore::hold_run`]: crate::store::MessageStore::hold_run
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::watch;
+
+use super::{Lease, Op};
+use crate::store::StoreError;
+
+/// What a write of a fenced thread must find in its lease row.
+#[derive(Clone)]
+pub(super) struct Fence {
+    owner: String,
+    epoch: i64,
+    /// Set when a write finds the lease gone, so the run stops before its next step.
+    lost: Arc<watch::Sender<bool>>,
+}
+
+/// The threads whose lease a run of this store holds, by thread id.
+#[derive(Default)]
+pub(super) struct Fences {
+    held: Mutex<HashMap<String, Fence>>,
+}
+
+impl Fences {
+    /// From now on, writes to `lease`'s thread need `lease`.
+    pub(super) fn hold(&self, lease: &Lease, lost: Arc<watch::Sender<bool>>) {
+        let fence = Fence { owner: lease.owner.clone(), epoch: epoch(lease), lost };
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(lease.thread_id.clone(), fence);
+    }
+
+    /// Writes to the thread go unchecked again (its run ended), unless a newer lease of this
+    /// store fences it by now.
+    pub(super) fn release(&self, lease: &Lease) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.get(&lease.thread_id).is_some_and(|fence| fence.epoch == epoch(lease)) {
+            held.remove(&lease.thread_id);
+        }
+    }
+
+    /// The fence of a thread, if a run of this store holds it.
+    pub(super) fn of(&self, thread_id: &str) -> Option<Fence> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).get(thread_id).cloned()
+    }
+}
+
+fn epoch(lease: &Lease) -> i64 {
+    i64::try_from(lease.epoch).unwrap_or(i64::MAX)
+}
+
+/// The sentence a refused write ends with.
+pub(super) const LEASE_LOST: &str = "this process's lease on the thread is lost (it expired, or another process took \
+                                     the thread over); nothing was written";
+
+impl Fence {
+    /// Refuses the write, and marks the lease lost, unless the lease row is still this run's
+    /// and live. Call it first in the write's transaction (see the module docs for why first).
+    pub(super) async fn check(&self, op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+        let statement = tx
+            .prepare_cached(
+                "SELECT 1 FROM thread_leases
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+                 FOR SHARE",
+            )
+            .await
+            .map_err(op.pg())?;
+        let live = tx.query_opt(&statement, &[&op.thread_id, &self.owner, &self.epoch]).await.map_err(op.pg())?;
+        if live.is_some() {
+            Ok(())
+        } else {
+            self.lost.send_replace(true);
+            Err(op.error(LEASE_LOST))
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! User value changes between processes: the user scope's half of scale-out.
+//!
+//! [`PostgresStore::publish_user`] appends a change to `user_events` and, in the same
+//! transaction, sends `NOTIFY` on the schema's user channel with the row's `seq` as payload.
+//! Publishers take a transaction-scoped advisory lock first, so `seq` order is commit order and a
+//! reader that reads on from the last `seq` it delivered never skips a change. User value
+//! changes are rare next to thread events, so one lock for all of them costs nothing that
+//! matters.
+//!
+//! A subscription ([`PostgresStore::subscribe_users`]) starts after the newest change at the
+//! time it listens, and reads the table above its last `seq` on every notification, on the
+//! store's event poll interval, and after reconnecting: exactly once and in order for as long as
+//! it lives, a lost connection included.
+
+use tokio::sync::mpsc;
+
+use super::events::Listener;
+use super::{PostgresStore, describe_json_error, describe_pg};
+use crate::store::{StoreError, UserChange};
+
+/// How many changes one read fetches.
+const READ_BATCH: i64 = 500;
+/// How many delivered changes a subscription buffers before it stops reading.
+const SUBSCRIPTION_BUFFER: usize = 256;
+/// How long a subscription waits before connecting again after losing its connection.
+const RECONNECT_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl PostgresStore {
+    /// Publishes a user value change to every process on the store: a row of `user_events`
+    /// and a `NOTIFY`, sent only if the row commits.
+    pub async fn publish_user(&self, change: &UserChange) -> Result<(), StoreError> {
+        let fail = |detail: String| {
+            StoreError(format!("publish_user_change: user `{}`, key `{}`: {detail}", change.user_id, change.key))
+        };
+        let pg = |e: tokio_postgres::Error| fail(describe_pg(&e));
+        let json = serde_json::to_string(change).map_err(|e| fail(describe_json_error(&e)))?;
+        let mut client = self.client("publish_user_change").await?;
+        let tx = client.transaction().await.map_err(pg)?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&self.inner.user_channel]).await.map_err(pg)?;
+        let statement = tx
+            .prepare_cached("INSERT INTO user_events (user_id, change) VALUES ($1, $2::text::json) RETURNING seq")
+            .await
+            .map_err(pg)?;
+        let seq: i64 = tx.query_one(&statement, &[&change.user_id, &json]).await.map_err(pg)?.get(0);
+        tx.execute("SELECT pg_notify($1, $2)", &[&self.inner.user_channel, &seq.to_string()]).await.map_err(pg)?;
+        tx.commit().await.map_err(pg)
+    }
+
+    /// Every user value change published after this call returns, by any process on the
+    /// store, exactly once and in the order they were published. The subscription holds a
+    /// connection of its own while the receiver lives; it reconnects by itself (logging why)
+    /// and reads on from the last change it delivered, so a lost connection loses nothing.
+    pub async fn subscribe_users(&self) -> Result<mpsc::Receiver<UserChange>, StoreError> {
+        let fail = |detail: String| StoreError(format!("subscribe to user value changes: {detail}"));
+        let listener = Listener::connect(self, &self.inner.user_channel, "user value changes").await.map_err(fail)?;
+        // Listening already, so a change committed after this read is notified.
+        let last: i64 = listener
+            .client
+            .query_one("SELECT COALESCE(MAX(seq), 0) FROM user_events", &[])
+            .await
+            .map_err(|e| fail(describe_pg(&e)))?
+            .get(0);
+        let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
+        tokio::spawn(run_user_subscription(self.clone(), listener, last, sender));
+        Ok(receiver)
+    }
+}
+
+/// The changes above `after`, oldest first.
+async fn read_after(listener: &Listener, after: i64) -> Result<Vec<(i64, UserChange)>, String> {
+    let rows = listener
+        .client
+        .query("SELECT seq, change::text FROM user_events WHERE seq > $1 ORDER BY seq LIMIT $2", &[&after, &READ_BATCH])
+        .await
+        .map_err(|e| describe_pg(&e))?;
+    rows.iter()
+        .map(|row| {
+            let seq: i64 = row.get(0);
+            let json: String = row.get(1);
+            let change = serde_json::from_str(&json)
+                .map_err(|e| format!("user change {seq}: the stored row holds {}", describe_json_error(&e)))?;
+            Ok((seq, change))
+        })
+        .collect()
+}
+
+/// Delivers changes above `last` until the receiver goes away, reconnecting when the
+/// connection is lost.
+async fn run_user_subscription(
+    store: PostgresStore,
+    listener: Listener,
+    mut last: i64,
+    sender: mpsc::Sender<UserChange>,
+) {
+    let mut listener = Some(listener);
+    loop {
+        let mut current = match listener.take() {
+            Some(current) => current,
+            None => match Listener::connect(&store, &store.inner.user_channel, "user value changes").await {
+                Ok(current) => current,
+                Err(detail) => {
+                    tracing::warn!("user value changes from other processes: {detail}; retrying");
+                    tokio::time::sleep(RECONNECT_DELAY).await;
+                    continue;
+                }
+            },
+        };
+        loop {
+            loop {
+                match read_after(&current, last).await {
+                    Ok(changes) => {
+                        let full = changes.len() as i64 == READ_BATCH;
+                        for (seq, change) in changes {
+                            last = seq;
+                            if sender.send(change).await.is_err() {
+                                return;
+                            }
+                        }
+                        if !full {
+                            break;
+                        }
+                    }
+                    Err(detail) => {
+                        tracing::warn!("user value changes from other processes: {detail}");
+                        break;
+                    }
+                }
+            }
+            if current.client.is_closed() {
+                break;
+            }
+            tokio::select! {
+                payload = current.notifications.recv() => if payload.is_none() { break },
+                () = tokio::time::sleep(store.inner.event_poll_interval) => {}
+                () = sender.closed() => return,
+            }
+        }
+        tracing::warn!(
+            "user value changes from other processes: lost the connection to {}; reconnecting",
+            store.inner.target
+        );
+        tokio::time::sleep(RECONNECT_DELAY).await;
+    }
+}

@@ -1,0 +1,64 @@
+//! Scale-out: a thread's events on their way to the store
+//! ([`MessageStore::publish_event`](crate::store::MessageStore::publish_event)), one task per
+//! thread so they keep their order, off the path of the run that emitted them.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::ThreadEvent;
+use crate::store::MessageStore;
+
+enum Item {
+    Event(ThreadEvent),
+    /// Answered once every event queued before it has been handed to the store.
+    Flush(oneshot::Sender<()>),
+}
+
+/// The queue of one thread's events to publish.
+pub(crate) struct Publisher {
+    queue: mpsc::UnboundedSender<Item>,
+}
+
+impl Publisher {
+    /// Starts the thread's publishing task on the current tokio runtime.
+    pub(crate) fn start(store: Arc<dyn MessageStore>, thread_id: String) -> Self {
+        let (queue, mut items) = mpsc::unbounded_channel::<Item>();
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    while let Some(item) = items.recv().await {
+                        match item {
+                            Item::Event(event) => {
+                                if let Err(error) = store.publish_event(&thread_id, &event).await {
+                                    tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
+                                }
+                            }
+                            Item::Flush(done) => {
+                                let _ = done.send(());
+                            }
+                        }
+                    }
+                });
+            }
+            Err(_) => {
+                tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "thread events are not published: no tokio runtime")
+            }
+        }
+        Publisher { queue }
+    }
+
+    /// Queues an event.
+    pub(crate) fn send(&self, event: ThreadEvent) {
+        let _ = self.queue.send(Item::Event(event));
+    }
+
+    /// Waits until every event queued so far is published (or failed to be).
+    pub(crate) async fn flush(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.queue.send(Item::Flush(done)).is_ok() {
+            // An error means the task is gone (no runtime): nothing will be published.
+            let _ = flushed.await;
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Scale-out of the user scope (U1 across processes): on a store that carries events to other
+//! processes ([`MessageStore::publishes_events`](crate::store::MessageStore::publishes_events)),
+//! every `set_user_value` is published through the store, and every runtime with a client of
+//! the user attached runs its `user_value_changed` hooks for it, once per change.
+//!
+//! The runtime that made a change runs its hooks itself, as it always does, and skips the change
+//! when the store delivers it back, so no runtime runs them twice. Every other runtime applies
+//! the change to its copy of the user's values, and runs the hooks only if one of the user's
+//! clients is attached to it. A runtime listens from the first `attach_client` on.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use hooks_core::UserEvent;
+use tokio::sync::{OnceCell, mpsc};
+
+use crate::runtime::inner::RuntimeInner;
+use crate::store::{StoreError, UserChange};
+
+/// How often the delivery task checks whether its runtime is gone, when no change comes.
+const RUNTIME_CHECK: Duration = Duration::from_secs(1);
+
+/// A runtime's side of the exchange.
+pub(crate) struct UserSync {
+    /// This runtime's name on the changes it publishes.
+    origin: String,
+    /// Set once the runtime listens for other runtimes' changes.
+    listening: OnceCell<()>,
+}
+
+impl UserSync {
+    pub(crate) fn new() -> Self {
+        UserSync { origin: crate::ids::new_id("runtime"), listening: OnceCell::new() }
+    }
+}
+
+/// Publishes a user value change made in this runtime, if the store carries changes. A failure
+/// is logged: the change stands here, and other runtimes miss it.
+pub(crate) async fn publish(inner: &RuntimeInner, user_id: &str, event: &UserEvent) {
+    let UserEvent::ValueChanged { key, old, new } = event else { return };
+    if !inner.store.publishes_events() {
+        return;
+    }
+    let change = UserChange {
+        origin: inner.users.sync.origin.clone(),
+        user_id: user_id.to_owned(),
+        key: key.clone(),
+        old: old.clone(),
+        new: new.clone(),
+    };
+    if let Err(error) = inner.store.publish_user_change(&change).await {
+        tracing::error!(target: "hooks_runtime::user", user = %user_id, "could not publish a user value change to other processes: {error}");
+    }
+}
+
+/// Starts listening for other runtimes' changes, once, if the store carries them. Listening has
+/// begun when this returns; a failure is logged and the next call tries again.
+pub(crate) async fn listen(inner: &Arc<RuntimeInner>) {
+    if !inner.store.publishes_events() {
+        return;
+    }
+    let started = inner
+        .users
+        .sync
+        .listening
+        .get_or_try_init(|| async {
+            if let Some(changes) = inner.store.user_changes().await? {
+                tokio::spawn(deliver(Arc::downgrade(inner), changes));
+            }
+            Ok::<(), StoreError>(())
+        })
+        .await;
+    if let Err(error) = started {
+        tracing::error!(target: "hooks_runtime::user", "not listening for user value changes of other processes: {error}");
+    }
+}
+
+/// Applies other runtimes' changes until this runtime is gone.
+async fn deliver(runtime: Weak<RuntimeInner>, mut changes: mpsc::Receiver<UserChange>) {
+    loop {
+        let change = tokio::select! {
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
+            () = tokio::time::sleep(RUNTIME_CHECK) => {
+                if runtime.strong_count() == 0 {
+                    return;
+                }
+                continue;
+            }
+        };
+        let Some(inner) = runtime.upgrade() else { return };
+        if change.origin != inner.users.sync.origin {
+            inner.users.apply_remote(change, inner.hook_timeout).await;
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The store the conformance suites run on, chosen by `HOOKS_TEST_STORE`:
+//!
+//! - unset or `memory`: the in-memory store, as `cargo test --workspace` runs them (no server);
+//! - `postgres`: a [`PostgresStore`](hooks_runtime::store::PostgresStore) on the server that
+//!   `HOOKS_DATABASE_URL` names (default `postgres://postgres@127.0.0.1:5432/test`), in a fresh
+//!   schema per runtime. Needs the `tests` crate's `postgres` feature, and fails, never skips,
+//!   when the server is unreachable.
+//!
+//! Any other value fails the test, so a typo cannot quietly run the in-memory store instead.
+
+#![allow(dead_code)]
+
+use hooks_runtime::{Runtime, RuntimeBuilder};
+
+/// The variable that picks the store.
+pub(crate) const STORE_VARIABLE: &str = "HOOKS_TEST_STORE";
+
+/// [`Runtime::builder`] with the store `HOOKS_TEST_STORE` picks; each call gets a store of its
+/// own (for PostgreSQL, a new schema).
+pub(crate) async fn builder() -> RuntimeBuilder {
+    let choice = std::env::var(STORE_VARIABLE).unwrap_or_default();
+    match choice.as_str() {
+        "" | "memory" => Runtime::builder(),
+        "postgres" => postgres_builder().await,
+        other => panic!("{STORE_VARIABLE}=`{other}` is not a store these tests know: use `memory` or `postgres`"),
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn postgres_builder() -> RuntimeBuilder {
+    Runtime::builder().store(postgres::fresh_store().await)
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres_builder() -> RuntimeBuilder {
+    panic!("{STORE_VARIABLE}=postgres needs the PostgreSQL store: run with `--features tests/postgres`")
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    use tokio::sync::OnceCell;
+
+    /// Schemas of this suite start with this; the rest of the name is the creation time in
+    /// seconds, the process id and a counter.
+    const PREFIX: &str = "conformance_";
+    /// A schema left behind (tests do not drop theirs: a test has no end hook) is dropped by a
+    /// later run once it is this old, so runs never meet their own schemas.
+    const LEFT_BEHIND_AFTER_SECS: u64 = 3600;
+
+    fn database_url() -> String {
+        std::env::var("HOOKS_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+    }
+
+    fn now_secs() -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+    }
+
+    /// A store in a schema no other runtime uses.
+    pub(super) async fn fresh_store() -> PostgresStore {
+        static SWEPT: OnceCell<()> = OnceCell::const_new();
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let url = database_url();
+        SWEPT.get_or_init(|| sweep(&url)).await;
+        let schema =
+            format!("{PREFIX}{}_{}_{}", now_secs(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
+            .await
+            .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"))
+    }
+
+    /// Drops the schemas earlier runs left behind.
+    async fn sweep(url: &str) {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|error| panic!("PostgreSQL at HOOKS_DATABASE_URL is unreachable: {error}"));
+        let driver = tokio::spawn(connection);
+        let rows = client
+            .query("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)", &[&PREFIX])
+            .await
+            .expect("list the schemas of earlier runs");
+        let cutoff = now_secs().saturating_sub(LEFT_BEHIND_AFTER_SECS);
+        for row in rows {
+            let name: String = row.get(0);
+            let created = name[PREFIX.len()..].split('_').next().and_then(|secs| secs.parse::<u64>().ok());
+            if created.is_some_and(|created| created < cutoff) {
+                // Another run may be sweeping the same schema; either drop is fine.
+                let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")).await;
+            }
+        }
+        drop(client);
+        let _ = driver.await;
+    }
+}
