@@ -74,7 +74,6 @@ pub mod store;
 mod thread;
 pub mod tool;
 mod user;
-mod user_sync;
 
 pub use events::ThreadEvent;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};

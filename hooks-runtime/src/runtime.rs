@@ -5,6 +5,7 @@
 //! never on the handle, so the dependencies run one way.
 
 pub(crate) mod inner;
+mod user_sync;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -317,7 +318,7 @@ impl Runtime {
     /// A client connected to the user's event stream: runs every `user_client_attached` hook.
     pub async fn attach_client(&self, user_id: &str, client_id: &str) {
         // Scale-out: from the first client on, this runtime follows other processes' changes.
-        crate::user_sync::listen(&self.inner).await;
+        user_sync::listen(&self.inner).await;
         self.inner.users.attach_client(user_id, client_id, self.inner.hook_timeout).await;
     }
 
@@ -332,7 +333,7 @@ impl Runtime {
     pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
         let users = &self.inner.users;
         let event = UserEvent::ValueChanged { key: key.to_owned(), old: users.value(user_id, key), new: value };
-        crate::user_sync::publish(&self.inner, user_id, &event).await;
+        user_sync::publish(&self.inner, user_id, &event).await;
         users.change_value(user_id, event, self.inner.hook_timeout).await;
     }
 

@@ -22,7 +22,7 @@ pub(crate) struct UserScope {
     value_changed: Vec<ResolvedHook>,
     users: Mutex<HashMap<String, UserData>>,
     /// Scale-out: user value changes to and from other processes.
-    pub(crate) sync: crate::user_sync::UserSync,
+    pub(crate) sync: UserSync,
 }
 
 impl UserScope {
@@ -43,7 +43,7 @@ impl UserScope {
             detached: of_kind(HookKind::UserClientDetached),
             value_changed: of_kind(HookKind::UserValueChanged),
             users: Mutex::new(HashMap::new()),
-            sync: crate::user_sync::UserSync::new(),
+            sync: UserSync::new(),
         }
     }
 
@@ -105,5 +105,20 @@ impl UserScope {
         let data = users.entry(user_id.to_owned()).or_default();
         apply(data);
         UserState { user_id: user_id.to_owned(), values: data.values.clone(), clients: data.clients.clone(), event }
+    }
+}
+
+/// Scale-out: a runtime's side of the exchange of user value changes with other processes
+/// (`runtime/user_sync.rs`).
+pub(crate) struct UserSync {
+    /// This runtime's name on the changes it publishes.
+    pub(crate) origin: String,
+    /// Set once the runtime listens for other runtimes' changes.
+    pub(crate) listening: tokio::sync::OnceCell<()>,
+}
+
+impl UserSync {
+    pub(crate) fn new() -> Self {
+        UserSync { origin: crate::ids::new_id("runtime"), listening: tokio::sync::OnceCell::new() }
     }
 }

@@ -12,27 +12,13 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use hooks_core::UserEvent;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::mpsc;
 
-use crate::runtime::inner::RuntimeInner;
+use super::inner::RuntimeInner;
 use crate::store::{StoreError, UserChange};
 
 /// How often the delivery task checks whether its runtime is gone, when no change comes.
 const RUNTIME_CHECK: Duration = Duration::from_secs(1);
-
-/// A runtime's side of the exchange.
-pub(crate) struct UserSync {
-    /// This runtime's name on the changes it publishes.
-    origin: String,
-    /// Set once the runtime listens for other runtimes' changes.
-    listening: OnceCell<()>,
-}
-
-impl UserSync {
-    pub(crate) fn new() -> Self {
-        UserSync { origin: crate::ids::new_id("runtime"), listening: OnceCell::new() }
-    }
-}
 
 /// Publishes a user value change made in this runtime, if the store carries changes. A failure
 /// is logged: the change stands here, and other runtimes miss it.
