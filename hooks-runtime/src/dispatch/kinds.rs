@@ -7,6 +7,7 @@ use hooks_core::{
 };
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -86,14 +87,13 @@ transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v,
 /// all, and the future answered is ready. Only from an async hook on (or when hook spans are
 /// wanted) does the chain go on in [`resume`], a future that carries it across the awaits. Every
 /// caller awaits the answer where it calls this, so running the sync hooks early changes nothing.
-fn run_transform<'a, K: TransformKind, O>(
+fn run_transform<'a, K: TransformKind, M: Finish<K::Value>>(
     dispatch: Dispatch<'a>,
     state: &'a ThreadState,
     arg: &'a K::Arg,
     mut value: K::Value,
     rule: FailureRule,
-    finish: fn(Transformed<K::Value>) -> O,
-) -> Transform<impl Future<Output = Transformed<K::Value>> + Send + 'a, K::Value, O> {
+) -> Transform<impl Future<Output = Transformed<K::Value>> + Send + 'a, K::Value, M> {
     let progress = if dispatch.is_empty() {
         Progress::Done(Some((value, Ok(()))))
     } else {
@@ -103,26 +103,54 @@ fn run_transform<'a, K: TransformKind, O>(
         } else {
             match run_sync::<K>(&dispatch, state, arg, &mut value, rule, 0, &mut snapshot) {
                 Segment::Done(result) => {
-                    return Transform { progress: Progress::Done(Some((value, result))), finish };
+                    return Transform { progress: Progress::Done(Some((value, result))), finish: PhantomData };
                 }
                 Segment::Async(position) => Resume::Async(position),
             }
         };
         Progress::Running(Box::pin(resume::<K>(dispatch, state, arg, value, rule, resume_at, snapshot)))
     };
-    Transform { progress, finish }
+    Transform { progress, finish: PhantomData }
 }
 
 /// A chain's value and outcome.
 type Transformed<V> = (V, Result<(), HookError>);
 
+/// How a hook point answers its chain's outcome.
+trait Finish<V> {
+    type Output;
+    fn finish(outcome: Transformed<V>) -> Self::Output;
+}
+
+/// The value, whatever happened (the failures were logged and the last good value kept).
+struct KeepValue;
+
+impl<V> Finish<V> for KeepValue {
+    type Output = V;
+    #[inline(always)]
+    fn finish((value, _): Transformed<V>) -> V {
+        value
+    }
+}
+
+/// The value, or the failure that stops the caller's step.
+struct ValueOrError;
+
+impl<V> Finish<V> for ValueOrError {
+    type Output = Result<V, HookError>;
+    #[inline(always)]
+    fn finish((value, result): Transformed<V>) -> Result<V, HookError> {
+        result.map(|()| value)
+    }
+}
+
 /// The future [`run_transform`] answers: the chain's outcome, put in the hook point's shape by
-/// `finish`. It stays a few words wide, so that moving it (every caller does, to await it) costs
+/// `M`. It stays a few words wide, so that moving it (every caller does, to await it) costs
 /// nothing: the rest of a chain with an async hook is boxed, one allocation beside the async
 /// hooks' own.
-struct Transform<F, V, O> {
+struct Transform<F, V, M> {
     progress: Progress<F, V>,
-    finish: fn(Transformed<V>) -> O,
+    finish: PhantomData<fn() -> M>,
 }
 
 /// Ready when the chain had only sync hooks, else the rest of the chain.
@@ -131,22 +159,21 @@ enum Progress<F, V> {
     Running(Pin<Box<F>>),
 }
 
-impl<F: Future<Output = Transformed<V>>, V, O> Future for Transform<F, V, O> {
-    type Output = O;
+impl<F: Future<Output = Transformed<V>>, V, M: Finish<V>> Future for Transform<F, V, M> {
+    type Output = M::Output;
 
     #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
-        let this = &mut *self;
-        let output = match &mut this.progress {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
+        let output = match &mut self.progress {
             Progress::Done(output) => output.take().expect("a hook chain polled after it finished"),
             Progress::Running(future) => std::task::ready!(future.as_mut().poll(cx)),
         };
-        Poll::Ready((this.finish)(output))
+        Poll::Ready(M::finish(output))
     }
 }
 
 // Neither variant is pinned in place: the value is moved out, the rest of the chain is boxed.
-impl<F, V, O> Unpin for Transform<F, V, O> {}
+impl<F, V, M> Unpin for Transform<F, V, M> {}
 
 /// Where [`resume`] picks a chain up.
 enum Resume {
@@ -388,7 +415,7 @@ pub(crate) fn filter_messages<'a>(
     state: &'a ThreadState,
     messages: Vec<HookMessage>,
 ) -> impl Future<Output = Vec<HookMessage>> + Send + use<'a> {
-    run_transform::<FilterMessages, _>(*dispatch, state, &(), messages, FailureRule::KeepLastGood, |(value, _)| value)
+    run_transform::<FilterMessages, KeepValue>(*dispatch, state, &(), messages, FailureRule::KeepLastGood)
 }
 
 /// R5, R7: `prefilter_llm_history`; a `block: true` error stops the step, others keep the last
@@ -398,13 +425,12 @@ pub(crate) fn prefilter_llm_history<'a>(
     state: &'a ThreadState,
     messages: Vec<LlmMessage>,
 ) -> impl Future<Output = Result<Vec<LlmMessage>, HookError>> + Send + use<'a> {
-    run_transform::<PrefilterLlmHistory, _>(
+    run_transform::<PrefilterLlmHistory, ValueOrError>(
         *dispatch,
         state,
         &(),
         messages,
         FailureRule::BlockOrKeepLastGood,
-        value_or_error,
     )
 }
 
@@ -415,7 +441,7 @@ pub(crate) fn before_create_message<'a>(
     record: MessageRecord,
     rule: FailureRule,
 ) -> impl Future<Output = Result<MessageRecord, HookError>> + Send + use<'a> {
-    run_transform::<BeforeCreateMessage, _>(*dispatch, state, &(), record, rule, value_or_error)
+    run_transform::<BeforeCreateMessage, ValueOrError>(*dispatch, state, &(), record, rule)
 }
 
 /// M4: `before_update_message`; the first failure prevents the update.
@@ -425,7 +451,7 @@ pub(crate) fn before_update_message<'a>(
     message_id: &'a str,
     update: MessageUpdate,
 ) -> impl Future<Output = Result<MessageUpdate, HookError>> + Send + use<'a> {
-    run_transform::<BeforeUpdateMessage, _>(*dispatch, state, message_id, update, FailureRule::Prevent, value_or_error)
+    run_transform::<BeforeUpdateMessage, ValueOrError>(*dispatch, state, message_id, update, FailureRule::Prevent)
 }
 
 /// T6: `before_store_tool_result`; the tool result is stored whatever happens, with the last
@@ -436,14 +462,7 @@ pub(crate) fn before_store_tool_result<'a>(
     call: &'a ToolCallRecord,
     result: HookToolResult,
 ) -> impl Future<Output = HookToolResult> + Send + use<'a> {
-    run_transform::<BeforeStoreToolResult, _>(
-        *dispatch,
-        state,
-        call,
-        result,
-        FailureRule::KeepLastGood,
-        |(value, _)| value,
-    )
+    run_transform::<BeforeStoreToolResult, KeepValue>(*dispatch, state, call, result, FailureRule::KeepLastGood)
 }
 
 /// R1: `after_system_message`; a by-value hook's `None` keeps the message and a string replaces
@@ -453,7 +472,7 @@ pub(crate) fn after_system_message<'a>(
     state: &'a ThreadState,
     system: String,
 ) -> impl Future<Output = String> + Send + use<'a> {
-    run_transform::<AfterSystemMessage, _>(*dispatch, state, &(), system, FailureRule::KeepLastGood, |(value, _)| value)
+    run_transform::<AfterSystemMessage, KeepValue>(*dispatch, state, &(), system, FailureRule::KeepLastGood)
 }
 
 /// T5: `after_tool_call_success` or `_failure` (by the result's status); a by-value hook's `None`
@@ -464,10 +483,5 @@ pub(crate) fn after_tool_call<'a>(
     call: &'a HookToolCall,
     result: HookToolResult,
 ) -> impl Future<Output = HookToolResult> + Send + use<'a> {
-    run_transform::<AfterToolCall, _>(*dispatch, state, call, result, FailureRule::KeepLastGood, |(value, _)| value)
-}
-
-/// The value of a chain whose failure the caller acts on.
-fn value_or_error<V>((value, result): Transformed<V>) -> Result<V, HookError> {
-    result.map(|()| value)
+    run_transform::<AfterToolCall, KeepValue>(*dispatch, state, call, result, FailureRule::KeepLastGood)
 }
