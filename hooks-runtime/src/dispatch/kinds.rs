@@ -228,7 +228,7 @@ async fn resume<K: TransformKind>(
             Some(next) if next.hook.is_async && next.optional_slot.is_none() => continue,
             Some(_) => {}
         }
-        position = match run_sync::<K>(&dispatch, state, arg, &mut value, rule, position, &mut snapshot) {
+        position = match run_sync_outlined::<K>(&dispatch, state, arg, &mut value, rule, position, &mut snapshot) {
             Segment::Done(result) => return (value, result),
             Segment::Async(next) => next,
         };
@@ -247,8 +247,9 @@ enum Segment {
 /// is a plain call under `catch_unwind`, the thread marked as running hook code once for them all.
 /// An active in-place sync hook, the common case, costs one test before its call; anything else
 /// (an optional relationship's hook, an async, blocking or by-value one) takes [`prepare`].
-/// Never inlined: inlined into a caller's future, its loop state would live in that future.
-#[inline(never)]
+/// Inlined into [`run_transform`], a plain function; [`resume`] calls it through
+/// [`run_sync_outlined`], so that its loop state never lives in that future.
+#[inline(always)]
 fn run_sync<K: TransformKind>(
     dispatch: &Dispatch<'_>,
     state: &ThreadState,
@@ -317,6 +318,20 @@ fn prepare<V: Clone>(
         return Prepared::Async;
     }
     Prepared::Call { restored: take_snapshot(entry, rule, value, snapshot) }
+}
+
+/// [`run_sync`] as a function of its own, for [`resume`].
+#[inline(never)]
+fn run_sync_outlined<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+    rule: FailureRule,
+    from: usize,
+    snapshot: &mut Option<K::Value>,
+) -> Segment {
+    run_sync::<K>(dispatch, state, arg, value, rule, from, snapshot)
 }
 
 /// A sync hook marked `blocking`, called as [`invoke::start`] does it.
