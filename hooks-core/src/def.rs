@@ -228,9 +228,3 @@ pub trait Hook {
     /// The hook's definition.
     const DEF: &'static HookDef;
 }
-
-/// The `inventory` entry of one linked hook.
-#[derive(Debug)]
-pub struct RegisteredHook(pub &'static HookDef);
-
-inventory::collect!(RegisteredHook);

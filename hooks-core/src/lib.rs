@@ -8,6 +8,7 @@ mod def;
 mod error;
 mod future;
 mod kind;
+mod linked;
 mod registry;
 mod state;
 mod types;
@@ -16,13 +17,12 @@ pub use compose::{
     ActiveContext, Agent, AgentDef, EnabledRelationships, ParentHookRequirement, ParentHookStage, Participant, Prompt,
     PromptDef, ResolutionError, ResolvedAgent, ResolvedHook, SideDef, SubagentRelationship, explain, explain_json,
 };
-pub use def::{Hook, HookDef, HookHandler, HookLocation, RegisteredHook};
+pub use def::{Hook, HookDef, HookHandler, HookLocation};
 pub use error::{HookError, HookResult};
 pub use future::{BoxedHookFuture, HookFuture};
 pub use kind::{HookKind, HookRole, HookScope};
+#[doc(hidden)]
+pub use linked::register_linked;
 pub use registry::{DuplicateHookId, Registry, RegistryError};
 pub use state::{DetachedThread, MessageQuery, ThreadServices, ThreadState};
 pub use types::*;
-
-#[doc(hidden)]
-pub use inventory;

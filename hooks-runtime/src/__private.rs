@@ -1,10 +1,49 @@
 //! Not public API. Used by code that the macros generate; it may change in any release.
 
-pub use hooks_core::inventory;
 pub use hooks_core::{
     Agent, AgentDef, Hook, HookDef, HookFuture, HookHandler, HookLocation, PackageSignature, ParentHookRequirement,
-    ParentHookStage, Participant, Prompt, PromptDef, RegisteredHook, SideDef, SubagentRelationship,
+    ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship, register_linked,
 };
+
+/// `HookDef::is_async` in [`hook_def`]'s flags.
+pub const ASYNC: u8 = 1;
+/// `HookDef::moves_value` in [`hook_def`]'s flags.
+pub const MOVES_VALUE: u8 = 2;
+/// `HookDef::blocking` in [`hook_def`]'s flags.
+pub const BLOCKING: u8 = 4;
+
+/// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
+/// that each hook's expansion stays short: every path and field the macro emits costs compile
+/// time in the user's crate (issue 10). `timeout_ms` 0 is no timeout of its own (`#[hook]`
+/// rejects `timeout_ms = 0`).
+#[allow(clippy::too_many_arguments)]
+pub const fn hook_def(
+    id: &'static str,
+    handler: HookHandler,
+    flags: u8,
+    timeout_ms: u64,
+    package: (&'static str, &'static str),
+    module_path: &'static str,
+    file: &'static str,
+    line: u32,
+    function: &'static str,
+) -> HookDef {
+    HookDef {
+        id,
+        handler,
+        is_async: flags & ASYNC != 0,
+        moves_value: flags & MOVES_VALUE != 0,
+        blocking: flags & BLOCKING != 0,
+        timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
+        location: HookLocation {
+            package: PackageSignature::new_static(package.0, package.1),
+            module_path,
+            file,
+            line,
+            function,
+        },
+    }
+}
 
 /// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value
 /// that allocates nothing in its place until the hook's answer is moved back.
@@ -163,6 +202,23 @@ pub const fn prompt_def<T: PromptRef>() -> &'static PromptDef {
 /// The definition of an agent a relationship names.
 pub const fn agent_def<T: AgentRef>() -> &'static AgentDef {
     T::DEF
+}
+
+/// The first definition in `defs` that is the same hook as an earlier one, as `(earlier, later)`
+/// indexes.
+pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
+    let mut later = 1;
+    while later < defs.len() {
+        let mut earlier = 0;
+        while earlier < later {
+            if same_hook(defs[earlier], defs[later]) {
+                return Some((earlier, later));
+            }
+            earlier += 1;
+        }
+        later += 1;
+    }
+    None
 }
 
 /// Whether two definitions are one hook: the same id and location.
