@@ -131,7 +131,7 @@ pub mod signature {
 /// A thread hook, which a prompt's or agent's `hooks` may list. `#[hook]` implements it for
 /// the 14 thread kinds.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be listed in `hooks`: it is not a thread hook",
+    message = "this cannot be listed in `hooks`: it is not a thread hook",
     label = "not a thread hook",
     note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds, referenced by id",
     note = "user-scope hooks (`user_client_attached`, `user_client_detached`, `user_value_changed`) run for every user without being listed"
@@ -140,7 +140,7 @@ pub trait ListableHook: Hook {}
 
 /// A thread hook, which a child's `parent_hooks` may require.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be required in `parent_hooks`: it is not a thread hook",
+    message = "this cannot be required in `parent_hooks`: it is not a thread hook",
     label = "not a thread hook",
     note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds",
     note = "user-scope hooks can never be composed as parent hooks"
@@ -149,7 +149,7 @@ pub trait RequirableHook: Hook {}
 
 /// Checks that `T` is a prompt.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a prompt",
+    message = "this is not a prompt",
     label = "expected a prompt defined with `define_prompt!`",
     note = "a side's `prompt` names a prompt defined with `define_prompt! {{ name: ..., }}`, by its name or path"
 )]
@@ -158,7 +158,7 @@ impl<T: Prompt> PromptRef for T {}
 
 /// Checks that `T` is an agent.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an agent",
+    message = "this is not an agent",
     label = "expected an agent defined with `define_agent!`",
     note = "a subagent's `agent` names an agent defined with `define_agent! {{ name: ..., }}`, by its name or path"
 )]

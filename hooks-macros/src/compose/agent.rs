@@ -92,7 +92,7 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<AgentInput>, Option<Ident>, 
         Some((_, values)) => values.into_iter().filter_map(|value| read_requirement(cx, value)).collect(),
         None => Vec::new(),
     };
-    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(|| crate::private::default_crate());
+    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(crate::private::default_crate);
     if reader.key(key::NAME).is_none() {
         reader.missing(key::NAME, "my_agent");
     }

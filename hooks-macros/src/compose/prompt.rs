@@ -51,7 +51,7 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<PromptInput>, Option<Ident>,
     let hooks = reader.paths(key::HOOKS, "[redact_emails]");
     let include_chat = reader.bool(key::INCLUDE_CHAT);
     let include_past_tools = reader.bool(key::INCLUDE_PAST_TOOLS);
-    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(|| crate::private::default_crate());
+    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(crate::private::default_crate);
     if name.is_none() && reader.key(key::NAME).is_none() {
         reader.missing(key::NAME, "my_prompt");
     }

@@ -41,7 +41,7 @@ pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
             let fallback = fallback_parts.and_then(|(kind, id, krate)| {
                 let id = validate::usable_id(id.as_ref()?)?;
                 let kind = KindSpec::find(&kind.to_string());
-                let krate = krate.unwrap_or_else(|| crate::private::default_crate());
+                let krate = krate.unwrap_or_else(crate::private::default_crate);
                 Some(expand::fallback(kind, &id, &function.sig.ident, &function.vis, &krate))
             });
             (None, fallback.unwrap_or_default())

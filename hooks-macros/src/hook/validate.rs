@@ -62,7 +62,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
     check_context_position(cx, kind, function)?;
     let params = check_arity(cx, kind, function)?;
     check_borrowed_return(cx, kind, function)?;
-    let krate = args.krate.unwrap_or_else(|| crate::private::default_crate());
+    let krate = args.krate.unwrap_or_else(crate::private::default_crate);
     if cx.has_errors() {
         return None;
     }
