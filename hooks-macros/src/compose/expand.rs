@@ -44,14 +44,17 @@ pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
 /// per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time (issue 10).
 pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) -> TokenStream {
     let texts: Vec<String> = paths.iter().map(path_text).collect();
+    // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,
+    // whose tokens carry that macro's hygiene, does not hide the binding from its use.
+    let earlier = proc_macro2::Ident::new("__hooks_earlier", proc_macro2::Span::call_site());
     let mut arms = Vec::new();
     for (index, later) in paths.iter().enumerate().skip(1) {
         // A pair written alike is reported by the macro already; its message is never picked.
-        if texts[..index].iter().all(|earlier| *earlier == texts[index]) {
+        if texts[..index].iter().all(|text| *text == texts[index]) {
             continue;
         }
-        let messages = texts[..index].iter().map(|earlier| {
-            format!("`{}` names the same hook as `{earlier}`, already {what}; remove one of them", texts[index])
+        let messages = texts[..index].iter().map(|text| {
+            format!("`{}` names the same hook as `{text}`, already {what}; remove one of them", texts[index])
         });
         // The first token carries the path's start and the group its end, so the error
         // underlines the whole path on stable Rust.
@@ -59,7 +62,7 @@ pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) 
         let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
         let last = tokens.last().map_or(first, |t| t.span());
         let panic = quote_spanned!(first=> ::core::panic!);
-        let args = quote_spanned!(last=> ("{}", [#(#messages),*][earlier]));
+        let args = quote_spanned!(last=> ("{}", [#(#messages),*][#earlier]));
         arms.push(quote!(#index => #panic #args,));
     }
     if arms.is_empty() {
@@ -68,7 +71,7 @@ pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) 
     let defs = paths.iter().map(|path| quote!(<#path as #private::Hook>::DEF));
     quote! {
         const _: () = match #private::first_repeat(&[#(#defs),*]) {
-            ::core::option::Option::Some((earlier, later)) => match later { #(#arms)* _ => {} },
+            ::core::option::Option::Some((#earlier, later)) => match later { #(#arms)* _ => {} },
             ::core::option::Option::None => {}
         };
     }
