@@ -6,7 +6,7 @@ Both crates depend on hooks-runtime by path and share one target directory, so d
 built once (a warm-up `cargo build`); then each crate's own compile is timed: `touch src/lib.rs`
 and `cargo build`, several times, interleaved, median. Prints the ratio (target: 2x, issue 10).
 
-Usage: python3 scripts/compile_cost.py [--runs N] [--release] [--hooks N] [--prompts N]
+Usage: python3 scripts/compile_cost.py [--runs N] [--release] [--hooks N] [--prompts N] [--target-dir DIR]
 
 `--prompts 0` measures the hooks alone, to tell their share from the prompts'.
 """
@@ -87,9 +87,14 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the generated crates")
     parser.add_argument("--hooks", type=int, default=HOOKS, help=f"hooks to generate (default {HOOKS})")
     parser.add_argument("--prompts", type=int, default=PROMPTS, help=f"prompts to generate (default {PROMPTS})")
+    parser.add_argument(
+        "--target-dir",
+        type=Path,
+        help="a target directory kept between runs, so repeated measurements skip building the dependencies",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hooks-compile-cost-"))
-    target_dir = root / "target"
+    target_dir = args.target_dir.resolve() if args.target_dir else root / "target"
     crates = {
         "macros": generate(root, "gen_macros", True, args.hooks, args.prompts),
         "plain": generate(root, "gen_plain", False, args.hooks, args.prompts),

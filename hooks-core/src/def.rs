@@ -229,7 +229,8 @@ pub trait Hook {
     const DEF: &'static HookDef;
 }
 
-/// The `inventory` entry of one linked hook.
+/// The `inventory` entry of one linked hook: `#[hook]` submits one per hook, and
+/// [`Registry::linked`](crate::Registry::linked) collects them.
 #[derive(Debug)]
 pub struct RegisteredHook(pub &'static HookDef);
 

@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use crate::def::{HookDef, RegisteredHook};
+use crate::def::HookDef;
 use crate::kind::HookKind;
 
-/// Every hook linked into the binary: id, kind and location. `inventory` fills it; it serves
+/// Every hook linked into the binary: id, kind and location. `#[hook]` submits each to `inventory`; it serves
 /// discovery, user-scope dispatch and the start-up check, never a thread hook call.
 ///
 /// ```
@@ -27,7 +27,7 @@ pub struct Registry {
 impl Registry {
     /// The hooks of every crate linked into this binary, sorted by id then location.
     pub fn linked() -> Self {
-        Self::from_defs(inventory::iter::<RegisteredHook>.into_iter().map(|entry| entry.0))
+        Self::from_defs(inventory::iter::<crate::RegisteredHook>.into_iter().map(|registered| registered.0))
     }
 
     /// A registry of the given definitions (tests, tools).

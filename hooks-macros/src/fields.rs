@@ -88,23 +88,24 @@ pub(crate) struct FieldReader<'a> {
     entries: Vec<(Ident, Option<Value>)>,
     /// Fields suggested for misspelt keys: their absence is not reported a second time.
     suggested: Vec<&'static str>,
+    /// The keys this object may have, and the ones a reader asked for: a known key that is never
+    /// asked for would be accepted and silently ignored (see `UNREAD_KEYS`).
+    #[cfg(test)]
+    known: &'static [&'static str],
+    #[cfg(test)]
+    asked: Vec<&'static str>,
 }
 
 impl<'a> FieldReader<'a> {
     /// Checks keys against `known` (unknown: error with a suggestion; repeated: error on the
     /// second).
-    pub(crate) fn new(cx: &'a Ctxt, what: &'static str, fields: Fields, known: &[&'static str]) -> Self {
+    pub(crate) fn new(cx: &'a Ctxt, what: &'static str, fields: Fields, known: &'static [&'static str]) -> Self {
         let mut entries: Vec<(Ident, Option<Value>)> = Vec::new();
         let mut suggested = Vec::new();
         for (key, value) in fields.entries {
             let name = key.to_string();
             if !known.contains(&name.as_str()) {
-                let nearest = known
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(&name, k), *k))
-                    .filter(|(score, _)| *score > 0.8)
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, k)| k);
+                let nearest = crate::suggest::did_you_mean(&name, known.iter().copied());
                 suggested.extend(nearest);
                 let hint = nearest.map(|k| format!("\nhelp: did you mean `{k}`?")).unwrap_or_default();
                 let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
@@ -117,7 +118,17 @@ impl<'a> FieldReader<'a> {
             }
             entries.push((key, Some(value)));
         }
-        FieldReader { cx, what, span: fields.span, entries, suggested }
+        FieldReader {
+            cx,
+            what,
+            span: fields.span,
+            entries,
+            suggested,
+            #[cfg(test)]
+            known,
+            #[cfg(test)]
+            asked: Vec::new(),
+        }
     }
 
     pub(crate) fn cx(&self) -> &'a Ctxt {
@@ -139,7 +150,9 @@ impl<'a> FieldReader<'a> {
         self.entries.iter().find(|(k, _)| k == key).map(|(k, _)| k.clone())
     }
 
-    fn take(&mut self, key: &str) -> Option<(Ident, Value)> {
+    fn take(&mut self, key: &'static str) -> Option<(Ident, Value)> {
+        #[cfg(test)]
+        self.asked.push(key);
         let entry = self.entries.iter_mut().find(|(k, _)| k == key)?;
         entry.1.take().map(|value| (entry.0.clone(), value))
     }
@@ -156,7 +169,7 @@ impl<'a> FieldReader<'a> {
         self.cx.error_at(value.span(), format!("`{key}` expects {expected}"));
     }
 
-    pub(crate) fn ident(&mut self, key: &str, example: &str) -> Option<Ident> {
+    pub(crate) fn ident(&mut self, key: &'static str, example: &str) -> Option<Ident> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Path(path) if path.get_ident().is_some() => path.get_ident().cloned(),
@@ -168,7 +181,7 @@ impl<'a> FieldReader<'a> {
     }
 
     /// A plain name or a string literal: `as: mailbox` or `as: "mailbox"`.
-    pub(crate) fn name_or_string(&mut self, key: &str, example: &str) -> Option<String> {
+    pub(crate) fn name_or_string(&mut self, key: &'static str, example: &str) -> Option<String> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Lit(Lit::Str(lit)) => Some(lit.value()),
@@ -180,7 +193,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn path(&mut self, key: &str, example: &str) -> Option<Path> {
+    pub(crate) fn path(&mut self, key: &'static str, example: &str) -> Option<Path> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Path(path) => Some(path),
@@ -191,7 +204,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn string(&mut self, key: &str) -> Option<LitStr> {
+    pub(crate) fn string(&mut self, key: &'static str) -> Option<LitStr> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Lit(Lit::Str(lit)) => Some(lit),
@@ -202,7 +215,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn bool(&mut self, key: &str) -> Option<LitBool> {
+    pub(crate) fn bool(&mut self, key: &'static str) -> Option<LitBool> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Lit(Lit::Bool(lit)) => Some(lit),
@@ -213,7 +226,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn int(&mut self, key: &str) -> Option<(LitInt, u32)> {
+    pub(crate) fn int(&mut self, key: &'static str) -> Option<(LitInt, u32)> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Lit(Lit::Int(lit)) => match lit.base10_parse::<u32>() {
@@ -230,7 +243,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn array(&mut self, key: &str, example: &str) -> Option<(Ident, Vec<Value>)> {
+    pub(crate) fn array(&mut self, key: &'static str, example: &str) -> Option<(Ident, Vec<Value>)> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Array(_, values) => Some((k, values)),
@@ -241,7 +254,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub(crate) fn object(&mut self, key: &str, example: &str) -> Option<Fields> {
+    pub(crate) fn object(&mut self, key: &'static str, example: &str) -> Option<Fields> {
         let (k, value) = self.take(key)?;
         match value {
             Value::Object(fields) => Some(fields),
@@ -253,7 +266,7 @@ impl<'a> FieldReader<'a> {
     }
 
     /// `[a, b::c]` as paths, each element checked.
-    pub(crate) fn paths(&mut self, key: &str, example: &str) -> Vec<Path> {
+    pub(crate) fn paths(&mut self, key: &'static str, example: &str) -> Vec<Path> {
         let Some((k, values)) = self.array(key, example) else { return Vec::new() };
         values
             .into_iter()
@@ -278,7 +291,7 @@ impl<'a> FieldReader<'a> {
     }
 
     /// `["a", "b"]` as string literals.
-    pub(crate) fn strings(&mut self, key: &str, example: &str) -> Vec<LitStr> {
+    pub(crate) fn strings(&mut self, key: &'static str, example: &str) -> Vec<LitStr> {
         let Some((k, values)) = self.array(key, example) else { return Vec::new() };
         values
             .into_iter()
@@ -290,6 +303,21 @@ impl<'a> FieldReader<'a> {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Known keys that a reader dropped without asking for, as `what: key`.
+    pub(crate) static UNREAD_KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+impl Drop for FieldReader<'_> {
+    fn drop(&mut self) {
+        let unread = self.known.iter().filter(|key| !self.asked.contains(key));
+        let unread: Vec<String> = unread.map(|key| format!("{}: {key}", self.what)).collect();
+        UNREAD_KEYS.with(|keys| keys.borrow_mut().extend(unread));
     }
 }
 

@@ -124,12 +124,7 @@ impl KindSpec {
 
     /// The known kind closest to a misspelt `name`, if one is close enough to suggest.
     pub(crate) fn nearest(name: &str) -> Option<&'static KindSpec> {
-        KINDS
-            .iter()
-            .map(|kind| (strsim::jaro_winkler(name, kind.name), kind))
-            .filter(|(score, _)| *score > 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, kind)| kind)
+        crate::suggest::did_you_mean(name, KINDS.iter().map(|kind| kind.name)).and_then(KindSpec::find)
     }
 
     /// Whether the hook may take a trailing `&HookExecutionContext`.

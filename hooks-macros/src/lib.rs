@@ -13,7 +13,9 @@ mod ctxt;
 mod fields;
 mod hook;
 mod kinds;
+mod private;
 mod signature;
+mod suggest;
 
 use proc_macro::TokenStream;
 

@@ -2,7 +2,7 @@
 
 //!
 //! It also holds the runtime's internals that the crate root does not re-export: a hook's
-//! handler and its future, the linked-hook registry's entries, and resolved chains.
+//! handler and its future, the linked hooks, and resolved chains.
 
 pub use hooks_core::inventory;
 pub use hooks_core::{
@@ -10,6 +10,46 @@ pub use hooks_core::{
     HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
     RegisteredHook, ResolvedHook, SideDef, SubagentRelationship,
 };
+
+/// `HookDef::is_async` in [`hook_def`]'s flags.
+pub const ASYNC: u8 = 1;
+/// `HookDef::moves_value` in [`hook_def`]'s flags.
+pub const MOVES_VALUE: u8 = 2;
+/// `HookDef::blocking` in [`hook_def`]'s flags.
+pub const BLOCKING: u8 = 4;
+
+/// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
+/// that each hook's expansion stays short: every path and field the macro emits costs compile
+/// time in the user's crate (issue 10). `timeout_ms` 0 is no timeout of its own (`#[hook]`
+/// rejects `timeout_ms = 0`).
+#[allow(clippy::too_many_arguments)]
+pub const fn hook_def(
+    id: &'static str,
+    handler: HookHandler,
+    flags: u8,
+    timeout_ms: u64,
+    package: (&'static str, &'static str),
+    module_path: &'static str,
+    file: &'static str,
+    line: u32,
+    function: &'static str,
+) -> HookDef {
+    HookDef {
+        id,
+        handler,
+        is_async: flags & ASYNC != 0,
+        moves_value: flags & MOVES_VALUE != 0,
+        blocking: flags & BLOCKING != 0,
+        timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
+        location: HookLocation {
+            package: PackageSignature::new_static(package.0, package.1),
+            module_path,
+            file,
+            line,
+            function,
+        },
+    }
+}
 
 /// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value
 /// that allocates nothing in its place until the hook's answer is moved back.
@@ -97,7 +137,7 @@ pub mod signature {
 /// A thread hook, which a prompt's or agent's `hooks` may list. `#[hook]` implements it for
 /// the 14 thread kinds.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be listed in `hooks`: it is not a thread hook",
+    message = "this cannot be listed in `hooks`: it is not a thread hook",
     label = "not a thread hook",
     note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds, referenced by id",
     note = "user-scope hooks (`user_client_attached`, `user_client_detached`, `user_value_changed`) run for every user without being listed"
@@ -106,7 +146,7 @@ pub trait ListableHook: Hook {}
 
 /// A thread hook, which a child's `parent_hooks` may require.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be required in `parent_hooks`: it is not a thread hook",
+    message = "this cannot be required in `parent_hooks`: it is not a thread hook",
     label = "not a thread hook",
     note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds",
     note = "user-scope hooks can never be composed as parent hooks"
@@ -115,7 +155,7 @@ pub trait RequirableHook: Hook {}
 
 /// Checks that `T` is a prompt.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a prompt",
+    message = "this is not a prompt",
     label = "expected a prompt defined with `define_prompt!`",
     note = "a side's `prompt` names a prompt defined with `define_prompt! {{ name: ..., }}`, by its name or path"
 )]
@@ -124,7 +164,7 @@ impl<T: Prompt> PromptRef for T {}
 
 /// Checks that `T` is an agent.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an agent",
+    message = "this is not an agent",
     label = "expected an agent defined with `define_agent!`",
     note = "a subagent's `agent` names an agent defined with `define_agent! {{ name: ..., }}`, by its name or path"
 )]
@@ -168,6 +208,23 @@ pub const fn prompt_def<T: PromptRef>() -> &'static PromptDef {
 /// The definition of an agent a relationship names.
 pub const fn agent_def<T: AgentRef>() -> &'static AgentDef {
     T::DEF
+}
+
+/// The first definition in `defs` that is the same hook as an earlier one, as `(earlier, later)`
+/// indexes.
+pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
+    let mut later = 1;
+    while later < defs.len() {
+        let mut earlier = 0;
+        while earlier < later {
+            if same_hook(defs[earlier], defs[later]) {
+                return Some((earlier, later));
+            }
+            earlier += 1;
+        }
+        later += 1;
+    }
+    None
 }
 
 /// Whether two definitions are one hook: the same id and location.

@@ -4,15 +4,23 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, LitBool, LitStr, Path};
 
-use super::expand;
+use super::{Read, expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, Value, report_repeated_paths};
 
-const FIELDS: &[&str] =
-    &["name", "side_a", "side_b", "hooks", "expose_as_tool", "tool_description", "parent_hooks", "crate"];
-const SIDE_FIELDS: &[&str] = &["prompt", "human", "stop_on_response", "max_steps", "subagents"];
-const SUBAGENT_FIELDS: &[&str] = &["agent", "as", "optional", "hidden", "max_instances"];
-const REQUIREMENT_FIELDS: &[&str] = &["hook", "reason", "stage"];
+const FIELDS: &[&str] = &[
+    key::NAME,
+    key::SIDE_A,
+    key::SIDE_B,
+    key::HOOKS,
+    key::EXPOSE_AS_TOOL,
+    key::TOOL_DESCRIPTION,
+    key::PARENT_HOOKS,
+    key::CRATE,
+];
+const SIDE_FIELDS: &[&str] = &[key::PROMPT, key::HUMAN, key::STOP_ON_RESPONSE, key::MAX_STEPS, key::SUBAGENTS];
+const SUBAGENT_FIELDS: &[&str] = &[key::AGENT, key::AS, key::OPTIONAL, key::HIDDEN, key::MAX_INSTANCES];
+const REQUIREMENT_FIELDS: &[&str] = &[key::HOOK, key::REASON, key::STAGE];
 
 struct AgentInput {
     name: Ident,
@@ -54,28 +62,21 @@ struct Requirement {
 }
 
 pub(crate) fn define_agent(input: TokenStream) -> TokenStream {
-    let mut fields: Fields = match syn::parse2(input) {
-        Ok(fields) => fields,
-        Err(error) => return error.into_compile_error(),
-    };
-    // A missing top-level field is reported on the whole invocation.
-    fields.span = proc_macro2::Span::call_site();
-    let cx = Ctxt::new();
-    let agent = read(&cx, fields);
-    match (cx.check(), agent) {
-        (Ok(()), Some(agent)) => expand_agent(&agent),
-        (Err(error), _) => error.into_compile_error(),
-        (Ok(()), None) => unreachable!("a missing agent field is always reported"),
-    }
+    super::entry(input, "agent", read, expand_agent, fallback)
 }
 
-fn read(cx: &Ctxt, fields: Fields) -> Option<AgentInput> {
+fn read(cx: &Ctxt, fields: Fields) -> Read<AgentInput> {
+    let (model, name, krate) = read_model(cx, fields);
+    Read { model, name, krate }
+}
+
+fn read_model(cx: &Ctxt, fields: Fields) -> (Option<AgentInput>, Option<Ident>, Path) {
     let mut reader = FieldReader::new(cx, "`define_agent!`", fields, FIELDS);
-    let name = reader.ident("name", "support_agent");
-    let side_a = reader.object("side_a", "{ prompt: my_prompt }").and_then(|side| read_side(cx, side, "`side_a`"));
-    let side_b = match reader.object("side_b", "{ human: true }") {
+    let name = reader.ident(key::NAME, "support_agent");
+    let side_a = reader.object(key::SIDE_A, "{ prompt: my_prompt }").and_then(|side| read_side(cx, side, "`side_a`"));
+    let side_b = match reader.object(key::SIDE_B, "{ human: true }") {
         Some(side) => read_side(cx, side, "`side_b`"),
-        None if reader.key("side_b").is_some() => None,
+        None if reader.key(key::SIDE_B).is_some() => None,
         None => Some(SideInput {
             participant: ParticipantInput::Human,
             stop_on_response: false,
@@ -83,20 +84,20 @@ fn read(cx: &Ctxt, fields: Fields) -> Option<AgentInput> {
             subagents: Vec::new(),
         }),
     };
-    let hooks = reader.paths("hooks", "[log_tool_calls]");
-    let expose_as_tool = reader.bool("expose_as_tool");
-    let tool_description = reader.string("tool_description");
-    let parent_hooks_key = reader.key("parent_hooks");
-    let parent_hooks = match reader.array("parent_hooks", "[{ hook: my_hook, reason: \"...\" }]") {
+    let hooks = reader.paths(key::HOOKS, "[log_tool_calls]");
+    let expose_as_tool = reader.bool(key::EXPOSE_AS_TOOL);
+    let tool_description = reader.string(key::TOOL_DESCRIPTION);
+    let parent_hooks_key = reader.key(key::PARENT_HOOKS);
+    let parent_hooks = match reader.array(key::PARENT_HOOKS, "[{ hook: my_hook, reason: \"...\" }]") {
         Some((_, values)) => values.into_iter().filter_map(|value| read_requirement(cx, value)).collect(),
         None => Vec::new(),
     };
-    let krate = reader.path("crate", "::hooks_runtime").unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
-    if reader.key("name").is_none() {
-        reader.missing("name", "my_agent");
+    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(crate::private::default_crate);
+    if reader.key(key::NAME).is_none() {
+        reader.missing(key::NAME, "my_agent");
     }
-    if reader.key("side_a").is_none() {
-        reader.missing("side_a", "{ prompt: my_prompt }");
+    if reader.key(key::SIDE_A).is_none() {
+        reader.missing(key::SIDE_A, "{ prompt: my_prompt }");
     }
     // D8: only an agent exposed as a tool can require hooks of its parents.
     if let Some(key) = &parent_hooks_key
@@ -123,27 +124,62 @@ fn read(cx: &Ctxt, fields: Fields) -> Option<AgentInput> {
             "`{hook}` is already required in this agent's `parent_hooks`; two requirements cannot name the same hook, merge their reasons"
         )
     });
-    Some(AgentInput {
-        name: name?,
-        side_a: side_a?,
-        side_b: side_b?,
-        hooks,
-        expose_as_tool: expose_as_tool.is_some_and(|lit| lit.value),
-        tool_description,
-        parent_hooks,
-        krate,
-    })
+    let (name_read, krate_read) = (name.clone(), krate.clone());
+    let input = (|| {
+        Some(AgentInput {
+            name: name?,
+            side_a: side_a?,
+            side_b: side_b?,
+            hooks,
+            expose_as_tool: expose_as_tool.is_some_and(|lit| lit.value),
+            tool_description,
+            parent_hooks,
+            krate,
+        })
+    })();
+    (input, name_read, krate_read)
+}
+
+/// The companion of an agent whose fields did not check out: a definition with two people's
+/// sides that is never used (the crate does not compile).
+fn fallback(name: &Ident, private: &TokenStream) -> TokenStream {
+    let name_text = name.to_string();
+    let side = quote! {
+        #private::SideDef {
+            participant: #private::Participant::Human,
+            stop_on_response: false,
+            max_steps: ::core::option::Option::None,
+            subagents: &[],
+        }
+    };
+    quote! {
+        #[allow(non_camel_case_types, unreachable_pub)]
+        pub struct #name {}
+
+        impl #private::Agent for #name {
+            const DEF: &'static #private::AgentDef = &#private::AgentDef {
+                name: #name_text,
+                package: #private::PackageSignature::new_static("", ""),
+                side_a: #side,
+                side_b: #side,
+                hooks: &[],
+                expose_as_tool: true,
+                tool_description: ::core::option::Option::None,
+                parent_hooks: &[],
+            };
+        }
+    }
 }
 
 fn read_side(cx: &Ctxt, fields: Fields, what: &'static str) -> Option<SideInput> {
     let mut reader = FieldReader::new(cx, what, fields, SIDE_FIELDS);
-    let prompt = reader.path("prompt", "my_prompt");
-    let human = reader.bool("human");
-    let stop_on_response_key = reader.key("stop_on_response");
-    let max_steps_key = reader.key("max_steps");
-    let stop_on_response = reader.bool("stop_on_response").is_some_and(|lit| lit.value);
-    let max_steps = reader.int("max_steps").map(|(_, steps)| steps);
-    let subagents = match reader.array("subagents", "[{ agent: mail_agent }]") {
+    let prompt = reader.path(key::PROMPT, "my_prompt");
+    let human = reader.bool(key::HUMAN);
+    let stop_on_response_key = reader.key(key::STOP_ON_RESPONSE);
+    let max_steps_key = reader.key(key::MAX_STEPS);
+    let stop_on_response = reader.bool(key::STOP_ON_RESPONSE).is_some_and(|lit| lit.value);
+    let max_steps = reader.int(key::MAX_STEPS).map(|(_, steps)| steps);
+    let subagents = match reader.array(key::SUBAGENTS, "[{ agent: mail_agent }]") {
         Some((_, values)) => values.into_iter().filter_map(|value| read_relationship(cx, value)).collect(),
         None => Vec::new(),
     };
@@ -170,7 +206,7 @@ fn read_side(cx: &Ctxt, fields: Fields, what: &'static str) -> Option<SideInput>
             return None;
         }
         (None, None) => {
-            if reader.key("prompt").is_none() && reader.key("human").is_none() {
+            if reader.key(key::PROMPT).is_none() && reader.key(key::HUMAN).is_none() {
                 cx.error_at(reader.span(), format!("{what} needs `prompt: my_prompt` or `human: true`"));
             }
             return None;
@@ -185,24 +221,24 @@ fn read_relationship(cx: &Ctxt, value: Value) -> Option<Relationship> {
         return None;
     };
     let mut reader = FieldReader::new(cx, "a subagent relationship", fields, SUBAGENT_FIELDS);
-    let agent = reader.path("agent", "mail_agent");
+    let agent = reader.path(key::AGENT, "mail_agent");
     let name_span = reader
-        .value_span("as")
+        .value_span(key::AS)
         .or_else(|| agent.as_ref().map(syn::spanned::Spanned::span))
         .unwrap_or_else(proc_macro2::Span::call_site);
     let name = relationship_name(&mut reader);
-    let optional = reader.bool("optional").is_some_and(|lit| lit.value);
-    let hidden = reader.bool("hidden").is_some_and(|lit| lit.value);
-    let max_instances = reader.int("max_instances").map(|(_, n)| n);
-    if reader.key("agent").is_none() {
-        reader.missing("agent", "mail_agent");
+    let optional = reader.bool(key::OPTIONAL).is_some_and(|lit| lit.value);
+    let hidden = reader.bool(key::HIDDEN).is_some_and(|lit| lit.value);
+    let max_instances = reader.int(key::MAX_INSTANCES).map(|(_, n)| n);
+    if reader.key(key::AGENT).is_none() {
+        reader.missing(key::AGENT, "mail_agent");
     }
     Some(Relationship { agent: agent?, name, name_span, optional, hidden, max_instances })
 }
 
 /// `as: mailbox` or `as: "mailbox"`.
 fn relationship_name(reader: &mut FieldReader<'_>) -> Option<String> {
-    reader.name_or_string("as", "mailbox")
+    reader.name_or_string(key::AS, "mailbox")
 }
 
 /// A relationship's name is offered to the model as a tool name and names the relationship
@@ -239,14 +275,14 @@ fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
         return None;
     };
     let mut reader = FieldReader::new(cx, "a `parent_hooks` requirement", fields, REQUIREMENT_FIELDS);
-    let hook = reader.path("hook", "mail_context");
-    let reason = reader.string("reason");
-    let stage = reader.ident("stage", "before_parent");
-    if reader.key("hook").is_none() {
-        reader.missing("hook", "mail_context");
+    let hook = reader.path(key::HOOK, "mail_context");
+    let reason = reader.string(key::REASON);
+    let stage = reader.ident(key::STAGE, "before_parent");
+    if reader.key(key::HOOK).is_none() {
+        reader.missing(key::HOOK, "mail_context");
     }
     // D10: a reason is required and not blank.
-    if reader.key("reason").is_none() {
+    if reader.key(key::REASON).is_none() {
         reader.cx().error_at(
             reader.span(),
             "this `parent_hooks` requirement has no `reason`\nhelp: add `reason: \"...\"`: the explanation shown to whoever composes this agent",
@@ -263,10 +299,7 @@ fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
         Some(stage) if stage == "after_parent" => false,
         Some(stage) => {
             let text = stage.to_string();
-            let nearest = ["before_parent", "after_parent"]
-                .into_iter()
-                .max_by(|a, b| strsim::jaro_winkler(&text, a).total_cmp(&strsim::jaro_winkler(&text, b)))
-                .filter(|near| strsim::jaro_winkler(&text, near) > 0.8)
+            let nearest = crate::suggest::did_you_mean(&text, ["before_parent", "after_parent"])
                 .map(|near| format!("did you mean `{near}`? "))
                 .unwrap_or_default();
             cx.error_spanned_by(
@@ -322,7 +355,7 @@ fn expand_side(private: &TokenStream, side: &SideInput) -> TokenStream {
 
 fn expand_agent(input: &AgentInput) -> TokenStream {
     let AgentInput { name, side_a, side_b, hooks, expose_as_tool, tool_description, parent_hooks, krate } = input;
-    let private = quote!(#krate::__private);
+    let private = crate::private::private_path(krate);
     let name_text = name.to_string();
     let side_a = expand_side(&private, side_a);
     let side_b = expand_side(&private, side_b);

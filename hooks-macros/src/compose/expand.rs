@@ -35,31 +35,44 @@ pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::agent_def::<#path>())
 }
 
-/// Const assertions that paths written differently do not name one hook (D4, D9): identical
-/// paths were already reported by the macro, aliases (`a::x` and a `use`d `x`) only const
-/// evaluation can see. `what` completes "already listed in ...".
+/// A const check that paths written differently do not name one hook (D4, D9): identical paths
+/// were already reported by the macro, aliases (`a::x` and a `use`d `x`) only const evaluation
+/// can see. `what` completes "already listed in ...".
+///
+/// One const item per list, each definition named once, and one `panic!` per later path whose
+/// message is picked by the earlier one's index: the pairwise form (an item and an `assert!`
+/// per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time (issue 10).
 pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) -> TokenStream {
-    let mut out = TokenStream::new();
-    for (index, later) in paths.iter().enumerate() {
-        for earlier in &paths[..index] {
-            let (earlier_text, later_text) = (path_text(earlier), path_text(later));
-            if earlier_text == later_text {
-                continue;
-            }
-            let message =
-                format!("`{later_text}` names the same hook as `{earlier_text}`, already {what}; remove one of them");
-            // The first token carries the path's start and the group its end, so the error
-            // underlines the whole path on stable Rust.
-            let mut tokens = later.to_token_stream().into_iter();
-            let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
-            let last = tokens.last().map_or(first, |t| t.span());
-            let assert = quote_spanned!(first=> ::core::assert!);
-            let args = quote_spanned!(last=> (
-                !#private::same_hook(<#earlier as #private::Hook>::DEF, <#later as #private::Hook>::DEF),
-                #message
-            ));
-            out.extend(quote!(const _: () = #assert #args;));
+    let texts: Vec<String> = paths.iter().map(path_text).collect();
+    // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,
+    // whose tokens carry that macro's hygiene, does not hide the binding from its use.
+    let earlier = proc_macro2::Ident::new("__hooks_earlier", proc_macro2::Span::call_site());
+    let mut arms = Vec::new();
+    for (index, later) in paths.iter().enumerate().skip(1) {
+        // A pair written alike is reported by the macro already; its message is never picked.
+        if texts[..index].iter().all(|text| *text == texts[index]) {
+            continue;
         }
+        let messages = texts[..index].iter().map(|text| {
+            format!("`{}` names the same hook as `{text}`, already {what}; remove one of them", texts[index])
+        });
+        // The first token carries the path's start and the group its end, so the error
+        // underlines the whole path on stable Rust.
+        let mut tokens = later.to_token_stream().into_iter();
+        let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        let panic = quote_spanned!(first=> ::core::panic!);
+        let args = quote_spanned!(last=> ("{}", [#(#messages),*][#earlier]));
+        arms.push(quote!(#index => #panic #args,));
     }
-    out
+    if arms.is_empty() {
+        return TokenStream::new();
+    }
+    let defs = paths.iter().map(|path| quote!(<#path as #private::Hook>::DEF));
+    quote! {
+        const _: () = match #private::first_repeat(&[#(#defs),*]) {
+            ::core::option::Option::Some((#earlier, later)) => match later { #(#arms)* _ => {} },
+            ::core::option::Option::None => {}
+        };
+    }
 }

@@ -4,12 +4,21 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, LitBool, LitStr, Path};
 
-use super::expand;
+use super::{Read, expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, report_repeated_paths};
 
-const FIELDS: &[&str] =
-    &["name", "tool_description", "model", "prompt", "tools", "hooks", "include_chat", "include_past_tools", "crate"];
+const FIELDS: &[&str] = &[
+    key::NAME,
+    key::TOOL_DESCRIPTION,
+    key::MODEL,
+    key::PROMPT,
+    key::TOOLS,
+    key::HOOKS,
+    key::INCLUDE_CHAT,
+    key::INCLUDE_PAST_TOOLS,
+    key::CRATE,
+];
 
 struct PromptInput {
     name: Ident,
@@ -24,61 +33,81 @@ struct PromptInput {
 }
 
 pub(crate) fn define_prompt(input: TokenStream) -> TokenStream {
-    let mut fields: Fields = match syn::parse2(input) {
-        Ok(fields) => fields,
-        Err(error) => return error.into_compile_error(),
-    };
-    // A missing top-level field is reported on the whole invocation.
-    fields.span = proc_macro2::Span::call_site();
-    let cx = Ctxt::new();
-    let prompt = read(&cx, fields);
-    match (cx.check(), prompt) {
-        (Ok(()), Some(prompt)) => expand_prompt(&prompt),
-        (Err(error), _) => error.into_compile_error(),
-        (Ok(()), None) => unreachable!("a missing prompt field is always reported"),
-    }
+    super::entry(input, "prompt", read, expand_prompt, fallback)
 }
 
-fn read(cx: &Ctxt, fields: Fields) -> Option<PromptInput> {
+fn read(cx: &Ctxt, fields: Fields) -> Read<PromptInput> {
+    let (model, name, krate) = read_model(cx, fields);
+    Read { model, name, krate }
+}
+
+fn read_model(cx: &Ctxt, fields: Fields) -> (Option<PromptInput>, Option<Ident>, Path) {
     let mut reader = FieldReader::new(cx, "`define_prompt!`", fields, FIELDS);
-    let name = reader.ident("name", "duplicate_finder");
-    let tool_description = reader.string("tool_description");
-    let model = reader.string("model");
-    let prompt = reader.string("prompt");
-    let tools = reader.strings("tools", "[\"get_github_issue\"]");
-    let hooks = reader.paths("hooks", "[redact_emails]");
-    let include_chat = reader.bool("include_chat");
-    let include_past_tools = reader.bool("include_past_tools");
-    let krate = reader.path("crate", "::hooks_runtime").unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
-    if name.is_none() && reader.key("name").is_none() {
-        reader.missing("name", "my_prompt");
+    let name = reader.ident(key::NAME, "duplicate_finder");
+    let tool_description = reader.string(key::TOOL_DESCRIPTION);
+    let model = reader.string(key::MODEL);
+    let prompt = reader.string(key::PROMPT);
+    let tools = reader.strings(key::TOOLS, "[\"get_github_issue\"]");
+    let hooks = reader.paths(key::HOOKS, "[redact_emails]");
+    let include_chat = reader.bool(key::INCLUDE_CHAT);
+    let include_past_tools = reader.bool(key::INCLUDE_PAST_TOOLS);
+    let krate = reader.path(key::CRATE, "::hooks_runtime").unwrap_or_else(crate::private::default_crate);
+    if name.is_none() && reader.key(key::NAME).is_none() {
+        reader.missing(key::NAME, "my_prompt");
     }
-    if model.is_none() && reader.key("model").is_none() {
-        reader.missing("model", "\"model-name\"");
+    if model.is_none() && reader.key(key::MODEL).is_none() {
+        reader.missing(key::MODEL, "\"model-name\"");
     }
-    if prompt.is_none() && reader.key("prompt").is_none() {
-        reader.missing("prompt", "\"You are ...\"");
+    if prompt.is_none() && reader.key(key::PROMPT).is_none() {
+        reader.missing(key::PROMPT, "\"You are ...\"");
     }
     report_repeated_paths(cx, &hooks, |hook| {
         format!("`{hook}` is already listed in this prompt's `hooks`; a hook runs once per list, remove this one")
     });
-    Some(PromptInput {
-        name: name?,
-        tool_description,
-        model: model?,
-        prompt: prompt?,
-        tools,
-        hooks,
-        include_chat,
-        include_past_tools,
-        krate,
-    })
+    let (name_read, krate_read) = (name.clone(), krate.clone());
+    let input = (|| {
+        Some(PromptInput {
+            name: name?,
+            tool_description,
+            model: model?,
+            prompt: prompt?,
+            tools,
+            hooks,
+            include_chat,
+            include_past_tools,
+            krate,
+        })
+    })();
+    (input, name_read, krate_read)
+}
+
+/// The companion of a prompt whose fields did not check out: an empty definition that is never
+/// used (the crate does not compile).
+fn fallback(name: &Ident, private: &TokenStream) -> TokenStream {
+    let name_text = name.to_string();
+    quote! {
+        #[allow(non_camel_case_types, unreachable_pub)]
+        pub struct #name {}
+
+        impl #private::Prompt for #name {
+            const DEF: &'static #private::PromptDef = &#private::PromptDef {
+                name: #name_text,
+                tool_description: ::core::option::Option::None,
+                model: "",
+                prompt: "",
+                tools: &[],
+                hooks: &[],
+                include_chat: true,
+                include_past_tools: false,
+            };
+        }
+    }
 }
 
 fn expand_prompt(input: &PromptInput) -> TokenStream {
     let PromptInput { name, tool_description, model, prompt, tools, hooks, include_chat, include_past_tools, krate } =
         input;
-    let private = quote!(#krate::__private);
+    let private = crate::private::private_path(krate);
     let name_text = name.to_string();
     let tool_description = expand::option(tool_description.as_ref().map(|d| quote!(#d)));
     let include_chat = include_chat.as_ref().is_none_or(LitBool::value);

@@ -1,99 +1,207 @@
-//! Emits the companion item of a checked hook: a braced struct named by the id implementing
-//! `Hook`, its `inventory` registration, and the crate-wide uniqueness marker.
+//! Emits what a checked hook adds beside its function: the companion item named by the id, its
+//! `Hook` definition, its registration, and the crate-wide uniqueness marker.
+//!
+//! The expansion is kept small on purpose (issue 10: compile time): one struct, one `Hook` impl
+//! (plus the two marker impls of a thread hook), one static that registers it, one marker macro.
+//!
+//! Duplicate ids: the companion struct is declared in a hidden module named after the function
+//! (unique in its module) and brought in by a glob import. Two hooks with one id in one module
+//! then have two struct definitions that do not collide (two glob imports of one name are only
+//! an error where the name is used) and impls on two distinct types that do not conflict, so the
+//! one error is the marker's, which also catches the same id in two modules.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
+use syn::{Ident, Path, Visibility};
 
 use super::validate::CheckedHook;
-use crate::kinds::{ByValue, Form};
+use crate::kinds::{ByValue, Form, KindSpec};
+use crate::private::private_path;
+
+/// The items every hook has, whether its definition is real or a fallback stub.
+struct Companion<'a> {
+    kind_name: &'a str,
+    id: &'a Ident,
+    function: &'a Ident,
+    vis: &'a Visibility,
+    private: TokenStream,
+}
+
+impl Companion<'_> {
+    /// The hidden module that declares the struct: named after the function, which is unique in
+    /// the user's module.
+    fn module(&self) -> Ident {
+        format_ident!("__hook_{}", self.function)
+    }
+
+    /// The struct's path from the user's module.
+    fn path(&self) -> TokenStream {
+        let (module, id) = (self.module(), self.id);
+        quote!(#module::#id)
+    }
+
+    /// The struct, its glob import, and the marker impls of a thread hook (`listed` false for a
+    /// user-scope kind, so such a reference fails on the user's path: D7, D11).
+    fn items(&self, listed: bool) -> TokenStream {
+        let Companion { kind_name, id, function, vis, private } = self;
+        let module = self.module();
+        let path = self.path();
+        let doc = format!(
+            "Hook `{id}` (`{kind_name}`), implemented by [`{function}`]. Reference it by this path in \
+             `define_prompt!` or `define_agent!`."
+        );
+        // An id is unique in the crate (D3), so the companion is reachable crate-wide even when the
+        // function is private: a prompt in another module lists it without a visibility error.
+        let vis = match vis {
+            Visibility::Inherited => quote!(pub(crate)),
+            other => quote!(#other),
+        };
+        let composable = if listed {
+            quote! {
+                impl #private::ListableHook for #path {}
+                impl #private::RequirableHook for #path {}
+            }
+        } else {
+            TokenStream::new()
+        };
+        quote! {
+            #[doc(hidden)]
+            mod #module {
+                #[doc = #doc]
+                #[allow(non_camel_case_types, unreachable_pub)]
+                pub struct #id {}
+            }
+            #[allow(ambiguous_glob_reexports)]
+            #vis use #module::*;
+            #composable
+        }
+    }
+
+    /// `impl Hook` with the given definition.
+    fn hook_impl(&self, def: TokenStream) -> TokenStream {
+        let (private, path) = (&self.private, self.path());
+        quote! {
+            impl #private::Hook for #path {
+                const DEF: &'static #private::HookDef = &#def;
+            }
+        }
+    }
+}
 
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, is_async, .. } = hook;
-    let private = quote!(#krate::__private);
+    let private = private_path(krate);
+    let companion = Companion { kind_name: kind.name, id, function, vis, private: private.clone() };
+    let path = companion.path();
     let variant = format_ident!("{}", kind.variant);
     let id_text = id.to_string();
     let function_text = function.to_string();
-    let timeout = match timeout_ms {
-        Some(ms) => quote!(::core::option::Option::Some(#ms)),
-        None => quote!(::core::option::Option::None),
-    };
     let adapter = adapter(hook);
     let moves_value =
         hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
-    // Thread hooks may be listed in `hooks` and required in `parent_hooks`; user-scope hooks
-    // lack these impls, so such a reference fails on the user's path (D7, D11).
-    let composable = if kind.takes_context() {
-        quote! {
-            impl #private::ListableHook for #id {}
-            impl #private::RequirableHook for #id {}
-        }
-    } else {
-        TokenStream::new()
+    let flags = u8::from(*is_async) | u8::from(moves_value) << 1 | u8::from(*blocking) << 2;
+    let timeout = timeout_ms.unwrap_or(0);
+    let package = package();
+    let def = quote! {
+        #private::hook_def(
+            #id_text, #private::HookHandler::#variant(#adapter), #flags, #timeout, #package,
+            ::core::module_path!(), ::core::file!(), ::core::line!(), #function_text,
+        )
     };
-    let doc = format!(
-        "Hook `{id_text}` (`{}`), implemented by [`{function_text}`]. Reference it by this path in \
-         `define_prompt!` or `define_agent!`.",
-        kind.name
-    );
-    let unique_marker = format_ident!("__hooks_id_must_be_unique_in_crate__{}", id, span = id.span());
-    // An id is unique in the crate (D3), so the companion is reachable crate-wide even when the
-    // function is private: a prompt in another module lists it without a visibility error.
+    let items = companion.items(kind.takes_context());
+    let hook_impl = companion.hook_impl(def);
+    let function_alias = function_alias(&companion);
+    let registration = registration(&private, &path);
+    let marker = unique_marker(id);
+    quote! {
+        #items
+        #hook_impl
+        #function_alias
+        #registration
+        #marker
+    }
+}
+
+/// The companion of a hook whose validation failed, when its id is known: a definition that is
+/// never used (the crate does not compile), so prompts and agents that reference the hook get no
+/// second error of their own (thiserror's `fallback.rs`). Not registered, and no marker: the
+/// hook's own error is the one to fix.
+pub(super) fn fallback(
+    kind: Option<&'static KindSpec>,
+    id: &Ident,
+    function: &Ident,
+    vis: &Visibility,
+    krate: &Path,
+) -> TokenStream {
+    let private = private_path(krate);
+    // With the kind unknown, a thread kind's stub: any reference to the hook then type-checks.
+    let kind = kind.unwrap_or(&crate::kinds::KINDS[0]);
+    let companion = Companion { kind_name: kind.name, id, function, vis, private: private.clone() };
+    let variant = format_ident!("{}", kind.variant);
+    let arity = kind.params.len() + usize::from(kind.takes_context());
+    let params = (0..arity).map(|_| quote!(_));
+    let id_text = id.to_string();
+    let function_text = function.to_string();
+    let def = quote! {
+        #private::hook_def(
+            #id_text,
+            #private::HookHandler::#variant(|#(#params),*| #private::HookFuture::Ready(::core::result::Result::Ok(()))),
+            0, 0, ("", ""), "", "", 0, #function_text,
+        )
+    };
+    let items = companion.items(kind.takes_context());
+    let hook_impl = companion.hook_impl(def);
+    quote! { #items #hook_impl }
+}
+
+/// The package's name and version as literals: cargo gives them to rustc, in whose process the
+/// macro runs, so one `env!` pair per hook is saved. Elsewhere (an IDE's expander) `env!` reads them.
+pub(crate) fn package() -> TokenStream {
+    match (std::env::var("CARGO_PKG_NAME"), std::env::var("CARGO_PKG_VERSION")) {
+        (Ok(name), Ok(version)) => quote!((#name, #version)),
+        _ => quote!((::core::env!("CARGO_PKG_NAME"), ::core::env!("CARGO_PKG_VERSION"))),
+    }
+}
+
+/// A prompt that lists the function's name instead of the id gets an error naming the id
+/// (through `HookFunction`), not rustc's "constant provided when a type was expected".
+fn function_alias(companion: &Companion<'_>) -> TokenStream {
+    let Companion { id, function, vis, private, .. } = companion;
+    let function_text = function.to_string();
+    if *function == *id || is_primitive_type_name(&function_text) {
+        return TokenStream::new();
+    }
     let vis = match vis {
-        syn::Visibility::Inherited => quote!(pub(crate)),
+        Visibility::Inherited => quote!(pub(crate)),
         other => quote!(#other),
     };
-    // A prompt that lists the function's name instead of the id gets an error naming the id
-    // (through `HookFunction`), not rustc's "constant provided when a type was expected".
-    let function_alias = if *function != *id && !is_primitive_type_name(&function_text) {
-        quote! {
-            #[doc(hidden)]
-            #[allow(non_camel_case_types, dead_code)]
-            #vis type #function = #private::HookFunction<#id>;
-        }
-    } else {
-        TokenStream::new()
-    };
-
+    let path = companion.path();
     quote! {
-        #[doc = #doc]
-        #[allow(non_camel_case_types)]
-        #vis struct #id {}
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis type #function = #private::HookFunction<#path>;
+    }
+}
 
-        impl #private::Hook for #id {
-            const DEF: &'static #private::HookDef = &#private::HookDef {
-                id: #id_text,
-                handler: #private::HookHandler::#variant(#adapter),
-                is_async: #is_async,
-                moves_value: #moves_value,
-                blocking: #blocking,
-                timeout_ms: #timeout,
-                location: #private::HookLocation {
-                    package: #private::PackageSignature::new_static(
-                        ::core::env!("CARGO_PKG_NAME"),
-                        ::core::env!("CARGO_PKG_VERSION"),
-                    ),
-                    module_path: ::core::module_path!(),
-                    file: ::core::file!(),
-                    line: ::core::line!(),
-                    function: #function_text,
-                },
-            };
-        }
-
-        #composable
-        #function_alias
-
+/// The hook's `inventory` entry, collected by `Registry::linked`.
+fn registration(private: &TokenStream, path: &TokenStream) -> TokenStream {
+    quote! {
         const _: () = {
-            #private::inventory::submit! {
-                #private::RegisteredHook(<#id as #private::Hook>::DEF)
-            }
+            #private::inventory::submit! { #private::RegisteredHook(<#path as #private::Hook>::DEF) }
         };
+    }
+}
 
-        // A second hook with this id anywhere in the crate defines this macro again: E0428.
+/// A second hook with this id anywhere in the crate defines this `#[macro_export]` macro again:
+/// one E0428, at both ids (D3). Its name says what is wrong, since rustc's headline shows it.
+fn unique_marker(id: &Ident) -> TokenStream {
+    let span: Span = id.span();
+    let marker = format_ident!("__hooks_id_must_be_unique_in_crate__{}", id, span = span);
+    quote_spanned! {span=>
         #[doc(hidden)]
         #[macro_export]
-        macro_rules! #unique_marker { () => {}; }
+        macro_rules! #marker { () => {}; }
     }
 }
 
@@ -131,7 +239,7 @@ fn is_primitive_type_name(name: &str) -> bool {
 /// kinds that return an optional replacement, a shared borrow of it.
 fn adapter(hook: &CheckedHook) -> TokenStream {
     let CheckedHook { kind, krate, function, is_async, param_types, has_context, return_type, form, .. } = hook;
-    let private = quote!(#krate::__private);
+    let private = private_path(krate);
     let signature = quote!(#private::signature);
     let value = kind.value.as_ref();
     let mut closure_params = Vec::new();

@@ -7,9 +7,11 @@ mod validate;
 use proc_macro2::TokenStream;
 
 use crate::ctxt::Ctxt;
+use crate::kinds::KindSpec;
 
-/// The attribute's entry point. On any error the function is still emitted unchanged, so one
-/// mistake yields its own error and no cascade of "cannot find function" errors.
+/// The attribute's entry point. On any error the function is still emitted unchanged, and so is
+/// the companion item when the id is valid (with a stub definition), so one mistake yields its
+/// own error and no cascade of "cannot find function" or "cannot find type" errors.
 pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
@@ -23,19 +25,27 @@ pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let cx = Ctxt::new();
     let attr = parse::parse_args(&cx, args);
+    // What the fallback needs, kept before validation consumes the arguments.
+    let fallback_parts = attr.as_ref().map(|attr| (attr.kind.clone(), attr.id.clone(), attr.krate.clone()));
     let checked = attr.and_then(|attr| validate::validate(&cx, attr, &function));
     let errors = cx.check().err().map(syn::Error::into_compile_error);
-    let mut function = function;
-    let expanded = match checked {
+    // The function's own tokens go out as they came, not reprinted from the parsed item.
+    let (allow, expanded) = match checked {
         Some(hook) => {
-            if hook.takes_vec_in_place() {
-                // The kind fixes the type `&mut Vec<_>`; clippy's advice to take a slice cannot
-                // be followed, so it is silenced on this function alone.
-                function.attrs.push(syn::parse_quote!(#[allow(clippy::ptr_arg)]));
-            }
-            expand::expand(&hook)
+            // The kind fixes the type `&mut Vec<_>`; clippy's advice to take a slice cannot be
+            // followed, so it is silenced on this function alone.
+            let allow = hook.takes_vec_in_place().then(|| quote::quote!(#[allow(clippy::ptr_arg)]));
+            (allow, expand::expand(&hook))
         }
-        None => TokenStream::new(),
+        None => {
+            let fallback = fallback_parts.and_then(|(kind, id, krate)| {
+                let id = validate::usable_id(id.as_ref()?)?;
+                let kind = KindSpec::find(&kind.to_string());
+                let krate = krate.unwrap_or_else(crate::private::default_crate);
+                Some(expand::fallback(kind, &id, &function.sig.ident, &function.vis, &krate))
+            });
+            (None, fallback.unwrap_or_default())
+        }
     };
-    quote::quote! { #function #expanded #errors }
+    quote::quote! { #allow #item #expanded #errors }
 }

@@ -120,9 +120,7 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             Arg::Unknown(key) => {
                 parsed.had_unknown_key = true;
                 let name = key.to_string();
-                let hint = KEYS
-                    .iter()
-                    .find(|known| strsim::jaro_winkler(&name, known) > 0.8)
+                let hint = crate::suggest::did_you_mean(&name, KEYS.iter().copied())
                     .map(|known| format!("; did you mean `{known}`?"))
                     .unwrap_or_default();
                 cx.error_spanned_by(

@@ -5,7 +5,7 @@
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
-use syn::{FnArg, Ident, ItemFn, Path, ReturnType, Type, Visibility};
+use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type, Visibility};
 
 use super::parse::HookArgs;
 use crate::ctxt::Ctxt;
@@ -62,7 +62,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<C
     check_context_position(cx, kind, function)?;
     let params = check_arity(cx, kind, function)?;
     check_borrowed_return(cx, kind, function)?;
-    let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::hooks_runtime));
+    let krate = args.krate.unwrap_or_else(crate::private::default_crate);
     if cx.has_errors() {
         return None;
     }
@@ -148,10 +148,7 @@ fn check_id(cx: &Ctxt, args: &HookArgs) -> Option<Ident> {
         return None;
     };
     let id = lit.value();
-    let mut chars = id.chars();
-    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_lowercase());
-    let rest_ok = id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !starts_with_letter || !rest_ok {
+    if !is_snake_case(&id) {
         cx.error_spanned_by(
             lit,
             format!(
@@ -169,6 +166,20 @@ fn check_id(cx: &Ctxt, args: &HookArgs) -> Option<Ident> {
         return None;
     }
     Some(Ident::new(&id, lit.span()))
+}
+
+/// Whether `id` is snake_case: lowercase ASCII letters, digits and underscores, starting with a
+/// letter (D2).
+fn is_snake_case(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The id as the companion's name when it is a valid id, without reporting anything: what the
+/// fallback expansion names its companion.
+pub(super) fn usable_id(lit: &LitStr) -> Option<Ident> {
+    let id = lit.value();
+    (is_snake_case(&id) && !KEYWORDS.contains(&id.as_str())).then(|| Ident::new(&id, lit.span()))
 }
 
 /// A snake_case suggestion for a rejected id.
