@@ -97,7 +97,7 @@ pub trait MessageStore: Send + Sync + 'static {
     ///
     /// A store that one process owns (in memory, SQLite) holds nothing: the runtime's lock
     /// already runs one turn at a time, and this default answers `None` at once. A store that
-    /// several processes share ([`PostgresStore`]) holds a lease, so that no two processes run
+    /// several processes share (`PostgresStore`, feature `postgres`) holds a lease, so that no two processes run
     /// turns of one thread at once.
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
         let _ = thread_id;
