@@ -69,6 +69,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
+use tokio_postgres::types::ToSql;
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
 use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange};
@@ -660,6 +661,7 @@ impl MessageStore for PostgresStore {
         let op = Op::message("insert_message", thread_id, &message.id);
         let extra = extra_json(&op, message)?;
         let depth = message.depth.map(i64::from);
+        let role = message.role.as_str();
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
@@ -675,23 +677,7 @@ impl MessageStore for PostgresStore {
             .await
             .map_err(op.pg())?;
         let inserted = tx
-            .execute(
-                &statement,
-                &[
-                    &thread_id,
-                    &message.id,
-                    &message.role.as_str(),
-                    &message.content,
-                    &message.name,
-                    &message.tool_calls,
-                    &message.tool_call_id,
-                    &message.created_at,
-                    &message.parent_id,
-                    &depth,
-                    &message.silent,
-                    &extra,
-                ],
-            )
+            .execute(&statement, &message_params(&thread_id, &message.id, message, &role, &depth, &extra))
             .await
             .map_err(op.pg())?;
         if inserted == 0 {
@@ -733,25 +719,10 @@ impl MessageStore for PostgresStore {
             )
             .await
             .map_err(op.pg())?;
-        tx.execute(
-            &statement,
-            &[
-                &thread_id,
-                &message_id,
-                &message.role.as_str(),
-                &message.content,
-                &message.name,
-                &message.tool_calls,
-                &message.tool_call_id,
-                &message.created_at,
-                &message.parent_id,
-                &depth,
-                &message.silent,
-                &extra,
-            ],
-        )
-        .await
-        .map_err(op.pg())?;
+        let role = message.role.as_str();
+        tx.execute(&statement, &message_params(&thread_id, &message_id, &message, &role, &depth, &extra))
+            .await
+            .map_err(op.pg())?;
         tx.commit().await.map_err(op.pg())?;
         Ok(message)
     }
@@ -838,4 +809,31 @@ impl MessageStore for PostgresStore {
             }
         }
     }
+}
+
+/// The parameters of a message row's insert and update, `$1` to `$12`: the thread, the message's
+/// id, then its columns in the order both statements name them. The one place the columns meet
+/// the message's fields.
+fn message_params<'a>(
+    thread_id: &'a (dyn ToSql + Sync),
+    message_id: &'a (dyn ToSql + Sync),
+    message: &'a HookMessage,
+    role: &'a &'a str,
+    depth: &'a Option<i64>,
+    extra: &'a String,
+) -> [&'a (dyn ToSql + Sync); 12] {
+    [
+        thread_id,
+        message_id,
+        role,
+        &message.content,
+        &message.name,
+        &message.tool_calls,
+        &message.tool_call_id,
+        &message.created_at,
+        &message.parent_id,
+        depth,
+        &message.silent,
+        extra,
+    ]
 }
