@@ -39,7 +39,7 @@ fn main() {
     let chain = fixture.chain(Form::InPlacePlain, 1);
     println!(
         "size of the dispatch future (__bench::filter_messages): {} bytes",
-        std::mem::size_of_val(&hooks_runtime::__bench::filter_messages(chain, &fixture.state, Vec::new()))
+        std::mem::size_of_val(&hooks_runtime::__bench::filter_messages(chain, &fixture.state, &mut Vec::new()))
     );
     let filter = std::env::var("BENCH_FILTER").ok();
     let selected: Vec<_> =

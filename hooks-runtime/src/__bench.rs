@@ -10,14 +10,12 @@
 #![allow(missing_docs)]
 
 use std::future::Future;
+use std::task::{Context, Waker};
 use std::time::Duration;
 
-use hooks_core::{
-    EnabledRelationships, HookError, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, PromptDef,
-    ResolvedHook, ThreadState, ToolCallRecord,
-};
+use hooks_core::{EnabledRelationships, HookError, HookMessage, LlmMessage, PromptDef, ResolvedHook, ThreadState};
 
-use crate::dispatch::{self, Dispatch, FailureRule};
+use crate::dispatch::{self, Dispatch, PointRun};
 use crate::thread::context::{interpolate, to_provider_messages};
 
 /// The timeout the benchmarks dispatch with: the runtime's default.
@@ -27,87 +25,28 @@ fn dispatch(chain: &[ResolvedHook]) -> Dispatch<'_> {
     Dispatch { chain, enabled: EnabledRelationships::NONE, default_timeout: TIMEOUT }
 }
 
-/// `filter_messages` as the runtime runs it (R3-R4, E1, E7): the chain runs on one `&mut` value;
-/// an in-place hook gets it as it is, and before each by-value hook a snapshot is taken into one
-/// buffer per chain (a `clone()` for the first, `clone_from` after), restored if that hook fails.
-pub fn filter_messages<'a>(
-    chain: &'a [ResolvedHook],
-    state: &'a ThreadState,
-    messages: Vec<HookMessage>,
-) -> impl Future<Output = Vec<HookMessage>> + Send + 'a {
-    dispatch::filter_messages(&dispatch(chain), state, messages)
+/// `filter_messages` as the runtime's pipelines run it (R3-R4, E1, E7): the chain runs on the
+/// `&mut` value; an in-place hook gets it as it is, and before each by-value hook a snapshot is
+/// taken into one buffer per chain (a `clone()` for the first, `clone_from` after), restored if
+/// that hook fails. The sync hooks run when this future is first polled, as they do when a
+/// pipeline awaits the point.
+pub async fn filter_messages(chain: &[ResolvedHook], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    dispatch::await_point!(dispatch::filter_messages(&dispatch(chain), state, messages));
 }
 
-/// `prefilter_llm_history` as the runtime runs it (R5, R7).
-pub fn prefilter_llm_history<'a>(
-    chain: &'a [ResolvedHook],
-    state: &'a ThreadState,
-    messages: Vec<LlmMessage>,
-) -> impl Future<Output = Result<Vec<LlmMessage>, HookError>> + Send + 'a {
-    dispatch::prefilter_llm_history(&dispatch(chain), state, messages)
-}
-
-/// `after_system_message` as the runtime runs it (R1).
-pub async fn after_system_message(chain: &[ResolvedHook], state: &ThreadState, system: String) -> String {
-    dispatch::after_system_message(&dispatch(chain), state, system).await
-}
-
-/// The failure rule of a `before_create_message` write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteRule {
-    /// M2: the first failure prevents the write; no snapshot is taken.
-    Prevent,
-    /// M9: the write goes on with the last good value; snapshots are taken as for `filter_messages`.
-    KeepLastGood,
-}
-
-/// `before_create_message` as the runtime runs it under `rule`.
-pub async fn before_create_message(
-    chain: &[ResolvedHook],
-    state: &ThreadState,
-    record: MessageRecord,
-    rule: WriteRule,
-) -> Result<MessageRecord, HookError> {
-    let rule = match rule {
-        WriteRule::Prevent => FailureRule::Prevent,
-        WriteRule::KeepLastGood => FailureRule::KeepLastGood,
-    };
-    dispatch::before_create_message(&dispatch(chain), state, record, rule).await
-}
-
-/// `after_create_message` as the runtime runs it (M3).
-pub async fn after_create_message(chain: &[ResolvedHook], state: &ThreadState, record: &MessageRecord) {
-    dispatch::after_create_message(&dispatch(chain), state, record).await
-}
-
-/// `tool_call_started` as the runtime runs it.
-pub async fn tool_call_started(chain: &[ResolvedHook], state: &ThreadState, call: &HookToolCall) {
-    dispatch::tool_call_started(&dispatch(chain), state, call, None).await
-}
-
-/// `tool_call_done` as the runtime runs it.
-pub async fn tool_call_done(chain: &[ResolvedHook], state: &ThreadState, call: &HookToolCall, result: &HookToolResult) {
-    dispatch::tool_call_done(&dispatch(chain), state, call, result).await
-}
-
-/// `after_tool_call_success|failure` as the runtime runs it.
-pub async fn after_tool_call(
-    chain: &[ResolvedHook],
-    state: &ThreadState,
-    call: &HookToolCall,
-    result: HookToolResult,
-) -> HookToolResult {
-    dispatch::after_tool_call(&dispatch(chain), state, call, result).await
-}
-
-/// `before_store_tool_result` as the runtime runs it (T6).
-pub async fn before_store_tool_result(
-    chain: &[ResolvedHook],
-    state: &ThreadState,
-    call: &ToolCallRecord,
-    result: HookToolResult,
-) -> HookToolResult {
-    dispatch::before_store_tool_result(&dispatch(chain), state, call, result).await
+/// [`filter_messages`] for a chain of sync hooks, called as a pipeline calls the point from
+/// inside its own running future: no future is built for it, and its outcome is matched where it
+/// is called. Should the chain reach an async hook, the rest is polled once with a no-op waker
+/// and must be ready.
+pub fn filter_messages_sync(chain: &[ResolvedHook], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    match dispatch::filter_messages(&dispatch(chain), state, messages) {
+        PointRun::Finished(()) => {}
+        PointRun::Suspended(rest) => {
+            let mut rest = std::pin::pin!(rest);
+            let ready = rest.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(ready.is_ready(), "filter_messages_sync: the chain did not finish at once");
+        }
+    }
 }
 
 /// The three chains of a context assembly.
@@ -127,11 +66,14 @@ pub async fn assemble(
     prompt: &PromptDef,
     snapshot: Vec<HookMessage>,
 ) -> Result<Vec<LlmMessage>, HookError> {
-    let rendered = interpolate(prompt.prompt, state);
-    let system = dispatch::after_system_message(&dispatch(chains.after_system_message), state, rendered).await;
-    let filtered = dispatch::filter_messages(&dispatch(chains.filter_messages), state, snapshot).await;
-    let provider = to_provider_messages(system, &filtered, prompt);
-    dispatch::prefilter_llm_history(&dispatch(chains.prefilter_llm_history), state, provider).await
+    let mut system = interpolate(prompt.prompt, state);
+    dispatch::await_point!(dispatch::after_system_message(&dispatch(chains.after_system_message), state, &mut system));
+    let mut history = snapshot;
+    dispatch::await_point!(dispatch::filter_messages(&dispatch(chains.filter_messages), state, &mut history));
+    let mut provider = to_provider_messages(system, &history, prompt);
+    let prefilter = dispatch(chains.prefilter_llm_history);
+    dispatch::await_point!(dispatch::prefilter_llm_history(&prefilter, state, &mut provider))?;
+    Ok(provider)
 }
 
 /// The same assembly with no hook machinery at all: the baseline of [`assemble`].

@@ -51,21 +51,21 @@ impl UserScope {
     pub(crate) async fn attach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
         let event = UserEvent::ClientAttached { client_id: client_id.to_owned() };
         let state = self.change(user_id, event, |data| data.clients.push(client_id.to_owned()));
-        dispatch::user_event(&self.attached, timeout, &state).await;
+        dispatch::await_point!(dispatch::user_event(&self.attached, timeout, &state));
     }
 
     /// A client disconnected: runs every `user_client_detached` hook.
     pub(crate) async fn detach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
         let event = UserEvent::ClientDetached { client_id: client_id.to_owned() };
         let state = self.change(user_id, event, |data| data.clients.retain(|client| client != client_id));
-        dispatch::user_event(&self.detached, timeout, &state).await;
+        dispatch::await_point!(dispatch::user_event(&self.detached, timeout, &state));
     }
 
     /// A user value change made here (`event` is a `ValueChanged`): applied to the user's
     /// values, then every `user_value_changed` hook runs.
     pub(crate) async fn change_value(&self, user_id: &str, event: UserEvent, timeout: Duration) {
         let state = self.apply_value_change(user_id, event);
-        dispatch::user_event(&self.value_changed, timeout, &state).await;
+        dispatch::await_point!(dispatch::user_event(&self.value_changed, timeout, &state));
     }
 
     /// A change another runtime made (scale-out): applied to this runtime's copy of the user's
@@ -74,7 +74,7 @@ impl UserScope {
         let crate::store::UserChange { user_id, key, old, new, .. } = change;
         let state = self.apply_value_change(&user_id, UserEvent::ValueChanged { key, old, new });
         if !state.clients.is_empty() {
-            dispatch::user_event(&self.value_changed, timeout, &state).await;
+            dispatch::await_point!(dispatch::user_event(&self.value_changed, timeout, &state));
         }
     }
 

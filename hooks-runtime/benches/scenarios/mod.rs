@@ -596,7 +596,10 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
         for form in Form::SYNC {
             let chain = f.chain(form, index);
             variants.push(Variant::new(form.name(), move |iters| {
-                run_sync(iters, value.clone(), |v| poll_now(__bench::filter_messages(chain, state, v)))
+                run_sync(iters, value.clone(), |mut v| {
+                    __bench::filter_messages_sync(chain, state, &mut v);
+                    v
+                })
             }));
         }
         if n == 0 {
@@ -604,7 +607,11 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
             variants.push(Variant::new(NO_CALL, move |iters| run_sync(iters, value.clone(), |v| v)));
             variants.push(Variant::new(LEN_CHECK, move |iters| {
                 run_sync(iters, value.clone(), |v| {
-                    if chain.is_empty() { v } else { poll_now(__bench::filter_messages(chain, state, v)) }
+                    let mut v = v;
+                    if !chain.is_empty() {
+                        __bench::filter_messages_sync(chain, state, &mut v);
+                    }
+                    v
                 })
             }));
         }
@@ -640,7 +647,11 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
         for form in Form::ASYNC {
             let chain = f.chain(form, index);
             variants.push(Variant::new(form.name(), move |iters| {
-                run_async!(tokio, iters, value.clone(), |v| __bench::filter_messages(chain, state, v).await)
+                run_async!(tokio, iters, value.clone(), |v| {
+                    let mut v = v;
+                    __bench::filter_messages(chain, state, &mut v).await;
+                    v
+                })
             }));
         }
         groups.push((async_title(n), variants));

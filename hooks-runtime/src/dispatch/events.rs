@@ -2,22 +2,19 @@
 //! (E2).
 //!
 //! As for transforms (`kinds.rs`), the sync hooks up to the first async one run when a point is
-//! called, in a plain function, and the future answered is ready: a chain of sync hooks builds no
-//! state machine. From an async hook on (or when hook spans are wanted) the rest of the chain is
-//! one boxed future.
+//! called, in a plain function: a chain of sync hooks builds no state machine. From an async hook
+//! on (or when hook spans are wanted) the rest of the chain is a future the caller awaits in place.
 
 use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use hooks_core::{
     HookExecutionContext, HookFuture, HookHandler, HookMessage, HookResult, HookToolCall, HookToolResult,
     MessageRecord, ResolvedHook, ThreadState, UserState,
 };
 
-use super::Dispatch;
 use super::invoke::{self, HookFailure, Started, spans_wanted};
 use super::panics;
+use super::{Dispatch, PointRun};
 
 /// An event hook point: what its hooks are given, and how its adapter is called.
 trait EventKind: 'static {
@@ -31,13 +28,14 @@ trait EventKind: 'static {
 }
 
 /// Runs an event chain: its sync hooks now, the rest (from an async hook on) in the future
-/// answered. Every caller awaits it where it calls it.
+/// answered, which the caller awaits where it calls the point.
+#[inline(always)]
 fn run_events<'a, E: EventKind>(
     dispatch: Dispatch<'a>,
     args: E::Args<'a>,
-) -> Events<impl Future<Output = ()> + Send + 'a> {
+) -> PointRun<impl Future<Output = ()> + Send + 'a> {
     if dispatch.is_empty() {
-        return Events(None);
+        return PointRun::Finished(());
     }
     let traced = spans_wanted();
     let from = if traced {
@@ -45,25 +43,10 @@ fn run_events<'a, E: EventKind>(
     } else {
         match run_sync::<E>(&dispatch, args, 0) {
             Some(position) => position,
-            None => return Events(None),
+            None => return PointRun::Finished(()),
         }
     };
-    Events(Some(Box::pin(resume::<E>(dispatch, args, from, traced))))
-}
-
-/// The future of an event point: ready when its chain had only sync hooks.
-struct Events<F>(Option<Pin<Box<F>>>);
-
-impl<F: Future<Output = ()>> Future for Events<F> {
-    type Output = ();
-
-    #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.0 {
-            None => Poll::Ready(()),
-            Some(rest) => rest.as_mut().poll(cx),
-        }
-    }
+    PointRun::Suspended(resume::<E>(dispatch, args, from, traced))
 }
 
 /// Runs the sync hooks from `from` on, up to the end (`None`) or the next async hook (its
@@ -113,16 +96,8 @@ fn not_async(entry: &ResolvedHook) -> HookFailure {
 /// each hook in its span when `traced`.
 async fn resume<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>, from: usize, traced: bool) {
     if traced {
-        for entry in dispatch.chain {
-            if !entry.is_active(&dispatch.enabled) {
-                continue;
-            }
-            let call = || E::call(&entry.hook.handler, args, &entry.context);
-            if let Err(failure) = invoke::run_traced(entry, dispatch.timeout_of(entry), call).await {
-                invoke::log_failure(entry, &failure);
-            }
-        }
-        return;
+        // Boxed: the traced chain's state (a span per hook) stays out of the untraced future.
+        return Box::pin(run_traced::<E>(dispatch, args)).await;
     }
     let mut clock = invoke::HookClock::default();
     let mut position = from;
@@ -149,6 +124,20 @@ async fn resume<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>, fro
     }
 }
 
+/// An event chain when someone listens for hook spans: each hook in its span.
+#[cold]
+async fn run_traced<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>) {
+    for entry in dispatch.chain {
+        if !entry.is_active(&dispatch.enabled) {
+            continue;
+        }
+        let call = || E::call(&entry.hook.handler, args, &entry.context);
+        if let Err(failure) = invoke::run_traced(entry, dispatch.timeout_of(entry), call).await {
+            invoke::log_failure(entry, &failure);
+        }
+    }
+}
+
 macro_rules! event_point {
     ($(#[$doc:meta])* $name:ident, $marker:ident, |$handler:ident, ($($arg:ident: $ty:ty),*), $ctx:ident| $call:expr) => {
         struct $marker;
@@ -169,7 +158,7 @@ macro_rules! event_point {
         pub(crate) fn $name<'a>(
             dispatch: &Dispatch<'a>,
             $($arg: $ty),*
-        ) -> impl Future<Output = ()> + Send + use<'a> {
+        ) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
             run_events::<$marker>(*dispatch, ($($arg,)*))
         }
     };
@@ -226,7 +215,7 @@ pub(crate) fn user_event<'a>(
     hooks: &'a [ResolvedHook],
     default_timeout: std::time::Duration,
     user: &'a UserState,
-) -> impl Future<Output = ()> + Send + use<'a> {
+) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
     user_scope(&dispatch, user)
 }

@@ -7,13 +7,10 @@ use hooks_core::{
 };
 
 use std::future::Future;
-use std::marker::PhantomData;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use super::invoke::{self, HookFailure, Started, spans_wanted};
 use super::panics;
-use super::{Dispatch, FailureRule};
+use super::{Dispatch, FailureRule, PointRun};
 
 /// A kind whose chain transforms one value in place.
 trait TransformKind: 'static {
@@ -72,8 +69,7 @@ transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v,
     AfterToolCallSuccess | AfterToolCallFailure
 )(state, call, v, ctx));
 
-/// Runs a transform chain on `value` under `rule`, and answers the value with the chain's
-/// outcome.
+/// Runs a transform chain on `value` under `rule`.
 ///
 /// With [`FailureRule::Prevent`] the first failure returns its error, and the value is discarded
 /// by the caller, so nothing is ever snapshotted. Otherwise a failing hook leaves the chain going
@@ -83,97 +79,59 @@ transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v,
 /// hook with `clone_from` so that after the first it allocates nothing, and restored on failure.
 ///
 /// The sync hooks up to the first async one run when this is called, in [`run_sync`], a plain
-/// function whose loop state lives in registers: a chain of sync hooks builds no state machine at
-/// all, and the future answered is ready. Only from an async hook on (or when hook spans are
-/// wanted) does the chain go on in [`resume`], a future that carries it across the awaits. Every
-/// caller awaits the answer where it calls this, so running the sync hooks early changes nothing.
-fn run_transform<'a, K: TransformKind, M: Finish<K::Value>>(
+/// function whose loop state lives in registers: a chain of sync hooks builds no state machine
+/// and moves nothing; the point answers [`PointRun::Finished`]. Only from an async hook on (or
+/// when hook spans are wanted) does the chain go on in [`resume`], the future answered in
+/// [`PointRun::Suspended`], which the caller awaits in place (no box: a chain's only allocations
+/// are its async hooks' own futures).
+#[inline(always)]
+fn run_transform<'a, K: TransformKind, M: Finish>(
     dispatch: Dispatch<'a>,
     state: &'a ThreadState,
     arg: &'a K::Arg,
-    mut value: K::Value,
+    value: &'a mut K::Value,
     rule: FailureRule,
-) -> Transform<impl Future<Output = Transformed<K::Value>> + Send + 'a, K::Value, M> {
-    let progress = if dispatch.is_empty() {
-        Progress::Done(Some((value, Ok(()))))
+) -> PointRun<impl Future<Output = M::Output> + Send + 'a> {
+    if dispatch.is_empty() {
+        return PointRun::Finished(M::finish(Ok(())));
+    }
+    let mut snapshot: Option<K::Value> = None;
+    let resume_at = if spans_wanted() {
+        Resume::Traced
     } else {
-        let mut snapshot: Option<K::Value> = None;
-        let resume_at = if spans_wanted() {
-            Resume::Traced
-        } else {
-            match run_sync::<K>(&dispatch, state, arg, &mut value, rule, 0, &mut snapshot) {
-                Segment::Done(result) => {
-                    return Transform { progress: Progress::Done(Some((value, result))), finish: PhantomData };
-                }
-                Segment::Async(position) => Resume::Async(position),
-            }
-        };
-        Progress::Running(Box::pin(resume::<K>(dispatch, state, arg, value, rule, resume_at, snapshot)))
+        match run_sync::<K>(&dispatch, state, arg, value, rule, 0, &mut snapshot) {
+            Segment::Done(result) => return PointRun::Finished(M::finish(result)),
+            Segment::Async(position) => Resume::Async(position),
+        }
     };
-    Transform { progress, finish: PhantomData }
+    PointRun::Suspended(resume::<K, M>(dispatch, state, arg, value, rule, resume_at, snapshot))
 }
-
-/// A chain's value and outcome.
-type Transformed<V> = (V, Result<(), HookError>);
 
 /// How a hook point answers its chain's outcome.
-trait Finish<V> {
+trait Finish: 'static {
     type Output;
-    fn finish(outcome: Transformed<V>) -> Self::Output;
+    fn finish(outcome: Result<(), HookError>) -> Self::Output;
 }
 
-/// The value, whatever happened (the failures were logged and the last good value kept).
+/// Nothing: the failures were logged and the last good value kept.
 struct KeepValue;
 
-impl<V> Finish<V> for KeepValue {
-    type Output = V;
+impl Finish for KeepValue {
+    type Output = ();
     #[inline(always)]
-    fn finish((value, _): Transformed<V>) -> V {
-        value
-    }
+    fn finish(_: Result<(), HookError>) {}
 }
 
-/// The value, or the failure that stops the caller's step.
+/// The failure that stops the caller's step, if any.
 struct ValueOrError;
 
-impl<V> Finish<V> for ValueOrError {
-    type Output = Result<V, HookError>;
+impl Finish for ValueOrError {
+    type Output = Result<(), HookError>;
     #[inline(always)]
-    fn finish((value, result): Transformed<V>) -> Result<V, HookError> {
-        result.map(|()| value)
+    fn finish(outcome: Result<(), HookError>) -> Result<(), HookError> {
+        outcome
     }
 }
-
-/// The future [`run_transform`] answers: the chain's outcome, put in the hook point's shape by
-/// `M`. It stays a few words wide, so that moving it (every caller does, to await it) costs
-/// nothing: the rest of a chain with an async hook is boxed, one allocation beside the async
-/// hooks' own.
-struct Transform<F, V, M> {
-    progress: Progress<F, V>,
-    finish: PhantomData<fn() -> M>,
-}
-
-/// Ready when the chain had only sync hooks, else the rest of the chain.
-enum Progress<F, V> {
-    Done(Option<Transformed<V>>),
-    Running(Pin<Box<F>>),
-}
-
-impl<F: Future<Output = Transformed<V>>, V, M: Finish<V>> Future for Transform<F, V, M> {
-    type Output = M::Output;
-
-    #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
-        let output = match &mut self.progress {
-            Progress::Done(output) => output.take().expect("a hook chain polled after it finished"),
-            Progress::Running(future) => std::task::ready!(future.as_mut().poll(cx)),
-        };
-        Poll::Ready(M::finish(output))
-    }
-}
-
-// Neither variant is pinned in place: the value is moved out, the rest of the chain is boxed.
-impl<F, V, M> Unpin for Transform<F, V, M> {}
 
 /// Where [`resume`] picks a chain up.
 enum Resume {
@@ -185,28 +143,29 @@ enum Resume {
 
 /// The rest of a transform chain, from an async hook on: the async hook is awaited (under its
 /// timeout, E3, E6), and the sync hooks after it run in [`run_sync`] again.
-async fn resume<K: TransformKind>(
+async fn resume<K: TransformKind, M: Finish>(
     dispatch: Dispatch<'_>,
     state: &ThreadState,
     arg: &K::Arg,
-    mut value: K::Value,
+    value: &mut K::Value,
     rule: FailureRule,
     resume_at: Resume,
     mut snapshot: Option<K::Value>,
-) -> Transformed<K::Value> {
+) -> M::Output {
     let mut position = match resume_at {
         Resume::Async(position) => position,
         Resume::Traced => {
-            let result = run_traced::<K>(&dispatch, state, arg, &mut value, rule, &mut snapshot).await;
-            return (value, result);
+            // Boxed: the traced chain's state (a span per hook) stays out of the untraced future.
+            let traced = Box::pin(run_traced::<K>(&dispatch, state, arg, value, rule, &mut snapshot));
+            return M::finish(traced.await);
         }
     };
     let mut clock = invoke::HookClock::default();
     loop {
         let entry = &dispatch.chain[position];
-        let restore = take_snapshot(entry, rule, &value, &mut snapshot);
+        let restore = take_snapshot(entry, rule, value, &mut snapshot);
         let timeout = dispatch.timeout_of(entry);
-        let slot = &mut value;
+        let slot = &mut *value;
         let call = move || {
             // Moving the borrow out makes the closure `FnOnce`: the hook's future holds it.
             let slot = slot;
@@ -217,19 +176,19 @@ async fn resume<K: TransformKind>(
             Started::Pending(future) => invoke::finish(future, timeout, None, &mut clock, position).await,
         };
         if let Err(failure) = outcome
-            && let Err(error) = settle(entry, failure, rule, &mut value, restore.then_some(&snapshot))
+            && let Err(error) = settle(entry, failure, rule, value, restore.then_some(&snapshot))
         {
-            return (value, Err(error));
+            return M::finish(Err(error));
         }
         // An async hook right after needs no trip through `run_sync`.
         position += 1;
         match dispatch.chain.get(position) {
-            None => return (value, Ok(())),
+            None => return M::finish(Ok(())),
             Some(next) if next.hook.is_async && next.optional_slot.is_none() => continue,
             Some(_) => {}
         }
-        position = match run_sync_outlined::<K>(&dispatch, state, arg, &mut value, rule, position, &mut snapshot) {
-            Segment::Done(result) => return (value, result),
+        position = match run_sync_outlined::<K>(&dispatch, state, arg, value, rule, position, &mut snapshot) {
+            Segment::Done(result) => return M::finish(result),
             Segment::Async(next) => next,
         };
     }
@@ -428,8 +387,8 @@ async fn run_traced<K: TransformKind>(
 pub(crate) fn filter_messages<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
-    messages: Vec<HookMessage>,
-) -> impl Future<Output = Vec<HookMessage>> + Send + use<'a> {
+    messages: &'a mut Vec<HookMessage>,
+) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     run_transform::<FilterMessages, KeepValue>(*dispatch, state, &(), messages, FailureRule::KeepLastGood)
 }
 
@@ -438,8 +397,8 @@ pub(crate) fn filter_messages<'a>(
 pub(crate) fn prefilter_llm_history<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
-    messages: Vec<LlmMessage>,
-) -> impl Future<Output = Result<Vec<LlmMessage>, HookError>> + Send + use<'a> {
+    messages: &'a mut Vec<LlmMessage>,
+) -> PointRun<impl Future<Output = Result<(), HookError>> + Send + use<'a>> {
     run_transform::<PrefilterLlmHistory, ValueOrError>(
         *dispatch,
         state,
@@ -453,9 +412,9 @@ pub(crate) fn prefilter_llm_history<'a>(
 pub(crate) fn before_create_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
-    record: MessageRecord,
+    record: &'a mut MessageRecord,
     rule: FailureRule,
-) -> impl Future<Output = Result<MessageRecord, HookError>> + Send + use<'a> {
+) -> PointRun<impl Future<Output = Result<(), HookError>> + Send + use<'a>> {
     run_transform::<BeforeCreateMessage, ValueOrError>(*dispatch, state, &(), record, rule)
 }
 
@@ -464,8 +423,8 @@ pub(crate) fn before_update_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
     message_id: &'a str,
-    update: MessageUpdate,
-) -> impl Future<Output = Result<MessageUpdate, HookError>> + Send + use<'a> {
+    update: &'a mut MessageUpdate,
+) -> PointRun<impl Future<Output = Result<(), HookError>> + Send + use<'a>> {
     run_transform::<BeforeUpdateMessage, ValueOrError>(*dispatch, state, message_id, update, FailureRule::Prevent)
 }
 
@@ -475,8 +434,8 @@ pub(crate) fn before_store_tool_result<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
     call: &'a ToolCallRecord,
-    result: HookToolResult,
-) -> impl Future<Output = HookToolResult> + Send + use<'a> {
+    result: &'a mut HookToolResult,
+) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     run_transform::<BeforeStoreToolResult, KeepValue>(*dispatch, state, call, result, FailureRule::KeepLastGood)
 }
 
@@ -485,8 +444,8 @@ pub(crate) fn before_store_tool_result<'a>(
 pub(crate) fn after_system_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
-    system: String,
-) -> impl Future<Output = String> + Send + use<'a> {
+    system: &'a mut String,
+) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     run_transform::<AfterSystemMessage, KeepValue>(*dispatch, state, &(), system, FailureRule::KeepLastGood)
 }
 
@@ -496,7 +455,7 @@ pub(crate) fn after_tool_call<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
     call: &'a HookToolCall,
-    result: HookToolResult,
-) -> impl Future<Output = HookToolResult> + Send + use<'a> {
+    result: &'a mut HookToolResult,
+) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     run_transform::<AfterToolCall, KeepValue>(*dispatch, state, call, result, FailureRule::KeepLastGood)
 }

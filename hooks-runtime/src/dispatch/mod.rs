@@ -23,6 +23,7 @@ mod invoke;
 mod kinds;
 pub(crate) mod panics;
 
+use std::future::Future;
 use std::time::Duration;
 
 use hooks_core::{EnabledRelationships, ResolvedHook};
@@ -58,6 +59,33 @@ impl Dispatch<'_> {
         entry.hook.timeout_ms.map_or(self.default_timeout, Duration::from_millis)
     }
 }
+
+/// A hook point, called: the sync hooks of its chain have run, up to its end or its first async
+/// hook.
+///
+/// `Finished` holds the point's outcome; `Suspended` is the rest of the chain, a future that the
+/// caller awaits where it called the point ([`await_point!`]), so that it lives in the caller's
+/// own state and needs no allocation. A chain of sync hooks thus builds no future and moves
+/// nothing: its value is changed in place, behind the `&mut` the point was given.
+#[must_use = "a suspended hook point runs the rest of its chain only when awaited"]
+pub(crate) enum PointRun<F: Future> {
+    /// The chain ran to its end (or a failure stopped it): the point's outcome.
+    Finished(F::Output),
+    /// The chain reached an async hook (or spans are wanted): the rest of it.
+    Suspended(F),
+}
+
+/// Awaits a hook point where it is called: `await_point!(dispatch::filter_messages(..))` is the
+/// point's outcome. In an `async` context only.
+macro_rules! await_point {
+    ($point:expr) => {
+        match $point {
+            $crate::dispatch::PointRun::Finished(outcome) => outcome,
+            $crate::dispatch::PointRun::Suspended(rest) => rest.await,
+        }
+    };
+}
+pub(crate) use await_point;
 
 /// What a failing hook does to the value its chain carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

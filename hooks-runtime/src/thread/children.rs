@@ -33,7 +33,7 @@ pub(crate) async fn spawn(
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.lock_run().await;
     if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
-        dispatch::after_subagent_created(&chain, state, &child_state).await;
+        dispatch::await_point!(dispatch::after_subagent_created(&chain, state, &child_state));
     }
     drop(child_state);
     Ok(child)

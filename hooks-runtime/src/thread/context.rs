@@ -16,25 +16,26 @@ pub(crate) async fn assemble(
 ) -> Result<Result<Vec<LlmMessage>, HookError>, crate::store::StoreError> {
     // R1: after interpolation, before the snapshot.
     let rendered = interpolate(prompt.prompt, state);
-    let system = match pipeline.chain(HookKind::AfterSystemMessage) {
-        Some(chain) => dispatch::after_system_message(&chain, state, rendered).await,
-        None => rendered,
-    };
+    let mut system = rendered;
+    if let Some(chain) = pipeline.chain(HookKind::AfterSystemMessage) {
+        dispatch::await_point!(dispatch::after_system_message(&chain, state, &mut system));
+    }
     // R2, R3: messages injected above are persisted, so the snapshot taken now includes them,
     // silent ones too.
-    let snapshot = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
+    let mut history = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
-    let filtered = match pipeline.chain(HookKind::FilterMessages) {
-        Some(chain) => dispatch::filter_messages(&chain, state, snapshot).await,
-        None => snapshot,
-    };
-    let provider = to_provider_messages(system, &filtered, prompt);
+    if let Some(chain) = pipeline.chain(HookKind::FilterMessages) {
+        dispatch::await_point!(dispatch::filter_messages(&chain, state, &mut history));
+    }
+    let mut provider = to_provider_messages(system, &history, prompt);
     // R5, R7, then R9 on whatever the prefilter returned.
-    let prefiltered = match pipeline.chain(HookKind::PrefilterLlmHistory) {
-        Some(chain) => dispatch::prefilter_llm_history(&chain, state, provider).await,
-        None => Ok(provider),
-    };
-    Ok(prefiltered.map(repair_prefiltered))
+    if let Some(chain) = pipeline.chain(HookKind::PrefilterLlmHistory) {
+        let prefiltered = dispatch::await_point!(dispatch::prefilter_llm_history(&chain, state, &mut provider));
+        if let Err(blocked) = prefiltered {
+            return Ok(Err(blocked));
+        }
+    }
+    Ok(Ok(repair_prefiltered(provider)))
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as

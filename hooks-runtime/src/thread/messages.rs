@@ -45,12 +45,10 @@ pub(crate) async fn create(
         record.created_at = crate::ids::now_ms();
     }
     note_point(pipeline.shared, HookKind::BeforeCreateMessage);
-    let record = match pipeline.chain(HookKind::BeforeCreateMessage) {
-        Some(chain) => {
-            dispatch::before_create_message(&chain, state, record, rule).await.map_err(CreateError::Prevented)?
-        }
-        None => record,
-    };
+    if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {
+        dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule))
+            .map_err(CreateError::Prevented)?;
+    }
     let message = record.clone().into_message();
     let stored = pipeline
         .shared
@@ -66,7 +64,7 @@ pub(crate) async fn create(
     });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
-        dispatch::after_create_message(&chain, state, &record).await;
+        dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
     }
     Ok(stored)
 }
@@ -77,13 +75,12 @@ pub(crate) async fn update(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     message_id: &str,
-    update: MessageUpdate,
+    mut update: MessageUpdate,
 ) -> Result<HookMessage, HookError> {
     note_point(pipeline.shared, HookKind::BeforeUpdateMessage);
-    let update = match pipeline.chain(HookKind::BeforeUpdateMessage) {
-        Some(chain) => dispatch::before_update_message(&chain, state, message_id, update).await?,
-        None => update,
-    };
+    if let Some(chain) = pipeline.chain(HookKind::BeforeUpdateMessage) {
+        dispatch::await_point!(dispatch::before_update_message(&chain, state, message_id, &mut update))?;
+    }
     let stored = pipeline
         .shared
         .runtime
@@ -93,7 +90,7 @@ pub(crate) async fn update(
         .map_err(|error| HookError::new(error.to_string()))?;
     note_point(pipeline.shared, HookKind::AfterUpdateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterUpdateMessage) {
-        dispatch::after_update_message(&chain, state, &stored).await;
+        dispatch::await_point!(dispatch::after_update_message(&chain, state, &stored));
     }
     Ok(stored)
 }

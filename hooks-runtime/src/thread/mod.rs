@@ -549,7 +549,7 @@ impl Thread {
         let state = self.shared.lock_run().await;
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
         if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
-            crate::dispatch::after_thread_created(&chain, &state).await;
+            crate::dispatch::await_point!(crate::dispatch::after_thread_created(&chain, &state));
         }
     }
 

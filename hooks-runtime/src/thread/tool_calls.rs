@@ -102,7 +102,7 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
         progress: progress.map(str::to_owned),
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallStarted) {
-        dispatch::tool_call_started(&chain, state, call, progress).await;
+        dispatch::await_point!(dispatch::tool_call_started(&chain, state, call, progress));
     }
 }
 
@@ -224,7 +224,7 @@ pub(crate) async fn finish_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
-    result: HookToolResult,
+    mut result: HookToolResult,
 ) -> HookToolResult {
     pipeline.shared.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
@@ -232,19 +232,16 @@ pub(crate) async fn finish_call(
         status: result.status.as_str().to_owned(),
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
-        dispatch::tool_call_done(&chain, state, call, &result).await;
+        dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
     }
     let kind = if result.is_success() { HookKind::AfterToolCallSuccess } else { HookKind::AfterToolCallFailure };
-    let result = match pipeline.chain(kind) {
-        Some(chain) => dispatch::after_tool_call(&chain, state, call, result).await,
-        None => result,
-    };
-    let result = match pipeline.chain(HookKind::BeforeStoreToolResult) {
-        Some(chain) => {
-            dispatch::before_store_tool_result(&chain, state, &ToolCallRecord::from(call.clone()), result).await
-        }
-        None => result,
-    };
+    if let Some(chain) = pipeline.chain(kind) {
+        dispatch::await_point!(dispatch::after_tool_call(&chain, state, call, &mut result));
+    }
+    if let Some(chain) = pipeline.chain(HookKind::BeforeStoreToolResult) {
+        let record = ToolCallRecord::from(call.clone());
+        dispatch::await_point!(dispatch::before_store_tool_result(&chain, state, &record, &mut result));
+    }
     let message = tool_message(call, &result);
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
