@@ -106,7 +106,7 @@ async fn resume<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>, fro
         let timeout = dispatch.timeout_of(entry);
         let outcome = match invoke::start(entry, timeout, || E::call(&entry.hook.handler, args, &entry.context)) {
             Started::Done(outcome) => outcome,
-            Started::Pending(future) => invoke::finish(future, timeout, None, &mut clock, position).await,
+            Started::Pending(future) => invoke::InFlight::new(future, timeout, None, &mut clock, position).await,
         };
         if let Err(failure) = outcome {
             invoke::log_failure(entry, &failure);

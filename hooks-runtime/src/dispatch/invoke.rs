@@ -3,7 +3,7 @@
 //! hook's own error message, never the data it was given (E3-E6).
 //!
 //! A sync hook is started and finished by [`start`], a plain function: no future is created for
-//! it. Only an async hook's boxed future reaches [`finish`].
+//! it. Only an async hook's boxed future becomes an [`InFlight`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -118,66 +118,99 @@ fn start_blocking<'a>(timeout: Duration, call: impl FnOnce() -> HookFuture<'a, H
     }
 }
 
-/// Drives an async hook's future, panics caught, under its timeout.
+/// An async hook's future in flight, driven with panics caught under its timeout; awaiting it
+/// answers the hook's outcome.
 ///
 /// It is polled once before the timer is armed: a future that is ready at once needs no timer.
 /// When it is not ready, the timer is armed for the rest of the timeout and the task yields; the
 /// hook is polled again only when it is woken, never twice in one poll. E6: an answer that comes
-/// after the deadline is discarded, even from a hook that blocked its thread and never yielded;
-/// the future is dropped here, so nothing it borrowed is touched again by the hook. The timer is
-/// boxed, so that this future stays small for the hooks that answer at once.
-pub(crate) async fn finish(
-    future: BoxedHookFuture<'_, HookResult<()>>,
+/// after the deadline is discarded, even from a hook that blocked its thread and never yielded.
+/// The hook's future is dropped as soon as it answers or times out, and this is dropped when its
+/// await ends, so nothing the hook borrowed is touched by it again once the chain goes on. The
+/// timer is boxed, so that this stays small for the hooks that answer at once.
+///
+/// Written by hand rather than as an `async fn`: its one state is its fields, polled in one call,
+/// with no generator and no `poll_fn` layers around the hook's own future.
+pub(crate) struct InFlight<'f, 'c> {
+    future: Option<BoxedHookFuture<'f, HookResult<()>>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    started_at: Reading,
     timeout: Duration,
-    span: Option<&tracing::Span>,
-    clock: &mut HookClock,
+    span: Option<&'c tracing::Span>,
+    clock: &'c mut HookClock,
     position: usize,
-) -> Result<(), HookFailure> {
-    let started_at = clock.start(position, timeout);
-    let mut guarded = CatchUnwind { future, span };
-    let first = std::future::poll_fn(|cx| {
-        Poll::Ready(match Pin::new(&mut guarded).poll(cx) {
-            Poll::Ready(output) => Some(output),
-            Poll::Pending => None,
-        })
-    })
-    .await;
-    let output = match first {
-        Some(output) => output,
-        None => {
-            let remaining = timeout.saturating_sub(started_at.until(started_at.again()));
-            let mut deadline = Box::pin(tokio::time::sleep(remaining));
-            // The hook was just polled: this round only arms the timer.
-            let mut hook_polled = true;
-            let outcome = std::future::poll_fn(|cx| {
-                if !std::mem::take(&mut hook_polled)
-                    && let Poll::Ready(output) = Pin::new(&mut guarded).poll(cx)
-                {
-                    return Poll::Ready(Some(output));
-                }
-                match deadline.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(None),
-                    Poll::Pending => Poll::Pending,
-                }
-            })
-            .await;
-            match outcome {
-                Some(output) => output,
-                None => {
-                    clock.forget();
-                    return Err(HookFailure::Timeout(timeout));
-                }
-            }
-        }
-    };
-    drop(guarded);
-    let ended_at = clock.end(position, started_at);
-    if started_at.until(ended_at) > timeout {
-        return Err(HookFailure::Timeout(timeout));
+}
+
+impl<'f, 'c> InFlight<'f, 'c> {
+    /// The hook at `position` of its chain, whose adapter answered `future`, started now.
+    #[inline]
+    pub(crate) fn new(
+        future: BoxedHookFuture<'f, HookResult<()>>,
+        timeout: Duration,
+        span: Option<&'c tracing::Span>,
+        clock: &'c mut HookClock,
+        position: usize,
+    ) -> Self {
+        let started_at = clock.start(position, timeout);
+        InFlight { future: Some(future), deadline: None, started_at, timeout, span, clock, position }
     }
-    match output {
-        Ok(result) => result.map_err(HookFailure::Error),
-        Err(location) => Err(HookFailure::Panic(location)),
+
+    /// The hook's future polled as hook code: panics caught, inside its span when there is one.
+    #[inline]
+    fn poll_hook(&mut self, cx: &mut Context<'_>) -> Poll<Result<HookResult<()>, PanicLocation>> {
+        let Some(future) = self.future.as_mut() else { unreachable!("a hook polled after it answered") };
+        let _entered = self.span.map(tracing::Span::enter);
+        match panics::catch(|| future.as_mut().poll(cx)) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(location) => Poll::Ready(Err(location)),
+        }
+    }
+
+    /// The hook timed out: its future is dropped, and its clock reading is no start for the next.
+    #[cold]
+    fn time_out(&mut self) -> Poll<Result<(), HookFailure>> {
+        self.future = None;
+        self.clock.forget();
+        Poll::Ready(Err(HookFailure::Timeout(self.timeout)))
+    }
+
+    /// The timer of a hook that did not answer at once, armed for the rest of its timeout.
+    #[cold]
+    fn arm(&self) -> Pin<Box<tokio::time::Sleep>> {
+        let remaining = self.timeout.saturating_sub(self.started_at.until(self.started_at.again()));
+        Box::pin(tokio::time::sleep(remaining))
+    }
+}
+
+impl Future for InFlight<'_, '_> {
+    type Output = Result<(), HookFailure>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let output = match this.poll_hook(cx) {
+            Poll::Ready(output) => output,
+            Poll::Pending => {
+                let armed = match this.deadline.take() {
+                    Some(deadline) => deadline,
+                    None => this.arm(),
+                };
+                let deadline = this.deadline.insert(armed);
+                return match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => this.time_out(),
+                    Poll::Pending => Poll::Pending,
+                };
+            }
+        };
+        this.future = None;
+        let ended_at = this.clock.end(this.position, this.started_at);
+        if this.started_at.until(ended_at) > this.timeout {
+            return this.time_out();
+        }
+        Poll::Ready(match output {
+            Ok(result) => result.map_err(HookFailure::Error),
+            Err(location) => Err(HookFailure::Panic(location)),
+        })
     }
 }
 
@@ -234,7 +267,7 @@ pub(crate) async fn run_traced<'a>(
     let started_at = Instant::now();
     let outcome = match span.in_scope(|| start(entry, timeout, call)) {
         Started::Done(result) => result,
-        Started::Pending(future) => finish(future, timeout, Some(&span), &mut HookClock::default(), 0).await,
+        Started::Pending(future) => InFlight::new(future, timeout, Some(&span), &mut HookClock::default(), 0).await,
     };
     span.record("duration_us", started_at.elapsed().as_micros() as u64);
     outcome
@@ -254,26 +287,4 @@ pub(crate) fn log_failure(entry: &ResolvedHook, failure: &HookFailure) {
         source_label(entry),
         failure.describe()
     );
-}
-
-/// Polls a boxed hook future as hook code (panics caught, inside its span when there is one),
-/// so a panicking async hook is that hook's failure and not the thread's.
-struct CatchUnwind<'a, 's> {
-    future: BoxedHookFuture<'a, HookResult<()>>,
-    span: Option<&'s tracing::Span>,
-}
-
-impl Future for CatchUnwind<'_, '_> {
-    type Output = Result<HookResult<()>, PanicLocation>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let _entered = this.span.map(tracing::Span::enter);
-        let future = this.future.as_mut();
-        match panics::catch(|| future.poll(cx)) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(location) => Poll::Ready(Err(location)),
-        }
-    }
 }

@@ -173,7 +173,7 @@ async fn resume<K: TransformKind, M: Finish>(
         };
         let outcome = match invoke::start(entry, timeout, call) {
             Started::Done(outcome) => outcome,
-            Started::Pending(future) => invoke::finish(future, timeout, None, &mut clock, position).await,
+            Started::Pending(future) => invoke::InFlight::new(future, timeout, None, &mut clock, position).await,
         };
         if let Err(failure) = outcome
             && let Err(error) = settle(entry, failure, rule, value, restore.then_some(&snapshot))
