@@ -6,6 +6,7 @@ use syn::Path;
 use syn::spanned::Spanned;
 
 use crate::fields::path_text;
+use crate::private::Private;
 
 pub(super) fn option(value: Option<TokenStream>) -> TokenStream {
     match value {
@@ -16,22 +17,22 @@ pub(super) fn option(value: Option<TokenStream>) -> TokenStream {
 
 /// `listed_hook::<path>()`, spanned at the path so a non-hook or user-scope hook is reported on
 /// the user's token (D6, D7).
-pub(super) fn listed_hook(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn listed_hook(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::listed_hook::<#path>())
 }
 
 /// `required_hook::<path>()` (D11).
-pub(super) fn required_hook(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn required_hook(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::required_hook::<#path>())
 }
 
 /// `prompt_def::<path>()` (D6).
-pub(super) fn prompt_def(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn prompt_def(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::prompt_def::<#path>())
 }
 
 /// `agent_def::<path>()` (D6).
-pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn agent_def(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::agent_def::<#path>())
 }
 
@@ -42,7 +43,7 @@ pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
 /// One const item per list, each definition named once, and one `panic!` per later path whose
 /// message is picked by the earlier one's index: the pairwise form (an item and an `assert!`
 /// per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time (issue 10).
-pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) -> TokenStream {
+pub(super) fn distinct_hooks(private: &Private, paths: &[Path], what: &str) -> TokenStream {
     let texts: Vec<String> = paths.iter().map(path_text).collect();
     // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,
     // whose tokens carry that macro's hygiene, does not hide the binding from its use.

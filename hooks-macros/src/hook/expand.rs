@@ -17,7 +17,7 @@ use syn::{Ident, Path, Visibility};
 
 use super::validate::CheckedHook;
 use crate::kinds::{ByValue, Form, KindSpec};
-use crate::private::private_path;
+use crate::private::{Private, private_path};
 
 /// The items every hook has, whether its definition is real or a fallback stub.
 struct Companion<'a> {
@@ -25,7 +25,7 @@ struct Companion<'a> {
     id: &'a Ident,
     function: &'a Ident,
     vis: &'a Visibility,
-    private: TokenStream,
+    private: Private,
 }
 
 impl Companion<'_> {
@@ -185,11 +185,11 @@ fn function_alias(companion: &Companion<'_>) -> TokenStream {
 }
 
 /// The hook's `inventory` entry, collected by `Registry::linked`.
-fn registration(private: &TokenStream, path: &TokenStream) -> TokenStream {
+fn registration(private: &Private, path: &TokenStream) -> TokenStream {
+    // `submit!` wraps its items in an anonymous const of its own; another around it would be
+    // one more item per hook.
     quote! {
-        const _: () = {
-            #private::inventory::submit! { #private::RegisteredHook(<#path as #private::Hook>::DEF) }
-        };
+        #private::inventory::submit! { #private::RegisteredHook(<#path as #private::Hook>::DEF) }
     }
 }
 
