@@ -1,7 +1,7 @@
 //! Where emitted code reaches the runtime: every path the macros emit starts from
 //! [`private_path`], so moving or versioning the runtime's `__private` module is one edit here.
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::Path;
 
@@ -20,6 +20,18 @@ pub(crate) fn private_path(krate: &Path) -> Private {
 /// `TokenStream` is a round trip to the compiler each time (issue 10: compile time).
 #[derive(Clone)]
 pub(crate) struct Private(Vec<TokenTree>);
+
+impl Private {
+    /// The path with every token at `span`: a call whose whole expression must point at the
+    /// user's token, such as a const-evaluation failure reported at its caller.
+    pub(crate) fn spanned(&self, span: Span) -> Private {
+        let mut trees = self.0.clone();
+        for tree in &mut trees {
+            tree.set_span(span);
+        }
+        Private(trees)
+    }
+}
 
 impl ToTokens for Private {
     fn to_tokens(&self, tokens: &mut TokenStream) {

@@ -40,9 +40,10 @@ pub(super) fn agent_def(private: &Private, path: &Path) -> TokenStream {
 /// were already reported by the macro, aliases (`a::x` and a `use`d `x`) only const evaluation
 /// can see. `what` completes "already listed in ...".
 ///
-/// One const item per list, each definition named once, and one `panic!` per later path whose
-/// message is picked by the earlier one's index: the pairwise form (an item and an `assert!`
-/// per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time (issue 10).
+/// One const item per list, each definition named once, and one failing call per later path
+/// whose message is picked by the earlier one's index: the pairwise form (an item and an
+/// `assert!` per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time, and a
+/// `panic!` per path two macro expansions each (issue 10).
 pub(super) fn distinct_hooks(private: &Private, paths: &[Path], what: &str) -> TokenStream {
     let texts: Vec<String> = paths.iter().map(path_text).collect();
     // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,
@@ -62,9 +63,10 @@ pub(super) fn distinct_hooks(private: &Private, paths: &[Path], what: &str) -> T
         let mut tokens = later.to_token_stream().into_iter();
         let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
         let last = tokens.last().map_or(first, |t| t.span());
-        let panic = quote_spanned!(first=> ::core::panic!);
-        let args = quote_spanned!(last=> ("{}", [#(#messages),*][#earlier]));
-        arms.push(quote!(#index => #panic #args,));
+        let fail = private.spanned(first);
+        let fail = quote_spanned!(first=> #fail::repeated_hook);
+        let args = quote_spanned!(last=> ([#(#messages),*][#earlier]));
+        arms.push(quote!(#index => #fail #args,));
     }
     if arms.is_empty() {
         return TokenStream::new();
