@@ -227,6 +227,14 @@ pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
     None
 }
 
+/// Fails the const evaluation of a list that names one hook twice, reporting `message` where the
+/// macro spans the call: at the later path (`#[track_caller]`). A function rather than a
+/// `panic!` in each list's check, which would be two macro expansions per path (issue 10).
+#[track_caller]
+pub const fn repeated_hook(message: &'static str) {
+    panic!("{}", message)
+}
+
 /// Whether two definitions are one hook: the same id and location.
 pub const fn same_hook(a: &HookDef, b: &HookDef) -> bool {
     str_eq(a.id, b.id) && str_eq(a.location.module_path, b.location.module_path) && a.location.line == b.location.line

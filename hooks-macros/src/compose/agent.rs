@@ -7,6 +7,7 @@ use syn::{Ident, LitBool, LitStr, Path};
 use super::{Read, expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, Value, report_repeated_paths};
+use crate::private::Private;
 
 const FIELDS: &[&str] = &[
     key::NAME,
@@ -142,7 +143,7 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<AgentInput>, Option<Ident>, 
 
 /// The companion of an agent whose fields did not check out: a definition with two people's
 /// sides that is never used (the crate does not compile).
-fn fallback(name: &Ident, private: &TokenStream) -> TokenStream {
+fn fallback(name: &Ident, private: &Private) -> TokenStream {
     let name_text = name.to_string();
     let side = quote! {
         #private::SideDef {
@@ -314,7 +315,7 @@ fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
     Some(Requirement { hook: hook?, reason: reason?, before_parent })
 }
 
-fn expand_side(private: &TokenStream, side: &SideInput) -> TokenStream {
+fn expand_side(private: &Private, side: &SideInput) -> TokenStream {
     let participant = match &side.participant {
         ParticipantInput::Prompt(path) => {
             let def = expand::prompt_def(private, path);

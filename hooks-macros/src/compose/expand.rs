@@ -6,6 +6,7 @@ use syn::Path;
 use syn::spanned::Spanned;
 
 use crate::fields::path_text;
+use crate::private::Private;
 
 pub(super) fn option(value: Option<TokenStream>) -> TokenStream {
     match value {
@@ -16,22 +17,22 @@ pub(super) fn option(value: Option<TokenStream>) -> TokenStream {
 
 /// `listed_hook::<path>()`, spanned at the path so a non-hook or user-scope hook is reported on
 /// the user's token (D6, D7).
-pub(super) fn listed_hook(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn listed_hook(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::listed_hook::<#path>())
 }
 
 /// `required_hook::<path>()` (D11).
-pub(super) fn required_hook(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn required_hook(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::required_hook::<#path>())
 }
 
 /// `prompt_def::<path>()` (D6).
-pub(super) fn prompt_def(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn prompt_def(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::prompt_def::<#path>())
 }
 
 /// `agent_def::<path>()` (D6).
-pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
+pub(super) fn agent_def(private: &Private, path: &Path) -> TokenStream {
     quote_spanned!(path.span()=> #private::agent_def::<#path>())
 }
 
@@ -39,10 +40,11 @@ pub(super) fn agent_def(private: &TokenStream, path: &Path) -> TokenStream {
 /// were already reported by the macro, aliases (`a::x` and a `use`d `x`) only const evaluation
 /// can see. `what` completes "already listed in ...".
 ///
-/// One const item per list, each definition named once, and one `panic!` per later path whose
-/// message is picked by the earlier one's index: the pairwise form (an item and an `assert!`
-/// per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time (issue 10).
-pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) -> TokenStream {
+/// One const item per list, each definition named once, and one failing call per later path
+/// whose message is picked by the earlier one's index: the pairwise form (an item and an
+/// `assert!` per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time, and a
+/// `panic!` per path two macro expansions each (issue 10).
+pub(super) fn distinct_hooks(private: &Private, paths: &[Path], what: &str) -> TokenStream {
     let texts: Vec<String> = paths.iter().map(path_text).collect();
     // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,
     // whose tokens carry that macro's hygiene, does not hide the binding from its use.
@@ -61,9 +63,10 @@ pub(super) fn distinct_hooks(private: &TokenStream, paths: &[Path], what: &str) 
         let mut tokens = later.to_token_stream().into_iter();
         let first = tokens.next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
         let last = tokens.last().map_or(first, |t| t.span());
-        let panic = quote_spanned!(first=> ::core::panic!);
-        let args = quote_spanned!(last=> ("{}", [#(#messages),*][#earlier]));
-        arms.push(quote!(#index => #panic #args,));
+        let fail = private.spanned(first);
+        let fail = quote_spanned!(first=> #fail::repeated_hook);
+        let args = quote_spanned!(last=> ([#(#messages),*][#earlier]));
+        arms.push(quote!(#index => #fail #args,));
     }
     if arms.is_empty() {
         return TokenStream::new();

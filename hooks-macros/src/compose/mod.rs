@@ -11,6 +11,7 @@ use syn::{Ident, Path};
 
 use crate::ctxt::Ctxt;
 use crate::fields::Fields;
+use crate::private::Private;
 
 pub(crate) use agent::define_agent;
 pub(crate) use prompt::define_prompt;
@@ -32,7 +33,7 @@ fn entry<T>(
     what: &str,
     read: impl FnOnce(&Ctxt, Fields) -> Read<T>,
     expand: impl FnOnce(&T) -> TokenStream,
-    fallback: impl FnOnce(&Ident, &TokenStream) -> TokenStream,
+    fallback: impl FnOnce(&Ident, &Private) -> TokenStream,
 ) -> TokenStream {
     let mut fields: Fields = match syn::parse2(input) {
         Ok(fields) => fields,

@@ -7,6 +7,7 @@ use syn::{Ident, LitBool, LitStr, Path};
 use super::{Read, expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, report_repeated_paths};
+use crate::private::Private;
 
 const FIELDS: &[&str] = &[
     key::NAME,
@@ -83,7 +84,7 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<PromptInput>, Option<Ident>,
 
 /// The companion of a prompt whose fields did not check out: an empty definition that is never
 /// used (the crate does not compile).
-fn fallback(name: &Ident, private: &TokenStream) -> TokenStream {
+fn fallback(name: &Ident, private: &Private) -> TokenStream {
     let name_text = name.to_string();
     quote! {
         #[allow(non_camel_case_types, unreachable_pub)]

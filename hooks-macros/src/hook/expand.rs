@@ -11,13 +11,13 @@
 //! one error is the marker's, which also catches the same id in two modules.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path, Visibility};
 
 use super::validate::CheckedHook;
 use crate::kinds::{ByValue, Form, KindSpec};
-use crate::private::private_path;
+use crate::private::{Private, private_path};
 
 /// The items every hook has, whether its definition is real or a fallback stub.
 struct Companion<'a> {
@@ -25,28 +25,39 @@ struct Companion<'a> {
     id: &'a Ident,
     function: &'a Ident,
     vis: &'a Visibility,
-    private: TokenStream,
+    private: Private,
 }
 
-impl Companion<'_> {
+/// The companion struct's path from the user's module, `__hook_<function>::<id>`.
+struct CompanionPath<'a> {
+    module: Ident,
+    id: &'a Ident,
+}
+
+impl ToTokens for CompanionPath<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        // Token by token: a quote would be one more stream to splice.
+        self.module.to_tokens(tokens);
+        <syn::Token![::]>::default().to_tokens(tokens);
+        self.id.to_tokens(tokens);
+    }
+}
+
+impl<'a> Companion<'a> {
     /// The hidden module that declares the struct: named after the function, which is unique in
     /// the user's module.
-    fn module(&self) -> Ident {
-        format_ident!("__hook_{}", self.function)
+    fn path(&self) -> CompanionPath<'a> {
+        CompanionPath { module: format_ident!("__hook_{}", self.function), id: self.id }
     }
 
-    /// The struct's path from the user's module.
-    fn path(&self) -> TokenStream {
-        let (module, id) = (self.module(), self.id);
-        quote!(#module::#id)
-    }
-
-    /// The struct, its glob import, and the marker impls of a thread hook (`listed` false for a
-    /// user-scope kind, so such a reference fails on the user's path: D7, D11).
-    fn items(&self, listed: bool) -> TokenStream {
+    /// The struct, its glob import, the marker impls of a thread hook (`listed` false for a
+    /// user-scope kind, so such a reference fails on the user's path: D7, D11) and `impl Hook`
+    /// with the given definition: one quote, since each quote spliced into another is a round
+    /// trip to the compiler (issue 10).
+    fn items(&self, listed: bool, def: TokenStream) -> TokenStream {
         let Companion { kind_name, id, function, vis, private } = self;
-        let module = self.module();
         let path = self.path();
+        let module = &path.module;
         let doc = format!(
             "Hook `{id}` (`{kind_name}`), implemented by [`{function}`]. Reference it by this path in \
              `define_prompt!` or `define_agent!`."
@@ -57,14 +68,8 @@ impl Companion<'_> {
             Visibility::Inherited => quote!(pub(crate)),
             other => quote!(#other),
         };
-        let composable = if listed {
-            quote! {
-                impl #private::ListableHook for #path {}
-                impl #private::RequirableHook for #path {}
-            }
-        } else {
-            TokenStream::new()
-        };
+        let composable = listed.then(|| [format_ident!("ListableHook"), format_ident!("RequirableHook")]);
+        let composable = composable.iter().flatten();
         quote! {
             #[doc(hidden)]
             mod #module {
@@ -74,14 +79,7 @@ impl Companion<'_> {
             }
             #[allow(ambiguous_glob_reexports)]
             #vis use #module::*;
-            #composable
-        }
-    }
-
-    /// `impl Hook` with the given definition.
-    fn hook_impl(&self, def: TokenStream) -> TokenStream {
-        let (private, path) = (&self.private, self.path());
-        quote! {
+            #(impl #private::#composable for #path {})*
             impl #private::Hook for #path {
                 const DEF: &'static #private::HookDef = &#def;
             }
@@ -92,12 +90,13 @@ impl Companion<'_> {
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, is_async, .. } = hook;
     let private = private_path(krate);
-    let companion = Companion { kind_name: kind.name, id, function, vis, private: private.clone() };
+    let adapter = adapter(hook, &private);
+    let companion = Companion { kind_name: kind.name, id, function, vis, private };
+    let private = &companion.private;
     let path = companion.path();
     let variant = format_ident!("{}", kind.variant);
     let id_text = id.to_string();
     let function_text = function.to_string();
-    let adapter = adapter(hook);
     let moves_value =
         hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
     let flags = u8::from(*is_async) | u8::from(moves_value) << 1 | u8::from(*blocking) << 2;
@@ -109,18 +108,16 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
             ::core::module_path!(), ::core::file!(), ::core::line!(), #function_text,
         )
     };
-    let items = companion.items(kind.takes_context());
-    let hook_impl = companion.hook_impl(def);
-    let function_alias = function_alias(&companion);
-    let registration = registration(&private, &path);
+    let mut expanded = companion.items(kind.takes_context(), def);
+    function_alias(&companion, &mut expanded);
     let marker = unique_marker(id);
-    quote! {
-        #items
-        #hook_impl
-        #function_alias
-        #registration
+    // The hook's `inventory` entry, collected by `Registry::linked`. `submit!` wraps its items in
+    // an anonymous const of its own; another around it would be one more item per hook.
+    expanded.extend(quote! {
+        #private::inventory::submit! { #private::RegisteredHook(<#path as #private::Hook>::DEF) }
         #marker
-    }
+    });
+    expanded
 }
 
 /// The companion of a hook whose validation failed, when its id is known: a definition that is
@@ -150,9 +147,7 @@ pub(super) fn fallback(
             0, 0, ("", ""), "", "", 0, #function_text,
         )
     };
-    let items = companion.items(kind.takes_context());
-    let hook_impl = companion.hook_impl(def);
-    quote! { #items #hook_impl }
+    companion.items(kind.takes_context(), def)
 }
 
 /// The package's name and version as literals: cargo gives them to rustc, in whose process the
@@ -166,31 +161,21 @@ pub(crate) fn package() -> TokenStream {
 
 /// A prompt that lists the function's name instead of the id gets an error naming the id
 /// (through `HookFunction`), not rustc's "constant provided when a type was expected".
-fn function_alias(companion: &Companion<'_>) -> TokenStream {
+fn function_alias(companion: &Companion<'_>, tokens: &mut TokenStream) {
     let Companion { id, function, vis, private, .. } = companion;
-    let function_text = function.to_string();
-    if *function == *id || is_primitive_type_name(&function_text) {
-        return TokenStream::new();
+    if *function == *id || is_primitive_type_name(&function.to_string()) {
+        return;
     }
     let vis = match vis {
         Visibility::Inherited => quote!(pub(crate)),
         other => quote!(#other),
     };
     let path = companion.path();
-    quote! {
+    tokens.extend(quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis type #function = #private::HookFunction<#path>;
-    }
-}
-
-/// The hook's `inventory` entry, collected by `Registry::linked`.
-fn registration(private: &TokenStream, path: &TokenStream) -> TokenStream {
-    quote! {
-        const _: () = {
-            #private::inventory::submit! { #private::RegisteredHook(<#path as #private::Hook>::DEF) }
-        };
-    }
+    });
 }
 
 /// A second hook with this id anywhere in the crate defines this `#[macro_export]` macro again:
@@ -237,39 +222,42 @@ fn is_primitive_type_name(name: &str) -> bool {
 /// A transform kind's handler takes its value as `&mut T`. An in-place hook gets that reference;
 /// a by-value hook either gets the value moved out of it (and its answer moved back) or, for the
 /// kinds that return an optional replacement, a shared borrow of it.
-fn adapter(hook: &CheckedHook) -> TokenStream {
-    let CheckedHook { kind, krate, function, is_async, param_types, has_context, return_type, form, .. } = hook;
-    let private = private_path(krate);
-    let signature = quote!(#private::signature);
+fn adapter(hook: &CheckedHook, private: &Private) -> TokenStream {
+    let CheckedHook { kind, function, is_async, param_types, has_context, return_type, form, .. } = hook;
     let value = kind.value.as_ref();
     let mut closure_params = Vec::new();
     let mut call_args = Vec::new();
-    for (index, _) in kind.params.iter().enumerate() {
+    for index in 0..kind.params.len() {
         let arg = format_ident!("__hooks_arg{}", index);
-        closure_params.push(quote!(#arg));
-        let Some(ty) = param_types.get(index) else { continue };
-        let is_value = value.is_some_and(|value| value.index == index);
-        let cast_trait = match form {
-            Form::InPlace if is_value => format_ident!("{}Param{}InPlace", kind.variant, index + 1),
-            _ => format_ident!("{}Param{}", kind.variant, index + 1),
-        };
-        let input = match (form, value) {
-            (Form::ByValue, Some(value)) if is_value => match value.by_value {
-                ByValue::Moved => quote!(#private::take_value(&mut *#arg)),
-                ByValue::Replaced => quote!(&*#arg),
-            },
-            _ => quote!(#arg),
-        };
-        call_args.push(quote_spanned!(ty.span()=> <#ty as #signature::#cast_trait<'_>>::cast(#input)));
+        if let Some(ty) = param_types.get(index) {
+            let is_value = value.is_some_and(|value| value.index == index);
+            let cast_trait = match form {
+                Form::InPlace if is_value => format_ident!("{}Param{}InPlace", kind.variant, index + 1),
+                _ => format_ident!("{}Param{}", kind.variant, index + 1),
+            };
+            let cast = match (form, value) {
+                (Form::ByValue, Some(value)) if is_value => {
+                    let input = match value.by_value {
+                        ByValue::Moved => quote!(#private::take_value(&mut *#arg)),
+                        ByValue::Replaced => quote!(&*#arg),
+                    };
+                    quote_spanned!(ty.span()=> <#ty as #private::signature::#cast_trait<'_>>::cast(#input))
+                }
+                _ => quote_spanned!(ty.span()=> <#ty as #private::signature::#cast_trait<'_>>::cast(#arg)),
+            };
+            call_args.push(cast);
+        }
+        closure_params.push(arg);
     }
     if kind.takes_context() {
         if *has_context {
             let ty = &param_types[kind.params.len()];
             let cast_trait = format_ident!("{}Context", kind.variant);
-            closure_params.push(quote!(__hooks_context));
-            call_args.push(quote_spanned!(ty.span()=> <#ty as #signature::#cast_trait<'_>>::cast(__hooks_context)));
+            let context = format_ident!("__hooks_context");
+            call_args.push(quote_spanned!(ty.span()=> <#ty as #private::signature::#cast_trait<'_>>::cast(#context)));
+            closure_params.push(context);
         } else {
-            closure_params.push(quote!(_));
+            closure_params.push(format_ident!("_"));
         }
     }
     let return_trait = match form {
@@ -277,33 +265,43 @@ fn adapter(hook: &CheckedHook) -> TokenStream {
         Form::ByValue => format_ident!("{}Return", kind.variant),
     };
     let into_result =
-        quote_spanned!(return_type.span()=> <#return_type as #signature::#return_trait>::into_hook_result);
-    // Spanned at the user's function name, so a future that is not `Send` is reported there.
+        quote_spanned!(return_type.span()=> <#return_type as #private::signature::#return_trait>::into_hook_result);
+    // What the hook's answer does to the chain's value: a by-value transform stores it back.
+    let store = match (form, value) {
+        (Form::ByValue, Some(value)) => Some((
+            format_ident!("__hooks_arg{}", value.index),
+            match value.by_value {
+                ByValue::Moved => format_ident!("store_moved"),
+                ByValue::Replaced => format_ident!("store_replacement"),
+            },
+        )),
+        _ => None,
+    };
+    // Each form is one quote, so that the adapter is assembled in one pass (issue 10). An async
+    // hook's is spanned at the user's function name, where a future that is not `Send` is
+    // reported.
     let span = function.span();
-    let call = if *is_async {
-        quote_spanned!(span=> #function(#(#call_args),*).await)
-    } else {
-        quote!(#function(#(#call_args),*))
-    };
-    let answer = quote!(#into_result(#call));
-    // What the hook's answer does to the chain's value.
-    let outcome = match (form, value) {
-        (Form::ByValue, Some(value)) => {
-            let slot = format_ident!("__hooks_arg{}", value.index);
-            let store = match value.by_value {
-                ByValue::Moved => quote!(#private::store_moved),
-                ByValue::Replaced => quote!(#private::store_replacement),
-            };
-            quote!({ let __hooks_answer = #answer; #store(#slot, __hooks_answer) })
-        }
-        _ => answer,
-    };
-    let body = if *is_async {
-        let future_trait = format_ident!("{}Future", kind.variant);
-        let future = quote_spanned!(span=> async move { #outcome });
-        quote_spanned! {span=> #signature::#future_trait::into_hook_future(#future) }
-    } else {
-        quote! { #private::HookFuture::Ready(#outcome) }
-    };
-    quote! { |#(#closure_params),*| #body }
+    let future_trait = format_ident!("{}Future", kind.variant);
+    match (*is_async, store) {
+        (false, None) => quote! {
+            |#(#closure_params),*| #private::HookFuture::Ready(#into_result(#function(#(#call_args),*)))
+        },
+        (false, Some((slot, store))) => quote! {
+            |#(#closure_params),*| #private::HookFuture::Ready({
+                let __hooks_answer = #into_result(#function(#(#call_args),*));
+                #private::#store(#slot, __hooks_answer)
+            })
+        },
+        (true, None) => quote_spanned! {span=>
+            |#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
+                #into_result(#function(#(#call_args),*).await)
+            })
+        },
+        (true, Some((slot, store))) => quote_spanned! {span=>
+            |#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
+                let __hooks_answer = #into_result(#function(#(#call_args),*).await);
+                #private::#store(#slot, __hooks_answer)
+            })
+        },
+    }
 }

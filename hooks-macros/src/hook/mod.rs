@@ -13,7 +13,7 @@ use crate::kinds::KindSpec;
 /// the companion item when the id is valid (with a stub definition), so one mistake yields its
 /// own error and no cascade of "cannot find function" or "cannot find type" errors.
 pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
-    let function: syn::ItemFn = match syn::parse2(item.clone()) {
+    let function: parse::HookFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
             let error = syn::Error::new_spanned(

@@ -1,8 +1,9 @@
-//! Parses the attribute arguments: `KIND, id = "...", timeout_ms = N, blocking, crate = path`.
+//! Parses the attribute arguments (`KIND, id = "...", timeout_ms = N, blocking, crate = path`)
+//! and the function's signature.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream, Parser};
-use syn::{Ident, LitInt, LitStr, Path, Token};
+use syn::{Attribute, Ident, LitInt, LitStr, Path, Signature, Token, Visibility};
 
 use crate::ctxt::Ctxt;
 
@@ -146,4 +147,24 @@ fn spanned_range(tokens: &TokenStream) -> Span {
     let first = iter.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
     let last = iter.last().map(|t| t.span()).unwrap_or(first);
     first.join(last).unwrap_or(first)
+}
+
+/// The function under `#[hook]`, as far as the macro reads it. The body is only checked to be a
+/// block, not parsed: the function's tokens are re-emitted as they came, and parsing every
+/// statement of every hook in a debug-built macro is most of the parse's cost (issue 10).
+pub(super) struct HookFn {
+    pub(super) vis: Visibility,
+    pub(super) sig: Signature,
+}
+
+impl Parse for HookFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body;
+        syn::braced!(body in input);
+        body.parse::<TokenStream>()?;
+        Ok(HookFn { vis, sig })
+    }
 }

@@ -5,9 +5,9 @@
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
-use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type, Visibility};
+use syn::{FnArg, Ident, LitStr, Path, ReturnType, Type, Visibility};
 
-use super::parse::HookArgs;
+use super::parse::{HookArgs, HookFn};
 use crate::ctxt::Ctxt;
 use crate::kinds::{ByValue, Form, KindSpec};
 
@@ -38,7 +38,7 @@ impl CheckedHook {
     }
 }
 
-pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &ItemFn) -> Option<CheckedHook> {
+pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<CheckedHook> {
     let kind = check_kind(cx, &args.kind);
     let id = check_id(cx, &args);
     let timeout_ms = args.timeout_ms.as_ref().and_then(|lit| match lit.base10_parse::<u64>() {
@@ -220,7 +220,7 @@ fn to_snake_case(id: &str) -> String {
     }
 }
 
-fn check_shape(cx: &Ctxt, function: &ItemFn) {
+fn check_shape(cx: &Ctxt, function: &HookFn) {
     let sig = &function.sig;
     if let Some(unsafety) = &sig.unsafety {
         cx.error_spanned_by(unsafety, "a hook cannot be `unsafe fn`; the runtime calls it from safe code");
@@ -266,7 +266,7 @@ fn referenced_type_name(ty: &Type) -> Option<String> {
 
 /// `ctx` anywhere but last gives one error saying so, not a type error for each shifted
 /// parameter.
-fn check_context_position(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Option<()> {
+fn check_context_position(cx: &Ctxt, kind: &KindSpec, function: &HookFn) -> Option<()> {
     if !kind.takes_context() {
         return Some(());
     }
@@ -299,7 +299,7 @@ fn check_context_position(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Opti
 
 /// A borrowed return type: rustc would first report a lifetime error on the function, which
 /// sends the user the wrong way. A hook gives back owned values.
-fn check_borrowed_return(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Option<()> {
+fn check_borrowed_return(cx: &Ctxt, kind: &KindSpec, function: &HookFn) -> Option<()> {
     let ReturnType::Type(_, ty) = &function.sig.output else { return Some(()) };
     struct Borrows(bool);
     impl<'ast> syn::visit::Visit<'ast> for Borrows {
@@ -330,7 +330,7 @@ fn check_borrowed_return(cx: &Ctxt, kind: &KindSpec, function: &ItemFn) -> Optio
     None
 }
 
-fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &ItemFn) -> Option<Vec<Type>> {
+fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &HookFn) -> Option<Vec<Type>> {
     let sig = &function.sig;
     let types: Vec<Type> = sig
         .inputs
