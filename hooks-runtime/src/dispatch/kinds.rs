@@ -95,7 +95,7 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
     if dispatch.is_empty() {
         return PointRun::Finished(M::finish(Ok(())));
     }
-    let mut snapshot: Option<K::Value> = None;
+    let mut snapshot: Snapshot<K::Value> = None;
     let resume_at = if spans_wanted() {
         Resume::Traced
     } else {
@@ -150,7 +150,7 @@ async fn resume<K: TransformKind, M: Finish>(
     value: &mut K::Value,
     rule: FailureRule,
     resume_at: Resume,
-    mut snapshot: Option<K::Value>,
+    mut snapshot: Snapshot<K::Value>,
 ) -> M::Output {
     let mut position = match resume_at {
         Resume::Async(position) => position,
@@ -194,6 +194,10 @@ async fn resume<K: TransformKind, M: Finish>(
     }
 }
 
+/// The value before a by-value hook, to restore if that hook fails; one buffer per chain, boxed
+/// so that a chain's future carries a pointer for it, not a value that only by-value hooks use.
+type Snapshot<V> = Option<Box<V>>;
+
 /// How far [`run_sync`] got.
 enum Segment {
     /// The chain ended (or a failure stopped it).
@@ -216,7 +220,7 @@ fn run_sync<K: TransformKind>(
     value: &mut K::Value,
     rule: FailureRule,
     from: usize,
-    snapshot: &mut Option<K::Value>,
+    snapshot: &mut Snapshot<K::Value>,
 ) -> Segment {
     let in_hook = panics::enter();
     let keep_last_good = rule != FailureRule::Prevent;
@@ -268,7 +272,7 @@ fn prepare<V: Clone>(
     entry: &ResolvedHook,
     rule: FailureRule,
     value: &V,
-    snapshot: &mut Option<V>,
+    snapshot: &mut Snapshot<V>,
 ) -> Prepared {
     if !entry.is_active(&dispatch.enabled) {
         return Prepared::Skip;
@@ -288,7 +292,7 @@ fn run_sync_outlined<K: TransformKind>(
     value: &mut K::Value,
     rule: FailureRule,
     from: usize,
-    snapshot: &mut Option<K::Value>,
+    snapshot: &mut Snapshot<K::Value>,
 ) -> Segment {
     run_sync::<K>(dispatch, state, arg, value, rule, from, snapshot)
 }
@@ -323,12 +327,12 @@ pub(super) fn not_async(entry: &ResolvedHook) -> HookFailure {
 /// Before a hook that moves the value, when failures keep the last good value: the value goes
 /// into the chain's snapshot buffer. Answers whether it did.
 #[inline(always)]
-fn take_snapshot<V: Clone>(entry: &ResolvedHook, rule: FailureRule, value: &V, snapshot: &mut Option<V>) -> bool {
+fn take_snapshot<V: Clone>(entry: &ResolvedHook, rule: FailureRule, value: &V, snapshot: &mut Snapshot<V>) -> bool {
     let restore = rule != FailureRule::Prevent && entry.hook.moves_value;
     if restore {
         match snapshot {
-            Some(saved) => saved.clone_from(value),
-            None => *snapshot = Some(value.clone()),
+            Some(saved) => (**saved).clone_from(value),
+            None => *snapshot = Some(Box::new(value.clone())),
         }
     }
     restore
@@ -343,7 +347,7 @@ fn settle<V: Clone>(
     failure: HookFailure,
     rule: FailureRule,
     value: &mut V,
-    snapshot: Option<&Option<V>>,
+    snapshot: Option<&Snapshot<V>>,
 ) -> Result<(), HookError> {
     invoke::log_failure(entry, &failure);
     if rule == FailureRule::Prevent || (rule == FailureRule::BlockOrKeepLastGood && failure.is_block()) {
@@ -363,7 +367,7 @@ async fn run_traced<K: TransformKind>(
     arg: &K::Arg,
     value: &mut K::Value,
     rule: FailureRule,
-    snapshot: &mut Option<K::Value>,
+    snapshot: &mut Snapshot<K::Value>,
 ) -> Result<(), HookError> {
     for entry in dispatch.chain {
         if !entry.is_active(&dispatch.enabled) {
