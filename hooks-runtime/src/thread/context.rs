@@ -15,8 +15,7 @@ pub(crate) async fn assemble(
     prompt: &PromptDef,
 ) -> Result<Result<Vec<LlmMessage>, HookError>, crate::store::StoreError> {
     // R1: after interpolation, before the snapshot.
-    let rendered = interpolate(prompt.prompt, state);
-    let mut system = rendered;
+    let mut system = interpolate(prompt.prompt, state);
     if let Some(chain) = pipeline.chain(HookKind::AfterSystemMessage) {
         dispatch::await_point!(dispatch::after_system_message(&chain, state, &mut system));
     }
