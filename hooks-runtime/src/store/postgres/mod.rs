@@ -359,6 +359,12 @@ fn describe_target(config: &tokio_postgres::Config) -> String {
 }
 
 /// A driver error without the server's `DETAIL` (which can quote a row's values).
+/// A read-only transaction on one snapshot (repeatable read), for reads that must agree with each
+/// other: a thread and its values, a list of threads and each one in it, a check and the rows.
+async fn read_snapshot(client: &mut Object) -> Result<deadpool_postgres::Transaction<'_>, tokio_postgres::Error> {
+    client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start().await
+}
+
 pub(super) fn describe_pg(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("PostgreSQL {} {}: {}", db.severity(), db.code().code(), db.message()),
@@ -585,13 +591,7 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("load_thread", thread_id);
         let mut client = self.client(op.name).await?;
         // One snapshot for the thread and its values.
-        let tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(op.pg())?;
+        let tx = read_snapshot(&mut client).await.map_err(op.pg())?;
         let record = read_thread(&op, &tx).await?;
         tx.commit().await.map_err(op.pg())?;
         Ok(record)
@@ -603,13 +603,7 @@ impl MessageStore for PostgresStore {
         };
         let mut client = self.client("threads_of_user").await?;
         // One snapshot for the list and every thread in it.
-        let tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(fail)?;
+        let tx = read_snapshot(&mut client).await.map_err(fail)?;
         let statement = tx
             .prepare_cached("SELECT id FROM threads WHERE user_id = $1 ORDER BY created_at, id")
             .await
@@ -731,13 +725,7 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("messages", thread_id);
         let mut client = self.client(op.name).await?;
         // One snapshot for the existence check and the rows.
-        let tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(op.pg())?;
+        let tx = read_snapshot(&mut client).await.map_err(op.pg())?;
         op.ensure_thread(&tx, false).await?;
         let statement = tx
             .prepare_cached(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = $1 ORDER BY seq"))
