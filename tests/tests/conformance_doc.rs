@@ -52,7 +52,7 @@ fn clause_of(name: &str) -> Option<String> {
 /// Every test named after a clause: `#[test]`/`#[tokio::test]` functions and trybuild cases.
 fn tests_by_clause(root: &Path) -> BTreeMap<String, Vec<String>> {
     let mut files = Vec::new();
-    for dir in ["hooks-core", "hooks-macros", "hooks-runtime", "tests", "examples"] {
+    for dir in ["hooks-core", "hooks-macros", "hooks-runtime", "hooks-server", "tests", "examples"] {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();
