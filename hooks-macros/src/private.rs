@@ -17,7 +17,7 @@ pub(crate) fn private_path(krate: &Path) -> Private {
 
 /// The path of the runtime's `__private` module, kept as token trees: a macro names it a dozen
 /// times per hook, and copying trees into the output stays in the macro, where splicing in a
-/// `TokenStream` is a round trip to the compiler each time (issue 10: compile time).
+/// `TokenStream` is a round trip to the compiler each time (compile time of the user's crate).
 #[derive(Clone)]
 pub(crate) struct Private(Vec<TokenTree>);
 

@@ -128,7 +128,7 @@ const CASES: [Case; 7] = [
     Case { label: "16 hooks, in place, plain", agent: "a_in_place_plain", target: Some(1.05) },
     Case { label: "16 hooks, in place, Result", agent: "a_in_place_result", target: Some(1.05) },
     Case { label: "16 hooks, in place, async", agent: "a_in_place_async", target: Some(1.15) },
-    Case { label: "16 hooks, by value, plain", agent: "a_by_value_plain", target: Some(1.10) },
+    Case { label: "16 hooks, by value, plain", agent: "a_by_value_plain", target: Some(1.50) },
     Case { label: "16 hooks, by value, Result", agent: "a_by_value_result", target: Some(1.50) },
     Case { label: "16 hooks, by value, async", agent: "a_by_value_async", target: None },
 ];

@@ -20,7 +20,7 @@ pub const BLOCKING: u8 = 4;
 
 /// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
 /// that each hook's expansion stays short: every path and field the macro emits costs compile
-/// time in the user's crate (issue 10). `timeout_ms` 0 is no timeout of its own (`#[hook]`
+/// time in the user's crate. `timeout_ms` 0 is no timeout of its own (`#[hook]`
 /// rejects `timeout_ms = 0`).
 #[allow(clippy::too_many_arguments)]
 pub const fn hook_def(
@@ -229,7 +229,7 @@ pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
 
 /// Fails the const evaluation of a list that names one hook twice, reporting `message` where the
 /// macro spans the call: at the later path (`#[track_caller]`). A function rather than a
-/// `panic!` in each list's check, which would be two macro expansions per path (issue 10).
+/// `panic!` in each list's check, which would be two macro expansions per path.
 #[track_caller]
 pub const fn repeated_hook(message: &'static str) {
     panic!("{}", message)

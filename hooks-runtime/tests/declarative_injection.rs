@@ -192,7 +192,7 @@ define_agent! {
 
 #[tokio::test]
 async fn runtime_error_texts_carry_no_shell_syntax_of_their_own() {
-    // The case: with "there is no tool named `whoami`", `echo ${error}` ran `whoami`.
+    // The case this guards: with "there is no tool named `whoami`", `echo ${error}` must not run `whoami`.
     // `pwd` prints something, so a text that quoted it in backticks would show here.
     let dir = ScratchDir::new("runtime-texts");
     let out = dir.file("errors");

@@ -65,7 +65,7 @@ async fn drop_once_running(fire: impl Future<Output = ()>, arg: &str) {
 
 #[tokio::test]
 async fn y14_background_job_is_killed_at_the_timeout() {
-    // The case: with only `sh` killed, the background subshell wrote `survivor`.
+    // The case this guards: with only `sh` killed, the background subshell would write `survivor`.
     let (logs, _guard) = Logs::capture();
     let dir = ScratchDir::new("y14-background");
     let survivor = dir.file("survivor");

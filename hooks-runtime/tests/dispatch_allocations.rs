@@ -1,4 +1,4 @@
-//! The allocation promises of dispatch (issue 10), counted exactly rather than timed: a chain of
+//! The allocation promises of dispatch (docs/performance.md), counted exactly rather than timed: a chain of
 //! in-place sync hooks allocates nothing, and a chain of in-place async hooks allocates one box
 //! per hook (its future) and nothing for the chain itself.
 //!

@@ -221,7 +221,8 @@ async fn r9_the_scripted_model_refuses_what_a_provider_refuses() {
     let check = ScriptedModel::check_messages;
 
     assert!(check(&[system.clone(), user.clone(), call(&["a", "b"]), result("b"), result("a"), user.clone()]).is_ok());
-    // The two orders of issue 11.
+    // The two orders a provider refuses: a tool result after a user message, and a user message
+    // between a call and its result.
     let dropped_call = check(&[system.clone(), user.clone(), user.clone(), result("a"), result("b")]).unwrap_err();
     assert!(dropped_call.contains("message 3 is a tool result for call `a`"), "{dropped_call}");
     let interleaved = check(&[system.clone(), call(&["a"]), user.clone(), result("a")]).unwrap_err();

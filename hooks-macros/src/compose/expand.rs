@@ -43,7 +43,7 @@ pub(super) fn agent_def(private: &Private, path: &Path) -> TokenStream {
 /// One const item per list, each definition named once, and one failing call per later path
 /// whose message is picked by the earlier one's index: the pairwise form (an item and an
 /// `assert!` per pair) cost a sixth of a 200-hook, 50-prompt crate's compile time, and a
-/// `panic!` per path two macro expansions each (issue 10).
+/// `panic!` per path two macro expansions each.
 pub(super) fn distinct_hooks(private: &Private, paths: &[Path], what: &str) -> TokenStream {
     let texts: Vec<String> = paths.iter().map(path_text).collect();
     // Spanned at the call site in both places, so that a path from a `macro_rules!` expansion,

@@ -1,7 +1,7 @@
 //! Emits what a checked hook adds beside its function: the companion item named by the id, its
 //! `Hook` definition, its registration, and the crate-wide uniqueness marker.
 //!
-//! The expansion is kept small on purpose (issue 10: compile time): one struct, one `Hook` impl
+//! The expansion is kept small on purpose (compile time): one struct, one `Hook` impl
 //! (plus the two marker impls of a thread hook), one static that registers it, one marker macro.
 //!
 //! Duplicate ids: the companion struct is declared in a hidden module named after the function
@@ -53,7 +53,7 @@ impl<'a> Companion<'a> {
     /// The struct, its glob import, the marker impls of a thread hook (`listed` false for a
     /// user-scope kind, so such a reference fails on the user's path: D7, D11) and `impl Hook`
     /// with the given definition: one quote, since each quote spliced into another is a round
-    /// trip to the compiler (issue 10).
+    /// trip to the compiler.
     fn items(&self, listed: bool, def: TokenStream) -> TokenStream {
         let Companion { kind_name, id, function, vis, private } = self;
         let path = self.path();
@@ -277,7 +277,7 @@ fn adapter(hook: &CheckedHook, private: &Private) -> TokenStream {
         )),
         _ => None,
     };
-    // Each form is one quote, so that the adapter is assembled in one pass (issue 10). An async
+    // Each form is one quote, so that the adapter is assembled in one pass. An async
     // hook's is spanned at the user's function name, where a future that is not `Send` is
     // reported.
     let span = function.span();

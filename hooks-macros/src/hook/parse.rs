@@ -151,7 +151,7 @@ fn spanned_range(tokens: &TokenStream) -> Span {
 
 /// The function under `#[hook]`, as far as the macro reads it. The body is only checked to be a
 /// block, not parsed: the function's tokens are re-emitted as they came, and parsing every
-/// statement of every hook in a debug-built macro is most of the parse's cost (issue 10).
+/// statement of every hook in a debug-built macro is most of the parse's cost.
 pub(super) struct HookFn {
     pub(super) vis: Visibility,
     pub(super) sig: Signature,
