@@ -67,6 +67,7 @@ pub use async_trait::async_trait;
 pub mod declarative;
 mod dispatch;
 mod events;
+mod history;
 mod ids;
 pub mod model;
 mod runtime;
@@ -76,13 +77,14 @@ pub mod tool;
 mod user;
 
 pub use events::ThreadEvent;
+pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {
-    pub use crate::{define_agent, define_prompt, hook};
+    pub use crate::{define_agent, define_prompt, hook, keep_last_messages};
     pub use hooks_core::{
         Agent, Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
         HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Prompt, Registry, ResolvedAgent, Role, ThreadState,

@@ -26,10 +26,18 @@ pub(crate) async fn create(
     let agent = fields.string("agent")?;
     let arguments = fields.object_or_empty("arguments")?;
     fields.finish(&["agent", "arguments"])?;
-    let options = ThreadOptions { user_id: Some(user.clone()), arguments };
+    let options = ThreadOptions::new().user(user.clone()).arguments(arguments);
     let thread = match state.runtime.create_thread(&agent, options.clone()).await {
         Ok(thread) => thread,
         Err(RuntimeError::UnknownAgent(_)) => return Err(unknown_agent(&state, &agent)),
+        Err(RuntimeError::MissingArgument { agent, prompt, argument }) => {
+            return Err(ApiError::bad_request(
+                "missing_argument",
+                format!(
+                    "prompt `{prompt}` of agent `{agent}` uses `{{{{{argument}}}}}`; add `\"{argument}\"` to the request's `arguments`"
+                ),
+            ));
+        }
         Err(error) => return Err(ApiError::store(&error)),
     };
     // The record as stored, with the creation time the runtime chose.

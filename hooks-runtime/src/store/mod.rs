@@ -42,17 +42,23 @@ pub struct ThreadRecord {
     pub values: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A store failure. The message names what failed, never message contents.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A store failure. The message names what failed, never message contents. Its `Debug` is its
+/// `Display`, so a `main` that returns it prints the sentence.
+///
+/// ```
+/// # use hooks_runtime::store::StoreError;
+/// let error = StoreError("sqlite: database is locked".into());
+/// assert_eq!(format!("{error:?}"), "message store: sqlite: database is locked");
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("message store: {0}")]
 pub struct StoreError(pub String);
 
-impl fmt::Display for StoreError {
+impl fmt::Debug for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "message store: {}", self.0)
+        fmt::Display::fmt(self, f)
     }
 }
-
-impl std::error::Error for StoreError {}
 
 /// Persists threads, their values and messages. Each call is atomic: an insert either stores the
 /// whole message or nothing, and a value is written in the same transaction that checks its
