@@ -65,9 +65,26 @@ impl fmt::Display for LoadProblem {
 
 /// Every problem found by the strict loader; see
 /// [`DeclarativeHookRegistry::from_yaml_strict`](super::DeclarativeHookRegistry::from_yaml_strict).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Its `Debug` is its `Display` (each problem names its entry, field and what was expected), so
+/// a `main` that returns it with `?` prints the list.
+///
+/// ```
+/// use hooks_runtime::declarative::DeclarativeHookRegistry;
+///
+/// let error = DeclarativeHookRegistry::from_yaml_strict("hooks:\n  - event: never\n    action: {type: log, message: m}\n")
+///     .unwrap_err();
+/// assert!(format!("{error:?}").starts_with("1 problem in hooks document\n  entry #0 (field `event`): unknown event `never`"));
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render_problems(problems))]
 pub struct LoadErrors {
     problems: Vec<LoadProblem>,
+}
+
+impl fmt::Debug for LoadErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 impl LoadErrors {
@@ -77,18 +94,14 @@ impl LoadErrors {
     }
 }
 
-impl fmt::Display for LoadErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.problems.len();
-        write!(f, "{n} problem{} in hooks document", if n == 1 { "" } else { "s" })?;
-        for problem in &self.problems {
-            write!(f, "\n  {problem}")?;
-        }
-        Ok(())
+fn render_problems(problems: &[LoadProblem]) -> String {
+    let n = problems.len();
+    let mut text = format!("{n} problem{} in hooks document", if n == 1 { "" } else { "s" });
+    for problem in problems {
+        text.push_str(&format!("\n  {problem}"));
     }
+    text
 }
-
-impl std::error::Error for LoadErrors {}
 
 /// A hook kept from a document, with its index in the `hooks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
