@@ -1,5 +1,13 @@
-//! Where threads and their messages persist: the [`MessageStore`] trait and its in-memory
-//! implementation.
+//! Where threads and their messages persist: the [`MessageStore`] trait and its three stores.
+//!
+//! | store | feature | for |
+//! |---|---|---|
+//! | [`InMemoryStore`] | always | tests and examples; the runtime's default; gone with the process |
+//! | `SqliteStore` | `sqlite` (default) | one process: an embedded, bundled SQLite file (`SqliteStore::open(path)`) |
+//! | `PostgresStore` | `postgres` | many processes sharing one database (`PostgresStore::connect(url)`), tables in the schema `agent_hooks` by default |
+//!
+//! Give one to [`RuntimeBuilder::store`](crate::RuntimeBuilder::store); every store passes the
+//! same store suite.
 
 mod events;
 mod memory;
@@ -11,7 +19,7 @@ mod sqlite;
 pub use events::{EventSubscription, StoredEvent};
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
+pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
