@@ -27,7 +27,7 @@ macro_rules! hook_kinds {
         /// user-scope kinds.
         ///
         /// ```
-        /// use hooks_core::{HookKind, HookRole, HookScope};
+        /// use hooks_runtime::{HookKind, HookRole, HookScope};
         ///
         /// let kind = HookKind::from_name("filter_messages").unwrap();
         /// assert_eq!(kind, HookKind::FilterMessages);

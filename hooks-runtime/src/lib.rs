@@ -50,6 +50,9 @@
 //! The runtime needs a tokio runtime with its time driver (`enable_all`): async hooks run
 //! under timeouts.
 
+// docs.rs builds with every feature and `--cfg docsrs`: feature-gated items get a badge there.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use hooks_core::{
     AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
     ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
@@ -64,6 +67,7 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 pub use async_trait::async_trait;
 
 #[cfg(feature = "declarative")]
+#[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
 pub mod declarative;
 mod dispatch;
 mod events;

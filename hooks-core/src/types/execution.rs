@@ -35,7 +35,7 @@ impl Side {
 /// A cancellation flag shared by an execution and everything it started.
 ///
 /// ```
-/// use hooks_core::AbortSignal;
+/// use hooks_runtime::AbortSignal;
 ///
 /// let signal = AbortSignal::new();
 /// let seen_by_hook = signal.clone();

@@ -19,8 +19,10 @@ mod sqlite;
 pub use events::{EventSubscription, StoredEvent};
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 
 use std::fmt;
