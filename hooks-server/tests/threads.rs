@@ -267,7 +267,8 @@ async fn a_prompt_placeholder_without_its_argument_is_a_400_naming_both() {
         .build()
         .expect("runtime");
     let server = Server::start(runtime, ServerConfig::default()).await;
-    let message = refused(&server, Method::POST, "/threads", r#"{"agent": "greeting_agent"}"#, 400, "missing_argument").await;
+    let message =
+        refused(&server, Method::POST, "/threads", r#"{"agent": "greeting_agent"}"#, 400, "missing_argument").await;
     assert_eq!(
         message,
         "prompt `greeting_prompt` of agent `greeting_agent` uses `{{customer}}`; add `\"customer\"` to the request's `arguments`"
@@ -284,7 +285,9 @@ async fn query_parameters_are_camel_case_and_the_snake_case_spelling_is_refused_
     let id = server.create_thread(ALICE, "lookup_agent").await;
     let (status, body) = server.get(&format!("/threads/{id}/messages?includeSilent=true&limit=5"), ALICE).await;
     assert_eq!((status, body["messages"].as_array().map(Vec::len)), (200, Some(0)), "{body}");
-    let message = refused(&server, Method::GET, &format!("/threads/{id}/messages?include_silent=true"), "", 400, "invalid_query").await;
+    let message =
+        refused(&server, Method::GET, &format!("/threads/{id}/messages?include_silent=true"), "", 400, "invalid_query")
+            .await;
     assert!(message.contains("`include_silent` is spelled `includeSilent`"), "{message}");
 }
 
