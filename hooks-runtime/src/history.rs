@@ -28,8 +28,12 @@ use hooks_core::{HookMessage, Role};
 ///     MessageRecord { tool_call_id: Some("call_1".into()), ..MessageRecord::new(Role::Tool, "shipped") }.into_message(),
 ///     MessageRecord::new(Role::Assistant, "It shipped today.").into_message(),
 /// ];
-/// // The last 3 would start at the tool result, without its call: the cut moves past the exchange.
-/// keep_last_messages(&mut messages, 3);
+/// // The last 3 start at the call: its exchange is whole, and all 3 stay.
+/// let mut three = messages.clone();
+/// keep_last_messages(&mut three, 3);
+/// assert_eq!(three.len(), 3);
+/// // The last 2 would start at the tool result, without its call: the cut moves past the exchange.
+/// keep_last_messages(&mut messages, 2);
 /// assert_eq!(messages.len(), 1);
 /// assert_eq!(messages[0].content.as_deref(), Some("It shipped today."));
 /// ```
