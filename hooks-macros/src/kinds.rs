@@ -162,6 +162,20 @@ impl KindSpec {
         Some(format!("fn({})", params.join(", ")))
     }
 
+    /// What the arity error's `expected signature:` line says: the signature, or for a
+    /// transform kind both forms, in place first.
+    pub(crate) fn expected_forms(&self) -> String {
+        match self.in_place_signature() {
+            None => format!("{}, sync or `async`, returning {}", self.signature(), self.accepted_returns_phrase()),
+            Some(in_place) => format!(
+                "in place, {in_place}, returning `()` or `Result<(), HookError>`, or by value, {}, returning {}; \
+                 sync or `async`",
+                self.signature(),
+                self.accepted_returns_phrase()
+            ),
+        }
+    }
+
     /// Both accepted forms, as the error notes print them.
     pub(crate) fn forms_phrase(&self) -> String {
         let context = if self.takes_context() { "; the context parameter may be left out" } else { "" };

@@ -84,7 +84,7 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
 /// |---|---|
 /// | `name` (required) | the prompt's name; an item of that name is defined, which sides reference |
 /// | `model` (required) | the model's name as the runtime knows it (`.model("name", ...)`) |
-/// | `prompt` (required) | the system prompt; `{{argument}}` is replaced by the thread's argument |
+/// | `prompt` (required) | the system prompt; `{{argument}}` is replaced by the thread's argument, and `create_thread` refuses a thread that lacks one |
 /// | `tool_description` | how the prompt describes itself when offered as a tool |
 /// | `tools` | tool names; a name that is an agent of the runtime is a handoff target |
 /// | `hooks` | hook ids as paths, in run order; empty or omitted: the agent's hooks apply |

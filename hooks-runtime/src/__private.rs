@@ -172,23 +172,30 @@ pub trait AgentRef: Agent {}
 impl<T: Agent> AgentRef for T {}
 
 /// What the name of a hook's *function* means in the type namespace: `#[hook]` emits
-/// `type limit = HookFunction<limit_to_20_messages>;` beside `fn limit`, so that listing the
-/// function instead of the id fails on [`ReferencedById`], whose message names the id.
-pub struct HookFunction<Id>(core::marker::PhantomData<Id>);
-
-/// Never implemented: a hook is referenced by its id, not its function's name.
+/// `type limit = <limit_to_20_messages as ReferencedById>::Function;` beside `fn limit`, so that
+/// listing the function instead of the id fails on [`ReferencedById`], whose message names the
+/// id. Every use of the alias fails at the alias's own token, so the uses a prompt makes of one
+/// path (its definition, the repeated-hook check) are one error, and no impl is suggested.
+///
+/// Implemented only for an uninhabited type, hidden from diagnostics, so that rustc does not add
+/// "this trait has no implementations".
 #[diagnostic::on_unimplemented(
     message = "this names the function of hook `{Self}`; a hook is referenced by its id",
     label = "the hook's function, not its id",
     note = "write the hook's id, `{Self}`, here: `#[hook(KIND, id = \"...\")]` names the item prompts and agents list"
 )]
-pub trait ReferencedById {}
-
-impl<Id: Hook + ReferencedById> Hook for HookFunction<Id> {
-    const DEF: &'static HookDef = Id::DEF;
+pub trait ReferencedById {
+    /// Never reached: no hook implements the trait.
+    type Function;
 }
-impl<Id: Hook + ReferencedById> ListableHook for HookFunction<Id> {}
-impl<Id: Hook + ReferencedById> RequirableHook for HookFunction<Id> {}
+
+#[doc(hidden)]
+pub enum NotAHook {}
+
+#[diagnostic::do_not_recommend]
+impl ReferencedById for NotAHook {
+    type Function = NotAHook;
+}
 
 /// The definition of a hook listed in `hooks`.
 pub const fn listed_hook<T: ListableHook>() -> &'static HookDef {

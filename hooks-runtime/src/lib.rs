@@ -50,6 +50,9 @@
 //! The runtime needs a tokio runtime with its time driver (`enable_all`): async hooks run
 //! under timeouts.
 
+// docs.rs builds with every feature and `--cfg docsrs`: feature-gated items get a badge there.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use hooks_core::{
     AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
     ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
@@ -64,9 +67,11 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 pub use async_trait::async_trait;
 
 #[cfg(feature = "declarative")]
+#[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
 pub mod declarative;
 mod dispatch;
 mod events;
+mod history;
 mod ids;
 pub mod model;
 mod runtime;
@@ -76,13 +81,14 @@ pub mod tool;
 mod user;
 
 pub use events::ThreadEvent;
+pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {
-    pub use crate::{define_agent, define_prompt, hook};
+    pub use crate::{define_agent, define_prompt, hook, keep_last_messages};
     pub use hooks_core::{
         Agent, Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
         HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Prompt, Registry, ResolvedAgent, Role, ThreadState,

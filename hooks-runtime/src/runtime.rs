@@ -31,13 +31,37 @@ use crate::user::UserScope;
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a runtime could not be built. It fails closed: no thread runs on a partial setup.
-#[derive(Debug)]
+///
+/// Its `Display` names what is wrong and how to fix it; its `Debug` is the same sentence, so a
+/// `main` that returns it with `?` prints the sentence rather than a struct.
+///
+/// ```
+/// use hooks_runtime::prelude::*;
+/// use hooks_runtime::Runtime;
+///
+/// define_prompt! { name: greeter_prompt, model: "gpt", prompt: "Greet the user." }
+/// define_agent! { name: greeter, side_a: { prompt: greeter_prompt } }
+///
+/// let error = Runtime::builder().agent::<greeter>().build().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "prompt `greeter_prompt` uses model `gpt`, which was not added to the runtime; add it with `.model(\"gpt\", ...)`"
+/// );
+/// assert_eq!(format!("{error:?}"), error.to_string());
+/// ```
+#[derive(thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// Two linked hooks share an id (D3).
-    Registry(RegistryError),
+    #[error("hook registry: {0}")]
+    Registry(#[source] RegistryError),
     /// An agent's hooks could not be resolved (S8).
-    Resolution(ResolutionError),
+    #[error("hook resolution: {0}")]
+    Resolution(#[source] ResolutionError),
     /// A prompt names a model that was not added.
+    #[error(
+        "prompt `{prompt}` uses model `{model}`, which was not added to the runtime; add it with `.model(\"{model}\", ...)`"
+    )]
     UnknownModel {
         /// The prompt.
         prompt: &'static str,
@@ -45,8 +69,14 @@ pub enum BuildError {
         model: &'static str,
     },
     /// Two agents with one name.
+    #[error(
+        "two different agents are named `{0}`; rename one (`define_agent! {{ name: .. }}`): the runtime finds agents by name"
+    )]
     DuplicateAgent(&'static str),
     /// A prompt lists a tool that is neither a tool nor an agent of the runtime.
+    #[error(
+        "prompt `{prompt}` lists the tool `{tool}`, which is neither a tool nor an agent of the runtime; add it with `.tool(...)` or `.agent::<{tool}>()`"
+    )]
     UnknownTool {
         /// The prompt.
         prompt: &'static str,
@@ -55,27 +85,11 @@ pub enum BuildError {
     },
 }
 
-impl fmt::Display for BuildError {
+impl fmt::Debug for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::Registry(error) => write!(f, "hook registry: {error}"),
-            BuildError::Resolution(error) => write!(f, "hook resolution: {error}"),
-            BuildError::UnknownModel { prompt, model } => {
-                write!(
-                    f,
-                    "prompt `{prompt}` uses model `{model}`, which was not added to the runtime; add it with `.model(\"{model}\", ...)`"
-                )
-            }
-            BuildError::DuplicateAgent(name) => write!(f, "two different agents are named `{name}`"),
-            BuildError::UnknownTool { prompt, tool } => write!(
-                f,
-                "prompt `{prompt}` lists the tool `{tool}`, which is neither a tool nor an agent of the runtime; add it with `.tool(...)` or `.agent::<{tool}>()`"
-            ),
-        }
+        fmt::Display::fmt(self, f)
     }
 }
-
-impl std::error::Error for BuildError {}
 
 /// Builds a [`Runtime`].
 ///

@@ -36,6 +36,29 @@ async fn y8_log_action_writes_hook_prefixed_info_under_the_executor_target() {
 }
 
 #[tokio::test]
+async fn y8_log_actions_show_under_the_documented_filter_and_not_under_warn() {
+    async fn logged_under(directives: &str) -> Vec<String> {
+        let (logs, _guard) = Logs::capture_filtered(directives);
+        let registry = DeclarativeHookRegistry::of([HookConfig::new(
+            HookEvent::PreToolUse,
+            None,
+            HookAction::log("${tool} starting"),
+        )]);
+        let agent = TestAgent::new("a1", &["file_read"], journal());
+        registry.apply_to(&agent).await;
+        agent.call_tool("file_read", || Ok(String::new())).await.unwrap();
+        logs.text().lines().filter(|line| line.contains("[HOOK]")).map(str::to_owned).collect()
+    }
+    // The filter the README and the declarative module's docs show.
+    assert_eq!(
+        logged_under("warn,hooks_runtime::declarative=info").await,
+        [format!(" INFO {LOG_TARGET}: [HOOK] file_read starting")]
+    );
+    assert_eq!(logged_under("info").await.len(), 1);
+    assert!(logged_under("warn").await.is_empty(), "a log action is INFO: a WARN filter hides it");
+}
+
+#[tokio::test]
 async fn y9_command_runs_sh_in_the_process_working_directory() {
     let dir = ScratchDir::new("y9-cwd");
     let out = dir.file("pwd");

@@ -81,7 +81,6 @@ fn y2_check_reports_an_unparseable_document_naming_the_file_and_position() {
     let file = fixture("broken.yaml");
     let file = file.to_str().unwrap();
     let lenient = hooks(&["check", file]);
-    assert_eq!(lenient.status.code(), Some(0));
     let err = stderr(&lenient);
     assert!(
         err.contains(&format!("warning: {file}: document: not valid YAML: unclosed quote at line 3, column 34")),
@@ -89,7 +88,33 @@ fn y2_check_reports_an_unparseable_document_naming_the_file_and_position() {
     );
     assert!(!err.contains("<input>"), "{err}");
     assert!(stdout(&lenient).contains("0 hooks kept, 0 entries skipped, document rejected"));
+    // Rejected whole, nothing would load: an error in both modes.
+    assert_eq!(lenient.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("error: {file}: document rejected, no hooks would be loaded")), "{err}");
     assert_eq!(hooks(&["check", file, "--strict"]).status.code(), Some(1));
+}
+
+#[test]
+fn y2_check_exits_non_zero_in_both_modes_for_every_document_rejected_whole() {
+    let cases: [&[u8]; 5] = [b"- just a list\n", b"other: 1\n", b"hooks: 3\n", b"hooks: [\n", b"hooks: \xff\n"];
+    for yaml in cases {
+        let dir = ScratchDir::new("cli-rejected");
+        let file = dir.file("hooks.yaml");
+        std::fs::write(&file, yaml).unwrap();
+        for args in [vec!["check", file.as_str()], vec!["check", "--strict", file.as_str()]] {
+            let output = hooks(&args);
+            assert_eq!(output.status.code(), Some(1), "{yaml:?} {args:?}: {}", stderr(&output));
+            assert!(stderr(&output).contains("document rejected"), "{yaml:?}: {}", stderr(&output));
+        }
+    }
+    // A rejected file among good ones: the good ones are still listed.
+    let valid = fixture("valid.yaml");
+    let dir = ScratchDir::new("cli-rejected-mixed");
+    let bad = dir.file("bad.yaml");
+    std::fs::write(&bad, "hooks: nope\n").unwrap();
+    let output = hooks(&["check", valid.to_str().unwrap(), &bad]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("5 hooks kept"), "{}", stdout(&output));
 }
 
 #[test]
@@ -162,9 +187,11 @@ fn check_text(yaml: &str) -> (String, Option<i32>) {
     let file = dir.file("hooks.yaml");
     std::fs::write(&file, yaml).unwrap();
     let lenient = hooks(&["check", &file]);
-    assert_eq!(lenient.status.code(), Some(0), "{yaml}: {}", stderr(&lenient));
     let strict = hooks(&["check", "--strict", &file]);
-    (stderr(&lenient).replace(&file, "FILE"), strict.status.code())
+    let err = stderr(&lenient).replace(&file, "FILE");
+    let rejected = err.contains("document rejected");
+    assert_eq!(lenient.status.code(), Some(if rejected { 1 } else { 0 }), "{yaml}: {err}");
+    (err, strict.status.code())
 }
 
 #[test]
@@ -233,7 +260,7 @@ fn y15_check_warns_for_every_shell_mode_command_that_splices_in_untrusted_values
     // Safe mode, values the file's author controls, and log actions are fine.
     for yaml in [
         "hooks:\n  - event: onError\n    action: {type: command, mode: safe, command: \"echo ${tool} ${error}\"}\n",
-        "hooks:\n  - event: onStart\n    action: {type: command, command: \"echo ${agent} ${latencyMs}\"}\n",
+        "hooks:\n  - event: onStart\n    action: {type: command, command: \"echo ${agent}\"}\n",
         "hooks:\n  - event: onError\n    action: {type: log, message: \"${tool}: ${error}\"}\n",
     ] {
         assert_eq!(check_text(yaml), (String::new(), Some(0)), "{yaml}");
@@ -280,4 +307,32 @@ fn check_names_a_duplicate_key_in_its_own_words() {
     );
     assert!(!err.contains("DuplicateKeyPolicy"), "{err}");
     assert_eq!(strict, Some(1));
+}
+
+#[test]
+fn y10_check_warns_for_a_placeholder_the_event_does_not_have_and_strict_fails() {
+    let (err, strict) = check_text(
+        "hooks:\n  - event: preToolUse\n    action: {type: log, message: \"${tol} took ${latencyMs} ms\"}\n",
+    );
+    assert_eq!(
+        err,
+        "warning: FILE: entry #0 (field `action.message`): `${tol}`, `${latencyMs}` stay as written: they are not a \
+         context value of `preToolUse` hooks, which are `${tool}`, `${event}`; check the spelling\n"
+    );
+    assert_eq!(strict, Some(1));
+    // In a command, the shell's own variables are the shell's; a lower-case name is still checked.
+    let (err, strict) = check_text(
+        "hooks:\n  - event: onError\n    action: {type: command, mode: safe, command: \"echo ${error} >> ${TMPDIR:-/tmp}/${HOOK_TOOL}.${erorr}\"}\n",
+    );
+    assert!(
+        err.contains("(field `action.command`): `${erorr}` stays as written: it is not a context value of `onError`"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    assert_eq!(strict, Some(1));
+    // onStop hooks get whatever `fire_event` passes: nothing to check.
+    assert_eq!(
+        check_text("hooks:\n  - event: onStop\n    action: {type: log, message: \"${reason}\"}\n"),
+        (String::new(), Some(0))
+    );
 }

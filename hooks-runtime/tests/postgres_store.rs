@@ -183,6 +183,71 @@ async fn a_schema_name_that_needs_quoting_is_refused() {
     }
 }
 
+/// A database of its own (the default schema is one name for every store of a database, so a
+/// test of it cannot share `test`); dropped, with its connections, by [`drop_database`].
+async fn fresh_database(label: &str) -> (String, String) {
+    let name = postgres_support::unique_schema(label);
+    raw_client().await.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
+    let url = database_url();
+    let base = url.rsplit_once('/').map_or(url.as_str(), |(base, _)| base);
+    (name.clone(), format!("{base}/{name}"))
+}
+
+async fn drop_database(name: &str) {
+    raw_client()
+        .await
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .expect("drop database");
+}
+
+async fn tables_of(url: &str) -> Vec<String> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let rows = client
+        .query(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables \
+             WHERE table_name IN ('hooks_schema_version', 'threads') ORDER BY 1",
+            &[],
+        )
+        .await
+        .expect("list tables");
+    rows.iter().map(|row| row.get(0)).collect()
+}
+
+#[tokio::test]
+async fn connect_keeps_the_tables_in_the_agent_hooks_schema_and_creates_it() {
+    let (name, url) = fresh_database("default_schema").await;
+    let store = PostgresStore::connect(&url).await.expect("connect with the defaults");
+    assert!(store.target().ends_with("(schema `agent_hooks`)"), "{}", store.target());
+    store.create_thread(&thread("t1")).await.unwrap();
+    assert!(store.load_thread("t1").await.unwrap().is_some());
+    drop(store);
+    assert_eq!(tables_of(&url).await, ["agent_hooks.hooks_schema_version", "agent_hooks.threads"]);
+    // Connecting again finds them there.
+    let again = PostgresStore::connect(&url).await.expect("reconnect");
+    assert!(again.load_thread("t1").await.unwrap().is_some());
+    drop(again);
+    drop_database(&name).await;
+}
+
+#[tokio::test]
+async fn connect_refuses_to_start_over_beside_tables_in_public_and_says_how_to_use_them() {
+    let (name, url) = fresh_database("public_tables").await;
+    let public = PostgresStore::connect_with(&url, PostgresOptions::new().search_path()).await.expect("search_path");
+    public.create_thread(&thread("kept")).await.unwrap();
+    drop(public);
+    assert_eq!(tables_of(&url).await, ["public.hooks_schema_version", "public.threads"]);
+    let error = PostgresStore::connect(&url).await.unwrap_err().to_string();
+    assert!(error.contains("schema `public` has this store's tables and schema `agent_hooks` has none"), "{error}");
+    assert!(error.contains("PostgresOptions::new().search_path()"), "{error}");
+    assert_eq!(tables_of(&url).await, ["public.hooks_schema_version", "public.threads"], "nothing created");
+    let public = PostgresStore::connect_with(&url, PostgresOptions::new().search_path()).await.unwrap();
+    assert!(public.load_thread("kept").await.unwrap().is_some(), "the thread is where it was");
+    drop(public);
+    drop_database(&name).await;
+}
+
 #[tokio::test]
 async fn a_content_postgresql_cannot_hold_is_an_error_that_does_not_quote_it() {
     let schema = PgSchema::new("nul");

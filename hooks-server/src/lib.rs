@@ -27,13 +27,26 @@
 //! | `POST /threads` | `{"agent", "arguments"?}` → 201, the new thread of the caller |
 //! | `GET /threads` | the caller's threads in the store, oldest first (also those of another process, or from before a restart) |
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
-//! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
+//! | `GET /threads/{id}/messages` | `?limit=N&includeSilent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
 //! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
+//!
+//! # JSON names
+//!
+//! Shapes the specification defines keep its spelling: a message (`HookMessage`, in
+//! `GET /threads/{id}/messages` and in `message_created` events) is snake_case, as the spec's
+//! `HookMessage` is (`tool_calls`, `tool_call_id`, `created_at`), and a hook's `source` is the
+//! spec's camelCase `HookSource` (`promptName`). Every other name the server chooses is
+//! camelCase: fields (`userId`, `createdAt`, `lastEventId`, `runId`, `exposeAsTool`,
+//! `parentHooks`, `optionalRelationship`), the catalog's per-side keys (`sideA`, `sideB`,
+//! `atRest`) and query parameters (`includeSilent`, `lastEventId`). Values are not names and keep
+//! their own spelling: hook kinds (`filter_messages`, also as the keys of a side's `hooks`),
+//! event types (`message_created`), statuses and reasons (`model_error`), stages
+//! (`before_parent`) and error codes (`unknown_agent`).
 //!
 //! # Event streams
 //!

@@ -26,10 +26,18 @@ pub(crate) async fn create(
     let agent = fields.string("agent")?;
     let arguments = fields.object_or_empty("arguments")?;
     fields.finish(&["agent", "arguments"])?;
-    let options = ThreadOptions { user_id: Some(user.clone()), arguments };
+    let options = ThreadOptions::new().user(user.clone()).arguments(arguments);
     let thread = match state.runtime.create_thread(&agent, options.clone()).await {
         Ok(thread) => thread,
         Err(RuntimeError::UnknownAgent(_)) => return Err(unknown_agent(&state, &agent)),
+        Err(RuntimeError::MissingArgument { agent, prompt, argument }) => {
+            return Err(ApiError::bad_request(
+                "missing_argument",
+                format!(
+                    "prompt `{prompt}` of agent `{agent}` uses `{{{{{argument}}}}}`; add `\"{argument}\"` to the request's `arguments`"
+                ),
+            ));
+        }
         Err(error) => return Err(ApiError::store(&error)),
     };
     // The record as stored, with the creation time the runtime chose.
@@ -74,7 +82,7 @@ pub(crate) async fn read(
     Ok(Json(state.thread_of(&user, &id).await?.to_json()))
 }
 
-/// `GET /threads/{id}/messages?limit=N&include_silent=true`: as `ThreadState::get_messages`
+/// `GET /threads/{id}/messages?limit=N&includeSilent=true`: as `ThreadState::get_messages`
 /// selects them ([`MessageQuery`]), oldest first.
 pub(crate) async fn messages(
     State(state): State<AppState>,
@@ -97,23 +105,30 @@ fn message_query(params: &HashMap<String, String>) -> Result<MessageQuery, ApiEr
                     ApiError::bad_request("invalid_query", "query parameter `limit` must be a whole number")
                 })?);
             }
-            "include_silent" => {
+            "includeSilent" => {
                 query.include_silent = match value.as_str() {
                     "true" | "1" => true,
                     "false" | "0" => false,
                     _ => {
                         return Err(ApiError::bad_request(
                             "invalid_query",
-                            "query parameter `include_silent` must be `true` or `false`",
+                            "query parameter `includeSilent` must be `true` or `false`",
                         ));
                     }
                 };
+            }
+            // The server's names are camelCase; the Rust field's spelling is refused by name.
+            "include_silent" => {
+                return Err(ApiError::bad_request(
+                    "invalid_query",
+                    "query parameter `include_silent` is spelled `includeSilent` (the server's names are camelCase)",
+                ));
             }
             other => {
                 return Err(ApiError::bad_request(
                     "invalid_query",
                     format!(
-                        "unknown query parameter `{}`; the parameters are `limit` and `include_silent`",
+                        "unknown query parameter `{}`; the parameters are `limit` and `includeSilent`",
                         printable(other)
                     ),
                 ));

@@ -235,21 +235,21 @@ async fn check_page(client: Client, base: String) {
     let hooks =
         wait_rows(&client, &format!("{table}[data-side]"), "the resolved hook table", |rows| rows.len() > 3).await;
     let sides = rows(&client, &format!("{table}.group")).await;
-    assert_eq!(sides, [["side_a · prompt forecast_prompt"], ["side_b"]], "{hooks:#?}");
+    assert_eq!(sides, [["sideA · prompt forecast_prompt"], ["sideB"]], "{hooks:#?}");
     for expected in [
-        ["side_a", "tool_call_started", "1", "announce_forecast", "prompt forecast_prompt", ""],
+        ["sideA", "tool_call_started", "1", "announce_forecast", "prompt forecast_prompt", ""],
         [
-            "side_a",
+            "sideA",
             "tool_call_done",
             "1",
             "audit_tool_calls",
             "child auditor",
             "before_parent · Keeps an audit trail of the parent's tool calls.",
         ],
-        ["side_a", "tool_call_done", "2", "record_forecast", "prompt forecast_prompt", ""],
-        ["side_a", "after_create_message", "1", "index_messages", "prompt forecast_prompt", ""],
+        ["sideA", "tool_call_done", "2", "record_forecast", "prompt forecast_prompt", ""],
+        ["sideA", "after_create_message", "1", "index_messages", "prompt forecast_prompt", ""],
         [
-            "side_b",
+            "sideB",
             "tool_call_done",
             "1",
             "audit_tool_calls",

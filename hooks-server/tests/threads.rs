@@ -256,6 +256,41 @@ async fn requests_without_a_valid_token_are_unauthorized() {
     assert_eq!(body["error"]["code"], "unauthorized");
 }
 
+define_prompt! { name: greeting_prompt, model: "scripted", prompt: "You help {{customer}}." }
+define_agent! { name: greeting_agent, side_a: { prompt: greeting_prompt, stop_on_response: true }, side_b: { human: true } }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_placeholder_without_its_argument_is_a_400_naming_both() {
+    let runtime = Runtime::builder()
+        .agent::<greeting_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello, Bob.")]))
+        .build()
+        .expect("runtime");
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let message =
+        refused(&server, Method::POST, "/threads", r#"{"agent": "greeting_agent"}"#, 400, "missing_argument").await;
+    assert_eq!(
+        message,
+        "prompt `greeting_prompt` of agent `greeting_agent` uses `{{customer}}`; add `\"customer\"` to the request's `arguments`"
+    );
+    let (status, thread) =
+        server.post("/threads", ALICE, r#"{"agent": "greeting_agent", "arguments": {"customer": "Bob"}}"#).await;
+    assert_eq!(status, 201, "{thread}");
+    assert_eq!(thread["arguments"], json!({ "customer": "Bob" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_parameters_are_camel_case_and_the_snake_case_spelling_is_refused_by_name() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    let id = server.create_thread(ALICE, "lookup_agent").await;
+    let (status, body) = server.get(&format!("/threads/{id}/messages?includeSilent=true&limit=5"), ALICE).await;
+    assert_eq!((status, body["messages"].as_array().map(Vec::len)), (200, Some(0)), "{body}");
+    let message =
+        refused(&server, Method::GET, &format!("/threads/{id}/messages?include_silent=true"), "", 400, "invalid_query")
+            .await;
+    assert!(message.contains("`include_silent` is spelled `includeSilent`"), "{message}");
+}
+
 /// Sends a request and checks the status and error code; returns the error message, which
 /// must not contain `SECRET`.
 async fn refused(server: &Server, method: Method, path: &str, body: &str, status: u16, code: &str) -> String {

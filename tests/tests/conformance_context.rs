@@ -14,9 +14,9 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{ExecutionState, HookSource, Runtime, Side, ThreadOptions};
+use hooks_runtime::{ExecutionState, HookSource, Runtime, RuntimeError, Side, ThreadOptions};
 use serde_json::json;
-use support::{Recorder, llm_lines, request_has, request_lines, texts};
+use support::{Recorder, capture_logs, llm_lines, request_has, request_lines, texts};
 
 fn ok_tool(name: &'static str) -> FnTool {
     FnTool::new(name, "Answers ok.", |_args| async { HookToolResult::success("ok") })
@@ -296,9 +296,7 @@ async fn r1_run(agent: &str) -> (String, ScriptedModel) {
         .model("scripted", model.clone())
         .build()
         .unwrap();
-    let mut options = ThreadOptions::default();
-    options.arguments.insert("name".into(), json!("Ada"));
-    let thread = runtime.create_thread(agent, options).await.unwrap();
+    let thread = runtime.create_thread(agent, ThreadOptions::new().argument("name", "Ada")).await.unwrap();
     thread.send("hello").await.unwrap();
     (thread.id().to_owned(), model)
 }
@@ -793,4 +791,129 @@ async fn r8_counts_each_injection_exactly_once_in_each_create_hook() {
     // user message, three injections, assistant reply.
     assert_eq!(before.len(), 5, "{before:?}");
     assert_eq!(after.len(), 5, "{after:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// R1: every placeholder of the agent's prompts needs its argument; `create_thread` refuses a
+// thread without one, and a request that still sends one unfilled (a subagent's, whose thread
+// has no arguments) warns.
+
+define_prompt! { name: r1_greeting_prompt, model: "scripted", prompt: "You help {{customer}} with order {{ order }}." }
+define_prompt! { name: r1_review_prompt, model: "scripted", prompt: "Review the answers for {{reviewer}}." }
+define_agent! {
+    name: r1_placeholder_agent,
+    expose_as_tool: true,
+    side_a: { prompt: r1_greeting_prompt, stop_on_response: true },
+    side_b: { prompt: r1_review_prompt, stop_on_response: true },
+}
+define_agent! {
+    name: r1_parent_agent,
+    side_a: { prompt: r1_keep_prompt, stop_on_response: true, subagents: [{ agent: r1_placeholder_agent, as: helper }] },
+    side_b: { human: true },
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r1_a_placeholder_without_its_argument_refuses_the_thread_and_names_prompt_and_argument() {
+    let model = ScriptedModel::new([ScriptedResponse::text("hi")]);
+    let runtime = Runtime::builder().agent::<r1_placeholder_agent>().model("scripted", model.clone()).build().unwrap();
+    let error = runtime.create_thread("r1_placeholder_agent", ThreadOptions::new()).await.unwrap_err();
+    assert!(
+        matches!(&error, RuntimeError::MissingArgument { prompt: "r1_greeting_prompt", argument, .. } if argument == "customer"),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "prompt `r1_greeting_prompt` of agent `r1_placeholder_agent` uses `{{customer}}`, but the thread has no \
+         argument `customer`; pass it with `ThreadOptions::new().argument(\"customer\", ..)`"
+    );
+    assert_eq!(format!("{error:?}"), error.to_string(), "a `main` returning it prints the sentence");
+    // Side B's prompt is checked too, and a trimmed name is the name.
+    let partial = ThreadOptions::new().argument("customer", "Bob").argument("order", 7);
+    let error = runtime.create_thread("r1_placeholder_agent", partial.clone()).await.unwrap_err();
+    assert!(
+        matches!(&error, RuntimeError::MissingArgument { prompt: "r1_review_prompt", argument, .. } if argument == "reviewer")
+    );
+    // With every argument (an argument's text is not scanned again: braces in it are sent as is).
+    let thread = runtime.create_thread("r1_placeholder_agent", partial.argument("reviewer", "{{x}}")).await.unwrap();
+    thread.send("hello").await.unwrap();
+    assert_eq!(model.requests()[0].messages[0].content.as_deref(), Some("You help Bob with order 7."));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn r1_a_subagent_prompt_sent_with_a_placeholder_warns_with_prompt_and_name() {
+    let (logs, _guard) = capture_logs();
+    let model = ScriptedModel::new([ScriptedResponse::text("child reply")]);
+    let runtime = Runtime::builder().agent::<r1_parent_agent>().model("scripted", model.clone()).build().unwrap();
+    let parent = runtime.create_thread("r1_parent_agent", ThreadOptions::new().argument("name", "Ada")).await.unwrap();
+    let child = parent.spawn_subagent("helper").await.expect("a subagent's thread has no arguments to check");
+    child.send("hello").await.unwrap();
+    let warnings = logs.lines_with("r1_greeting_prompt");
+    assert_eq!(warnings.len(), 1, "one warning per request: {}", logs.contents());
+    assert!(warnings[0].contains("WARN") && warnings[0].contains("`customer`, `order`"), "{warnings:?}");
+    assert_eq!(
+        model.requests()[0].messages[0].content.as_deref(),
+        Some("You help {{customer}} with order {{ order }}.")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// R9: a filter_messages chain that splits a tool call from its result gets neither sent, and
+// the runtime warns with the chain's hook ids and the call ids; `keep_last_messages` cuts
+// between exchanges.
+
+#[hook(filter_messages, id = "r9_naive_last_message")]
+fn r9_naive_last_message(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    let skip = messages.len().saturating_sub(1);
+    messages.drain(..skip);
+}
+
+#[hook(filter_messages, id = "r9_whole_last_two")]
+fn r9_whole_last_two(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    keep_last_messages(messages, 2);
+}
+
+define_prompt! { name: r9_naive_prompt, model: "scripted", prompt: "R9.", tools: ["r9_tool"], hooks: [r9_naive_last_message] }
+define_prompt! { name: r9_whole_prompt, model: "scripted", prompt: "R9.", tools: ["r9_tool"], hooks: [r9_whole_last_two] }
+define_agent! { name: r9_naive_agent, side_a: { prompt: r9_naive_prompt, stop_on_response: true, max_steps: 4 }, side_b: { human: true } }
+define_agent! { name: r9_whole_agent, side_a: { prompt: r9_whole_prompt, stop_on_response: true, max_steps: 4 }, side_b: { human: true } }
+
+async fn r9_run(agent: &str) -> ScriptedModel {
+    let model =
+        ScriptedModel::new([ScriptedResponse::tool_call("call_r9", "r9_tool", "{}"), ScriptedResponse::text("done")]);
+    let runtime = Runtime::builder()
+        .agent::<r9_naive_agent>()
+        .agent::<r9_whole_agent>()
+        .model("scripted", model.clone())
+        .tool(ok_tool("r9_tool"))
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread(agent, ThreadOptions::new()).await.unwrap();
+    thread.send("hello").await.unwrap();
+    model
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn r9_a_filter_that_splits_an_exchange_warns_with_its_hook_ids_and_the_call_ids() {
+    let (logs, _guard) = capture_logs();
+    let model = r9_run("r9_naive_agent").await;
+    let warnings = logs.lines_with("split tool exchanges");
+    assert_eq!(warnings.len(), 1, "once, for the one assembly that split: {}", logs.contents());
+    assert!(
+        warnings[0].contains("WARN")
+            && warnings[0].contains("`r9_naive_last_message`")
+            && warnings[0].contains("`call_r9`"),
+        "{warnings:?}"
+    );
+    // The orphaned result was not sent: the second request is the system message alone.
+    assert_eq!(request_lines(&model.requests()[1]), [("system".to_owned(), "R9.".to_owned())]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn r9_keep_last_messages_keeps_the_exchange_whole_and_nothing_warns() {
+    let (logs, _guard) = capture_logs();
+    let model = r9_run("r9_whole_agent").await;
+    assert!(logs.lines_with("split tool exchanges").is_empty(), "{}", logs.contents());
+    let second = &model.requests()[1];
+    assert_eq!(second.messages.len(), 3, "system, the call and its result: {:?}", request_lines(second));
+    assert_eq!(second.messages[2].tool_call_id.as_deref(), Some("call_r9"));
 }

@@ -10,10 +10,12 @@ use crate::types::{HookSource, Side};
 use super::agent::Participant;
 use super::resolve::{ActiveContext, ResolvedAgent, ResolvedHook};
 
-const CONTEXTS: [(ActiveContext, &str); 3] = [
-    (ActiveContext::Side(Side::A), "side_a"),
-    (ActiveContext::Side(Side::B), "side_b"),
-    (ActiveContext::AtRest, "at_rest"),
+/// Each context with its label in `explain` text (as `define_agent!` spells the sides) and its
+/// key in `explain_json` (camelCase, as every name of the JSON but the spec's own shapes).
+const CONTEXTS: [(ActiveContext, &str, &str); 3] = [
+    (ActiveContext::Side(Side::A), "side_a", "sideA"),
+    (ActiveContext::Side(Side::B), "side_b", "sideB"),
+    (ActiveContext::AtRest, "at_rest", "atRest"),
 ];
 
 /// The resolved table as text: per side (and at rest), per kind, each hook in order with its
@@ -38,7 +40,7 @@ pub fn explain(resolved: &ResolvedAgent) -> String {
     let agent = resolved.agent();
     let mut out = String::new();
     let _ = writeln!(out, "agent {} (crate {} {})", agent.name, agent.package.name, agent.package.version);
-    for (active, label) in CONTEXTS {
+    for (active, label, _) in CONTEXTS {
         let heading = match active {
             ActiveContext::Side(side) => match &agent.side(side).participant {
                 Participant::Prompt(prompt) => format!("{label}: prompt {}", prompt.name),
@@ -98,11 +100,14 @@ fn provenance(resolved: &ResolvedAgent, entry: &ResolvedHook) -> String {
 }
 
 /// The resolved table as JSON: the guide's agent catalog, with each requirement's hook id,
-/// reason and stage, and every chain with provenance.
+/// reason and stage, and every chain with provenance. Names are camelCase (`exposeAsTool`,
+/// `parentHooks`, the contexts `sideA`, `sideB` and `atRest`); a context's `hooks` are keyed by
+/// kind, as the specification names the kinds (`filter_messages`), and `source` is the spec's
+/// `HookSource`.
 pub fn explain_json(resolved: &ResolvedAgent) -> Value {
     let agent = resolved.agent();
     let mut contexts = serde_json::Map::new();
-    for (active, label) in CONTEXTS {
+    for (active, _, key) in CONTEXTS {
         let mut kinds = serde_json::Map::new();
         for kind in HookKind::ALL {
             let chain = resolved.chain(active, kind);
@@ -129,7 +134,7 @@ pub fn explain_json(resolved: &ResolvedAgent) -> Value {
             kinds.insert(kind.name().to_owned(), Value::Array(entries));
         }
         let prompt = resolved.active_prompt(active).map(|prompt| prompt.name);
-        contexts.insert(label.to_owned(), json!({ "prompt": prompt, "hooks": kinds }));
+        contexts.insert(key.to_owned(), json!({ "prompt": prompt, "hooks": kinds }));
     }
     let parent_hooks: Vec<Value> = agent
         .parent_hooks

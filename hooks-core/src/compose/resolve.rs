@@ -133,17 +133,25 @@ impl fmt::Display for ResolutionError {
             ResolutionError::UserScopeRequirement { parent, child, hook } => write!(
                 f,
                 "agent `{parent}`: child `{child}` requires `{hook}`, a user-scope hook, in its parent_hooks; \
-                 user-scope hooks cannot be composed"
+                 user-scope hooks run for every user without being composed: remove it from `parent_hooks`"
             ),
             ResolutionError::UnregisteredHook { agent, referenced_by, hook } => {
-                write!(f, "agent `{agent}`: hook `{hook}` referenced by {referenced_by} is not linked into this binary")
+                write!(
+                    f,
+                    "agent `{agent}`: hook `{hook}` referenced by {referenced_by} is not linked into this binary; \
+                     depend on the crate that defines it and reference the hook by its path (`that_crate::{hook}`)"
+                )
             }
             ResolutionError::UserScopeHookListed { agent, referenced_by, hook } => write!(
                 f,
-                "agent `{agent}`: {referenced_by} lists `{hook}`, a user-scope hook; user-scope hooks run without being listed"
+                "agent `{agent}`: {referenced_by} lists `{hook}`, a user-scope hook; user-scope hooks run without being listed: remove it from `hooks`"
             ),
             ResolutionError::TooManyOptionalRelationships { agent } => {
-                write!(f, "agent `{agent}` declares more than 64 optional subagent relationships")
+                write!(
+                    f,
+                    "agent `{agent}` declares more than 64 optional subagent relationships, the most a thread tracks; \
+                     make some of them required, or split the agent"
+                )
             }
         }
     }

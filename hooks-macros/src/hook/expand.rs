@@ -160,7 +160,7 @@ pub(crate) fn package() -> TokenStream {
 }
 
 /// A prompt that lists the function's name instead of the id gets an error naming the id
-/// (through `HookFunction`), not rustc's "constant provided when a type was expected".
+/// (through `ReferencedById`), not rustc's "constant provided when a type was expected".
 fn function_alias(companion: &Companion<'_>, tokens: &mut TokenStream) {
     let Companion { id, function, vis, private, .. } = companion;
     if *function == *id || is_primitive_type_name(&function.to_string()) {
@@ -174,7 +174,7 @@ fn function_alias(companion: &Companion<'_>, tokens: &mut TokenStream) {
     tokens.extend(quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
-        #vis type #function = #private::HookFunction<#path>;
+        #vis type #function = <#path as #private::ReferencedById>::Function;
     });
 }
 

@@ -375,24 +375,85 @@ fn check_arity(cx: &Ctxt, kind: &'static KindSpec, function: &HookFn) -> Option<
             // The parameters written are the ones after the state: the state is what is missing.
             format!("add `{}: {}` as the first parameter", state.name, state.ty)
         } else {
-            let missing: Vec<String> =
-                kind.params.iter().skip(types.len()).map(|p| format!("`{}: {}`", p.name, p.ty)).collect();
-            format!("add {}", missing.join(", "))
+            missing_params_advice(kind, &types)
         };
         (sig.paren_token.span.join(), advice)
     };
     cx.error_at(
         span,
         format!(
-            "{} `{}` hook takes {expected}, found {}\nhelp: {advice}\nexpected signature: {}, sync or `async`, returning {}",
+            "{} `{}` hook takes {expected}, found {}\nhelp: {advice}\nexpected signature: {}",
             kind.article(),
             kind.name,
             plural(types.len()),
-            kind.signature(),
-            kind.accepted_returns_phrase()
+            kind.expected_forms(),
         ),
     );
     None
+}
+
+/// Which parameters a hook with too few lacks, found by type rather than position: a
+/// `before_store_tool_result` hook written `(state, result: HookToolResult)` lacks `call`, which
+/// goes before `result`. `types` starts with the state.
+fn missing_params_advice(kind: &KindSpec, types: &[Type]) -> String {
+    let written: Vec<String> = types.iter().skip(1).map(core_type).collect();
+    let matches = |index: usize| {
+        let param = &kind.params[index];
+        let value_ty = kind.value.as_ref().filter(|value| value.index == index).map(|value| value.ty);
+        let core = core_type_text(param.ty);
+        written.iter().any(|ty| *ty == core || value_ty.is_some_and(|value| *ty == core_type_text(value)))
+    };
+    let present: Vec<bool> = (0..kind.params.len()).map(|index| index == 0 || matches(index)).collect();
+    // Every written parameter should account for one present kind parameter; if the types do not
+    // line up, the parameters after the last written one are what is missing.
+    let by_type = present.iter().filter(|present| **present).count() == types.len();
+    let missing: Vec<usize> = if by_type {
+        (0..kind.params.len()).filter(|&index| !present[index]).collect()
+    } else {
+        (types.len()..kind.params.len()).collect()
+    };
+    let parts: Vec<String> = missing
+        .iter()
+        .map(|&index| {
+            let param = &kind.params[index];
+            let mut part = format!("`{}: {}`", param.name, param.ty);
+            if let Some(value) = kind.value.as_ref().filter(|value| value.index == index) {
+                part.push_str(&format!(" (or, in place, `{}: &mut {}`)", param.name, value.ty));
+            }
+            let next = (index + 1..kind.params.len()).find(|&later| by_type && present[later]);
+            if let Some(next) = next {
+                part.push_str(&format!(" before `{}`", kind.params[next].name));
+            }
+            part
+        })
+        .collect();
+    format!("add {}", parts.join(", "))
+}
+
+/// A parameter type as the missing-parameter check compares it: without references, lifetimes or
+/// spaces (`&'a mut HookToolResult` is `HookToolResult`).
+fn core_type(ty: &Type) -> String {
+    let mut ty = ty;
+    while let Type::Reference(reference) = ty {
+        ty = &reference.elem;
+    }
+    let mut ty = ty.clone();
+    EraseLifetimes.visit_type_mut(&mut ty);
+    core_type_text(&quote::ToTokens::to_token_stream(&ty).to_string())
+}
+
+fn core_type_text(ty: &str) -> String {
+    let text: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut text = text.as_str();
+    loop {
+        if let Some(rest) = text.strip_prefix("&mut") {
+            text = rest;
+        } else if let Some(rest) = text.strip_prefix('&') {
+            text = rest;
+        } else {
+            return text.replace("'_", "");
+        }
+    }
 }
 
 fn contains_impl_trait(ty: &Type) -> bool {

@@ -2,9 +2,12 @@
 //!
 //! For each file, prints each hook it kept to stdout, and to stderr a warning naming the file,
 //! entry and field for each problem (an entry that is skipped) and for each kept hook that is
-//! probably a mistake. Exits 0 in lenient mode (as `from_yaml` would load the files), 1 in
-//! strict mode when any file has a problem or a warning, and 2 on bad arguments or a file that
-//! cannot be read (the other files are still checked).
+//! probably a mistake (a `${name}` that the event's context does not have, a shell-mode command
+//! that splices in `${tool}`, ...). Exits 1 when a document is rejected whole (it does not parse,
+//! or has no `hooks` list: `from_yaml` would load nothing), in both modes; otherwise 0 in lenient
+//! mode (as `from_yaml` would load the files) and 1 in strict mode when any file has a problem
+//! or a warning; 2 on bad arguments or a file that cannot be read (the other files are still
+//! checked).
 
 use std::fs::File;
 use std::io::Read;
@@ -16,16 +19,18 @@ const USAGE: &str = "usage: hooks check FILE... [--strict]
 
 Loads declarative hooks YAML files and prints, for each, the hooks it keeps,
 a warning for each entry it skips and one for each kept hook that is probably
-a mistake (for example a shell-mode command that splices in ${tool}).
+a mistake (for example a ${name} the event does not have, which is written out
+as is, or a shell-mode command that splices in ${tool}).
 
   --strict   exit with status 1 when anything was skipped or warned about (for CI)
 
-Exit status: 0 when every file was read, 1 in strict mode when a file has a
-problem or a warning, 2 on bad arguments or a file that cannot be read.";
+Exit status: 0 when every file was read, 1 when a document is rejected whole
+(nothing would load) and, in strict mode, when a file has a problem or a
+warning, 2 on bad arguments or a file that cannot be read.";
 
 /// Exit status for a usage or I/O error, as opposed to a file with problems.
 const EXIT_USAGE: u8 = 2;
-/// Exit status in strict mode when a file has problems or warnings.
+/// Exit status for a document rejected whole, and in strict mode for any problem or warning.
 const EXIT_PROBLEMS: u8 = 1;
 
 struct Args {
@@ -122,6 +127,10 @@ fn check(path: &str, report: &LoadReport, strict: bool) -> u8 {
         if warnings == 0 { String::new() } else { format!(", {warnings} warning{}", plural(warnings)) },
         if report.has_document_problem() { ", document rejected" } else { "" },
     );
+    if report.has_document_problem() {
+        eprintln!("error: {path}: document rejected, no hooks would be loaded; fix the problem above");
+        return EXIT_PROBLEMS;
+    }
     let problems = report.problems.len();
     if strict && problems + warnings > 0 {
         let mut counts = Vec::new();

@@ -58,6 +58,26 @@ impl HookEvent {
         }
     }
 
+    /// The context values the runtime gives hooks of this event, or `None` for `ON_STOP`, which
+    /// only [`fire_event`](super::DeclarativeHookRegistry::fire_event) fires, with whatever
+    /// context it is given. A `${name}` that is not among them is written out as it is (Y10).
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::HookEvent;
+    ///
+    /// assert_eq!(HookEvent::PreToolUse.context_names(), Some(&["tool", "event"][..]));
+    /// assert_eq!(HookEvent::OnStop.context_names(), None);
+    /// ```
+    pub const fn context_names(self) -> Option<&'static [&'static str]> {
+        match self {
+            HookEvent::PreToolUse => Some(&["tool", "event"]),
+            HookEvent::PostToolUse => Some(&["tool", "event", "success", "latencyMs"]),
+            HookEvent::OnError => Some(&["tool", "event", "success", "latencyMs", "error"]),
+            HookEvent::OnStart => Some(&["agent"]),
+            HookEvent::OnStop => None,
+        }
+    }
+
     /// Whether a hook's matcher is consulted for this event. Only the two per-call events
     /// have a tool name worth filtering on; `ON_ERROR` deliberately runs for every failing tool.
     pub const fn uses_matcher(self) -> bool {

@@ -65,9 +65,26 @@ impl fmt::Display for LoadProblem {
 
 /// Every problem found by the strict loader; see
 /// [`DeclarativeHookRegistry::from_yaml_strict`](super::DeclarativeHookRegistry::from_yaml_strict).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Its `Debug` is its `Display` (each problem names its entry, field and what was expected), so
+/// a `main` that returns it with `?` prints the list.
+///
+/// ```
+/// use hooks_runtime::declarative::DeclarativeHookRegistry;
+///
+/// let error = DeclarativeHookRegistry::from_yaml_strict("hooks:\n  - event: never\n    action: {type: log, message: m}\n")
+///     .unwrap_err();
+/// assert!(format!("{error:?}").starts_with("1 problem in hooks document\n  entry #0 (field `event`): unknown event `never`"));
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render_problems(problems))]
 pub struct LoadErrors {
     problems: Vec<LoadProblem>,
+}
+
+impl fmt::Debug for LoadErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 impl LoadErrors {
@@ -77,18 +94,14 @@ impl LoadErrors {
     }
 }
 
-impl fmt::Display for LoadErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.problems.len();
-        write!(f, "{n} problem{} in hooks document", if n == 1 { "" } else { "s" })?;
-        for problem in &self.problems {
-            write!(f, "\n  {problem}")?;
-        }
-        Ok(())
+fn render_problems(problems: &[LoadProblem]) -> String {
+    let n = problems.len();
+    let mut text = format!("{n} problem{} in hooks document", if n == 1 { "" } else { "s" });
+    for problem in problems {
+        text.push_str(&format!("\n  {problem}"));
     }
+    text
 }
-
-impl std::error::Error for LoadErrors {}
 
 /// A hook kept from a document, with its index in the `hooks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,6 +324,9 @@ fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadPro
             "the empty string matches no tool name, so this hook never runs; remove `matcher` to match every tool",
         ));
     }
+    if let Some(warning) = unknown_placeholders(index, config) {
+        warnings.push(warning);
+    }
     if let HookAction::Command { command, mode } = &config.action {
         let message = match mode {
             CommandMode::Shell => untrusted(command, |_| true).map(|names| {
@@ -331,6 +347,40 @@ fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadPro
         }
     }
     warnings
+}
+
+/// A warning for the `${name}` placeholders that the event's context never has, which stay as
+/// written (Y10): a typo, or a value of another event. In a command, names that are not
+/// lower camelCase (`${HOOK_TOOL}`, `${TMPDIR:-/tmp}`) are the shell's own variables and left to it.
+fn unknown_placeholders(index: usize, config: &HookConfig) -> Option<LoadProblem> {
+    let known = config.event.context_names()?;
+    let (template, field, shell) = match &config.action {
+        HookAction::Log { message } => (message.as_str(), "action.message", false),
+        HookAction::Command { command, .. } => (command.as_str(), "action.command", true),
+    };
+    let mut unknown: Vec<&str> = Vec::new();
+    for (_, name) in placeholders(template) {
+        let context_like =
+            name.starts_with(|c: char| c.is_ascii_lowercase()) && name.chars().all(|c| c.is_ascii_alphanumeric());
+        if !known.contains(&name) && (context_like || !shell) && !unknown.contains(&name) {
+            unknown.push(name);
+        }
+    }
+    if unknown.is_empty() {
+        return None;
+    }
+    let names = |names: &[&str]| names.iter().map(|n| format!("`${{{n}}}`")).collect::<Vec<_>>().join(", ");
+    let (these, stays) = if unknown.len() == 1 { ("it is", "stays") } else { ("they are", "stay") };
+    Some(LoadProblem::entry(
+        index,
+        Some(field),
+        format!(
+            "{} {stays} as written: {these} not a context value of `{}` hooks, which are {}; check the spelling",
+            names(&unknown),
+            config.event,
+            names(known),
+        ),
+    ))
 }
 
 /// The untrusted placeholders of `command` at offsets that `at` accepts, each named once in

@@ -30,6 +30,23 @@
 //! | `ON_START` | `apply_to`, once per call | `agent` |
 //! | `ON_STOP` | only your own `fire_event` | what you pass |
 //!
+//! # Where log actions go
+//!
+//! A `type: log` action logs its message at **INFO**, as `[HOOK] <message>`, under the target
+//! [`LOG_TARGET`]; a subscriber that shows only warnings and errors prints none of them (so does
+//! `tracing_subscriber::fmt::init()` without `RUST_LOG` once its `env-filter` feature is on).
+//! Enable them with `RUST_LOG=hooks_runtime::declarative=info` (or `RUST_LOG=info`), or in code:
+//!
+//! ```
+//! use tracing_subscriber::EnvFilter;
+//!
+//! let subscriber = tracing_subscriber::fmt()
+//!     .with_env_filter(EnvFilter::new("warn,hooks_runtime::declarative=info"))
+//!     .finish();
+//! # let _ = subscriber;
+//! // tracing::subscriber::set_global_default(subscriber)?;
+//! ```
+//!
 //! The `hooks check FILE... [--strict]` command-line tool of this crate validates files: it
 //! lists what each keeps, every problem and every warning, naming file, entry and field.
 //!

@@ -6,6 +6,7 @@ mod openai;
 mod scripted;
 
 #[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use scripted::{ScriptedModel, ScriptedResponse};
 

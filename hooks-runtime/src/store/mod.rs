@@ -1,5 +1,13 @@
-//! Where threads and their messages persist: the [`MessageStore`] trait and its in-memory
-//! implementation.
+//! Where threads and their messages persist: the [`MessageStore`] trait and its three stores.
+//!
+//! | store | feature | for |
+//! |---|---|---|
+//! | [`InMemoryStore`] | always | tests and examples; the runtime's default; gone with the process |
+//! | `SqliteStore` | `sqlite` (default) | one process: an embedded, bundled SQLite file (`SqliteStore::open(path)`) |
+//! | `PostgresStore` | `postgres` | many processes sharing one database (`PostgresStore::connect(url)`), tables in the schema `agent_hooks` by default |
+//!
+//! Give one to [`RuntimeBuilder::store`](crate::RuntimeBuilder::store); every store passes the
+//! same store suite.
 
 mod events;
 mod memory;
@@ -11,8 +19,10 @@ mod sqlite;
 pub use events::{EventSubscription, StoredEvent};
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 
 use std::fmt;
@@ -42,17 +52,23 @@ pub struct ThreadRecord {
     pub values: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A store failure. The message names what failed, never message contents.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A store failure. The message names what failed, never message contents. Its `Debug` is its
+/// `Display`, so a `main` that returns it prints the sentence.
+///
+/// ```
+/// # use hooks_runtime::store::StoreError;
+/// let error = StoreError("sqlite: database is locked".into());
+/// assert_eq!(format!("{error:?}"), "message store: sqlite: database is locked");
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("message store: {0}")]
 pub struct StoreError(pub String);
 
-impl fmt::Display for StoreError {
+impl fmt::Debug for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "message store: {}", self.0)
+        fmt::Display::fmt(self, f)
     }
 }
-
-impl std::error::Error for StoreError {}
 
 /// Persists threads, their values and messages. Each call is atomic: an insert either stores the
 /// whole message or nothing, and a value is written in the same transaction that checks its

@@ -28,7 +28,7 @@ pub(crate) async fn spawn(
         return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
-    let child = Thread::create(&shared.runtime, relationship.agent.name, options).await?;
+    let child = Thread::create_child(&shared.runtime, relationship.agent.name, options).await?;
     shared.add_child(relationship.name, child.clone());
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.lock_run().await;

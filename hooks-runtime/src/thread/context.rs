@@ -15,7 +15,18 @@ pub(crate) async fn assemble(
     prompt: &PromptDef,
 ) -> Result<Result<Vec<LlmMessage>, HookError>, crate::store::StoreError> {
     // R1: after interpolation, before the snapshot.
-    let mut system = interpolate(prompt.prompt, state);
+    let mut missing = Vec::new();
+    let mut system = render(prompt.prompt, &state.arguments, |name| missing.push(name));
+    if !missing.is_empty() {
+        // `create_thread` refuses a thread whose agent's prompts lack an argument; this is a
+        // subagent (created with no arguments) or a handoff to an agent whose prompt needs one.
+        let missing = missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        tracing::warn!(
+            target: "hooks_runtime::thread",
+            "prompt `{}` is sent with {missing} as written: the thread has no argument of that name",
+            prompt.name
+        );
+    }
     if let Some(chain) = pipeline.chain(HookKind::AfterSystemMessage) {
         dispatch::await_point!(dispatch::after_system_message(&chain, state, &mut system));
     }
@@ -23,10 +34,20 @@ pub(crate) async fn assemble(
     // silent ones too.
     let mut history = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
-    if let Some(chain) = pipeline.chain(HookKind::FilterMessages) {
-        dispatch::await_point!(dispatch::filter_messages(&chain, state, &mut history));
+    let filter = pipeline.chain(HookKind::FilterMessages);
+    if let Some(chain) = &filter {
+        dispatch::await_point!(dispatch::filter_messages(chain, state, &mut history));
     }
-    let mut provider = to_provider_messages(system, &history, prompt);
+    let mut repairs = Repairs::default();
+    let mut provider = provider_messages(system, &history, prompt, &mut repairs);
+    if !repairs.is_empty() {
+        match &filter {
+            Some(chain) => warn_split_exchanges(pipeline, chain.chain, repairs).await?,
+            // Expected after a run that stopped between a call and its result (a handoff, a
+            // stop after repeated tool errors, a crash): the unanswered calls are not sent.
+            None => tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {repairs}"),
+        }
+    }
     // R5, R7, then R9 on whatever the prefilter returned.
     if let Some(chain) = pipeline.chain(HookKind::PrefilterLlmHistory) {
         let prefiltered = dispatch::await_point!(dispatch::prefilter_llm_history(&chain, state, &mut provider));
@@ -38,8 +59,20 @@ pub(crate) async fn assemble(
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as
-/// JSON); an unknown name stays as written.
+/// JSON); an unknown name stays as written. [`assemble`] renders through [`render`] directly, to
+/// warn about unknown names; this is the benches' entry point.
+#[cfg(any(test, feature = "__bench"))]
 pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
+    render(template, &state.arguments, |_| {})
+}
+
+/// [`interpolate`], calling `missing` with each placeholder name the arguments lack. Substituted
+/// text is not scanned again, so an argument whose value is `{{name}}` sends that text literally.
+fn render<'t>(
+    template: &'t str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    mut missing: impl FnMut(&'t str),
+) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -48,10 +81,13 @@ pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
         match after.find("}}") {
             Some(end) => {
                 let name = after[..end].trim();
-                match state.arguments.get(name) {
+                match arguments.get(name) {
                     Some(serde_json::Value::String(text)) => out.push_str(text),
                     Some(value) => out.push_str(&value.to_string()),
-                    None => out.push_str(&rest[start..start + 2 + end + 2]),
+                    None => {
+                        missing(name);
+                        out.push_str(&rest[start..start + 2 + end + 2]);
+                    }
                 }
                 rest = &after[end + 2..];
             }
@@ -65,6 +101,18 @@ pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
     out
 }
 
+/// The first `{{name}}` placeholder of `template` that `arguments` has no value for.
+pub(crate) fn first_missing_argument<'t>(
+    template: &'t str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Option<&'t str> {
+    let mut first = None;
+    render(template, arguments, |name| {
+        first.get_or_insert(name);
+    });
+    first
+}
+
 /// Provider-message transformation: the system message, then the filtered history as a
 /// provider-valid sequence (R9). A failed model step's row is not a message the provider can
 /// take and is left out.
@@ -76,15 +124,20 @@ pub(crate) fn interpolate(template: &str, state: &ThreadState) -> String {
 /// `include_chat: false` only the units from there on are sent, and with
 /// `include_past_tools: false` the exchanges before it lose their call and results together,
 /// while the messages created during them stay.
+#[cfg(any(test, feature = "__bench"))]
 pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
+    provider_messages(system, history, prompt, &mut Repairs::default())
+}
+
+/// [`to_provider_messages`], recording in `repairs` what it left out.
+fn provider_messages(
+    system: String,
+    history: &[HookMessage],
+    prompt: &PromptDef,
+    repairs: &mut Repairs,
+) -> Vec<LlmMessage> {
     let sendable = history.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    let mut repairs = Repairs::default();
-    let units = group(sendable, &mut repairs);
-    if !repairs.is_empty() {
-        // Expected after a run that stopped between a call and its result (a handoff, a stop
-        // after repeated tool errors, a crash): the unanswered calls are not sent.
-        tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {repairs}");
-    }
+    let units = group(sendable, repairs);
     let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(LlmMessage::new("system", system));
@@ -97,6 +150,42 @@ pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prom
         unit.flatten_into(&mut messages, keep_pair);
     }
     messages
+}
+
+/// A `filter_messages` chain returned a history that splits tool exchanges (a "keep the last N"
+/// cut between a call and its result): the provider would reject it, so the split calls and
+/// results are not sent, and this warns, once per assembly, with the chain's hook ids and the
+/// call ids. Calls the stored history itself leaves unanswered (a run that stopped between a call
+/// and its result) are expected and not the chain's doing; telling them apart re-reads the
+/// history, which happens only on this path. [`keep_last_messages`](crate::keep_last_messages)
+/// is a cut that keeps exchanges whole.
+async fn warn_split_exchanges(
+    pipeline: &Pipeline<'_>,
+    chain: &[hooks_core::ResolvedHook],
+    repairs: Repairs,
+) -> Result<(), crate::store::StoreError> {
+    let stored = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
+    let mut already = Repairs::default();
+    let sendable = stored.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    group(sendable, &mut already);
+    let dropped: Vec<String> = [repairs.unanswered, repairs.orphaned, repairs.duplicated]
+        .into_iter()
+        .flatten()
+        .filter(|id| ![&already.unanswered, &already.orphaned, &already.duplicated].iter().any(|ids| ids.contains(id)))
+        .map(|id| format!("`{id}`"))
+        .collect();
+    if dropped.is_empty() {
+        tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {already}");
+        return Ok(());
+    }
+    let hooks = chain.iter().map(|entry| format!("`{}`", entry.hook.id)).collect::<Vec<_>>().join(", ");
+    tracing::warn!(
+        target: "hooks_runtime::hook",
+        "filter_messages hooks {hooks} split tool exchanges; the calls and results of {} were not sent (a provider \
+         rejects a call without its result); cut history between exchanges, as hooks_runtime::keep_last_messages does",
+        dropped.join(", ")
+    );
+    Ok(())
 }
 
 /// The `prefilter_llm_history` output made provider-valid (R9).

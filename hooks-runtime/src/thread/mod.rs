@@ -177,14 +177,27 @@ impl fmt::Debug for RunFailed {
 
 impl std::error::Error for RunFailed {}
 
-/// What went wrong outside the hooks: an unknown agent or relationship, or the store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What went wrong outside the hooks: an unknown agent or relationship, a missing argument, or
+/// the store. Its `Display` (and its `Debug`, so a `main` that returns it prints a sentence) says
+/// what is wrong and how to fix it.
+///
+/// ```
+/// # use hooks_runtime::RuntimeError;
+/// let error = RuntimeError::UnknownAgent("support".into());
+/// assert_eq!(format!("{error:?}"), error.to_string());
+/// assert!(error.to_string().contains("add it with `.agent::<support>()`"));
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// No agent of this name was added to the runtime.
+    #[error("no agent named `{0}` was added to the runtime; add it with `.agent::<{0}>()` on the runtime builder")]
     UnknownAgent(String),
     /// No thread with this id in the store.
+    #[error("no thread `{0}` in the store; check the id (`Thread::id` of a thread this runtime's store holds)")]
     UnknownThread(String),
     /// The agent has no (optional) subagent relationship of this name.
+    #[error("{}", unknown_relationship_sentence(agent, name, known, *optional))]
     UnknownRelationship {
         /// The agent.
         agent: &'static str,
@@ -196,49 +209,58 @@ pub enum RuntimeError {
         optional: bool,
     },
     /// The relationship already has `max_instances` child threads.
+    #[error(
+        "relationship `{relationship}` already has its maximum of {max} child threads; reuse one of them or raise `max_instances`"
+    )]
     MaxInstances {
         /// The relationship.
         relationship: String,
         /// Its limit.
         max: u32,
     },
+    /// A prompt of the agent has a `{{name}}` placeholder and the thread options have no
+    /// argument of that name: the model would get the placeholder as written.
+    #[error(
+        "prompt `{prompt}` of agent `{agent}` uses `{{{{{argument}}}}}`, but the thread has no argument `{argument}`; \
+         pass it with `ThreadOptions::new().argument(\"{argument}\", ..)`"
+    )]
+    MissingArgument {
+        /// The agent.
+        agent: &'static str,
+        /// The prompt whose text has the placeholder.
+        prompt: &'static str,
+        /// The placeholder's name.
+        argument: String,
+    },
     /// The store failed.
+    #[error(transparent)]
     Store(StoreError),
     /// A hook (or a tool) called this `Thread` method on the thread whose run is calling it.
     /// That run holds the thread until the hook returns, so the call would wait for itself.
+    #[error("{}", held_by_caller(method))]
     HeldByCaller {
         /// The method called, such as `send`.
         method: &'static str,
     },
 }
 
-impl fmt::Display for RuntimeError {
+impl fmt::Debug for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RuntimeError::UnknownAgent(name) => write!(f, "no agent named `{name}` was added to the runtime"),
-            RuntimeError::UnknownThread(id) => write!(f, "no thread `{id}` in the store"),
-            RuntimeError::UnknownRelationship { agent, name, known, optional } => {
-                let kind = if *optional { "optional subagent relationship" } else { "subagent relationship" };
-                let known = if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-                };
-                write!(
-                    f,
-                    "agent `{agent}` has no {kind} named `{name}`; its {kind}s are: {known} (a relationship is named by its `as`, or else by its agent's name)"
-                )
-            }
-            RuntimeError::MaxInstances { relationship, max } => {
-                write!(f, "relationship `{relationship}` already has its maximum of {max} child threads")
-            }
-            RuntimeError::Store(error) => error.fmt(f),
-            RuntimeError::HeldByCaller { method } => f.write_str(&held_by_caller(method)),
-        }
+        fmt::Display::fmt(self, f)
     }
 }
 
-impl std::error::Error for RuntimeError {}
+fn unknown_relationship_sentence(agent: &str, name: &str, known: &[&str], optional: bool) -> String {
+    let kind = if optional { "optional subagent relationship" } else { "subagent relationship" };
+    let known = if known.is_empty() {
+        "none".to_owned()
+    } else {
+        known.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    };
+    format!(
+        "agent `{agent}` has no {kind} named `{name}`; its {kind}s are: {known} (a relationship is named by its `as`, or else by its agent's name)"
+    )
+}
 
 impl RuntimeError {
     pub(crate) fn unknown_relationship(agent: &'static hooks_core::AgentDef, name: &str, optional: bool) -> Self {
@@ -281,13 +303,62 @@ pub(crate) enum TurnEnd {
     HandedOff(String),
 }
 
-/// Options of a new thread.
+/// Options of a new thread: its user and its arguments.
+///
+/// Every `{{name}}` placeholder in the agent's prompts needs an argument `name`:
+/// [`Runtime::create_thread`](crate::Runtime::create_thread) refuses a thread without one
+/// ([`RuntimeError::MissingArgument`]). An argument is substituted as it is (a string) or as
+/// JSON (any other value), and its text is not scanned again, so an argument whose value is
+/// `"{{name}}"` is how a prompt sends those braces literally.
+///
+/// ```
+/// use hooks_runtime::ThreadOptions;
+/// use serde_json::json;
+///
+/// let options = ThreadOptions::new()
+///     .user("user_7")
+///     .argument("customer", "Bob")
+///     .argument("order", json!({ "id": 42, "items": 3 }));
+/// assert_eq!(options.user_id.as_deref(), Some("user_7"));
+/// assert_eq!(options.arguments["customer"], "Bob");
+///
+/// // Or several at once: pairs, or the members of a `serde_json::Map`.
+/// let pairs = ThreadOptions::new().arguments([("customer", "Bob"), ("city", "Lyon")]);
+/// assert_eq!(pairs.arguments["city"], "Lyon");
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ThreadOptions {
     /// The associated user.
     pub user_id: Option<String>,
     /// Invocation arguments, readable by hooks and interpolated into the prompt as `{{name}}`.
     pub arguments: serde_json::Map<String, Value>,
+}
+
+impl ThreadOptions {
+    /// No user, no arguments.
+    pub fn new() -> Self {
+        ThreadOptions::default()
+    }
+
+    /// The thread's user: the user-scope hooks and `GET /threads` of `hooks-server` find the
+    /// thread under it.
+    pub fn user(mut self, user_id: impl Into<String>) -> Self {
+        self.user_id = Some(user_id.into());
+        self
+    }
+
+    /// Sets the argument `name` (replacing an earlier value): a string, a number, or any JSON
+    /// value.
+    pub fn argument(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.arguments.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets every `(name, value)` pair, such as the members of a `serde_json::Map`.
+    pub fn arguments<K: Into<String>, V: Into<Value>>(mut self, arguments: impl IntoIterator<Item = (K, V)>) -> Self {
+        self.arguments.extend(arguments.into_iter().map(|(name, value)| (name.into(), value.into())));
+        self
+    }
 }
 
 /// A conversation thread of one agent.
@@ -332,12 +403,43 @@ impl fmt::Debug for Thread {
 
 impl Thread {
     /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
+    /// Refused when a prompt of the agent has a `{{name}}` placeholder the arguments lack.
     pub(crate) async fn create(
         runtime: &Arc<RuntimeInner>,
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
         let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        for prompt in [entry.def.side_a.prompt(), entry.def.side_b.prompt()].into_iter().flatten() {
+            if let Some(argument) = context::first_missing_argument(prompt.prompt, &options.arguments) {
+                return Err(RuntimeError::MissingArgument {
+                    agent: entry.def.name,
+                    prompt: prompt.name,
+                    argument: argument.to_owned(),
+                });
+            }
+        }
+        Thread::insert(runtime, entry, options).await
+    }
+
+    /// A subagent's child thread. Its arguments are empty (a subagent tool call carries only a
+    /// message), so its prompt's placeholders are not checked here; each request that sends one
+    /// unfilled logs a warning.
+    pub(crate) async fn create_child(
+        runtime: &Arc<RuntimeInner>,
+        agent: &str,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
+        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        Thread::insert(runtime, entry, options).await
+    }
+
+    async fn insert(
+        runtime: &Arc<RuntimeInner>,
+        entry: Arc<AgentEntry>,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
+        let agent = entry.def.name;
         let record = ThreadRecord {
             id: crate::ids::new_id("thread"),
             agent: agent.to_owned(),

@@ -150,6 +150,24 @@ impl Logs {
         (logs, tracing::subscriber::set_default(subscriber))
     }
 
+    /// Starts capturing what an `EnvFilter` with `directives` lets through, as an application's
+    /// `RUST_LOG` would.
+    pub(crate) fn capture_filtered(directives: &str) -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+            .with_ansi(false)
+            .without_time()
+            .with_target(true)
+            .with_writer(move || writer.clone())
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        // Interest is cached per call site: recompute it for this filter.
+        tracing::callsite::rebuild_interest_cache();
+        (logs, guard)
+    }
+
     /// Everything captured so far.
     pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()

@@ -35,7 +35,7 @@ const MAX_ERROR_TEXT: usize = 500;
 /// fragments are passed on exactly as received.
 ///
 /// ```no_run
-/// use hooks_core::LlmMessage;
+/// use hooks_runtime::LlmMessage;
 /// use hooks_runtime::model::{Model, ModelEvent, ModelRequest, OpenAiConfig, OpenAiModel};
 ///
 /// # async fn run() -> Result<(), hooks_runtime::model::ModelError> {

@@ -52,6 +52,15 @@
 //! can quote a row, is dropped, so message contents never reach an error text. A connection
 //! error names the server as `postgres://user@host:port/database`, never the password.
 //!
+//! # Where the tables are
+//!
+//! In the schema [`DEFAULT_SCHEMA`] (`agent_hooks`), created if absent, unless
+//! [`PostgresOptions::schema`] names another or [`PostgresOptions::search_path`] leaves the
+//! choice to the connection's `search_path`; the store's tables are then never mixed with the
+//! application's own in `public`. When `agent_hooks` has none of the store's tables but `public`
+//! does, [`PostgresStore::connect`] refuses rather than start over with empty tables, and says
+//! how to keep using those.
+//!
 //! TLS is not negotiated (`NoTls`): run the store on a trusted network or through a local proxy.
 
 mod events;
@@ -86,13 +95,20 @@ const MAX_SCHEMA_NAME: usize = 40;
 const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, \
                             extra::text, seq";
 
-/// How to connect: the schema and the pool size. [`PostgresStore::connect`] uses the defaults.
+/// The schema [`PostgresStore::connect`] keeps its tables in (created if absent), unless
+/// [`PostgresOptions::schema`] or [`PostgresOptions::search_path`] says otherwise.
+pub const DEFAULT_SCHEMA: &str = "agent_hooks";
+
+/// How to connect: the schema and the pool size. [`PostgresStore::connect`] uses the defaults:
+/// the schema [`DEFAULT_SCHEMA`], at most 16 pooled connections.
 ///
 /// ```
 /// use hooks_runtime::store::PostgresOptions;
 ///
 /// let options = PostgresOptions::new().schema("agents").max_connections(8);
-/// # let _ = options;
+/// assert_eq!(options.schema_name(), Some("agents"));
+/// assert_eq!(PostgresOptions::new().schema_name(), Some("agent_hooks"));
+/// assert_eq!(PostgresOptions::new().search_path().schema_name(), None);
 /// ```
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
@@ -106,7 +122,7 @@ pub struct PostgresOptions {
 impl Default for PostgresOptions {
     fn default() -> Self {
         PostgresOptions {
-            schema: None,
+            schema: Some(DEFAULT_SCHEMA.to_owned()),
             max_connections: 16,
             event_poll_interval: Duration::from_secs(5),
             run_lease_ttl: Duration::from_secs(15),
@@ -116,17 +132,31 @@ impl Default for PostgresOptions {
 }
 
 impl PostgresOptions {
-    /// The defaults: the connection's own `search_path`, at most 16 pooled connections.
+    /// The defaults: the schema [`DEFAULT_SCHEMA`], at most 16 pooled connections.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Keeps the store's tables in `schema` (created if missing) by setting `search_path` on
-    /// every connection. The name must be lower-case ASCII letters, digits and `_`, not start
-    /// with a digit, and be at most 40 characters; [`PostgresStore::connect_with`] refuses others.
+    /// Keeps the store's tables in `schema` (created if missing; default [`DEFAULT_SCHEMA`]) by
+    /// setting `search_path` on every connection. The name must be lower-case ASCII letters,
+    /// digits and `_`, not start with a digit, and be at most 40 characters;
+    /// [`PostgresStore::connect_with`] refuses others.
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
         self
+    }
+
+    /// Keeps the store's tables wherever the connection's own `search_path` points (`public`,
+    /// unless the URL's `options` or the role's settings say otherwise), creating no schema:
+    /// for a database whose tables are already there.
+    pub fn search_path(mut self) -> Self {
+        self.schema = None;
+        self
+    }
+
+    /// The schema the store will use, or `None` for the connection's `search_path`.
+    pub fn schema_name(&self) -> Option<&str> {
+        self.schema.as_deref()
     }
 
     /// The most connections the pool opens (at least 1). A subscription
@@ -222,12 +252,15 @@ impl fmt::Debug for PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects with the default [`PostgresOptions`], creating or migrating the schema.
+    /// Connects with the default [`PostgresOptions`]: the tables are in the schema
+    /// [`DEFAULT_SCHEMA`] (`agent_hooks`), created or migrated here.
     ///
     /// `url` is a PostgreSQL connection string (`postgres://user:password@host:port/database` or
     /// `host=... user=...`). Fails when the server cannot be reached (within the URL's
     /// `connect_timeout`, 10 s by default), when the database has a schema version newer than
-    /// this build's, or when it has this store's table names without a schema version.
+    /// this build's, when it has this store's table names without a schema version, or when
+    /// `agent_hooks` has none of the store's tables and `public` does (connect with
+    /// [`PostgresOptions::search_path`] to use those).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         Self::connect_with(url, PostgresOptions::default()).await
     }
@@ -295,6 +328,9 @@ impl PostgresStore {
         let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
         let mut client = store.client("open").await?;
         let tx = client.transaction().await.map_err(|e| fail(describe_pg(&e)))?;
+        if options.schema.as_deref() == Some(DEFAULT_SCHEMA) {
+            refuse_tables_left_in_public(&tx).await.map_err(fail)?;
+        }
         schema::migrate(&tx, options.schema.as_deref()).await.map_err(fail)?;
         tx.commit().await.map_err(|e| fail(describe_pg(&e)))?;
         drop(client);
@@ -326,6 +362,24 @@ impl PostgresStore {
             StoreError(format!("{operation}: connect to {}: {detail}", self.inner.target))
         })
     }
+}
+
+/// With the default schema, which has none of the store's tables yet: refuses when `public` has
+/// them, rather than start over beside them with empty tables.
+async fn refuse_tables_left_in_public(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), String> {
+    let sql = format!(
+        "SELECT to_regclass('public.hooks_schema_version') IS NOT NULL \
+         AND to_regclass('{DEFAULT_SCHEMA}.hooks_schema_version') IS NULL"
+    );
+    let left: bool = tx.query_one(&sql, &[]).await.map_err(|e| describe_pg(&e))?.get(0);
+    if left {
+        return Err(format!(
+            "schema `public` has this store's tables and schema `{DEFAULT_SCHEMA}` has none; to keep using \
+             them, connect with `PostgresOptions::new().search_path()` (or `.schema(\"public\")`), or move them \
+             to `{DEFAULT_SCHEMA}` (`ALTER TABLE public.<table> SET SCHEMA {DEFAULT_SCHEMA}` for each)"
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a schema name that would need quoting or not fit a channel name.
