@@ -9,7 +9,7 @@ mod openai_support;
 
 use std::time::Duration;
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel};
+use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel, ProviderErrorKind};
 use openai_support::{
     DONE, Framing, Reply, Step, args, arguments_of, cut_after, cut_every, delta, drain, end, finish, model,
     read_request, request, run, serve, start, text, tool_delta, within, write_file_tool,
@@ -271,30 +271,37 @@ async fn http_401_with_a_json_error_body_is_an_http_error_with_its_message() {
         content_type: "application/json",
         framing: Framing::Length,
         steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
-    let error = within(model(&base_url).stream(request(vec![]))).await.err();
+    let error = within(model(&base_url).stream(request(vec![]))).await.err().expect("an error");
 
-    assert_eq!(
-        error,
-        Some(ModelError::Http { status: 401, message: "Incorrect API key provided: sk-test***".to_owned() })
-    );
+    let provider = error.provider().expect("a provider error");
+    assert_eq!(provider.status(), Some(401));
+    assert_eq!(provider.kind(), ProviderErrorKind::Authentication);
+    assert_eq!(provider.provider_type(), Some("invalid_request_error"));
+    assert_eq!(provider.code(), Some("invalid_api_key"));
+    assert_eq!(provider.message(), "Incorrect API key provided: sk-test***");
+    assert_eq!(error.to_string(), "model endpoint returned HTTP 401 (authentication failed)");
 }
 
 #[tokio::test]
-async fn http_500_with_a_text_body_is_an_http_error_with_the_text() {
+async fn http_502_with_a_text_body_keeps_the_text_out_of_its_display() {
     let reply = Reply {
         status: "502 Bad Gateway",
         content_type: "text/html",
         framing: Framing::Close,
         steps: vec![Step::Send(b"<html>upstream down</html>\n".to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
-    let error = within(model(&base_url).stream(request(vec![]))).await.err();
+    let error = within(model(&base_url).stream(request(vec![]))).await.err().expect("an error");
 
-    assert_eq!(error, Some(ModelError::Http { status: 502, message: "<html>upstream down</html>".to_owned() }));
+    assert_eq!(error.status(), Some(502));
+    assert_eq!(error.provider().map(|provider| provider.message()), Some("<html>upstream down</html>"));
+    assert_eq!(error.to_string(), "model endpoint returned HTTP 502 (server error)");
 }
 
 #[tokio::test]
@@ -391,6 +398,7 @@ async fn a_json_answer_to_a_streaming_request_is_malformed_and_says_what_it_got(
         content_type: "application/json",
         framing: Framing::Length,
         steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
@@ -398,5 +406,5 @@ async fn a_json_answer_to_a_streaming_request_is_malformed_and_says_what_it_got(
 
     let Some(ModelError::Malformed(message)) = error else { panic!("expected Malformed, got {error:?}") };
     assert!(message.contains("text/event-stream"), "{message}");
-    assert!(message.contains("streaming is not supported"), "{message}");
+    assert!(!message.contains("streaming is not supported"), "the body goes to the log, not the error: {message}");
 }

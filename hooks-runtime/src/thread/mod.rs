@@ -31,6 +31,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::dispatch;
+use crate::model::{FinishReason, Usage};
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
 
@@ -47,12 +48,52 @@ pub struct RunOutcome {
     pub handed_off_to: Option<String>,
     /// What went wrong when the run failed outside the hooks, such as the model's error.
     pub error: Option<String>,
+    /// The tokens the run's model steps used, summed; `None` when no step reported usage.
+    pub usage: Option<Usage>,
+    /// Why the last model step's reply ended. [`FinishReason::Length`] means the reply was cut
+    /// at the token limit ([`is_truncated`](Self::is_truncated)): the run still completes, and
+    /// [`Display`](fmt::Display) says so.
+    pub finish_reason: Option<FinishReason>,
 }
 
 impl RunOutcome {
     /// A run that has started and not ended yet.
     pub(crate) fn running() -> Self {
-        RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None }
+        RunOutcome {
+            status: ThreadStatus::Running,
+            steps: 0,
+            reply: None,
+            handed_off_to: None,
+            error: None,
+            usage: None,
+            finish_reason: None,
+        }
+    }
+
+    /// Whether the last model step's reply was cut at the token limit (finish reason `length`):
+    /// the reply is incomplete, though the run did not fail.
+    ///
+    /// ```
+    /// # use hooks_runtime::RunOutcome;
+    /// # use hooks_runtime::model::FinishReason;
+    /// # use hooks_runtime::store::ThreadStatus;
+    /// let cut = RunOutcome {
+    ///     status: ThreadStatus::Idle,
+    ///     steps: 1,
+    ///     reply: Some("The three causes are: first,".into()),
+    ///     handed_off_to: None,
+    ///     error: None,
+    ///     usage: None,
+    ///     finish_reason: Some(FinishReason::Length),
+    /// };
+    /// assert!(cut.is_truncated());
+    /// assert_eq!(
+    ///     cut.to_string(),
+    ///     "the run completed after 1 model step; the last reply was cut at the model's token limit (finish reason `length`)"
+    /// );
+    /// ```
+    pub fn is_truncated(&self) -> bool {
+        self.finish_reason.as_ref().is_some_and(FinishReason::is_truncated)
     }
 
     /// Whether the run failed (status `failed`, such as `model_error`). A run that stopped early
@@ -72,13 +113,15 @@ impl RunOutcome {
     ///     steps: 1,
     ///     reply: None,
     ///     handed_off_to: None,
-    ///     error: Some("model endpoint returned HTTP 500: overloaded".into()),
+    ///     error: Some("model endpoint returned HTTP 500 (server error)".into()),
+    ///     usage: None,
+    ///     finish_reason: None,
     /// };
     /// let error = failed.into_result().unwrap_err();
     /// assert_eq!(error.reason(), "model_error");
     /// assert_eq!(
     ///     error.to_string(),
-    ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500: overloaded"
+    ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500 (server error)"
     /// );
     /// ```
     pub fn into_result(self) -> Result<RunOutcome, RunFailed> {
@@ -105,7 +148,15 @@ impl RunOutcome {
 /// ```
 /// # use hooks_runtime::RunOutcome;
 /// # use hooks_runtime::store::ThreadStatus;
-/// let done = RunOutcome { status: ThreadStatus::Idle, steps: 2, reply: Some("hi".into()), handed_off_to: None, error: None };
+/// let done = RunOutcome {
+///     status: ThreadStatus::Idle,
+///     steps: 2,
+///     reply: Some("hi".into()),
+///     handed_off_to: None,
+///     error: None,
+///     usage: None,
+///     finish_reason: None,
+/// };
 /// assert_eq!(done.to_string(), "the run completed after 2 model steps");
 /// ```
 impl fmt::Display for RunOutcome {
@@ -120,7 +171,15 @@ impl fmt::Display for RunOutcome {
                 if let Some(agent) = &self.handed_off_to {
                     write!(f, ", handed off to agent `{agent}`")?;
                 }
-                Ok(())
+                match &self.finish_reason {
+                    Some(FinishReason::Length) => {
+                        f.write_str("; the last reply was cut at the model's token limit (finish reason `length`)")
+                    }
+                    Some(FinishReason::ContentFilter) => f.write_str(
+                        "; the last reply was cut or withheld by the provider's content filter (finish reason `content_filter`)",
+                    ),
+                    _ => Ok(()),
+                }
             }
             ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
             ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),

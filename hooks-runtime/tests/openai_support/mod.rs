@@ -52,11 +52,13 @@ pub(crate) struct Reply {
     pub(crate) content_type: &'static str,
     pub(crate) framing: Framing,
     pub(crate) steps: Vec<Step>,
+    /// More header lines, each ending in `\r\n`.
+    pub(crate) headers: &'static str,
 }
 
 impl Reply {
     pub(crate) fn events(steps: Vec<Step>) -> Self {
-        Reply { status: "200 OK", content_type: "text/event-stream", framing: Framing::Chunked, steps }
+        Reply { status: "200 OK", content_type: "text/event-stream", framing: Framing::Chunked, steps, headers: "" }
     }
 }
 
@@ -86,6 +88,34 @@ pub(crate) async fn serve(reply: Reply) -> (String, JoinHandle<Recorded>) {
         recorded
     });
     (base_url, handle)
+}
+
+/// Serves one request per reply, in order, each on its own connection; the handle yields the
+/// requests and when each arrived.
+pub(crate) async fn serve_each(replies: Vec<Reply>) -> (String, JoinHandle<Vec<(Recorded, std::time::Instant)>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = tokio::spawn(async move {
+        let mut recorded = Vec::new();
+        for reply in replies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            recorded.push((read_request(&mut socket).await, std::time::Instant::now()));
+            answer(&mut socket, reply).await;
+        }
+        recorded
+    });
+    (base_url, handle)
+}
+
+/// A reply with this status, headers and body, its length given.
+pub(crate) fn status_reply(status: &'static str, headers: &'static str, body: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "application/json",
+        framing: Framing::Length,
+        steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers,
+    }
 }
 
 pub(crate) async fn read_request(socket: &mut TcpStream) -> Recorded {
@@ -125,10 +155,12 @@ pub(crate) async fn answer(socket: &mut TcpStream, reply: Reply) {
 }
 
 async fn try_answer(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {}\r\nContent-Type: {}\r\n", reply.status, reply.content_type);
+    let mut head = format!("HTTP/1.1 {}\r\nContent-Type: {}\r\n{}", reply.status, reply.content_type, reply.headers);
+    // Every connection answers one request: a retry opens a new one.
+    head.push_str("Connection: close\r\n");
     match reply.framing {
         Framing::Chunked => head.push_str("Transfer-Encoding: chunked\r\n"),
-        Framing::Close => head.push_str("Connection: close\r\n"),
+        Framing::Close => {}
         Framing::Length => {
             let length: usize = reply
                 .steps
@@ -228,14 +260,11 @@ pub(crate) fn cut_after(text: &str, markers: &[&str]) -> Vec<Step> {
 }
 
 pub(crate) fn request(tools: Vec<ToolSpec>) -> ModelRequest {
-    ModelRequest {
-        model: "gpt-test".to_owned(),
-        messages: vec![
-            LlmMessage::new("system", "You write files."),
-            LlmMessage::new("user", "Make index.html, please."),
-        ],
+    ModelRequest::new(
+        "gpt-test",
+        vec![LlmMessage::new("system", "You write files."), LlmMessage::new("user", "Make index.html, please.")],
         tools,
-    }
+    )
 }
 
 pub(crate) fn write_file_tool() -> ToolSpec {
@@ -250,8 +279,12 @@ pub(crate) fn write_file_tool() -> ToolSpec {
     }
 }
 
+/// The model most tests use: no retries, since [`serve`] answers one request (the retry tests
+/// use [`serve_each`]).
 pub(crate) fn model(base_url: &str) -> OpenAiModel {
-    OpenAiModel::new(OpenAiConfig::new(base_url).with_api_key("sk-test-key").with_timeout(Duration::from_secs(5)))
+    OpenAiModel::new(
+        OpenAiConfig::new(base_url).with_api_key("sk-test-key").with_timeout(Duration::from_secs(5)).with_max_retries(0),
+    )
 }
 
 /// Fails the test instead of hanging it.
