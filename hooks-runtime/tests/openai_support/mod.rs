@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hooks_core::LlmMessage;
 use hooks_runtime::model::{
-    Model, ModelError, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec,
+    FinishReason, Model, ModelError, Usage, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -322,6 +322,14 @@ pub(crate) fn args(index: usize, fragment: &str) -> ModelEvent {
 
 pub(crate) fn end(index: usize) -> ModelEvent {
     ModelEvent::ToolCallEnd { index }
+}
+
+pub(crate) fn finished(reason: FinishReason) -> ModelEvent {
+    ModelEvent::Finished(reason)
+}
+
+pub(crate) fn usage(prompt: u64, completion: u64, total: u64) -> ModelEvent {
+    ModelEvent::Usage(Usage::new(prompt, completion, total))
 }
 
 pub(crate) fn text(text: &str) -> ModelEvent {

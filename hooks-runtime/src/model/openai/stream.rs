@@ -420,6 +420,7 @@ mod tests {
                 args(1, "}"),
                 ModelEvent::ToolCallEnd { index: 0 },
                 ModelEvent::ToolCallEnd { index: 1 },
+                ModelEvent::Finished(FinishReason::ToolCalls),
             ]
         );
     }
@@ -513,6 +514,7 @@ mod tests {
             vec![
                 ModelEvent::ToolCallStart { index: 0, id: "a".into(), name: "f".into() },
                 ModelEvent::ToolCallEnd { index: 0 },
+                ModelEvent::Finished(FinishReason::ToolCalls),
                 ModelEvent::ToolCallStart { index: 1, id: "b".into(), name: "g".into() },
                 ModelEvent::ToolCallEnd { index: 1 },
             ]
