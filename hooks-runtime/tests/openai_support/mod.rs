@@ -308,7 +308,11 @@ pub(crate) async fn drain(stream: &mut Box<dyn ModelStream>) -> (Vec<ModelEvent>
 }
 
 pub(crate) async fn run(base_url: &str, request: ModelRequest) -> (Vec<ModelEvent>, Option<ModelError>) {
-    let mut stream = within(model(base_url).stream(request)).await.expect("the request succeeds");
+    run_with(&model(base_url), request).await
+}
+
+pub(crate) async fn run_with(model: &OpenAiModel, request: ModelRequest) -> (Vec<ModelEvent>, Option<ModelError>) {
+    let mut stream = within(model.stream(request)).await.expect("the request succeeds");
     drain(&mut stream).await
 }
 
@@ -345,4 +349,48 @@ pub(crate) fn arguments_of(events: &[ModelEvent], index: usize) -> String {
             _ => None,
         })
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs
+// ---------------------------------------------------------------------------------------------
+
+/// Log lines captured while the returned guard lives (the current thread only, where
+/// `#[tokio::test]` runs everything), spans' closing lines (with their fields) included.
+#[derive(Clone, Default)]
+pub(crate) struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub(crate) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .without_time()
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+
+    /// The lines at WARN.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        self.text().lines().filter(|line| line.trim_start().starts_with("WARN")).map(str::to_owned).collect()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
