@@ -460,6 +460,42 @@ impl Thread {
         self.shared.subscribe()
     }
 
+    /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
+    /// delta of the model, with the model step it belongs to, so a chat UI can show a reply as
+    /// it arrives. The step's `message_created` event (from [`subscribe`](Self::subscribe))
+    /// then carries the whole message, as stored and after the hooks, which is what counts.
+    ///
+    /// Deltas are separate from the other events: they are only built while a subscriber of
+    /// this channel exists, never stored, and never carried to other processes by a store
+    /// (a client of another process gets the whole message only). A subscriber that falls
+    /// behind by more than 1,024 deltas misses some (`RecvError::Lagged`); the final message
+    /// is still whole.
+    ///
+    /// ```
+    /// # use hooks_runtime::prelude::*;
+    /// # use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// # use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+    /// define_prompt! { name: chat_prompt, model: "scripted", prompt: "Chat." }
+    /// define_agent! { name: chat_agent, side_a: { prompt: chat_prompt, stop_on_response: true } }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedResponse::text("Hello there, how can I help?")]);
+    /// let runtime = Runtime::builder().agent::<chat_agent>().model("scripted", model).build().unwrap();
+    /// let thread = runtime.create_thread("chat_agent", ThreadOptions::default()).await.unwrap();
+    /// let mut deltas = thread.subscribe_text_deltas();
+    /// thread.send("Hi").await.unwrap();
+    /// let mut shown = String::new();
+    /// while let Ok(ThreadEvent::MessageDelta { delta, .. }) = deltas.try_recv() {
+    ///     shown.push_str(&delta);
+    /// }
+    /// assert_eq!(shown, "Hello there, how can I help?");
+    /// # }
+    /// ```
+    pub fn subscribe_text_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.shared.subscribe_deltas()
+    }
+
     /// Every stored message, oldest first.
     pub async fn messages(&self) -> Result<Vec<HookMessage>, RuntimeError> {
         Ok(self.shared.runtime.store.messages(&self.shared.id).await?)

@@ -52,9 +52,13 @@ pub(crate) async fn consume_stream(
     let mut slots: HashMap<usize, usize> = HashMap::new();
     let mut finish_reason = None;
     let mut usage = None;
+    let step = state.execution.as_ref().map_or(0, |execution| execution.step_count);
     while let Some(event) = stream.next_event().await {
         match event? {
-            ModelEvent::TextDelta(delta) => text.push_str(&delta),
+            ModelEvent::TextDelta(delta) => {
+                pipeline.shared.emit_delta(step, &delta);
+                text.push_str(&delta);
+            }
             ModelEvent::Finished(reason) => finish_reason = Some(reason),
             ModelEvent::Usage(reported) => usage = Some(reported),
             ModelEvent::ToolCallStart { index, id, name } => {
