@@ -9,11 +9,11 @@ mod openai_support;
 
 use std::time::Duration;
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel, ProviderErrorKind};
 use hooks_runtime::model::FinishReason;
+use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel, ProviderErrorKind};
 use openai_support::{
-    DONE, finished, usage, Framing, Reply, Step, args, arguments_of, cut_after, cut_every, delta, drain, end, finish, model,
-    read_request, request, run, serve, start, text, tool_delta, within, write_file_tool,
+    DONE, Framing, Reply, Step, args, arguments_of, cut_after, cut_every, delta, drain, end, finish, finished, model,
+    read_request, request, run, serve, start, text, tool_delta, usage, within, write_file_tool,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

@@ -10,9 +10,7 @@ mod openai_support;
 
 use std::time::{Duration, Instant};
 
-use hooks_runtime::model::{
-    FinishReason, Model, ModelError, OpenAiConfig, OpenAiModel, ProviderErrorKind, Usage,
-};
+use hooks_runtime::model::{FinishReason, Model, ModelError, OpenAiConfig, OpenAiModel, ProviderErrorKind, Usage};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
@@ -84,7 +82,8 @@ async fn usage_and_finish_reasons_are_read_from_real_shaped_chunks() {
         ("content_filter", FinishReason::ContentFilter),
         ("eos_token", FinishReason::Other("eos_token".into())),
     ] {
-        let (base_url, server) = serve(Reply::events(vec![Step::Send(reply_stream("Hi", reason, 19, 10).into_bytes())])).await;
+        let (base_url, server) =
+            serve(Reply::events(vec![Step::Send(reply_stream("Hi", reason, 19, 10).into_bytes())])).await;
         let (events, error) = openai_support::run(&base_url, request(vec![])).await;
         assert_eq!(error, None);
         assert_eq!(events, vec![text("Hi"), finished(expected), usage(19, 10, 29)], "{reason}");
@@ -94,7 +93,8 @@ async fn usage_and_finish_reasons_are_read_from_real_shaped_chunks() {
 
 #[tokio::test]
 async fn usage_is_not_asked_for_when_turned_off() {
-    let (base_url, server) = serve(Reply::events(vec![Step::Send(reply_stream("Hi", "stop", 1, 1).into_bytes())])).await;
+    let (base_url, server) =
+        serve(Reply::events(vec![Step::Send(reply_stream("Hi", "stop", 1, 1).into_bytes())])).await;
     let model = OpenAiModel::new(OpenAiConfig::new(&base_url).with_include_usage(false));
     let mut stream = within(model.stream(request(vec![]))).await.unwrap();
     drain(&mut stream).await;
@@ -119,11 +119,17 @@ async fn a_run_stores_usage_and_finish_reason_on_the_message_sums_usage_and_says
     assert_eq!(cut.usage, Some(Usage::new(19, 10, 29)));
     assert_eq!(cut.finish_reason, Some(FinishReason::Length));
     assert!(cut.is_truncated());
-    assert!(cut.to_string().ends_with("the last reply was cut at the model's token limit (finish reason `length`)"), "{cut}");
+    assert!(
+        cut.to_string().ends_with("the last reply was cut at the model's token limit (finish reason `length`)"),
+        "{cut}"
+    );
     let messages = thread.messages().await.unwrap();
     let reply = messages.last().unwrap();
     assert_eq!(reply.extra.get("finish_reason"), Some(&json!("length")));
-    assert_eq!(reply.extra.get("usage"), Some(&json!({"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29})));
+    assert_eq!(
+        reply.extra.get("usage"),
+        Some(&json!({"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29}))
+    );
     let created = std::iter::from_fn(|| events.try_recv().ok())
         .find_map(|event| match event {
             ThreadEvent::MessageCreated { role, message, .. } if role == "assistant" => Some(message),
@@ -131,7 +137,8 @@ async fn a_run_stores_usage_and_finish_reason_on_the_message_sums_usage_and_says
         })
         .expect("the reply's message_created event");
     assert_eq!(created.extra.get("usage"), reply.extra.get("usage"), "the thread event carries the usage");
-    let span = logs.text().lines().find(|line| line.contains("model_step") && line.contains("close")).map(str::to_owned);
+    let span =
+        logs.text().lines().find(|line| line.contains("model_step") && line.contains("close")).map(str::to_owned);
     let span = span.expect("the model step's span closed");
     assert!(span.contains("finish_reason=\"length\"") || span.contains("finish_reason=length"), "{span}");
     assert!(span.contains("total_tokens=29"), "{span}");
@@ -173,7 +180,8 @@ async fn a_429_with_retry_after_1_is_retried_once_after_about_a_second() {
 
 #[tokio::test]
 async fn three_503s_past_the_retry_count_fail_the_run_with_the_typed_error() {
-    let overloaded = || status_reply("503 Service Unavailable", "", r#"{"error":{"message":"overloaded","type":"server_error"}}"#);
+    let overloaded =
+        || status_reply("503 Service Unavailable", "", r#"{"error":{"message":"overloaded","type":"server_error"}}"#);
     let (base_url, server) = serve_each(vec![overloaded(), overloaded(), overloaded()]).await;
     let runtime = runtime(retrying_model(&base_url, 2));
     let thread = runtime.create_thread("remote_agent", ThreadOptions::default()).await.unwrap();
@@ -186,7 +194,10 @@ async fn three_503s_past_the_retry_count_fail_the_run_with_the_typed_error() {
     assert_eq!(server.await.unwrap().len(), 3, "the first attempt and two retries");
     let warnings = logs.warnings();
     for attempt in ["attempt 2 of at most 3", "attempt 3 of at most 3"] {
-        assert!(warnings.iter().any(|line| line.contains(attempt) && line.contains("status=503")), "{attempt}: {warnings:#?}");
+        assert!(
+            warnings.iter().any(|line| line.contains(attempt) && line.contains("status=503")),
+            "{attempt}: {warnings:#?}"
+        );
     }
 }
 
@@ -202,7 +213,10 @@ async fn a_400_context_window_error_is_not_retried_and_is_typed() {
     let provider = error.provider().expect("a provider error");
     assert_eq!(provider.status(), Some(400));
     assert_eq!(provider.kind(), ProviderErrorKind::ContextLengthExceeded);
-    assert_eq!((provider.provider_type(), provider.code(), provider.param()), (Some("invalid_request_error"), Some("context_length_exceeded"), Some("messages")));
+    assert_eq!(
+        (provider.provider_type(), provider.code(), provider.param()),
+        (Some("invalid_request_error"), Some("context_length_exceeded"), Some("messages"))
+    );
     assert_eq!(error.to_string(), "model endpoint returned HTTP 400 (context window exceeded)");
     assert_eq!(server.await.unwrap().len(), 1);
     assert!(!logs.text().contains("retrying"), "{}", logs.text());
@@ -224,7 +238,10 @@ async fn a_string_code_mid_stream_keeps_its_status_and_is_not_retried() {
     // LiteLLM's shape when the upstream fails after the stream started.
     let body = [
         delta(json!({"content": "Par"})),
-        format!("data: {}\n\n", json!({"error": {"message": "upstream 10.0.0.7 failed", "type": "None", "param": "None", "code": "500"}})),
+        format!(
+            "data: {}\n\n",
+            json!({"error": {"message": "upstream 10.0.0.7 failed", "type": "None", "param": "None", "code": "500"}})
+        ),
     ]
     .concat();
     let (base_url, server) = serve_each(vec![Reply::events(vec![Step::Send(body.into_bytes())])]).await;

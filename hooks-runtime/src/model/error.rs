@@ -356,7 +356,10 @@ mod tests {
         assert_eq!(ProviderError::new(422, "").kind(), ProviderErrorKind::BadRequest);
         assert_eq!(ProviderError::new(502, "").kind(), ProviderErrorKind::Server);
         assert_eq!(ProviderError::mid_stream("x").kind(), ProviderErrorKind::Other);
-        assert_eq!(ProviderError::mid_stream("x").with_code("rate_limit_exceeded").kind(), ProviderErrorKind::RateLimited);
+        assert_eq!(
+            ProviderError::mid_stream("x").with_code("rate_limit_exceeded").kind(),
+            ProviderErrorKind::RateLimited
+        );
     }
 
     #[test]

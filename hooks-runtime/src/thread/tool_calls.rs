@@ -99,7 +99,8 @@ pub(crate) async fn consume_stream(
             ModelEvent::ToolCallEnd { .. } => {}
         }
     }
-    let finish_reason = finish_reason.unwrap_or(if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
+    let finish_reason =
+        finish_reason.unwrap_or(if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
     for streaming in calls.iter_mut().filter(|call| !call.started) {
         // T3: the progress argument never came; after the response, progress None.
         streaming.started = true;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hooks_core::LlmMessage;
 use hooks_runtime::model::{
-    FinishReason, Model, ModelError, Usage, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec,
+    FinishReason, Model, ModelError, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec, Usage,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -283,7 +283,10 @@ pub(crate) fn write_file_tool() -> ToolSpec {
 /// use [`serve_each`]).
 pub(crate) fn model(base_url: &str) -> OpenAiModel {
     OpenAiModel::new(
-        OpenAiConfig::new(base_url).with_api_key("sk-test-key").with_timeout(Duration::from_secs(5)).with_max_retries(0),
+        OpenAiConfig::new(base_url)
+            .with_api_key("sk-test-key")
+            .with_timeout(Duration::from_secs(5))
+            .with_max_retries(0),
     )
 }
 

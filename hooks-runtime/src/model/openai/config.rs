@@ -427,8 +427,9 @@ impl OpenAiConfig {
     /// Why the base URL cannot work, if it cannot; the message never repeats the URL, whose
     /// query or user part may hold a key.
     pub(super) fn check_base_url(&self) -> Result<(), String> {
-        let url = reqwest::Url::parse(&self.base_url)
-            .map_err(|error| format!("the base URL is not a valid URL ({error}); it looks like `https://api.openai.com/v1`"))?;
+        let url = reqwest::Url::parse(&self.base_url).map_err(|error| {
+            format!("the base URL is not a valid URL ({error}); it looks like `https://api.openai.com/v1`")
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!("the base URL must start with `http://` or `https://`, not `{}:`", url.scheme()));
         }

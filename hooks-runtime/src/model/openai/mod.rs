@@ -345,7 +345,8 @@ fn provider_error(status: reqwest::StatusCode, body: &[u8]) -> ProviderError {
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    let message = if text.is_empty() { status.canonical_reason().unwrap_or("no message").to_owned() } else { cut(text) };
+    let message =
+        if text.is_empty() { status.canonical_reason().unwrap_or("no message").to_owned() } else { cut(text) };
     ProviderError::new(status.as_u16(), message)
 }
 
@@ -459,7 +460,11 @@ mod tests {
     #[test]
     fn a_tool_without_parameters_is_sent_with_empty_properties() {
         let tool = |parameters| ToolSpec { name: "now".into(), description: "The time.".into(), parameters };
-        let request = ModelRequest::new("m", vec![], vec![tool(json!({"type": "object"})), tool(json!({"type": "object", "properties": {"a": {}}}))]);
+        let request = ModelRequest::new(
+            "m",
+            vec![],
+            vec![tool(json!({"type": "object"})), tool(json!({"type": "object", "properties": {"a": {}}}))],
+        );
         let body = serde_json::to_value(ChatRequest::new(&request, false)).unwrap();
         assert_eq!(body["tools"][0]["function"]["parameters"], json!({"type": "object", "properties": {}}));
         assert_eq!(body["tools"][1]["function"]["parameters"], json!({"type": "object", "properties": {"a": {}}}));
@@ -469,7 +474,10 @@ mod tests {
     fn provider_errors_come_from_json_or_text() {
         let status = reqwest::StatusCode::UNAUTHORIZED;
         let error = provider_error(status, br#"{"error":{"message":"bad key","type":"x","code":401,"param":null}}"#);
-        assert_eq!((error.message(), error.provider_type(), error.code(), error.param()), ("bad key", Some("x"), Some("401"), None));
+        assert_eq!(
+            (error.message(), error.provider_type(), error.code(), error.param()),
+            ("bad key", Some("x"), Some("401"), None)
+        );
         assert_eq!(provider_error(status, br#"{"error":"nope"}"#).message(), "nope");
         assert_eq!(provider_error(status, br#"{"message":"flat","param":"messages"}"#).param(), Some("messages"));
         assert_eq!(provider_error(status, b"  plain text\n").message(), "plain text");

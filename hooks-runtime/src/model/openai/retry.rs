@@ -22,7 +22,8 @@ const ABORT_POLL: Duration = Duration::from_millis(20);
 pub(super) fn is_retryable(error: &ModelError, connection_failed: bool) -> bool {
     match error {
         ModelError::Provider(error) => {
-            matches!(error.status(), Some(408 | 409 | 429 | 500..=599)) && error.kind() != ProviderErrorKind::QuotaExceeded
+            matches!(error.status(), Some(408 | 409 | 429 | 500..=599))
+                && error.kind() != ProviderErrorKind::QuotaExceeded
         }
         ModelError::Transport(_) | ModelError::Timeout(_) => connection_failed,
         _ => false,
