@@ -125,7 +125,7 @@ impl RunOutcome {
     /// );
     /// ```
     pub fn into_result(self) -> Result<RunOutcome, RunFailed> {
-        if self.is_failed() { Err(RunFailed { outcome: self }) } else { Ok(self) }
+        if self.is_failed() { Err(RunFailed { outcome: Box::new(self) }) } else { Ok(self) }
     }
 
     /// What a failure reason means, for reasons whose outcome carries no error text.
@@ -199,7 +199,8 @@ impl fmt::Display for RunOutcome {
 /// `main` that returns it prints a sentence) says why.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RunFailed {
-    outcome: RunOutcome,
+    /// Boxed: a `Result<RunOutcome, RunFailed>` stays as small as the outcome.
+    outcome: Box<RunOutcome>,
 }
 
 impl RunFailed {
@@ -218,7 +219,7 @@ impl RunFailed {
 
     /// The failed run's outcome, by value.
     pub fn into_outcome(self) -> RunOutcome {
-        self.outcome
+        *self.outcome
     }
 }
 
