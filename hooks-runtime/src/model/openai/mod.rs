@@ -173,7 +173,7 @@ impl Model for OpenAiModel {
             let asked = failed.error.provider().and_then(ProviderError::retry_after);
             let wait = retry::backoff(retries, self.config.retry_base_delay(), asked);
             if !deadline.leaves(wait) {
-                tracing::warn!(target: TARGET, attempt = retries, "{}; not retried: waiting {wait:?} would pass the total deadline", failed.error);
+                tracing::warn!(target: TARGET, status = failed.error.status(), attempts = retries, "{}; not retried: waiting {wait:?} would pass the total deadline", failed.error);
                 return Err(failed.error);
             }
             tracing::warn!(
