@@ -2,7 +2,8 @@
 //! logging (with a line per hook run, for the tour), and printing messages and model requests.
 //!
 //! Every example runs on a scripted model by default: no network, no key, the same output each
-//! time. With `--base-url` it talks to an OpenAI-compatible endpoint instead:
+//! time. With `--base-url` (or `OPENAI_BASE_URL` set) it talks to an OpenAI-compatible endpoint
+//! instead:
 //!
 //! ```text
 //! cargo run -p examples --bin duplicate_finder -- --base-url https://api.openai.com/v1 --model gpt-4o-mini
@@ -29,12 +30,13 @@ pub const DEFAULT_ENDPOINT_MODEL: &str = "gpt-4o-mini";
 const USAGE: &str = "\
 Options:
   --base-url URL   talk to the OpenAI-compatible endpoint at URL (such as https://api.openai.com/v1)
-                   instead of the scripted model
+                   instead of the scripted model (default: $OPENAI_BASE_URL)
   --model NAME     the model the endpoint should run (default: $OPENAI_MODEL, else gpt-4o-mini)
   --api-key KEY    the endpoint's API key (default: $OPENAI_API_KEY)
   -h, --help       print this help
 
-Without --base-url the example runs on a scripted model: no network, the same output every time.";
+Without --base-url or OPENAI_BASE_URL the example runs on a scripted model: no network, the same
+output every time.";
 
 /// The options every example takes: where the model is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,10 +50,11 @@ pub struct Options {
 }
 
 impl Options {
-    /// The options of this process's command line. Prints the help and exits on `--help`, and
-    /// exits with status 2 on a bad option.
+    /// The options of this process's command line, with `OPENAI_BASE_URL` as the default of
+    /// `--base-url`. Prints the help and exits on `--help`, and exits with status 2 on a bad
+    /// option.
     pub fn from_args() -> Self {
-        match Self::parse(std::env::args().skip(1)) {
+        match Self::parse_with_env(std::env::args().skip(1), |name| std::env::var(name).ok()) {
             Ok(Some(options)) => options,
             Ok(None) => {
                 println!("{USAGE}");
@@ -76,6 +79,24 @@ impl Options {
     /// assert!(Options::parse(["--model".to_owned()]).is_err());
     /// ```
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Self>, String> {
+        Self::parse_with_env(args, |_| None)
+    }
+
+    /// [`Options::parse`], with `OPENAI_BASE_URL` from `var` as the default of `--base-url`, as
+    /// the README's environment variables promise.
+    ///
+    /// ```
+    /// use examples::Options;
+    ///
+    /// let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://localhost:8080/v1".to_owned());
+    /// let options = Options::parse_with_env(["--model=llama3".to_owned()], env).unwrap().unwrap();
+    /// assert_eq!(options.base_url.as_deref(), Some("http://localhost:8080/v1"));
+    /// assert!(!options.is_scripted());
+    /// ```
+    pub fn parse_with_env(
+        args: impl IntoIterator<Item = String>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, String> {
         let mut options = Options::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -99,8 +120,11 @@ impl Options {
             }
             *slot = Some(value);
         }
+        if options.base_url.is_none() {
+            options.base_url = var("OPENAI_BASE_URL").filter(|url| !url.trim().is_empty());
+        }
         if options.base_url.is_none() && (options.model.is_some() || options.api_key.is_some()) {
-            return Err("`--model` and `--api-key` only apply with `--base-url`".to_owned());
+            return Err("`--model` and `--api-key` only apply with `--base-url` (or `OPENAI_BASE_URL`)".to_owned());
         }
         Ok(Some(options))
     }
@@ -114,7 +138,7 @@ impl Options {
     /// (then `script` is not used).
     pub fn model(&self, script: impl IntoIterator<Item = ScriptedResponse>) -> ExampleModel {
         let Some(base_url) = &self.base_url else {
-            return ExampleModel::new(ScriptedModel::new(script), None, "scripted model (no network)".to_owned());
+            return ExampleModel::new(ScriptedModel::new(script), "scripted model (no network)".to_owned());
         };
         let mut config = OpenAiConfig::from_env().with_base_url(base_url.as_str());
         if let Some(key) = &self.api_key {
@@ -125,25 +149,26 @@ impl Options {
             .clone()
             .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|name| !name.trim().is_empty()))
             .unwrap_or_else(|| DEFAULT_ENDPOINT_MODEL.to_owned());
+        // The explicit choice: `--model` wins over `OPENAI_MODEL`, which `from_env` read.
+        let config = config.with_model(name.as_str());
         let description = format!("{name} at {}", config.base_url());
-        ExampleModel::new(OpenAiModel::new(config), Some(name), description)
+        ExampleModel::new(OpenAiModel::new(config), description)
     }
 }
 
 /// The model an example runs on. It keeps every request it was sent, so an example can show
-/// what reached the model, and on an endpoint it sends the `--model` name in place of the
-/// prompt's model name (`tool-reasoning` names a role, not a model an endpoint knows).
+/// what reached the model. On an endpoint, the `--model` name is sent in place of the prompt's
+/// model name (`tool-reasoning` names a role, not a model an endpoint knows).
 #[derive(Clone)]
 pub struct ExampleModel {
     inner: Arc<dyn Model>,
-    endpoint_model: Option<String>,
     description: String,
     requests: Arc<Mutex<Vec<ModelRequest>>>,
 }
 
 impl ExampleModel {
-    fn new(inner: impl Model, endpoint_model: Option<String>, description: String) -> Self {
-        ExampleModel { inner: Arc::new(inner), endpoint_model, description, requests: Arc::default() }
+    fn new(inner: impl Model, description: String) -> Self {
+        ExampleModel { inner: Arc::new(inner), description, requests: Arc::default() }
     }
 
     /// What the model is, for people: `scripted model (no network)` or `NAME at URL`.
@@ -159,11 +184,8 @@ impl ExampleModel {
 
 #[hooks_runtime::async_trait]
 impl Model for ExampleModel {
-    async fn stream(&self, mut request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
+    async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request.clone());
-        if let Some(name) = &self.endpoint_model {
-            request.model = name.clone();
-        }
         self.inner.stream(request).await
     }
 }

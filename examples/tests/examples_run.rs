@@ -21,12 +21,20 @@ fn scratch_dir(name: &str) -> PathBuf {
 
 /// Runs an example in its own scratch directory, whatever its exit status.
 fn run_raw(exe: &str, name: &str, args: &[&str]) -> Output {
+    run_in_env(exe, name, args, &[])
+}
+
+/// [`run_raw`] with these environment variables set (and no other `OPENAI_` variable).
+fn run_in_env(exe: &str, name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let dir = scratch_dir(name);
     let output: Output = Command::new(exe)
         .args(args)
         .env("TMPDIR", &dir)
         .env_remove("RUST_LOG")
         .env_remove("OPENAI_MODEL")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|error| panic!("could not start {name}: {error}"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -343,17 +351,57 @@ fn the_fake_endpoint_refuses_what_a_provider_refuses() {
 
 #[test]
 fn a_failed_run_exits_non_zero_and_says_why() {
-    let (url, _requests) =
-        fake_endpoint(vec![Reply::Error(500, r#"{"error":{"message":"the server is overloaded"}}"#)]);
+    // The first attempt and the client's two retries.
+    let overloaded = || Reply::Error(500, r#"{"error":{"message":"the server is overloaded"}}"#);
+    let (url, requests) = fake_endpoint(vec![overloaded(), overloaded(), overloaded()]);
     let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
     let output = run_raw(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata_failing", &args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
     assert!(
-        stderr.contains("the run failed (model_error) after 1 model step: model endpoint returned HTTP 500"),
+        stderr.contains(
+            "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500 (server error)"
+        ),
         "{stderr}"
     );
+    assert!(!stderr.contains("overloaded"), "the provider's text is logged, not in the error: {stderr}");
+    assert_eq!(requests.lock().unwrap().len(), 3);
     assert!(!String::from_utf8_lossy(&output.stdout).contains("agent:"), "no empty reply is printed");
+}
+
+/// A one-reply conversation for the environment tests.
+fn one_text_reply() -> Vec<Reply> {
+    vec![Reply::Stream(vec![r#"{"choices":[{"index":0,"delta":{"content":"Sunny."},"finish_reason":"stop"}]}"#])]
+}
+
+#[test]
+fn openai_model_never_overrides_an_explicit_model() {
+    let (url, requests) = fake_endpoint(one_text_reply());
+    let args = ["--base-url", url.as_str(), "--model", "mock-text"];
+    let output = run_in_env(
+        env!("CARGO_BIN_EXE_message_metadata"),
+        "message_metadata_env_model",
+        &args,
+        &[("OPENAI_MODEL", "mock-500")],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(&format!("model: mock-text at {url}")), "{stdout}");
+    let requests = requests.lock().unwrap();
+    assert!(requests[0].contains(r#""model":"mock-text""#), "{}", requests[0]);
+}
+
+#[test]
+fn openai_base_url_alone_selects_the_endpoint() {
+    let (url, requests) = fake_endpoint(one_text_reply());
+    let env = [("OPENAI_BASE_URL", url.as_str()), ("OPENAI_MODEL", "env-model")];
+    let output = run_in_env(env!("CARGO_BIN_EXE_message_metadata"), "message_metadata_env_url", &[], &env);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(&format!("model: env-model at {url}")), "{stdout}");
+    assert!(stdout.contains("agent: Sunny."), "{stdout}");
+    let requests = requests.lock().unwrap();
+    assert!(requests[0].contains(r#""model":"env-model""#), "{}", requests[0]);
 }
 
 #[test]

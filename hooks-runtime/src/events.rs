@@ -34,9 +34,13 @@ impl std::fmt::Display for ThreadStatus {
 }
 
 /// An event broadcast to a thread's connected clients. Tool events carry ids, names and status,
-/// never arguments or results.
+/// never arguments or results. Messages arrive whole, in `message_created`; the text of a reply
+/// as it streams comes only to those who subscribe to it
+/// ([`Thread::subscribe_text_deltas`](crate::Thread::subscribe_text_deltas)), as
+/// `message_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ThreadEvent {
     /// A tool call started (T7), at the moment `tool_call_started` hooks run.
     ToolCallStarted {
@@ -66,6 +70,16 @@ pub enum ThreadEvent {
         /// The message as stored; shared, so that each subscriber's copy of the event is cheap.
         #[serde(serialize_with = "shared_message")]
         message: Arc<HookMessage>,
+    },
+    /// A piece of a reply's text as the model streams it:
+    /// `{"type":"message_delta","step":1,"delta":"Hel"}`. Sent only to
+    /// [`Thread::subscribe_text_deltas`](crate::Thread::subscribe_text_deltas) subscribers; the
+    /// step's `message_created` carries the whole message afterwards.
+    MessageDelta {
+        /// The model step (`state.execution.stepCount`) the text belongs to.
+        step: u32,
+        /// The text, as the model streamed it (before any hook).
+        delta: String,
     },
     /// An event a hook or tool emitted with `state.emit`.
     Custom {
@@ -116,6 +130,11 @@ mod tests {
             serde_json::to_value(&created).unwrap(),
             serde_json::json!({"type": "message_created", "id": "m1", "role": "user",
                                "message": {"id": "m1", "role": "user", "content": "hi", "created_at": 5}})
+        );
+        let delta = ThreadEvent::MessageDelta { step: 2, delta: "Hel".into() };
+        assert_eq!(
+            serde_json::to_value(&delta).unwrap(),
+            serde_json::json!({"type": "message_delta", "step": 2, "delta": "Hel"})
         );
         let idle = ThreadEvent::Status { status: ThreadStatus::Idle };
         assert_eq!(serde_json::to_value(&idle).unwrap(), serde_json::json!({"type": "status", "status": "idle"}));

@@ -9,10 +9,11 @@ mod openai_support;
 
 use std::time::Duration;
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel};
+use hooks_runtime::model::FinishReason;
+use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel, ProviderErrorKind};
 use openai_support::{
-    DONE, Framing, Reply, Step, args, arguments_of, cut_after, cut_every, delta, drain, end, finish, model,
-    read_request, request, run, serve, start, text, tool_delta, within, write_file_tool,
+    DONE, Framing, Reply, Step, args, arguments_of, cut_after, cut_every, delta, drain, end, finish, finished, model,
+    read_request, request, run, serve, start, text, tool_delta, usage, within, write_file_tool,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -45,12 +46,16 @@ async fn a_text_reply_streams_as_text_deltas_and_the_request_is_complete() {
     let (events, error) = run(&base_url, request(vec![])).await;
 
     assert_eq!(error, None);
-    assert_eq!(events, vec![text("Hello"), text(", wörld"), text(" — done.")]);
+    assert_eq!(
+        events,
+        vec![text("Hello"), text(", wörld"), text(" — done."), finished(FinishReason::Stop), usage(0, 0, 9)]
+    );
     let recorded = server.await.unwrap();
     assert_eq!(recorded.request_line, "POST /v1/chat/completions HTTP/1.1");
     assert_eq!(recorded.header("authorization"), Some("Bearer sk-test-key"));
     assert_eq!(recorded.header("content-type"), Some("application/json"));
     assert_eq!(recorded.header("accept"), Some("text/event-stream"));
+    assert_eq!(recorded.header("user-agent"), Some(concat!("hooks-runtime/", env!("CARGO_PKG_VERSION"))));
     assert_eq!(
         recorded.body,
         json!({
@@ -60,6 +65,7 @@ async fn a_text_reply_streams_as_text_deltas_and_the_request_is_complete() {
                 {"role": "user", "content": "Make index.html, please."},
             ],
             "stream": true,
+            "stream_options": {"include_usage": true},
         }),
         "no `tools` key when there are no tools"
     );
@@ -89,6 +95,7 @@ async fn tool_call_arguments_cut_mid_string_and_mid_escape_pass_through_unchange
     let mut expected = vec![start(0, "call_abc", "write_file")];
     expected.extend(ESCAPED_FRAGMENTS.map(|fragment| args(0, fragment)));
     expected.push(end(0));
+    expected.push(finished(FinishReason::ToolCalls));
     assert_eq!(events, expected);
     assert_eq!(arguments_of(&events, 0), ESCAPED_ARGUMENTS);
     let parsed: Value = serde_json::from_str(&arguments_of(&events, 0)).unwrap();
@@ -140,6 +147,7 @@ async fn two_parallel_tool_calls_interleaved_by_index_stay_apart() {
             args(1, "c\"}"),
             end(0),
             end(1),
+            finished(FinishReason::ToolCalls),
         ]
     );
     assert_eq!(arguments_of(&events, 0), r#"{"path":"a.txt"}"#);
@@ -162,7 +170,16 @@ async fn a_name_arriving_after_the_index_holds_the_call_back_until_it_is_known()
     let (events, error) = run(&base_url, request(vec![])).await;
 
     assert_eq!(error, None);
-    assert_eq!(events, vec![start(0, "call_late", "read_file"), args(0, "{\"pa"), args(0, "th\":\"a\"}"), end(0)]);
+    assert_eq!(
+        events,
+        vec![
+            start(0, "call_late", "read_file"),
+            args(0, "{\"pa"),
+            args(0, "th\":\"a\"}"),
+            end(0),
+            finished(FinishReason::ToolCalls)
+        ]
+    );
 }
 
 #[tokio::test]
@@ -171,7 +188,7 @@ async fn a_finish_reason_without_done_is_a_complete_response() {
     let reply = Reply { framing: Framing::Close, ..Reply::events(cut_every(&body, 9)) };
     let (base_url, _server) = serve(reply).await;
 
-    assert_eq!(run(&base_url, request(vec![])).await, (vec![text("ok")], None));
+    assert_eq!(run(&base_url, request(vec![])).await, (vec![text("ok"), finished(FinishReason::Stop)], None));
 }
 
 #[tokio::test]
@@ -181,7 +198,7 @@ async fn no_api_key_sends_no_authorization_and_extra_headers_are_sent() {
     let model = OpenAiModel::new(OpenAiConfig::new(&base_url).with_header("X-Title", "hooks tests"));
 
     let mut stream = within(model.stream(request(vec![]))).await.unwrap();
-    assert_eq!(drain(&mut stream).await, (vec![text("hi")], None));
+    assert_eq!(drain(&mut stream).await, (vec![text("hi"), finished(FinishReason::Stop)], None));
 
     let recorded = server.await.unwrap();
     assert_eq!(recorded.header("authorization"), None);
@@ -219,6 +236,7 @@ async fn t2_tool_call_start_arrives_before_its_arguments_and_before_the_stream_e
     assert_eq!(error, None);
     let mut expected: Vec<ModelEvent> = ESCAPED_FRAGMENTS.map(|fragment| args(0, fragment)).into();
     expected.push(end(0));
+    expected.push(finished(FinishReason::ToolCalls));
     assert_eq!(events, expected);
 }
 
@@ -254,6 +272,7 @@ async fn t3_argument_fragments_arrive_incrementally() {
     assert_eq!(error, None);
     let mut expected: Vec<ModelEvent> = later_fragments.iter().map(|fragment| args(0, fragment)).collect();
     expected.push(end(0));
+    expected.push(finished(FinishReason::ToolCalls));
     assert_eq!(events, expected);
     let all = [first_fragment].into_iter().chain(later_fragments).collect::<String>();
     assert_eq!(all, ESCAPED_ARGUMENTS);
@@ -271,30 +290,37 @@ async fn http_401_with_a_json_error_body_is_an_http_error_with_its_message() {
         content_type: "application/json",
         framing: Framing::Length,
         steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
-    let error = within(model(&base_url).stream(request(vec![]))).await.err();
+    let error = within(model(&base_url).stream(request(vec![]))).await.err().expect("an error");
 
-    assert_eq!(
-        error,
-        Some(ModelError::Http { status: 401, message: "Incorrect API key provided: sk-test***".to_owned() })
-    );
+    let provider = error.provider().expect("a provider error");
+    assert_eq!(provider.status(), Some(401));
+    assert_eq!(provider.kind(), ProviderErrorKind::Authentication);
+    assert_eq!(provider.provider_type(), Some("invalid_request_error"));
+    assert_eq!(provider.code(), Some("invalid_api_key"));
+    assert_eq!(provider.message(), "Incorrect API key provided: sk-test***");
+    assert_eq!(error.to_string(), "model endpoint returned HTTP 401 (authentication failed)");
 }
 
 #[tokio::test]
-async fn http_500_with_a_text_body_is_an_http_error_with_the_text() {
+async fn http_502_with_a_text_body_keeps_the_text_out_of_its_display() {
     let reply = Reply {
         status: "502 Bad Gateway",
         content_type: "text/html",
         framing: Framing::Close,
         steps: vec![Step::Send(b"<html>upstream down</html>\n".to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
-    let error = within(model(&base_url).stream(request(vec![]))).await.err();
+    let error = within(model(&base_url).stream(request(vec![]))).await.err().expect("an error");
 
-    assert_eq!(error, Some(ModelError::Http { status: 502, message: "<html>upstream down</html>".to_owned() }));
+    assert_eq!(error.status(), Some(502));
+    assert_eq!(error.provider().map(|provider| provider.message()), Some("<html>upstream down</html>"));
+    assert_eq!(error.to_string(), "model endpoint returned HTTP 502 (server error)");
 }
 
 #[tokio::test]
@@ -391,6 +417,7 @@ async fn a_json_answer_to_a_streaming_request_is_malformed_and_says_what_it_got(
         content_type: "application/json",
         framing: Framing::Length,
         steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers: "",
     };
     let (base_url, _server) = serve(reply).await;
 
@@ -398,5 +425,5 @@ async fn a_json_answer_to_a_streaming_request_is_malformed_and_says_what_it_got(
 
     let Some(ModelError::Malformed(message)) = error else { panic!("expected Malformed, got {error:?}") };
     assert!(message.contains("text/event-stream"), "{message}");
-    assert!(message.contains("streaming is not supported"), "{message}");
+    assert!(!message.contains("streaming is not supported"), "the body goes to the log, not the error: {message}");
 }

@@ -9,7 +9,7 @@
 
 mod support;
 
-use hooks_runtime::model::{ModelError, ModelRequest, ScriptedModel, ScriptedResponse};
+use hooks_runtime::model::{ModelRequest, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
@@ -236,12 +236,14 @@ async fn r9_the_scripted_model_refuses_what_a_provider_refuses() {
     assert!(check(&[LlmMessage::new("robot", "x")]).unwrap_err().contains("unknown role `robot`"));
 
     let model = ScriptedModel::new([ScriptedResponse::text("never sent")]);
-    let request = ModelRequest { model: "scripted".into(), messages: vec![system, call(&["a"]), user], tools: vec![] };
+    let request = ModelRequest::new("scripted", vec![system, call(&["a"]), user], vec![]);
     let error = match hooks_runtime::model::Model::stream(&model, request.clone()).await {
         Err(error) => error,
         Ok(_) => panic!("an invalid request was answered"),
     };
-    assert!(matches!(&error, ModelError::Http { status: 400, message } if message.contains("`a`")), "{error}");
+    let provider = error.provider().expect("a provider error");
+    assert_eq!(provider.status(), Some(400), "{error}");
+    assert!(provider.message().contains("`a`"), "{}", provider.message());
     assert_eq!(model.requests().len(), 1, "the refused request is still recorded");
     assert_eq!(model.remaining(), 1, "and answers nothing");
 

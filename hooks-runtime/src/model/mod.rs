@@ -1,18 +1,20 @@
 //! The model a prompt runs on: a streaming [`Model`] trait, the events its responses stream,
 //! and [`ScriptedModel`] for tests and examples.
 
+mod error;
 #[cfg(feature = "openai")]
 mod openai;
 mod scripted;
+mod usage;
 
+pub use error::{ModelError, ProviderError, ProviderErrorKind};
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use scripted::{ScriptedModel, ScriptedResponse};
+pub use usage::{FinishReason, Usage};
 
-use std::fmt;
-
-use hooks_core::LlmMessage;
+use hooks_core::{AbortSignal, LlmMessage};
 use serde::{Deserialize, Serialize};
 
 /// A tool as the model is told about it.
@@ -27,7 +29,15 @@ pub struct ToolSpec {
 }
 
 /// One provider request: the history after `prefilter_llm_history`, and the tools on offer.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// ```
+/// use hooks_runtime::LlmMessage;
+/// use hooks_runtime::model::ModelRequest;
+///
+/// let request = ModelRequest::new("gpt-4o-mini", vec![LlmMessage::new("user", "Hi.")], Vec::new());
+/// assert!(request.abort.is_none());
+/// ```
+#[derive(Debug, Clone)]
 pub struct ModelRequest {
     /// The model's name, as the prompt gives it.
     pub model: String,
@@ -35,10 +45,45 @@ pub struct ModelRequest {
     pub messages: Vec<LlmMessage>,
     /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// The run's abort signal, which the runtime sets: a model that waits (to retry, say)
+    /// gives up with [`ModelError::Cancelled`] once it fires. Dropping the future of
+    /// [`Model::stream`] cancels as well.
+    pub abort: Option<AbortSignal>,
+}
+
+impl ModelRequest {
+    /// A request with no abort signal.
+    pub fn new(model: impl Into<String>, messages: Vec<LlmMessage>, tools: Vec<ToolSpec>) -> Self {
+        ModelRequest { model: model.into(), messages, tools, abort: None }
+    }
+
+    /// The request, given up once `abort` fires.
+    pub fn with_abort(mut self, abort: AbortSignal) -> Self {
+        self.abort = Some(abort);
+        self
+    }
+
+    /// Whether the abort signal has fired.
+    pub fn is_aborted(&self) -> bool {
+        self.abort.as_ref().is_some_and(AbortSignal::is_aborted)
+    }
+}
+
+/// Two requests are equal when they ask the same: the abort signal is not compared.
+impl PartialEq for ModelRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.model == other.model && self.messages == other.messages && self.tools == other.tools
+    }
 }
 
 /// One event of a streamed response.
+///
+/// A model reports text and tool calls as they stream, then, optionally, why the reply ended
+/// ([`Finished`](Self::Finished)) and the tokens it used ([`Usage`](Self::Usage)). A model
+/// that reports no finish reason is taken to have stopped normally (`tool_calls` when it
+/// called tools, `stop` otherwise).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModelEvent {
     /// A piece of the reply's text.
     TextDelta(String),
@@ -63,46 +108,12 @@ pub enum ModelEvent {
         /// The call's position in the response.
         index: usize,
     },
+    /// Why the reply ended, as the provider said.
+    Finished(FinishReason),
+    /// The tokens the response used. When a model reports usage more than once, the last
+    /// report counts (some servers send running totals).
+    Usage(Usage),
 }
-
-/// What went wrong talking to a model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelError {
-    /// The endpoint answered with an HTTP error status.
-    Http {
-        /// The status code.
-        status: u16,
-        /// The endpoint's explanation, if it gave one.
-        message: String,
-    },
-    /// The response could not be understood.
-    Malformed(String),
-    /// No answer in time.
-    Timeout(String),
-    /// The connection failed.
-    Transport(String),
-    /// The response passed a size cap, such as the most reply text one response may hold; the
-    /// stream was abandoned there. The text names the cap and its value, never the response's
-    /// contents.
-    TooLarge(String),
-    /// Anything else, such as a script that ran out of responses.
-    Other(String),
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelError::Http { status, message } => write!(f, "model endpoint returned HTTP {status}: {message}"),
-            ModelError::Malformed(detail) => write!(f, "malformed model response: {detail}"),
-            ModelError::Timeout(detail) => write!(f, "model request timed out: {detail}"),
-            ModelError::Transport(detail) => write!(f, "model connection failed: {detail}"),
-            ModelError::TooLarge(detail) => write!(f, "model response too large: {detail}"),
-            ModelError::Other(detail) => write!(f, "model error: {detail}"),
-        }
-    }
-}
-
-impl std::error::Error for ModelError {}
 
 /// A streamed response: events until `None`.
 #[async_trait::async_trait]

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hooks_core::LlmMessage;
 
-use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
+use super::{FinishReason, Model, ModelError, ModelEvent, ModelRequest, ModelStream, ProviderError, Usage};
 
 /// One scripted response: the events it streams.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,6 +47,33 @@ impl ScriptedResponse {
             self.events.push(ModelEvent::ToolCallArguments { index, fragment: fragment.clone() });
         }
         self.events.push(ModelEvent::ToolCallEnd { index });
+        self
+    }
+
+    /// Ends the response with this finish reason, as a provider's last chunk says it. Without
+    /// one, the runtime takes the reply to have stopped normally.
+    ///
+    /// ```
+    /// use hooks_runtime::model::{FinishReason, ModelEvent, ScriptedResponse};
+    ///
+    /// let cut = ScriptedResponse::text("The answer is").with_finish_reason(FinishReason::Length);
+    /// assert_eq!(cut.events().last(), Some(&ModelEvent::Finished(FinishReason::Length)));
+    /// ```
+    pub fn with_finish_reason(mut self, reason: FinishReason) -> Self {
+        self.events.push(ModelEvent::Finished(reason));
+        self
+    }
+
+    /// Reports this usage at the end of the response, as a provider's usage chunk does.
+    ///
+    /// ```
+    /// use hooks_runtime::model::{ModelEvent, ScriptedResponse, Usage};
+    ///
+    /// let reply = ScriptedResponse::text("Hi.").with_usage(Usage::new(12, 2, 14));
+    /// assert_eq!(reply.events().last(), Some(&ModelEvent::Usage(Usage::new(12, 2, 14))));
+    /// ```
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.events.push(ModelEvent::Usage(usage));
         self
     }
 
@@ -240,7 +267,12 @@ impl Model for ScriptedModel {
         };
         self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request);
         if let Some(reason) = invalid {
-            return Err(ModelError::Http { status: 400, message: format!("invalid request messages: {reason}") });
+            // The error's text is the status only, as a provider's is; the reason is logged.
+            tracing::warn!(target: "hooks_runtime::model", "the scripted model refused the request: {reason}");
+            let error = ProviderError::new(400, format!("invalid request messages: {reason}"))
+                .with_kind("invalid_request_error")
+                .with_param("messages");
+            return Err(error.into());
         }
         let response = self
             .inner

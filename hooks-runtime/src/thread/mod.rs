@@ -31,6 +31,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::dispatch;
+use crate::model::{FinishReason, Usage};
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
 use crate::store::{StoreError, ThreadRecord, ThreadStatus};
 
@@ -47,12 +48,52 @@ pub struct RunOutcome {
     pub handed_off_to: Option<String>,
     /// What went wrong when the run failed outside the hooks, such as the model's error.
     pub error: Option<String>,
+    /// The tokens the run's model steps used, summed; `None` when no step reported usage.
+    pub usage: Option<Usage>,
+    /// Why the last model step's reply ended. [`FinishReason::Length`] means the reply was cut
+    /// at the token limit ([`is_truncated`](Self::is_truncated)): the run still completes, and
+    /// [`Display`](fmt::Display) says so.
+    pub finish_reason: Option<FinishReason>,
 }
 
 impl RunOutcome {
     /// A run that has started and not ended yet.
     pub(crate) fn running() -> Self {
-        RunOutcome { status: ThreadStatus::Running, steps: 0, reply: None, handed_off_to: None, error: None }
+        RunOutcome {
+            status: ThreadStatus::Running,
+            steps: 0,
+            reply: None,
+            handed_off_to: None,
+            error: None,
+            usage: None,
+            finish_reason: None,
+        }
+    }
+
+    /// Whether the last model step's reply was cut at the token limit (finish reason `length`):
+    /// the reply is incomplete, though the run did not fail.
+    ///
+    /// ```
+    /// # use hooks_runtime::RunOutcome;
+    /// # use hooks_runtime::model::FinishReason;
+    /// # use hooks_runtime::store::ThreadStatus;
+    /// let cut = RunOutcome {
+    ///     status: ThreadStatus::Idle,
+    ///     steps: 1,
+    ///     reply: Some("The three causes are: first,".into()),
+    ///     handed_off_to: None,
+    ///     error: None,
+    ///     usage: None,
+    ///     finish_reason: Some(FinishReason::Length),
+    /// };
+    /// assert!(cut.is_truncated());
+    /// assert_eq!(
+    ///     cut.to_string(),
+    ///     "the run completed after 1 model step; the last reply was cut at the model's token limit (finish reason `length`)"
+    /// );
+    /// ```
+    pub fn is_truncated(&self) -> bool {
+        self.finish_reason.as_ref().is_some_and(FinishReason::is_truncated)
     }
 
     /// Whether the run failed (status `failed`, such as `model_error`). A run that stopped early
@@ -72,17 +113,19 @@ impl RunOutcome {
     ///     steps: 1,
     ///     reply: None,
     ///     handed_off_to: None,
-    ///     error: Some("model endpoint returned HTTP 500: overloaded".into()),
+    ///     error: Some("model endpoint returned HTTP 500 (server error)".into()),
+    ///     usage: None,
+    ///     finish_reason: None,
     /// };
     /// let error = failed.into_result().unwrap_err();
     /// assert_eq!(error.reason(), "model_error");
     /// assert_eq!(
     ///     error.to_string(),
-    ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500: overloaded"
+    ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500 (server error)"
     /// );
     /// ```
     pub fn into_result(self) -> Result<RunOutcome, RunFailed> {
-        if self.is_failed() { Err(RunFailed { outcome: self }) } else { Ok(self) }
+        if self.is_failed() { Err(RunFailed { outcome: Box::new(self) }) } else { Ok(self) }
     }
 
     /// What a failure reason means, for reasons whose outcome carries no error text.
@@ -105,7 +148,15 @@ impl RunOutcome {
 /// ```
 /// # use hooks_runtime::RunOutcome;
 /// # use hooks_runtime::store::ThreadStatus;
-/// let done = RunOutcome { status: ThreadStatus::Idle, steps: 2, reply: Some("hi".into()), handed_off_to: None, error: None };
+/// let done = RunOutcome {
+///     status: ThreadStatus::Idle,
+///     steps: 2,
+///     reply: Some("hi".into()),
+///     handed_off_to: None,
+///     error: None,
+///     usage: None,
+///     finish_reason: None,
+/// };
 /// assert_eq!(done.to_string(), "the run completed after 2 model steps");
 /// ```
 impl fmt::Display for RunOutcome {
@@ -120,7 +171,15 @@ impl fmt::Display for RunOutcome {
                 if let Some(agent) = &self.handed_off_to {
                     write!(f, ", handed off to agent `{agent}`")?;
                 }
-                Ok(())
+                match &self.finish_reason {
+                    Some(FinishReason::Length) => {
+                        f.write_str("; the last reply was cut at the model's token limit (finish reason `length`)")
+                    }
+                    Some(FinishReason::ContentFilter) => f.write_str(
+                        "; the last reply was cut or withheld by the provider's content filter (finish reason `content_filter`)",
+                    ),
+                    _ => Ok(()),
+                }
             }
             ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
             ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),
@@ -140,7 +199,8 @@ impl fmt::Display for RunOutcome {
 /// `main` that returns it prints a sentence) says why.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RunFailed {
-    outcome: RunOutcome,
+    /// Boxed: a `Result<RunOutcome, RunFailed>` stays as small as the outcome.
+    outcome: Box<RunOutcome>,
 }
 
 impl RunFailed {
@@ -159,7 +219,7 @@ impl RunFailed {
 
     /// The failed run's outcome, by value.
     pub fn into_outcome(self) -> RunOutcome {
-        self.outcome
+        *self.outcome
     }
 }
 
@@ -501,6 +561,42 @@ impl Thread {
     /// status changes).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
         self.shared.subscribe()
+    }
+
+    /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
+    /// delta of the model, with the model step it belongs to, so a chat UI can show a reply as
+    /// it arrives. The step's `message_created` event (from [`subscribe`](Self::subscribe))
+    /// then carries the whole message, as stored and after the hooks, which is what counts.
+    ///
+    /// Deltas are separate from the other events: they are only built while a subscriber of
+    /// this channel exists, never stored, and never carried to other processes by a store
+    /// (a client of another process gets the whole message only). A subscriber that falls
+    /// behind by more than 1,024 deltas misses some (`RecvError::Lagged`); the final message
+    /// is still whole.
+    ///
+    /// ```
+    /// # use hooks_runtime::prelude::*;
+    /// # use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// # use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+    /// define_prompt! { name: chat_prompt, model: "scripted", prompt: "Chat." }
+    /// define_agent! { name: chat_agent, side_a: { prompt: chat_prompt, stop_on_response: true } }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedResponse::text("Hello there, how can I help?")]);
+    /// let runtime = Runtime::builder().agent::<chat_agent>().model("scripted", model).build().unwrap();
+    /// let thread = runtime.create_thread("chat_agent", ThreadOptions::default()).await.unwrap();
+    /// let mut deltas = thread.subscribe_text_deltas();
+    /// thread.send("Hi").await.unwrap();
+    /// let mut shown = String::new();
+    /// while let Ok(ThreadEvent::MessageDelta { delta, .. }) = deltas.try_recv() {
+    ///     shown.push_str(&delta);
+    /// }
+    /// assert_eq!(shown, "Hello there, how can I help?");
+    /// # }
+    /// ```
+    pub fn subscribe_text_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.shared.subscribe_deltas()
     }
 
     /// Every stored message, oldest first.

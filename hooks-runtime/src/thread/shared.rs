@@ -45,6 +45,9 @@ pub(crate) struct ThreadShared {
     agent: RwLock<Arc<AgentEntry>>,
     enabled: AtomicU64,
     events: broadcast::Sender<ThreadEvent>,
+    /// `message_delta` events, apart from the others: only for those who ask for them, never
+    /// stored or published, and not built at all while nobody listens.
+    deltas: broadcast::Sender<ThreadEvent>,
     /// Scale-out: the queue of events to publish through the store, in order, when the store
     /// carries them to other processes (started with the first event).
     publisher: OnceLock<Publisher>,
@@ -65,6 +68,7 @@ impl ThreadShared {
         state: ThreadState,
     ) -> Self {
         let (events, _) = broadcast::channel(256);
+        let (deltas, _) = broadcast::channel(1024);
         ThreadShared {
             me,
             id: record.id,
@@ -72,6 +76,7 @@ impl ThreadShared {
             agent: RwLock::new(agent),
             enabled: AtomicU64::new(0),
             events,
+            deltas,
             publisher: OnceLock::new(),
             book: Mutex::new(Book {
                 status: record.status,
@@ -125,6 +130,19 @@ impl ThreadShared {
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
         self.events.subscribe()
+    }
+
+    pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.deltas.subscribe()
+    }
+
+    /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
+    /// event is not even built.
+    pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
+        if self.deltas.receiver_count() == 0 {
+            return;
+        }
+        let _ = self.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {

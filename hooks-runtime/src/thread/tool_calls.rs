@@ -17,7 +17,7 @@ use super::messages;
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
-use crate::model::{ModelError, ModelEvent, ModelStream};
+use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
 use crate::tool::ToolCallOutcome;
 
 /// A tool call as it streams.
@@ -31,6 +31,11 @@ struct StreamingCall {
 pub(crate) struct Response {
     pub(crate) text: String,
     pub(crate) calls: Vec<HookToolCall>,
+    /// Why the reply ended; when the model did not say, `tool_calls` if it called tools and
+    /// `stop` otherwise.
+    pub(crate) finish_reason: FinishReason,
+    /// The tokens the response used, if the model reported them (its last report).
+    pub(crate) usage: Option<Usage>,
 }
 
 /// Reads the stream to its end, running `tool_call_started` once per call at the moment T2 or T3
@@ -45,9 +50,17 @@ pub(crate) async fn consume_stream(
     // Each call's place in `calls` by its event index, so a fragment finds its call at once,
     // however many calls the response has.
     let mut slots: HashMap<usize, usize> = HashMap::new();
+    let mut finish_reason = None;
+    let mut usage = None;
+    let step = state.execution.as_ref().map_or(0, |execution| execution.step_count);
     while let Some(event) = stream.next_event().await {
         match event? {
-            ModelEvent::TextDelta(delta) => text.push_str(&delta),
+            ModelEvent::TextDelta(delta) => {
+                pipeline.shared.emit_delta(step, &delta);
+                text.push_str(&delta);
+            }
+            ModelEvent::Finished(reason) => finish_reason = Some(reason),
+            ModelEvent::Usage(reported) => usage = Some(reported),
             ModelEvent::ToolCallStart { index, id, name } => {
                 let scanner = pipeline
                     .shared
@@ -86,12 +99,14 @@ pub(crate) async fn consume_stream(
             ModelEvent::ToolCallEnd { .. } => {}
         }
     }
+    let finish_reason =
+        finish_reason.unwrap_or(if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
     for streaming in calls.iter_mut().filter(|call| !call.started) {
         // T3: the progress argument never came; after the response, progress None.
         streaming.started = true;
         started(pipeline, state, &streaming.call, None).await;
     }
-    Ok(Response { text, calls: calls.into_iter().map(|streaming| streaming.call).collect() })
+    Ok(Response { text, calls: calls.into_iter().map(|streaming| streaming.call).collect(), finish_reason, usage })
 }
 
 /// T1, T7: the event and the hooks, at the same moment.

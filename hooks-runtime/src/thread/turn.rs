@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use hooks_core::{ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState};
 use serde_json::json;
+use tracing::Instrument as _;
 
 use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
@@ -15,7 +16,7 @@ use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
-use crate::model::ModelRequest;
+use crate::model::{ModelError, ModelRequest};
 use crate::store::ThreadStatus;
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
@@ -259,17 +260,24 @@ async fn run_turn(
                 return Ok(TurnEnd::Stopped("hook_blocked"));
             }
         };
-        let request =
-            ModelRequest { model: prompt.model.to_owned(), messages: history, tools: tool_specs(&pipeline, prompt) };
+        let mut request = ModelRequest::new(prompt.model, history, tool_specs(&pipeline, prompt));
+        // A model that waits (to retry, say) gives up when the run is aborted.
+        request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
         let Some(model) = runtime.models.get(prompt.model).cloned() else {
             return Ok(TurnEnd::Failed("unknown_model"));
         };
-        let response = match model.stream(request).await {
-            Ok(mut stream) => tool_calls::consume_stream(&pipeline, state, stream.as_mut()).await,
-            Err(error) => Err(error),
-        };
+        let span = model_step_span(prompt.model, outcome.steps);
+        let response = async {
+            match model.stream(request).await {
+                Ok(mut stream) => tool_calls::consume_stream(&pipeline, state, stream.as_mut()).await,
+                Err(error) => Err(error),
+            }
+        }
+        .instrument(span.clone())
+        .await;
         let response = match response {
             Ok(response) => response,
+            Err(ModelError::Cancelled) => return Ok(TurnEnd::Stopped("aborted")),
             Err(error) => {
                 // M9: the failed status of a model step is written whatever the hooks do.
                 tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "model step failed: {error}");
@@ -282,11 +290,18 @@ async fn run_turn(
                 return Ok(TurnEnd::Failed("model_error"));
             }
         };
+        record_step(&span, &response);
         // M9: the model step's message is written whatever the hooks do.
         let mut message = MessageRecord::new(Role::Assistant, response.text.clone());
         if response.text.is_empty() {
             message.content = None;
         }
+        message.extra.insert("finish_reason".into(), json!(response.finish_reason));
+        if let Some(usage) = response.usage {
+            message.extra.insert("usage".into(), json!(usage));
+            *outcome.usage.get_or_insert_default() += usage;
+        }
+        outcome.finish_reason = Some(response.finish_reason.clone());
         if !response.calls.is_empty() {
             message.tool_calls = Some(json!(response.calls).to_string());
         }
@@ -328,5 +343,33 @@ async fn run_turn(
         if let Some(end) = run_queued_tools(shared, state).await {
             return Ok(end);
         }
+    }
+}
+
+/// The span of one model step (target `hooks_runtime::model`, INFO): the model's name and the
+/// step, then the finish reason and the tokens once the response is complete. When nothing
+/// listens at INFO for the target, it costs a check.
+fn model_step_span(model: &str, step: u32) -> tracing::Span {
+    tracing::info_span!(
+        target: "hooks_runtime::model",
+        "model_step",
+        model,
+        step,
+        finish_reason = tracing::field::Empty,
+        prompt_tokens = tracing::field::Empty,
+        completion_tokens = tracing::field::Empty,
+        total_tokens = tracing::field::Empty,
+    )
+}
+
+fn record_step(span: &tracing::Span, response: &tool_calls::Response) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("finish_reason", response.finish_reason.as_str());
+    if let Some(usage) = response.usage {
+        span.record("prompt_tokens", usage.prompt_tokens);
+        span.record("completion_tokens", usage.completion_tokens);
+        span.record("total_tokens", usage.total_tokens);
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hooks_core::LlmMessage;
 use hooks_runtime::model::{
-    Model, ModelError, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec,
+    FinishReason, Model, ModelError, ModelEvent, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ToolSpec, Usage,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -52,11 +52,13 @@ pub(crate) struct Reply {
     pub(crate) content_type: &'static str,
     pub(crate) framing: Framing,
     pub(crate) steps: Vec<Step>,
+    /// More header lines, each ending in `\r\n`.
+    pub(crate) headers: &'static str,
 }
 
 impl Reply {
     pub(crate) fn events(steps: Vec<Step>) -> Self {
-        Reply { status: "200 OK", content_type: "text/event-stream", framing: Framing::Chunked, steps }
+        Reply { status: "200 OK", content_type: "text/event-stream", framing: Framing::Chunked, steps, headers: "" }
     }
 }
 
@@ -86,6 +88,34 @@ pub(crate) async fn serve(reply: Reply) -> (String, JoinHandle<Recorded>) {
         recorded
     });
     (base_url, handle)
+}
+
+/// Serves one request per reply, in order, each on its own connection; the handle yields the
+/// requests and when each arrived.
+pub(crate) async fn serve_each(replies: Vec<Reply>) -> (String, JoinHandle<Vec<(Recorded, std::time::Instant)>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = tokio::spawn(async move {
+        let mut recorded = Vec::new();
+        for reply in replies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            recorded.push((read_request(&mut socket).await, std::time::Instant::now()));
+            answer(&mut socket, reply).await;
+        }
+        recorded
+    });
+    (base_url, handle)
+}
+
+/// A reply with this status, headers and body, its length given.
+pub(crate) fn status_reply(status: &'static str, headers: &'static str, body: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "application/json",
+        framing: Framing::Length,
+        steps: vec![Step::Send(body.as_bytes().to_vec())],
+        headers,
+    }
 }
 
 pub(crate) async fn read_request(socket: &mut TcpStream) -> Recorded {
@@ -125,10 +155,12 @@ pub(crate) async fn answer(socket: &mut TcpStream, reply: Reply) {
 }
 
 async fn try_answer(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {}\r\nContent-Type: {}\r\n", reply.status, reply.content_type);
+    let mut head = format!("HTTP/1.1 {}\r\nContent-Type: {}\r\n{}", reply.status, reply.content_type, reply.headers);
+    // Every connection answers one request: a retry opens a new one.
+    head.push_str("Connection: close\r\n");
     match reply.framing {
         Framing::Chunked => head.push_str("Transfer-Encoding: chunked\r\n"),
-        Framing::Close => head.push_str("Connection: close\r\n"),
+        Framing::Close => {}
         Framing::Length => {
             let length: usize = reply
                 .steps
@@ -228,14 +260,11 @@ pub(crate) fn cut_after(text: &str, markers: &[&str]) -> Vec<Step> {
 }
 
 pub(crate) fn request(tools: Vec<ToolSpec>) -> ModelRequest {
-    ModelRequest {
-        model: "gpt-test".to_owned(),
-        messages: vec![
-            LlmMessage::new("system", "You write files."),
-            LlmMessage::new("user", "Make index.html, please."),
-        ],
+    ModelRequest::new(
+        "gpt-test",
+        vec![LlmMessage::new("system", "You write files."), LlmMessage::new("user", "Make index.html, please.")],
         tools,
-    }
+    )
 }
 
 pub(crate) fn write_file_tool() -> ToolSpec {
@@ -250,8 +279,15 @@ pub(crate) fn write_file_tool() -> ToolSpec {
     }
 }
 
+/// The model most tests use: no retries, since [`serve`] answers one request (the retry tests
+/// use [`serve_each`]).
 pub(crate) fn model(base_url: &str) -> OpenAiModel {
-    OpenAiModel::new(OpenAiConfig::new(base_url).with_api_key("sk-test-key").with_timeout(Duration::from_secs(5)))
+    OpenAiModel::new(
+        OpenAiConfig::new(base_url)
+            .with_api_key("sk-test-key")
+            .with_timeout(Duration::from_secs(5))
+            .with_max_retries(0),
+    )
 }
 
 /// Fails the test instead of hanging it.
@@ -275,7 +311,11 @@ pub(crate) async fn drain(stream: &mut Box<dyn ModelStream>) -> (Vec<ModelEvent>
 }
 
 pub(crate) async fn run(base_url: &str, request: ModelRequest) -> (Vec<ModelEvent>, Option<ModelError>) {
-    let mut stream = within(model(base_url).stream(request)).await.expect("the request succeeds");
+    run_with(&model(base_url), request).await
+}
+
+pub(crate) async fn run_with(model: &OpenAiModel, request: ModelRequest) -> (Vec<ModelEvent>, Option<ModelError>) {
+    let mut stream = within(model.stream(request)).await.expect("the request succeeds");
     drain(&mut stream).await
 }
 
@@ -291,6 +331,14 @@ pub(crate) fn end(index: usize) -> ModelEvent {
     ModelEvent::ToolCallEnd { index }
 }
 
+pub(crate) fn finished(reason: FinishReason) -> ModelEvent {
+    ModelEvent::Finished(reason)
+}
+
+pub(crate) fn usage(prompt: u64, completion: u64, total: u64) -> ModelEvent {
+    ModelEvent::Usage(Usage::new(prompt, completion, total))
+}
+
 pub(crate) fn text(text: &str) -> ModelEvent {
     ModelEvent::TextDelta(text.to_owned())
 }
@@ -304,4 +352,48 @@ pub(crate) fn arguments_of(events: &[ModelEvent], index: usize) -> String {
             _ => None,
         })
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs
+// ---------------------------------------------------------------------------------------------
+
+/// Log lines captured while the returned guard lives (the current thread only, where
+/// `#[tokio::test]` runs everything), spans' closing lines (with their fields) included.
+#[derive(Clone, Default)]
+pub(crate) struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub(crate) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .without_time()
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+
+    /// The lines at WARN.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        self.text().lines().filter(|line| line.trim_start().starts_with("WARN")).map(str::to_owned).collect()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -18,6 +18,10 @@ const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 /// The most tool-call arguments, all calls together, one response may hold by default.
 const DEFAULT_MAX_TOOL_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
+/// Retries of a request that failed before its stream started, by default (as the OpenAI SDKs).
+const DEFAULT_MAX_RETRIES: u32 = 2;
+/// The first retry's backoff by default (as the OpenAI SDKs).
+const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
 
 /// Where an OpenAI-compatible chat-completions endpoint is, and how to talk to it.
 ///
@@ -50,6 +54,13 @@ pub struct OpenAiConfig {
     max_tool_argument_bytes: usize,
     headers: Vec<(String, String)>,
     model: Option<String>,
+    /// Retries of a request that failed before its stream started
+    /// ([`OpenAiConfig::with_max_retries`]); default 2.
+    max_retries: u32,
+    /// The first retry's backoff ([`OpenAiConfig::with_retry_base_delay`]); default 500 ms.
+    retry_base_delay: Duration,
+    /// Whether requests ask for usage ([`OpenAiConfig::with_include_usage`]); default yes.
+    include_usage: bool,
 }
 
 impl OpenAiConfig {
@@ -73,12 +84,16 @@ impl OpenAiConfig {
             max_tool_argument_bytes: DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
             headers: Vec::new(),
             model: None,
+            max_retries: DEFAULT_MAX_RETRIES,
+            retry_base_delay: DEFAULT_RETRY_BASE_DELAY,
+            include_usage: true,
         }
     }
 
     /// A configuration from the environment: `OPENAI_BASE_URL` (default
     /// `https://api.openai.com/v1`), `OPENAI_API_KEY` and `OPENAI_MODEL` (each none if unset or
-    /// empty).
+    /// empty). `OPENAI_MODEL` is only a default: a later [`with_model`](Self::with_model)
+    /// replaces it, so a model the program chose explicitly wins over the environment.
     ///
     /// ```
     /// use hooks_runtime::model::OpenAiConfig;
@@ -227,6 +242,68 @@ impl OpenAiConfig {
         self
     }
 
+    /// How many times a request that failed before its stream started is tried again: after
+    /// HTTP 408, 409, 429 (not one that says the quota is used up) or 5xx, or a connection that
+    /// failed. The wait doubles from [`with_retry_base_delay`](Self::with_retry_base_delay) up to
+    /// 8 s, less up to a quarter at random, or is what the endpoint's `Retry-After` (seconds or
+    /// an HTTP date) asks; no retry waits past the total [deadline](Self::with_deadline). `0`
+    /// turns retries off. Default: 2.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert_eq!(OpenAiConfig::default().max_retries(), 2);
+    /// assert_eq!(OpenAiConfig::default().with_max_retries(0).max_retries(), 0);
+    /// ```
+    pub fn with_max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// The backoff before the first retry, doubled for each next one. Default: 500 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::default().with_retry_base_delay(Duration::from_millis(100));
+    /// assert_eq!(config.retry_base_delay(), Duration::from_millis(100));
+    /// ```
+    pub fn with_retry_base_delay(mut self, delay: Duration) -> Self {
+        self.retry_base_delay = delay;
+        self
+    }
+
+    /// Whether each request asks for the tokens it used (`"stream_options": {"include_usage":
+    /// true}`), which the endpoint sends in a last chunk. Turn it off for an endpoint that
+    /// refuses `stream_options`. Default: on.
+    ///
+    /// ```
+    /// use hooks_runtime::model::OpenAiConfig;
+    ///
+    /// assert!(OpenAiConfig::default().include_usage());
+    /// assert!(!OpenAiConfig::default().with_include_usage(false).include_usage());
+    /// ```
+    pub fn with_include_usage(mut self, include: bool) -> Self {
+        self.include_usage = include;
+        self
+    }
+
+    /// The retry count set by [`with_max_retries`](Self::with_max_retries).
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// The first backoff set by [`with_retry_base_delay`](Self::with_retry_base_delay).
+    pub fn retry_base_delay(&self) -> Duration {
+        self.retry_base_delay
+    }
+
+    /// Whether requests ask for usage ([`with_include_usage`](Self::with_include_usage)).
+    pub fn include_usage(&self) -> bool {
+        self.include_usage
+    }
+
     /// The endpoint, without a trailing `/`.
     ///
     /// ```
@@ -240,6 +317,7 @@ impl OpenAiConfig {
 
     /// Sends `model` as the endpoint's model id in place of the prompt's model name, which is the
     /// name the runtime knows the model by (`"tool-reasoning"`) rather than a provider's id.
+    /// Replaces the model `OPENAI_MODEL` gave [`from_env`](Self::from_env).
     ///
     /// ```
     /// use hooks_runtime::model::OpenAiConfig;
@@ -337,9 +415,28 @@ impl OpenAiConfig {
         &self.headers
     }
 
-    /// The URL requests are posted to.
+    /// The URL requests are posted to: `/chat/completions` after the base URL's path, before
+    /// its query (`?api-version=...` on Azure OpenAI).
     pub(super) fn chat_completions_url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        match self.base_url.split_once('?') {
+            Some((path, query)) => format!("{path}/chat/completions?{query}"),
+            None => format!("{}/chat/completions", self.base_url),
+        }
+    }
+
+    /// Why the base URL cannot work, if it cannot; the message never repeats the URL, whose
+    /// query or user part may hold a key.
+    pub(super) fn check_base_url(&self) -> Result<(), String> {
+        let url = reqwest::Url::parse(&self.base_url).map_err(|error| {
+            format!("the base URL is not a valid URL ({error}); it looks like `https://api.openai.com/v1`")
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("the base URL must start with `http://` or `https://`, not `{}:`", url.scheme()));
+        }
+        if url.fragment().is_some() {
+            return Err("the base URL has a `#` fragment, which is never sent; remove it".to_owned());
+        }
+        Ok(())
     }
 }
 
@@ -354,7 +451,7 @@ impl fmt::Debug for OpenAiConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &redacted_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("request_timeout", &self.request_timeout)
             .field("connect_timeout", &self.connect_timeout)
@@ -363,14 +460,40 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_tool_argument_bytes", &self.max_tool_argument_bytes)
             .field("headers", &header_names)
             .field("model", &self.model)
+            .field("max_retries", &self.max_retries)
+            .field("retry_base_delay", &self.retry_base_delay)
+            .field("include_usage", &self.include_usage)
             .finish()
     }
 }
 
-fn trim_base_url(mut base_url: String) -> String {
-    let trimmed = base_url.trim_end_matches('/').len();
-    base_url.truncate(trimmed);
-    base_url
+/// The base URL without the `/` after its path (a query, if any, is kept as it is).
+fn trim_base_url(base_url: String) -> String {
+    match base_url.split_once('?') {
+        Some((path, query)) => format!("{}?{query}", path.trim_end_matches('/')),
+        None => base_url.trim_end_matches('/').to_owned(),
+    }
+}
+
+/// A URL as errors and `Debug` may show it: without its user part and query, which may hold
+/// keys (`https://user:key@host/v1?api-key=...` shows as `https://host/v1?<redacted>`).
+pub(super) fn redacted_url(url: &str) -> String {
+    let (rest, query) = match url.split_once('?') {
+        Some((rest, _)) => (rest, "?<redacted>"),
+        None => (url, ""),
+    };
+    let rest = rest.split_once('#').map_or(rest, |(rest, _)| rest);
+    let without_user = match rest.split_once("://") {
+        Some((scheme, after)) => {
+            let authority_end = after.find('/').unwrap_or(after.len());
+            match after[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://{}", &after[at + 1..]),
+                None => rest.to_owned(),
+            }
+        }
+        None => rest.to_owned(),
+    };
+    format!("{without_user}{query}")
 }
 
 #[cfg(test)]
@@ -402,6 +525,41 @@ mod tests {
         let config = OpenAiConfig::from_vars(vars(&[("OPENAI_BASE_URL", " "), ("OPENAI_API_KEY", "")]));
         assert_eq!(config.base_url(), "https://api.openai.com/v1");
         assert_eq!(config.api_key(), None);
+    }
+
+    #[test]
+    fn the_path_goes_before_the_base_urls_query() {
+        let config = OpenAiConfig::new("https://x.openai.azure.com/openai/deployments/d/?api-version=2024-02-01");
+        assert_eq!(config.base_url(), "https://x.openai.azure.com/openai/deployments/d?api-version=2024-02-01");
+        assert_eq!(
+            config.chat_completions_url(),
+            "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-02-01"
+        );
+        assert_eq!(config.check_base_url(), Ok(()));
+    }
+
+    #[test]
+    fn a_base_url_that_cannot_work_is_refused_without_repeating_it() {
+        for url in ["not a url?api-key=sk-secret", "ftp://host/v1?api-key=sk-secret", "http://host/v1#sk-secret"] {
+            let problem = OpenAiConfig::new(url).check_base_url().unwrap_err();
+            assert!(!problem.contains("sk-secret"), "{problem}");
+            assert!(problem.contains("base URL"), "{problem}");
+        }
+    }
+
+    #[test]
+    fn redacted_urls_lose_their_user_part_and_query() {
+        assert_eq!(redacted_url("https://user:sk-1@host:8443/v1?api-key=sk-2"), "https://host:8443/v1?<redacted>");
+        assert_eq!(redacted_url("http://host/v1"), "http://host/v1");
+        let shown = format!("{:?}", OpenAiConfig::new("https://u:p@host/v1?key=sk-3"));
+        assert!(!shown.contains("sk-3") && !shown.contains("u:p"), "{shown}");
+    }
+
+    #[test]
+    fn an_explicit_model_wins_over_openai_model() {
+        let config = OpenAiConfig::from_vars(vars(&[("OPENAI_MODEL", "mock-500")]));
+        assert_eq!(config.model(), Some("mock-500"));
+        assert_eq!(config.with_model("mock-text").model(), Some("mock-text"));
     }
 
     #[test]

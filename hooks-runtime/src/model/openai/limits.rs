@@ -48,6 +48,11 @@ impl Deadline {
         }
     }
 
+    /// Whether waiting `wait` from now still leaves time before the total deadline.
+    pub(super) fn leaves(&self, wait: Duration) -> bool {
+        Instant::now().checked_add(wait).is_some_and(|then| then < self.at)
+    }
+
     /// Fails once the total deadline has passed.
     fn check(&self) -> Result<(), ModelError> {
         if Instant::now() >= self.at { Err(self.total_error()) } else { Ok(()) }

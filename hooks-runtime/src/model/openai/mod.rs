@@ -8,6 +8,7 @@
 
 mod config;
 mod limits;
+mod retry;
 mod sse;
 mod stream;
 
@@ -16,23 +17,37 @@ pub use config::OpenAiConfig;
 use hooks_core::LlmMessage;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use super::{Model, ModelError, ModelRequest, ModelStream, ToolSpec};
+use super::{Model, ModelError, ModelRequest, ModelStream, ProviderError, ToolSpec};
 use limits::{Caps, Deadline, Waiting};
 use stream::OpenAiStream;
 
 /// At most this much of an error response's body is read, for its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
-/// At most this many characters of a non-JSON error body go into [`ModelError::Http`].
-const MAX_ERROR_TEXT: usize = 500;
+/// At most this many bytes of a provider's error text are kept in [`ProviderError::message`]
+/// and written to the log.
+const MAX_ERROR_TEXT: usize = 512;
+/// Sent with every request, so an endpoint's operators can tell this client apart.
+const USER_AGENT: &str = concat!("hooks-runtime/", env!("CARGO_PKG_VERSION"));
+/// Where the client logs what endpoints said.
+const TARGET: &str = "hooks_runtime::model";
 
 /// A [`Model`] that streams chat completions from an OpenAI-compatible endpoint.
 ///
-/// Each request is a `POST {base_url}/chat/completions` with `"stream": true`; the response's
-/// server-sent events become [`ModelEvent`](super::ModelEvent)s as they arrive: text deltas, and
-/// tool calls whose start is announced as soon as the id and name are known and whose argument
-/// fragments are passed on exactly as received.
+/// Each request is a `POST {base_url}/chat/completions` with `"stream": true` (and, unless
+/// [turned off](OpenAiConfig::with_include_usage), `"stream_options": {"include_usage": true}`);
+/// the response's server-sent events become [`ModelEvent`](super::ModelEvent)s as they arrive:
+/// text deltas, tool calls whose start is announced as soon as the id and name are known and
+/// whose argument fragments are passed on exactly as received, the finish reason and the usage.
+///
+/// A request that fails before its stream starts, with HTTP 408, 409, 429 (unless the quota is
+/// used up), 5xx or a failed connection, is tried again, at most
+/// [`max_retries`](OpenAiConfig::with_max_retries) times, after an exponential backoff with
+/// jitter or the wait `Retry-After` asks for, and never past the total
+/// [deadline](OpenAiConfig::with_deadline). Each retry is logged at WARN (target
+/// `hooks_runtime::model`) with the status and the attempt. The request's
+/// [abort signal](ModelRequest::abort) ends a wait at once.
 ///
 /// ```no_run
 /// use hooks_runtime::LlmMessage;
@@ -40,15 +55,13 @@ const MAX_ERROR_TEXT: usize = 500;
 ///
 /// # async fn run() -> Result<(), hooks_runtime::model::ModelError> {
 /// let model = OpenAiModel::new(OpenAiConfig::from_env());
-/// let request = ModelRequest {
-///     model: "gpt-4o-mini".to_owned(),
-///     messages: vec![LlmMessage::new("user", "Say hello.")],
-///     tools: Vec::new(),
-/// };
+/// let request = ModelRequest::new("gpt-4o-mini", vec![LlmMessage::new("user", "Say hello.")], Vec::new());
 /// let mut stream = model.stream(request).await?;
 /// while let Some(event) = stream.next_event().await {
-///     if let ModelEvent::TextDelta(text) = event? {
-///         print!("{text}");
+///     match event? {
+///         ModelEvent::TextDelta(text) => print!("{text}"),
+///         ModelEvent::Usage(usage) => println!("\n{} tokens", usage.total_tokens),
+///         _ => {}
 ///     }
 /// }
 /// # Ok(())
@@ -88,46 +101,106 @@ impl OpenAiModel {
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
     }
+
+    /// One attempt: the response, once its status says a stream follows.
+    async fn attempt(
+        &self,
+        client: &reqwest::Client,
+        body: &[u8],
+        deadline: &Deadline,
+    ) -> Result<reqwest::Response, Failed> {
+        let sent = client.post(self.config.chat_completions_url()).body(body.to_vec()).send();
+        let response = match deadline.wait(Waiting::Answer, sent).await.map_err(Failed::late)? {
+            Ok(response) => response,
+            Err(error) => return Err(Failed { connection_failed: error.is_connect(), error: transport_error(error) }),
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry::retry_after(response.headers());
+            let (body, cut_short) = read_capped(response, deadline).await;
+            let mut error = provider_error(status, &body);
+            if let Some(wait) = retry_after {
+                error = error.with_retry_after(wait);
+            }
+            log_error_body(&error, &body, cut_short.as_deref());
+            return Err(Failed::late(error.into()));
+        }
+        let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
+        if content_type.is_some_and(|content_type| content_type.starts_with("application/json")) {
+            // The endpoint ignored `"stream": true`, or answered with an error and a 2xx status.
+            let (body, _) = read_capped(response, deadline).await;
+            tracing::warn!(
+                target: TARGET,
+                status = status.as_u16(),
+                body = %shown(&body),
+                "the model endpoint answered with JSON, not an event stream"
+            );
+            return Err(Failed::late(ModelError::Malformed(
+                "expected a `text/event-stream` response, got `application/json` (the body is in the log)".to_owned(),
+            )));
+        }
+        Ok(response)
+    }
 }
 
 #[async_trait::async_trait]
 impl Model for OpenAiModel {
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
         let client = self.client.as_ref().map_err(|error| ModelError::Other(error.clone()))?;
-        let mut chat = ChatRequest::new(&request);
+        let mut chat = ChatRequest::new(&request, self.config.include_usage());
         if let Some(model) = self.config.model() {
             chat.model = model;
         }
         let body = serde_json::to_vec(&chat)
             .map_err(|error| ModelError::Other(format!("could not encode the request: {error}")))?;
-        // Started before the request is built into a future, so connecting counts as well.
+        // Started before the first attempt, so connecting, every attempt and every wait count.
         let deadline = Deadline::start(&self.config);
-        let sent = client.post(self.config.chat_completions_url()).body(body).send();
-        let response = deadline.wait(Waiting::Answer, sent).await?.map_err(transport_error)?;
-
-        let status = response.status();
-        if !status.is_success() {
-            let (body, cut_short) = read_capped(response, &deadline).await;
-            let mut message = http_error_message(status, &body);
-            if let Some(reason) = cut_short {
-                message.push_str(&format!(" (the rest of the error body was not read: {reason})"));
+        let mut retries = 0;
+        loop {
+            if request.is_aborted() {
+                return Err(ModelError::Cancelled);
             }
-            return Err(ModelError::Http { status: status.as_u16(), message });
+            let failed = match self.attempt(client, &body, &deadline).await {
+                Ok(response) => {
+                    return Ok(Box::new(OpenAiStream::new(response, deadline, Caps::new(&self.config))));
+                }
+                Err(failed) => failed,
+            };
+            if retries >= self.config.max_retries() || !retry::is_retryable(&failed.error, failed.connection_failed) {
+                return Err(failed.error);
+            }
+            retries += 1;
+            let asked = failed.error.provider().and_then(ProviderError::retry_after);
+            let wait = retry::backoff(retries, self.config.retry_base_delay(), asked);
+            if !deadline.leaves(wait) {
+                tracing::warn!(target: TARGET, status = failed.error.status(), attempts = retries, "{}; not retried: waiting {wait:?} would pass the total deadline", failed.error);
+                return Err(failed.error);
+            }
+            tracing::warn!(
+                target: TARGET,
+                status = failed.error.status(),
+                attempt = retries + 1,
+                max_attempts = self.config.max_retries() + 1,
+                "{}; retrying in {wait:?} (attempt {} of at most {})",
+                failed.error,
+                retries + 1,
+                self.config.max_retries() + 1
+            );
+            retry::sleep_unless_aborted(wait, &request).await?;
         }
-        let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
-        if content_type.is_some_and(|content_type| content_type.starts_with("application/json")) {
-            // The endpoint ignored `"stream": true`, or answered with an error and a 2xx status.
-            let (body, _) = read_capped(response, &deadline).await;
-            let detail = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|json| json.get("error").and_then(error_message))
-                .map(|message| format!(": the endpoint said {message:?}"))
-                .unwrap_or_default();
-            return Err(ModelError::Malformed(format!(
-                "expected a `text/event-stream` response, got `application/json`{detail}"
-            )));
-        }
-        Ok(Box::new(OpenAiStream::new(response, deadline, Caps::new(&self.config))))
+    }
+}
+
+/// A failed attempt, and whether it failed to connect (so nothing was sent).
+struct Failed {
+    error: ModelError,
+    connection_failed: bool,
+}
+
+impl Failed {
+    /// A failure after the endpoint was reached.
+    fn late(error: ModelError) -> Self {
+        Failed { error, connection_failed: false }
     }
 }
 
@@ -137,6 +210,8 @@ struct ChatRequest<'a> {
     model: &'a str,
     messages: &'a [LlmMessage],
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDefinition<'a>>,
 }
@@ -152,34 +227,52 @@ struct ToolDefinition<'a> {
 struct FunctionDefinition<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: std::borrow::Cow<'a, Value>,
 }
 
 impl<'a> ChatRequest<'a> {
-    fn new(request: &'a ModelRequest) -> Self {
+    fn new(request: &'a ModelRequest, include_usage: bool) -> Self {
         let tool = |tool: &'a ToolSpec| ToolDefinition {
             kind: "function",
             function: FunctionDefinition {
                 name: &tool.name,
                 description: &tool.description,
-                parameters: &tool.parameters,
+                parameters: with_properties(&tool.parameters),
             },
         };
         ChatRequest {
             model: &request.model,
             messages: &request.messages,
             stream: true,
+            stream_options: include_usage.then(|| json!({"include_usage": true})),
             tools: request.tools.iter().map(tool).collect(),
         }
+    }
+}
+
+/// An object schema without `properties` (a tool without parameters) gets `"properties": {}`,
+/// which OpenAI requires of an object schema; any other schema is sent as it is.
+fn with_properties(schema: &Value) -> std::borrow::Cow<'_, Value> {
+    match schema {
+        Value::Object(object) if object.get("type") == Some(&json!("object")) && !object.contains_key("properties") => {
+            let mut object = object.clone();
+            object.insert("properties".to_owned(), Value::Object(Map::new()));
+            std::borrow::Cow::Owned(Value::Object(object))
+        }
+        _ => std::borrow::Cow::Borrowed(schema),
     }
 }
 
 /// The client, with the configuration's headers and connect timeout; every problem found at once.
 fn build_client(config: &OpenAiConfig) -> Result<reqwest::Client, String> {
     let mut problems = Vec::new();
+    if let Err(problem) = config.check_base_url() {
+        problems.push(problem);
+    }
     let mut headers = HeaderMap::new();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
     if let Some(key) = config.api_key() {
         match HeaderValue::from_str(&format!("Bearer {key}")) {
             Ok(mut value) => {
@@ -197,7 +290,12 @@ fn build_client(config: &OpenAiConfig) -> Result<reqwest::Client, String> {
         match HeaderValue::from_str(value) {
             Ok(mut value) => {
                 value.set_sensitive(true);
-                headers.append(header_name, value);
+                if header_name == header::USER_AGENT {
+                    // The configuration's own `User-Agent` replaces the client's.
+                    headers.insert(header_name, value);
+                } else {
+                    headers.append(header_name, value);
+                }
             }
             Err(_) => problems.push(format!("the value of header `{name}` holds characters a header cannot carry")),
         }
@@ -209,7 +307,7 @@ fn build_client(config: &OpenAiConfig) -> Result<reqwest::Client, String> {
         .default_headers(headers)
         .connect_timeout(config.connect_timeout())
         .build()
-        .map_err(|error| format!("could not set up the HTTP client: {}", error_chain(&error)))
+        .map_err(|error| format!("could not set up the HTTP client: {}", error_chain(&error.without_url())))
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of a body, within the request's deadline. It is only
@@ -235,38 +333,87 @@ async fn read_capped(mut response: reqwest::Response, deadline: &Deadline) -> (V
     (body, None)
 }
 
-/// The message of an error response: the JSON `error.message` (or `message`, or an `error`
-/// string), else the start of the body as text, else the status's reason.
-fn http_error_message(status: reqwest::StatusCode, body: &[u8]) -> String {
+/// The provider error an error response describes: its status, and the JSON error object's
+/// `message`, `type`, `code` (a string or a number) and `param`, or the start of the body as
+/// text, or the status's reason.
+fn provider_error(status: reqwest::StatusCode, body: &[u8]) -> ProviderError {
     if let Ok(json) = serde_json::from_slice::<Value>(body) {
-        let message = json.get("error").and_then(error_message).or_else(|| error_message(&json));
-        if let Some(message) = message {
-            return message;
+        let object = json.get("error").filter(|error| !error.is_null()).unwrap_or(&json);
+        if let Some(message) = error_message(object) {
+            return with_error_fields(ProviderError::new(status.as_u16(), message), object);
         }
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    if text.is_empty() {
-        return status.canonical_reason().unwrap_or("no message").to_owned();
+    let message =
+        if text.is_empty() { status.canonical_reason().unwrap_or("no message").to_owned() } else { cut(text) };
+    ProviderError::new(status.as_u16(), message)
+}
+
+/// The `type`, `code` and `param` of an OpenAI-style error object, where it has them.
+fn with_error_fields(mut error: ProviderError, object: &Value) -> ProviderError {
+    let text = |key: &str| match object.get(key) {
+        Some(Value::String(text)) if !text.is_empty() => Some(cut(text)),
+        Some(Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    };
+    if let Some(kind) = text("type") {
+        error = error.with_kind(kind);
     }
-    let mut shown: String = text.chars().take(MAX_ERROR_TEXT).collect();
-    if shown.len() < text.len() {
-        shown.push_str("...");
+    if let Some(code) = text("code") {
+        error = error.with_code(code);
     }
-    shown
+    if let Some(param) = text("param") {
+        error = error.with_param(param);
+    }
+    error
 }
 
 /// The message of an OpenAI-style error object (`{"message": ...}`), or of a bare error string.
 fn error_message(error: &Value) -> Option<String> {
     match error {
-        Value::String(message) => Some(message.clone()),
-        Value::Object(object) => object.get("message").and_then(Value::as_str).map(str::to_owned),
+        Value::String(message) => Some(cut(message)),
+        Value::Object(object) => object.get("message").and_then(Value::as_str).map(cut),
         _ => None,
     }
 }
 
-/// A failed request or body read: a timeout, a bad configuration, or a failed connection.
+/// At most [`MAX_ERROR_TEXT`] bytes of `text`, cut at a character boundary, with a marker
+/// saying how much was left out.
+fn cut(text: &str) -> String {
+    if text.len() <= MAX_ERROR_TEXT {
+        return text.to_owned();
+    }
+    let mut end = MAX_ERROR_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... [{} more bytes]", &text[..end], text.len() - end)
+}
+
+/// An error body as the log shows it: lossy UTF-8, trimmed, cut.
+fn shown(body: &[u8]) -> String {
+    cut(String::from_utf8_lossy(body).trim())
+}
+
+/// The provider's error body goes to the log, where operators look; what the error displays
+/// (and what is stored and served) is its status and kind only.
+fn log_error_body(error: &ProviderError, body: &[u8], cut_short: Option<&str>) {
+    tracing::warn!(
+        target: TARGET,
+        status = error.status(),
+        provider_type = error.provider_type(),
+        code = error.code(),
+        body = %shown(body),
+        cut_short,
+        "{error}"
+    );
+}
+
+/// A failed request or body read: a timeout, a bad configuration, or a failed connection. The
+/// URL is left out: its query or user part may hold a key.
 fn transport_error(error: reqwest::Error) -> ModelError {
+    let error = error.without_url();
     let detail = error_chain(&error);
     if error.is_timeout() {
         ModelError::Timeout(detail)
@@ -298,22 +445,47 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_body_omits_tools_when_there_are_none() {
-        let request = ModelRequest { model: "m".into(), messages: vec![LlmMessage::new("user", "hi")], tools: vec![] };
-        let body = serde_json::to_value(ChatRequest::new(&request)).unwrap();
-        assert_eq!(body, json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}));
+    fn the_body_asks_for_usage_and_omits_tools_when_there_are_none() {
+        let request = ModelRequest::new("m", vec![LlmMessage::new("user", "hi")], vec![]);
+        let body = serde_json::to_value(ChatRequest::new(&request, true)).unwrap();
+        assert_eq!(
+            body,
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true,
+                   "stream_options": {"include_usage": true}})
+        );
+        let body = serde_json::to_value(ChatRequest::new(&request, false)).unwrap();
+        assert!(body.get("stream_options").is_none(), "{body}");
     }
 
     #[test]
-    fn error_messages_come_from_json_or_text() {
+    fn a_tool_without_parameters_is_sent_with_empty_properties() {
+        let tool = |parameters| ToolSpec { name: "now".into(), description: "The time.".into(), parameters };
+        let request = ModelRequest::new(
+            "m",
+            vec![],
+            vec![tool(json!({"type": "object"})), tool(json!({"type": "object", "properties": {"a": {}}}))],
+        );
+        let body = serde_json::to_value(ChatRequest::new(&request, false)).unwrap();
+        assert_eq!(body["tools"][0]["function"]["parameters"], json!({"type": "object", "properties": {}}));
+        assert_eq!(body["tools"][1]["function"]["parameters"], json!({"type": "object", "properties": {"a": {}}}));
+    }
+
+    #[test]
+    fn provider_errors_come_from_json_or_text() {
         let status = reqwest::StatusCode::UNAUTHORIZED;
-        assert_eq!(http_error_message(status, br#"{"error":{"message":"bad key","type":"x"}}"#), "bad key");
-        assert_eq!(http_error_message(status, br#"{"error":"nope"}"#), "nope");
-        assert_eq!(http_error_message(status, br#"{"message":"flat"}"#), "flat");
-        assert_eq!(http_error_message(status, b"  plain text\n"), "plain text");
-        assert_eq!(http_error_message(status, b""), "Unauthorized");
-        let long = "x".repeat(MAX_ERROR_TEXT + 10);
-        assert_eq!(http_error_message(status, long.as_bytes()).len(), MAX_ERROR_TEXT + 3);
+        let error = provider_error(status, br#"{"error":{"message":"bad key","type":"x","code":401,"param":null}}"#);
+        assert_eq!(
+            (error.message(), error.provider_type(), error.code(), error.param()),
+            ("bad key", Some("x"), Some("401"), None)
+        );
+        assert_eq!(provider_error(status, br#"{"error":"nope"}"#).message(), "nope");
+        assert_eq!(provider_error(status, br#"{"message":"flat","param":"messages"}"#).param(), Some("messages"));
+        assert_eq!(provider_error(status, b"  plain text\n").message(), "plain text");
+        assert_eq!(provider_error(status, b"").message(), "Unauthorized");
+        let long = "é".repeat(MAX_ERROR_TEXT);
+        let message = provider_error(status, long.as_bytes()).message().to_owned();
+        assert!(message.ends_with(&format!("... [{} more bytes]", MAX_ERROR_TEXT)), "{message}");
+        assert!(message.len() < MAX_ERROR_TEXT + 32);
     }
 
     #[tokio::test]
@@ -323,7 +495,7 @@ mod tests {
             .with_header("bad name", "v")
             .with_header("X-Ok", "bad\u{7f}value");
         let model = OpenAiModel::new(config);
-        let request = ModelRequest { model: "m".into(), messages: vec![], tools: vec![] };
+        let request = ModelRequest::new("m", vec![], vec![]);
         let Err(ModelError::Other(message)) = model.stream(request).await else {
             panic!("expected a configuration error");
         };

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::limits::{Caps, Deadline, Waiting};
 use super::sse::SseParser;
 use super::transport_error;
-use crate::model::{ModelError, ModelEvent, ModelStream};
+use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, ProviderError, Usage};
 
 /// The message for a body that stopped before `[DONE]` or a `finish_reason`.
 pub(super) const ENDED_EARLY: &str = "stream ended before the response was complete";
@@ -127,6 +127,8 @@ pub(super) struct DeltaDecoder {
     last_call: Option<usize>,
     /// A `finish_reason` or `[DONE]` arrived.
     complete: bool,
+    /// A `finish_reason` arrived and was passed on (only the first one is).
+    finish_reported: bool,
     /// How much text and how many argument bytes the response may hold, and has held.
     caps: Caps,
 }
@@ -151,6 +153,11 @@ impl DeltaDecoder {
         };
         if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             return Err(stream_error(error));
+        }
+        // The usage chunk asked for with `stream_options.include_usage` comes last, with empty
+        // `choices`; some servers put usage on other chunks too.
+        if let Some(usage) = chunk.get("usage").filter(|usage| !usage.is_null()) {
+            out.push_back(ModelEvent::Usage(decode_usage(usage)?));
         }
         let choices = match chunk.get("choices") {
             None | Some(Value::Null) => return Ok(Flow::Continue),
@@ -179,6 +186,10 @@ impl DeltaDecoder {
         {
             self.complete = true;
             self.end_calls(out)?;
+            if !self.finish_reported {
+                self.finish_reported = true;
+                out.push_back(ModelEvent::Finished(FinishReason::from_provider(reason)));
+            }
         }
         Ok(Flow::Continue)
     }
@@ -322,15 +333,40 @@ fn optional_string<'a>(object: &'a Map<String, Value>, key: &str, what: &str) ->
     }
 }
 
+/// The `usage` object of a chunk: `prompt_tokens`, `completion_tokens` and `total_tokens`
+/// (the sum when it is missing).
+fn decode_usage(usage: &Value) -> Result<Usage, ModelError> {
+    let Some(usage) = usage.as_object() else {
+        return Err(malformed("expected `usage` to be an object"));
+    };
+    let count = |key: &str| match usage.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| malformed(format!("expected `usage.{key}` to be a non-negative integer"))),
+    };
+    let prompt = count("prompt_tokens")?.unwrap_or(0);
+    let completion = count("completion_tokens")?.unwrap_or(0);
+    let total = count("total_tokens")?.unwrap_or(prompt.saturating_add(completion));
+    Ok(Usage::new(prompt, completion, total))
+}
+
 /// An `{"error": ...}` chunk in the middle of the stream, as some gateways send when the upstream
-/// model fails after the response started.
+/// model fails after the response started. Its `code` (a number, or a string such as LiteLLM's
+/// `"500"`) gives the status; the message goes to the log.
 fn stream_error(error: &Value) -> ModelError {
     let message = super::error_message(error).unwrap_or_else(|| "no message".to_owned());
-    let status = error.get("code").and_then(Value::as_u64).and_then(|code| u16::try_from(code).ok());
-    match status {
-        Some(status) if (400..600).contains(&status) => ModelError::Http { status, message },
-        _ => ModelError::Other(format!("the model endpoint reported an error mid-stream: {message}")),
-    }
+    let error = super::with_error_fields(ProviderError::mid_stream(message), error);
+    tracing::warn!(
+        target: super::TARGET,
+        status = error.status(),
+        provider_type = error.provider_type(),
+        code = error.code(),
+        message = error.message(),
+        "{error}"
+    );
+    error.into()
 }
 
 fn malformed(detail: impl Into<String>) -> ModelError {
@@ -384,6 +420,7 @@ mod tests {
                 args(1, "}"),
                 ModelEvent::ToolCallEnd { index: 0 },
                 ModelEvent::ToolCallEnd { index: 1 },
+                ModelEvent::Finished(FinishReason::ToolCalls),
             ]
         );
     }
@@ -423,7 +460,15 @@ mod tests {
             r#"{"choices":[],"usage":{"total_tokens":3}}"#,
         ]);
         assert_eq!(result, Ok(()));
-        assert_eq!(events, vec![ModelEvent::TextDelta("h".into()), ModelEvent::TextDelta("i".into())]);
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::TextDelta("h".into()),
+                ModelEvent::TextDelta("i".into()),
+                ModelEvent::Finished(FinishReason::Stop),
+                ModelEvent::Usage(Usage::new(0, 0, 3)),
+            ]
+        );
     }
 
     #[test]
@@ -449,12 +494,11 @@ mod tests {
     #[test]
     fn an_error_chunk_mid_stream_is_reported() {
         let (_, result) = decode(&[r#"{"error":{"code":502,"message":"upstream failed"}}"#]);
-        assert_eq!(result, Err(ModelError::Http { status: 502, message: "upstream failed".into() }));
-        let (_, result) = decode(&[r#"{"error":{"message":"overloaded","type":"server_error"}}"#]);
-        assert_eq!(
-            result,
-            Err(ModelError::Other("the model endpoint reported an error mid-stream: overloaded".into()))
-        );
+        assert_eq!(result, Err(ProviderError::mid_stream("upstream failed").with_code("502").into()));
+        let (_, result) = decode(&[r#"{"error":{"message":"overloaded","type":"server_error","code":"500"}}"#]);
+        let expected = ProviderError::mid_stream("overloaded").with_kind("server_error").with_code("500");
+        assert_eq!(result, Err(expected.into()));
+        assert_eq!(result.unwrap_err().status(), Some(500));
     }
 
     #[test]
@@ -470,6 +514,7 @@ mod tests {
             vec![
                 ModelEvent::ToolCallStart { index: 0, id: "a".into(), name: "f".into() },
                 ModelEvent::ToolCallEnd { index: 0 },
+                ModelEvent::Finished(FinishReason::ToolCalls),
                 ModelEvent::ToolCallStart { index: 1, id: "b".into(), name: "g".into() },
                 ModelEvent::ToolCallEnd { index: 1 },
             ]
