@@ -78,7 +78,9 @@ mod event_log;
 mod hook_runs;
 #[cfg(feature = "inspector")]
 mod inspector;
+mod paging;
 mod pump;
+mod serve;
 mod state;
 mod streams;
 mod threads;
@@ -96,6 +98,11 @@ pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
 pub use hook_runs::{HookRunLayer, HookRuns};
+#[doc(hidden)]
+pub use pump::running_pumps;
+pub use serve::{HttpServer, serve};
+#[doc(hidden)]
+pub use state::open_thread_entries;
 
 use error::{ApiError, printable};
 use state::AppState;

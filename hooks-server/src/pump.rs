@@ -11,6 +11,7 @@
 //! from two processes a moment apart) may swap places; none is lost or shown twice.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,32 @@ use crate::event_log::EventLog;
 /// How long an event of this process waits for its echo from the store; one that never comes
 /// (the runtime could not publish it, and logged so) stops being waited for after this.
 const ECHO_WAIT: Duration = Duration::from_secs(60);
+
+/// Pumps running in this process, every router included; see [`running_pumps`].
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many thread pumps run in this process now. For tests of eviction; not a stable
+/// interface.
+#[doc(hidden)]
+pub fn running_pumps() -> usize {
+    RUNNING.load(Ordering::Relaxed)
+}
+
+/// Counts a pump from its start until its task ends or is aborted.
+struct Running;
+
+impl Running {
+    fn start() -> Self {
+        RUNNING.fetch_add(1, Ordering::Relaxed);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// A message to a thread's pump from the server itself.
 pub(crate) enum ServerEvent {
@@ -49,6 +76,7 @@ pub(crate) struct Pump {
 impl Pump {
     /// Runs until the thread's runtime events end.
     pub(crate) async fn run(mut self) {
+        let _running = Running::start();
         // This process's events, as the store will give them back, oldest first.
         let mut awaiting_echo: VecDeque<(Value, Instant)> = VecDeque::new();
         loop {
