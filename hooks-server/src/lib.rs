@@ -10,7 +10,8 @@
 //! let auth = StaticTokens::new([("dev-token", "alice")]);
 //! let app = axum::Router::new().nest("/api", hooks_server::router(runtime, auth));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! axum::serve(listener, app).await
+//! // Not `axum::serve`: this one bounds header reads, idle connections and their number.
+//! hooks_server::serve(listener, app).await
 //! # }
 //! ```
 //!
