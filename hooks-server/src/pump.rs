@@ -1,14 +1,18 @@
-//! The task that fills a thread's event log: the runtime's events of this process, the server's
-//! own events (runs starting and finishing, hook runs) in their place among them, and, when the
-//! store carries events between processes, the events of runs in other processes.
+//! The task that fills a thread's event log: the runtime's events, the server's own events
+//! (runs starting and finishing, hook runs) in their place among them, and, when the store
+//! carries events between processes, the events of runs in other processes.
 //!
-//! With such a store ([`MessageStore::publishes_events`]) every event of this process also comes
-//! back through the store, after the fact. This process's events are logged as soon as the
-//! runtime emits them (so the server's own events keep their place) and remembered; an event
-//! from the store that is the oldest remembered one is its echo and is dropped, any other is
-//! another process's. The store keeps each process's events in their order, so the echoes come
-//! in the order they were remembered. Two events with the same JSON (two `status: running`
-//! from two processes a moment apart) may swap places; none is lost or shown twice.
+//! With a store that carries events ([`MessageStore::publishes_events`]) the store is the one
+//! source of the runtime's events, this process's included: the log takes them from the
+//! subscription, which delivers each `seq` once and in order, also across lost connections,
+//! and ignores the copies the runtime hands this process directly. So no event is shown twice
+//! and none is skipped, whatever failed on the way. A server event that must follow the
+//! runtime's events so far (`run_started`, `run_finished`) carries the store's latest `seq` at
+//! the time ([`ServerEvent::AfterSeq`]) and waits until the log has reached it (at most
+//! [`HOLD_MAX`], in case the store stays unreachable). Without such a store the runtime's events
+//! are logged as the runtime emits them.
+//!
+//! [`MessageStore::publishes_events`]: hooks_runtime::store::MessageStore::publishes_events
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,9 +26,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::event_log::EventLog;
 
-/// How long an event of this process waits for its echo from the store; one that never comes
-/// (the runtime could not publish it, and logged so) stops being waited for after this.
-const ECHO_WAIT: Duration = Duration::from_secs(60);
+/// How long a server event waits for the store's events before it: past this (the store is
+/// unreachable), it is logged anyway.
+const HOLD_MAX: Duration = Duration::from_secs(30);
 
 /// Pumps running in this process, every router included; see [`running_pumps`].
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
@@ -56,10 +60,14 @@ impl Drop for Running {
 pub(crate) enum ServerEvent {
     /// Log this event once every runtime event before it is logged, then say so.
     Ordered(Value, Option<oneshot::Sender<()>>),
+    /// With a store that carries events: log this event once the store's events up to `seq`
+    /// are logged, then say so. Without one, as [`ServerEvent::Ordered`].
+    AfterSeq { event: Value, seq: u64, done: oneshot::Sender<()> },
 }
 
-/// The status another process's run left the thread in, while it is the latest status event;
-/// `None` while the latest one is this process's (the thread handle knows it then).
+/// The status the store's latest status event set, while it is the latest; `None` while the
+/// latest one is this process's own in a log without a store that carries events (the thread
+/// handle knows it then).
 pub(crate) type RemoteStatus = Arc<Mutex<Option<Map<String, Value>>>>;
 
 /// What a pump reads and where it writes.
@@ -69,73 +77,103 @@ pub(crate) struct Pump {
     pub(crate) server_events: mpsc::UnboundedReceiver<ServerEvent>,
     /// The store's events of this thread, from every process; `None` for a store of one process.
     pub(crate) store_events: Option<EventSubscription>,
+    /// The store's latest `seq` just after the subscription started: server events waiting for
+    /// no later `seq` need not wait.
+    pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
 }
 
+/// A server event waiting for the store's events up to `seq` (`None`: only for those before it).
+struct Held {
+    event: Value,
+    seq: Option<u64>,
+    done: Option<oneshot::Sender<()>>,
+    since: Instant,
+}
+
 impl Pump {
-    /// Runs until the thread's runtime events end.
+    /// Runs until the thread's runtime events end (or the task is aborted: the entry was evicted).
     pub(crate) async fn run(mut self) {
         let _running = Running::start();
-        // This process's events, as the store will give them back, oldest first.
-        let mut awaiting_echo: VecDeque<(Value, Instant)> = VecDeque::new();
+        let mut logged_seq = self.start_seq;
+        let mut held: VecDeque<Held> = VecDeque::new();
         loop {
+            let hold_deadline = held.front().map(|first| tokio::time::Instant::from_std(first.since + HOLD_MAX));
             tokio::select! {
                 // Runtime events first: an event the runtime emitted before a server event was
                 // sent is already in this channel when the server event is looked at.
                 biased;
                 received = self.runtime_events.recv() => match received {
+                    // The store's copy is the one logged.
+                    Ok(_) if self.store_events.is_some() => {}
                     Ok(event) => {
                         let value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
                         self.log.push(&value);
                         if matches!(event, ThreadEvent::Status { .. }) {
                             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = None;
                         }
-                        if self.store_events.is_some() {
-                            awaiting_echo.push_back((as_stored(&value), Instant::now()));
-                        }
                     }
+                    Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => {}
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, missed, "the event log fell behind the thread");
-                        // With a store that carries events, the missed ones come back from it
-                        // (nothing awaits their echo), so nothing is lost.
-                        if self.store_events.is_none() {
-                            self.log.push(&json!({ "type": "events_lost", "count": missed }));
-                        }
+                        self.log.push(&json!({ "type": "events_lost", "count": missed }));
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
-                Some(ServerEvent::Ordered(value, done)) = self.server_events.recv() => {
-                    self.log.push(&value);
-                    if let Some(done) = done {
-                        let _ = done.send(());
-                    }
+                Some(message) = self.server_events.recv() => {
+                    let (event, seq, done) = match message {
+                        ServerEvent::Ordered(event, done) => (event, None, done),
+                        ServerEvent::AfterSeq { event, seq, done } => (event, Some(seq), Some(done)),
+                    };
+                    held.push_back(Held { event, seq, done, since: Instant::now() });
+                    self.release(&mut held, logged_seq);
                 }
                 stored = next_stored(&mut self.store_events) => match stored {
-                    Some(Ok(stored)) => self.stored(stored, &mut awaiting_echo),
+                    Some(Ok(stored)) => {
+                        logged_seq = logged_seq.max(stored.seq);
+                        self.stored(stored);
+                        self.release(&mut held, logged_seq);
+                    }
                     Some(Err(error)) => {
-                        // The subscription reconnects and reads on from its last event itself.
+                        // The subscription reads on from its last event itself.
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, "following the store's events: {error}");
                     }
                     None => {
-                        tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's event subscription ended; runs of other processes no longer show");
+                        tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's event subscription ended; the log takes this process's events directly from now on");
                         self.store_events = None;
-                        awaiting_echo.clear();
+                        self.release(&mut held, u64::MAX);
                     }
                 },
+                () = sleep_until(hold_deadline) => {
+                    tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's events did not arrive within {HOLD_MAX:?}; logging a server event without them");
+                    if let Some(first) = held.front_mut() {
+                        first.seq = None;
+                    }
+                    self.release(&mut held, logged_seq);
+                }
             }
         }
     }
 
-    /// An event from the store: this process's own, coming back (dropped), or another's (logged).
-    fn stored(&self, stored: StoredEvent, awaiting_echo: &mut VecDeque<(Value, Instant)>) {
-        while awaiting_echo.front().is_some_and(|(_, at)| at.elapsed() > ECHO_WAIT) {
-            awaiting_echo.pop_front();
+    /// Logs the held server events, in order, up to the first that waits for a `seq` not
+    /// logged yet.
+    fn release(&self, held: &mut VecDeque<Held>, logged_seq: u64) {
+        let store = self.store_events.is_some();
+        while let Some(first) = held.front() {
+            if store && first.seq.is_some_and(|seq| seq > logged_seq) {
+                return;
+            }
+            let Some(first) = held.pop_front() else { return };
+            self.log.push(&first.event);
+            if let Some(done) = first.done {
+                let _ = done.send(());
+            }
         }
-        if awaiting_echo.front().is_some_and(|(value, _)| *value == stored.event) {
-            awaiting_echo.pop_front();
-            return;
-        }
+    }
+
+    /// An event from the store, of this process or another.
+    fn stored(&self, stored: StoredEvent) {
         self.log.push(&stored.event);
         if stored.event["type"] == "status"
             && let Value::Object(mut status) = stored.event
@@ -143,6 +181,14 @@ impl Pump {
             status.remove("type");
             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
         }
+    }
+}
+
+/// Waits until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -154,10 +200,4 @@ async fn next_stored(
         Some(subscription) => subscription.next().await,
         None => std::future::pending().await,
     }
-}
-
-/// The event as a store gives it back: its JSON text read again, so that numbers compare as
-/// the echo's do.
-fn as_stored(value: &Value) -> Value {
-    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use hooks_runtime::store::ThreadRecord;
+use hooks_runtime::store::{MessageStore, ThreadRecord};
 use hooks_runtime::{Runtime, RuntimeError, Thread};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -60,6 +60,8 @@ pub(crate) struct ThreadEntry {
     /// Held by a run from its `run_started` to its `run_finished`, so runs of one thread and
     /// their events never interleave.
     pub(crate) run_gate: Arc<tokio::sync::Mutex<()>>,
+    /// The store, when the log follows its events (see [`Pump`]).
+    events_store: Option<Arc<dyn MessageStore>>,
     /// Inputs accepted and not finished, the running one included.
     queued: AtomicUsize,
     /// When a request last used the entry, for eviction.
@@ -122,10 +124,22 @@ impl ThreadEntry {
             && entry.last_used.lock().unwrap_or_else(PoisonError::into_inner).elapsed() >= idle
     }
 
-    /// Logs a server event after every runtime event already emitted, and waits until it is.
+    /// Logs a server event after every runtime event already emitted (with a store that
+    /// carries events: after every event the store has for the thread now), and waits until
+    /// it is.
     pub(crate) async fn log_in_order(&self, event: Value) {
         let (done, logged) = oneshot::channel();
-        if self.server_events.send(ServerEvent::Ordered(event, Some(done))).is_ok() {
+        let message = match &self.events_store {
+            Some(store) => match store.latest_event_seq(&self.record.id).await {
+                Ok(seq) => ServerEvent::AfterSeq { event, seq, done },
+                Err(error) => {
+                    tracing::warn!(target: "hooks_server", thread = %self.record.id, "placing a server event among the store's: {error}");
+                    ServerEvent::Ordered(event, Some(done))
+                }
+            },
+            None => ServerEvent::Ordered(event, Some(done)),
+        };
+        if self.server_events.send(message).is_ok() {
             let _ = logged.await;
         }
     }
@@ -193,13 +207,20 @@ impl AppState {
         }
         // Followed before this server can send to the thread, so that every event of this
         // process comes back from the store after the subscription starts (see `Pump`).
-        let store_events = match self.runtime.store().subscribe_events(&record.id).await {
+        let store = self.runtime.store();
+        let store_events = match store.subscribe_events(&record.id).await {
             Ok(subscription) => subscription,
             Err(error) => {
                 tracing::error!(target: "hooks_server", thread = %record.id, "runs of other processes will not show: {error}");
                 None
             }
         };
+        // Read after the subscription started, so at or past where it starts.
+        let start_seq = match &store_events {
+            Some(_) => store.latest_event_seq(&record.id).await.unwrap_or(0),
+            None => 0,
+        };
+        let events_store = store_events.as_ref().map(|_| store.clone());
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(existing) = threads.get(&record.id) {
             return existing.clone();
@@ -217,6 +238,7 @@ impl AppState {
             runtime_events: thread.subscribe(),
             server_events: server_rx,
             store_events,
+            start_seq,
             log: events.clone(),
             remote_status: remote_status.clone(),
         };
@@ -229,6 +251,7 @@ impl AppState {
             server_events,
             remote_status,
             run_gate: Arc::default(),
+            events_store,
             queued: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             pump,
