@@ -326,13 +326,12 @@ async fn run_hub(store: Weak<Inner>, mut listener: Listener, sender: broadcast::
         let poll = inner.event_poll_interval;
         drop(inner);
         tokio::select! {
-            payload = listener.notifications.recv() => match payload {
-                Some(payload) => {
+            payload = listener.notifications.recv() => {
+                if let Some(payload) = payload {
                     let _ = sender.send(payload.into());
                     continue;
                 }
-                None => {}
-            },
+            }
             () = tokio::time::sleep(poll) => {
                 let Some(inner) = store.upgrade() else { return };
                 let mut slot = inner.hub.sender.lock().await;
