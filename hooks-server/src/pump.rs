@@ -40,11 +40,11 @@ pub fn running_pumps() -> usize {
     RUNNING.load(Ordering::Relaxed)
 }
 
-/// Counts a pump from its start until its task ends or is aborted.
-struct Running;
+/// Counts a pump from its creation until its task ends or is aborted.
+pub(crate) struct Running;
 
 impl Running {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         RUNNING.fetch_add(1, Ordering::Relaxed);
         Running
     }
@@ -82,6 +82,8 @@ pub(crate) struct Pump {
     pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
+    /// Counted among the [`running_pumps`] while the pump exists.
+    pub(crate) _running: Running,
 }
 
 /// A server event waiting for the store's events up to `seq` (`None`: only for those before it).
@@ -95,7 +97,6 @@ struct Held {
 impl Pump {
     /// Runs until the thread's runtime events end (or the task is aborted: the entry was evicted).
     pub(crate) async fn run(mut self) {
-        let _running = Running::start();
         let mut logged_seq = self.start_seq;
         let mut held: VecDeque<Held> = VecDeque::new();
         loop {
@@ -199,5 +200,101 @@ async fn next_stored(
     match subscription {
         Some(subscription) => subscription.next().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_log::Read;
+    use hooks_runtime::store::ThreadStatus;
+
+    fn tool_done(id: &str) -> ThreadEvent {
+        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: "ok".into() }
+    }
+
+    struct Harness {
+        runtime: broadcast::Sender<ThreadEvent>,
+        server: mpsc::UnboundedSender<ServerEvent>,
+        store: mpsc::Sender<Result<StoredEvent, hooks_runtime::store::StoreError>>,
+        log: Arc<EventLog>,
+    }
+
+    /// A pump following a store (fed by hand) that started after `start_seq`.
+    fn start(start_seq: u64) -> Harness {
+        let (runtime, runtime_events) = broadcast::channel(64);
+        let (server, server_events) = mpsc::unbounded_channel();
+        let (store, stored) = mpsc::channel(64);
+        let subscription = EventSubscription::new(stored, tokio::spawn(std::future::pending()));
+        let log = Arc::new(EventLog::new(100));
+        let pump = Pump {
+            thread_id: "t1".into(),
+            runtime_events,
+            server_events,
+            store_events: Some(subscription),
+            start_seq,
+            log: log.clone(),
+            remote_status: RemoteStatus::default(),
+            _running: Running::start(),
+        };
+        tokio::spawn(pump.run());
+        Harness { runtime, server, store, log }
+    }
+
+    fn stored(seq: u64, event: &ThreadEvent) -> Result<StoredEvent, hooks_runtime::store::StoreError> {
+        Ok(StoredEvent { thread_id: "t1".into(), seq, event: serde_json::to_value(event).unwrap() })
+    }
+
+    async fn logged(log: &EventLog, count: usize) -> Vec<Value> {
+        let mut wake = log.watch();
+        loop {
+            if let Read::Events(events) = log.read_after(0, 100)
+                && events.len() >= count
+            {
+                return events.iter().map(|event| serde_json::from_str(&event.data).unwrap()).collect();
+            }
+            tokio::time::timeout(Duration::from_secs(5), wake.changed()).await.expect("logged in time").unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn an_event_the_store_never_got_neither_repeats_nor_reorders_the_ones_after_it() {
+        let pump = start(0);
+        // The runtime emits three events; the store got the first and the third (the second's
+        // write failed for good), each once.
+        for id in ["a", "b", "c"] {
+            pump.runtime.send(tool_done(id)).unwrap();
+        }
+        pump.store.send(stored(1, &tool_done("a"))).await.unwrap();
+        pump.store.send(stored(2, &tool_done("c"))).await.unwrap();
+        let status = ThreadEvent::Status { status: ThreadStatus::Idle };
+        pump.runtime.send(status.clone()).unwrap();
+        pump.store.send(stored(3, &status)).await.unwrap();
+        let events = logged(&pump.log, 3).await;
+        let ids: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("status")).collect();
+        assert_eq!(ids, ["a", "c", "status"]);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pump.log.latest(), 3, "nothing logged twice");
+    }
+
+    #[tokio::test]
+    async fn a_server_event_waits_for_the_stores_events_up_to_its_seq() {
+        let pump = start(4);
+        // At or below where the subscription started: logged at once.
+        let (done, first) = oneshot::channel();
+        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_started" }), seq: 4, done }).unwrap();
+        first.await.unwrap();
+        let (done, mut finished) = oneshot::channel();
+        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_finished" }), seq: 6, done }).unwrap();
+        // A hook run sent after it keeps its place behind it.
+        pump.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        pump.store.send(stored(5, &tool_done("a"))).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(finished.try_recv().is_err(), "logged before the store's event 6");
+        pump.store.send(stored(6, &tool_done("b"))).await.unwrap();
+        finished.await.unwrap();
+        let kinds: Vec<String> =
+            logged(&pump.log, 5).await.iter().map(|event| event["type"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
     }
 }

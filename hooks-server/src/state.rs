@@ -241,6 +241,7 @@ impl AppState {
             start_seq,
             log: events.clone(),
             remote_status: remote_status.clone(),
+            _running: crate::pump::Running::start(),
         };
         let pump = tokio::spawn(pump.run()).abort_handle();
         OPEN_ENTRIES.fetch_add(1, Ordering::Relaxed);

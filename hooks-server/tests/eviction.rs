@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_server::{ServerConfig, open_thread_entries, running_pumps};
+use hooks_server::{HookRuns, ServerConfig, open_thread_entries, running_pumps};
 use support::{ALICE, PATIENCE, Server};
 
 define_prompt! {
@@ -65,9 +65,12 @@ fn rss_kib() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_thread_is_evicted_with_its_pump_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
-    let server = Server::start(runtime(1), config(Duration::from_millis(200))).await;
+    let runs = HookRuns::new();
+    let config = ServerConfig { hook_runs: Some(runs.clone()), ..config(Duration::from_millis(200)) };
+    let server = Server::start(runtime(1), config).await;
     let id = server.create_thread(ALICE, "echo_agent").await;
     assert_eq!((open_thread_entries(), running_pumps()), (1, 1));
+    assert_eq!(format!("{runs:?}"), "HookRuns { threads: 1 }");
 
     // An open stream keeps the thread, however long it is quiet.
     let events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
@@ -77,6 +80,7 @@ async fn an_idle_thread_is_evicted_with_its_pump_and_reopens_on_the_next_request
 
     wait_until("the idle thread is evicted", || open_thread_entries() == 0).await;
     wait_until("its pump stops", || running_pumps() == 0).await;
+    assert_eq!(format!("{runs:?}"), "HookRuns { threads: 0 }", "its hook-run sink is forgotten too");
 
     // Opened again from the store: it reads, runs and streams as before.
     let (status, thread) = server.get(&format!("/threads/{id}"), ALICE).await;

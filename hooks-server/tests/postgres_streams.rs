@@ -115,22 +115,40 @@ async fn runtime(schema: &Schema, replies: usize) -> Runtime {
         .expect("runtime")
 }
 
-/// Reads `stream` until its `message_created` events name every id of `wanted`, or `patience`
-/// runs out; the message ids in the order the stream gave them.
-async fn created_messages(stream: &mut SseReader, wanted: &HashSet<String>, patience: Duration) -> Vec<String> {
+/// The id of a `message_created` event's message.
+fn created_id(event: &support::SseEvent) -> Option<String> {
+    (event.kind() == "message_created").then(|| event.data["message"]["id"].as_str().expect("a message id").to_owned())
+}
+
+/// Reads `stream` until it has shown `runs` `run_finished` events (this server's runs); the
+/// ids of the messages it showed meanwhile, in its order.
+async fn until_runs_finished(stream: &mut SseReader, runs: usize) -> Vec<String> {
     let mut seen = Vec::new();
+    let mut finished = 0;
+    while finished < runs {
+        let event = stream.next().await;
+        finished += usize::from(event.kind() == "run_finished");
+        seen.extend(created_id(&event));
+    }
+    seen
+}
+
+/// Reads `stream` on from `seen` until its `message_created` events name every id of
+/// `wanted`, or `patience` runs out; the message ids in the order the stream gave them.
+async fn created_messages(
+    stream: &mut SseReader,
+    mut seen: Vec<String>,
+    wanted: &HashSet<String>,
+    patience: Duration,
+) -> Vec<String> {
     let deadline = Instant::now() + patience;
     while !wanted.iter().all(|id| seen.contains(id)) && Instant::now() < deadline {
         let Ok(event) = tokio::time::timeout(Duration::from_millis(500), stream.next()).await else { continue };
-        if event.kind() == "message_created" {
-            seen.push(event.data["message"]["id"].as_str().expect("a message id").to_owned());
-        }
+        seen.extend(created_id(&event));
     }
     // Anything more that was on its way: a duplicate would show here.
     while let Ok(event) = tokio::time::timeout(Duration::from_millis(700), stream.next()).await {
-        if event.kind() == "message_created" {
-            seen.push(event.data["message"]["id"].as_str().expect("a message id").to_owned());
-        }
+        seen.extend(created_id(&event));
     }
     seen
 }
@@ -159,12 +177,13 @@ async fn every_stored_message_streams_once_and_in_order_on_both_servers_while_co
             std::mem::forget(schema);
         })
     };
-    let mut accepted = 0;
+    // Accepted sends per server: each ends with a `run_finished` on that server's stream.
+    let mut accepted = [0usize; 2];
     for n in 0..SENDS {
         let server = if n % 2 == 0 { &a } else { &b };
         let (status, _) =
             server.post(&format!("/threads/{id}/messages"), ALICE, &format!(r#"{{"content":"m{n}"}}"#)).await;
-        accepted += usize::from(status == 202);
+        accepted[n % 2] += usize::from(status == 202);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     stop.store(true, Ordering::Relaxed);
@@ -172,28 +191,18 @@ async fn every_stored_message_streams_once_and_in_order_on_both_servers_while_co
     let terminated = terminated.load(Ordering::Relaxed);
     assert!(terminated > 0, "no connection was terminated");
 
-    // Once the runs are over, the store's history is the truth each stream must match.
-    let deadline = Instant::now() + support::PATIENCE;
-    let stored: Vec<String> = loop {
-        let (status, thread) = a.get(&format!("/threads/{id}"), ALICE).await;
-        if status == 200 && thread["status"] != "running" {
-            let (status, body) = a.get(&format!("/threads/{id}/messages"), ALICE).await;
-            if status == 200 {
-                break body["messages"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|message| message["id"].as_str().unwrap().to_owned())
-                    .collect();
-            }
-        }
-        assert!(Instant::now() < deadline, "the thread never settled: {thread}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    // Once every run is over, the store's history is the truth each stream must match.
+    let seen_on_a = until_runs_finished(&mut on_a, accepted[0]).await;
+    let seen_on_b = until_runs_finished(&mut on_b, accepted[1]).await;
+    let (status, body) = a.get(&format!("/threads/{id}/messages"), ALICE).await;
+    assert_eq!(status, 200, "{body}");
+    let stored: Vec<String> =
+        body["messages"].as_array().unwrap().iter().map(|message| message["id"].as_str().unwrap().to_owned()).collect();
+    let accepted = accepted[0] + accepted[1];
     assert!(!stored.is_empty(), "no message was stored ({accepted} sends accepted)");
     let wanted: HashSet<String> = stored.iter().cloned().collect();
-    for (name, stream) in [("A", &mut on_a), ("B", &mut on_b)] {
-        let streamed = created_messages(stream, &wanted, support::PATIENCE).await;
+    for (name, stream, seen) in [("A", &mut on_a, seen_on_a), ("B", &mut on_b, seen_on_b)] {
+        let streamed = created_messages(stream, seen, &wanted, support::PATIENCE).await;
         assert_eq!(streamed, stored, "server {name}: each stored message once, in the store's order");
     }
     println!(
