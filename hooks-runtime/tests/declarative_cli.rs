@@ -336,3 +336,35 @@ fn y10_check_warns_for_a_placeholder_the_event_does_not_have_and_strict_fails() 
         (String::new(), Some(0))
     );
 }
+
+#[test]
+fn check_refuses_a_fifo_or_a_device_at_once_instead_of_waiting_for_a_writer() {
+    let dir = ScratchDir::new("cli-fifo");
+    let fifo = dir.0.join("hooks.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
+    assert!(made.success(), "mkfifo failed");
+    let fifo = fifo.to_str().unwrap();
+    for path in [fifo, "/dev/null"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hooks"))
+            .args(["check", path])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the hooks binary");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while child.try_wait().expect("wait for hooks").is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().expect("kill hooks");
+                panic!("`hooks check {path}` still runs after 10 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().expect("read the output of hooks");
+        assert_eq!(output.status.code(), Some(2), "{path}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(&format!("error: `{path}` is not a regular file")),
+            "{path}: {}",
+            stderr(&output)
+        );
+    }
+}

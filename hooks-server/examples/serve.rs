@@ -95,6 +95,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = hooks_server::router_with(runtime, auth, config);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     tracing::info!("serving on http://{0}; the inspector is at http://{0}/inspect", listener.local_addr()?);
-    axum::serve(listener, app).await?;
+    // Headers within 10 s, silent connections closed after 60 s, at most 512 connections.
+    hooks_server::HttpServer::new(app).serve(listener).await?;
     Ok(())
 }

@@ -19,7 +19,18 @@ impl FromRequest<AppState> for JsonBody {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let limit = state.config.max_body_bytes;
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| match rejection {
+        let timeout = state.config.body_read_timeout;
+        let read = tokio::time::timeout(timeout, Bytes::from_request(request, state)).await.map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the request body did not arrive within {} ms (ServerConfig::body_read_timeout); send it at once",
+                    timeout.as_millis()
+                ),
+            )
+        })?;
+        let bytes = read.map_err(|rejection| match rejection {
             // The only buffering failure with this status is the length limit.
             BytesRejection::FailedToBufferBody(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 too_large(limit)

@@ -12,6 +12,7 @@ use crate::hook_runs::HookRuns;
 ///
 /// let config = ServerConfig { event_retention: 4096, keep_alive: Duration::from_secs(5), ..ServerConfig::default() };
 /// assert_eq!(config.max_body_bytes, 256 * 1024);
+/// assert_eq!(config.max_queued_inputs, 16);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -37,6 +38,24 @@ pub struct ServerConfig {
     /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,
     /// kind, source, duration) per hook run of its runs, and `hook_failed` when one failed.
     pub hook_runs: Option<HookRuns>,
+    /// How long a request body may take to arrive (default 30 s); a slower one is refused with
+    /// 408 `body_timeout`, so a client trickling a body cannot hold a request open.
+    pub body_read_timeout: Duration,
+    /// How many threads one user may have (default 1,000); `POST /threads` past it answers 429
+    /// `too_many_threads`. Counted from the store when this process first sees the user, then
+    /// here: with several server processes, each one enforces it for the threads it creates.
+    pub max_threads_per_user: usize,
+    /// How many inputs one thread may have accepted and not yet finished, the running one
+    /// included (default 16); `POST /threads/{id}/messages` past it answers 429 `queue_full`.
+    pub max_queued_inputs: usize,
+    /// The largest `arguments` of a new thread, in bytes of JSON (default 16 KiB); a larger one
+    /// is refused with 413 `arguments_too_large`. Arguments are in every `GET /threads` page.
+    pub max_arguments_bytes: usize,
+    /// How long a thread this server opened stays in memory with no event stream open, no run
+    /// and no request (default 5 minutes). Then its event log and the task that fills it are
+    /// dropped; the next request opens it again from the store, with a new event log (a client
+    /// resuming from an older id gets `stream_reset`).
+    pub thread_idle_eviction: Duration,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +67,11 @@ impl Default for ServerConfig {
             keep_alive: Duration::from_secs(15),
             catalog: Vec::new(),
             hook_runs: None,
+            body_read_timeout: Duration::from_secs(30),
+            max_threads_per_user: 1000,
+            max_queued_inputs: 16,
+            max_arguments_bytes: 16 * 1024,
+            thread_idle_eviction: Duration::from_secs(300),
         }
     }
 }

@@ -72,6 +72,11 @@ impl EventLog {
         self.ring.lock().unwrap_or_else(PoisonError::into_inner).last_id
     }
 
+    /// How many streams read this log now (each holds a [`EventLog::watch`] receiver).
+    pub(crate) fn readers(&self) -> usize {
+        self.latest.receiver_count()
+    }
+
     /// A receiver that changes whenever an event is appended.
     pub(crate) fn watch(&self) -> watch::Receiver<u64> {
         self.latest.subscribe()

@@ -68,6 +68,15 @@ impl HookRuns {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.to_owned(), events);
     }
 
+    /// Forgets the thread's sender if it is still `events` (a thread evicted from the server;
+    /// a newer registration of the same thread stays).
+    pub(crate) fn unregister(&self, thread_id: &str, events: &mpsc::UnboundedSender<ServerEvent>) {
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        if threads.get(thread_id).is_some_and(|current| current.same_channel(events)) {
+            threads.remove(thread_id);
+        }
+    }
+
     fn send(&self, thread_id: &str, event: Value) {
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(events) = threads.get(thread_id) {

@@ -10,7 +10,8 @@
 //! let auth = StaticTokens::new([("dev-token", "alice")]);
 //! let app = axum::Router::new().nest("/api", hooks_server::router(runtime, auth));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! axum::serve(listener, app).await
+//! // Not `axum::serve`: this one bounds header reads, idle connections and their number.
+//! hooks_server::serve(listener, app).await
 //! # }
 //! ```
 //!
@@ -25,7 +26,7 @@
 //! | `GET /agents` | the catalog: `explain_json` of each agent in [`ServerConfig::catalog`] |
 //! | `GET /agents/{name}` | one agent's resolved hooks (`explain_json`) |
 //! | `POST /threads` | `{"agent", "arguments"?}` → 201, the new thread of the caller |
-//! | `GET /threads` | the caller's threads in the store, oldest first (also those of another process, or from before a restart) |
+//! | `GET /threads` | `?limit=N&cursor=C`: a page of the caller's threads in the store, oldest first (also those of another process, or from before a restart): `{"threads": [...], "next": C}`; `limit` is 100 by default and at most 1,000, `next` is the `cursor` of the following page, `null` after the last |
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
 //! | `GET /threads/{id}/messages` | `?limit=N&includeSilent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
@@ -69,17 +70,26 @@
 //! PostgreSQL store), a thread's stream on any process shows the runs of every process: once
 //! a process has opened the thread (its first request for it), it follows the thread's events
 //! in the store ([`MessageStore::subscribe_events`](hooks_runtime::store::MessageStore::subscribe_events))
-//! besides its own runtime's, each once and in order, and `GET /threads/{id}` reports the status
-//! another process's run left. What the store carries is the runtime's events (messages, tool
-//! calls, status, custom events); `run_started`, `run_finished` and hook runs are events of the
-//! process that ran, and show only there. Each opened thread holds one database connection
-//! that listens for its events.
+//! instead of its own runtime's, each once and in the store's order (by the store's sequence
+//! numbers, so also across lost database connections and retried writes), and
+//! `GET /threads/{id}` reports the status the latest run left. What the store carries is the
+//! runtime's events (messages, tool calls, status, custom events); `run_started`, `run_finished`
+//! and hook runs are events of the process that ran, and show only there, `run_finished` after
+//! every event of its run. The PostgreSQL store listens for every thread on one connection.
+//!
+//! # Bounds
+//!
+//! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;
+//! [`ServerConfig`] bounds what one user holds (threads, queued inputs, argument sizes, body
+//! read time) and how long an unused thread stays in memory.
 //!
 //! # Errors
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
 //! (`invalid_json`, `body_too_large`, `message_too_large`, `unknown_agent`, `unknown_field`,
-//! `thread_not_found`, ...). No error text carries message contents: a body's value is never
+//! `thread_not_found`, `invalid_cursor`, `arguments_too_large` 413, `body_timeout` 408,
+//! `too_many_threads` and `queue_full` 429, ...); a limit's error names the limit and the
+//! [`ServerConfig`] field that raises it. No error text carries message contents: a body's value is never
 //! echoed, only its field name and JSON type.
 
 mod auth;
@@ -91,7 +101,9 @@ mod event_log;
 mod hook_runs;
 #[cfg(feature = "inspector")]
 mod inspector;
+mod paging;
 mod pump;
+mod serve;
 mod state;
 mod streams;
 mod threads;
@@ -109,6 +121,11 @@ pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
 pub use hook_runs::{HookRunLayer, HookRuns};
+#[doc(hidden)]
+pub use pump::running_pumps;
+pub use serve::{HttpServer, serve};
+#[doc(hidden)]
+pub use state::open_thread_entries;
 
 use error::{ApiError, printable};
 use state::AppState;

@@ -1,16 +1,21 @@
-//! The task that fills a thread's event log: the runtime's events of this process, the server's
-//! own events (runs starting and finishing, hook runs) in their place among them, and, when the
-//! store carries events between processes, the events of runs in other processes.
+//! The task that fills a thread's event log: the runtime's events, the server's own events
+//! (runs starting and finishing, hook runs) in their place among them, and, when the store
+//! carries events between processes, the events of runs in other processes.
 //!
-//! With such a store ([`MessageStore::publishes_events`]) every event of this process also comes
-//! back through the store, after the fact. This process's events are logged as soon as the
-//! runtime emits them (so the server's own events keep their place) and remembered; an event
-//! from the store that is the oldest remembered one is its echo and is dropped, any other is
-//! another process's. The store keeps each process's events in their order, so the echoes come
-//! in the order they were remembered. Two events with the same JSON (two `status: running`
-//! from two processes a moment apart) may swap places; none is lost or shown twice.
+//! With a store that carries events ([`MessageStore::publishes_events`]) the store is the one
+//! source of the runtime's events, this process's included: the log takes them from the
+//! subscription, which delivers each `seq` once and in order, also across lost connections,
+//! and ignores the copies the runtime hands this process directly. So no event is shown twice
+//! and none is skipped, whatever failed on the way. A server event that must follow the
+//! runtime's events so far (`run_started`, `run_finished`) carries the store's latest `seq` at
+//! the time ([`ServerEvent::AfterSeq`]) and waits until the log has reached it (at most
+//! [`HOLD_MAX`], in case the store stays unreachable). Without such a store the runtime's events
+//! are logged as the runtime emits them.
+//!
+//! [`MessageStore::publishes_events`]: hooks_runtime::store::MessageStore::publishes_events
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -21,18 +26,48 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::event_log::EventLog;
 
-/// How long an event of this process waits for its echo from the store; one that never comes
-/// (the runtime could not publish it, and logged so) stops being waited for after this.
-const ECHO_WAIT: Duration = Duration::from_secs(60);
+/// How long a server event waits for the store's events before it: past this (the store is
+/// unreachable), it is logged anyway.
+const HOLD_MAX: Duration = Duration::from_secs(30);
+
+/// Pumps running in this process, every router included; see [`running_pumps`].
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many thread pumps run in this process now. For tests of eviction; not a stable
+/// interface.
+#[doc(hidden)]
+pub fn running_pumps() -> usize {
+    RUNNING.load(Ordering::Relaxed)
+}
+
+/// Counts a pump from its creation until its task ends or is aborted.
+pub(crate) struct Running;
+
+impl Running {
+    pub(crate) fn start() -> Self {
+        RUNNING.fetch_add(1, Ordering::Relaxed);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// A message to a thread's pump from the server itself.
 pub(crate) enum ServerEvent {
     /// Log this event once every runtime event before it is logged, then say so.
     Ordered(Value, Option<oneshot::Sender<()>>),
+    /// With a store that carries events: log this event once the store's events up to `seq`
+    /// are logged, then say so. Without one, as [`ServerEvent::Ordered`].
+    AfterSeq { event: Value, seq: u64, done: oneshot::Sender<()> },
 }
 
-/// The status another process's run left the thread in, while it is the latest status event;
-/// `None` while the latest one is this process's (the thread handle knows it then).
+/// The status the store's latest status event set, while it is the latest; `None` while the
+/// latest one is this process's own in a log without a store that carries events (the thread
+/// handle knows it then).
 pub(crate) type RemoteStatus = Arc<Mutex<Option<Map<String, Value>>>>;
 
 /// What a pump reads and where it writes.
@@ -42,72 +77,104 @@ pub(crate) struct Pump {
     pub(crate) server_events: mpsc::UnboundedReceiver<ServerEvent>,
     /// The store's events of this thread, from every process; `None` for a store of one process.
     pub(crate) store_events: Option<EventSubscription>,
+    /// The store's latest `seq` just after the subscription started: server events waiting for
+    /// no later `seq` need not wait.
+    pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
+    /// Counted among the [`running_pumps`] while the pump exists.
+    pub(crate) _running: Running,
+}
+
+/// A server event waiting for the store's events up to `seq` (`None`: only for those before it).
+struct Held {
+    event: Value,
+    seq: Option<u64>,
+    done: Option<oneshot::Sender<()>>,
+    since: Instant,
 }
 
 impl Pump {
-    /// Runs until the thread's runtime events end.
+    /// Runs until the thread's runtime events end (or the task is aborted: the entry was evicted).
     pub(crate) async fn run(mut self) {
-        // This process's events, as the store will give them back, oldest first.
-        let mut awaiting_echo: VecDeque<(Value, Instant)> = VecDeque::new();
+        let mut logged_seq = self.start_seq;
+        let mut held: VecDeque<Held> = VecDeque::new();
         loop {
+            let hold_deadline = held.front().map(|first| tokio::time::Instant::from_std(first.since + HOLD_MAX));
             tokio::select! {
                 // Runtime events first: an event the runtime emitted before a server event was
                 // sent is already in this channel when the server event is looked at.
                 biased;
                 received = self.runtime_events.recv() => match received {
+                    // The store's copy is the one logged.
+                    Ok(_) if self.store_events.is_some() => {}
                     Ok(event) => {
                         let value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
                         self.log.push(&value);
                         if matches!(event, ThreadEvent::Status { .. }) {
                             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = None;
                         }
-                        if self.store_events.is_some() {
-                            awaiting_echo.push_back((as_stored(&value), Instant::now()));
-                        }
                     }
+                    Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => {}
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, missed, "the event log fell behind the thread");
-                        // With a store that carries events, the missed ones come back from it
-                        // (nothing awaits their echo), so nothing is lost.
-                        if self.store_events.is_none() {
-                            self.log.push(&json!({ "type": "events_lost", "count": missed }));
-                        }
+                        self.log.push(&json!({ "type": "events_lost", "count": missed }));
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
-                Some(ServerEvent::Ordered(value, done)) = self.server_events.recv() => {
-                    self.log.push(&value);
-                    if let Some(done) = done {
-                        let _ = done.send(());
-                    }
+                Some(message) = self.server_events.recv() => {
+                    let (event, seq, done) = match message {
+                        ServerEvent::Ordered(event, done) => (event, None, done),
+                        ServerEvent::AfterSeq { event, seq, done } => (event, Some(seq), Some(done)),
+                    };
+                    held.push_back(Held { event, seq, done, since: Instant::now() });
+                    self.release(&mut held, logged_seq);
                 }
                 stored = next_stored(&mut self.store_events) => match stored {
-                    Some(Ok(stored)) => self.stored(stored, &mut awaiting_echo),
+                    Some(Ok(stored)) => {
+                        logged_seq = logged_seq.max(stored.seq);
+                        self.stored(stored);
+                        self.release(&mut held, logged_seq);
+                    }
                     Some(Err(error)) => {
-                        // The subscription reconnects and reads on from its last event itself.
+                        // The subscription reads on from its last event itself.
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, "following the store's events: {error}");
                     }
                     None => {
-                        tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's event subscription ended; runs of other processes no longer show");
+                        tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's event subscription ended; the log takes this process's events directly from now on");
                         self.store_events = None;
-                        awaiting_echo.clear();
+                        self.release(&mut held, u64::MAX);
                     }
                 },
+                () = sleep_until(hold_deadline) => {
+                    tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's events did not arrive within {HOLD_MAX:?}; logging a server event without them");
+                    if let Some(first) = held.front_mut() {
+                        first.seq = None;
+                    }
+                    self.release(&mut held, logged_seq);
+                }
             }
         }
     }
 
-    /// An event from the store: this process's own, coming back (dropped), or another's (logged).
-    fn stored(&self, stored: StoredEvent, awaiting_echo: &mut VecDeque<(Value, Instant)>) {
-        while awaiting_echo.front().is_some_and(|(_, at)| at.elapsed() > ECHO_WAIT) {
-            awaiting_echo.pop_front();
+    /// Logs the held server events, in order, up to the first that waits for a `seq` not
+    /// logged yet.
+    fn release(&self, held: &mut VecDeque<Held>, logged_seq: u64) {
+        let store = self.store_events.is_some();
+        while let Some(first) = held.front() {
+            if store && first.seq.is_some_and(|seq| seq > logged_seq) {
+                return;
+            }
+            let Some(first) = held.pop_front() else { return };
+            self.log.push(&first.event);
+            if let Some(done) = first.done {
+                let _ = done.send(());
+            }
         }
-        if awaiting_echo.front().is_some_and(|(value, _)| *value == stored.event) {
-            awaiting_echo.pop_front();
-            return;
-        }
+    }
+
+    /// An event from the store, of this process or another.
+    fn stored(&self, stored: StoredEvent) {
         self.log.push(&stored.event);
         if stored.event["type"] == "status"
             && let Value::Object(mut status) = stored.event
@@ -115,6 +182,14 @@ impl Pump {
             status.remove("type");
             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
         }
+    }
+}
+
+/// Waits until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -128,8 +203,98 @@ async fn next_stored(
     }
 }
 
-/// The event as a store gives it back: its JSON text read again, so that numbers compare as
-/// the echo's do.
-fn as_stored(value: &Value) -> Value {
-    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_log::Read;
+    use hooks_runtime::store::ThreadStatus;
+
+    fn tool_done(id: &str) -> ThreadEvent {
+        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: "ok".into() }
+    }
+
+    struct Harness {
+        runtime: broadcast::Sender<ThreadEvent>,
+        server: mpsc::UnboundedSender<ServerEvent>,
+        store: mpsc::Sender<Result<StoredEvent, hooks_runtime::store::StoreError>>,
+        log: Arc<EventLog>,
+    }
+
+    /// A pump following a store (fed by hand) that started after `start_seq`.
+    fn start(start_seq: u64) -> Harness {
+        let (runtime, runtime_events) = broadcast::channel(64);
+        let (server, server_events) = mpsc::unbounded_channel();
+        let (store, stored) = mpsc::channel(64);
+        let subscription = EventSubscription::new(stored, tokio::spawn(std::future::pending()));
+        let log = Arc::new(EventLog::new(100));
+        let pump = Pump {
+            thread_id: "t1".into(),
+            runtime_events,
+            server_events,
+            store_events: Some(subscription),
+            start_seq,
+            log: log.clone(),
+            remote_status: RemoteStatus::default(),
+            _running: Running::start(),
+        };
+        tokio::spawn(pump.run());
+        Harness { runtime, server, store, log }
+    }
+
+    fn stored(seq: u64, event: &ThreadEvent) -> Result<StoredEvent, hooks_runtime::store::StoreError> {
+        Ok(StoredEvent { thread_id: "t1".into(), seq, event: serde_json::to_value(event).unwrap() })
+    }
+
+    async fn logged(log: &EventLog, count: usize) -> Vec<Value> {
+        let mut wake = log.watch();
+        loop {
+            if let Read::Events(events) = log.read_after(0, 100)
+                && events.len() >= count
+            {
+                return events.iter().map(|event| serde_json::from_str(&event.data).unwrap()).collect();
+            }
+            tokio::time::timeout(Duration::from_secs(5), wake.changed()).await.expect("logged in time").unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn an_event_the_store_never_got_neither_repeats_nor_reorders_the_ones_after_it() {
+        let pump = start(0);
+        // The runtime emits three events; the store got the first and the third (the second's
+        // write failed for good), each once.
+        for id in ["a", "b", "c"] {
+            pump.runtime.send(tool_done(id)).unwrap();
+        }
+        pump.store.send(stored(1, &tool_done("a"))).await.unwrap();
+        pump.store.send(stored(2, &tool_done("c"))).await.unwrap();
+        let status = ThreadEvent::Status { status: ThreadStatus::Idle };
+        pump.runtime.send(status.clone()).unwrap();
+        pump.store.send(stored(3, &status)).await.unwrap();
+        let events = logged(&pump.log, 3).await;
+        let ids: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("status")).collect();
+        assert_eq!(ids, ["a", "c", "status"]);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pump.log.latest(), 3, "nothing logged twice");
+    }
+
+    #[tokio::test]
+    async fn a_server_event_waits_for_the_stores_events_up_to_its_seq() {
+        let pump = start(4);
+        // At or below where the subscription started: logged at once.
+        let (done, first) = oneshot::channel();
+        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_started" }), seq: 4, done }).unwrap();
+        first.await.unwrap();
+        let (done, mut finished) = oneshot::channel();
+        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_finished" }), seq: 6, done }).unwrap();
+        // A hook run sent after it keeps its place behind it.
+        pump.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        pump.store.send(stored(5, &tool_done("a"))).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(finished.try_recv().is_err(), "logged before the store's event 6");
+        pump.store.send(stored(6, &tool_done("b"))).await.unwrap();
+        finished.await.unwrap();
+        let kinds: Vec<String> =
+            logged(&pump.log, 5).await.iter().map(|event| event["type"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
+    }
 }

@@ -3,9 +3,11 @@
 //! event logs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
-use hooks_runtime::store::ThreadRecord;
+use hooks_runtime::store::{MessageStore, ThreadRecord};
 use hooks_runtime::{Runtime, RuntimeError, Thread};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -14,7 +16,20 @@ use crate::auth::Authenticator;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::event_log::EventLog;
+use crate::hook_runs::HookRuns;
 use crate::pump::{Pump, RemoteStatus, ServerEvent};
+
+/// Thread entries alive in this process, every router included; see [`open_thread_entries`].
+static OPEN_ENTRIES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many thread entries (a thread's handle, event log and pump) this process holds now,
+/// over every router. For tests of eviction; not a stable interface.
+#[doc(hidden)]
+pub fn open_thread_entries() -> usize {
+    OPEN_ENTRIES.load(Ordering::Relaxed)
+}
+
+type Threads = Mutex<HashMap<String, Arc<ThreadEntry>>>;
 
 /// The router's state.
 #[derive(Clone)]
@@ -22,9 +37,16 @@ pub(crate) struct AppState {
     pub(crate) runtime: Runtime,
     pub(crate) auth: Arc<dyn Authenticator>,
     pub(crate) config: Arc<ServerConfig>,
-    threads: Arc<Mutex<HashMap<String, Arc<ThreadEntry>>>>,
+    threads: Arc<Threads>,
     users: Arc<Mutex<HashMap<String, Arc<EventLog>>>>,
+    /// Per user, the lock that creations take and the user's thread count once known.
+    thread_counts: Arc<Mutex<HashMap<String, ThreadCount>>>,
+    /// Whether the task that evicts idle threads runs (it starts with the first thread).
+    evicting: Arc<AtomicBool>,
 }
+
+/// A user's number of threads, `None` until read from the store.
+pub(crate) type ThreadCount = Arc<tokio::sync::Mutex<Option<usize>>>;
 
 /// A thread this server knows: the one `Thread` handle (a second one would be a second run
 /// lock over the same history), its owner and its event log.
@@ -38,13 +60,86 @@ pub(crate) struct ThreadEntry {
     /// Held by a run from its `run_started` to its `run_finished`, so runs of one thread and
     /// their events never interleave.
     pub(crate) run_gate: Arc<tokio::sync::Mutex<()>>,
+    /// The store, when the log follows its events (see [`Pump`]).
+    events_store: Option<Arc<dyn MessageStore>>,
+    /// Inputs accepted and not finished, the running one included.
+    queued: AtomicUsize,
+    /// When a request last used the entry, for eviction.
+    last_used: Mutex<Instant>,
+    /// The pump, stopped with the entry.
+    pump: tokio::task::AbortHandle,
+    hook_runs: Option<HookRuns>,
+}
+
+impl Drop for ThreadEntry {
+    fn drop(&mut self) {
+        self.pump.abort();
+        if let Some(runs) = &self.hook_runs {
+            runs.unregister(&self.record.id, &self.server_events);
+        }
+        OPEN_ENTRIES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One accepted input of a thread, from its 202 until its run finished; see
+/// [`ThreadEntry::take_queue_slot`].
+pub(crate) struct QueueSlot(Arc<ThreadEntry>);
+
+impl Drop for QueueSlot {
+    fn drop(&mut self) {
+        self.0.queued.fetch_sub(1, Ordering::AcqRel);
+        self.0.touch();
+    }
 }
 
 impl ThreadEntry {
-    /// Logs a server event after every runtime event already emitted, and waits until it is.
+    /// Counts one more accepted input, or says why not when `limit` are already waiting.
+    pub(crate) fn take_queue_slot(self: &Arc<Self>, limit: usize) -> Result<QueueSlot, ApiError> {
+        self.queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| (queued < limit).then_some(queued + 1))
+            .map_err(|queued| {
+                ApiError::new(
+                    axum::http::StatusCode::TOO_MANY_REQUESTS,
+                    "queue_full",
+                    format!(
+                        "the thread has {queued} inputs accepted and not finished; the limit is {limit} \
+                         (ServerConfig::max_queued_inputs); send again once a run finishes"
+                    ),
+                )
+            })?;
+        Ok(QueueSlot(self.clone()))
+    }
+
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Whether nothing uses the entry: no request or run holds it (`holders` counts the map's
+    /// own reference), no stream reads its log, nothing is queued, and it was last used more than
+    /// `idle` ago.
+    fn evictable(entry: &Arc<Self>, idle: Duration) -> bool {
+        Arc::strong_count(entry) == 1
+            && entry.events.readers() == 0
+            && entry.queued.load(Ordering::Acquire) == 0
+            && entry.last_used.lock().unwrap_or_else(PoisonError::into_inner).elapsed() >= idle
+    }
+
+    /// Logs a server event after every runtime event already emitted (with a store that
+    /// carries events: after every event the store has for the thread now), and waits until
+    /// it is.
     pub(crate) async fn log_in_order(&self, event: Value) {
         let (done, logged) = oneshot::channel();
-        if self.server_events.send(ServerEvent::Ordered(event, Some(done))).is_ok() {
+        let message = match &self.events_store {
+            Some(store) => match store.latest_event_seq(&self.record.id).await {
+                Ok(seq) => ServerEvent::AfterSeq { event, seq, done },
+                Err(error) => {
+                    tracing::warn!(target: "hooks_server", thread = %self.record.id, "placing a server event among the store's: {error}");
+                    ServerEvent::Ordered(event, Some(done))
+                }
+            },
+            None => ServerEvent::Ordered(event, Some(done)),
+        };
+        if self.server_events.send(message).is_ok() {
             let _ = logged.await;
         }
     }
@@ -76,7 +171,32 @@ impl ThreadEntry {
 
 impl AppState {
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
-        AppState { runtime, auth, config: Arc::new(config), threads: Arc::default(), users: Arc::default() }
+        AppState {
+            runtime,
+            auth,
+            config: Arc::new(config),
+            threads: Arc::default(),
+            users: Arc::default(),
+            thread_counts: Arc::default(),
+            evicting: Arc::default(),
+        }
+    }
+
+    /// The creation lock and thread count of `user`.
+    pub(crate) fn thread_count(&self, user: &str) -> ThreadCount {
+        let mut counts = self.thread_counts.lock().unwrap_or_else(PoisonError::into_inner);
+        counts.entry(user.to_owned()).or_default().clone()
+    }
+
+    /// Starts, once, the task that drops thread entries idle for
+    /// [`ServerConfig::thread_idle_eviction`]; it ends with the router.
+    fn start_eviction(&self) {
+        if self.evicting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let idle = self.config.thread_idle_eviction;
+        let period = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+        tokio::spawn(evict_idle(Arc::downgrade(&self.threads), idle, period));
     }
 
     /// Registers a thread just created or opened, and starts the task that logs its events.
@@ -87,13 +207,20 @@ impl AppState {
         }
         // Followed before this server can send to the thread, so that every event of this
         // process comes back from the store after the subscription starts (see `Pump`).
-        let store_events = match self.runtime.store().subscribe_events(&record.id).await {
+        let store = self.runtime.store();
+        let store_events = match store.subscribe_events(&record.id).await {
             Ok(subscription) => subscription,
             Err(error) => {
                 tracing::error!(target: "hooks_server", thread = %record.id, "runs of other processes will not show: {error}");
                 None
             }
         };
+        // Read after the subscription started, so at or past where it starts.
+        let start_seq = match &store_events {
+            Some(_) => store.latest_event_seq(&record.id).await.unwrap_or(0),
+            None => 0,
+        };
+        let events_store = store_events.as_ref().map(|_| store.clone());
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(existing) = threads.get(&record.id) {
             return existing.clone();
@@ -103,6 +230,7 @@ impl AppState {
         if let Some(runs) = &self.config.hook_runs {
             runs.register(&record.id, server_events.clone());
         }
+        self.start_eviction();
         let remote_status = RemoteStatus::default();
         // Subscribed before anyone can send to the thread: no event of a run is missed.
         let pump = Pump {
@@ -110,18 +238,36 @@ impl AppState {
             runtime_events: thread.subscribe(),
             server_events: server_rx,
             store_events,
+            start_seq,
             log: events.clone(),
             remote_status: remote_status.clone(),
+            _running: crate::pump::Running::start(),
         };
-        tokio::spawn(pump.run());
-        let entry =
-            Arc::new(ThreadEntry { thread, record, events, server_events, remote_status, run_gate: Arc::default() });
+        let pump = tokio::spawn(pump.run()).abort_handle();
+        OPEN_ENTRIES.fetch_add(1, Ordering::Relaxed);
+        let entry = Arc::new(ThreadEntry {
+            thread,
+            record,
+            events,
+            server_events,
+            remote_status,
+            run_gate: Arc::default(),
+            events_store,
+            queued: AtomicUsize::new(0),
+            last_used: Mutex::new(Instant::now()),
+            pump,
+            hook_runs: self.config.hook_runs.clone(),
+        });
         threads.insert(entry.record.id.clone(), entry.clone());
         entry
     }
 
     fn known(&self, id: &str) -> Option<Arc<ThreadEntry>> {
-        self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+        let entry = self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned();
+        if let Some(entry) = &entry {
+            entry.touch();
+        }
+        entry
     }
 
     /// The thread `id` if `user` owns it; a thread of another user is not found, exactly like
@@ -147,25 +293,53 @@ impl AppState {
         }
     }
 
-    /// The threads of `user` in the store, oldest first: also those created before this
-    /// server started or by another process. A thread this server serves shows its live status
-    /// and last event id; any other, its stored status and `lastEventId` 0 (its log here starts
-    /// when it is first read).
-    pub(crate) async fn threads_of(&self, user: &str) -> Result<Vec<Value>, ApiError> {
+    /// A page of the threads of `user` in the store, oldest first, and the next page's cursor:
+    /// also those created before this server started or by another process. A thread this
+    /// server serves shows its live status and last event id; any other, its stored status and
+    /// `lastEventId` 0 (its log here starts when it is first read).
+    pub(crate) async fn threads_of(
+        &self,
+        user: &str,
+        page: &crate::paging::PageQuery,
+    ) -> Result<(Vec<Value>, Option<String>), ApiError> {
         let records = self.runtime.store().threads_of_user(user).await.map_err(|error| ApiError::store(&error))?;
-        Ok(records
+        let (records, next) = page.select(records);
+        let threads = records
             .into_iter()
-            .map(|record| match self.known(&record.id) {
+            .map(|record| match self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(&record.id) {
+                // Listing is not using: it keeps no thread from eviction.
                 Some(entry) => entry.to_json(),
                 None => stored_thread_json(&record),
             })
-            .collect())
+            .collect();
+        Ok((threads, next))
     }
 
     /// The event log of `user`, created on first use.
     pub(crate) fn user_log(&self, user: &str) -> Arc<EventLog> {
         let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
         users.entry(user.to_owned()).or_insert_with(|| Arc::new(EventLog::new(self.config.event_retention))).clone()
+    }
+}
+
+/// Drops, every `period`, the entries unused for `idle` (see [`ThreadEntry::evictable`]) until
+/// the router is gone.
+async fn evict_idle(threads: Weak<Threads>, idle: Duration, period: Duration) {
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(threads) = threads.upgrade() else { return };
+        let mut evicted = Vec::new();
+        threads.lock().unwrap_or_else(PoisonError::into_inner).retain(|_, entry| {
+            // Under the map's lock nobody can take a new reference, so a count of one stays one.
+            if ThreadEntry::evictable(entry, idle) {
+                evicted.push(entry.clone());
+                false
+            } else {
+                true
+            }
+        });
+        // Dropped outside the lock: dropping stops the pumps.
+        drop(evicted);
     }
 }
 

@@ -26,6 +26,37 @@ pub(crate) async fn create(
     let agent = fields.string("agent")?;
     let arguments = fields.object_or_empty("arguments")?;
     fields.finish(&["agent", "arguments"])?;
+    let size = serde_json::to_vec(&arguments).map_or(usize::MAX, |json| json.len());
+    let limit = state.config.max_arguments_bytes;
+    if size > limit {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "arguments_too_large",
+            format!(
+                "the thread arguments are {size} bytes of JSON; the limit is {limit} bytes \
+                 (ServerConfig::max_arguments_bytes)"
+            ),
+        ));
+    }
+    // Creations of one user take turns, so that two at once cannot both pass the quota.
+    let count = state.thread_count(&user);
+    let mut count = count.lock().await;
+    let threads = match *count {
+        Some(threads) => threads,
+        None => state.runtime.store().threads_of_user(&user).await.map_err(|error| ApiError::store(&error))?.len(),
+    };
+    *count = Some(threads);
+    let limit = state.config.max_threads_per_user;
+    if threads >= limit {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_threads",
+            format!(
+                "this user has {threads} threads; the limit is {limit} (ServerConfig::max_threads_per_user); \
+                 the operator can raise it"
+            ),
+        ));
+    }
     let options = ThreadOptions::new().user(user.clone()).arguments(arguments);
     let thread = match state.runtime.create_thread(&agent, options.clone()).await {
         Ok(thread) => thread,
@@ -40,6 +71,8 @@ pub(crate) async fn create(
         }
         Err(error) => return Err(ApiError::store(&error)),
     };
+    *count = Some(threads + 1);
+    drop(count);
     // The record as stored, with the creation time the runtime chose.
     let record = match state.runtime.store().load_thread(thread.id()).await {
         Ok(Some(record)) => record,
@@ -68,9 +101,16 @@ fn now_ms() -> i64 {
         .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// `GET /threads`: the caller's threads in the store, oldest first.
-pub(crate) async fn list(State(state): State<AppState>, User(user): User) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({ "threads": state.threads_of(&user).await? })))
+/// `GET /threads?limit=N&cursor=C`: a page of the caller's threads in the store, oldest first,
+/// and the cursor of the next page (`null` after the last).
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    User(user): User,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let page = crate::paging::PageQuery::parse(&params)?;
+    let (threads, next) = state.threads_of(&user, &page).await?;
+    Ok(Json(json!({ "threads": threads, "next": next })))
 }
 
 /// `GET /threads/{id}`.
@@ -159,9 +199,12 @@ pub(crate) async fn send(
             format!("the message content is {} bytes; the limit is {limit} bytes", content.len()),
         ));
     }
+    let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     let run_id = format!("run_{}", next_run_number());
     let run = run_id.clone();
     tokio::spawn(async move {
+        // Counted among the thread's queued inputs until the run has finished.
+        let _slot = slot;
         let _turn = entry.run_gate.clone().lock_owned().await;
         entry.log_in_order(json!({ "type": "run_started", "runId": run })).await;
         // The span names the thread, so that hook spans inside the run can be sent to it.

@@ -91,11 +91,13 @@ fn main() -> ExitCode {
 /// The report of the file at `path`, or why it cannot be read: a directory, a missing or
 /// unreadable file is an error of the invocation, not a document problem.
 fn read(path: &str) -> Result<LoadReport, String> {
+    // Looked at before opening: opening a FIFO for reading waits for a writer, forever.
+    let metadata = std::fs::metadata(path).map_err(|error| format!("cannot open `{path}`: {error}"))?;
+    refuse_unless_regular(path, &metadata)?;
     let mut file = File::open(path).map_err(|error| format!("cannot open `{path}`: {error}"))?;
+    // Again on what was opened, in case the path changed in between.
     let metadata = file.metadata().map_err(|error| format!("cannot read `{path}`: {error}"))?;
-    if metadata.is_dir() {
-        return Err(format!("`{path}` is a directory; give a hooks YAML file"));
-    }
+    refuse_unless_regular(path, &metadata)?;
     let mut bytes = Vec::new();
     file.by_ref()
         .take(MAX_DOCUMENT_BYTES + 1)
@@ -103,6 +105,18 @@ fn read(path: &str) -> Result<LoadReport, String> {
         .map_err(|error| format!("cannot read `{path}`: {error}"))?;
     // Size and UTF-8 are the document's problems, which the loader reports.
     Ok(LoadReport::from_reader(bytes.as_slice()))
+}
+
+/// A directory, a FIFO, a socket or a device is not a document: reading one would fail, wait
+/// for a writer or never end.
+fn refuse_unless_regular(path: &str, metadata: &std::fs::Metadata) -> Result<(), String> {
+    if metadata.is_dir() {
+        return Err(format!("`{path}` is a directory; give a hooks YAML file"));
+    }
+    if !metadata.is_file() {
+        return Err(format!("`{path}` is not a regular file (a FIFO, socket or device); give a hooks YAML file"));
+    }
+    Ok(())
 }
 
 /// Prints the report of `path`; its exit status.

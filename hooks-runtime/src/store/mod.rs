@@ -144,6 +144,15 @@ pub trait MessageStore: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// The `seq` ([`StoredEvent::seq`]) of the thread's last event in the store, 0 before the
+    /// first: a follower of [`MessageStore::subscribe_events`] that has delivered up to it has
+    /// seen every event published before this call. 0 from a store that carries no events (the
+    /// default).
+    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        let _ = thread_id;
+        Ok(0)
+    }
+
     /// Makes a user value change visible to every process on the store, in the order changes
     /// are published; the runtime calls it for every `set_user_value` when
     /// [`publishes_events`](MessageStore::publishes_events). The default publishes nothing.

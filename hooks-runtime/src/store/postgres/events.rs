@@ -6,10 +6,12 @@
 //! schema's channel with the payload `<seq>:<thread id>`: small, far below PostgreSQL's 8000-byte
 //! limit, and sent only if the event commits.
 //!
-//! A subscription ([`PostgresStore::subscribe`]) holds one connection of its own that `LISTEN`s,
-//! and reads the events above the last `seq` it delivered whenever a notification names its
-//! thread, and at the store's event poll interval in case one was lost. So notifications are only hints;
-//! the table is the truth.
+//! A store holds one connection that `LISTEN`s for all its subscriptions (the hub, opened with
+//! the first subscription and closed after the last): however many threads a process follows,
+//! it listens on one connection. A subscription ([`PostgresStore::subscribe`]) reads the events
+//! above the last `seq` it delivered, on a pooled connection, whenever a notification names its
+//! thread, when the hub reconnected, and at the store's event poll interval in case a
+//! notification was lost. So notifications are only hints; the table is the truth.
 //!
 //! Delivery guarantee: a subscription delivers every event of its thread with a `seq` above the
 //! one it started after, each exactly once and in `seq` order, also across a lost connection
@@ -17,13 +19,14 @@
 //! item). A client that reconnects subscribes again with the last `seq` it processed, which
 //! makes delivery to that client at least once: it de-duplicates by `(thread id, seq)`.
 
-use std::time::Duration;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::{Op, PostgresStore, describe_pg};
+use super::{Inner, Op, PostgresStore, describe_pg};
 use crate::store::{EventSubscription, StoreError, StoredEvent};
 use crate::thread::ThreadEvent;
 
@@ -36,6 +39,33 @@ const READ_BATCH: i64 = 500;
 const MAX_PAYLOAD: usize = 7900;
 /// How many delivered events a subscription buffers before it stops reading.
 const SUBSCRIPTION_BUFFER: usize = 256;
+/// How long [`PostgresStore::publish`] tries again after losing its connection before it gives
+/// the event up (and says so).
+const PUBLISH_RETRY_FOR: Duration = Duration::from_secs(30);
+
+/// How one try to publish failed.
+enum Attempt {
+    /// The server refused the event; trying again would not help.
+    Refused(StoreError),
+    /// The connection was lost; `committing` names the transaction and the event's `seq` when
+    /// it was lost during the commit, which may have succeeded.
+    Lost { error: StoreError, committing: Option<(String, u64)> },
+}
+
+/// How many notifications the hub holds for a subscription that has not looked yet; one that
+/// falls further behind reads the table anyway.
+const HUB_BUFFER: usize = 1024;
+/// What the hub tells every subscription after it reconnected: read, a notification may be lost.
+const WAKE_ALL: &str = "*";
+/// What the hub tells every subscription when it lost its connection (each reports it).
+const LOST: &str = "!";
+
+/// The store's one `LISTEN`ing connection for thread events, shared by its subscriptions: the
+/// sender they take a receiver of, while the hub runs.
+#[derive(Default)]
+pub(super) struct Hub {
+    sender: Mutex<Option<broadcast::Sender<Arc<str>>>>,
+}
 
 impl PostgresStore {
     /// Stores `event` as the thread's next event and notifies every subscriber, in any process,
@@ -55,26 +85,92 @@ impl PostgresStore {
         let op = Op::thread("publish", thread_id);
         let event = serde_json::to_value(event).map_err(|e| op.error(format_args!("encode the event: {e}")))?;
         let json = event.to_string();
-        let mut client = self.client(op.name).await?;
-        let tx = client.transaction().await.map_err(op.pg())?;
-        self.check_fence(&op, &tx).await?;
-        op.ensure_thread(&tx, true).await?;
-        let statement = tx
-            .prepare_cached(
-                "INSERT INTO thread_events (thread_id, seq, event)
-                 VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_events WHERE thread_id = $1), $2::text::json)
-                 RETURNING seq",
-            )
-            .await
-            .map_err(op.pg())?;
-        let seq: i64 = tx.query_one(&statement, &[&thread_id, &json]).await.map_err(op.pg())?.get(0);
-        let mut payload = format!("{seq}:{thread_id}");
-        if payload.len() >= MAX_PAYLOAD {
-            payload = format!("{seq}:");
+        let deadline = Instant::now() + PUBLISH_RETRY_FOR;
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let error = match self.publish_once(&op, &json).await {
+                Ok(seq) => return Ok(StoredEvent { thread_id: thread_id.to_owned(), seq, event }),
+                Err(Attempt::Refused(error)) => return Err(error),
+                Err(Attempt::Lost { error, committing: Some((xid, seq)) }) => {
+                    // The connection went while the commit was on its way: ask the server how
+                    // that transaction ended, and store the event again only if it did not commit.
+                    match self.transaction_status(&xid).await {
+                        Ok(Some(status)) if status == "committed" => {
+                            return Ok(StoredEvent { thread_id: thread_id.to_owned(), seq, event });
+                        }
+                        Ok(Some(status)) if status == "in progress" => {
+                            tokio::time::sleep(backoff).await;
+                            continue;
+                        }
+                        _ => error,
+                    }
+                }
+                Err(Attempt::Lost { error, committing: None }) => error,
+            };
+            if Instant::now() + backoff > deadline {
+                return Err(error);
+            }
+            tracing::warn!(target: "hooks_runtime::store", thread = %thread_id, "publishing a thread event: {error}; trying again");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(1));
         }
-        tx.execute("SELECT pg_notify($1, $2)", &[&self.inner.channel, &payload]).await.map_err(op.pg())?;
-        tx.commit().await.map_err(op.pg())?;
-        Ok(StoredEvent { thread_id: thread_id.to_owned(), seq: seq.unsigned_abs(), event })
+    }
+
+    /// One try at [`publish`](Self::publish): the `seq` the event got, or how the try failed.
+    async fn publish_once(&self, op: &Op<'_>, json: &str) -> Result<u64, Attempt> {
+        let thread_id = op.thread_id;
+        let mut client = self.client(op.name).await.map_err(|error| Attempt::Lost { error, committing: None })?;
+        let tx = match client.transaction().await {
+            Ok(tx) => tx,
+            Err(e) => return Err(Attempt::Lost { error: op.pg()(e), committing: None }),
+        };
+        let staged: Result<(i64, String), StoreError> = async {
+            self.check_fence(op, &tx).await?;
+            op.ensure_thread(&tx, true).await?;
+            let statement = tx
+                .prepare_cached(
+                    "INSERT INTO thread_events (thread_id, seq, event)
+                     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_events WHERE thread_id = $1), $2::text::json)
+                     RETURNING seq, pg_current_xact_id()::text",
+                )
+                .await
+                .map_err(op.pg())?;
+            let row = tx.query_one(&statement, &[&thread_id, &json]).await.map_err(op.pg())?;
+            let (seq, xid): (i64, String) = (row.try_get(0).map_err(op.pg())?, row.try_get(1).map_err(op.pg())?);
+            let mut payload = format!("{seq}:{thread_id}");
+            if payload.len() >= MAX_PAYLOAD {
+                payload = format!("{seq}:");
+            }
+            tx.execute("SELECT pg_notify($1, $2)", &[&self.inner.channel, &payload]).await.map_err(op.pg())?;
+            Ok((seq, xid))
+        }
+        .await;
+        let (error, committing) = match staged {
+            Ok((seq, xid)) => match tx.commit().await {
+                Ok(()) => return Ok(seq.unsigned_abs()),
+                Err(e) => (op.pg()(e), Some((xid, seq.unsigned_abs()))),
+            },
+            Err(error) => {
+                drop(tx);
+                (error, None)
+            }
+        };
+        // A connection that no longer answers is a lost try (a terminated backend may not look
+        // closed yet); on a working one the server refused the event (no such thread, a lost
+        // lease), and trying again would not change that.
+        let lost = client.is_closed() || client.batch_execute("").await.is_err();
+        if lost { Err(Attempt::Lost { error, committing }) } else { Err(Attempt::Refused(error)) }
+    }
+
+    /// How transaction `xid` ended, as `pg_xact_status` says: `committed`, `aborted`,
+    /// `in progress`, or `None` when the server no longer knows.
+    async fn transaction_status(&self, xid: &str) -> Result<Option<String>, StoreError> {
+        let client = self.client("publish: check the commit").await?;
+        let row = client
+            .query_one("SELECT pg_xact_status($1::text::xid8)", &[&xid])
+            .await
+            .map_err(|e| StoreError(format!("publish: check the commit: {}", describe_pg(&e))))?;
+        Ok(row.get(0))
     }
 
     /// The thread's events with a `seq` above `after`, oldest first (at most 500 per call).
@@ -86,9 +182,10 @@ impl PostgresStore {
     /// Delivers the thread's events with a `seq` above `after` (0: all of them), then every new
     /// one as it is published, from any process.
     ///
-    /// The subscription holds a connection of its own that `LISTEN`s on the schema's channel;
-    /// a `NOTIFY` (payload `<seq>:<thread id>`, sent when a [`publish`](Self::publish) commits)
-    /// makes it read the events table from its last `seq`, and so does a timer (every 5 s by default:
+    /// The store's one listening connection (shared by all its subscriptions) `LISTEN`s on the
+    /// schema's channel; a `NOTIFY` (payload `<seq>:<thread id>`, sent when a [`publish`](Self::publish) commits)
+    /// makes the subscription read the events table from its last `seq` on a pooled
+    /// connection, and so does a timer (every 5 s by default:
     /// [`PostgresOptions::event_poll_interval`](super::PostgresOptions::event_poll_interval)), in
     /// case a notification was lost. Events usually arrive within milliseconds of the commit.
     ///
@@ -111,13 +208,25 @@ impl PostgresStore {
     /// ```
     pub async fn subscribe(&self, thread_id: &str, after: u64) -> Result<EventSubscription, StoreError> {
         let op = Op::thread("subscribe", thread_id);
-        // The first connection is made here, so that a bad server is this call's error.
-        let listener = Listener::connect(self, &self.inner.channel, &format!("thread `{thread_id}`"))
-            .await
-            .map_err(|detail| op.error(detail))?;
+        // Listening before the first read, so that nothing published in between is missed; a
+        // bad server is this call's error.
+        let wake = self.listen().await.map_err(|detail| op.error(detail))?;
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
-        let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, listener, sender));
+        let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, wake, sender));
         Ok(EventSubscription::new(receiver, task))
+    }
+
+    /// A receiver of the hub's notifications, starting the hub if it is not running.
+    async fn listen(&self) -> Result<broadcast::Receiver<Arc<str>>, String> {
+        let mut slot = self.inner.hub.sender.lock().await;
+        if let Some(sender) = slot.as_ref() {
+            return Ok(sender.subscribe());
+        }
+        let listener = Listener::connect(self, &self.inner.channel, "thread events").await?;
+        let (sender, receiver) = broadcast::channel(HUB_BUFFER);
+        *slot = Some(sender.clone());
+        tokio::spawn(run_hub(Arc::downgrade(&self.inner), listener, sender));
+        Ok(receiver)
     }
 
     /// The thread's last event `seq`, 0 before its first event.
@@ -208,75 +317,157 @@ async fn read_after(client: &Client, thread_id: &str, after: u64) -> Result<Vec<
         .collect()
 }
 
-/// Delivers events above `last` until the subscriber goes away, reconnecting when the
-/// connection is lost.
+/// Passes the hub connection's notifications to the subscriptions until none is left (looked at
+/// every poll interval) or the store is gone; reconnects when the connection is lost, then
+/// wakes every subscription.
+async fn run_hub(store: Weak<Inner>, mut listener: Listener, sender: broadcast::Sender<Arc<str>>) {
+    loop {
+        let Some(inner) = store.upgrade() else { return };
+        let poll = inner.event_poll_interval;
+        drop(inner);
+        tokio::select! {
+            payload = listener.notifications.recv() => {
+                if let Some(payload) = payload {
+                    let _ = sender.send(payload.into());
+                    continue;
+                }
+            }
+            () = tokio::time::sleep(poll) => {
+                let Some(inner) = store.upgrade() else { return };
+                let mut slot = inner.hub.sender.lock().await;
+                // Under the lock no subscription can start, so none is left out.
+                if sender.receiver_count() == 0 {
+                    *slot = None;
+                    return;
+                }
+                if !listener.client.is_closed() {
+                    continue;
+                }
+            }
+        }
+        // The connection is lost: connect again until it works or nobody listens any more.
+        let _ = sender.send(LOST.into());
+        loop {
+            let Some(inner) = store.upgrade() else { return };
+            if sender.receiver_count() == 0 {
+                let mut slot = inner.hub.sender.lock().await;
+                if sender.receiver_count() == 0 {
+                    *slot = None;
+                    return;
+                }
+            }
+            let store = PostgresStore { inner };
+            match Listener::connect(&store, &store.inner.channel, "thread events").await {
+                Ok(connected) => {
+                    listener = connected;
+                    let _ = sender.send(WAKE_ALL.into());
+                    break;
+                }
+                Err(detail) => {
+                    tracing::warn!(target: "hooks_runtime::store", "listening for thread events: {detail}; retrying");
+                    drop(store);
+                    tokio::time::sleep(RECONNECT_DELAY).await;
+                }
+            }
+        }
+    }
+}
+
+/// Delivers events above `last` until the subscriber goes away; a failed read is reported and
+/// tried again, from the same `seq`.
 async fn run_subscription(
     store: PostgresStore,
     thread_id: String,
     mut last: u64,
-    listener: Listener,
+    mut wake: broadcast::Receiver<Arc<str>>,
     sender: mpsc::Sender<Result<StoredEvent, StoreError>>,
 ) {
-    let mut listener = Some(listener);
+    // Read once at the start: events published before the hub woke anyone.
+    let mut read = true;
     loop {
-        let mut current = match listener.take() {
-            Some(current) => current,
-            None => match Listener::connect(&store, &store.inner.channel, &format!("thread `{thread_id}`")).await {
-                Ok(current) => current,
-                Err(detail) => {
-                    if sender.send(Err(Op::thread("subscribe", &thread_id).error(detail))).await.is_err() {
+        let mut failed = false;
+        if read {
+            match deliver_after(&store, &thread_id, &mut last, &sender).await {
+                Delivery::Done => {}
+                Delivery::Failed(error) => {
+                    failed = true;
+                    if sender.send(Err(error)).await.is_err() {
                         return;
                     }
-                    tokio::time::sleep(RECONNECT_DELAY).await;
-                    continue;
                 }
-            },
-        };
-        // Read once after LISTEN, so nothing published before it is missed.
-        let mut read = true;
-        loop {
-            if read {
-                loop {
-                    match read_after(&current.client, &thread_id, last).await {
-                        Ok(events) => {
-                            let full = events.len() as i64 == READ_BATCH;
-                            for event in events {
-                                last = event.seq;
-                                if sender.send(Ok(event)).await.is_err() {
-                                    return;
-                                }
-                            }
-                            if !full {
-                                break;
-                            }
-                        }
-                        Err(e) => {
-                            if sender.send(Err(e)).await.is_err() {
+                Delivery::Gone => return,
+            }
+        }
+        // After a failure, try again soon rather than at the next poll.
+        let wait = if failed { RECONNECT_DELAY } else { store.inner.event_poll_interval };
+        tokio::select! {
+            payload = wake.recv() => read = match payload {
+                Ok(payload) if &*payload == LOST => {
+                    let lost = Op::thread("subscribe", &thread_id)
+                        .error(format_args!("lost the connection to {}; reconnecting", store.inner.target));
+                    if sender.send(Err(lost)).await.is_err() {
+                        return;
+                    }
+                    true
+                }
+                Ok(payload) => concerns(&payload, &thread_id, last),
+                Err(broadcast::error::RecvError::Lagged(_)) => true,
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The hub stopped (it lost its store's last other user): listen again.
+                    match store.listen().await {
+                        Ok(receiver) => wake = receiver,
+                        Err(detail) => {
+                            if sender.send(Err(Op::thread("subscribe", &thread_id).error(detail))).await.is_err() {
                                 return;
                             }
-                            break;
+                            tokio::time::sleep(RECONNECT_DELAY).await;
                         }
                     }
+                    true
                 }
-            }
-            if current.client.is_closed() {
-                break;
-            }
-            tokio::select! {
-                payload = current.notifications.recv() => match payload {
-                    Some(payload) => read = concerns(&payload, &thread_id, last),
-                    None => break,
-                },
-                () = tokio::time::sleep(store.inner.event_poll_interval) => read = true,
-                () = sender.closed() => return,
+            },
+            () = tokio::time::sleep(wait) => read = true,
+            () = sender.closed() => return,
+        }
+    }
+}
+
+/// How a read of the events above `last` went.
+enum Delivery {
+    Done,
+    Failed(StoreError),
+    /// The subscriber went away.
+    Gone,
+}
+
+/// Reads and delivers the events above `last` on a pooled connection, moving `last` with
+/// each one delivered.
+async fn deliver_after(
+    store: &PostgresStore,
+    thread_id: &str,
+    last: &mut u64,
+    sender: &mpsc::Sender<Result<StoredEvent, StoreError>>,
+) -> Delivery {
+    loop {
+        let client = match store.client("read events").await {
+            Ok(client) => client,
+            Err(error) => return Delivery::Failed(error),
+        };
+        let events = match read_after(&client, thread_id, *last).await {
+            Ok(events) => events,
+            Err(error) => return Delivery::Failed(error),
+        };
+        drop(client);
+        let full = events.len() as i64 == READ_BATCH;
+        for event in events {
+            *last = event.seq;
+            if sender.send(Ok(event)).await.is_err() {
+                return Delivery::Gone;
             }
         }
-        let lost = Op::thread("subscribe", &thread_id)
-            .error(format_args!("lost the connection to {}; reconnecting", store.inner.target));
-        if sender.send(Err(lost)).await.is_err() {
-            return;
+        if !full {
+            return Delivery::Done;
         }
-        tokio::time::sleep(RECONNECT_DELAY).await;
     }
 }
 

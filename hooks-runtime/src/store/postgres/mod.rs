@@ -39,8 +39,10 @@
 //!   that comes back subscribes with the last `seq` it saw and de-duplicates by
 //!   `(thread, seq)`, which makes delivery to it at least once. A runtime publishes its events
 //!   from a task of its own, and all of a run's events before its lease is released, so the
-//!   runs of one thread never interleave in its events. An event whose write fails is logged and
-//!   not retried: no other process sees it.
+//!   runs of one thread never interleave in its events. A write that loses its connection is
+//!   tried again for up to 30 s, each event stored once: when the connection went during the
+//!   commit, `pg_xact_status` (PostgreSQL 13 and later) tells whether it committed. An event the
+//!   server refuses, or that cannot be written for 30 s, is logged and given up.
 //! - User value changes ([`publish_user`](PostgresStore::publish_user),
 //!   [`subscribe_users`](PostgresStore::subscribe_users)): exactly once and in publishing order
 //!   to every runtime listening (from its first `attach_client`), which runs its
@@ -159,8 +161,9 @@ impl PostgresOptions {
         self.schema.as_deref()
     }
 
-    /// The most connections the pool opens (at least 1). A subscription
-    /// ([`PostgresStore::subscribe`]) holds one more of its own while it lives.
+    /// The most connections the pool opens (at least 1). While there are subscriptions
+    /// ([`PostgresStore::subscribe`]), one more connection listens for all of them; while the
+    /// user value changes are followed, one more.
     pub fn max_connections(mut self, max_connections: usize) -> Self {
         self.max_connections = max_connections.max(1);
         self
@@ -225,7 +228,7 @@ pub struct PostgresStore {
 
 struct Inner {
     pool: Pool,
-    /// The connection settings, `search_path` included, for the subscriptions' own connections.
+    /// The connection settings, `search_path` included, for the listening connections.
     config: tokio_postgres::Config,
     /// The server, user and database (and schema), without the password, for error texts.
     target: String,
@@ -243,6 +246,8 @@ struct Inner {
     owner: String,
     /// The threads this store's runs hold, whose writes check the lease.
     fences: fence::Fences,
+    /// The one connection that listens for every subscription's thread events.
+    hub: events::Hub,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -322,6 +327,7 @@ impl PostgresStore {
                 run_wait: options.run_wait,
                 owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
                 fences: fence::Fences::default(),
+                hub: events::Hub::default(),
             }),
         };
 
@@ -799,6 +805,11 @@ impl MessageStore for PostgresStore {
     async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
         let last = self.last_event_seq(thread_id).await?;
         self.subscribe(thread_id, last).await.map(Some)
+    }
+
+    /// The largest `seq` of the thread's events.
+    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        self.last_event_seq(thread_id).await
     }
 
     /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.

@@ -1,0 +1,206 @@
+//! What one user can hold: threads per user, queued inputs per thread, the size of a thread's
+//! arguments, a page of `GET /threads`, and how long a request body may take. Each limit
+//! answers 4xx or 429 naming itself and the setting that raises it.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{HookToolResult, Runtime};
+use hooks_server::ServerConfig;
+use serde_json::{Value, json};
+use support::{ALICE, BOB, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::Semaphore;
+
+define_prompt! {
+    name: wait_prompt,
+    model: "scripted",
+    prompt: "Wait for the gate.",
+    tools: ["wait"],
+}
+
+define_agent! {
+    name: wait_agent,
+    side_a: { prompt: wait_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+/// A runtime whose every run calls `wait`, which takes a permit of `gate`, then answers.
+fn runtime(runs: usize, gate: Arc<Semaphore>) -> Runtime {
+    let script = (0..runs).flat_map(|run| {
+        [ScriptedResponse::tool_call(&format!("call_{run}"), "wait", "{}"), ScriptedResponse::text("Done.")]
+    });
+    Runtime::builder()
+        .agent::<wait_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(FnTool::new("wait", "Waits for the gate.", move |_args| {
+            let gate = gate.clone();
+            async move {
+                gate.acquire().await.expect("gate open").forget();
+                HookToolResult::success("through")
+            }
+        }))
+        .build()
+        .expect("runtime")
+}
+
+fn config() -> ServerConfig {
+    ServerConfig { catalog: vec!["wait_agent".into()], ..ServerConfig::default() }
+}
+
+fn error_of(body: &Value) -> (&str, &str) {
+    (body["error"]["code"].as_str().unwrap_or(""), body["error"]["message"].as_str().unwrap_or(""))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_at_the_thread_quota_gets_429_naming_it_and_other_users_go_on() {
+    let server =
+        Server::start(runtime(0, Arc::new(Semaphore::new(0))), ServerConfig { max_threads_per_user: 3, ..config() })
+            .await;
+    for _ in 0..3 {
+        server.create_thread(ALICE, "wait_agent").await;
+    }
+    let (status, body) = server.post("/threads", ALICE, r#"{"agent":"wait_agent"}"#).await;
+    assert_eq!(status, 429, "{body}");
+    let (code, message) = error_of(&body);
+    assert_eq!(code, "too_many_threads");
+    assert!(message.contains("the limit is 3") && message.contains("max_threads_per_user"), "{message}");
+    server.create_thread(BOB, "wait_agent").await;
+    let (_, listed) = server.get("/threads", ALICE).await;
+    assert_eq!(listed["threads"].as_array().unwrap().len(), 3, "the refused thread was not created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_arguments_over_the_limit_get_413_naming_it() {
+    let server =
+        Server::start(runtime(0, Arc::new(Semaphore::new(0))), ServerConfig { max_arguments_bytes: 100, ..config() })
+            .await;
+    let small = json!({ "agent": "wait_agent", "arguments": { "city": "x".repeat(50) } }).to_string();
+    assert_eq!(server.post("/threads", ALICE, &small).await.0, 201);
+    let large = json!({ "agent": "wait_agent", "arguments": { "city": "x".repeat(200) } }).to_string();
+    let (status, body) = server.post("/threads", ALICE, &large).await;
+    assert_eq!(status, 413, "{body}");
+    let (code, message) = error_of(&body);
+    assert_eq!(code, "arguments_too_large");
+    assert!(message.contains("the limit is 100 bytes") && message.contains("max_arguments_bytes"), "{message}");
+    assert!(!message.contains("xxxx"), "the value is never echoed: {message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_input_queue_answers_429_naming_the_limit_until_a_run_finishes() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = Server::start(runtime(3, gate.clone()), ServerConfig { max_queued_inputs: 2, ..config() }).await;
+    let id = server.create_thread(ALICE, "wait_agent").await;
+    let path = format!("/threads/{id}/messages");
+    let mut events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
+    for _ in 0..2 {
+        assert_eq!(server.post(&path, ALICE, r#"{"content":"go"}"#).await.0, 202);
+    }
+    let (status, body) = server.post(&path, ALICE, r#"{"content":"one more"}"#).await;
+    assert_eq!(status, 429, "{body}");
+    let (code, message) = error_of(&body);
+    assert_eq!(code, "queue_full");
+    assert!(message.contains("the limit is 2") && message.contains("max_queued_inputs"), "{message}");
+
+    gate.add_permits(1);
+    events.until("run_finished").await;
+    // The finished run's place is free again (its slot is released just after `run_finished`).
+    let deadline = Instant::now() + support::PATIENCE;
+    loop {
+        let (status, body) = server.post(&path, ALICE, r#"{"content":"again"}"#).await;
+        if status == 202 {
+            break;
+        }
+        assert_eq!(status, 429, "{body}");
+        assert!(Instant::now() < deadline, "the queue never freed a place");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.add_permits(2);
+    events.until("run_finished").await;
+    events.until("run_finished").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_of_threads_walk_every_thread_exactly_once_in_creation_order() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    let mut created = Vec::new();
+    for _ in 0..105 {
+        created.push(server.create_thread(ALICE, "wait_agent").await);
+    }
+    server.create_thread(BOB, "wait_agent").await;
+
+    // Without parameters: the first page (100) and a cursor.
+    let (status, first) = server.get("/threads", ALICE).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["threads"].as_array().unwrap().len(), 100);
+    assert!(first["next"].is_string(), "{}", first["next"]);
+
+    let mut walked = Vec::new();
+    let mut path = "/threads?limit=7".to_owned();
+    loop {
+        let (status, page) = server.get(&path, ALICE).await;
+        assert_eq!(status, 200, "{page}");
+        let threads = page["threads"].as_array().unwrap();
+        assert!(threads.len() <= 7);
+        walked.extend(threads.iter().map(|thread| thread["id"].as_str().unwrap().to_owned()));
+        match page["next"].as_str() {
+            Some(next) => path = format!("/threads?limit=7&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(walked.len(), 105, "every thread of Alice, none of Bob's");
+    assert_eq!(walked.iter().collect::<HashSet<_>>().len(), 105, "none twice");
+    let mut by_creation = Vec::new();
+    for id in &walked {
+        let (_, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
+        by_creation.push((thread["createdAt"].as_i64().unwrap(), id.clone()));
+    }
+    assert!(by_creation.windows(2).all(|pair| pair[0] < pair[1]), "oldest first");
+    assert_eq!(walked.iter().collect::<HashSet<_>>(), created.iter().collect::<HashSet<_>>());
+
+    for (query, code) in
+        [("limit=0", "invalid_query"), ("limit=5000", "invalid_query"), ("cursor=zzz", "invalid_cursor")]
+    {
+        let (status, body) = server.get(&format!("/threads?{query}"), ALICE).await;
+        assert_eq!((status, error_of(&body).0), (400, code), "{query}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
+    let server = Server::start(
+        runtime(0, Arc::new(Semaphore::new(0))),
+        ServerConfig { body_read_timeout: Duration::from_millis(300), ..config() },
+    )
+    .await;
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.expect("connect");
+    let head = format!(
+        "POST /threads HTTP/1.1\r\nhost: {address}\r\nauthorization: Bearer {ALICE}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{{\"agent\""
+    );
+    socket.write_all(head.as_bytes()).await.expect("write the start of a request");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(support::PATIENCE, async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut buffer).await.expect("read the answer");
+            answer.extend_from_slice(&buffer[..n]);
+            if n == 0 || String::from_utf8_lossy(&answer).contains("body_timeout") {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "no answer to a body that never came");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("body_read_timeout"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
+}
