@@ -37,6 +37,12 @@ pub struct ServerConfig {
     /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,
     /// kind, source, duration) per hook run of its runs, and `hook_failed` when one failed.
     pub hook_runs: Option<HookRuns>,
+    /// The most user values one user may hold (default 100): a `PUT` of a new key beyond it is
+    /// refused with 429 `too_many_user_values`; overwriting or deleting a key always works.
+    pub max_user_values: usize,
+    /// The largest user value, in bytes of JSON (default 16 KiB); a larger one is refused with
+    /// 413 `user_value_too_large`.
+    pub max_user_value_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +54,8 @@ impl Default for ServerConfig {
             keep_alive: Duration::from_secs(15),
             catalog: Vec::new(),
             hook_runs: None,
+            max_user_values: 100,
+            max_user_value_bytes: 16 * 1024,
         }
     }
 }

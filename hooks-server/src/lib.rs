@@ -32,7 +32,8 @@
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
-//! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
+//! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
+//! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |
 //! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
 //!
 //! # Event streams
@@ -120,6 +121,7 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}/events", get(threads::events))
         .route("/threads/{id}/abort", post(threads::abort))
         .route("/user/events", get(users::events))
+        .route("/user/values", get(users::list_values))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]

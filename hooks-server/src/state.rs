@@ -76,7 +76,12 @@ impl ThreadEntry {
 
 impl AppState {
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
-        AppState { runtime, auth, config: Arc::new(config), threads: Arc::default(), users: Arc::default() }
+        let state = AppState { runtime, auth, config: Arc::new(config), threads: Arc::default(), users: Arc::default() };
+        // Subscribed here, before any client can attach, so no change of another process is
+        // missed once this runtime listens.
+        let changes = state.runtime.subscribe_user_changes();
+        tokio::spawn(crate::users::forward_other_processes(changes, Arc::downgrade(&state.users)));
+        state
     }
 
     /// Registers a thread just created or opened, and starts the task that logs its events.

@@ -30,7 +30,8 @@ impl PostgresStore {
     /// and a `NOTIFY`, sent only if the row commits.
     pub async fn publish_user(&self, change: &UserChange) -> Result<(), StoreError> {
         let fail = |detail: String| {
-            StoreError(format!("publish_user_change: user `{}`, key `{}`: {detail}", change.user_id, change.key))
+            let what = change.key().map_or_else(|| "a new thread".to_owned(), |key| format!("key `{key}`"));
+            StoreError(format!("publish_user_change: user `{}`, {what}: {detail}", change.user_id))
         };
         let pg = |e: tokio_postgres::Error| fail(describe_pg(&e));
         let json = serde_json::to_string(change).map_err(|e| fail(describe_json_error(&e)))?;
