@@ -47,7 +47,7 @@ impl PostgresStore {
         let mut client = self.client("set_user_value").await?;
         let tx = client.transaction().await.map_err(pg)?;
         // Hash collisions only make two unrelated keys take turns.
-        let lock = format!("{} user value {user_id}\u{0}{key}", self.inner.user_channel);
+        let lock = format!("{} user value {}:{user_id}{key}", self.inner.user_channel, user_id.len());
         tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock]).await.map_err(pg)?;
         let old: Option<String> = tx
             .query_opt("SELECT value::text FROM user_values WHERE user_id = $1 AND key = $2", &[&user_id, &key])
