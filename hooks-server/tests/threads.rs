@@ -256,6 +256,18 @@ async fn requests_without_a_valid_token_are_unauthorized() {
     assert_eq!(body["error"]["code"], "unauthorized");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authorization_scheme_is_case_insensitive() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let response =
+            server.client.get(server.url("/threads")).header("authorization", format!("{scheme} {ALICE}")).send().await;
+        assert_eq!(response.unwrap().status().as_u16(), 200, "`{scheme}` is the bearer scheme");
+    }
+    let response = server.client.get(server.url("/threads")).header("authorization", format!("Basic {ALICE}")).send();
+    assert_eq!(response.await.unwrap().status().as_u16(), 401, "another scheme is not");
+}
+
 /// Sends a request and checks the status and error code; returns the error message, which
 /// must not contain `SECRET`.
 async fn refused(server: &Server, method: Method, path: &str, body: &str, status: u16, code: &str) -> String {
