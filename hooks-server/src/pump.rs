@@ -72,7 +72,7 @@ impl Pump {
                         // With a store that carries events, the missed ones come back from it
                         // (nothing awaits their echo), so nothing is lost.
                         if self.store_events.is_none() {
-                            self.log.push(&json!({ "type": "events_lost", "count": missed }));
+                            self.log.push(&crate::event_log::events_lost(missed));
                         }
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
