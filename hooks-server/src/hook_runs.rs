@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -44,6 +45,8 @@ pub(crate) const RUN_SPAN: &str = "hooks_server_run";
 #[derive(Clone, Default)]
 pub struct HookRuns {
     threads: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ServerEvent>>>>,
+    /// Set once its layer is part of a subscriber, so the inspector can tell a missing layer.
+    layered: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for HookRuns {
@@ -62,6 +65,11 @@ impl HookRuns {
     /// The `tracing` layer that feeds this sink.
     pub fn layer(&self) -> HookRunLayer {
         HookRunLayer { runs: self.clone() }
+    }
+
+    /// Whether [`HookRuns::layer`] was put in a subscriber (without it nothing is recorded).
+    pub(crate) fn is_layered(&self) -> bool {
+        self.layered.load(Ordering::Relaxed)
     }
 
     pub(crate) fn register(&self, thread_id: &str, events: mpsc::UnboundedSender<ServerEvent>) {
@@ -126,6 +134,10 @@ impl<S> Layer<S> for HookRunLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        self.runs.layered.store(true, Ordering::Relaxed);
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let metadata = attrs.metadata();
         let noted = if metadata.target() == HOOK_TARGET && metadata.name() == "hook" {

@@ -34,7 +34,8 @@
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |
-//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
+//! | `GET /inspect/status` | feature `inspector`: `{"hookRuns": "recording" \| "not_configured" \| "no_layer"}`, what the page tells about hook runs |
 //!
 //! # Event streams
 //!
@@ -128,7 +129,7 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
-    let router = router.route("/inspect", get(inspector::page));
+    let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
     router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
 }
 
