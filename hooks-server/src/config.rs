@@ -35,7 +35,9 @@ pub struct ServerConfig {
     pub catalog: Vec<String>,
     /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in
     /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,
-    /// kind, source, duration) per hook run of its runs, and `hook_failed` when one failed.
+    /// kind, source, duration) per hook run of its runs, `hook_failed` when one failed, and
+    /// `messages_filtered` (the message counts before and after) per `filter_messages` chain.
+    /// Without it, `/inspect` shows the code that sets it up.
     pub hook_runs: Option<HookRuns>,
     /// The most user values one user may hold (default 100): a `PUT` of a new key beyond it is
     /// refused with 429 `too_many_user_values`; overwriting or deleting a key always works.

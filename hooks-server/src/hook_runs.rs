@@ -1,6 +1,8 @@
 //! Hook runs on the thread event streams: a `tracing` layer that reads the runtime's hook spans
 //! (id, kind, source, duration) and its failure logs, and sends each to the event log of the
-//! thread whose run they belong to, as `hook_run` and `hook_failed` events.
+//! thread whose run they belong to, as `hook_run` and `hook_failed` events; and what each
+//! `filter_messages` chain did to the request's history, as `messages_filtered`
+//! (`{"before", "after"}`: the message counts around the chain).
 //!
 //! The runtime's spans do not name their thread; the server runs each send inside a
 //! `hooks_server_run` span that does, and a hook span's nearest such ancestor is its thread.
@@ -23,6 +25,8 @@ use crate::pump::ServerEvent;
 
 /// The runtime's target for hook spans and hook failure logs.
 const HOOK_TARGET: &str = "hooks_runtime::hook";
+/// The runtime's span around a `filter_messages` chain, with the message counts.
+const FILTER_SPAN: &str = "filter_messages_chain";
 /// The span the server runs each send in.
 pub(crate) const RUN_SPAN: &str = "hooks_server_run";
 
@@ -94,6 +98,8 @@ pub struct HookRunLayer {
 enum Noted {
     Run { thread: String },
     Hook { fields: HookFields, started: Instant },
+    /// A `filter_messages` chain: the history's length before and after it.
+    Filter { fields: HookFields },
 }
 
 #[derive(Default)]
@@ -103,6 +109,8 @@ struct HookFields {
     source: String,
     thread: String,
     duration_us: Option<u64>,
+    messages_before: Option<u64>,
+    messages_after: Option<u64>,
 }
 
 impl Visit for HookFields {
@@ -117,8 +125,11 @@ impl Visit for HookFields {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "duration_us" {
-            self.duration_us = Some(value);
+        match field.name() {
+            "duration_us" => self.duration_us = Some(value),
+            "messages_before" => self.messages_before = Some(value),
+            "messages_after" => self.messages_after = Some(value),
+            _ => {}
         }
     }
 
@@ -144,6 +155,10 @@ where
             let mut fields = HookFields::default();
             attrs.record(&mut fields);
             Noted::Hook { fields, started: Instant::now() }
+        } else if metadata.target() == HOOK_TARGET && metadata.name() == FILTER_SPAN {
+            let mut fields = HookFields::default();
+            attrs.record(&mut fields);
+            Noted::Filter { fields }
         } else if metadata.target() == "hooks_server" && metadata.name() == RUN_SPAN {
             let mut fields = HookFields::default();
             attrs.record(&mut fields);
@@ -158,7 +173,8 @@ where
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         if let Some(span) = ctx.span(id)
-            && let Some(Noted::Hook { fields, .. }) = span.extensions_mut().get_mut::<Noted>()
+            && let Some(Noted::Hook { fields, .. } | Noted::Filter { fields }) =
+                span.extensions_mut().get_mut::<Noted>()
         {
             values.record(fields);
         }
@@ -174,6 +190,11 @@ where
                 "source": fields.source,
                 "durationUs": fields.duration_us.unwrap_or_else(|| started.elapsed().as_micros() as u64),
             }),
+            Some(Noted::Filter { fields }) => match (fields.messages_before, fields.messages_after) {
+                (Some(before), Some(after)) => json!({ "type": "messages_filtered", "before": before, "after": after }),
+                // The chain did not finish (its run was dropped): nothing to report.
+                _ => return,
+            },
             _ => return,
         };
         let thread = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {

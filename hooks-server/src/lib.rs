@@ -30,7 +30,7 @@
 //! | `GET /threads/{id}/messages` | `?limit=N&include_silent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
-//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |

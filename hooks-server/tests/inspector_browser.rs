@@ -35,6 +35,11 @@ fn record_forecast(_state: &ThreadState, _call: &HookToolCall, _result: &HookToo
 #[hook(tool_call_done, id = "audit_tool_calls")]
 fn audit_tool_calls(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
 
+#[hook(filter_messages, id = "keep_everything")]
+fn keep_everything(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages
+}
+
 #[hook(after_create_message, id = "index_messages")]
 fn index_messages(_state: &ThreadState, _message: &MessageRecord) {}
 
@@ -43,7 +48,7 @@ define_prompt! {
     model: "scripted",
     prompt: "Answer weather questions; look the forecast up first.",
     tools: ["forecast"],
-    hooks: [announce_forecast, record_forecast, index_messages],
+    hooks: [announce_forecast, record_forecast, index_messages, keep_everything],
 }
 
 define_prompt! {
@@ -303,6 +308,10 @@ async fn check_page(client: Client, base: String) {
     ] {
         at("hook_run", hook);
     }
+    // What the filter chain did to each request's history: the first request has the user's
+    // message, the second also the tool call and its result.
+    at("messages_filtered", "filter_messages kept 1 of 1 messages");
+    at("messages_filtered", "filter_messages kept 3 of 3 messages");
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
     assert!(kinds.contains(&"status"), "{kinds:?}");
     // Every live event row has its stream id, each once.
