@@ -312,7 +312,10 @@ impl Runtime {
         let user_id = options.user_id.clone();
         let thread = Thread::create(&self.inner, agent, options).await?;
         if let Some(user_id) = user_id {
-            let kind = UserChangeKind::ThreadCreated { thread_id: thread.id().to_owned(), agent: thread.agent_name().to_owned() };
+            let kind = UserChangeKind::ThreadCreated {
+                thread_id: thread.id().to_owned(),
+                agent: thread.agent_name().to_owned(),
+            };
             user_sync::publish_change(&self.inner, &user_id, kind).await;
         }
         Ok(thread)
@@ -361,7 +364,12 @@ impl Runtime {
     /// # Ok::<(), hooks_runtime::RuntimeError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) -> Result<Option<Value>, RuntimeError> {
+    pub async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<Value>,
+    ) -> Result<Option<Value>, RuntimeError> {
         let old = self.inner.store.set_user_value(user_id, key, value.as_ref()).await.map_err(RuntimeError::Store)?;
         let event = UserEvent::ValueChanged { key: key.to_owned(), old: old.clone(), new: value };
         user_sync::publish(&self.inner, user_id, &event).await;

@@ -102,7 +102,11 @@ async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_a
     );
     assert_eq!(seen_by(user, &[]), [], "C has no client of the user: no hook runs there");
     for runtime in [&a, &b, &c] {
-        assert_eq!(runtime.user_value(user, "theme").await.unwrap(), Some(json!("light")), "every runtime has the value");
+        assert_eq!(
+            runtime.user_value(user, "theme").await.unwrap(),
+            Some(json!("light")),
+            "every runtime has the value"
+        );
         assert_eq!(runtime.user_value(user, "ping").await.unwrap(), Some(json!(true)));
     }
     schema.drop().await;

@@ -96,10 +96,17 @@ pub struct HookRunLayer {
 
 /// What a span said about itself, kept in its extensions.
 enum Noted {
-    Run { thread: String },
-    Hook { fields: HookFields, started: Instant },
+    Run {
+        thread: String,
+    },
+    Hook {
+        fields: HookFields,
+        started: Instant,
+    },
     /// A `filter_messages` chain: the history's length before and after it.
-    Filter { fields: HookFields },
+    Filter {
+        fields: HookFields,
+    },
 }
 
 #[derive(Default)]

@@ -76,7 +76,8 @@ impl ThreadEntry {
 
 impl AppState {
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
-        let state = AppState { runtime, auth, config: Arc::new(config), threads: Arc::default(), users: Arc::default() };
+        let state =
+            AppState { runtime, auth, config: Arc::new(config), threads: Arc::default(), users: Arc::default() };
         // Subscribed here, before any client can attach, so no change of another process is
         // missed once this runtime listens.
         let changes = state.runtime.subscribe_user_changes();

@@ -6,8 +6,8 @@
 //! `Last-Event-ID` on its own, it passes through HTTP proxies and needs no extra dependency.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use axum::Json;
 use axum::extract::{Path, Query, State};

@@ -225,8 +225,7 @@ fn has_row(rows: &[Vec<String>], cells: &[&str]) -> bool {
 
 /// Whether `text` holds a clock time as the page prints one (`10:42:07`, with AM/PM or not).
 fn looks_like_a_time(text: &str) -> bool {
-    text.split(|c: char| !c.is_ascii_digit() && c != ':')
-        .any(|part| part.len() >= 7 && part.split(':').count() == 3)
+    text.split(|c: char| !c.is_ascii_digit() && c != ':').any(|part| part.len() >= 7 && part.split(':').count() == 3)
 }
 
 /// Where the screenshot goes: `target/` of this build (what `CARGO_TARGET_DIR` names, if set),
@@ -393,7 +392,9 @@ async fn check_hint(client: Client, base: String) {
     }
     let text = hint.text().await.unwrap();
     assert!(text.contains("no ServerConfig::hook_runs"), "{text}");
-    for code in ["HookRuns::new()", ".with(runs.layer())", "hook_runs: Some(runs)", "router_with(runtime, auth, config)"] {
+    for code in
+        ["HookRuns::new()", ".with(runs.layer())", "hook_runs: Some(runs)", "router_with(runtime, auth, config)"]
+    {
         assert!(text.contains(code), "the hint lacks `{code}`: {text}");
     }
 }

@@ -250,5 +250,9 @@ async fn user_values_past_the_quotas_are_refused_naming_the_limit() {
     let (_, listed) = server.get("/user/values", "token-quota").await;
     let keys: Vec<&str> = listed["values"].as_array().unwrap().iter().map(|v| v["key"].as_str().unwrap()).collect();
     assert_eq!(keys, ["a", "c"], "{listed}");
-    assert_eq!(server.call(Method::PUT, "/user/values/a", "token-other", Some("1")).await.0, 204, "quotas are per user");
+    assert_eq!(
+        server.call(Method::PUT, "/user/values/a", "token-other", Some("1")).await.0,
+        204,
+        "quotas are per user"
+    );
 }

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{Model, ModelError, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
+use hooks_runtime::store::{
+    InMemoryStore, MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus, UserValue,
+};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions, ToolCallListener, ToolCallOutcome};
 use support::capture_logs;

@@ -10,9 +10,12 @@ use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     threads: Mutex<HashMap<String, StoredThread>>,
-    /// Each user's values by key, with the time each was set.
-    users: Mutex<HashMap<String, BTreeMap<String, (Value, i64)>>>,
+    /// Each user's values.
+    users: Mutex<HashMap<String, UserValues>>,
 }
+
+/// One user's values by key, each with the time it was set.
+type UserValues = BTreeMap<String, (Value, i64)>;
 
 #[derive(Debug)]
 struct StoredThread {
@@ -121,7 +124,12 @@ impl MessageStore for InMemoryStore {
             .collect())
     }
 
-    async fn set_user_value(&self, user_id: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
         let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
         let old = match value {
             Some(value) => users

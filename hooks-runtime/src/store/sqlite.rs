@@ -717,13 +717,17 @@ impl MessageStore for SqliteStore {
         .await
     }
 
-    async fn set_user_value(&self, user_id: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
         let user_id = user_id.to_owned();
         let key = key.to_owned();
-        let json = value
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| user_error("set_user_value", user_id.as_str())(format!("encode `{key}`: {}", describe_json_error(&e))))?;
+        let json = value.map(serde_json::to_string).transpose().map_err(|e| {
+            user_error("set_user_value", user_id.as_str())(format!("encode `{key}`: {}", describe_json_error(&e)))
+        })?;
         self.run("set_user_value", move |connection| {
             let fail = user_error("set_user_value", &user_id);
             let sql = |e: rusqlite::Error| fail(format!("SQLite: {e}"));

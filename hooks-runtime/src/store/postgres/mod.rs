@@ -58,8 +58,8 @@ mod events;
 mod fence;
 mod lease;
 mod schema;
-mod user_values;
 mod user_events;
+mod user_values;
 
 pub use lease::{Lease, LeaseGuard, OWNER_LOST};
 
@@ -759,7 +759,12 @@ impl MessageStore for PostgresStore {
     }
 
     /// The old value read and the new one written under an advisory lock of the user's key.
-    async fn set_user_value(&self, user_id: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
         self.write_user_value(user_id, key, value).await
     }
 

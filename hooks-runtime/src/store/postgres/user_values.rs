@@ -80,5 +80,6 @@ fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) 
 
 /// A stored user value; one that is not JSON is an error naming its key.
 fn parse(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(json).map_err(|e| fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))))
+    serde_json::from_str(json)
+        .map_err(|e| fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))))
 }
