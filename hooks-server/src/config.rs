@@ -40,7 +40,9 @@ pub struct ServerConfig {
     /// Without it, `/inspect` shows the code that sets it up.
     pub hook_runs: Option<HookRuns>,
     /// The most user values one user may hold (default 100): a `PUT` of a new key beyond it is
-    /// refused with 429 `too_many_user_values`; overwriting or deleting a key always works.
+    /// refused with 429 `too_many_user_values`; overwriting or deleting a key always works. The
+    /// count is read before the write, so first writes of new keys that one user sends at the
+    /// same moment can each pass it: the most a user holds is this plus such writes in flight.
     pub max_user_values: usize,
     /// The largest user value, in bytes of JSON (default 16 KiB); a larger one is refused with
     /// 413 `user_value_too_large`.
