@@ -67,6 +67,10 @@
 //! process that ran, and show only there. Each opened thread holds one database connection
 //! that listens for its events.
 //!
+//! A user's stream on any process shows the other processes' changes of that user's values and
+//! the threads they create for the user (`value_changed`, `thread_created`), each once, from
+//! the process's first user stream on; and every process reads user values from the store.
+//!
 //! # Errors
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
