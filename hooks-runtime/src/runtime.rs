@@ -21,7 +21,7 @@ use serde_json::Value;
 pub use self::inner::ToolAuthorizer;
 use self::inner::{AgentEntry, RuntimeInner};
 use crate::model::Model;
-use crate::store::{InMemoryStore, MessageStore};
+use crate::store::{InMemoryStore, MessageStore, UserChange, UserChangeKind, UserValue};
 use crate::thread::{RuntimeError, Thread, ThreadOptions};
 use crate::tool::Tool;
 use crate::tool::{ToolCallListener, ToolCallListenerTarget};
@@ -320,8 +320,19 @@ impl Runtime {
     }
 
     /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
+    /// On a store that several processes share, a thread created for a user is announced to
+    /// the other runtimes' [`subscribe_user_changes`](Runtime::subscribe_user_changes) followers.
     pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
-        Thread::create(&self.inner, agent, options).await
+        let user_id = options.user_id.clone();
+        let thread = Thread::create(&self.inner, agent, options).await?;
+        if let Some(user_id) = user_id {
+            let kind = UserChangeKind::ThreadCreated {
+                thread_id: thread.id().to_owned(),
+                agent: thread.agent_name().to_owned(),
+            };
+            user_sync::publish_change(&self.inner, &user_id, kind).await;
+        }
+        Ok(thread)
     }
 
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
@@ -333,27 +344,89 @@ impl Runtime {
     pub async fn attach_client(&self, user_id: &str, client_id: &str) {
         // Scale-out: from the first client on, this runtime follows other processes' changes.
         user_sync::listen(&self.inner).await;
-        self.inner.users.attach_client(user_id, client_id, self.inner.hook_timeout).await;
+        let users = &self.inner.users;
+        let values = self.hook_values(user_id, &UserEvent::ClientAttached { client_id: client_id.to_owned() }).await;
+        users.attach_client(user_id, client_id, values, self.inner.hook_timeout).await;
     }
 
     /// A client disconnected: runs every `user_client_detached` hook.
     pub async fn detach_client(&self, user_id: &str, client_id: &str) {
-        self.inner.users.detach_client(user_id, client_id, self.inner.hook_timeout).await;
-    }
-
-    /// Sets (or, with `None`, removes) a user value: runs every `user_value_changed` hook.
-    /// On a store that several processes share (`PostgresStore`) the change also reaches every
-    /// other runtime, which runs the hooks once if a client of the user is attached to it.
-    pub async fn set_user_value(&self, user_id: &str, key: &str, value: Option<Value>) {
         let users = &self.inner.users;
-        let event = UserEvent::ValueChanged { key: key.to_owned(), old: users.value(user_id, key), new: value };
-        user_sync::publish(&self.inner, user_id, &event).await;
-        users.change_value(user_id, event, self.inner.hook_timeout).await;
+        let values = self.hook_values(user_id, &UserEvent::ClientDetached { client_id: client_id.to_owned() }).await;
+        users.detach_client(user_id, client_id, values, self.inner.hook_timeout).await;
     }
 
-    /// A user value.
-    pub fn user_value(&self, user_id: &str, key: &str) -> Option<Value> {
-        self.inner.users.value(user_id, key)
+    /// Sets (or, with `None`, removes) a user value and returns the value it replaced; then
+    /// runs every `user_value_changed` hook, once.
+    ///
+    /// The value is kept in the store ([`MessageStore::set_user_value`]), which reads the old
+    /// value and writes the new one in one atomic step: it survives a restart, and every
+    /// process on a shared store reads it. On a store that carries events between processes
+    /// (`PostgresStore`) the change also reaches every other runtime, which runs the hooks once
+    /// if a client of the user is attached to it, and hands it to its
+    /// [`subscribe_user_changes`](Runtime::subscribe_user_changes) followers.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// assert_eq!(runtime.set_user_value("alice", "theme", Some(json!("dark"))).await?, None);
+    /// assert_eq!(runtime.set_user_value("alice", "theme", Some(json!("light"))).await?, Some(json!("dark")));
+    /// assert_eq!(runtime.user_value("alice", "theme").await?, Some(json!("light")));
+    /// # Ok::<(), hooks_runtime::RuntimeError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<Value>,
+    ) -> Result<Option<Value>, RuntimeError> {
+        let old = self.inner.store.set_user_value(user_id, key, value.as_ref()).await.map_err(RuntimeError::Store)?;
+        let event = UserEvent::ValueChanged { key: key.to_owned(), old: old.clone(), new: value };
+        user_sync::publish(&self.inner, user_id, &event).await;
+        let values = self.hook_values(user_id, &event).await;
+        self.inner.users.change_value(user_id, event, values, self.inner.hook_timeout).await;
+        Ok(old)
+    }
+
+    /// A user value, as the store has it.
+    pub async fn user_value(&self, user_id: &str, key: &str) -> Result<Option<Value>, RuntimeError> {
+        let values = self.user_values(user_id).await?;
+        Ok(values.into_iter().find(|value| value.key == key).map(|value| value.value))
+    }
+
+    /// Every value of the user, ordered by key, with the time each was set.
+    pub async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, RuntimeError> {
+        self.inner.store.user_values(user_id).await.map_err(RuntimeError::Store)
+    }
+
+    /// Follows what other runtimes on a shared store do for users: their user value changes
+    /// and the threads they create for a user, from when this runtime listens (its first
+    /// [`attach_client`](Runtime::attach_client)) on. This runtime's own changes are not in it;
+    /// on a store of one process nothing ever is. A follower that falls more than 1,024 changes
+    /// behind is told by [`RecvError::Lagged`](tokio::sync::broadcast::error::RecvError::Lagged).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = hooks_runtime::Runtime::builder().build().unwrap();
+    /// let mut changes = runtime.subscribe_user_changes();
+    /// assert!(changes.try_recv().is_err(), "one process: nothing from others");
+    /// # });
+    /// ```
+    pub fn subscribe_user_changes(&self) -> tokio::sync::broadcast::Receiver<UserChange> {
+        self.inner.users.sync.remote.subscribe()
+    }
+
+    /// The user's values for the hooks of `event`; none are read when no such hook is linked.
+    async fn hook_values(&self, user_id: &str, event: &UserEvent) -> hooks_core::ExtraFields {
+        if self.inner.users.has_hooks(event) {
+            self.inner.user_values_for_hooks(user_id).await
+        } else {
+            hooks_core::ExtraFields::new()
+        }
     }
 }
 

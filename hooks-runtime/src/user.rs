@@ -6,13 +6,14 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use hooks_core::{ExtraFields, HookExecutionContext, HookKind, Registry, ResolvedHook, UserEvent, UserState};
-use serde_json::Value;
 
 use crate::dispatch;
 
+/// What a runtime keeps of a user in memory: only the clients connected to it. The user's
+/// values live in the store, which every process on it shares, and are read from there for
+/// each event; a copy kept here would go stale as soon as another process wrote one.
 #[derive(Debug, Default, Clone)]
 struct UserData {
-    values: ExtraFields,
     clients: Vec<String>,
 }
 
@@ -47,64 +48,64 @@ impl UserScope {
         }
     }
 
-    /// A client connected: runs every `user_client_attached` hook.
-    pub(crate) async fn attach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
-        let event = UserEvent::ClientAttached { client_id: client_id.to_owned() };
-        let state = self.change(user_id, event, |data| data.clients.push(client_id.to_owned()));
-        dispatch::await_point!(dispatch::user_event(&self.attached, timeout, &state));
+    /// Whether any hook of `event`'s kind is linked: when none is, nothing reads the user's
+    /// values for it.
+    pub(crate) fn has_hooks(&self, event: &UserEvent) -> bool {
+        !self.hooks_of(event).is_empty()
     }
 
-    /// A client disconnected: runs every `user_client_detached` hook.
-    pub(crate) async fn detach_client(&self, user_id: &str, client_id: &str, timeout: Duration) {
-        let event = UserEvent::ClientDetached { client_id: client_id.to_owned() };
-        let state = self.change(user_id, event, |data| data.clients.retain(|client| client != client_id));
-        dispatch::await_point!(dispatch::user_event(&self.detached, timeout, &state));
-    }
-
-    /// A user value change made here (`event` is a `ValueChanged`): applied to the user's
-    /// values, then every `user_value_changed` hook runs.
-    pub(crate) async fn change_value(&self, user_id: &str, event: UserEvent, timeout: Duration) {
-        let state = self.apply_value_change(user_id, event);
-        dispatch::await_point!(dispatch::user_event(&self.value_changed, timeout, &state));
-    }
-
-    /// A change another runtime made (scale-out): applied to this runtime's copy of the user's
-    /// values; the `user_value_changed` hooks run only if a client of the user is attached here.
-    pub(crate) async fn apply_remote(&self, change: crate::store::UserChange, timeout: Duration) {
-        let crate::store::UserChange { user_id, key, old, new, .. } = change;
-        let state = self.apply_value_change(&user_id, UserEvent::ValueChanged { key, old, new });
-        if !state.clients.is_empty() {
-            dispatch::await_point!(dispatch::user_event(&self.value_changed, timeout, &state));
+    fn hooks_of(&self, event: &UserEvent) -> &[ResolvedHook] {
+        match event {
+            UserEvent::ClientAttached { .. } => &self.attached,
+            UserEvent::ClientDetached { .. } => &self.detached,
+            UserEvent::ValueChanged { .. } => &self.value_changed,
         }
     }
 
-    fn apply_value_change(&self, user_id: &str, event: UserEvent) -> UserState {
-        let UserEvent::ValueChanged { key, new, .. } = &event else {
-            unreachable!("a value change is a `ValueChanged` event")
-        };
-        let (key, new) = (key.clone(), new.clone());
-        self.change(user_id, event, |data| match new {
-            Some(value) => {
-                data.values.insert(key, value);
-            }
-            None => {
-                data.values.remove(&key);
-            }
-        })
+    /// A client connected: runs every `user_client_attached` hook with the user's `values`.
+    pub(crate) async fn attach_client(&self, user_id: &str, client_id: &str, values: ExtraFields, timeout: Duration) {
+        let event = UserEvent::ClientAttached { client_id: client_id.to_owned() };
+        let state = self.change(user_id, event, values, |data| data.clients.push(client_id.to_owned()));
+        dispatch::await_point!(dispatch::user_event(&self.attached, timeout, &state));
     }
 
-    /// A user value.
-    pub(crate) fn value(&self, user_id: &str, key: &str) -> Option<Value> {
+    /// A client disconnected: runs every `user_client_detached` hook with the user's `values`.
+    pub(crate) async fn detach_client(&self, user_id: &str, client_id: &str, values: ExtraFields, timeout: Duration) {
+        let event = UserEvent::ClientDetached { client_id: client_id.to_owned() };
+        let state = self.change(user_id, event, values, |data| data.clients.retain(|client| client != client_id));
+        dispatch::await_point!(dispatch::user_event(&self.detached, timeout, &state));
+    }
+
+    /// A user value change (`event` is a `ValueChanged`) already in the store, which holds
+    /// `values` after it: every `user_value_changed` hook runs.
+    pub(crate) async fn change_value(&self, user_id: &str, event: UserEvent, values: ExtraFields, timeout: Duration) {
+        let state = self.change(user_id, event, values, |_| {});
+        dispatch::await_point!(dispatch::user_event(&self.value_changed, timeout, &state));
+    }
+
+    /// Whether a client of `user_id` is connected to this runtime.
+    pub(crate) fn has_clients(&self, user_id: &str) -> bool {
         let users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
-        users.get(user_id).and_then(|data| data.values.get(key).cloned())
+        users.get(user_id).is_some_and(|data| !data.clients.is_empty())
     }
 
-    /// Applies a change and returns the user's state after it.
-    fn change(&self, user_id: &str, event: UserEvent, apply: impl FnOnce(&mut UserData)) -> UserState {
+    /// Applies a change to the user's clients and returns the user's state after it. A user
+    /// without clients is forgotten, so memory follows the connected users only.
+    fn change(
+        &self,
+        user_id: &str,
+        event: UserEvent,
+        values: ExtraFields,
+        apply: impl FnOnce(&mut UserData),
+    ) -> UserState {
         let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
         let data = users.entry(user_id.to_owned()).or_default();
         apply(data);
-        UserState { user_id: user_id.to_owned(), values: data.values.clone(), clients: data.clients.clone(), event }
+        let clients = data.clients.clone();
+        if clients.is_empty() {
+            users.remove(user_id);
+        }
+        UserState { user_id: user_id.to_owned(), values, clients, event }
     }
 }
 
@@ -115,10 +116,20 @@ pub(crate) struct UserSync {
     pub(crate) origin: String,
     /// Set once the runtime listens for other runtimes' changes.
     pub(crate) listening: tokio::sync::OnceCell<()>,
+    /// Other runtimes' changes, for whoever serves this runtime's users (a server's user
+    /// event streams).
+    pub(crate) remote: tokio::sync::broadcast::Sender<crate::store::UserChange>,
 }
+
+/// How many changes of other runtimes a slow follower of [`UserSync::remote`] may fall behind.
+const REMOTE_BUFFER: usize = 1024;
 
 impl UserSync {
     pub(crate) fn new() -> Self {
-        UserSync { origin: crate::ids::new_id("runtime"), listening: tokio::sync::OnceCell::new() }
+        UserSync {
+            origin: crate::ids::new_id("runtime"),
+            listening: tokio::sync::OnceCell::new(),
+            remote: tokio::sync::broadcast::Sender::new(REMOTE_BUFFER),
+        }
     }
 }

@@ -94,6 +94,23 @@ async fn y9_non_zero_exit_is_logged_at_warn_with_at_most_50_lines_of_output() {
 }
 
 #[tokio::test]
+async fn e5_a_failed_command_is_logged_by_its_template_never_by_the_substituted_text() {
+    let (logs, _guard) = Logs::capture();
+    let registry = on_stop([
+        HookAction::command("test -n \"${args}\" && exit 4"),
+        HookAction::command_safe("test -n ${args} && exit 5"),
+    ])
+    .with_executor(DefaultHookExecutor::new());
+    registry.fire_event(HookEvent::OnStop, &ctx(&[("args", "SECRET-ARGUMENT")])).await;
+
+    let warns = logs.events("WARN");
+    assert_eq!(warns.len(), 2, "{}", logs.text());
+    assert!(warns[0].contains("command `test -n \"${args}\" && exit 4` failed with exit code 4"), "{}", warns[0]);
+    assert!(warns[1].contains("command `test -n ${args} && exit 5` failed with exit code 5"), "{}", warns[1]);
+    assert!(!logs.text().contains("SECRET-ARGUMENT"), "a substituted value reached the log: {}", logs.text());
+}
+
+#[tokio::test]
 async fn y9_failure_report_includes_stderr_and_short_output_whole() {
     let (logs, _guard) = Logs::capture();
     on_stop([HookAction::command("echo to-stdout; echo to-stderr >&2; exit 1")])

@@ -44,6 +44,15 @@ async fn schema_version(schema: &PgSchema) -> i32 {
         .get(0)
 }
 
+/// The schema version this build writes: what a new schema gets.
+async fn latest_version() -> i32 {
+    let fresh = PgSchema::new("fresh_version");
+    drop(fresh.store().await);
+    let version = schema_version(&fresh).await;
+    fresh.drop().await;
+    version
+}
+
 // ---------------------------------------------------------------------------------------------
 // Schema and connection
 
@@ -90,7 +99,8 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
         .await
         .unwrap();
     let store = schema.store().await;
-    assert_eq!(schema_version(&schema).await, 3);
+    let latest = latest_version().await;
+    assert_eq!(schema_version(&schema).await, latest);
     let old = store.load_thread("old").await.unwrap().unwrap();
     assert_eq!(old.status, ThreadStatus::Stopped("max_steps".into()));
     assert_eq!(old.values["k"], json!([1, 2]));
@@ -98,9 +108,12 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     // Version 2's tables work on the migrated thread.
     store.publish("old", &ThreadEvent::Status { status: ThreadStatus::Idle }).await.unwrap();
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
+    // And every later step's: user values.
+    assert_eq!(store.set_user_value("alice", "k", Some(&json!(1))).await.unwrap(), None);
+    assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(1));
     // Connecting again changes nothing.
     drop(schema.store().await);
-    assert_eq!(schema_version(&schema).await, 3);
+    assert_eq!(schema_version(&schema).await, latest);
     schema.drop().await;
 }
 
@@ -139,7 +152,7 @@ async fn processes_starting_at_once_migrate_one_after_the_other() {
     for (n, result) in futures_join_all(attempts).await.into_iter().enumerate() {
         assert!(result.is_ok(), "store {n}: {result:?}");
     }
-    assert_eq!(schema_version(&schema).await, 3);
+    assert_eq!(schema_version(&schema).await, latest_version().await);
     schema.drop().await;
 }
 

@@ -1,7 +1,7 @@
 //! User scope across processes: three runtimes on one PostgreSQL schema (as three processes
 //! would be, each with its own pool). `user_value_changed` runs in every runtime where a client
 //! of the user is attached, once per change, wherever the change was made; a runtime without one
-//! of the user's clients runs nothing, and still sees the new value.
+//! of the user's clients runs nothing, and still reads the new value (from the store).
 //!
 //! Then the same between two OS processes: the parent runs this test binary again as a child,
 //! selecting [`user_scope_child`] with `--exact`; without [`CHILD_ENV`] the child test does
@@ -75,14 +75,15 @@ async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_a
     // C listens too (a client of someone else), but has none of this user's.
     c.attach_client("someone-else", "client-c").await;
 
-    a.set_user_value(user, "theme", Some(json!("dark"))).await;
-    a.set_user_value(user, "theme", Some(json!("light"))).await;
-    b.set_user_value(user, "ping", Some(json!(true))).await;
+    a.set_user_value(user, "theme", Some(json!("dark"))).await.unwrap();
+    a.set_user_value(user, "theme", Some(json!("light"))).await.unwrap();
+    b.set_user_value(user, "ping", Some(json!(true))).await.unwrap();
     // Changes arrive in order, so once A and C have B's change they have had their own
     // and A's.
     eventually("A running its hook for B's change", || seen_by(user, &["client-a"]).len() >= 3).await;
     eventually("B running its hook for A's changes", || seen_by(user, &["client-b"]).len() >= 3).await;
-    eventually("C learning B's change", || c.user_value(user, "ping").is_some()).await;
+    // The values are in the store: C reads B's change at once, with no client of the user.
+    assert_eq!(c.user_value(user, "ping").await.unwrap(), Some(json!(true)));
 
     let theme = |value: &str| ("theme".to_owned(), Some(json!(value)));
     let ping = ("ping".to_owned(), Some(json!(true)));
@@ -101,8 +102,12 @@ async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_a
     );
     assert_eq!(seen_by(user, &[]), [], "C has no client of the user: no hook runs there");
     for runtime in [&a, &b, &c] {
-        assert_eq!(runtime.user_value(user, "theme"), Some(json!("light")), "every runtime has the value");
-        assert_eq!(runtime.user_value(user, "ping"), Some(json!(true)));
+        assert_eq!(
+            runtime.user_value(user, "theme").await.unwrap(),
+            Some(json!("light")),
+            "every runtime has the value"
+        );
+        assert_eq!(runtime.user_value(user, "ping").await.unwrap(), Some(json!(true)));
     }
     schema.drop().await;
 }
@@ -127,13 +132,16 @@ async fn user_scope_child() {
     let runtime = runtime_on(store);
     runtime.attach_client(PROCESS_USER, "client-child").await;
     // Published before READY, so the parent's changes come after it in every listener.
-    runtime.set_user_value(PROCESS_USER, "from_child", Some(json!(1))).await;
+    runtime.set_user_value(PROCESS_USER, "from_child", Some(json!(1))).await.unwrap();
     println!("READY");
-    eventually("the parent's last change", || runtime.user_value(PROCESS_USER, "theme") == Some(json!("light"))).await;
+    eventually("the parent's last change", || {
+        seen_by(PROCESS_USER, &["client-child"]).last() == Some(&("theme".to_owned(), Some(json!("light"))))
+    })
+    .await;
     for (key, new) in seen_by(PROCESS_USER, &["client-child"]) {
         println!("SEEN {}", json!([key, new]));
     }
-    runtime.set_user_value(PROCESS_USER, "child_done", Some(json!(true))).await;
+    runtime.set_user_value(PROCESS_USER, "child_done", Some(json!(true))).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,8 +165,8 @@ async fn u1_user_value_changed_reaches_another_os_process_once_per_change() {
             // libtest may have written the test's name on the same line.
             if line.ends_with("READY") {
                 ready = true;
-                parent.set_user_value(PROCESS_USER, "theme", Some(json!("dark"))).await;
-                parent.set_user_value(PROCESS_USER, "theme", Some(json!("light"))).await;
+                parent.set_user_value(PROCESS_USER, "theme", Some(json!("dark"))).await.unwrap();
+                parent.set_user_value(PROCESS_USER, "theme", Some(json!("light"))).await.unwrap();
             } else if let Some(seen) = line.strip_prefix("SEEN ") {
                 let seen: (String, Option<Value>) = serde_json::from_str(seen).unwrap();
                 seen_in_child.push(seen);
@@ -169,7 +177,10 @@ async fn u1_user_value_changed_reaches_another_os_process_once_per_change() {
     let status = child.wait().await.unwrap();
     assert!(status.success() && ready, "the child process failed: {status}");
     // The child's last change comes after every earlier one, the parent's own included.
-    eventually("the child's last change", || parent.user_value(PROCESS_USER, "child_done").is_some()).await;
+    eventually("the child's last change", || {
+        seen_by(PROCESS_USER, &["client-parent"]).iter().any(|(key, _)| key == "child_done")
+    })
+    .await;
 
     let change = |key: &str, value: Value| (key.to_owned(), Some(value));
     assert_eq!(

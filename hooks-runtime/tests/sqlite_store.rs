@@ -407,12 +407,43 @@ async fn m11_a_version_1_file_is_migrated_and_keeps_its_threads() {
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(count(&path, "PRAGMA user_version"), 2);
+    assert_eq!(count(&path, "PRAGMA user_version"), latest_version(&dir));
     let old = store.load_thread("old").await.unwrap().unwrap();
     assert!(old.values.is_empty());
     assert_eq!(store.messages("old").await.unwrap().len(), 1);
     store.set_value("old", "k", &json!(true)).await.unwrap();
     assert_eq!(store.load_thread("old").await.unwrap().unwrap().values.get("k"), Some(&json!(true)));
+    // Every later step too: the file takes user values.
+    assert_eq!(store.set_user_value("alice", "k", Some(&json!(true))).await.unwrap(), None);
+    assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(true));
+}
+
+/// The schema version this build writes: what a new file gets.
+fn latest_version(dir: &TempDir) -> i64 {
+    let fresh = dir.0.join("fresh-for-version.db");
+    drop(SqliteStore::open(&fresh).unwrap());
+    count(&fresh, "PRAGMA user_version")
+}
+
+#[tokio::test]
+async fn u1_user_values_survive_a_restart_of_the_runtime() {
+    let dir = TempDir::new("user-values-restart");
+    let path = dir.db();
+    {
+        let runtime = hooks_runtime::Runtime::builder().store(SqliteStore::open(&path).unwrap()).build().unwrap();
+        runtime.set_user_value("alice", "theme", Some(json!("dark"))).await.unwrap();
+        runtime.set_user_value("alice", "gone", Some(json!(1))).await.unwrap();
+        runtime.set_user_value("alice", "gone", None).await.unwrap();
+    }
+    let runtime = hooks_runtime::Runtime::builder().store(SqliteStore::open(&path).unwrap()).build().unwrap();
+    assert_eq!(runtime.user_value("alice", "theme").await.unwrap(), Some(json!("dark")));
+    assert_eq!(runtime.user_value("alice", "gone").await.unwrap(), None);
+    assert_eq!(runtime.user_values("alice").await.unwrap().len(), 1);
+    assert_eq!(
+        runtime.set_user_value("alice", "theme", Some(json!("light"))).await.unwrap(),
+        Some(json!("dark")),
+        "the old value comes from the file"
+    );
 }
 
 #[tokio::test]
@@ -437,7 +468,7 @@ async fn a_foreign_database_without_a_schema_version_is_refused_not_stamped() {
     let empty = dir.0.join("empty.db");
     drop(raw(&empty));
     SqliteStore::open(&empty).unwrap();
-    assert_eq!(count(&empty, "PRAGMA user_version"), 2);
+    assert!(count(&empty, "PRAGMA user_version") >= 3, "every step applied");
 }
 
 #[tokio::test]

@@ -97,6 +97,11 @@ impl Fixture for Postgres {
 // ---------------------------------------------------------------------------------------------
 // Data
 
+fn now_ms() -> i64 {
+    let elapsed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    i64::try_from(elapsed.as_millis()).unwrap()
+}
+
 fn ids(messages: &[HookMessage]) -> Vec<&str> {
     messages.iter().map(|m| m.id.as_str()).collect()
 }
@@ -394,6 +399,77 @@ async fn concurrent_threads_do_not_mix<F: Fixture>() {
     f.finish().await;
 }
 
+async fn u1_user_values_are_kept_per_user_ordered_by_key_with_their_time<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    assert!(store.user_values("alice").await.unwrap().is_empty(), "a user with no values has none");
+    let before = now_ms();
+    assert_eq!(store.set_user_value("alice", "theme", Some(&json!("dark"))).await.unwrap(), None);
+    assert_eq!(store.set_user_value("alice", "lang", Some(&json!({"code": "fr", "n": 0.5}))).await.unwrap(), None);
+    assert_eq!(store.set_user_value("bob", "theme", Some(&json!("light"))).await.unwrap(), None);
+    let alice = store.user_values("alice").await.unwrap();
+    let keys: Vec<&str> = alice.iter().map(|value| value.key.as_str()).collect();
+    assert_eq!(keys, ["lang", "theme"], "ordered by key");
+    assert_eq!(alice[0].value, json!({"code": "fr", "n": 0.5}));
+    assert_eq!(alice[1].value, json!("dark"));
+    assert!(alice.iter().all(|value| value.updated_at >= before && value.updated_at <= now_ms()), "{alice:?}");
+    let bob = store.user_values("bob").await.unwrap();
+    assert_eq!(bob.len(), 1, "values are per user: {bob:?}");
+    assert_eq!(bob[0].value, json!("light"));
+    f.finish().await;
+}
+
+async fn u1_set_user_value_returns_the_value_it_replaced_and_none_removes<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    assert_eq!(store.set_user_value("alice", "n", Some(&json!(1))).await.unwrap(), None);
+    assert_eq!(store.set_user_value("alice", "n", Some(&json!(2))).await.unwrap(), Some(json!(1)));
+    assert_eq!(store.set_user_value("alice", "n", None).await.unwrap(), Some(json!(2)));
+    assert!(store.user_values("alice").await.unwrap().is_empty(), "removed");
+    assert_eq!(store.set_user_value("alice", "n", None).await.unwrap(), None, "removing nothing is no error");
+    assert_eq!(store.set_user_value("alice", "null", Some(&json!(null))).await.unwrap(), None);
+    assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(null), "a JSON null is a value");
+    f.finish().await;
+}
+
+/// Eight writers set one key at once: each set reports the value the set before it left, so the
+/// old values form one chain from "none" to the final value, every value in it once.
+async fn u1_concurrent_sets_of_one_key_each_report_the_value_before_them<F: Fixture>() {
+    const WRITERS: usize = 8;
+    const EACH: usize = 10;
+    let f = F::open().await;
+    let store = f.store();
+    let mut tasks = Vec::new();
+    for writer in 0..WRITERS {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut olds = Vec::new();
+            for n in 0..EACH {
+                let value = json!(format!("w{writer}-{n}"));
+                olds.push((store.set_user_value("alice", "k", Some(&value)).await.unwrap(), value));
+            }
+            olds
+        }));
+    }
+    let mut next: std::collections::HashMap<Option<serde_json::Value>, serde_json::Value> =
+        std::collections::HashMap::new();
+    for task in tasks {
+        for (old, new) in task.await.unwrap() {
+            assert!(next.insert(old.clone(), new).is_none(), "two sets both replaced {old:?}");
+        }
+    }
+    // Walk the chain from "none": it passes every value once and ends at the stored one.
+    let mut at = None;
+    let mut steps = 0;
+    while let Some(new) = next.get(&at) {
+        at = Some(new.clone());
+        steps += 1;
+    }
+    assert_eq!(steps, WRITERS * EACH, "every set is in one chain");
+    assert_eq!(store.user_values("alice").await.unwrap()[0].value, at.unwrap());
+    f.finish().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Instantiation
 
@@ -415,6 +491,9 @@ macro_rules! suite {
                 m11_a_value_for_an_unknown_thread_creates_nothing,
                 concurrent_inserts_each_land_once_in_a_valid_order,
                 concurrent_threads_do_not_mix,
+                u1_user_values_are_kept_per_user_ordered_by_key_with_their_time,
+                u1_set_user_value_returns_the_value_it_replaced_and_none_removes,
+                u1_concurrent_sets_of_one_key_each_report_the_value_before_them,
             );
         }
     };

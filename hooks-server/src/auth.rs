@@ -84,13 +84,35 @@ impl FromRequestParts<AppState> for User {
         let token = header
             .to_str()
             .ok()
-            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
-            .map(str::trim)
-            .filter(|token| !token.is_empty())
+            .and_then(bearer_token)
             .ok_or_else(|| unauthorized("the `Authorization` header is not `Bearer <token>`"))?;
         match state.auth.authenticate(token).await {
             Some(user) => Ok(User(user)),
             None => Err(unauthorized("the bearer token is not valid")),
+        }
+    }
+}
+
+/// The token of an `Authorization` value `Bearer <token>`. The scheme is case-insensitive
+/// (RFC 9110, section 11.1): `bearer` and `BEARER` are `Bearer` too.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once([' ', '\t'])?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn the_scheme_is_case_insensitive_and_the_token_is_kept_as_sent() {
+        for value in ["Bearer abc", "bearer abc", "BEARER abc", "BeArEr  abc ", "Bearer\tabc"] {
+            assert_eq!(bearer_token(value), Some("abc"), "{value:?}");
+        }
+        assert_eq!(bearer_token("Bearer AbC"), Some("AbC"), "the token is case-sensitive");
+        for value in ["Basic abc", "Bearer", "Bearer ", "Bearerabc", "abc", ""] {
+            assert_eq!(bearer_token(value), None, "{value:?}");
         }
     }
 }

@@ -36,7 +36,9 @@ pub struct ServerConfig {
     pub catalog: Vec<String>,
     /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in
     /// the `tracing` subscriber, each thread's event stream gets a `hook_run` event (hook id,
-    /// kind, source, duration) per hook run of its runs, and `hook_failed` when one failed.
+    /// kind, source, duration) per hook run of its runs, `hook_failed` when one failed, and
+    /// `messages_filtered` (the message counts before and after) per `filter_messages` chain.
+    /// Without it, `/inspect` shows the code that sets it up.
     pub hook_runs: Option<HookRuns>,
     /// How long a request body may take to arrive (default 30 s); a slower one is refused with
     /// 408 `body_timeout`, so a client trickling a body cannot hold a request open.
@@ -56,6 +58,14 @@ pub struct ServerConfig {
     /// dropped; the next request opens it again from the store, with a new event log (a client
     /// resuming from an older id gets `stream_reset`).
     pub thread_idle_eviction: Duration,
+    /// The most user values one user may hold (default 100): a `PUT` of a new key beyond it is
+    /// refused with 429 `too_many_user_values`; overwriting or deleting a key always works. The
+    /// count is read before the write, so first writes of new keys that one user sends at the
+    /// same moment can each pass it: the most a user holds is this plus such writes in flight.
+    pub max_user_values: usize,
+    /// The largest user value, in bytes of JSON (default 16 KiB); a larger one is refused with
+    /// 413 `user_value_too_large`.
+    pub max_user_value_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +82,8 @@ impl Default for ServerConfig {
             max_queued_inputs: 16,
             max_arguments_bytes: 16 * 1024,
             thread_idle_eviction: Duration::from_secs(300),
+            max_user_values: 100,
+            max_user_value_bytes: 16 * 1024,
         }
     }
 }

@@ -8,6 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use tokio::sync::watch;
 
+/// The one shape of the notice that events are gone, wherever they were lost: the log's reader
+/// past the retention ([`Read::Lost`]), or a thread's pump that fell behind the runtime (whose
+/// missed events never got ids). `count` is how many events the client will never get.
+pub(crate) fn events_lost(count: u64) -> Value {
+    serde_json::json!({ "type": "events_lost", "count": count })
+}
+
 /// One logged event: its id (1, 2, 3... per log) and its JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LoggedEvent {
@@ -142,6 +149,11 @@ mod tests {
         // The cursor just before the oldest kept event lost nothing.
         let Read::Events(events) = log.read_after(4, 100) else { panic!("expected events") };
         assert_eq!(ids(&events), [5, 6, 7]);
+    }
+
+    #[test]
+    fn the_events_lost_notice_has_one_shape() {
+        assert_eq!(events_lost(3), json!({ "type": "events_lost", "count": 3 }));
     }
 
     #[test]

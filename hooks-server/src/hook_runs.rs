@@ -1,12 +1,15 @@
 //! Hook runs on the thread event streams: a `tracing` layer that reads the runtime's hook spans
 //! (id, kind, source, duration) and its failure logs, and sends each to the event log of the
-//! thread whose run they belong to, as `hook_run` and `hook_failed` events.
+//! thread whose run they belong to, as `hook_run` and `hook_failed` events; and what each
+//! `filter_messages` chain did to the request's history, as `messages_filtered`
+//! (`{"before", "after"}`: the message counts around the chain).
 //!
 //! The runtime's spans do not name their thread; the server runs each send inside a
 //! `hooks_server_run` span that does, and a hook span's nearest such ancestor is its thread.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -22,6 +25,8 @@ use crate::pump::ServerEvent;
 
 /// The runtime's target for hook spans and hook failure logs.
 const HOOK_TARGET: &str = "hooks_runtime::hook";
+/// The runtime's span around a `filter_messages` chain, with the message counts.
+const FILTER_SPAN: &str = "filter_messages_chain";
 /// The span the server runs each send in.
 pub(crate) const RUN_SPAN: &str = "hooks_server_run";
 
@@ -44,6 +49,8 @@ pub(crate) const RUN_SPAN: &str = "hooks_server_run";
 #[derive(Clone, Default)]
 pub struct HookRuns {
     threads: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ServerEvent>>>>,
+    /// Set once its layer is part of a subscriber, so the inspector can tell a missing layer.
+    layered: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for HookRuns {
@@ -62,6 +69,11 @@ impl HookRuns {
     /// The `tracing` layer that feeds this sink.
     pub fn layer(&self) -> HookRunLayer {
         HookRunLayer { runs: self.clone() }
+    }
+
+    /// Whether [`HookRuns::layer`] was put in a subscriber (without it nothing is recorded).
+    pub(crate) fn is_layered(&self) -> bool {
+        self.layered.load(Ordering::Relaxed)
     }
 
     pub(crate) fn register(&self, thread_id: &str, events: mpsc::UnboundedSender<ServerEvent>) {
@@ -93,8 +105,17 @@ pub struct HookRunLayer {
 
 /// What a span said about itself, kept in its extensions.
 enum Noted {
-    Run { thread: String },
-    Hook { fields: HookFields, started: Instant },
+    Run {
+        thread: String,
+    },
+    Hook {
+        fields: HookFields,
+        started: Instant,
+    },
+    /// A `filter_messages` chain: the history's length before and after it.
+    Filter {
+        fields: HookFields,
+    },
 }
 
 #[derive(Default)]
@@ -104,6 +125,8 @@ struct HookFields {
     source: String,
     thread: String,
     duration_us: Option<u64>,
+    messages_before: Option<u64>,
+    messages_after: Option<u64>,
 }
 
 impl Visit for HookFields {
@@ -118,8 +141,11 @@ impl Visit for HookFields {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "duration_us" {
-            self.duration_us = Some(value);
+        match field.name() {
+            "duration_us" => self.duration_us = Some(value),
+            "messages_before" => self.messages_before = Some(value),
+            "messages_after" => self.messages_after = Some(value),
+            _ => {}
         }
     }
 
@@ -135,12 +161,20 @@ impl<S> Layer<S> for HookRunLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        self.runs.layered.store(true, Ordering::Relaxed);
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let metadata = attrs.metadata();
         let noted = if metadata.target() == HOOK_TARGET && metadata.name() == "hook" {
             let mut fields = HookFields::default();
             attrs.record(&mut fields);
             Noted::Hook { fields, started: Instant::now() }
+        } else if metadata.target() == HOOK_TARGET && metadata.name() == FILTER_SPAN {
+            let mut fields = HookFields::default();
+            attrs.record(&mut fields);
+            Noted::Filter { fields }
         } else if metadata.target() == "hooks_server" && metadata.name() == RUN_SPAN {
             let mut fields = HookFields::default();
             attrs.record(&mut fields);
@@ -155,7 +189,8 @@ where
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         if let Some(span) = ctx.span(id)
-            && let Some(Noted::Hook { fields, .. }) = span.extensions_mut().get_mut::<Noted>()
+            && let Some(Noted::Hook { fields, .. } | Noted::Filter { fields }) =
+                span.extensions_mut().get_mut::<Noted>()
         {
             values.record(fields);
         }
@@ -171,6 +206,11 @@ where
                 "source": fields.source,
                 "durationUs": fields.duration_us.unwrap_or_else(|| started.elapsed().as_micros() as u64),
             }),
+            Some(Noted::Filter { fields }) => match (fields.messages_before, fields.messages_after) {
+                (Some(before), Some(after)) => json!({ "type": "messages_filtered", "before": before, "after": after }),
+                // The chain did not finish (its run was dropped): nothing to report.
+                _ => return,
+            },
             _ => return,
         };
         let thread = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {

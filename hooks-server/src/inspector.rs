@@ -2,8 +2,14 @@
 //! a thread's messages and its live events. It holds no data itself and needs no token to load;
 //! everything it shows it fetches with the token the viewer enters, like any other client.
 
+use axum::Json;
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
+use serde_json::{Value, json};
+
+use crate::auth::User;
+use crate::state::AppState;
 
 /// The page: HTML and its script in one file, no build step.
 const PAGE: &str = include_str!("inspector.html");
@@ -23,4 +29,15 @@ pub(crate) async fn page() -> impl IntoResponse {
         ],
         PAGE,
     )
+}
+
+/// `GET /inspect/status`: whether hook runs are recorded, so that the page can say exactly what
+/// is missing when they are not: `{"hookRuns": "recording" | "not_configured" | "no_layer"}`.
+pub(crate) async fn status(State(state): State<AppState>, User(_): User) -> Json<Value> {
+    let hook_runs = match &state.config.hook_runs {
+        None => "not_configured",
+        Some(runs) if !runs.is_layered() => "no_layer",
+        Some(_) => "recording",
+    };
+    Json(json!({ "hookRuns": hook_runs }))
 }

@@ -31,10 +31,12 @@
 //! | `GET /threads/{id}/messages` | `?limit=N&includeSilent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
-//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run` and `hook_failed` (with [`ServerConfig::hook_runs`]), `run_finished` |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
-//! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value; `PUT` (the value as the JSON body) and `DELETE` run `user_value_changed` |
-//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client |
+//! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
+//! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
+//! | `GET /inspect/status` | feature `inspector`: `{"hookRuns": "recording" \| "not_configured" \| "no_layer"}`, what the page tells about hook runs |
 //!
 //! # JSON names
 //!
@@ -55,8 +57,11 @@
 //! `type`. A client that reconnects with `Last-Event-ID` (or `?lastEventId=`, for a first
 //! connection) gets every event after that id, none twice, while the server still keeps it:
 //! the last [`ServerConfig::event_retention`] events of each thread and each user, in memory.
-//! Past that, the stream starts with `{"type":"events_lost","from","to"}` (no id) and goes on
-//! with what is kept; refetch the messages then. Without an id, a stream starts with what
+//! Past that, the stream starts with `{"type":"events_lost","count":N}` (no id), `N` the
+//! number of events the client will never get, and goes on with what is kept; refetch the
+//! messages then. The same event, with an id, is in a thread's stream when the server fell
+//! behind the thread's runtime and missed `N` of its events: `events_lost` has this one shape
+//! wherever events were lost. Without an id, a stream starts with what
 //! happens next; `lastEventId` of `GET /threads/{id}` read before the messages closes the gap.
 //!
 //! Event ids live in this process's memory: after a restart they begin again, and a client
@@ -82,6 +87,10 @@
 //! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;
 //! [`ServerConfig`] bounds what one user holds (threads, queued inputs, argument sizes, body
 //! read time) and how long an unused thread stays in memory.
+//!
+//! A user's stream on any process shows the other processes' changes of that user's values and
+//! the threads they create for the user (`value_changed`, `thread_created`), each once, from
+//! the process's first user stream on; and every process reads user values from the store.
 //!
 //! # Errors
 //!
@@ -150,10 +159,11 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}/events", get(threads::events))
         .route("/threads/{id}/abort", post(threads::abort))
         .route("/user/events", get(users::events))
+        .route("/user/values", get(users::list_values))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
-    let router = router.route("/inspect", get(inspector::page));
+    let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
     router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
 }
 

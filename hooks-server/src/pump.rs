@@ -118,7 +118,7 @@ impl Pump {
                     Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => {}
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, missed, "the event log fell behind the thread");
-                        self.log.push(&json!({ "type": "events_lost", "count": missed }));
+                        self.log.push(&crate::event_log::events_lost(missed));
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 },

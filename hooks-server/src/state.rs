@@ -171,7 +171,7 @@ impl ThreadEntry {
 
 impl AppState {
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
-        AppState {
+        let state = AppState {
             runtime,
             auth,
             config: Arc::new(config),
@@ -179,7 +179,12 @@ impl AppState {
             users: Arc::default(),
             thread_counts: Arc::default(),
             evicting: Arc::default(),
-        }
+        };
+        // Subscribed here, before any client can attach, so no change of another process is
+        // missed once this runtime listens.
+        let changes = state.runtime.subscribe_user_changes();
+        tokio::spawn(crate::users::forward_other_processes(changes, Arc::downgrade(&state.users)));
+        state
     }
 
     /// The creation lock and thread count of `user`.

@@ -83,7 +83,7 @@ impl<G> Reader<G> {
                     // No id: the client's last id stays the one it had, and what follows says
                     // which events it will never get.
                     let last_missing = kept.first().map_or(self.log.latest(), |event| event.id - 1);
-                    let notice = json!({ "type": "events_lost", "from": first_missing.to_string(), "to": last_missing.to_string() });
+                    let notice = crate::event_log::events_lost(last_missing + 1 - first_missing);
                     self.pending.push_back(Event::default().data(notice.to_string()));
                     self.cursor = last_missing;
                     self.queue(kept);

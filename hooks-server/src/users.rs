@@ -6,15 +6,17 @@
 //! `Last-Event-ID` on its own, it passes through HTTP proxies and needs no extra dependency.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use hooks_runtime::Runtime;
+use hooks_runtime::store::{UserChange, UserChangeKind};
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 
 use crate::auth::User;
 use crate::body::JsonBody;
@@ -96,6 +98,17 @@ fn checked_key(key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// `GET /user/values`: every value of the caller, ordered by key, each with the time it was
+/// last set: `{"values": [{"key", "value", "updatedAt"}]}`.
+pub(crate) async fn list_values(State(state): State<AppState>, User(user): User) -> Result<Json<Value>, ApiError> {
+    let values = state.runtime.user_values(&user).await.map_err(|error| ApiError::store(&error))?;
+    let values: Vec<Value> = values
+        .into_iter()
+        .map(|value| json!({ "key": value.key, "value": value.value, "updatedAt": value.updated_at }))
+        .collect();
+    Ok(Json(json!({ "values": values })))
+}
+
 /// `GET /user/values/{key}`: the caller's value, 404 when it is not set.
 pub(crate) async fn get_value(
     State(state): State<AppState>,
@@ -103,8 +116,9 @@ pub(crate) async fn get_value(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     checked_key(&key)?;
-    match state.runtime.user_value(&user, &key) {
-        Some(value) => Ok(Json(json!({ "key": key, "value": value }))),
+    let values = state.runtime.user_values(&user).await.map_err(|error| ApiError::store(&error))?;
+    match values.into_iter().find(|value| value.key == key) {
+        Some(value) => Ok(Json(json!({ "key": key, "value": value.value, "updatedAt": value.updated_at }))),
         None => {
             Err(ApiError::new(StatusCode::NOT_FOUND, "value_not_found", format!("no user value `{}`", printable(&key))))
         }
@@ -112,6 +126,10 @@ pub(crate) async fn get_value(
 }
 
 /// `PUT /user/values/{key}` with the value as the JSON body: runs `user_value_changed`.
+///
+/// Within the quotas of [`ServerConfig`](crate::ServerConfig): a value longer than
+/// `max_user_value_bytes` is 413 `user_value_too_large`, a new key beyond `max_user_values` is
+/// 429 `too_many_user_values`; each names the limit.
 pub(crate) async fn put_value(
     State(state): State<AppState>,
     User(user): User,
@@ -119,7 +137,8 @@ pub(crate) async fn put_value(
     JsonBody(value): JsonBody,
 ) -> Result<StatusCode, ApiError> {
     checked_key(&key)?;
-    state.runtime.set_user_value(&user, &key, Some(value.clone())).await;
+    check_quotas(&state, &user, &key, &value).await?;
+    set_value(&state, &user, &key, Some(value.clone())).await?;
     state.user_log(&user).push(&json!({ "type": "value_changed", "key": key, "value": value }));
     Ok(StatusCode::NO_CONTENT)
 }
@@ -131,7 +150,76 @@ pub(crate) async fn delete_value(
     Path(key): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     checked_key(&key)?;
-    state.runtime.set_user_value(&user, &key, None).await;
+    set_value(&state, &user, &key, None).await?;
     state.user_log(&user).push(&json!({ "type": "value_changed", "key": key, "value": null }));
     Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_value(state: &AppState, user: &str, key: &str, value: Option<Value>) -> Result<(), ApiError> {
+    state.runtime.set_user_value(user, key, value).await.map(drop).map_err(|error| ApiError::store(&error))
+}
+
+/// The user value quotas. The count is read before the write, so concurrent first writes of
+/// new keys by one user can each pass it: the most a user can hold is the limit plus the writes
+/// in flight at once.
+async fn check_quotas(state: &AppState, user: &str, key: &str, value: &Value) -> Result<(), ApiError> {
+    let limits = &state.config;
+    let bytes = serde_json::to_vec(value).map_or(usize::MAX, |json| json.len());
+    if bytes > limits.max_user_value_bytes {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "user_value_too_large",
+            format!(
+                "user value `{}` is {bytes} bytes of JSON; the limit is {} bytes (`ServerConfig::max_user_value_bytes`)",
+                printable(key),
+                limits.max_user_value_bytes
+            ),
+        ));
+    }
+    let values = state.runtime.user_values(user).await.map_err(|error| ApiError::store(&error))?;
+    if values.len() >= limits.max_user_values && !values.iter().any(|stored| stored.key == key) {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_user_values",
+            format!(
+                "the user already has {} user values, the limit (`ServerConfig::max_user_values`); delete one \
+                 (`DELETE /user/values/{{key}}`) or overwrite an existing key",
+                values.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Puts what other processes on a shared store do for users (value changes, new threads) into
+/// the event logs of this server's users, in the shapes this server's own handlers log. A user
+/// without a log here has no client here, and nothing to tell. Ends with the runtime, or once
+/// the server's state is gone.
+pub(crate) async fn forward_other_processes(
+    mut changes: broadcast::Receiver<UserChange>,
+    logs: Weak<Mutex<HashMap<String, Arc<EventLog>>>>,
+) {
+    loop {
+        let change = match changes.recv().await {
+            Ok(change) => change,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(target: "hooks_server", missed, "user streams missed changes of other processes");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(logs) = logs.upgrade() else { return };
+        let log = logs.lock().unwrap_or_else(PoisonError::into_inner).get(&change.user_id).cloned();
+        let Some(log) = log else { continue };
+        match &change.kind {
+            UserChangeKind::ValueChanged { key, new, .. } => {
+                log.push(&json!({ "type": "value_changed", "key": key, "value": new }));
+            }
+            UserChangeKind::ThreadCreated { thread_id, agent } => {
+                log.push(&json!({ "type": "thread_created", "threadId": thread_id, "agent": agent }));
+            }
+            // A kind this server does not know has no event on its streams.
+            _ => {}
+        }
+    }
 }

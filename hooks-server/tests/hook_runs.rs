@@ -1,7 +1,8 @@
 //! Hook runs on a thread's event stream: with the [`HookRuns`] layer in the `tracing`
 //! subscriber, each hook that runs during a thread's run shows as a `hook_run` event (id, kind,
 //! source, duration) on that thread's stream, and a failing hook also as `hook_failed`, without
-//! its error text.
+//! its error text. Each `filter_messages` chain shows as `messages_filtered` with the message
+//! counts before and after it.
 
 mod support;
 
@@ -28,12 +29,18 @@ async fn runs_done_fails(
     Err(HookError::new("SECRET detail of the failure"))
 }
 
+#[hook(filter_messages, id = "runs_filter")]
+fn runs_filter(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    // Drops the tool's result; the runtime then drops the call it answered too.
+    messages.into_iter().filter(|message| message.role != Role::Tool).collect()
+}
+
 define_prompt! {
     name: runs_prompt,
     model: "scripted",
     prompt: "Run.",
     tools: ["noop"],
-    hooks: [runs_started, runs_done_fails],
+    hooks: [runs_started, runs_done_fails, runs_filter],
 }
 
 define_agent! {
@@ -45,7 +52,7 @@ define_agent! {
 fn hook_events(events: &[SseEvent]) -> Vec<serde_json::Value> {
     events
         .iter()
-        .filter(|e| e.kind().starts_with("hook_"))
+        .filter(|e| e.kind().starts_with("hook_") && e.data["hookId"] != "runs_filter")
         .map(|e| {
             let mut data = e.data.clone();
             // Durations vary; that there is one is checked below.
@@ -89,6 +96,18 @@ async fn hook_runs_reach_their_threads_stream_with_kind_source_duration_and_fail
         "{events:#?}"
     );
     assert!(events.iter().filter(|e| e.kind() == "hook_run").all(|e| e.data["durationUs"].is_u64()));
+    // What the filter chain did to each request's history: nothing to the first (the user's
+    // message), the tool result cut from the second.
+    let filtered: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e.kind() == "messages_filtered").map(|e| &e.data).collect();
+    assert_eq!(
+        filtered,
+        [
+            &json!({ "type": "messages_filtered", "before": 1, "after": 1 }),
+            &json!({ "type": "messages_filtered", "before": 3, "after": 2 }),
+        ],
+        "{events:#?}"
+    );
     assert!(!events.iter().any(|e| e.data.to_string().contains("SECRET")), "a hook's error text reached the stream");
 
     // Bob's run has no tool call, so no hook runs; Alice's never show on his stream.

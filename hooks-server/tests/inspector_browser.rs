@@ -2,7 +2,10 @@
 //! chromedriver, opens `/inspect`, connects with a token, creates a thread and sends a message
 //! through the page's own controls, and the resolved hook table (side, kind, order, provenance,
 //! stage and reason), the run's live events (messages, `tool_call_started`, `tool_call_done`)
-//! and its hook runs must show in the DOM. The page is then saved to `target/inspector.png`.
+//! and its hook runs must show in the DOM, with tool calls' arguments and results. Reloaded, the
+//! page shows the thread's earlier events; the thread list, a thread's arguments and the user's
+//! values show their times. A router without hook-run recording shows the code that turns it
+//! on. The page is then saved to `target/inspector.png`.
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
@@ -32,6 +35,11 @@ fn record_forecast(_state: &ThreadState, _call: &HookToolCall, _result: &HookToo
 #[hook(tool_call_done, id = "audit_tool_calls")]
 fn audit_tool_calls(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
 
+#[hook(filter_messages, id = "keep_everything")]
+fn keep_everything(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
+    messages
+}
+
 #[hook(after_create_message, id = "index_messages")]
 fn index_messages(_state: &ThreadState, _message: &MessageRecord) {}
 
@@ -40,7 +48,7 @@ define_prompt! {
     model: "scripted",
     prompt: "Answer weather questions; look the forecast up first.",
     tools: ["forecast"],
-    hooks: [announce_forecast, record_forecast, index_messages],
+    hooks: [announce_forecast, record_forecast, index_messages, keep_everything],
 }
 
 define_prompt! {
@@ -215,6 +223,11 @@ fn has_row(rows: &[Vec<String>], cells: &[&str]) -> bool {
     rows.iter().any(|row| row.iter().map(String::as_str).eq(cells.iter().copied()))
 }
 
+/// Whether `text` holds a clock time as the page prints one (`10:42:07`, with AM/PM or not).
+fn looks_like_a_time(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_digit() && c != ':').any(|part| part.len() >= 7 && part.split(':').count() == 3)
+}
+
 /// Where the screenshot goes: `target/` of this build (what `CARGO_TARGET_DIR` names, if set),
 /// found from the test binary's own path, `<target>/debug/deps/<binary>`.
 fn screenshot_path() -> PathBuf {
@@ -294,6 +307,10 @@ async fn check_page(client: Client, base: String) {
     ] {
         at("hook_run", hook);
     }
+    // What the filter chain did to each request's history: the first request has the user's
+    // message, the second also the tool call and its result.
+    at("messages_filtered", "filter_messages kept 1 of 1 messages");
+    at("messages_filtered", "filter_messages kept 3 of 3 messages");
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
     assert!(kinds.contains(&"status"), "{kinds:?}");
     // Every live event row has its stream id, each once.
@@ -305,21 +322,81 @@ async fn check_page(client: Client, base: String) {
     // The messages, from the events' own message bodies.
     let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 4).await;
     let roles_and_contents: Vec<(&str, &str)> = messages.iter().map(|row| (row[0].as_str(), row[1].as_str())).collect();
+    let call = r#"calls forecast({"query":"Looking up the forecast","place":"Paris"}) call_1"#;
     assert_eq!(
         roles_and_contents,
         [
             ("user", "Weather in Paris?"),
-            ("assistant", "calls forecast"),
-            ("tool", "Sunny, 24°C."),
+            ("assistant", call),
+            ("tool", "result of call_1: Sunny, 24°C."),
             ("assistant", "Sunny in Paris all day."),
-        ]
+        ],
+        "tool calls with their arguments, results with the call they answer"
     );
+    assert!(messages.iter().all(|row| looks_like_a_time(&row[2])), "{messages:#?}");
 
+    // Opened again (a reload), the thread shows its earlier events, not only what comes next.
+    client.goto(&format!("{base}/inspect")).await.expect("reload /inspect");
+    let thread = wait_rows(&client, "#threads li", "the thread list after a reload", |rows| rows.len() == 1).await;
+    assert!(thread[0][1].contains("created ") && looks_like_a_time(&thread[0][1]), "{thread:?}");
+    client.find(Locator::Css("#threads li")).await.expect("the thread").click().await.expect("open it");
+    let replayed = wait_rows(&client, "#event-rows tr", "the earlier events", |rows| {
+        rows.iter().any(|row| row.get(1).is_some_and(|kind| kind == "run_finished"))
+    })
+    .await;
+    assert_eq!(replayed, events, "the same events, ids and all, from the server's log");
+    let again = rows(&client, "#message-rows tr").await;
+    assert_eq!(again, messages, "each message once, though both the history and the events carry it");
+
+    // The user's values, with the time each was set, and a thread's arguments.
+    let user_values = wait_rows(&client, "#user-value-rows tr", "the user values", |rows| !rows.is_empty()).await;
+    assert_eq!(user_values.len(), 1, "{user_values:#?}");
+    assert_eq!(user_values[0][..2], ["units".to_owned(), "metric".to_owned()], "{user_values:#?}");
+    assert!(looks_like_a_time(&user_values[0][2]), "{user_values:#?}");
+    let (status, body) = Server { base: base.clone(), client: reqwest::Client::new() }
+        .post("/threads", ALICE, r#"{"agent":"weather_agent","arguments":{"city":"Paris","days":3}}"#)
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let with_arguments = body["id"].as_str().unwrap().to_owned();
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("reconnect");
+    let selector = format!("#threads li[data-thread='{with_arguments}']");
+    wait_rows(&client, &selector, "the thread with arguments", |rows| rows.len() == 1).await;
+    client.find(Locator::Css(&selector)).await.expect("the thread").click().await.expect("open it");
+    let arguments = wait_rows(&client, "#argument-rows tr", "the arguments", |rows| rows.len() == 2).await;
+    assert_eq!(arguments, [["city", "Paris"], ["days", "3"]]);
+    let created = client.find(Locator::Id("thread-created")).await.expect("creation time").text().await.unwrap();
+    assert!(created.starts_with("created ") && looks_like_a_time(&created), "{created}");
+    let hint = client.find(Locator::Id("hook-runs-hint")).await.expect("the hint box");
+    assert!(!hint.is_displayed().await.unwrap(), "hook runs are recorded: no hint");
+
+    // Reopen the first thread for the screenshot: the run with its events and messages.
+    client.find(Locator::Css("#threads li")).await.expect("the first thread").click().await.expect("open it");
+    wait_rows(&client, "#message-rows tr", "the first thread's messages", |rows| rows.len() == 4).await;
     let png = client.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
     let path = screenshot_path();
     std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
     println!("screenshot: {}", path.display());
+}
+
+/// A router without hook-run recording: the page shows the code that turns it on.
+async fn check_hint(client: Client, base: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+    let hint = client.find(Locator::Id("hook-runs-hint")).await.expect("the hint box");
+    let deadline = Instant::now() + PATIENCE;
+    while !hint.is_displayed().await.unwrap() {
+        assert!(Instant::now() < deadline, "no hint that hook runs are not recorded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = hint.text().await.unwrap();
+    assert!(text.contains("no ServerConfig::hook_runs"), "{text}");
+    for code in
+        ["HookRuns::new()", ".with(runs.layer())", "hook_runs: Some(runs)", "router_with(runtime, auth, config)"]
+    {
+        assert!(text.contains(code), "the hint lacks `{code}`: {text}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,6 +405,10 @@ async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
     let config = ServerConfig { hook_runs: Some(runs), ..ServerConfig::default() };
     let server = Server::start(runtime(), config).await;
+    let (status, body) = server.call(reqwest::Method::PUT, "/user/values/units", ALICE, Some(r#""metric""#)).await;
+    assert_eq!(status, 204, "{body}");
+    // Mounted as the README shows it, with no hook-run recording: the page says what to add.
+    let plain = Server::start(runtime(), ServerConfig::default()).await;
 
     let mut driver = ChromeDriver::start();
     driver.ready().await;
@@ -335,6 +416,10 @@ async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
     let client = browser(&driver, &profile).await;
     // The checks run apart so that the browser is closed whatever they find.
     let checked = tokio::spawn(check_page(client.clone(), server.base.clone())).await;
+    let checked = match checked {
+        Ok(()) => tokio::spawn(check_hint(client.clone(), plain.base.clone())).await,
+        failed => failed,
+    };
     let _ = client.close().await;
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());

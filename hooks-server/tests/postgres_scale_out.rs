@@ -214,3 +214,43 @@ async fn a_client_of_server_b_sees_every_event_of_a_run_on_server_a_once_and_in_
     child.kill().await.expect("stop server B");
     schema.drop().await;
 }
+
+/// Two servers, each with its own runtime and pool, on one schema (as two processes would be):
+/// a user value set and a thread created through B reach the user stream of a client of A, once
+/// each, and A reads the value from the store without a client of its own having seen it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn u1_user_changes_on_server_b_reach_the_user_stream_on_server_a_once() {
+    let schema = Schema::new();
+    let a = Server::start(runtime(&schema.0, 0).await, ServerConfig::default()).await;
+    let b = Server::start(runtime(&schema.0, 0).await, ServerConfig::default()).await;
+    let mut on_a = a.stream("/user/events", ALICE, None).await;
+    assert_eq!(on_a.next().await.kind(), "client_attached");
+
+    let (status, body) = b.call(reqwest::Method::PUT, "/user/values/theme", ALICE, Some(r#""dark""#)).await;
+    assert_eq!(status, 204, "{body}");
+    let id = b.create_thread(ALICE, "scale_agent").await;
+    let (status, body) = b.call(reqwest::Method::DELETE, "/user/values/theme", ALICE, None).await;
+    assert_eq!(status, 204, "{body}");
+
+    let seen: Vec<Value> = [on_a.next().await, on_a.next().await, on_a.next().await].map(|e| e.data).into();
+    assert_eq!(
+        seen,
+        [
+            serde_json::json!({ "type": "value_changed", "key": "theme", "value": "dark" }),
+            serde_json::json!({ "type": "thread_created", "threadId": id, "agent": "scale_agent" }),
+            serde_json::json!({ "type": "value_changed", "key": "theme", "value": null }),
+        ],
+        "B's changes, in order, on A's stream"
+    );
+    let extra = tokio::time::timeout(Duration::from_millis(500), on_a.next()).await;
+    assert!(extra.is_err(), "each change once: {extra:?}");
+
+    // Values are in the store: A reads what B set, with or without a client.
+    let (status, body) = b.call(reqwest::Method::PUT, "/user/values/lang", ALICE, Some(r#""fr""#)).await;
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = a.get("/user/values/lang", ALICE).await;
+    assert_eq!((status, &body["value"]), (200, &serde_json::json!("fr")), "{body}");
+    let (status, body) = a.get("/user/values/theme", ALICE).await;
+    assert_eq!(status, 404, "{body}");
+    schema.drop().await;
+}

@@ -162,7 +162,8 @@ async fn a_client_resuming_past_the_retention_is_told_what_it_lost() {
     let mut late = server.stream(&path, ALICE, Some("1")).await;
     let notice = late.next().await;
     assert_eq!(notice.id, None, "the notice carries no id");
-    assert_eq!(notice.data, json!({ "type": "events_lost", "from": "2", "to": (last - 3).to_string() }));
+    // Ids 2 to `last - 3` are gone: the events after the client's id 1 and before the 3 kept.
+    assert_eq!(notice.data, json!({ "type": "events_lost", "count": last - 4 }));
     let kept: Vec<SseEvent> = vec![late.next().await, late.next().await, late.next().await];
     assert_eq!(kept, all[all.len() - 3..].to_vec());
 }
@@ -289,6 +290,18 @@ async fn query_parameters_are_camel_case_and_the_snake_case_spelling_is_refused_
         refused(&server, Method::GET, &format!("/threads/{id}/messages?include_silent=true"), "", 400, "invalid_query")
             .await;
     assert!(message.contains("`include_silent` is spelled `includeSilent`"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authorization_scheme_is_case_insensitive() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config()).await;
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let response =
+            server.client.get(server.url("/threads")).header("authorization", format!("{scheme} {ALICE}")).send().await;
+        assert_eq!(response.unwrap().status().as_u16(), 200, "`{scheme}` is the bearer scheme");
+    }
+    let response = server.client.get(server.url("/threads")).header("authorization", format!("Basic {ALICE}")).send();
+    assert_eq!(response.await.unwrap().status().as_u16(), 401, "another scheme is not");
 }
 
 /// Sends a request and checks the status and error code; returns the error message, which

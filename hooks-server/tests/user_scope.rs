@@ -55,9 +55,12 @@ fn seen_by(user: &str) -> Vec<UserEvent> {
 /// A server whose token `token-<user>` is `user`, with a short keep-alive so that a connection
 /// that vanished without a word is noticed at the next write.
 async fn server(users: &[&str]) -> Server {
+    server_with(users, ServerConfig { keep_alive: Duration::from_millis(300), ..ServerConfig::default() }).await
+}
+
+async fn server_with(users: &[&str], config: ServerConfig) -> Server {
     let runtime = Runtime::builder().agent::<idle_agent>().model("scripted", ScriptedModel::default()).build().unwrap();
     let auth = StaticTokens::new(users.iter().map(|user| (format!("token-{user}"), (*user).to_owned())));
-    let config = ServerConfig { keep_alive: Duration::from_millis(300), ..ServerConfig::default() };
     let app = hooks_server::router_with(runtime, auth, config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -168,7 +171,8 @@ async fn u1_setting_a_user_value_runs_user_value_changed_and_reaches_the_stream(
     let changed = stream.next().await;
     assert_eq!(changed.data, json!({ "type": "value_changed", "key": "theme", "value": "dark" }));
     let (status, body) = server.get("/user/values/theme", &token).await;
-    assert_eq!((status, body), (200, json!({ "key": "theme", "value": "dark" })));
+    assert_eq!((status, &body["key"], &body["value"]), (200, &json!("theme"), &json!("dark")), "{body}");
+    assert!(body["updatedAt"].as_i64().is_some_and(|at| at > 1_700_000_000_000), "{body}");
     // Values are per user: the other user has none, and their PUT is theirs alone.
     let (status, body) = server.get("/user/values/theme", "token-u1-other").await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("value_not_found")));
@@ -214,4 +218,41 @@ async fn the_user_stream_resumes_after_last_event_id() {
     assert_eq!(changes, [Some(json!(1)), Some(json!(2))], "{kinds:?}");
     assert_eq!(kinds.iter().filter(|(kind, _)| kind == "client_detached").count(), 1, "{kinds:?}");
     assert_eq!(kinds.last(), Some(&("client_attached".to_owned(), None)), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_values_past_the_quotas_are_refused_naming_the_limit() {
+    let config = ServerConfig { max_user_values: 2, max_user_value_bytes: 16, ..ServerConfig::default() };
+    let server = server_with(&["quota", "other"], config).await;
+    let put = |key: &'static str, body: &'static str| {
+        let path = format!("/user/values/{key}");
+        let server = &server;
+        async move { server.call(Method::PUT, &path, "token-quota", Some(body)).await }
+    };
+
+    let (status, body) = put("big", r#""a string longer than sixteen""#).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (413, Some("user_value_too_large")), "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("16 bytes") && message.contains("max_user_value_bytes"), "{message}");
+    assert!(!message.contains("sixteen"), "the value is not echoed: {message}");
+
+    assert_eq!(put("a", "1").await.0, 204);
+    assert_eq!(put("b", "2").await.0, 204);
+    let (status, body) = put("c", "3").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (429, Some("too_many_user_values")), "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("2 user values") && message.contains("max_user_values"), "{message}");
+    assert_eq!(server.get("/user/values/c", "token-quota").await.0, 404, "nothing stored");
+
+    assert_eq!(put("a", "10").await.0, 204, "overwriting a key at the limit works");
+    assert_eq!(server.call(Method::DELETE, "/user/values/b", "token-quota", None).await.0, 204);
+    assert_eq!(put("c", "3").await.0, 204, "after a delete there is room");
+    let (_, listed) = server.get("/user/values", "token-quota").await;
+    let keys: Vec<&str> = listed["values"].as_array().unwrap().iter().map(|v| v["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["a", "c"], "{listed}");
+    assert_eq!(
+        server.call(Method::PUT, "/user/values/a", "token-other", Some("1")).await.0,
+        204,
+        "quotas are per user"
+    );
 }

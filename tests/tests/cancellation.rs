@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{Model, ModelError, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{
+    InMemoryStore, MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus, UserValue,
+};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions, ToolCallListener, ToolCallOutcome};
 use support::capture_logs;
@@ -294,6 +296,17 @@ impl MessageStore for FailingInserts {
     }
     async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
         self.inner.set_value(thread_id, key, value).await
+    }
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        self.inner.user_values(user_id).await
+    }
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        self.inner.set_user_value(user_id, key, value).await
     }
 }
 

@@ -98,10 +98,10 @@ async fn u1_user_scope_hooks_run_for_every_call_with_the_user_state() {
     let id = "u1-user";
     runtime.attach_client(id, "c1").await;
     runtime.attach_client(id, "c2").await;
-    runtime.set_user_value(id, "theme", Some(json!("dark"))).await;
-    runtime.set_user_value(id, "theme", Some(json!("light"))).await;
+    runtime.set_user_value(id, "theme", Some(json!("dark"))).await.unwrap();
+    runtime.set_user_value(id, "theme", Some(json!("light"))).await.unwrap();
     runtime.detach_client(id, "c1").await;
-    runtime.set_user_value(id, "theme", None).await;
+    runtime.set_user_value(id, "theme", None).await.unwrap();
 
     let seen: Vec<(&str, UserState)> =
         lock(&U1_SEEN).iter().filter(|(_, state)| state.user_id == id).cloned().collect();
@@ -133,13 +133,13 @@ async fn u1_user_scope_hooks_run_for_every_call_with_the_user_state() {
         ("value_changed", user(id, &["c2"], values(&[]), changed(Some("light"), None))),
     ];
     assert_eq!(seen, expected);
-    assert_eq!(runtime.user_value(id, "theme"), None);
+    assert_eq!(runtime.user_value(id, "theme").await.unwrap(), None);
 }
 
 #[tokio::test]
 async fn u1_user_scope_hooks_see_each_user_separately() {
     let runtime = runtime();
-    runtime.set_user_value("u1-alice", "lang", Some(json!("fr"))).await;
+    runtime.set_user_value("u1-alice", "lang", Some(json!("fr"))).await.unwrap();
     runtime.attach_client("u1-bob", "phone").await;
 
     let seen = lock(&U1_SEEN).clone();
@@ -150,7 +150,7 @@ async fn u1_user_scope_hooks_see_each_user_separately() {
     assert!(alice[0].1.clients.is_empty(), "bob's client is not alice's");
     assert_eq!(bob.iter().map(|(hook, _)| *hook).collect::<Vec<_>>(), ["attached_first", "attached_second"]);
     assert!(bob.iter().all(|(_, state)| state.values.is_empty() && state.clients == ["phone"]));
-    assert_eq!(runtime.user_value("u1-alice", "lang"), Some(json!("fr")));
+    assert_eq!(runtime.user_value("u1-alice", "lang").await.unwrap(), Some(json!("fr")));
 }
 
 const USER_HOOK_IDS: [&str; 4] = ["u1_attached_first", "u1_attached_second", "u1_detached", "u1_value_changed"];

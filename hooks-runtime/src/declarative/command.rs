@@ -29,9 +29,12 @@ pub(super) struct CommandLimits {
 
 /// Runs `sh -c <script>` in the process working directory and logs what went wrong, if anything.
 ///
+/// A log line names the command by `template`, the action's command as configured: the
+/// script itself can hold substituted values (`${args}`, `${result}`), which never reach a log.
+///
 /// The shell leads a process group of its own, and the whole group is killed when this returns
 /// or is dropped, so nothing the command started outlives the hook (Y14).
-pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimits) {
+pub(super) async fn run_command(template: &str, command: &PreparedCommand, limits: &CommandLimits) {
     let mut shell = Command::new("sh");
     shell
         .arg("-c")
@@ -47,7 +50,7 @@ pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimit
     let mut child = match shell.spawn() {
         Ok(child) => child,
         Err(error) => {
-            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not start: {error}", command.script);
+            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{template}` could not start: {error}");
             return;
         }
     };
@@ -85,9 +88,9 @@ pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimit
     drop(group);
     match result {
         Ok(Ok(status)) if status.success() => {}
-        Ok(Ok(status)) => report_failure(&command.script, status, &output),
+        Ok(Ok(status)) => report_failure(template, status, &output),
         Ok(Err(error)) => {
-            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{}` could not be awaited: {error}", command.script);
+            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{template}` could not be awaited: {error}");
         }
         Err(_elapsed) => {
             // The group kill above reached the shell too; reap it now rather than leaving it to
@@ -95,22 +98,21 @@ pub(super) async fn run_command(command: &PreparedCommand, limits: &CommandLimit
             let _ = child.kill().await;
             tracing::warn!(
                 target: LOG_TARGET,
-                "[HOOK] command `{}` did not finish within {:?} and was killed",
-                command.script,
+                "[HOOK] command `{template}` did not finish within {:?} and was killed",
                 limits.timeout
             );
         }
     }
 }
 
-fn report_failure(script: &str, status: ExitStatus, output: &Output) {
+fn report_failure(template: &str, status: ExitStatus, output: &Output) {
     let status = match status.code() {
         Some(code) => format!("exit code {code}"),
         None => format!("{status}"),
     };
     let lines = output.lines.lock().unwrap_or_else(|e| e.into_inner());
     let cut = lines.total - lines.kept.len();
-    let mut message = format!("[HOOK] command `{script}` failed with {status}");
+    let mut message = format!("[HOOK] command `{template}` failed with {status}");
     if lines.total == 0 {
         message.push_str(", no output");
     } else if cut == 0 {

@@ -16,7 +16,9 @@ pub const MAX_OUTPUT_LINES: usize = 50;
 ///
 /// The registry awaits each call before the next hook (and, for `PRE_TOOL_USE`, before the
 /// tool) runs. An executor should not fail: whatever goes wrong is its own to log. A panic is
-/// caught by the registry and logged at ERROR, so it never reaches the tool call.
+/// caught by the registry and logged at ERROR by its location (never its message, which may
+/// carry the tool's arguments), so it never reaches the tool call or the application's panic
+/// hook.
 ///
 /// ```
 /// use hooks_runtime::declarative::{HookAction, HookContext, HookExecutor};
@@ -89,7 +91,8 @@ where
 /// closed and stdout and stderr captured, in a process group of its own. The group is killed
 /// after [`command_timeout`] (30 s by default) and, for whatever the command left running, when
 /// it ends (see [the module docs](crate::declarative#what-a-command-may-leave-behind)). A non-zero exit is
-/// logged at WARN with at most [`MAX_OUTPUT_LINES`] lines of output. Nothing blocks a runtime
+/// logged at WARN with the command as configured (its template: substituted values never reach
+/// the log), the exit status and at most [`MAX_OUTPUT_LINES`] lines of the command's output. Nothing blocks a runtime
 /// worker thread; every failure is logged, never returned.
 ///
 /// [`command_timeout`]: DefaultHookExecutor::with_command_timeout
@@ -142,7 +145,7 @@ impl HookExecutor for DefaultHookExecutor {
             }
             HookAction::Command { command, mode } => {
                 let prepared = prepare_command(command, *mode, context);
-                run_command(&prepared, &self.limits).await;
+                run_command(command, &prepared, &self.limits).await;
             }
         }
     }

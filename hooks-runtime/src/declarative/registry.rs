@@ -1,17 +1,17 @@
 //! The registry: a list of hooks, the executor that runs them, and how they are fired.
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::io::Read;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::{
-    DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LoadErrors, LoadReport,
+    DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LOG_TARGET, LoadErrors,
+    LoadReport,
 };
+use crate::dispatch::panics::{self, PanicLocation};
 use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// Declarative tool-call hooks: log lines and shell commands run around an agent's tool calls,
@@ -188,37 +188,33 @@ impl DeclarativeHookRegistry {
         }
     }
 
-    /// A panicking executor must not take the tool call, or the hooks after it, down.
+    /// A panicking executor must not take the tool call, or the hooks after it, down. Its panic
+    /// goes the runtime's one way (`dispatch::panics`): caught, logged by location only (the
+    /// payload may carry the tool's arguments), and kept from the application's panic hook.
     async fn execute_guarded(&self, action: &HookAction, context: &HookContext) {
+        crate::dispatch::panics::install();
         let result = CatchUnwind(self.inner.executor.execute(action, context)).await;
         if let Err(panic) = result {
-            tracing::error!("[HOOK] {} action panicked: {}", action.type_name(), panic_message(panic.as_ref()));
+            tracing::error!(target: LOG_TARGET, "[HOOK] {} action {panic}", action.type_name());
         }
     }
 }
 
-/// Polls a future inside `catch_unwind`. The async-trait future is boxed, hence `Unpin`.
+/// Polls a future as hook code: a panic in a poll is caught and answered with its location.
+/// The async-trait future is boxed, hence `Unpin`.
 struct CatchUnwind<F>(F);
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
+    type Output = Result<F::Output, PanicLocation>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+        match panics::catch(|| Pin::new(inner).poll(cx)) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
             Err(panic) => Poll::Ready(Err(panic)),
         }
     }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }
 
 /// The registry as an agent's tool-call listener: tool calls become hook events. It lives

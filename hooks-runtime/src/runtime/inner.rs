@@ -46,3 +46,18 @@ pub(crate) struct RuntimeInner {
     pub(crate) repeated_tool_error_limit: u32,
     pub(crate) default_max_steps: u32,
 }
+
+impl RuntimeInner {
+    /// The user's values as the user-scope hooks see them: read from the store, where every
+    /// process keeps them. A failed read is logged, and the hooks see no values rather than
+    /// not running.
+    pub(crate) async fn user_values_for_hooks(&self, user_id: &str) -> hooks_core::ExtraFields {
+        match self.store.user_values(user_id).await {
+            Ok(values) => values.into_iter().map(|value| (value.key, value.value)).collect(),
+            Err(error) => {
+                tracing::error!(target: "hooks_runtime::user", user = %user_id, "user-scope hooks run without the user's values: {error}");
+                hooks_core::ExtraFields::new()
+            }
+        }
+    }
+}

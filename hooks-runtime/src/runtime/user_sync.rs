@@ -4,9 +4,11 @@
 //! the user attached runs its `user_value_changed` hooks for it, once per change.
 //!
 //! The runtime that made a change runs its hooks itself, as it always does, and skips the change
-//! when the store delivers it back, so no runtime runs them twice. Every other runtime applies
-//! the change to its copy of the user's values, and runs the hooks only if one of the user's
-//! clients is attached to it. A runtime listens from the first `attach_client` on.
+//! when the store delivers it back, so no runtime runs them twice. Every other runtime runs the
+//! hooks only if one of the user's clients is attached to it (the values themselves are in the
+//! store, where every runtime reads them), and hands the change to the followers of
+//! [`Runtime::subscribe_user_changes`](crate::Runtime::subscribe_user_changes), with the
+//! threads created for a user. A runtime listens from the first `attach_client` on.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -15,7 +17,7 @@ use hooks_core::UserEvent;
 use tokio::sync::mpsc;
 
 use super::inner::RuntimeInner;
-use crate::store::{StoreError, UserChange};
+use crate::store::{StoreError, UserChange, UserChangeKind};
 
 /// How often the delivery task checks whether its runtime is gone, when no change comes.
 const RUNTIME_CHECK: Duration = Duration::from_secs(1);
@@ -24,18 +26,18 @@ const RUNTIME_CHECK: Duration = Duration::from_secs(1);
 /// is logged: the change stands here, and other runtimes miss it.
 pub(crate) async fn publish(inner: &RuntimeInner, user_id: &str, event: &UserEvent) {
     let UserEvent::ValueChanged { key, old, new } = event else { return };
+    let kind = UserChangeKind::ValueChanged { key: key.clone(), old: old.clone(), new: new.clone() };
+    publish_change(inner, user_id, kind).await;
+}
+
+/// Publishes a user change of any kind, if the store carries changes; a failure is logged.
+pub(crate) async fn publish_change(inner: &RuntimeInner, user_id: &str, kind: UserChangeKind) {
     if !inner.store.publishes_events() {
         return;
     }
-    let change = UserChange {
-        origin: inner.users.sync.origin.clone(),
-        user_id: user_id.to_owned(),
-        key: key.clone(),
-        old: old.clone(),
-        new: new.clone(),
-    };
+    let change = UserChange { origin: inner.users.sync.origin.clone(), user_id: user_id.to_owned(), kind };
     if let Err(error) = inner.store.publish_user_change(&change).await {
-        tracing::error!(target: "hooks_runtime::user", user = %user_id, "could not publish a user value change to other processes: {error}");
+        tracing::error!(target: "hooks_runtime::user", user = %user_id, "could not publish a user change to other processes: {error}");
     }
 }
 
@@ -61,7 +63,7 @@ pub(crate) async fn listen(inner: &Arc<RuntimeInner>) {
     }
 }
 
-/// Applies other runtimes' changes until this runtime is gone.
+/// Handles other runtimes' changes until this runtime is gone.
 async fn deliver(runtime: Weak<RuntimeInner>, mut changes: mpsc::Receiver<UserChange>) {
     loop {
         let change = tokio::select! {
@@ -78,7 +80,22 @@ async fn deliver(runtime: Weak<RuntimeInner>, mut changes: mpsc::Receiver<UserCh
         };
         let Some(inner) = runtime.upgrade() else { return };
         if change.origin != inner.users.sync.origin {
-            inner.users.apply_remote(change, inner.hook_timeout).await;
+            remote_change(&inner, change).await;
         }
     }
+}
+
+/// Another runtime's change: the `user_value_changed` hooks run here only if a client of the
+/// user is attached here; followers get every change.
+async fn remote_change(inner: &RuntimeInner, change: UserChange) {
+    if let UserChangeKind::ValueChanged { key, old, new } = &change.kind {
+        let users = &inner.users;
+        let event = UserEvent::ValueChanged { key: key.clone(), old: old.clone(), new: new.clone() };
+        if users.has_clients(&change.user_id) && users.has_hooks(&event) {
+            let values = inner.user_values_for_hooks(&change.user_id).await;
+            users.change_value(&change.user_id, event, values, inner.hook_timeout).await;
+        }
+    }
+    // Nobody following is no error: a runtime without a server has no followers.
+    let _ = inner.users.sync.remote.send(change);
 }

@@ -1,15 +1,21 @@
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use hooks_core::{HookMessage, MessageUpdate};
+use serde_json::Value;
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     threads: Mutex<HashMap<String, StoredThread>>,
+    /// Each user's values.
+    users: Mutex<HashMap<String, UserValues>>,
 }
+
+/// One user's values by key, each with the time it was set.
+type UserValues = BTreeMap<String, (Value, i64)>;
 
 #[derive(Debug)]
 struct StoredThread {
@@ -104,5 +110,41 @@ impl MessageStore for InMemoryStore {
 
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
         self.with_thread(thread_id, |thread| Ok(thread.messages.clone()))
+    }
+
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        let users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        let values = users.get(user_id).into_iter().flatten();
+        Ok(values
+            .map(|(key, (value, updated_at))| UserValue {
+                key: key.clone(),
+                value: value.clone(),
+                updated_at: *updated_at,
+            })
+            .collect())
+    }
+
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
+        let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        let old = match value {
+            Some(value) => users
+                .entry(user_id.to_owned())
+                .or_default()
+                .insert(key.to_owned(), (value.clone(), crate::ids::now_ms())),
+            None => {
+                let Some(values) = users.get_mut(user_id) else { return Ok(None) };
+                let old = values.remove(key);
+                if values.is_empty() {
+                    users.remove(user_id);
+                }
+                old
+            }
+        };
+        Ok(old.map(|(value, _)| value))
     }
 }

@@ -70,8 +70,8 @@ impl fmt::Debug for StoreError {
     }
 }
 
-/// Persists threads, their values and messages. Each call is atomic: an insert either stores the
-/// whole message or nothing, and a value is written in the same transaction that checks its
+/// Persists threads, their values and messages, and user values. Each call is atomic: an insert
+/// either stores the whole message or nothing, and a value is written in the same transaction that checks its
 /// thread.
 ///
 /// ```
@@ -106,6 +106,21 @@ pub trait MessageStore: Send + Sync + 'static {
     /// what a server lists for a user, also after a restart or when another process created
     /// the threads.
     async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError>;
+
+    /// Every value of user `user_id` (U1), ordered by key; empty for a user with none. User
+    /// values are kept in the store like thread values: they survive a restart, and every
+    /// process on a shared store reads the same ones.
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError>;
+
+    /// Sets user value `key` of `user_id` to `value` (`None` removes it) and returns the value
+    /// it replaced, in one atomic step: of concurrent calls for one key, from any process, each
+    /// returns the value the one before it left, so every change is reported exactly once.
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>, StoreError>;
 
     /// Takes the right to run `thread_id` for this process, for as long as the returned
     /// [`RunHold`] lives, waiting while another process runs the thread. The runtime calls it at
@@ -153,15 +168,16 @@ pub trait MessageStore: Send + Sync + 'static {
         Ok(0)
     }
 
-    /// Makes a user value change visible to every process on the store, in the order changes
-    /// are published; the runtime calls it for every `set_user_value` when
-    /// [`publishes_events`](MessageStore::publishes_events). The default publishes nothing.
+    /// Makes a user change visible to every process on the store, in the order changes are
+    /// published; the runtime calls it for every `set_user_value` and every thread created for
+    /// a user when [`publishes_events`](MessageStore::publishes_events). The default publishes
+    /// nothing.
     async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
         let _ = change;
         Ok(())
     }
 
-    /// Every user value change published from now on, by any process (this one included), in
+    /// Every user change published from now on, by any process (this one included), in
     /// the order they were published; `None` when the store does not carry them (the default).
     /// Listening has begun when this returns, so a change published afterwards is delivered.
     /// Dropping the receiver stops the delivery.
@@ -170,19 +186,79 @@ pub trait MessageStore: Send + Sync + 'static {
     }
 }
 
-/// A user value change on its way between processes ([`MessageStore::publish_user_change`]).
+/// One stored user value ([`MessageStore::user_values`]).
+///
+/// ```
+/// use hooks_runtime::store::UserValue;
+///
+/// let value = UserValue { key: "theme".into(), value: serde_json::json!("dark"), updated_at: 1_700_000_000_000 };
+/// assert_eq!(value.key, "theme");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserValue {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: serde_json::Value,
+    /// When it was last set, milliseconds since the Unix epoch.
+    pub updated_at: i64,
+}
+
+/// Something that happened to a user, on its way between processes
+/// ([`MessageStore::publish_user_change`]): a user value change or a new thread of the user.
+///
+/// ```
+/// use hooks_runtime::store::{UserChange, UserChangeKind};
+///
+/// let change = UserChange {
+///     origin: "runtime_a".into(),
+///     user_id: "alice".into(),
+///     kind: UserChangeKind::ValueChanged { key: "theme".into(), old: None, new: Some(serde_json::json!("dark")) },
+/// };
+/// assert_eq!(change.key(), Some("theme"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserChange {
     /// The runtime that made the change, so that it skips its own (each runtime has its own).
     pub origin: String,
     /// The user.
     pub user_id: String,
-    /// The user value's key.
-    pub key: String,
-    /// The value before, as the changing runtime had it.
-    pub old: Option<serde_json::Value>,
-    /// The value after; `None` removed it.
-    pub new: Option<serde_json::Value>,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: UserChangeKind,
+}
+
+impl UserChange {
+    /// The user value's key, for a value change.
+    pub fn key(&self) -> Option<&str> {
+        match &self.kind {
+            UserChangeKind::ValueChanged { key, .. } => Some(key),
+            UserChangeKind::ThreadCreated { .. } => None,
+        }
+    }
+}
+
+/// What a [`UserChange`] carries; its JSON names it in `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UserChangeKind {
+    /// A user value was set or removed.
+    ValueChanged {
+        /// The user value's key.
+        key: String,
+        /// The value before, as the store had it when the change was made.
+        old: Option<serde_json::Value>,
+        /// The value after; `None` removed it.
+        new: Option<serde_json::Value>,
+    },
+    /// A thread of the user was created.
+    ThreadCreated {
+        /// The new thread's id.
+        thread_id: String,
+        /// Its agent.
+        agent: String,
+    },
 }
 
 /// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with

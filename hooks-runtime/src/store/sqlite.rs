@@ -22,7 +22,7 @@ use rusqlite::{
 };
 use serde_json::{Map, Value};
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
 
 /// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
 /// [`MIGRATIONS`] applied.
@@ -31,7 +31,7 @@ const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
 /// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
 /// version (from a newer build) is refused.
-const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, USER_VALUES_STEP];
 
 /// How long a statement waits for another connection's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -73,6 +73,18 @@ CREATE TABLE thread_values (
     key TEXT NOT NULL,
     value TEXT NOT NULL,
     PRIMARY KEY (thread_id, key)
+) STRICT;
+";
+
+/// User values (U1), one row per user and key, its value as JSON text; `updated_at` in
+/// milliseconds since the Unix epoch.
+const USER_VALUES_STEP: &str = "
+CREATE TABLE user_values (
+    user_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, key)
 ) STRICT;
 ";
 
@@ -683,4 +695,74 @@ impl MessageStore for SqliteStore {
         })
         .await
     }
+
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        let user_id = user_id.to_owned();
+        self.run("user_values", move |connection| {
+            let fail = user_error("user_values", &user_id);
+            let mut statement = connection
+                .prepare_cached("SELECT key, value, updated_at FROM user_values WHERE user_id = ?1 ORDER BY key")
+                .map_err(|e| fail(format!("SQLite: {e}")))?;
+            let mut rows = statement.query([&user_id]).map_err(|e| fail(format!("SQLite: {e}")))?;
+            let mut values = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| fail(format!("SQLite: {e}")))? {
+                let read = |row: &Row<'_>| -> rusqlite::Result<(String, String, i64)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                };
+                let (key, json, updated_at) = read(row).map_err(|e| fail(format!("SQLite: {e}")))?;
+                values.push(UserValue { value: parse_user_value(&fail, &key, &json)?, key, updated_at });
+            }
+            Ok(values)
+        })
+        .await
+    }
+
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
+        let user_id = user_id.to_owned();
+        let key = key.to_owned();
+        let json = value.map(serde_json::to_string).transpose().map_err(|e| {
+            user_error("set_user_value", user_id.as_str())(format!("encode `{key}`: {}", describe_json_error(&e)))
+        })?;
+        self.run("set_user_value", move |connection| {
+            let fail = user_error("set_user_value", &user_id);
+            let sql = |e: rusqlite::Error| fail(format!("SQLite: {e}"));
+            // Immediate: the old value is read under the write lock, so no other writer comes
+            // between the read and the write.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            let old: Option<String> = tx
+                .query_row("SELECT value FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key], |row| {
+                    row.get(0)
+                })
+                .optional()
+                .map_err(sql)?;
+            match &json {
+                Some(json) => tx.execute(
+                    "INSERT INTO user_values (user_id, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    params![user_id, key, json, crate::ids::now_ms()],
+                ),
+                None => tx.execute("DELETE FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key]),
+            }
+            .map_err(sql)?;
+            tx.commit().map_err(sql)?;
+            old.map(|old| parse_user_value(&fail, &key, &old)).transpose()
+        })
+        .await
+    }
+}
+
+/// The error of a user value operation: names the operation and the user, never a value.
+fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) -> StoreError + 'a {
+    move |detail| StoreError(format!("{operation}: user `{user_id}`: {detail}"))
+}
+
+/// A stored user value; one that is not JSON is an error naming its key.
+fn parse_user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(json)
+        .map_err(|e| fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))))
 }

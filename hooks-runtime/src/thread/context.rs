@@ -36,7 +36,15 @@ pub(crate) async fn assemble(
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
     let filter = pipeline.chain(HookKind::FilterMessages);
     if let Some(chain) = &filter {
+        // What the chain changed, for whoever traces hooks (an inspector): the message counts
+        // before and after it, on a span of its own, built only when someone listens.
+        let counted = dispatch::spans_wanted().then(|| {
+            tracing::info_span!(target: dispatch::TARGET, "filter_messages_chain", messages_before = history.len(), messages_after = tracing::field::Empty)
+        });
         dispatch::await_point!(dispatch::filter_messages(chain, state, &mut history));
+        if let Some(span) = counted {
+            span.record("messages_after", history.len());
+        }
     }
     let mut repairs = Repairs::default();
     let mut provider = provider_messages(system, &history, prompt, &mut repairs);

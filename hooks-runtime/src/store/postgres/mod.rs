@@ -7,7 +7,7 @@
 //! `sqlx` exposes only through a separate listener type. `deadpool-postgres` is the small,
 //! maintained pool for it, with a per-connection statement cache. `sqlx` would bring its own
 //! runtime abstraction, macros and migration machinery that this store does not use: the schema
-//! is three steps of plain SQL.
+//! is a few steps of plain SQL.
 //!
 //! Every write is one transaction. Writes to a thread first lock its row (`FOR NO KEY UPDATE`), so
 //! concurrent writers of one thread, in any process, take turns and each message's place in the
@@ -70,6 +70,7 @@ mod fence;
 mod lease;
 mod schema;
 mod user_events;
+mod user_values;
 
 pub use lease::{Lease, LeaseGuard, OWNER_LOST};
 
@@ -83,7 +84,7 @@ use serde_json::{Map, Value};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange};
+use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange, UserValue};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -815,6 +816,21 @@ impl MessageStore for PostgresStore {
     /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.
     async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
         self.publish(thread_id, event).await.map(|_| ())
+    }
+
+    /// A row of `user_values`, read.
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        self.read_user_values(user_id).await
+    }
+
+    /// The old value read and the new one written under an advisory lock of the user's key.
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
+        self.write_user_value(user_id, key, value).await
     }
 
     /// A row of the user events table and a `NOTIFY` naming it, in one transaction.

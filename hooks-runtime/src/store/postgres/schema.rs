@@ -12,10 +12,11 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+pub(super) const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 6] = ["threads", "messages", "thread_values", "thread_events", "thread_leases", "user_events"];
+const OWN_TABLES: [&str; 7] =
+    ["threads", "messages", "thread_values", "thread_events", "thread_leases", "user_events", "user_values"];
 
 /// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
 /// `json` (kept as written) with checks, so every stored row can be read back.
@@ -80,6 +81,17 @@ CREATE TABLE user_events (
     user_id TEXT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
     change JSON NOT NULL
+);
+";
+
+/// User values (U1), one row per user and key; `updated_at` in milliseconds since the Unix epoch.
+const USER_VALUES_STEP: &str = "
+CREATE TABLE user_values (
+    user_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value JSON NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id, key)
 );
 ";
 

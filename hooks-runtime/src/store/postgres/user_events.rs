@@ -1,4 +1,5 @@
-//! User value changes between processes: the user scope's half of scale-out.
+//! User changes between processes (value changes, threads created for a user): the user
+//! scope's half of scale-out.
 //!
 //! [`PostgresStore::publish_user`] appends a change to `user_events` and, in the same
 //! transaction, sends `NOTIFY` on the schema's user channel with the row's `seq` as payload.
@@ -30,7 +31,8 @@ impl PostgresStore {
     /// and a `NOTIFY`, sent only if the row commits.
     pub async fn publish_user(&self, change: &UserChange) -> Result<(), StoreError> {
         let fail = |detail: String| {
-            StoreError(format!("publish_user_change: user `{}`, key `{}`: {detail}", change.user_id, change.key))
+            let what = change.key().map_or_else(|| "a new thread".to_owned(), |key| format!("key `{key}`"));
+            StoreError(format!("publish_user_change: user `{}`, {what}: {detail}", change.user_id))
         };
         let pg = |e: tokio_postgres::Error| fail(describe_pg(&e));
         let json = serde_json::to_string(change).map_err(|e| fail(describe_json_error(&e)))?;
@@ -77,11 +79,23 @@ async fn read_after(listener: &Listener, after: i64) -> Result<Vec<(i64, UserCha
         .map(|row| {
             let seq: i64 = row.get(0);
             let json: String = row.get(1);
-            let change = serde_json::from_str(&json)
+            let change = parse_change(&json)
                 .map_err(|e| format!("user change {seq}: the stored row holds {}", describe_json_error(&e)))?;
             Ok((seq, change))
         })
         .collect()
+}
+
+/// A stored change. A row written before changes had a `type` is a value change, the only kind
+/// there was then.
+fn parse_change(json: &str) -> Result<UserChange, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(json)?;
+    if let serde_json::Value::Object(fields) = &mut value
+        && !fields.contains_key("type")
+    {
+        fields.insert("type".to_owned(), "value_changed".into());
+    }
+    serde_json::from_value(value)
 }
 
 /// Delivers changes above `last` until the receiver goes away, reconnecting when the
@@ -140,5 +154,27 @@ async fn run_user_subscription(
             store.inner.target
         );
         tokio::time::sleep(RECONNECT_DELAY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_change;
+    use crate::store::UserChangeKind;
+
+    #[test]
+    fn a_row_from_before_change_kinds_reads_as_a_value_change() {
+        let old = r#"{"origin":"runtime_a","user_id":"alice","key":"theme","old":null,"new":"dark"}"#;
+        let change = parse_change(old).unwrap();
+        assert_eq!(change.user_id, "alice");
+        assert_eq!(
+            change.kind,
+            UserChangeKind::ValueChanged { key: "theme".into(), old: None, new: Some(serde_json::json!("dark")) }
+        );
+        let created = r#"{"origin":"b","user_id":"alice","type":"thread_created","thread_id":"t1","agent":"a"}"#;
+        assert_eq!(
+            parse_change(created).unwrap().kind,
+            UserChangeKind::ThreadCreated { thread_id: "t1".into(), agent: "a".into() }
+        );
     }
 }
