@@ -365,6 +365,14 @@ pub(crate) struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl Logs {
     pub(crate) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        // A global subscriber that wants every event up to INFO and writes nothing: without it,
+        // a call site first reached while no test's subscriber is alive (tests run in parallel)
+        // caches "never", and a later test's capture misses that line.
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let sink = tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).with_writer(std::io::sink).finish();
+            let _ = tracing::subscriber::set_global_default(sink);
+        });
         let logs = Logs::default();
         let writer = logs.clone();
         let subscriber = tracing_subscriber::fmt()
