@@ -3,7 +3,7 @@ use std::sync::{Mutex, PoisonError};
 
 use hooks_core::{HookMessage, MessageUpdate};
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, inbox};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
@@ -15,6 +15,8 @@ pub struct InMemoryStore {
 struct StoredThread {
     record: ThreadRecord,
     messages: Vec<HookMessage>,
+    /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
+    inbox: Vec<(String, String, i64)>,
 }
 
 impl InMemoryStore {
@@ -52,7 +54,7 @@ impl MessageStore for InMemoryStore {
         if threads.contains_key(&thread.id) {
             return Err(StoreError(format!("thread `{}` already exists", thread.id)));
         }
-        threads.insert(thread.id.clone(), StoredThread { record: thread.clone(), messages: Vec::new() });
+        threads.insert(thread.id.clone(), StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new() });
         Ok(())
     }
 
@@ -105,4 +107,46 @@ impl MessageStore for InMemoryStore {
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
         self.with_thread(thread_id, |thread| Ok(thread.messages.clone()))
     }
+
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        let message = inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
+        self.with_thread(thread_id, |thread| {
+            if thread.inbox.iter().any(|(id, ..)| *id == entry.id) {
+                return Err(StoreError(format!("inbox entry `{}` already exists", entry.id)));
+            }
+            thread.inbox.push((entry.id.clone(), message, entry.enqueued_at));
+            Ok(())
+        })
+    }
+
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread
+                .inbox
+                .iter()
+                .map(|(id, message, at)| inbox::decode(id.clone(), message, *at))
+                .collect::<Result<_, _>>()
+                .map_err(|e| StoreError(format!("pending_inputs: thread `{thread_id}`: {e}")))
+        })
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
+            if let Some(message) = message {
+                if thread.messages.iter().any(|m| m.id == message.id) {
+                    return Err(StoreError(format!("message `{}` already exists", message.id)));
+                }
+                thread.messages.push(message.clone());
+            }
+            thread.inbox.remove(place);
+            Ok(true)
+        })
+    }
+
 }

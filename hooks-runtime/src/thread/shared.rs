@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
-use hooks_core::{AbortSignal, EnabledRelationships, MessageRecord, ThreadState};
+use hooks_core::{AbortSignal, EnabledRelationships, ThreadState};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -28,7 +28,6 @@ struct Book {
     status: ThreadStatus,
     /// The running execution's abort signal, reachable while the state is locked by the run.
     abort: Option<AbortSignal>,
-    queued_messages: VecDeque<MessageRecord>,
     queued_tools: VecDeque<(String, Value)>,
     /// The thread values as last written to the store (M11), read without a store round trip.
     values: HashMap<String, Value>,
@@ -76,7 +75,6 @@ impl ThreadShared {
             book: Mutex::new(Book {
                 status: record.status,
                 abort: None,
-                queued_messages: VecDeque::new(),
                 queued_tools: VecDeque::new(),
                 values: record.values.into_iter().collect(),
                 files: HashMap::new(),
@@ -210,14 +208,6 @@ impl ThreadShared {
         if let Some(signal) = self.book().abort.as_ref() {
             signal.abort();
         }
-    }
-
-    pub(crate) fn queue_message(&self, message: MessageRecord) {
-        self.book().queued_messages.push_back(message);
-    }
-
-    pub(crate) fn take_queued_messages(&self) -> Vec<MessageRecord> {
-        self.book().queued_messages.drain(..).collect()
     }
 
     pub(crate) fn queue_tool(&self, tool: &str, arguments: Value) {
