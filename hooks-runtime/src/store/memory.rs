@@ -108,6 +108,19 @@ impl MessageStore for InMemoryStore {
         self.with_thread(thread_id, |thread| Ok(thread.messages.clone()))
     }
 
+    /// Threads left `running` and threads with inputs: a runtime rebuilt over a store that
+    /// outlived the previous one (a clone of its `Arc`) recovers them.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut unsettled: Vec<String> = threads
+            .values()
+            .filter(|thread| thread.record.status == ThreadStatus::Running || !thread.inbox.is_empty())
+            .map(|thread| thread.record.id.clone())
+            .collect();
+        unsettled.sort();
+        Ok(unsettled)
+    }
+
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let message = inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
         self.with_thread(thread_id, |thread| {
