@@ -226,6 +226,7 @@ pub struct RunHold {
     /// In a mutex only so that the hold is `Sync` (a run borrows it across awaits).
     release: std::sync::Mutex<Option<BoxedReleaseFn>>,
     lost: Option<tokio::sync::watch::Receiver<bool>>,
+    took_over_a_dead_run: bool,
 }
 
 type BoxedRelease = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
@@ -240,7 +241,20 @@ impl RunHold {
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
         let release: BoxedReleaseFn = Box::new(move || Box::pin(release()));
-        RunHold { release: std::sync::Mutex::new(Some(release)), lost: None }
+        RunHold { release: std::sync::Mutex::new(Some(release)), lost: None, took_over_a_dead_run: false }
+    }
+
+    /// The same hold, taken over from an owner that died mid-run (the store already marked the
+    /// thread `failed (owner_lost)`): the runtime first answers the dead run's open tool calls
+    /// and announces the status, as its recovery would.
+    pub fn after_a_dead_run(mut self, took_over: bool) -> Self {
+        self.took_over_a_dead_run = took_over;
+        self
+    }
+
+    /// Whether this hold was taken over from an owner that died mid-run.
+    pub fn took_over_a_dead_run(&self) -> bool {
+        self.took_over_a_dead_run
     }
 
     /// The same hold, lost once `lost` turns `true`.

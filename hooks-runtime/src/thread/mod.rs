@@ -450,6 +450,7 @@ impl Thread {
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let incoming = vec![turn::Incoming::direct(message)];
                 let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
@@ -505,6 +506,7 @@ impl Thread {
             let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
                 match result {
@@ -531,6 +533,7 @@ impl Thread {
             let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_queued(&self.shared, run.state()).await;
                 run.settle(result).await

@@ -186,9 +186,24 @@ async fn settle(shared: &Arc<ThreadShared>, state: &ThreadState, before: ThreadS
     if !left_running {
         return Ok(false);
     }
-    answer_open_tool_calls(shared, state).await?;
-    shared.end_run(owner_lost).await;
+    settle_taken_over(shared, state).await?;
     Ok(true)
+}
+
+/// At the start of a run under its hold: when the hold was taken over from an owner that died
+/// mid-run (a shared store's expired lease), the dead run is settled first, as recovery would.
+pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
+    if super::run_hold::took_over_a_dead_run() {
+        settle_taken_over(shared, state).await?;
+    }
+    Ok(())
+}
+
+/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and sent.
+async fn settle_taken_over(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
+    answer_open_tool_calls(shared, state).await?;
+    shared.end_run(ThreadStatus::Failed(OWNER_LOST.to_owned())).await;
+    Ok(())
 }
 
 /// Gives every stored tool call without a result an error result, so the history is one a

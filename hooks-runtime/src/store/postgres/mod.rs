@@ -901,6 +901,7 @@ impl MessageStore for PostgresStore {
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
             Some(guard) => {
                 let lost = guard.loss_flag();
+                let took_over = guard.lease().took_over_a_dead_run;
                 inner.fences.hold(guard.lease(), lost.clone());
                 let store = self.clone();
                 let hold = RunHold::new(move || async move {
@@ -909,7 +910,7 @@ impl MessageStore for PostgresStore {
                         tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
                     }
                 });
-                Ok(Some(hold.losable(lost.subscribe())))
+                Ok(Some(hold.losable(lost.subscribe()).after_a_dead_run(took_over)))
             }
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
