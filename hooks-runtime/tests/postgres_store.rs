@@ -90,7 +90,7 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
         .await
         .unwrap();
     let store = schema.store().await;
-    assert_eq!(schema_version(&schema).await, 3);
+    assert_eq!(schema_version(&schema).await, 4);
     let old = store.load_thread("old").await.unwrap().unwrap();
     assert_eq!(old.status, ThreadStatus::Stopped("max_steps".into()));
     assert_eq!(old.values["k"], json!([1, 2]));
@@ -98,9 +98,13 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     // Version 2's tables work on the migrated thread.
     store.publish("old", &ThreadEvent::Status { status: ThreadStatus::Idle }).await.unwrap();
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
+    // Version 4's inbox works on the migrated thread.
+    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, "late"));
+    store.enqueue_input("old", &entry).await.unwrap();
+    assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
     // Connecting again changes nothing.
     drop(schema.store().await);
-    assert_eq!(schema_version(&schema).await, 3);
+    assert_eq!(schema_version(&schema).await, 4);
     schema.drop().await;
 }
 
@@ -139,7 +143,7 @@ async fn processes_starting_at_once_migrate_one_after_the_other() {
     for (n, result) in futures_join_all(attempts).await.into_iter().enumerate() {
         assert!(result.is_ok(), "store {n}: {result:?}");
     }
-    assert_eq!(schema_version(&schema).await, 3);
+    assert_eq!(schema_version(&schema).await, 4);
     schema.drop().await;
 }
 

@@ -407,12 +407,16 @@ async fn m11_a_version_1_file_is_migrated_and_keeps_its_threads() {
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(count(&path, "PRAGMA user_version"), 2);
+    assert_eq!(count(&path, "PRAGMA user_version"), 3);
     let old = store.load_thread("old").await.unwrap().unwrap();
     assert!(old.values.is_empty());
     assert_eq!(store.messages("old").await.unwrap().len(), 1);
     store.set_value("old", "k", &json!(true)).await.unwrap();
     assert_eq!(store.load_thread("old").await.unwrap().unwrap().values.get("k"), Some(&json!(true)));
+    // Version 3's inbox works on the migrated thread.
+    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(Role::User, "late"));
+    store.enqueue_input("old", &entry).await.unwrap();
+    assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
 }
 
 #[tokio::test]
@@ -437,7 +441,7 @@ async fn a_foreign_database_without_a_schema_version_is_refused_not_stamped() {
     let empty = dir.0.join("empty.db");
     drop(raw(&empty));
     SqliteStore::open(&empty).unwrap();
-    assert_eq!(count(&empty, "PRAGMA user_version"), 2);
+    assert_eq!(count(&empty, "PRAGMA user_version"), 3);
 }
 
 #[tokio::test]
