@@ -403,3 +403,54 @@ async fn the_tool_argument_cap_applies_to_a_custom_model() {
     assert!(error.contains("RuntimeBuilder::max_tool_argument_bytes"), "{error}");
     assert_provider_valid(&thread.messages().await.unwrap());
 }
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_sweeper_recovers_a_dead_owners_thread_within_ttl_plus_one_sweep() {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let ttl = Duration::from_millis(1500);
+    let sweep = Duration::from_millis(100);
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let options = PostgresOptions::new().schema(&schema).max_connections(4).run_lease_ttl(ttl).recovery_sweep(sweep);
+    let store = Arc::new(
+        PostgresStore::connect_with(&url, options)
+            .await
+            .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL")),
+    );
+    let thread_id = leave_a_crashed_run(store.as_ref()).await;
+    // The dead owner's lease, never renewed: live for one more ttl. (Acquiring it settles the
+    // `running` left before, so the dead owner's own run sets it again.)
+    store.try_acquire_lease(&thread_id, "dead-owner", ttl).await.unwrap().unwrap();
+    store.set_status(&thread_id, &ThreadStatus::Running).await.unwrap();
+    let died = Instant::now();
+
+    let runtime = runtime_on(store.clone(), ScriptedModel::new([ScriptedResponse::text("answered")]));
+    // Any first use starts the sweeper; the dead owner's thread is not touched by it.
+    runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
+    let status = store.load_thread(&thread_id).await.unwrap().unwrap().status;
+    assert_eq!(status, ThreadStatus::Running, "the lease is still live after {:?}", died.elapsed());
+    let settled = loop {
+        let status = store.load_thread(&thread_id).await.unwrap().unwrap().status;
+        if status != ThreadStatus::Running {
+            break died.elapsed();
+        }
+        assert!(died.elapsed() < Duration::from_secs(10), "the sweeper never recovered the thread");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // Within the ttl and one sweep, with room for a loaded machine.
+    assert!(settled < ttl + sweep + Duration::from_millis(400), "settled after {settled:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !store.pending_inputs(&thread_id).await.unwrap().is_empty()
+        || store.load_thread(&thread_id).await.unwrap().unwrap().status != ThreadStatus::Idle
+    {
+        assert!(Instant::now() < deadline, "the inbox never ran");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let messages = store.messages(&thread_id).await.unwrap();
+    assert_provider_valid(&messages);
+    assert_eq!(texts(&messages)[3..], ["second", "answered"]);
+    // The settlement is an event every process sees.
+    let events = store.events_after(&thread_id, 0).await.unwrap();
+    let owner_lost = serde_json::json!({ "type": "status", "status": "failed", "reason": OWNER_LOST });
+    assert!(events.iter().any(|event| event.event == owner_lost), "{events:?}");
+}
