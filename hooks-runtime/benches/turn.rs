@@ -209,7 +209,7 @@ enum StoreKind {
 
 /// How a durable-turn variant hands the message over.
 #[derive(Clone, Copy, PartialEq)]
-enum Path {
+enum HandOver {
     /// `thread.send`: the run stores the message.
     Send,
     /// `thread.queue_message` (committed to the inbox) then `thread.run_input`: what the HTTP
@@ -228,9 +228,9 @@ fn new_store(kind: StoreKind, dir: &std::path::Path, generation: u64) -> Arc<dyn
     }
 }
 
-/// Times `n` turns of the hook-less agent over `path` on `kind`, each on a new thread with
+/// Times `n` turns of the hook-less agent handed over by `hand_over` on `kind`, each on a new thread with
 /// [`HISTORY`] messages; only the hand-over and the run are timed.
-fn run_durable(tokio: &tokio::runtime::Runtime, kind: StoreKind, path: Path, n: u64) -> Duration {
+fn run_durable(tokio: &tokio::runtime::Runtime, kind: StoreKind, hand_over: HandOver, n: u64) -> Duration {
     let dir = std::env::temp_dir().join(format!("hooks-bench-turn-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let total = tokio.block_on(async {
@@ -247,9 +247,9 @@ fn run_durable(tokio: &tokio::runtime::Runtime, kind: StoreKind, path: Path, n: 
             let thread = thread_with_history(&runtime, "a_none").await;
             model.push_all([ScriptedResponse::text("A short reply.")]);
             let started = Instant::now();
-            let outcome = match path {
-                Path::Send => thread.send("What did we say?").await.unwrap(),
-                Path::Inbox => {
+            let outcome = match hand_over {
+                HandOver::Send => thread.send("What did we say?").await.unwrap(),
+                HandOver::Inbox => {
                     let input = thread.queue_message(MessageRecord::new(Role::User, "What did we say?")).await.unwrap();
                     thread.run_input(&input).await.unwrap().expect("in the inbox")
                 }
@@ -263,13 +263,13 @@ fn run_durable(tokio: &tokio::runtime::Runtime, kind: StoreKind, path: Path, n: 
     total
 }
 
-/// The durable-turn variants: label, store, path, and the target against the same store's
+/// The durable-turn variants: label, store, hand-over, and the target against the same store's
 /// `send` (`None`: the reference).
-const DURABLE: [(&str, StoreKind, Path, Option<f64>); 4] = [
-    ("SQLite file, send", StoreKind::SqliteFile, Path::Send, None),
-    ("SQLite file, inbox", StoreKind::SqliteFile, Path::Inbox, Some(1.10)),
-    ("in memory, send", StoreKind::Memory, Path::Send, None),
-    ("in memory, inbox", StoreKind::Memory, Path::Inbox, None),
+const DURABLE: [(&str, StoreKind, HandOver, Option<f64>); 4] = [
+    ("SQLite file, send", StoreKind::SqliteFile, HandOver::Send, None),
+    ("SQLite file, inbox", StoreKind::SqliteFile, HandOver::Inbox, Some(1.10)),
+    ("in memory, send", StoreKind::Memory, HandOver::Send, None),
+    ("in memory, inbox", StoreKind::Memory, HandOver::Inbox, None),
 ];
 
 /// The durable-turn group: a turn on SQLite and in memory, handed over by `send` and through
@@ -281,7 +281,7 @@ fn durable_turns(tokio: &tokio::runtime::Runtime) {
     );
     let variants = DURABLE
         .iter()
-        .map(|&(label, kind, path, _)| harness::Variant::new(label, move |n| run_durable(tokio, kind, path, n)))
+        .map(|&(label, kind, hand_over, _)| harness::Variant::new(label, move |n| run_durable(tokio, kind, hand_over, n)))
         .collect();
     let group = harness::measure("a turn through the inbox against send", variants);
     println!("\n| turn | us per turn | x send, same store | target | met |");
