@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
-use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore};
 use hooks_runtime::prelude::*;
+use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore};
 use hooks_runtime::{Runtime, ThreadOptions};
 
 /// Messages in the thread before each send.
@@ -281,7 +281,9 @@ fn durable_turns(tokio: &tokio::runtime::Runtime) {
     );
     let variants = DURABLE
         .iter()
-        .map(|&(label, kind, hand_over, _)| harness::Variant::new(label, move |n| run_durable(tokio, kind, hand_over, n)))
+        .map(|&(label, kind, hand_over, _)| {
+            harness::Variant::new(label, move |n| run_durable(tokio, kind, hand_over, n))
+        })
         .collect();
     let group = harness::measure("a turn through the inbox against send", variants);
     println!("\n| turn | us per turn | x send, same store | target | met |");

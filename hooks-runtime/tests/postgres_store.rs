@@ -99,7 +99,8 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     store.publish("old", &ThreadEvent::Status { status: ThreadStatus::Idle }).await.unwrap();
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
     // Version 4's inbox works on the migrated thread.
-    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, "late"));
+    let entry =
+        hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, "late"));
     store.enqueue_input("old", &entry).await.unwrap();
     assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
     // Connecting again changes nothing.

@@ -7,10 +7,10 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus};
-use hooks_runtime::Runtime;
 use hooks_server::ServerConfig;
 use support::{ALICE, Server};
 
@@ -47,7 +47,12 @@ impl MessageStore for FlakyInbox {
     async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         self.inner.insert_message(id, message).await
     }
-    async fn update_message(&self, id: &str, message_id: &str, update: &MessageUpdate) -> Result<HookMessage, StoreError> {
+    async fn update_message(
+        &self,
+        id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
         self.inner.update_message(id, message_id, update).await
     }
     async fn messages(&self, id: &str) -> Result<Vec<HookMessage>, StoreError> {

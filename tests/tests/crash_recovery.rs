@@ -15,11 +15,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{MessageStore, SqliteStore, ThreadRecord, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::Runtime;
 
 define_prompt! { name: crash_prompt, model: "m", prompt: "Work.", tools: ["crash_tool"] }
 define_agent! { name: crash_agent, side_a: { prompt: crash_prompt, stop_on_response: true }, side_b: { human: true } }
@@ -215,7 +215,8 @@ async fn crash_test(spec: &str, store: Arc<dyn MessageStore>) -> Figures {
     let stored = stored_user_texts(store.as_ref()).await;
     figures.lost = acknowledged.iter().filter(|text| !stored.contains_key(*text)).count();
     figures.duplicated = stored.values().filter(|count| **count > 1).count();
-    figures.left_running = usize::from(store.load_thread(THREAD_ID).await.unwrap().unwrap().status == ThreadStatus::Running);
+    figures.left_running =
+        usize::from(store.load_thread(THREAD_ID).await.unwrap().unwrap().status == ThreadStatus::Running);
     let messages = store.messages(THREAD_ID).await.unwrap();
     figures.interrupted_calls = messages
         .iter()

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, OWNER_LOST, SqliteStore, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{
+    InMemoryStore, InboxEntry, MessageStore, OWNER_LOST, SqliteStore, ThreadRecord, ThreadStatus,
+};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
 
@@ -310,9 +312,11 @@ async fn abort_stops_a_model_that_never_answers() {
     assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
     assert_eq!(thread.status(), ThreadStatus::Stopped("aborted".into()));
     // The thread is free again.
-    assert!(tokio::time::timeout(Duration::from_secs(5), thread.inject_message(MessageRecord::new(Role::User, "x")))
-        .await
-        .is_ok());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), thread.inject_message(MessageRecord::new(Role::User, "x")))
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

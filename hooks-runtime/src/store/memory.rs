@@ -54,7 +54,10 @@ impl MessageStore for InMemoryStore {
         if threads.contains_key(&thread.id) {
             return Err(StoreError(format!("thread `{}` already exists", thread.id)));
         }
-        threads.insert(thread.id.clone(), StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new() });
+        threads.insert(
+            thread.id.clone(),
+            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new() },
+        );
         Ok(())
     }
 
@@ -122,7 +125,8 @@ impl MessageStore for InMemoryStore {
     }
 
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
-        let message = inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
+        let message =
+            inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
         self.with_thread(thread_id, |thread| {
             if thread.inbox.iter().any(|(id, ..)| *id == entry.id) {
                 return Err(StoreError(format!("inbox entry `{}` already exists", entry.id)));
@@ -161,5 +165,4 @@ impl MessageStore for InMemoryStore {
             Ok(true)
         })
     }
-
 }

@@ -508,9 +508,7 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
         return Err(op.error("the message already exists"));
     }
     let seq: i64 = tx
-        .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [thread_id], |row| {
-            row.get(0)
-        })
+        .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [thread_id], |row| row.get(0))
         .map_err(op.sql())?;
     let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
     tx.execute(

@@ -65,7 +65,13 @@ pub(crate) async fn create_from(
         if let Err(error) = prevented {
             if let Some(input) = input {
                 // M7: a prevented queued message leaves the queue.
-                pipeline.shared.runtime.store.take_input(&pipeline.shared.id, input, None).await.map_err(CreateError::Store)?;
+                pipeline
+                    .shared
+                    .runtime
+                    .store
+                    .take_input(&pipeline.shared.id, input, None)
+                    .await
+                    .map_err(CreateError::Store)?;
             }
             return Err(CreateError::Prevented(error));
         }

@@ -22,11 +22,11 @@ mod turn;
 
 // The store's PostgreSQL event log names it by this path.
 pub(crate) use crate::events::ThreadEvent;
-pub use reentry::MAX_HOOK_DEPTH;
 pub(crate) use model_step::{DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TOOL_ARGUMENT_BYTES};
 pub use recovery::Recovery;
-pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover};
 pub(crate) use recovery::RecoveryState;
+pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover};
+pub use reentry::MAX_HOOK_DEPTH;
 pub(crate) use shared::ThreadShared;
 
 use std::fmt;
@@ -514,7 +514,9 @@ impl Thread {
                         run.settle(Ok(RunOutcome::running())).await?;
                         Ok(None)
                     }
-                    result => run.settle(result.map(|outcome| outcome.unwrap_or_else(RunOutcome::running))).await.map(Some),
+                    result => {
+                        run.settle(result.map(|outcome| outcome.unwrap_or_else(RunOutcome::running))).await.map(Some)
+                    }
                 }
             })
             .await

@@ -106,8 +106,8 @@ impl Caps {
 
     /// Counts an arguments fragment into the response's tool calls, or fails naming the cap.
     pub(crate) fn add_tool_arguments(&mut self, fragment: &str) -> Result<(), ModelError> {
-        self.tool_argument_bytes =
-            add(self.tool_argument_bytes, fragment.len(), self.max_tool_argument_bytes).ok_or_else(|| {
+        self.tool_argument_bytes = add(self.tool_argument_bytes, fragment.len(), self.max_tool_argument_bytes)
+            .ok_or_else(|| {
                 ModelError::TooLarge(format!(
                     "the tool-call arguments passed the runtime's cap of {} bytes for all calls of a response \
                      (`RuntimeBuilder::max_tool_argument_bytes`)",

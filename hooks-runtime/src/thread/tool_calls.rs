@@ -76,8 +76,9 @@ pub(crate) async fn consume_stream(
             }
             ModelEvent::ToolCallArguments { index, fragment } => {
                 let Some(streaming) = slots.get(&index).map(|&slot| &mut calls[slot]) else {
-                    return Err(ModelError::Malformed(format!("arguments for tool call {index}, which never started"))
-                        .into());
+                    return Err(
+                        ModelError::Malformed(format!("arguments for tool call {index}, which never started")).into()
+                    );
                 };
                 caps.add_tool_arguments(&fragment)?;
                 streaming.call.function.arguments.push_str(&fragment);

@@ -29,7 +29,6 @@ pub struct Lease {
     pub took_over_a_dead_run: bool,
 }
 
-
 /// A duration as whole milliseconds for SQL, at least 1.
 fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)

@@ -581,7 +581,11 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
 
 /// Inserts `message` as the thread's next message, in the caller's transaction (whose fence is
 /// checked): refused for an unknown thread or an id the thread already has.
-async fn insert_row(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>, message: &HookMessage) -> Result<(), StoreError> {
+async fn insert_row(
+    op: &Op<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
+    message: &HookMessage,
+) -> Result<(), StoreError> {
     let thread_id = op.thread_id;
     let extra = extra_json(op, message)?;
     let depth = message.depth.map(i64::from);
@@ -820,9 +824,7 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("pending_inputs", thread_id);
         let client = self.client(op.name).await?;
         let statement = client
-            .prepare_cached(
-                "SELECT id, message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 ORDER BY seq",
-            )
+            .prepare_cached("SELECT id, message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 ORDER BY seq")
             .await
             .map_err(op.pg())?;
         let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
@@ -846,10 +848,8 @@ impl MessageStore for PostgresStore {
         // One transaction for both: the input leaves the inbox exactly when its message is in.
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
-        let statement = tx
-            .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2")
-            .await
-            .map_err(op.pg())?;
+        let statement =
+            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
         if tx.execute(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? == 0 {
             return Ok(false);
         }
