@@ -458,3 +458,26 @@ async fn the_postgres_sweeper_recovers_a_dead_owners_thread_within_ttl_plus_one_
     let owner_lost = serde_json::json!({ "type": "status", "status": "failed", "reason": OWNER_LOST });
     assert!(events.iter().any(|event| event.event == owner_lost), "{events:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_leaves_a_run_of_this_process_alone() {
+    let model = ScriptedModel::new([ScriptedResponse::tool_call("call_slow", "durable_tool", "{}")]);
+    let runtime = Runtime::builder()
+        .agent::<durable_agent>()
+        .model("m", model)
+        .tool(slow_tool())
+        .store(SqliteStore::in_memory().unwrap())
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
+    let mut events = thread.subscribe();
+    let run = thread.clone();
+    let send = tokio::spawn(async move { run.send("go").await });
+    while !matches!(events.recv().await, Ok(ThreadEvent::ToolCallStarted { .. })) {}
+    let recovery = runtime.recover().await.unwrap();
+    assert!(recovery.settled.is_empty(), "a live run is not a lost one: {recovery:?}");
+    assert_eq!(runtime.store().load_thread(thread.id()).await.unwrap().unwrap().status, ThreadStatus::Running);
+    thread.abort();
+    let outcome = send.await.unwrap().unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+}

@@ -77,7 +77,8 @@ CREATE TABLE thread_values (
 ";
 
 /// Version 3: each thread's inbox of accepted inputs, in acceptance order (`seq`); the message
-/// is the accepted record as JSON text.
+/// is the accepted record as JSON text. The partial index finds threads left `running` for
+/// recovery without reading the others.
 const SCHEMA_V3: &str = "
 CREATE TABLE thread_inbox (
     seq INTEGER PRIMARY KEY,
@@ -88,6 +89,7 @@ CREATE TABLE thread_inbox (
     UNIQUE (thread_id, id)
 ) STRICT;
 CREATE INDEX thread_inbox_by_thread ON thread_inbox (thread_id, seq);
+CREATE INDEX threads_running ON threads (id) WHERE status = 'running';
 ";
 
 /// The rows of a thread that [`read_message`] cannot read, as SQL, so that a write can refuse a

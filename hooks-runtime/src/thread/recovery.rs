@@ -40,6 +40,28 @@ pub(crate) struct RecoveryState {
     /// Threads being recovered now (settled, or their inbox running), so a sweep that comes
     /// round again does not start a second recovery of one thread.
     busy: Mutex<HashSet<String>>,
+    /// Threads whose run this process is running now, by handle count: never recovered, as
+    /// their `running` is true.
+    live: Mutex<std::collections::HashMap<String, usize>>,
+}
+
+impl RecoveryState {
+    /// A run of `thread_id` started (`true`) or ended (`false`) in this process.
+    pub(crate) fn note_run(&self, thread_id: &str, running: bool) {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if running {
+            *live.entry(thread_id.to_owned()).or_default() += 1;
+        } else if let Some(count) = live.get_mut(thread_id) {
+            *count -= 1;
+            if *count == 0 {
+                live.remove(thread_id);
+            }
+        }
+    }
+
+    fn is_live(&self, thread_id: &str) -> bool {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).contains_key(thread_id)
+    }
 }
 
 /// What a recovery did.
@@ -124,6 +146,9 @@ fn start_sweeper(runtime: Weak<RuntimeInner>, interval: std::time::Duration) {
 pub(crate) async fn recover(runtime: &Arc<RuntimeInner>) -> Result<Recovery, RuntimeError> {
     let mut recovery = Recovery::default();
     for thread_id in runtime.store.unsettled_threads().await? {
+        if runtime.recovery.is_live(&thread_id) {
+            continue;
+        }
         if !runtime.recovery.busy.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.clone()) {
             continue;
         }

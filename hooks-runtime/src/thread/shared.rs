@@ -168,10 +168,14 @@ impl ThreadShared {
 
     /// A run starts: its abort signal becomes reachable and the status `running`.
     pub(crate) async fn begin_run(&self, abort: AbortSignal) {
-        {
+        let started = {
             let mut book = self.book();
-            book.abort = Some(abort);
             book.status = ThreadStatus::Running;
+            book.abort.replace(abort).is_none()
+        };
+        if started {
+            // Recovery leaves this process's own runs alone.
+            self.runtime.recovery.note_run(&self.id, true);
         }
         self.store_status(ThreadStatus::Running).await;
     }
@@ -190,9 +194,14 @@ impl ThreadShared {
     }
 
     fn settle_in_memory(&self, status: ThreadStatus) {
-        let mut book = self.book();
-        book.abort = None;
-        book.status = status;
+        let ended = {
+            let mut book = self.book();
+            book.status = status;
+            book.abort.take().is_some()
+        };
+        if ended {
+            self.runtime.recovery.note_run(&self.id, false);
+        }
     }
 
     /// Writes the status already set in memory to the store, then sends it.

@@ -867,13 +867,15 @@ impl MessageStore for PostgresStore {
         let client = self.client("unsettled_threads").await?;
         let statement = client
             .prepare_cached(
-                "SELECT t.id FROM threads t
-                 WHERE (t.status = 'running'
-                        OR EXISTS (SELECT 1 FROM thread_inbox i WHERE i.thread_id = t.id
-                                   AND i.stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'))
-                   AND NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = t.id
+                "SELECT c.id FROM (
+                     SELECT id FROM threads WHERE status = 'running'
+                     UNION
+                     SELECT thread_id FROM thread_inbox
+                     WHERE stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
+                 ) c
+                 WHERE NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = c.id
                                    AND l.expires_at > clock_timestamp())
-                 ORDER BY t.id",
+                 ORDER BY c.id",
             )
             .await
             .map_err(fail)?;

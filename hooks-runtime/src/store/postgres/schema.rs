@@ -85,7 +85,8 @@ CREATE TABLE user_events (
 ";
 
 /// Version 4: each thread's inbox of accepted inputs, in acceptance order (`seq`); `stored_at`
-/// is the server's clock, for the recovery sweep's grace period.
+/// is the server's clock, for the recovery sweep's grace period. The partial index keeps the
+/// sweep's look for threads left `running` off the rest of the table.
 const SCHEMA_V4: &str = "
 CREATE TABLE thread_inbox (
     seq BIGSERIAL PRIMARY KEY,
@@ -97,6 +98,7 @@ CREATE TABLE thread_inbox (
     UNIQUE (thread_id, id)
 );
 CREATE INDEX thread_inbox_by_thread ON thread_inbox (thread_id, seq);
+CREATE INDEX threads_running ON threads (id) WHERE status = 'running';
 ";
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's
