@@ -174,8 +174,8 @@ async fn recovery_settles_and_runs_the_inbox(store: Arc<dyn MessageStore>) {
     let thread_id = leave_a_crashed_run(store.as_ref()).await;
     let runtime = runtime_on(store.clone(), ScriptedModel::new([ScriptedResponse::text("answered")]));
     let mut recovery = runtime.recover().await.unwrap();
-    assert_eq!(recovery.settled, [thread_id.clone()]);
-    assert_eq!(recovery.resumed, [thread_id.clone()]);
+    assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
+    assert_eq!(recovery.resumed, std::slice::from_ref(&thread_id));
     recovery.wait_for_inboxes().await;
 
     let messages = store.messages(&thread_id).await.unwrap();
@@ -236,7 +236,7 @@ async fn a_recovered_thread_without_inputs_is_left_failed_owner_lost() {
     assert!(store.take_input(&thread_id, &input.id, None).await.unwrap());
     let runtime = runtime_on(store.clone(), ScriptedModel::new([]));
     let recovery = runtime.recover().await.unwrap();
-    assert_eq!(recovery.settled, [thread_id.clone()]);
+    assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
     assert!(recovery.resumed.is_empty());
     let owner_lost = ThreadStatus::Failed(OWNER_LOST.into());
     assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, owner_lost);
