@@ -25,6 +25,10 @@
 //! - if the holder dies, another process can take the thread `run_lease_ttl` after the last
 //!   renewal (10 to 15 s after the death), and marks a thread left `running` as
 //!   `failed (owner_lost)` in the same transaction;
+//! - every runtime on the store sweeps every `recovery_sweep` (5 s) for threads left `running`,
+//!   or with inputs in their inbox, that no live lease holds
+//!   ([`MessageStore::unsettled_threads`]), and recovers them: a dead owner's thread is settled
+//!   and its inbox run within `run_lease_ttl` plus one sweep, without a new send;
 //! - a holder that loses its lease (a renewal finds it taken or expired, no renewal succeeds for
 //!   a whole ttl, or a write finds it gone) has its writes to the thread refused from the moment
 //!   the lease expired: each write checks the lease in its own transaction (`fence`). The
