@@ -5,6 +5,10 @@
 //! with `filter_messages` over 11 messages, the model's scripted reply streamed and stored). So
 //! every send sees the same history, and the variants differ only by their hooks.
 //!
+//! A second group times a turn of the hook-less agent handed over by `send` against one taken
+//! through the thread's inbox (`queue_message`, committed, then `run_input`), on an SQLite file
+//! and in memory (`cargo bench -p hooks-runtime --bench turn -- durable` runs only that group).
+//!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
 //! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
 //! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
@@ -17,8 +21,11 @@ mod harness;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
+use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore};
 use hooks_runtime::{Runtime, ThreadOptions};
 
 /// Messages in the thread before each send.
@@ -134,7 +141,12 @@ const CASES: [Case; 7] = [
 ];
 
 fn build_runtime(model: &ScriptedModel) -> Runtime {
+    build_runtime_on(model, Arc::new(InMemoryStore::new()))
+}
+
+fn build_runtime_on(model: &ScriptedModel, store: Arc<dyn MessageStore>) -> Runtime {
     Runtime::builder()
+        .store_arc(store)
         .agent::<a_none>()
         .agent::<a_in_place_plain>()
         .agent::<a_in_place_result>()
@@ -187,12 +199,117 @@ fn run(tokio: &tokio::runtime::Runtime, agent: &'static str, n: u64) -> Duration
     })
 }
 
+/// Where a durable-turn variant keeps its threads.
+#[derive(Clone, Copy, PartialEq)]
+enum StoreKind {
+    Memory,
+    /// A database file in the temporary directory (WAL, as `SqliteStore::open` sets it up).
+    SqliteFile,
+}
+
+/// How a durable-turn variant hands the message over.
+#[derive(Clone, Copy, PartialEq)]
+enum HandOver {
+    /// `thread.send`: the run stores the message.
+    Send,
+    /// `thread.queue_message` (committed to the inbox) then `thread.run_input`: what the HTTP
+    /// server does for every message, accepted before its 202.
+    Inbox,
+}
+
+fn new_store(kind: StoreKind, dir: &std::path::Path, generation: u64) -> Arc<dyn MessageStore> {
+    match kind {
+        StoreKind::Memory => Arc::new(InMemoryStore::new()),
+        StoreKind::SqliteFile => {
+            let path = dir.join(format!("turn-{generation}.db"));
+            let _ = std::fs::remove_file(&path);
+            Arc::new(SqliteStore::open(path).expect("open the bench's SQLite file"))
+        }
+    }
+}
+
+/// Times `n` turns of the hook-less agent handed over by `hand_over` on `kind`, each on a new thread with
+/// [`HISTORY`] messages; only the hand-over and the run are timed.
+fn run_durable(tokio: &tokio::runtime::Runtime, kind: StoreKind, hand_over: HandOver, n: u64) -> Duration {
+    let dir = std::env::temp_dir().join(format!("hooks-bench-turn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let total = tokio.block_on(async {
+        let mut generation = 0;
+        let mut model = ScriptedModel::default();
+        let mut runtime = build_runtime_on(&model, new_store(kind, &dir, generation));
+        let mut total = Duration::ZERO;
+        for i in 0..n {
+            if i % SENDS_PER_RUNTIME == SENDS_PER_RUNTIME - 1 {
+                generation += 1;
+                model = ScriptedModel::default();
+                runtime = build_runtime_on(&model, new_store(kind, &dir, generation));
+            }
+            let thread = thread_with_history(&runtime, "a_none").await;
+            model.push_all([ScriptedResponse::text("A short reply.")]);
+            let started = Instant::now();
+            let outcome = match hand_over {
+                HandOver::Send => thread.send("What did we say?").await.unwrap(),
+                HandOver::Inbox => {
+                    let input = thread.queue_message(MessageRecord::new(Role::User, "What did we say?")).await.unwrap();
+                    thread.run_input(&input).await.unwrap().expect("in the inbox")
+                }
+            };
+            total += started.elapsed();
+            black_box(outcome);
+        }
+        total
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    total
+}
+
+/// The durable-turn variants: label, store, hand-over, and the target against the same store's
+/// `send` (`None`: the reference).
+const DURABLE: [(&str, StoreKind, HandOver, Option<f64>); 4] = [
+    ("SQLite file, send", StoreKind::SqliteFile, HandOver::Send, None),
+    ("SQLite file, inbox", StoreKind::SqliteFile, HandOver::Inbox, Some(1.10)),
+    ("in memory, send", StoreKind::Memory, HandOver::Send, None),
+    ("in memory, inbox", StoreKind::Memory, HandOver::Inbox, None),
+];
+
+/// The durable-turn group: a turn on SQLite and in memory, handed over by `send` and through
+/// the inbox, interleaved.
+fn durable_turns(tokio: &tokio::runtime::Runtime) {
+    println!(
+        "\nDurable turn: the hook-less agent, scripted model, a thread of {HISTORY} messages; send against \
+         queue_message + run_input (the inbox), on an SQLite file and in memory"
+    );
+    let variants = DURABLE
+        .iter()
+        .map(|&(label, kind, hand_over, _)| {
+            harness::Variant::new(label, move |n| run_durable(tokio, kind, hand_over, n))
+        })
+        .collect();
+    let group = harness::measure("a turn through the inbox against send", variants);
+    println!("\n| turn | us per turn | x send, same store | target | met |");
+    println!("|---|---:|---:|---:|:---|");
+    for (label, kind, _, target) in DURABLE {
+        let reference = if kind == StoreKind::SqliteFile { "SQLite file, send" } else { "in memory, send" };
+        let ratio = group.ratio(label, reference);
+        let (target, met) = match target {
+            Some(target) => (format!("≤ {target:.2}x"), if ratio <= target { "ok" } else { "MISS" }),
+            None => ("-".to_owned(), "-"),
+        };
+        println!("| {label} | {:.1} | {ratio:.3}x | {target} | {met} |", group.ns(label) / 1000.0);
+    }
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return;
     }
+    let durable_only = std::env::args().any(|arg| arg == "durable");
     harness::set_defaults(10, 41);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    if durable_only {
+        durable_turns(&tokio);
+        return;
+    }
     // Every variant's turn is checked once: a reply, and the history the hooks saw.
     tokio.block_on(async {
         let model = ScriptedModel::default();
@@ -231,5 +348,6 @@ fn main() {
         };
         println!("| {} | {:.1} | {ratio:.3}x | {target} | {met} |", case.label, group.ns(case.label) / 1000.0);
     }
+    durable_turns(tokio);
     println!("\nThe machine is shared and noisy: compare ratios, not times.");
 }

@@ -83,7 +83,7 @@ mod user;
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{MAX_HOOK_DEPTH, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
+pub use thread::{InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.

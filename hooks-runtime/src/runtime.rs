@@ -118,6 +118,8 @@ pub struct RuntimeBuilder {
     registry: Option<Registry>,
     repeated_tool_error_limit: u32,
     default_max_steps: u32,
+    max_reply_bytes: usize,
+    max_tool_argument_bytes: usize,
 }
 
 impl RuntimeBuilder {
@@ -204,6 +206,33 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The most reply text one model response may stream, in bytes, for every model of the
+    /// runtime (default 8 MiB). A response that passes it fails its step with
+    /// [`ModelError::TooLarge`](crate::model::ModelError::TooLarge) naming this cap, and the run
+    /// fails `model_error`; what it streamed is not stored.
+    ///
+    /// ```
+    /// let builder = hooks_runtime::Runtime::builder().max_reply_bytes(1024 * 1024);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_reply_bytes(mut self, bytes: usize) -> Self {
+        self.max_reply_bytes = bytes;
+        self
+    }
+
+    /// The most tool-call argument text one model response may stream, all its calls together,
+    /// in bytes (default 8 MiB); passing it fails the step like
+    /// [`max_reply_bytes`](Self::max_reply_bytes).
+    ///
+    /// ```
+    /// let builder = hooks_runtime::Runtime::builder().max_tool_argument_bytes(256 * 1024);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_tool_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_tool_argument_bytes = bytes;
+        self
+    }
+
     /// Verifies the registry (D3) and resolves every agent (S8); fails closed.
     ///
     /// The first build also wraps the process's panic hook so that a hook's caught panic prints
@@ -255,6 +284,9 @@ impl RuntimeBuilder {
                 users,
                 repeated_tool_error_limit: self.repeated_tool_error_limit,
                 default_max_steps: self.default_max_steps,
+                max_reply_bytes: self.max_reply_bytes,
+                max_tool_argument_bytes: self.max_tool_argument_bytes,
+                recovery: Default::default(),
             }),
         })
     }
@@ -287,6 +319,8 @@ impl Runtime {
             registry: None,
             repeated_tool_error_limit: 3,
             default_max_steps: 25,
+            max_reply_bytes: crate::thread::DEFAULT_MAX_REPLY_BYTES,
+            max_tool_argument_bytes: crate::thread::DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
         }
     }
 
@@ -323,6 +357,7 @@ impl Runtime {
     /// On a store that several processes share, a thread created for a user is announced to
     /// the other runtimes' [`subscribe_user_changes`](Runtime::subscribe_user_changes) followers.
     pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
+        crate::thread::recovery_on_first_use(&self.inner).await;
         let user_id = options.user_id.clone();
         let thread = Thread::create(&self.inner, agent, options).await?;
         if let Some(user_id) = user_id {
@@ -337,7 +372,43 @@ impl Runtime {
 
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
     pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
+        crate::thread::recovery_on_first_use(&self.inner).await;
         Thread::open(&self.inner, thread_id).await
+    }
+
+    /// Settles the runs that a stopped process left unsettled, and runs the inputs it had
+    /// accepted ([`Thread::queue_message`]), now. The runtime does this by itself once, at its
+    /// first [`create_thread`](Self::create_thread) or [`open_thread`](Self::open_thread); on a
+    /// store that several processes share (PostgreSQL) also every
+    /// [`recovery_sweep_interval`](crate::store::MessageStore::recovery_sweep_interval). Call it
+    /// at start-up to recover before the first request.
+    ///
+    /// A thread left `running` becomes `failed (owner_lost)` ([`OWNER_LOST`](crate::store::OWNER_LOST)),
+    /// stored and sent as a status event; every stored tool call without a result gets an error
+    /// result, so the history stays one a provider accepts; a reply that was streaming was never
+    /// stored. Then each input still in the thread's inbox runs, one run each, in the background
+    /// ([`Recovery::wait_for_inboxes`](crate::Recovery::wait_for_inboxes) waits for them).
+    ///
+    /// On SQLite, which has no owner per thread, recovery assumes that this process is the only
+    /// one running the file's threads: call it (or let the first use call it) before another
+    /// process starts running them.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::ScriptedModel;
+    /// use hooks_runtime::Runtime;
+    ///
+    /// define_prompt! { name: recover_prompt, model: "m", prompt: "Help." }
+    /// define_agent! { name: recover_agent, side_a: { prompt: recover_prompt } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = Runtime::builder().agent::<recover_agent>().model("m", ScriptedModel::new([])).build().unwrap();
+    /// let recovery = runtime.recover().await.unwrap();
+    /// assert!(recovery.settled.is_empty() && recovery.resumed.is_empty());
+    /// # });
+    /// ```
+    pub async fn recover(&self) -> Result<crate::Recovery, RuntimeError> {
+        crate::thread::recover(&self.inner).await
     }
 
     /// A client connected to the user's event stream: runs every `user_client_attached` hook.

@@ -108,6 +108,11 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     // Version 2's tables work on the migrated thread.
     store.publish("old", &ThreadEvent::Status { status: ThreadStatus::Idle }).await.unwrap();
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
+    // The inbox works on the migrated thread.
+    let entry =
+        hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, "late"));
+    store.enqueue_input("old", &entry).await.unwrap();
+    assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
     // And every later step's: user values.
     assert_eq!(store.set_user_value("alice", "k", Some(&json!(1))).await.unwrap(), None);
     assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(1));

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadStatus};
-use hooks_runtime::{HookMessage, MessageUpdate, Role};
+use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, ThreadStatus};
+use hooks_runtime::{HookMessage, MessageRecord, MessageUpdate, Role};
 use serde_json::json;
 
 #[cfg(feature = "postgres")]
@@ -108,6 +108,74 @@ fn ids(messages: &[HookMessage]) -> Vec<&str> {
 
 // ---------------------------------------------------------------------------------------------
 // The suite
+
+fn entry(text: &str) -> InboxEntry {
+    let mut record = MessageRecord::new(Role::User, text);
+    record.extra.insert("channel".into(), json!("web"));
+    InboxEntry::new(record)
+}
+
+async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let (a, b) = (entry("a"), entry("b"));
+    store.enqueue_input("t1", &a).await.unwrap();
+    store.enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&a), entry_like(&b)], "in order, whole");
+
+    // Taken with its message: out of the inbox and into the history in one step.
+    assert!(store.take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
+    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
+    // Taken again (another run got there first): nothing is stored twice.
+    assert!(!store.take_input("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
+    // Taken without a message (a hook prevented it): gone, nothing stored.
+    assert!(store.take_input("t1", &b.id, None).await.unwrap());
+    assert!(store.pending_inputs("t1").await.unwrap().is_empty());
+    assert_eq!(store.messages("t1").await.unwrap().len(), 1);
+
+    let error = store.enqueue_input("missing", &entry("c")).await.unwrap_err();
+    assert!(error.to_string().contains("missing"), "{error}");
+    store.enqueue_input("t1", &a).await.unwrap();
+    let error = store.enqueue_input("t1", &a).await.unwrap_err();
+    assert!(error.to_string().contains("already exists"), "{error}");
+    f.finish().await;
+}
+
+fn entry_like(entry: &InboxEntry) -> InboxEntry {
+    let message = serde_json::from_value(serde_json::to_value(&entry.message).unwrap()).unwrap();
+    InboxEntry { id: entry.id.clone(), message, enqueued_at: entry.enqueued_at }
+}
+
+async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
+    let a = entry("a");
+    store.enqueue_input("t1", &a).await.unwrap();
+    // The message id is taken: the insert fails, and with it the removal.
+    assert!(store.take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.is_err());
+    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
+    assert_eq!(store.messages("t1").await.unwrap().len(), 1);
+    f.finish().await;
+}
+
+async fn a_thread_left_running_is_unsettled_and_a_settled_one_is_not<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    for id in ["running", "idle", "failed"] {
+        store.create_thread(&thread(id)).await.unwrap();
+    }
+    store.set_status("running", &ThreadStatus::Running).await.unwrap();
+    store.set_status("failed", &ThreadStatus::Failed("model_error".into())).await.unwrap();
+    assert_eq!(store.unsettled_threads().await.unwrap(), ["running"]);
+    store.set_status("running", &ThreadStatus::Idle).await.unwrap();
+    assert!(store.unsettled_threads().await.unwrap().is_empty());
+    f.finish().await;
+}
 
 async fn creates_and_loads_a_thread<F: Fixture>() {
     let f = F::open().await;
@@ -494,6 +562,9 @@ macro_rules! suite {
                 u1_user_values_are_kept_per_user_ordered_by_key_with_their_time,
                 u1_set_user_value_returns_the_value_it_replaced_and_none_removes,
                 u1_concurrent_sets_of_one_key_each_report_the_value_before_them,
+                the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once,
+                a_take_whose_insert_fails_leaves_the_input_in_the_inbox,
+                a_thread_left_running_is_unsettled_and_a_settled_one_is_not,
             );
         }
     };

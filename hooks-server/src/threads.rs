@@ -95,12 +95,6 @@ fn unknown_agent(state: &AppState, agent: &str) -> ApiError {
     ApiError::bad_request("unknown_agent", message)
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// `GET /threads?limit=N&cursor=C`: a page of the caller's threads in the store, oldest first,
 /// and the cursor of the next page (`null` after the last).
 pub(crate) async fn list(
@@ -200,7 +194,11 @@ pub(crate) async fn send(
         ));
     }
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
-    let run_id = format!("run_{}", next_run_number());
+    // Accepted means committed: the 202 and its run id come only after the message is in the
+    // thread's inbox, so a crash from here on loses nothing (recovery runs it).
+    let message = hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, content);
+    let input = entry.thread.queue_message(message).await.map_err(|error| ApiError::store(&error))?;
+    let run_id = input.to_string();
     let run = run_id.clone();
     tokio::spawn(async move {
         // Counted among the thread's queued inputs until the run has finished.
@@ -210,10 +208,16 @@ pub(crate) async fn send(
         // The span names the thread, so that hook spans inside the run can be sent to it.
         let span =
             tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run);
-        let finished = match entry.thread.send(&content).instrument(span).await {
+        let finished = match entry.thread.run_input(&input).instrument(span).await {
             Ok(outcome) => {
-                let mut value = json!({ "type": "run_finished", "runId": run, "steps": outcome.steps });
-                if let Ok(Value::Object(status)) = serde_json::to_value(&outcome.status) {
+                // `None`: the runtime's recovery ran the input already; the thread's status
+                // is where that run left it.
+                let (status, steps) = match outcome {
+                    Some(outcome) => (outcome.status, outcome.steps),
+                    None => (entry.thread.status(), 0),
+                };
+                let mut value = json!({ "type": "run_finished", "runId": run, "steps": steps });
+                if let Ok(Value::Object(status)) = serde_json::to_value(&status) {
                     value.as_object_mut().into_iter().for_each(|map| map.extend(status.clone()));
                 }
                 value
@@ -228,12 +232,6 @@ pub(crate) async fn send(
         entry.log_in_order(finished).await;
     });
     Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
-}
-
-fn next_run_number() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static RUNS: AtomicU64 = AtomicU64::new(0);
-    format!("{:x}_{}", now_ms(), RUNS.fetch_add(1, Ordering::Relaxed) + 1)
 }
 
 /// `GET /threads/{id}/events`: server-sent events, each with an id; resumes after

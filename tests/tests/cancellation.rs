@@ -225,7 +225,7 @@ async fn e9_dropped_send_settles_the_thread_in_sqlite() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A run unwound by a panic the runtime does not catch (a custom model's).
+// A run whose custom model panics: the runtime's panic path catches it and settles the run.
 
 struct PanickingModel;
 
@@ -237,7 +237,7 @@ impl Model for PanickingModel {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn e9_run_unwound_by_a_panic_is_not_left_running() {
+async fn e9_run_whose_model_panics_is_settled_failed_panicked() {
     let runtime = Runtime::builder()
         .agent::<e9_agent>()
         .model("scripted", PanickingModel)
@@ -247,8 +247,10 @@ async fn e9_run_unwound_by_a_panic_is_not_left_running() {
     let thread = runtime.create_thread("e9_agent", ThreadOptions::default()).await.unwrap();
     let run = thread.clone();
     let joined = tokio::spawn(async move { run.send("go").await }).await;
-    assert!(joined.is_err_and(|error| error.is_panic()), "a model's panic is not the runtime's to catch");
+    let outcome = joined.expect("the model's panic is caught by the runtime").unwrap();
     let failed = ThreadStatus::Failed("panicked".into());
+    assert_eq!(outcome.status, failed);
+    assert_eq!(outcome.error.as_deref(), Some("the model `scripted` panicked"));
     assert_eq!(thread.status(), failed);
     stored_status_becomes(runtime.store().as_ref(), thread.id(), &failed).await;
 }

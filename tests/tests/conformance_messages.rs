@@ -414,7 +414,7 @@ async fn m7_prevented_queued_message_leaves_the_queue_and_the_others_run() {
     let runtime = support_store::builder().await.agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
     let thread = runtime.create_thread("m7_agent", ThreadOptions::default()).await.unwrap();
     for text in ["keep one", "drop me", "keep two"] {
-        thread.queue_message(MessageRecord::new(Role::User, text));
+        thread.queue_message(MessageRecord::new(Role::User, text)).await.unwrap();
     }
     let outcome = thread.run_queued().await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Idle);
@@ -436,8 +436,8 @@ async fn m7_every_queued_message_prevented_starts_no_turn_and_fails() {
     let model = ScriptedModel::new([ScriptedResponse::text("reply")]);
     let runtime = support_store::builder().await.agent::<m7_agent>().model("scripted", model.clone()).build().unwrap();
     let thread = runtime.create_thread("m7_agent", ThreadOptions::default()).await.unwrap();
-    thread.queue_message(MessageRecord::new(Role::User, "drop a"));
-    thread.queue_message(MessageRecord::new(Role::User, "drop b"));
+    thread.queue_message(MessageRecord::new(Role::User, "drop a")).await.unwrap();
+    thread.queue_message(MessageRecord::new(Role::User, "drop b")).await.unwrap();
     let outcome = thread.run_queued().await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
     assert_eq!(thread.status(), ThreadStatus::Failed("message_hook_error".into()));

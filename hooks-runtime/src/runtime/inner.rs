@@ -45,6 +45,11 @@ pub(crate) struct RuntimeInner {
     pub(crate) users: UserScope,
     pub(crate) repeated_tool_error_limit: u32,
     pub(crate) default_max_steps: u32,
+    /// The size caps of every model response (`RuntimeBuilder::max_reply_bytes`, ...).
+    pub(crate) max_reply_bytes: usize,
+    pub(crate) max_tool_argument_bytes: usize,
+    /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
+    pub(crate) recovery: crate::thread::RecoveryState,
 }
 
 impl RuntimeInner {

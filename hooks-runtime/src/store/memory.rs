@@ -4,7 +4,7 @@ use std::sync::{Mutex, PoisonError};
 use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
+use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
@@ -21,6 +21,8 @@ type UserValues = BTreeMap<String, (Value, i64)>;
 struct StoredThread {
     record: ThreadRecord,
     messages: Vec<HookMessage>,
+    /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
+    inbox: Vec<(String, String, i64)>,
 }
 
 impl InMemoryStore {
@@ -58,7 +60,10 @@ impl MessageStore for InMemoryStore {
         if threads.contains_key(&thread.id) {
             return Err(StoreError(format!("thread `{}` already exists", thread.id)));
         }
-        threads.insert(thread.id.clone(), StoredThread { record: thread.clone(), messages: Vec::new() });
+        threads.insert(
+            thread.id.clone(),
+            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new() },
+        );
         Ok(())
     }
 
@@ -146,5 +151,60 @@ impl MessageStore for InMemoryStore {
             }
         };
         Ok(old.map(|(value, _)| value))
+    }
+
+    /// Threads left `running` and threads with inputs: a runtime rebuilt over a store that
+    /// outlived the previous one (a clone of its `Arc`) recovers them.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut unsettled: Vec<String> = threads
+            .values()
+            .filter(|thread| thread.record.status == ThreadStatus::Running || !thread.inbox.is_empty())
+            .map(|thread| thread.record.id.clone())
+            .collect();
+        unsettled.sort();
+        Ok(unsettled)
+    }
+
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        let message =
+            inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
+        self.with_thread(thread_id, |thread| {
+            if thread.inbox.iter().any(|(id, ..)| *id == entry.id) {
+                return Err(StoreError(format!("inbox entry `{}` already exists", entry.id)));
+            }
+            thread.inbox.push((entry.id.clone(), message, entry.enqueued_at));
+            Ok(())
+        })
+    }
+
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread
+                .inbox
+                .iter()
+                .map(|(id, message, at)| inbox::decode(id.clone(), message, *at))
+                .collect::<Result<_, _>>()
+                .map_err(|e| StoreError(format!("pending_inputs: thread `{thread_id}`: {e}")))
+        })
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
+            if let Some(message) = message {
+                if thread.messages.iter().any(|m| m.id == message.id) {
+                    return Err(StoreError(format!("message `{}` already exists", message.id)));
+                }
+                thread.messages.push(message.clone());
+            }
+            thread.inbox.remove(place);
+            Ok(true)
+        })
     }
 }

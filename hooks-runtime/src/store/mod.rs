@@ -10,6 +10,7 @@
 //! same store suite.
 
 mod events;
+mod inbox;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -17,10 +18,11 @@ mod postgres;
 mod sqlite;
 
 pub use events::{EventSubscription, StoredEvent};
+pub use inbox::InboxEntry;
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, OWNER_LOST, PostgresOptions, PostgresStore};
+pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
@@ -31,6 +33,11 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
 pub use crate::events::ThreadStatus;
+
+/// The status reason of a thread whose run lost its owner: the process running it stopped (was
+/// killed, crashed) before the run ended. Recovery (`Runtime::recover`, and on PostgreSQL also
+/// a takeover of the expired lease) settles such a thread `failed (owner_lost)`.
+pub const OWNER_LOST: &str = "owner_lost";
 
 /// A persisted thread: identity, status and thread values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,6 +128,54 @@ pub trait MessageStore: Send + Sync + 'static {
         key: &str,
         value: Option<&serde_json::Value>,
     ) -> Result<Option<serde_json::Value>, StoreError>;
+
+    /// Commits `entry` to the thread's inbox, after the inputs already there: once this returns
+    /// `Ok`, the input survives a crash of this process until a run takes it
+    /// ([`take_input`](MessageStore::take_input)). Fails for an unknown thread.
+    ///
+    /// The default refuses: a store that keeps no inbox cannot accept an input for later (the
+    /// runtime's `send`, which stores the message in its run, still works on it).
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        let _ = entry;
+        Err(StoreError(format!(
+            "enqueue_input: thread `{thread_id}`: this store keeps no inbox, so it cannot accept a message for a later run; implement MessageStore::enqueue_input, pending_inputs and take_input, or use Thread::send"
+        )))
+    }
+
+    /// The thread's inbox, oldest first. The default (a store without an inbox) has none.
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        let _ = thread_id;
+        Ok(Vec::new())
+    }
+
+    /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
+    /// message as the hooks left it; `None` when a hook prevented it). `Ok(false)` when the entry
+    /// is no longer there (another run took it): then nothing is inserted, so a message is never
+    /// stored twice.
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        let _ = (message, input_id);
+        Err(StoreError(format!("take_input: thread `{thread_id}`: this store keeps no inbox")))
+    }
+
+    /// The threads a run may have left unsettled: status `running`, or inputs in the inbox. A
+    /// store that several processes share leaves out threads that a live owner holds. The
+    /// runtime's recovery settles and resumes them (`Runtime::recover`). The default has none.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// How often every runtime on this store looks for threads whose owner died
+    /// ([`unsettled_threads`](MessageStore::unsettled_threads)) while it runs: `Some` for a store
+    /// that several processes share, `None` (the default) for a store one process owns, which
+    /// recovers once, at the runtime's first use.
+    fn recovery_sweep_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
 
     /// Takes the right to run `thread_id` for this process, for as long as the returned
     /// [`RunHold`] lives, waiting while another process runs the thread. The runtime calls it at
@@ -272,6 +327,7 @@ pub struct RunHold {
     /// In a mutex only so that the hold is `Sync` (a run borrows it across awaits).
     release: std::sync::Mutex<Option<BoxedReleaseFn>>,
     lost: Option<tokio::sync::watch::Receiver<bool>>,
+    took_over_a_dead_run: bool,
 }
 
 type BoxedRelease = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
@@ -286,7 +342,20 @@ impl RunHold {
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
         let release: BoxedReleaseFn = Box::new(move || Box::pin(release()));
-        RunHold { release: std::sync::Mutex::new(Some(release)), lost: None }
+        RunHold { release: std::sync::Mutex::new(Some(release)), lost: None, took_over_a_dead_run: false }
+    }
+
+    /// The same hold, taken over from an owner that died mid-run (the store already marked the
+    /// thread `failed (owner_lost)`): the runtime first answers the dead run's open tool calls
+    /// and announces the status, as its recovery would.
+    pub fn after_a_dead_run(mut self, took_over: bool) -> Self {
+        self.took_over_a_dead_run = took_over;
+        self
+    }
+
+    /// Whether this hold was taken over from an owner that died mid-run.
+    pub fn took_over_a_dead_run(&self) -> bool {
+        self.took_over_a_dead_run
     }
 
     /// The same hold, lost once `lost` turns `true`.

@@ -22,7 +22,7 @@ use rusqlite::{
 };
 use serde_json::{Map, Value};
 
-use super::{MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
+use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
 
 /// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
 /// [`MIGRATIONS`] applied.
@@ -31,7 +31,7 @@ const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
 /// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
 /// version (from a newer build) is refused.
-const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, USER_VALUES_STEP];
+const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP];
 
 /// How long a statement waits for another connection's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -74,6 +74,22 @@ CREATE TABLE thread_values (
     value TEXT NOT NULL,
     PRIMARY KEY (thread_id, key)
 ) STRICT;
+";
+
+/// Version 3: each thread's inbox of accepted inputs, in acceptance order (`seq`); the message
+/// is the accepted record as JSON text. The partial index finds threads left `running` for
+/// recovery without reading the others.
+const SCHEMA_V3: &str = "
+CREATE TABLE thread_inbox (
+    seq INTEGER PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    UNIQUE (thread_id, id)
+) STRICT;
+CREATE INDEX thread_inbox_by_thread ON thread_inbox (thread_id, seq);
+CREATE INDEX threads_running ON threads (id) WHERE status = 'running';
 ";
 
 /// User values (U1), one row per user and key, its value as JSON text; `updated_at` in
@@ -488,6 +504,39 @@ fn read_thread(op: &Op<'_>, connection: &Connection) -> Result<Option<ThreadReco
     Ok(Some(ThreadRecord { id: op.thread_id.to_owned(), agent, user_id, created_at, arguments, status, values }))
 }
 
+/// Inserts `message` as the thread's next row, in the caller's transaction: refused for an unknown
+/// thread, an unreadable history, or an id the thread already has.
+fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Result<(), StoreError> {
+    let thread_id = op.thread_id;
+    let extra = extra_json(op, message)?;
+    op.ensure_thread(tx)?;
+    Op::thread(op.name, thread_id).ensure_readable(tx)?;
+    let exists: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)",
+            [thread_id, &message.id],
+            |row| row.get(0),
+        )
+        .map_err(op.sql())?;
+    if exists {
+        return Err(op.error("the message already exists"));
+    }
+    let seq: i64 = tx
+        .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [thread_id], |row| row.get(0))
+        .map_err(op.sql())?;
+    let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
+    tx.execute(
+        &format!(
+            "INSERT INTO messages (thread_id, seq, {}) VALUES (?1, ?2, {})",
+            MESSAGE_COLUMN_LIST.join(", "),
+            placeholders.join(", ")
+        ),
+        message_params(thread_id, &seq, message, &extra).map_err(op.sql())?,
+    )
+    .map_err(op.sql())?;
+    Ok(())
+}
+
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
     serde_json::to_string(&message.extra)
         .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
@@ -596,35 +645,8 @@ impl MessageStore for SqliteStore {
         let message = message.clone();
         self.run("insert_message", move |connection| {
             let op = Op::message("insert_message", &thread_id, &message.id);
-            let extra = extra_json(&op, &message)?;
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
-            Op::thread("insert_message", &thread_id).ensure_readable(&tx)?;
-            let exists: bool = tx
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)",
-                    [&thread_id, &message.id],
-                    |row| row.get(0),
-                )
-                .map_err(op.sql())?;
-            if exists {
-                return Err(op.error("the message already exists"));
-            }
-            let seq: i64 = tx
-                .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [&thread_id], |row| {
-                    row.get(0)
-                })
-                .map_err(op.sql())?;
-            let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
-            tx.execute(
-                &format!(
-                    "INSERT INTO messages (thread_id, seq, {}) VALUES (?1, ?2, {})",
-                    MESSAGE_COLUMN_LIST.join(", "),
-                    placeholders.join(", ")
-                ),
-                message_params(&thread_id, &seq, &message, &extra).map_err(op.sql())?,
-            )
-            .map_err(op.sql())?;
+            insert_row(&op, &tx, &message)?;
             tx.commit().map_err(op.sql())?;
             Ok(message)
         })
@@ -692,6 +714,96 @@ impl MessageStore for SqliteStore {
             }
             tx.commit().map_err(op.sql())?;
             Ok(messages)
+        })
+        .await
+    }
+
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        let thread_id = thread_id.to_owned();
+        let op = Op::message("enqueue_input", &thread_id, &entry.id);
+        let message = inbox::encode(entry).map_err(|e| op.error(e))?;
+        let (id, at) = (entry.id.clone(), entry.enqueued_at);
+        self.run("enqueue_input", move |connection| {
+            let op = Op::message("enqueue_input", &thread_id, &id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            let inserted = tx
+                .execute(
+                    "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (thread_id, id) DO NOTHING",
+                    params![thread_id, id, message, at],
+                )
+                .map_err(op.sql())?;
+            if inserted == 0 {
+                return Err(op.error("the inbox entry already exists"));
+            }
+            tx.commit().map_err(op.sql())
+        })
+        .await
+    }
+
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("pending_inputs", move |connection| {
+            let op = Op::thread("pending_inputs", &thread_id);
+            let mut statement = connection
+                .prepare_cached("SELECT id, message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 ORDER BY seq")
+                .map_err(op.sql())?;
+            let rows = statement
+                .query_map([&thread_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))
+                .map_err(op.sql())?;
+            let mut entries = Vec::new();
+            for row in rows {
+                let (id, message, at) = row.map_err(op.sql())?;
+                entries.push(inbox::decode(id, &message, at).map_err(|e| op.error(e))?);
+            }
+            Ok(entries)
+        })
+        .await
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        let message = message.cloned();
+        self.run("take_input", move |connection| {
+            let op = Op::message("take_input", &thread_id, &input_id);
+            // One transaction for both: the input leaves the inbox exactly when its message is in.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            let taken = tx
+                .execute("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2", [&thread_id, &input_id])
+                .map_err(op.sql())?;
+            if taken == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = &message {
+                insert_row(&Op::message("take_input", &thread_id, &message.id), &tx, message)?;
+            }
+            tx.commit().map_err(op.sql())?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Threads left `running` and threads with inputs in their inbox. The file has no owner
+    /// per thread, so this assumes that the process recovering is the only one running the
+    /// file's threads (as at its start).
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        self.run("unsettled_threads", move |connection| {
+            let fail = |e: rusqlite::Error| StoreError(format!("unsettled_threads: SQLite: {e}"));
+            let mut statement = connection
+                .prepare(
+                    "SELECT id FROM threads WHERE status = 'running'
+                     UNION SELECT thread_id FROM thread_inbox ORDER BY 1",
+                )
+                .map_err(fail)?;
+            let rows = statement.query_map([], |row| row.get(0)).map_err(fail)?;
+            rows.collect::<Result<_, _>>().map_err(fail)
         })
         .await
     }

@@ -19,6 +19,8 @@ pub(crate) enum CreateError {
     Prevented(HookError),
     /// The store failed.
     Store(StoreError),
+    /// The inbox entry the message came from was no longer there: another run took it.
+    Taken,
 }
 
 impl CreateError {
@@ -26,6 +28,7 @@ impl CreateError {
         match self {
             CreateError::Prevented(error) => error,
             CreateError::Store(error) => HookError::new(error.to_string()),
+            CreateError::Taken => HookError::new("the queued message was already taken by another run"),
         }
     }
 }
@@ -35,8 +38,20 @@ impl CreateError {
 pub(crate) async fn create(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
+    record: MessageRecord,
+    rule: FailureRule,
+) -> Result<HookMessage, CreateError> {
+    create_from(pipeline, state, record, rule, None).await
+}
+
+/// [`create`] for a message taken from the thread's inbox entry `input`: the entry leaves the
+/// inbox in the insert's transaction, or alone when a hook prevents the message (M7).
+pub(crate) async fn create_from(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
     mut record: MessageRecord,
     rule: FailureRule,
+    input: Option<&str>,
 ) -> Result<HookMessage, CreateError> {
     if record.id.is_empty() {
         record.id = crate::ids::new_id("msg");
@@ -46,17 +61,32 @@ pub(crate) async fn create(
     }
     note_point(pipeline.shared, HookKind::BeforeCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {
-        dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule))
-            .map_err(CreateError::Prevented)?;
+        let prevented = dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule));
+        if let Err(error) = prevented {
+            if let Some(input) = input {
+                // M7: a prevented queued message leaves the queue.
+                pipeline
+                    .shared
+                    .runtime
+                    .store
+                    .take_input(&pipeline.shared.id, input, None)
+                    .await
+                    .map_err(CreateError::Store)?;
+            }
+            return Err(CreateError::Prevented(error));
+        }
     }
     let message = record.clone().into_message();
-    let stored = pipeline
-        .shared
-        .runtime
-        .store
-        .insert_message(&pipeline.shared.id, &message)
-        .await
-        .map_err(CreateError::Store)?;
+    let store = &pipeline.shared.runtime.store;
+    let stored = match input {
+        None => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
+        Some(input) => {
+            if !store.take_input(&pipeline.shared.id, input, Some(&message)).await.map_err(CreateError::Store)? {
+                return Err(CreateError::Taken);
+            }
+            message
+        }
+    };
     pipeline.shared.emit(ThreadEvent::MessageCreated {
         id: stored.id.clone(),
         role: stored.role.as_str().to_owned(),

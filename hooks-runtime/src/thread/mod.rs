@@ -10,8 +10,10 @@ pub(crate) mod context;
 mod host;
 mod json_member_scanner;
 mod messages;
+mod model_step;
 mod pipeline;
 mod publisher;
+mod recovery;
 mod reentry;
 mod run_hold;
 mod shared;
@@ -20,6 +22,10 @@ mod turn;
 
 // The store's PostgreSQL event log names it by this path.
 pub(crate) use crate::events::ThreadEvent;
+pub(crate) use model_step::{DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TOOL_ARGUMENT_BYTES};
+pub use recovery::Recovery;
+pub(crate) use recovery::RecoveryState;
+pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover};
 pub use reentry::MAX_HOOK_DEPTH;
 pub(crate) use shared::ThreadShared;
 
@@ -33,7 +39,7 @@ use tokio::sync::broadcast;
 use crate::dispatch;
 use crate::model::{FinishReason, Usage};
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
-use crate::store::{StoreError, ThreadRecord, ThreadStatus};
+use crate::store::{InboxEntry, StoreError, ThreadRecord, ThreadStatus};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,6 +369,24 @@ pub(crate) enum TurnEnd {
     HandedOff(String),
 }
 
+/// The id of an input accepted with [`Thread::queue_message`]: its inbox entry's id, which is
+/// also the id of the run that takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InputId(String);
+
+impl InputId {
+    /// The id as text, such as `run_18b2...`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for InputId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Options of a new thread: its user and its arguments.
 ///
 /// Every `{{name}}` placeholder in the agent's prompts needs an argument `name`:
@@ -624,9 +648,10 @@ impl Thread {
             // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
-                let result =
-                    turn::run_with_messages(&self.shared, run.state(), vec![message], Prevented::FailRun).await;
+                let incoming = vec![turn::Incoming::direct(message)];
+                let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
                 run.settle(result).await
             })
             .await
@@ -634,15 +659,73 @@ impl Thread {
         .await
     }
 
-    /// Queues a message for the next [`Thread::run_queued`].
-    pub fn queue_message(&self, message: MessageRecord) {
-        self.shared.queue_message(message);
+    /// Accepts a message for a later run: commits it to the thread's inbox in the store, and
+    /// returns its id only once it is committed, so an accepted message survives a crash of
+    /// this process (the runtime's recovery runs it, see [`Runtime::recover`](crate::Runtime::recover)).
+    /// Its `before_create_message` hooks run when a run takes it: [`Thread::run_input`] for
+    /// this one, [`Thread::run_queued`] for all. A store that keeps no inbox refuses it.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: queue_prompt, model: "scripted", prompt: "Echo." }
+    /// define_agent! { name: queue_agent, side_a: { prompt: queue_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = Runtime::builder()
+    ///     .agent::<queue_agent>()
+    ///     .model("scripted", ScriptedModel::new([ScriptedResponse::text("hello")]))
+    ///     .build()
+    ///     .unwrap();
+    /// let thread = runtime.create_thread("queue_agent", ThreadOptions::default()).await.unwrap();
+    /// let input = thread.queue_message(MessageRecord::new(Role::User, "hello?")).await.unwrap();
+    /// assert_eq!(runtime.store().pending_inputs(thread.id()).await.unwrap().len(), 1);
+    /// let outcome = thread.run_input(&input).await.unwrap().expect("still in the inbox");
+    /// assert_eq!(outcome.reply.as_deref(), Some("hello"));
+    /// assert!(runtime.store().pending_inputs(thread.id()).await.unwrap().is_empty());
+    /// # });
+    /// ```
+    pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
+        let entry = InboxEntry::new(message);
+        self.shared.runtime.store.enqueue_input(&self.shared.id, &entry).await?;
+        Ok(InputId(entry.id))
     }
 
-    /// Runs what is queued: queued messages are stored (M7), tool calls queued with `queue_tool`
-    /// run (M8), then the responding side takes its turn if messages were queued. A prevented
-    /// queued message leaves the queue and the run goes on with the others; when every one is
-    /// prevented, no turn starts and the status becomes failed.
+    /// Runs the accepted input `input` ([`Thread::queue_message`]) as a run of its own, like
+    /// [`Thread::send_message`]: its message is stored (its inbox entry removed in the same
+    /// transaction), then the responding side takes its turn. A prevented message leaves the
+    /// inbox and the run fails `message_hook_error`. `None`, without a run, when the input is no
+    /// longer in the inbox (a run, of this process or another, took it).
+    pub async fn run_input(&self, input: &InputId) -> Result<Option<RunOutcome>, RuntimeError> {
+        self.refuse_if_held("run_input")?;
+        reentry::holding_run(&self.shared, async {
+            let mut state = self.shared.lock_run().await;
+            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
+            run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
+                let mut run = turn::RunGuard::new(&self.shared, &mut state);
+                let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
+                match result {
+                    Ok(None) => {
+                        run.settle(Ok(RunOutcome::running())).await?;
+                        Ok(None)
+                    }
+                    result => {
+                        run.settle(result.map(|outcome| outcome.unwrap_or_else(RunOutcome::running))).await.map(Some)
+                    }
+                }
+            })
+            .await
+        })
+        .await
+    }
+
+    /// Runs what is queued: the inbox's messages are stored (M7), tool calls queued with
+    /// `queue_tool` run (M8), then the responding side takes its turn if messages were queued. A
+    /// prevented queued message leaves the queue and the run goes on with the others; when every
+    /// one is prevented, no turn starts and the status becomes failed.
     /// Settles the thread's status like [`Thread::send_message`] when dropped before it finished.
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("run_queued")?;
@@ -650,6 +733,7 @@ impl Thread {
             let mut state = self.shared.lock_run().await;
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
+                recovery::settle_a_dead_run(&self.shared, &state).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_queued(&self.shared, run.state()).await;
                 run.settle(result).await
@@ -720,7 +804,16 @@ impl Thread {
         .await
     }
 
-    /// Fires the abort signal of the running execution; the run stops before its next step.
+    /// Fires the abort signal of the running execution. The run stops within about 10 ms
+    /// wherever it waits: on the model (its `stream()` call or its next event, so a model that
+    /// never answers is stopped too), on a running tool (its future is dropped), or before its
+    /// next step; it settles `stopped (aborted)`.
+    ///
+    /// What it keeps: every message stored before the abort (the triggering messages, earlier
+    /// steps' replies and tool results). The reply being streamed is dropped, not stored. A tool
+    /// call that was running, or that had not started yet in the aborted step, is answered with an
+    /// error result (`the tool call was aborted before it finished`), so every stored tool call
+    /// keeps its result. Without a run going, it does nothing.
     pub fn abort(&self) {
         self.shared.abort();
     }

@@ -44,6 +44,11 @@ pub(crate) async fn holding<F: Future>(shared: &ThreadShared, hold: Option<RunHo
     output
 }
 
+/// Whether the run in this task holds a thread taken over from an owner that died mid-run.
+pub(crate) fn took_over_a_dead_run() -> bool {
+    HOLD.try_with(|hold| hold.took_over_a_dead_run()).unwrap_or(false)
+}
+
 /// The status a run ends with: `failed (lease_lost)` when its hold was lost, whatever else
 /// it was ending with.
 pub(crate) fn final_status(status: ThreadStatus) -> ThreadStatus {

@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
-use hooks_core::{AbortSignal, EnabledRelationships, MessageRecord, ThreadState};
+use hooks_core::{AbortSignal, EnabledRelationships, ThreadState};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -28,7 +28,6 @@ struct Book {
     status: ThreadStatus,
     /// The running execution's abort signal, reachable while the state is locked by the run.
     abort: Option<AbortSignal>,
-    queued_messages: VecDeque<MessageRecord>,
     queued_tools: VecDeque<(String, Value)>,
     /// The thread values as last written to the store (M11), read without a store round trip.
     values: HashMap<String, Value>,
@@ -81,7 +80,6 @@ impl ThreadShared {
             book: Mutex::new(Book {
                 status: record.status,
                 abort: None,
-                queued_messages: VecDeque::new(),
                 queued_tools: VecDeque::new(),
                 values: record.values.into_iter().collect(),
                 files: HashMap::new(),
@@ -188,10 +186,14 @@ impl ThreadShared {
 
     /// A run starts: its abort signal becomes reachable and the status `running`.
     pub(crate) async fn begin_run(&self, abort: AbortSignal) {
-        {
+        let started = {
             let mut book = self.book();
-            book.abort = Some(abort);
             book.status = ThreadStatus::Running;
+            book.abort.replace(abort).is_none()
+        };
+        if started {
+            // Recovery leaves this process's own runs alone.
+            self.runtime.recovery.note_run(&self.id, true);
         }
         self.store_status(ThreadStatus::Running).await;
     }
@@ -210,9 +212,14 @@ impl ThreadShared {
     }
 
     fn settle_in_memory(&self, status: ThreadStatus) {
-        let mut book = self.book();
-        book.abort = None;
-        book.status = status;
+        let ended = {
+            let mut book = self.book();
+            book.status = status;
+            book.abort.take().is_some()
+        };
+        if ended {
+            self.runtime.recovery.note_run(&self.id, false);
+        }
     }
 
     /// Writes the status already set in memory to the store, then sends it.
@@ -228,14 +235,6 @@ impl ThreadShared {
         if let Some(signal) = self.book().abort.as_ref() {
             signal.abort();
         }
-    }
-
-    pub(crate) fn queue_message(&self, message: MessageRecord) {
-        self.book().queued_messages.push_back(message);
-    }
-
-    pub(crate) fn take_queued_messages(&self) -> Vec<MessageRecord> {
-        self.book().queued_messages.drain(..).collect()
     }
 
     pub(crate) fn queue_tool(&self, tool: &str, arguments: Value) {

@@ -8,12 +8,13 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use hooks_core::{
-    Attachment, HookKind, HookToolCall, HookToolResult, MessageRecord, Role, ThreadState, ToolCallRecord,
+    AbortSignal, Attachment, HookKind, HookToolCall, HookToolResult, MessageRecord, Role, ThreadState, ToolCallRecord,
 };
 use serde_json::{Value, json};
 
 use super::json_member_scanner::ProgressScanner;
 use super::messages;
+use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
@@ -39,12 +40,17 @@ pub(crate) struct Response {
 }
 
 /// Reads the stream to its end, running `tool_call_started` once per call at the moment T2 or T3
-/// says: at the call's first appearance, or when its progress argument has streamed.
+/// says: at the call's first appearance, or when its progress argument has streamed. Each wait
+/// for the next event ends early when `abort` fires or the model panics; the runtime's size
+/// caps apply to the reply text and the tool-call arguments.
 pub(crate) async fn consume_stream(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     stream: &mut dyn ModelStream,
-) -> Result<Response, ModelError> {
+    abort: &AbortSignal,
+) -> Result<Response, StepError> {
+    let runtime = &pipeline.shared.runtime;
+    let mut caps = Caps::new(runtime.max_reply_bytes, runtime.max_tool_argument_bytes);
     let mut text = String::new();
     let mut calls: Vec<StreamingCall> = Vec::new();
     // Each call's place in `calls` by its event index, so a fragment finds its call at once,
@@ -53,9 +59,10 @@ pub(crate) async fn consume_stream(
     let mut finish_reason = None;
     let mut usage = None;
     let step = state.execution.as_ref().map_or(0, |execution| execution.step_count);
-    while let Some(event) = stream.next_event().await {
+    while let Some(event) = model_step::guarded(abort, stream.next_event()).await? {
         match event? {
             ModelEvent::TextDelta(delta) => {
+                caps.add_reply_text(&delta)?;
                 pipeline.shared.emit_delta(step, &delta);
                 text.push_str(&delta);
             }
@@ -80,8 +87,11 @@ pub(crate) async fn consume_stream(
             }
             ModelEvent::ToolCallArguments { index, fragment } => {
                 let Some(streaming) = slots.get(&index).map(|&slot| &mut calls[slot]) else {
-                    return Err(ModelError::Malformed(format!("arguments for tool call {index}, which never started")));
+                    return Err(
+                        ModelError::Malformed(format!("arguments for tool call {index}, which never started")).into()
+                    );
                 };
+                caps.add_tool_arguments(&fragment)?;
                 streaming.call.function.arguments.push_str(&fragment);
                 let progress = streaming
                     .scanner
@@ -182,9 +192,24 @@ async fn execute(
         listener_panicked(pipeline, "the tool-call listener's `before_tool_call`");
     }
     let started_at = Instant::now();
-    let result = match execution {
-        Execution::Subagent(relationship) => super::children::run_as_tool(pipeline, state, relationship, call).await,
-        Execution::Tool => call_tool(pipeline, state, call).await,
+    let running = async {
+        match execution {
+            Execution::Subagent(relationship) => {
+                super::children::run_as_tool(pipeline, state, relationship, call).await
+            }
+            Execution::Tool => call_tool(pipeline, state, call).await,
+        }
+    };
+    let result = match state.execution.as_ref().map(|execution| execution.abort_signal.clone()) {
+        // Abort drops the tool's future: the call is answered with an error result, so the
+        // stored history keeps a result for every call.
+        // Abort first: a call after the abort never starts.
+        Some(abort) => tokio::select! {
+            biased;
+            () = model_step::aborted(&abort) => HookToolResult::error(ABORTED_TOOL_CALL),
+            result = running => result,
+        },
+        None => running.await,
     };
     if let Some(listener) = &listener {
         let outcome = ToolCallOutcome {
@@ -198,6 +223,9 @@ async fn execute(
     }
     result
 }
+
+/// The error result of a tool call that the run's abort stopped (or kept from starting).
+pub(crate) const ABORTED_TOOL_CALL: &str = "the tool call was aborted before it finished";
 
 /// E9: a listener or authorizer that panicked is logged like a failed hook, by what it is and
 /// the agent, never with the call's data.
@@ -267,7 +295,7 @@ pub(crate) async fn finish_call(
 
 /// The stored form of a tool result: its text as content, its status as `tool_status`, and
 /// anything else it carries in extra fields.
-fn tool_message(call: &HookToolCall, result: &HookToolResult) -> MessageRecord {
+pub(crate) fn tool_message(call: &HookToolCall, result: &HookToolResult) -> MessageRecord {
     let content = if result.is_success() { result.result.clone() } else { result.error.clone() };
     let mut record = MessageRecord::new(Role::Tool, content.unwrap_or_default());
     record.tool_call_id = Some(call.id.clone());

@@ -12,12 +12,13 @@ use tracing::Instrument as _;
 use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
 use super::context;
 use super::messages::{self, CreateError};
+use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
-use crate::store::ThreadStatus;
+use crate::store::{InboxEntry, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`). A run dropped before it
@@ -93,11 +94,27 @@ fn store_settled_status(shared: Arc<ThreadShared>, status: ThreadStatus) {
     });
 }
 
+/// A message that starts a run: sent directly, or taken from the thread's inbox entry `input`.
+pub(crate) struct Incoming {
+    pub(crate) record: MessageRecord,
+    pub(crate) input: Option<String>,
+}
+
+impl Incoming {
+    pub(crate) fn direct(record: MessageRecord) -> Self {
+        Incoming { record, input: None }
+    }
+
+    pub(crate) fn from_inbox(entry: InboxEntry) -> Self {
+        Incoming { record: entry.message, input: Some(entry.id) }
+    }
+}
+
 /// Starts an execution, stores `incoming` (under `prevented`), and runs the responding side.
 pub(crate) async fn run_with_messages(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
-    incoming: Vec<MessageRecord>,
+    incoming: Vec<Incoming>,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent());
@@ -113,19 +130,31 @@ pub(crate) async fn run_with_messages(
     Ok(finish(shared, state, end, outcome).await)
 }
 
-/// M7, M8: queued messages are stored, then queued tool calls run, then (when messages were
-/// queued) the turn. With tool calls alone, no turn follows.
+/// M7, M8: the inbox's messages are stored, then queued tool calls run, then (when messages
+/// were queued) the turn. With tool calls alone, no turn follows.
 pub(crate) async fn run_queued(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
 ) -> Result<RunOutcome, RuntimeError> {
-    let messages = shared.take_queued_messages();
-    if !messages.is_empty() {
-        return run_with_messages(shared, state, messages, Prevented::SkipMessage).await;
+    let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
+    if !entries.is_empty() {
+        let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
+        return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
     }
     begin(shared, state, Thread::responding_side(&shared.agent())).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
     Ok(finish(shared, state, end, RunOutcome::running()).await)
+}
+
+/// The run of one inbox entry, `None` (and no run) when it is no longer in the inbox.
+pub(crate) async fn run_input(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+    input: &str,
+) -> Result<Option<RunOutcome>, RuntimeError> {
+    let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
+    let Some(entry) = entries.into_iter().find(|entry| entry.id == input) else { return Ok(None) };
+    run_with_messages(shared, state, vec![Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
 }
 
 async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side) {
@@ -160,16 +189,17 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
-    incoming: Vec<MessageRecord>,
+    incoming: Vec<Incoming>,
     prevented: Prevented,
 ) -> Result<usize, RuntimeError> {
     let pipeline = Pipeline::for_state(shared, state);
     let mut stored = 0;
-    for message in incoming {
-        match messages::create(&pipeline, state, message, FailureRule::Prevent).await {
+    for Incoming { record, input } in incoming {
+        match messages::create_from(&pipeline, state, record, FailureRule::Prevent, input.as_deref()).await {
             Ok(_) => stored += 1,
             Err(CreateError::Prevented(_)) if prevented == Prevented::FailRun => return Ok(0),
-            Err(CreateError::Prevented(_)) => {}
+            // Another run stored it: not this run's message.
+            Err(CreateError::Prevented(_) | CreateError::Taken) => {}
             Err(CreateError::Store(error)) => return Err(RuntimeError::Store(error)),
         }
     }
@@ -240,6 +270,7 @@ async fn run_turn(
         if execution.abort_signal.is_aborted() {
             return Ok(TurnEnd::Stopped("aborted"));
         }
+        let abort = execution.abort_signal.clone();
         if steps_in_turn >= max_steps {
             return Ok(TurnEnd::Stopped("max_steps"));
         }
@@ -268,17 +299,32 @@ async fn run_turn(
         };
         let span = model_step_span(prompt.model, outcome.steps);
         let response = async {
-            match model.stream(request).await {
-                Ok(mut stream) => tool_calls::consume_stream(&pipeline, state, stream.as_mut()).await,
-                Err(error) => Err(error),
+            match model_step::guarded(&abort, model.stream(request)).await {
+                Ok(Ok(mut stream)) => tool_calls::consume_stream(&pipeline, state, stream.as_mut(), &abort).await,
+                Ok(Err(error)) => Err(StepError::Model(error)),
+                Err(step) => Err(step),
             }
         }
         .instrument(span.clone())
         .await;
         let response = match response {
             Ok(response) => response,
-            Err(ModelError::Cancelled) => return Ok(TurnEnd::Stopped("aborted")),
-            Err(error) => {
+            // What the step streamed so far is dropped: only complete messages are kept.
+            Err(StepError::Aborted | StepError::Model(ModelError::Cancelled)) => {
+                return Ok(TurnEnd::Stopped("aborted"));
+            }
+            Err(StepError::Panicked(location)) => {
+                tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
+                let error = format!("the model `{}` panicked", prompt.model);
+                let mut message = MessageRecord::new(Role::Assistant, "");
+                message.content = None;
+                message.extra.insert("status".into(), json!("failed"));
+                message.extra.insert("error".into(), json!(error));
+                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
+                outcome.error = Some(error);
+                return Ok(TurnEnd::Failed("panicked"));
+            }
+            Err(StepError::Model(error)) => {
                 // M9: the failed status of a model step is written whatever the hooks do.
                 tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "model step failed: {error}");
                 let mut message = MessageRecord::new(Role::Assistant, "");

@@ -370,7 +370,8 @@ impl Logs {
         // caches "never", and a later test's capture misses that line.
         static GLOBAL: std::sync::Once = std::sync::Once::new();
         GLOBAL.call_once(|| {
-            let sink = tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).with_writer(std::io::sink).finish();
+            let sink =
+                tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).with_writer(std::io::sink).finish();
             let _ = tracing::subscriber::set_global_default(sink);
         });
         let logs = Logs::default();

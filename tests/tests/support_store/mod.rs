@@ -36,6 +36,13 @@ async fn postgres_builder() -> RuntimeBuilder {
     panic!("{STORE_VARIABLE}=postgres needs the PostgreSQL store: run with `--features tests/postgres`")
 }
 
+/// The database URL and a schema name no other runtime uses (earlier runs' schemas swept), for
+/// tests that connect with options of their own or from child processes.
+#[cfg(feature = "postgres")]
+pub(crate) async fn fresh_postgres_schema() -> (String, String) {
+    postgres::fresh_schema().await
+}
+
 #[cfg(feature = "postgres")]
 mod postgres {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,14 +66,20 @@ mod postgres {
         SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
     }
 
-    /// A store in a schema no other runtime uses.
-    pub(super) async fn fresh_store() -> PostgresStore {
+    /// The URL and a schema no other runtime uses.
+    pub(super) async fn fresh_schema() -> (String, String) {
         static SWEPT: OnceCell<()> = OnceCell::const_new();
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let url = database_url();
         SWEPT.get_or_init(|| sweep(&url)).await;
         let schema =
             format!("{PREFIX}{}_{}_{}", now_secs(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        (url, schema)
+    }
+
+    /// A store in a schema no other runtime uses.
+    pub(super) async fn fresh_store() -> PostgresStore {
+        let (url, schema) = fresh_schema().await;
         PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
             .await
             .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"))

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Op, PostgresStore};
-use crate::store::StoreError;
+use crate::store::{OWNER_LOST, StoreError};
 
 /// A held lease on a thread, from [`PostgresStore::try_acquire_lease`].
 ///
@@ -28,9 +28,6 @@ pub struct Lease {
     /// [`PostgresStore::try_acquire_lease`].
     pub took_over_a_dead_run: bool,
 }
-
-/// The status reason of a thread whose running owner lost its lease (e.g. was killed).
-pub const OWNER_LOST: &str = "owner_lost";
 
 /// A duration as whole milliseconds for SQL, at least 1.
 fn millis(ttl: Duration) -> i64 {

@@ -25,6 +25,10 @@
 //! - if the holder dies, another process can take the thread `run_lease_ttl` after the last
 //!   renewal (10 to 15 s after the death), and marks a thread left `running` as
 //!   `failed (owner_lost)` in the same transaction;
+//! - every runtime on the store sweeps every `recovery_sweep` (5 s) for threads left `running`,
+//!   or with inputs in their inbox, that no live lease holds
+//!   ([`MessageStore::unsettled_threads`]), and recovers them: a dead owner's thread is settled
+//!   and its inbox run within `run_lease_ttl` plus one sweep, without a new send;
 //! - a holder that loses its lease (a renewal finds it taken or expired, no renewal succeeds for
 //!   a whole ttl, or a write finds it gone) has its writes to the thread refused from the moment
 //!   the lease expired: each write checks the lease in its own transaction (`fence`). The
@@ -72,7 +76,7 @@ mod schema;
 mod user_events;
 mod user_values;
 
-pub use lease::{Lease, LeaseGuard, OWNER_LOST};
+pub use lease::{Lease, LeaseGuard};
 
 use std::fmt;
 use std::sync::Arc;
@@ -84,7 +88,10 @@ use serde_json::{Map, Value};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::{EventSubscription, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange, UserValue};
+use super::{
+    EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange,
+    UserValue, inbox,
+};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -120,6 +127,7 @@ pub struct PostgresOptions {
     event_poll_interval: Duration,
     run_lease_ttl: Duration,
     run_wait: Duration,
+    recovery_sweep: Duration,
 }
 
 impl Default for PostgresOptions {
@@ -130,6 +138,7 @@ impl Default for PostgresOptions {
             event_poll_interval: Duration::from_secs(5),
             run_lease_ttl: Duration::from_secs(15),
             run_wait: Duration::from_secs(300),
+            recovery_sweep: Duration::from_secs(5),
         }
     }
 }
@@ -188,6 +197,23 @@ impl PostgresOptions {
         self
     }
 
+    /// How often every runtime on the store looks for threads whose owner died (default 5 s):
+    /// a thread left `running`, or with accepted inputs, whose lease has expired is settled
+    /// `failed (owner_lost)` and its inbox run by whichever process finds it first. A dead
+    /// owner's thread is therefore recovered within `run_lease_ttl` plus this interval.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hooks_runtime::store::PostgresOptions;
+    ///
+    /// let options = PostgresOptions::new().run_lease_ttl(Duration::from_secs(10)).recovery_sweep(Duration::from_secs(2));
+    /// # let _ = options;
+    /// ```
+    pub fn recovery_sweep(mut self, interval: Duration) -> Self {
+        self.recovery_sweep = interval.max(Duration::from_millis(50));
+        self
+    }
+
     /// How long a run waits for a thread that another process is running (default 300 s)
     /// before it fails with an error naming the holder.
     pub fn run_wait(mut self, wait: Duration) -> Self {
@@ -242,6 +268,8 @@ struct Inner {
     /// [`PostgresOptions::run_lease_ttl`] and [`PostgresOptions::run_wait`].
     run_lease_ttl: Duration,
     run_wait: Duration,
+    /// [`PostgresOptions::recovery_sweep`].
+    recovery_sweep: Duration,
     /// This store's name as a lease owner: process id and a random part, so that two stores
     /// of one process (two runtimes) are two owners.
     owner: String,
@@ -326,6 +354,7 @@ impl PostgresStore {
                 event_poll_interval: options.event_poll_interval,
                 run_lease_ttl: options.run_lease_ttl,
                 run_wait: options.run_wait,
+                recovery_sweep: options.recovery_sweep,
                 owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
                 fences: fence::Fences::default(),
                 hub: events::Hub::default(),
@@ -616,6 +645,38 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
     Ok(Some(record))
 }
 
+/// Inserts `message` as the thread's next message, in the caller's transaction (whose fence is
+/// checked): refused for an unknown thread or an id the thread already has.
+async fn insert_row(
+    op: &Op<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
+    message: &HookMessage,
+) -> Result<(), StoreError> {
+    let thread_id = op.thread_id;
+    let extra = extra_json(op, message)?;
+    let depth = message.depth.map(i64::from);
+    let role = message.role.as_str();
+    Op::thread(op.name, thread_id).ensure_thread(tx, true).await?;
+    let statement = tx
+        .prepare_cached(
+            "INSERT INTO messages (thread_id, seq, id, role, content, name, tool_calls, tool_call_id, created_at,
+                                   parent_id, depth, silent, extra)
+             VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $1),
+                     $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::json)
+             ON CONFLICT (thread_id, id) DO NOTHING",
+        )
+        .await
+        .map_err(op.pg())?;
+    let inserted = tx
+        .execute(&statement, &message_params(&thread_id, &message.id, message, &role, &depth, &extra))
+        .await
+        .map_err(op.pg())?;
+    if inserted == 0 {
+        return Err(op.error("the message already exists"));
+    }
+    Ok(())
+}
+
 #[async_trait::async_trait]
 impl MessageStore for PostgresStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
@@ -714,30 +775,10 @@ impl MessageStore for PostgresStore {
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         let op = Op::message("insert_message", thread_id, &message.id);
-        let extra = extra_json(&op, message)?;
-        let depth = message.depth.map(i64::from);
-        let role = message.role.as_str();
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
-        Op::thread(op.name, thread_id).ensure_thread(&tx, true).await?;
-        let statement = tx
-            .prepare_cached(
-                "INSERT INTO messages (thread_id, seq, id, role, content, name, tool_calls, tool_call_id, created_at,
-                                       parent_id, depth, silent, extra)
-                 VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $1),
-                         $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::json)
-                 ON CONFLICT (thread_id, id) DO NOTHING",
-            )
-            .await
-            .map_err(op.pg())?;
-        let inserted = tx
-            .execute(&statement, &message_params(&thread_id, &message.id, message, &role, &depth, &extra))
-            .await
-            .map_err(op.pg())?;
-        if inserted == 0 {
-            return Err(op.error("the message already exists"));
-        }
+        insert_row(&op, &tx, message).await?;
         tx.commit().await.map_err(op.pg())?;
         Ok(message.clone())
     }
@@ -844,6 +885,96 @@ impl MessageStore for PostgresStore {
         self.subscribe_users().await.map(Some)
     }
 
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        let op = Op::message("enqueue_input", thread_id, &entry.id);
+        let message = inbox::encode(entry).map_err(|e| op.error(e))?;
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        Op::thread(op.name, thread_id).ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at) VALUES ($1, $2, $3::text::json, $4)
+                 ON CONFLICT (thread_id, id) DO NOTHING",
+            )
+            .await
+            .map_err(op.pg())?;
+        let inserted =
+            tx.execute(&statement, &[&thread_id, &entry.id, &message, &entry.enqueued_at]).await.map_err(op.pg())?;
+        if inserted == 0 {
+            return Err(op.error("the inbox entry already exists"));
+        }
+        tx.commit().await.map_err(op.pg())
+    }
+
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        let op = Op::thread("pending_inputs", thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached("SELECT id, message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 ORDER BY seq")
+            .await
+            .map_err(op.pg())?;
+        let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get(0).map_err(op.pg())?;
+                let message: String = row.try_get(1).map_err(op.pg())?;
+                inbox::decode(id, &message, row.try_get(2).map_err(op.pg())?).map_err(|e| op.error(e))
+            })
+            .collect()
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        let op = Op::message("take_input", thread_id, input_id);
+        let mut client = self.client(op.name).await?;
+        // One transaction for both: the input leaves the inbox exactly when its message is in.
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        let statement =
+            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
+        if tx.execute(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? == 0 {
+            return Ok(false);
+        }
+        if let Some(message) = message {
+            insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
+        }
+        tx.commit().await.map_err(op.pg())?;
+        Ok(true)
+    }
+
+    /// Threads left `running`, or with inputs accepted longer than a lease's ttl ago, that no
+    /// live lease holds: their owner died, or never started the run.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let fail = |e: tokio_postgres::Error| StoreError(format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e)));
+        let client = self.client("unsettled_threads").await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT c.id FROM (
+                     SELECT id FROM threads WHERE status = 'running'
+                     UNION
+                     SELECT thread_id FROM thread_inbox
+                     WHERE stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
+                 ) c
+                 WHERE NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = c.id
+                                   AND l.expires_at > clock_timestamp())
+                 ORDER BY c.id",
+            )
+            .await
+            .map_err(fail)?;
+        let grace = i64::try_from(self.inner.run_lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        let rows = client.query(&statement, &[&grace]).await.map_err(fail)?;
+        rows.iter().map(|row| row.try_get(0).map_err(fail)).collect()
+    }
+
+    /// [`PostgresOptions::recovery_sweep`]: every process sweeps, since any of them may die.
+    fn recovery_sweep_interval(&self) -> Option<Duration> {
+        Some(self.inner.recovery_sweep)
+    }
+
     /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every
     /// third of it while the run lasts, waiting up to [`PostgresOptions::run_wait`] while another
     /// process holds it.
@@ -858,6 +989,7 @@ impl MessageStore for PostgresStore {
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
             Some(guard) => {
                 let lost = guard.loss_flag();
+                let took_over = guard.lease().took_over_a_dead_run;
                 inner.fences.hold(guard.lease(), lost.clone());
                 let store = self.clone();
                 let hold = RunHold::new(move || async move {
@@ -866,7 +998,7 @@ impl MessageStore for PostgresStore {
                         tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
                     }
                 });
-                Ok(Some(hold.losable(lost.subscribe())))
+                Ok(Some(hold.losable(lost.subscribe()).after_a_dead_run(took_over)))
             }
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);

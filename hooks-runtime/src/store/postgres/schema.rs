@@ -12,11 +12,19 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP];
+pub(super) const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 7] =
-    ["threads", "messages", "thread_values", "thread_events", "thread_leases", "user_events", "user_values"];
+const OWN_TABLES: [&str; 8] = [
+    "threads",
+    "messages",
+    "thread_values",
+    "thread_events",
+    "thread_leases",
+    "user_events",
+    "thread_inbox",
+    "user_values",
+];
 
 /// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
 /// `json` (kept as written) with checks, so every stored row can be read back.
@@ -82,6 +90,23 @@ CREATE TABLE user_events (
     created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
     change JSON NOT NULL
 );
+";
+
+/// Version 4: each thread's inbox of accepted inputs, in acceptance order (`seq`); `stored_at`
+/// is the server's clock, for the recovery sweep's grace period. The partial index keeps the
+/// sweep's look for threads left `running` off the rest of the table.
+const SCHEMA_V4: &str = "
+CREATE TABLE thread_inbox (
+    seq BIGSERIAL PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    message JSON NOT NULL CHECK (json_typeof(message) = 'object'),
+    enqueued_at BIGINT NOT NULL,
+    stored_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    UNIQUE (thread_id, id)
+);
+CREATE INDEX thread_inbox_by_thread ON thread_inbox (thread_id, seq);
+CREATE INDEX threads_running ON threads (id) WHERE status = 'running';
 ";
 
 /// User values (U1), one row per user and key; `updated_at` in milliseconds since the Unix epoch.

@@ -1,0 +1,115 @@
+//! Accepted means committed: `POST /threads/{id}/messages` answers 202 only once the message is
+//! in the thread's inbox, with the inbox entry's id as `runId`; a store that cannot take it is a
+//! 503 naming the store, and no run starts.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hooks_runtime::Runtime;
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use hooks_server::ServerConfig;
+use support::{ALICE, Server};
+
+define_prompt! { name: durable_send_prompt, model: "scripted", prompt: "Reply." }
+define_agent! {
+    name: durable_send_agent,
+    side_a: { prompt: durable_send_prompt, stop_on_response: true },
+    side_b: { human: true },
+}
+
+/// The in-memory store, whose inbox refuses inputs while `refuse` is set, and which remembers
+/// the id of every input it committed.
+#[derive(Default)]
+struct FlakyInbox {
+    inner: InMemoryStore,
+    refuse: AtomicBool,
+    committed: std::sync::Mutex<Vec<String>>,
+}
+
+#[hooks_runtime::async_trait]
+impl MessageStore for FlakyInbox {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        self.inner.create_thread(thread).await
+    }
+    async fn load_thread(&self, id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        self.inner.load_thread(id).await
+    }
+    async fn set_value(&self, id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
+        self.inner.set_value(id, key, value).await
+    }
+    async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        self.inner.set_status(id, status).await
+    }
+    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+        self.inner.insert_message(id, message).await
+    }
+    async fn update_message(
+        &self,
+        id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        self.inner.update_message(id, message_id, update).await
+    }
+    async fn messages(&self, id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        self.inner.messages(id).await
+    }
+    async fn threads_of_user(&self, user: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        self.inner.threads_of_user(user).await
+    }
+    async fn enqueue_input(&self, id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
+        if self.refuse.load(Ordering::SeqCst) {
+            return Err(StoreError("enqueue_input: the disk is full".into()));
+        }
+        self.inner.enqueue_input(id, entry).await?;
+        self.committed.lock().unwrap().push(entry.id.clone());
+        Ok(())
+    }
+    async fn pending_inputs(&self, id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        self.inner.pending_inputs(id).await
+    }
+    async fn take_input(&self, id: &str, input: &str, message: Option<&HookMessage>) -> Result<bool, StoreError> {
+        self.inner.take_input(id, input, message).await
+    }
+    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
+        self.inner.user_values(user).await
+    }
+    async fn set_user_value(
+        &self,
+        user: &str,
+        key: &str,
+        value: Option<&serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        self.inner.set_user_value(user, key, value).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
+    let store = Arc::new(FlakyInbox::default());
+    let runtime = Runtime::builder()
+        .agent::<durable_send_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("hi")]))
+        .store_arc(store.clone())
+        .build()
+        .unwrap();
+    let config = ServerConfig { catalog: vec!["durable_send_agent".into()], ..ServerConfig::default() };
+    let server = Server::start(runtime, config).await;
+    let id = server.create_thread(ALICE, "durable_send_agent").await;
+
+    let (status, accepted) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"hello"}"#).await;
+    assert_eq!(status, 202, "{accepted}");
+    let run_id = accepted["runId"].as_str().unwrap().to_owned();
+    assert_eq!(*store.committed.lock().unwrap(), [run_id], "the run id is the committed entry's");
+
+    store.refuse.store(true, Ordering::SeqCst);
+    let (status, refused) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"lost?"}"#).await;
+    assert_eq!(status, 503, "{refused}");
+    let text = refused.to_string();
+    assert!(text.contains("message store") && !text.contains("lost?") && !text.contains("disk"), "{text}");
+    assert_eq!(store.committed.lock().unwrap().len(), 1);
+}
