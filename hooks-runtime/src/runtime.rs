@@ -5,6 +5,7 @@
 //! never on the handle, so the dependencies run one way.
 
 pub(crate) mod inner;
+pub(crate) mod recovery_state;
 mod user_sync;
 
 use std::collections::HashMap;
@@ -381,7 +382,8 @@ impl Runtime {
     /// first [`create_thread`](Self::create_thread) or [`open_thread`](Self::open_thread); on a
     /// store that several processes share (PostgreSQL) also every
     /// [`recovery_sweep_interval`](crate::store::MessageStore::recovery_sweep_interval). Call it
-    /// at start-up to recover before the first request.
+    /// at start-up to recover before the first request (`hooks_server::router` does); on a
+    /// shared store it also starts this runtime's sweeper.
     ///
     /// A thread left `running` becomes `failed (owner_lost)` ([`OWNER_LOST`](crate::store::OWNER_LOST)),
     /// stored and sent as a status event; every stored tool call without a result gets an error
@@ -408,7 +410,9 @@ impl Runtime {
     /// # });
     /// ```
     pub async fn recover(&self) -> Result<crate::Recovery, RuntimeError> {
-        crate::thread::recover(&self.inner).await
+        let recovery = crate::thread::recover(&self.inner).await;
+        crate::thread::start_sweeping(&self.inner);
+        recovery
     }
 
     /// A client connected to the user's event stream: runs every `user_client_attached` hook.

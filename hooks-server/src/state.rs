@@ -184,6 +184,14 @@ impl AppState {
         // missed once this runtime listens.
         let changes = state.runtime.subscribe_user_changes();
         tokio::spawn(crate::users::forward_other_processes(changes, Arc::downgrade(&state.users)));
+        // Accepted means kept: runs that a stopped process left unsettled are settled, and the
+        // inputs it had accepted run, as the server starts rather than at its first request.
+        let runtime = state.runtime.clone();
+        tokio::spawn(async move {
+            if let Err(error) = runtime.recover().await {
+                tracing::error!(target: "hooks_server", "could not recover the threads a stopped process left: {error}");
+            }
+        });
         state
     }
 

@@ -49,7 +49,7 @@ pub(crate) struct RuntimeInner {
     pub(crate) max_reply_bytes: usize,
     pub(crate) max_tool_argument_bytes: usize,
     /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
-    pub(crate) recovery: crate::thread::RecoveryState,
+    pub(crate) recovery: super::recovery_state::RecoveryState,
 }
 
 impl RuntimeInner {

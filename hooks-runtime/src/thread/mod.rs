@@ -24,8 +24,7 @@ mod turn;
 pub(crate) use crate::events::ThreadEvent;
 pub(crate) use model_step::{DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TOOL_ARGUMENT_BYTES};
 pub use recovery::Recovery;
-pub(crate) use recovery::RecoveryState;
-pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover};
+pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover, start_sweeping};
 pub use reentry::MAX_HOOK_DEPTH;
 pub(crate) use shared::ThreadShared;
 

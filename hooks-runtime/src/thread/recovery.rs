@@ -16,10 +16,9 @@
 //! - then every input still in its inbox runs, one run each, in acceptance order.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, PoisonError, Weak};
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
-use tokio::sync::OnceCell;
 
 use super::messages;
 use super::pipeline::Pipeline;
@@ -31,38 +30,6 @@ use crate::store::{OWNER_LOST, ThreadStatus};
 /// The error result given to a tool call that a stopped process left without one.
 pub(crate) const INTERRUPTED_TOOL_CALL: &str =
     "the run was interrupted (its process stopped) before this tool call finished; it may or may not have run";
-
-/// A runtime's recovery bookkeeping.
-#[derive(Default)]
-pub(crate) struct RecoveryState {
-    /// The recovery of the first use, done once.
-    first_use: OnceCell<()>,
-    /// Threads being recovered now (settled, or their inbox running), so a sweep that comes
-    /// round again does not start a second recovery of one thread.
-    busy: Mutex<HashSet<String>>,
-    /// Threads whose run this process is running now, by handle count: never recovered, as
-    /// their `running` is true.
-    live: Mutex<std::collections::HashMap<String, usize>>,
-}
-
-impl RecoveryState {
-    /// A run of `thread_id` started (`true`) or ended (`false`) in this process.
-    pub(crate) fn note_run(&self, thread_id: &str, running: bool) {
-        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        if running {
-            *live.entry(thread_id.to_owned()).or_default() += 1;
-        } else if let Some(count) = live.get_mut(thread_id) {
-            *count -= 1;
-            if *count == 0 {
-                live.remove(thread_id);
-            }
-        }
-    }
-
-    fn is_live(&self, thread_id: &str) -> bool {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).contains_key(thread_id)
-    }
-}
 
 /// What a recovery did.
 ///
@@ -109,11 +76,17 @@ pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>) {
                     tracing::error!(target: "hooks_runtime::recovery", "could not look for unsettled threads: {error}")
                 }
             }
-            if let Some(interval) = runtime.store.recovery_sweep_interval() {
-                start_sweeper(Arc::downgrade(runtime), interval);
-            }
+            start_sweeping(runtime);
         })
         .await;
+}
+
+/// Starts, once per runtime, the sweeper of a store that several processes share.
+pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>) {
+    let Some(interval) = runtime.store.recovery_sweep_interval() else { return };
+    if !runtime.recovery.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        start_sweeper(Arc::downgrade(runtime), interval);
+    }
 }
 
 fn log(recovery: &Recovery) {
