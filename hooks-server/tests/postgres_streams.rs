@@ -194,10 +194,10 @@ async fn every_stored_message_streams_once_and_in_order_on_both_servers_while_co
     // Once every run is over, the store's history is the truth each stream must match.
     let seen_on_a = until_runs_finished(&mut on_a, accepted[0]).await;
     let seen_on_b = until_runs_finished(&mut on_b, accepted[1]).await;
-    let (status, body) = a.get(&format!("/threads/{id}/messages"), ALICE).await;
-    assert_eq!(status, 200, "{body}");
-    let stored: Vec<String> =
-        body["messages"].as_array().unwrap().iter().map(|message| message["id"].as_str().unwrap().to_owned()).collect();
+    // A run whose input another process's run took first (a sweep runs a whole inbox) finishes
+    // at once, so its `run_finished` can come before that other run's messages: wait until the
+    // history stops growing and the thread has settled.
+    let stored = settled_history(&a, &id).await;
     let accepted = accepted[0] + accepted[1];
     assert!(!stored.is_empty(), "no message was stored ({accepted} sends accepted)");
     let wanted: HashSet<String> = stored.iter().cloned().collect();
@@ -237,4 +237,27 @@ async fn a_server_following_150_threads_listens_on_one_connection() {
     assert!(all <= 6 + 2, "{all} connections: the pool of 6, one listener, at most one for user changes");
     drop(streams);
     schema.drop().await;
+}
+
+/// The thread's stored message ids once no run is going and two reads a second apart agree.
+async fn settled_history(server: &Server, id: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    let mut last: Option<Vec<String>> = None;
+    loop {
+        let (status, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+        assert_eq!(status, 200, "{body}");
+        let stored: Vec<String> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| message["id"].as_str().unwrap().to_owned())
+            .collect();
+        let (_, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
+        if thread["status"] != "running" && last.as_ref() == Some(&stored) {
+            return stored;
+        }
+        assert!(std::time::Instant::now() < deadline, "the thread's history never settled: {thread}");
+        last = Some(stored);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
