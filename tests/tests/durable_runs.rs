@@ -495,3 +495,36 @@ async fn recovery_leaves_a_run_of_this_process_alone() {
     let outcome = send.await.unwrap().unwrap();
     assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_handles_of_one_thread_take_turns() {
+    // A server's handle and recovery's (or any `open_thread`) are two handles of one thread:
+    // their runs must not interleave.
+    let runtime = runtime_on(Arc::new(InMemoryStore::new()), HungModel);
+    let first = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
+    let second = runtime.open_thread(first.id()).await.unwrap();
+    let mut events = first.subscribe();
+    let run = first.clone();
+    let one = tokio::spawn(async move { run.send("one").await });
+    loop {
+        if let Ok(ThreadEvent::Status { status: ThreadStatus::Running }) = events.recv().await {
+            break;
+        }
+    }
+    let run = second.clone();
+    let two = tokio::spawn(async move { run.send("two").await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(texts(&first.messages().await.unwrap()), ["one"], "the second handle's run waits for its turn");
+    first.abort();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), one).await.unwrap().unwrap().unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    // Now the second run has the thread: it stores its message and waits on the model.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while texts(&second.messages().await.unwrap()) != ["one", "two"] {
+        assert!(Instant::now() < deadline, "the second run never took its turn");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    second.abort();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), two).await.unwrap().unwrap().unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+}

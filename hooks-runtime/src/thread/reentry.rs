@@ -32,7 +32,8 @@ struct Scopes(Arc<[Entry]>);
 
 #[derive(Clone)]
 struct Entry {
-    /// The thread, by the address of its shared state: unique while the scope borrows it.
+    /// The thread, by the address of its turn lock (every handle of one thread shares it):
+    /// unique while the scope borrows the thread.
     thread: usize,
     holds_run: bool,
     depth: u32,
@@ -42,7 +43,7 @@ struct Entry {
 }
 
 fn key(shared: &ThreadShared) -> usize {
-    std::ptr::from_ref(shared) as usize
+    shared.turn_key()
 }
 
 fn with_current<T>(shared: &ThreadShared, read: impl FnOnce(&Entry) -> T) -> Option<T> {

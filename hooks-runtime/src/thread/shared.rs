@@ -54,6 +54,8 @@ pub(crate) struct ThreadShared {
     /// Held from a value's store write to its cache update, so that the cache ends in the
     /// order the store did.
     value_writes: tokio::sync::Mutex<()>,
+    /// The thread's turn, shared with every other handle of it in this runtime.
+    turn: crate::runtime::turn_locks::TurnLock,
     run: tokio::sync::Mutex<ThreadState>,
 }
 
@@ -68,6 +70,7 @@ impl ThreadShared {
     ) -> Self {
         let (events, _) = broadcast::channel(256);
         let (deltas, _) = broadcast::channel(1024);
+        let turn = runtime.turns.for_thread(&record.id);
         ThreadShared {
             me,
             id: record.id,
@@ -86,6 +89,7 @@ impl ThreadShared {
                 children: Vec::new(),
             }),
             value_writes: tokio::sync::Mutex::new(()),
+            turn,
             run: tokio::sync::Mutex::new(state),
         }
     }
@@ -95,8 +99,15 @@ impl ThreadShared {
     }
 
     /// Waits for the run's state: whoever holds it runs the thread.
-    pub(crate) async fn lock_run(&self) -> tokio::sync::MutexGuard<'_, ThreadState> {
-        self.run.lock().await
+    pub(crate) async fn lock_run(&self) -> RunLock<'_> {
+        // The thread's turn first: another handle of the same thread waits here.
+        let turn = self.turn.lock().await;
+        RunLock { state: self.run.lock().await, _turn: turn }
+    }
+
+    /// What identifies the thread among the runtime's handles: the address of its turn lock.
+    pub(crate) fn turn_key(&self) -> usize {
+        Arc::as_ptr(&self.turn) as usize
     }
 
     /// The agent that owns the thread now.
@@ -269,5 +280,26 @@ impl ThreadShared {
 
     pub(crate) fn add_child(&self, relationship: &'static str, thread: Thread) {
         self.book().children.push((relationship, thread));
+    }
+}
+
+/// A thread's run, held: its turn lock and its state (which this derefs to).
+pub(crate) struct RunLock<'a> {
+    // Declared first, so dropped first: the state is free before the next turn begins.
+    state: tokio::sync::MutexGuard<'a, ThreadState>,
+    _turn: tokio::sync::MutexGuard<'a, ()>,
+}
+
+impl std::ops::Deref for RunLock<'_> {
+    type Target = ThreadState;
+
+    fn deref(&self) -> &ThreadState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for RunLock<'_> {
+    fn deref_mut(&mut self) -> &mut ThreadState {
+        &mut self.state
     }
 }
