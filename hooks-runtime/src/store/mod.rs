@@ -159,7 +159,10 @@ pub trait MessageStore: Send + Sync + 'static {
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
         let _ = (message, input_id);
-        Err(StoreError(format!("take_input: thread `{thread_id}`: this store keeps no inbox")))
+        Err(StoreError(format!(
+            "take_input: thread `{thread_id}`: this store keeps no inbox; implement MessageStore::enqueue_input, \
+             pending_inputs and take_input together"
+        )))
     }
 
     /// The threads a run may have left unsettled: status `running`, or inputs in the inbox. A
