@@ -122,6 +122,8 @@ pub struct RuntimeBuilder {
     default_max_steps: u32,
     max_reply_bytes: usize,
     max_tool_argument_bytes: usize,
+    #[cfg(feature = "declarative")]
+    settings: Option<crate::declarative::DeclarativeHookRegistry>,
 }
 
 impl RuntimeBuilder {
@@ -235,6 +237,36 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Applies the hooks of a Claude Code-format settings file
+    /// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json))
+    /// to every thread of every agent, subagent threads included: that format has no per-agent
+    /// scoping. `PreToolUse` decides whether a tool call runs (after `authorize_tools`) and may
+    /// rewrite its arguments; `PostToolUse` / `PostToolUseFailure` add to the result the model
+    /// reads; `UserPromptSubmit` may block a sent user message before it is stored (the run
+    /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
+    /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
+    /// with a reason, within `max_steps`. A second call replaces the first registry.
+    ///
+    /// Until the runtime's approvals apply to these hooks, a `PreToolUse` `ask` refuses the
+    /// call with "approval required: <reason>".
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
+    ///
+    /// let guards = DeclarativeHookRegistry::from_settings_json(
+    ///     r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}"#,
+    /// );
+    /// let runtime = Runtime::builder().settings_hooks(guards).build().unwrap();
+    /// # let _ = runtime;
+    /// ```
+    #[cfg(feature = "declarative")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    pub fn settings_hooks(mut self, registry: crate::declarative::DeclarativeHookRegistry) -> Self {
+        self.settings = Some(registry);
+        self
+    }
+
     /// Verifies the registry (D3) and resolves every agent (S8); fails closed.
     ///
     /// The first build also wraps the process's panic hook so that a hook's caught panic prints
@@ -290,6 +322,8 @@ impl RuntimeBuilder {
                 max_tool_argument_bytes: self.max_tool_argument_bytes,
                 recovery: Default::default(),
                 turns: Default::default(),
+                #[cfg(feature = "declarative")]
+                settings: self.settings,
             }),
         })
     }
@@ -324,6 +358,8 @@ impl Runtime {
             default_max_steps: 25,
             max_reply_bytes: crate::thread::DEFAULT_MAX_REPLY_BYTES,
             max_tool_argument_bytes: crate::thread::DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
+            #[cfg(feature = "declarative")]
+            settings: None,
         }
     }
 

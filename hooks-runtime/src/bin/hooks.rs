@@ -1,4 +1,6 @@
-//! `hooks check FILE... [--strict]`: validates declarative hooks files.
+//! `hooks check FILE... [--strict]`: validates declarative hooks files, in the YAML format or
+//! the `hooks` object of a Claude Code-format settings file (JSON with a `hooks` object, told
+//! apart by its content or a `.json` name), each checked as its loader reads it.
 //!
 //! For each file, prints each hook it kept to stdout, and to stderr a warning naming the file,
 //! entry and field for each problem (an entry that is skipped) and for each kept hook that is
@@ -13,7 +15,7 @@ use std::fs::File;
 use std::io::Read;
 use std::process::ExitCode;
 
-use hooks_runtime::declarative::{LoadReport, MAX_DOCUMENT_BYTES};
+use hooks_runtime::declarative::{LoadReport, MAX_DOCUMENT_BYTES, SettingsReport};
 
 const USAGE: &str = "usage: hooks check FILE... [--strict]
 
@@ -21,6 +23,11 @@ Loads declarative hooks YAML files and prints, for each, the hooks it keeps,
 a warning for each entry it skips and one for each kept hook that is probably
 a mistake (for example a ${name} the event does not have, which is written out
 as is, or a shell-mode command that splices in ${tool}).
+
+A `.json` file, or any JSON with a `hooks` object, is read as a Claude Code-format settings file
+(other top-level keys ignored): its kept hooks, and a warning for each hook or
+group skipped (an unknown or unsupported event, type or field, an event with no
+counterpart here such as Notification, a bad matcher).
 
   --strict   exit with status 1 when anything was skipped or warned about (for CI)
 
@@ -77,7 +84,8 @@ fn main() -> ExitCode {
     let mut status = 0;
     for file in &args.files {
         let file_status = match read(file) {
-            Ok(report) => check(file, &report, args.strict),
+            Ok(Report::Yaml(report)) => check(file, &report, args.strict),
+            Ok(Report::Settings(report)) => check_settings(file, &report, args.strict),
             Err(problem) => {
                 eprintln!("error: {problem}");
                 EXIT_USAGE
@@ -88,9 +96,15 @@ fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
+/// A file's report, in the format its content is in.
+enum Report {
+    Yaml(LoadReport),
+    Settings(SettingsReport),
+}
+
 /// The report of the file at `path`, or why it cannot be read: a directory, a missing or
 /// unreadable file is an error of the invocation, not a document problem.
-fn read(path: &str) -> Result<LoadReport, String> {
+fn read(path: &str) -> Result<Report, String> {
     // Looked at before opening: opening a FIFO for reading waits for a writer, forever.
     let metadata = std::fs::metadata(path).map_err(|error| format!("cannot open `{path}`: {error}"))?;
     refuse_unless_regular(path, &metadata)?;
@@ -104,7 +118,11 @@ fn read(path: &str) -> Result<LoadReport, String> {
         .read_to_end(&mut bytes)
         .map_err(|error| format!("cannot read `{path}`: {error}"))?;
     // Size and UTF-8 are the document's problems, which the loader reports.
-    Ok(LoadReport::from_reader(bytes.as_slice()))
+    // A `.json` file is a settings file even when it does not parse, so its error is JSON's.
+    if path.ends_with(".json") || std::str::from_utf8(&bytes).is_ok_and(SettingsReport::is_settings_document) {
+        return Ok(Report::Settings(SettingsReport::from_reader(bytes.as_slice())));
+    }
+    Ok(Report::Yaml(LoadReport::from_reader(bytes.as_slice())))
 }
 
 /// A directory, a FIFO, a socket or a device is not a document: reading one would fail, wait
@@ -155,6 +173,33 @@ fn check(path: &str, report: &LoadReport, strict: bool) -> u8 {
             counts.push(format!("{warnings} warning{}", plural(warnings)));
         }
         eprintln!("error: {path}: {} (strict mode)", counts.join(" and "));
+        return EXIT_PROBLEMS;
+    }
+    0
+}
+
+/// Prints the report of the settings file `path`; its exit status, as [`check`]'s.
+fn check_settings(path: &str, report: &SettingsReport, strict: bool) -> u8 {
+    for hook in &report.kept {
+        println!("{path}: kept {} {hook}", hook.location());
+    }
+    for problem in &report.problems {
+        eprintln!("warning: {path}: {problem}");
+    }
+    let problems = report.problems.len();
+    println!(
+        "{path}: settings hooks, {} hook{} kept, {problems} problem{}{}",
+        report.kept.len(),
+        plural(report.kept.len()),
+        plural(problems),
+        if report.has_document_problem() { ", document rejected" } else { "" },
+    );
+    if report.has_document_problem() {
+        eprintln!("error: {path}: document rejected, no hooks would be loaded; fix the problem above");
+        return EXIT_PROBLEMS;
+    }
+    if strict && problems > 0 {
+        eprintln!("error: {path}: {problems} problem{} (strict mode)", plural(problems));
         return EXIT_PROBLEMS;
     }
     0

@@ -84,6 +84,7 @@ mod loader;
 mod matcher;
 mod process_group;
 mod registry;
+mod settings;
 mod substitution;
 
 use std::collections::BTreeMap;
@@ -101,6 +102,12 @@ pub const LOG_TARGET: &str = "hooks_runtime::declarative::executor";
 pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
+pub(crate) use settings::pre_tool_use;
+pub use settings::{
+    DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, SettingsErrors, SettingsEvent, SettingsHook,
+    SettingsMatcher, SettingsProblem, SettingsReport,
+};
+pub(crate) use settings::{fire as fire_settings, input as settings_input};
 pub use substitution::{
     MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT, PreparedCommand, env_var_name, prepare_command, substitute,
 };

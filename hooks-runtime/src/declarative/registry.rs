@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use super::{
     DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LOG_TARGET, LoadErrors,
-    LoadReport,
+    LoadReport, SettingsErrors, SettingsHook, SettingsReport,
 };
 use crate::dispatch::panics::{self, PanicLocation};
 use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
@@ -48,12 +48,17 @@ pub struct DeclarativeHookRegistry {
 
 struct Inner {
     hooks: Vec<HookConfig>,
+    /// Hooks of a Claude Code-format settings file, run with that format's protocol.
+    settings: Vec<SettingsHook>,
     executor: Arc<dyn HookExecutor>,
 }
 
 impl fmt::Debug for DeclarativeHookRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeclarativeHookRegistry").field("hooks", &self.inner.hooks).finish_non_exhaustive()
+        f.debug_struct("DeclarativeHookRegistry")
+            .field("hooks", &self.inner.hooks)
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
     }
 }
 
@@ -70,6 +75,7 @@ impl DeclarativeHookRegistry {
         DeclarativeHookRegistry {
             inner: Arc::new(Inner {
                 hooks: hooks.into_iter().collect(),
+                settings: Vec::new(),
                 executor: Arc::new(DefaultHookExecutor::default()),
             }),
         }
@@ -133,10 +139,80 @@ impl DeclarativeHookRegistry {
         Self::of(report.into_hooks())
     }
 
+    /// Loads the `hooks` object of a Claude Code-format settings file (the whole file, whose
+    /// other keys are ignored, or a bare `{"hooks": ...}`); never fails.
+    ///
+    /// A hook or matcher group with an unknown or unsupported event, hook type or field, or a
+    /// bad value, is skipped with a WARN naming where it is and the field; so is every hook of
+    /// an event that this runtime has no counterpart for (`Notification`, `PreCompact`,
+    /// `SessionEnd`, ...). A document that is not such JSON loads nothing, with an ERROR. Use
+    /// [`from_settings_json_strict`](Self::from_settings_json_strict) to refuse any of that.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
+    ///
+    /// let registry = DeclarativeHookRegistry::from_settings_json(r#"{
+    ///   "permissions": {"allow": ["Bash(ls:*)"]},
+    ///   "hooks": {
+    ///     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+    ///     "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    ///   }
+    /// }"#);
+    /// assert_eq!(registry.settings_hooks().len(), 1); // Notification has no counterpart: skipped, with a WARN
+    /// ```
+    pub fn from_settings_json(json: &str) -> Self {
+        Self::from_settings_report(SettingsReport::from_json(json))
+    }
+
+    /// Loads a settings file's hooks, or returns every problem in it at once (for CI).
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
+    ///
+    /// let errors = DeclarativeHookRegistry::from_settings_json_strict(
+    ///     r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "true", "tiemout": 5}]}]}}"#,
+    /// )
+    /// .unwrap_err();
+    /// assert_eq!(errors.problems().len(), 1); // the matcher; its group's hooks are not looked at
+    /// assert!(errors.problems()[0].to_string().starts_with("hooks.PreToolUse[0] (field `matcher`): not a valid regular expression"));
+    /// ```
+    pub fn from_settings_json_strict(json: &str) -> Result<Self, SettingsErrors> {
+        SettingsReport::from_json(json).into_strict().map(Self::of_settings)
+    }
+
+    /// The registry of a validated settings file's kept hooks, logging its problems: ERROR for
+    /// a rejected document, WARN for each skipped hook or group.
+    pub fn from_settings_report(report: SettingsReport) -> Self {
+        let rejected = report.has_document_problem();
+        for problem in &report.problems {
+            if rejected {
+                tracing::error!("settings hooks ignored, no hooks loaded: {problem}");
+            } else {
+                tracing::warn!("settings hook skipped: {problem}");
+            }
+        }
+        Self::of_settings(report.kept)
+    }
+
+    fn of_settings(settings: Vec<SettingsHook>) -> Self {
+        DeclarativeHookRegistry {
+            inner: Arc::new(Inner { hooks: Vec::new(), settings, executor: Arc::new(DefaultHookExecutor::default()) }),
+        }
+    }
+
+    /// The hooks loaded from a settings file, in file order.
+    pub fn settings_hooks(&self) -> &[SettingsHook] {
+        &self.inner.settings
+    }
+
     /// The same hooks, carried out by `executor` in place of the log and shell executor.
     pub fn with_executor(self, executor: impl HookExecutor) -> Self {
         DeclarativeHookRegistry {
-            inner: Arc::new(Inner { hooks: self.inner.hooks.clone(), executor: Arc::new(executor) }),
+            inner: Arc::new(Inner {
+                hooks: self.inner.hooks.clone(),
+                settings: self.inner.settings.clone(),
+                executor: Arc::new(executor),
+            }),
         }
     }
 
@@ -145,9 +221,9 @@ impl DeclarativeHookRegistry {
         &self.inner.hooks
     }
 
-    /// Whether there are no hooks.
+    /// Whether there are no hooks, of either format.
     pub fn is_empty(&self) -> bool {
-        self.inner.hooks.is_empty()
+        self.inner.hooks.is_empty() && self.inner.settings.is_empty()
     }
 
     /// Sets this registry as `target`'s tool-call listener, replacing any listener it had, then
@@ -155,8 +231,11 @@ impl DeclarativeHookRegistry {
     ///
     /// A registry with no hooks does nothing at all: it leaves the current listener in place and
     /// fires nothing.
+    ///
+    /// Only the YAML-format hooks act through the listener; settings-format hooks are applied
+    /// to a whole runtime with [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks).
     pub async fn apply_to<T: ToolCallListenerTarget + ?Sized>(&self, target: &T) {
-        if self.is_empty() {
+        if self.inner.hooks.is_empty() {
             return;
         }
         let agent = target.agent_id().to_owned();

@@ -52,6 +52,9 @@ pub(crate) struct RuntimeInner {
     pub(crate) recovery: super::recovery_state::RecoveryState,
     /// The turn lock of every thread with a live handle, shared by its handles.
     pub(crate) turns: super::turn_locks::TurnLocks,
+    /// Hooks of a Claude Code-format settings file, for every thread (`thread::settings_hooks`).
+    #[cfg(feature = "declarative")]
+    pub(crate) settings: Option<crate::declarative::DeclarativeHookRegistry>,
 }
 
 impl RuntimeInner {

@@ -16,6 +16,7 @@ mod publisher;
 mod recovery;
 mod reentry;
 mod run_hold;
+mod settings_hooks;
 mod shared;
 mod tool_calls;
 mod turn;
@@ -502,7 +503,7 @@ impl Thread {
                 });
             }
         }
-        Thread::insert(runtime, entry, options).await
+        Thread::insert(runtime, entry, options, false).await
     }
 
     /// A subagent's child thread. Its arguments are empty (a subagent tool call carries only a
@@ -514,13 +515,14 @@ impl Thread {
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
         let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
-        Thread::insert(runtime, entry, options).await
+        Thread::insert(runtime, entry, options, true).await
     }
 
     async fn insert(
         runtime: &Arc<RuntimeInner>,
         entry: Arc<AgentEntry>,
         options: ThreadOptions,
+        subagent: bool,
     ) -> Result<Thread, RuntimeError> {
         let agent = entry.def.name;
         let record = ThreadRecord {
@@ -534,6 +536,9 @@ impl Thread {
         };
         runtime.store.create_thread(&record).await?;
         let thread = Thread::from_record(runtime.clone(), entry, record);
+        if subagent {
+            thread.shared.mark_subagent();
+        }
         thread.run_after_thread_created().await;
         Ok(thread)
     }
@@ -840,6 +845,16 @@ impl Thread {
         let pipeline = pipeline::Pipeline::at_rest(&self.shared);
         if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
             crate::dispatch::await_point!(crate::dispatch::after_thread_created(&chain, &state));
+        }
+        // SessionStart of a settings file, for a top-level thread: its context is stored, so
+        // the first turn's request carries it.
+        if !self.shared.is_subagent()
+            && let Some(context) = settings_hooks::session_started(&self.shared).await
+        {
+            let message = settings_hooks::context_message("SessionStart", context);
+            if let Err(error) = messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent).await {
+                tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SessionStart hook was not stored: {}", error.into_hook_error().message());
+            }
         }
     }
 

@@ -10,7 +10,7 @@
 //! injection) across `.await`; a method here never takes it, except where said.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
 use hooks_core::{AbortSignal, EnabledRelationships, ThreadState};
@@ -57,6 +57,9 @@ pub(crate) struct ThreadShared {
     /// The thread's turn, shared with every other handle of it in this runtime.
     turn: crate::runtime::turn_locks::TurnLock,
     run: tokio::sync::Mutex<ThreadState>,
+    /// Whether this process created it as a subagent's child thread (settings hooks fire
+    /// `SubagentStop` for it, and no `SessionStart`).
+    subagent: AtomicBool,
 }
 
 impl ThreadShared {
@@ -91,7 +94,17 @@ impl ThreadShared {
             value_writes: tokio::sync::Mutex::new(()),
             turn,
             run: tokio::sync::Mutex::new(state),
+            subagent: AtomicBool::new(false),
         }
+    }
+
+    /// Marks it a subagent's child thread, before its first hook runs.
+    pub(crate) fn mark_subagent(&self) {
+        self.subagent.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_subagent(&self) -> bool {
+        self.subagent.load(Ordering::Relaxed)
     }
 
     fn book(&self) -> MutexGuard<'_, Book> {

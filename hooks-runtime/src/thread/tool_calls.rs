@@ -184,6 +184,12 @@ async fn execute(
             return HookToolResult::error(format!("the tool call {} was not authorized", call.function.name));
         }
     }
+    // PreToolUse of a settings file: may refuse the call or rewrite its arguments.
+    let governed = match super::settings_hooks::govern_tool_call(pipeline, state, call).await {
+        Ok(governed) => governed,
+        Err(refused) => return refused,
+    };
+    let call = governed.rewritten.as_ref().unwrap_or(call);
     let listener = pipeline.agent.listener();
     if let Some(listener) = &listener
         && CatchPanic(listener.before_tool_call(&call.function.name)).await.is_err()
@@ -211,6 +217,11 @@ async fn execute(
         },
         None => running.await,
     };
+    let mut result = result;
+    if let Some(context) = &governed.context {
+        super::settings_hooks::add_context(&mut result, context);
+    }
+    super::settings_hooks::after_tool_call(pipeline, call, &mut result).await;
     if let Some(listener) = &listener {
         let outcome = ToolCallOutcome {
             success: result.is_success(),

@@ -14,6 +14,7 @@ use super::context;
 use super::messages::{self, CreateError};
 use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
+use super::settings_hooks::{self, PromptCheck};
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
@@ -120,7 +121,7 @@ pub(crate) async fn run_with_messages(
     let side = Thread::responding_side(&shared.agent());
     begin(shared, state, side).await;
     let mut outcome = RunOutcome::running();
-    let stored = store_incoming(shared, state, incoming, prevented).await?;
+    let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
     let end =
         if stored == 0 { Some(TurnEnd::Failed("message_hook_error")) } else { run_queued_tools(shared, state).await };
     let end = match end {
@@ -185,18 +186,40 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
     outcome
 }
 
-/// Stores the triggering messages; returns how many were stored.
+/// Stores the triggering messages; returns how many were stored. A message that a settings
+/// `UserPromptSubmit` hook blocks puts the hook's reason in `outcome.error`.
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
     incoming: Vec<Incoming>,
     prevented: Prevented,
+    outcome: &mut RunOutcome,
 ) -> Result<usize, RuntimeError> {
     let pipeline = Pipeline::for_state(shared, state);
     let mut stored = 0;
     for Incoming { record, input } in incoming {
+        let context = match settings_hooks::user_prompt(shared, &record).await {
+            PromptCheck::Pass(context) => context,
+            PromptCheck::Blocked(reason) => {
+                outcome.error = Some(format!("a UserPromptSubmit hook blocked the message: {reason}"));
+                // As a prevented message (M7): a blocked queued message leaves the queue.
+                if let Some(input) = &input {
+                    shared.runtime.store.take_input(&shared.id, input, None).await?;
+                }
+                if prevented == Prevented::FailRun {
+                    return Ok(0);
+                }
+                continue;
+            }
+        };
         match messages::create_from(&pipeline, state, record, FailureRule::Prevent, input.as_deref()).await {
-            Ok(_) => stored += 1,
+            Ok(_) => {
+                stored += 1;
+                if let Some(context) = context {
+                    let message = settings_hooks::context_message("UserPromptSubmit", context);
+                    let _ = messages::create(&pipeline, state, message, FailureRule::Prevent).await;
+                }
+            }
             Err(CreateError::Prevented(_)) if prevented == Prevented::FailRun => return Ok(0),
             // Another run stored it: not this run's message.
             Err(CreateError::Prevented(_) | CreateError::Taken) => {}
@@ -265,6 +288,8 @@ async fn run_turn(
     let max_steps = shared.agent().def.side(side).max_steps.unwrap_or(runtime.default_max_steps);
     let mut failures: HashMap<String, u32> = HashMap::new();
     let mut steps_in_turn = 0;
+    // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
+    let mut stop_hook_active = false;
     loop {
         let Some(execution) = state.execution.as_mut() else { return Ok(TurnEnd::Failed("no_execution")) };
         if execution.abort_signal.is_aborted() {
@@ -356,6 +381,20 @@ async fn run_turn(
             outcome.reply = Some(response.text.clone());
         }
         if response.calls.is_empty() {
+            // Stop / SubagentStop of a settings file: a block goes on with its reason, as a
+            // user message, within `max_steps`.
+            if let Some(reason) = settings_hooks::stop_continues(shared, &response.text, stop_hook_active).await {
+                stop_hook_active = true;
+                let event = if shared.is_subagent() { "SubagentStop" } else { "Stop" };
+                let _ = messages::create(
+                    &pipeline,
+                    state,
+                    settings_hooks::context_message(event, reason),
+                    FailureRule::Prevent,
+                )
+                .await;
+                continue;
+            }
             return Ok(TurnEnd::Replied);
         }
         for call in &response.calls {

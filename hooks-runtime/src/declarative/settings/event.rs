@@ -1,0 +1,92 @@
+//! The events of the settings format that have a counterpart in this runtime, and the ones
+//! that do not.
+
+use std::fmt;
+
+/// An event of a Claude Code-format settings file that this runtime fires, named as the file
+/// names it.
+///
+/// ```
+/// use hooks_runtime::declarative::SettingsEvent;
+///
+/// assert_eq!(SettingsEvent::from_name("PreToolUse"), Some(SettingsEvent::PreToolUse));
+/// assert_eq!(SettingsEvent::Stop.name(), "Stop");
+/// assert_eq!(SettingsEvent::from_name("Notification"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum SettingsEvent {
+    /// Before a tool runs, after the agent's authorization check: may allow, deny, ask or
+    /// rewrite the arguments.
+    PreToolUse,
+    /// After a tool succeeded: may add context to the result the model reads.
+    PostToolUse,
+    /// After a tool failed: may add context to the error the model reads.
+    PostToolUseFailure,
+    /// A user message sent to a thread, before it is stored: may block it or add context.
+    UserPromptSubmit,
+    /// A thread was created (`after_thread_created`): may add context for its first turn.
+    SessionStart,
+    /// A turn is about to end with a text reply: may continue it with a reason.
+    Stop,
+    /// As [`Stop`](Self::Stop), for the turn of a subagent's child thread.
+    SubagentStop,
+}
+
+impl SettingsEvent {
+    /// Every event, in declaration order.
+    pub const ALL: [SettingsEvent; 7] = [
+        SettingsEvent::PreToolUse,
+        SettingsEvent::PostToolUse,
+        SettingsEvent::PostToolUseFailure,
+        SettingsEvent::UserPromptSubmit,
+        SettingsEvent::SessionStart,
+        SettingsEvent::Stop,
+        SettingsEvent::SubagentStop,
+    ];
+
+    /// The name as the settings file writes it (`PreToolUse`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            SettingsEvent::PreToolUse => "PreToolUse",
+            SettingsEvent::PostToolUse => "PostToolUse",
+            SettingsEvent::PostToolUseFailure => "PostToolUseFailure",
+            SettingsEvent::UserPromptSubmit => "UserPromptSubmit",
+            SettingsEvent::SessionStart => "SessionStart",
+            SettingsEvent::Stop => "Stop",
+            SettingsEvent::SubagentStop => "SubagentStop",
+        }
+    }
+
+    /// The event named `name`, exactly as the file spells it (the format is case-sensitive).
+    pub fn from_name(name: &str) -> Option<SettingsEvent> {
+        SettingsEvent::ALL.into_iter().find(|event| event.name() == name)
+    }
+}
+
+impl fmt::Display for SettingsEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Events of the format that this runtime has no point for: a file that uses them is told so
+/// at load time, rather than the hook silently never running.
+pub(super) const WITHOUT_COUNTERPART: &[&str] = &[
+    "Notification",
+    "PermissionRequest",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+    "SubagentStart",
+    "Setup",
+    "TeammateIdle",
+    "TaskCompleted",
+    "TaskCreated",
+    "ConfigChange",
+    "InstructionsLoaded",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "Elicitation",
+    "ElicitationResult",
+];

@@ -1,0 +1,128 @@
+//! Firing an event: every matching hook runs at once, on the same JSON input, and their
+//! answers combine (deny > ask > allow; rewrites merged key by key; contexts in file order).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::answer::{self, Answer, Permission};
+use super::runner;
+use super::{SettingsEvent, SettingsHook};
+use crate::declarative::LOG_TARGET;
+
+/// The combined answer of one event's matching hooks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Verdict {
+    /// The strongest permission decision and the reasons given at that strength, file order.
+    pub(crate) permission: Option<(Permission, Vec<String>)>,
+    /// Reasons of the hooks that blocked (exit 2 or `decision: "block"`), file order.
+    pub(crate) blocks: Vec<String>,
+    /// Reasons of the hooks that answered `continue: false`.
+    pub(crate) stops: Vec<String>,
+    /// The `updatedInput`s merged key by key, when any hook gave one.
+    pub(crate) updated_input: Option<Map<String, Value>>,
+    /// Every `additionalContext` (or context text), file order.
+    pub(crate) contexts: Vec<String>,
+}
+
+/// The event's JSON input: the fields every event has, then `fields`.
+pub(crate) fn input(event: SettingsEvent, session_id: &str, cwd: &Path, fields: Vec<(&'static str, Value)>) -> Vec<u8> {
+    let mut input = Map::new();
+    input.insert("session_id".into(), Value::from(session_id));
+    input.insert("hook_event_name".into(), Value::from(event.name()));
+    input.insert("cwd".into(), Value::from(cwd.to_string_lossy().into_owned()));
+    input.insert("permission_mode".into(), Value::from("default"));
+    for (key, value) in fields {
+        input.insert(key.into(), value);
+    }
+    serde_json::to_vec(&Value::Object(input)).unwrap_or_default()
+}
+
+/// Runs the hooks of `event` that select `subject`, all at once, and combines their answers.
+pub(crate) async fn fire(
+    hooks: &[SettingsHook],
+    event: SettingsEvent,
+    subject: Option<&str>,
+    input: &[u8],
+    cwd: &Path,
+) -> Verdict {
+    let selected: Vec<&SettingsHook> = hooks.iter().filter(|hook| hook.selects(event, subject)).collect();
+    if selected.is_empty() {
+        return Verdict::default();
+    }
+    let runs = selected.iter().map(|hook| async move {
+        let run = runner::run(&hook.command, input, cwd, hook.timeout, &hook.location).await;
+        answer::read(event, &run, hook.fail_closed)
+    });
+    let answers = futures_util::future::join_all(runs).await;
+    combine(event, selected.into_iter().zip(answers))
+}
+
+/// Combines answers given in file order. A hook whose `updatedInput` sets a key that an earlier
+/// hook set to another value has failed: its rewrite is dropped (a denial if it fails closed),
+/// never silently applied over the earlier one.
+pub(crate) fn combine<'h>(
+    event: SettingsEvent,
+    answers: impl IntoIterator<Item = (&'h SettingsHook, Answer)>,
+) -> Verdict {
+    let mut verdict = Verdict::default();
+    // Which hook set each key, to name it in a conflict.
+    let mut set_by: Map<String, Value> = Map::new();
+    for (hook, mut answer) in answers {
+        if let Some(update) = answer.updated_input.take() {
+            let merged = verdict.updated_input.get_or_insert_with(Map::new);
+            let conflicts: Vec<&String> = update
+                .iter()
+                .filter(|(key, value)| merged.get(*key).is_some_and(|set| set != *value))
+                .map(|(k, _)| k)
+                .collect();
+            if conflicts.is_empty() {
+                for (key, value) in update {
+                    set_by.insert(key.clone(), Value::from(hook.location.as_str()));
+                    merged.insert(key, value);
+                }
+            } else {
+                let names = conflicts
+                    .iter()
+                    .map(|key| {
+                        format!("`{key}` (set by {})", set_by[key.as_str()].as_str().unwrap_or("an earlier hook"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let failure = format!("its updatedInput sets {names} to another value; its rewrite is dropped");
+                let failed = answer::failed(event, failure, hook.fail_closed);
+                answer.failure = failed.failure;
+                answer.permission = strongest(answer.permission, failed.permission);
+                answer.block = answer.block.or(failed.block);
+            }
+        }
+        if let Some(failure) = &answer.failure {
+            let how =
+                if hook.fail_closed { "it fails closed, so it denies" } else { "it fails open, so it is ignored" };
+            tracing::warn!(
+                target: LOG_TARGET,
+                "[HOOK] settings hook {} (`{}`) failed: {failure}; {how}",
+                hook.location,
+                hook.command
+            );
+        }
+        if let Some((permission, reason)) = answer.permission {
+            match &mut verdict.permission {
+                Some((current, reasons)) if *current == permission => reasons.push(reason),
+                Some((current, _)) if *current > permission => {}
+                slot => *slot = Some((permission, vec![reason])),
+            }
+        }
+        verdict.blocks.extend(answer.block);
+        verdict.stops.extend(answer.stop);
+        verdict.contexts.extend(answer.context.filter(|context| !context.trim().is_empty()));
+    }
+    verdict
+}
+
+fn strongest(a: Option<(Permission, String)>, b: Option<(Permission, String)>) -> Option<(Permission, String)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}

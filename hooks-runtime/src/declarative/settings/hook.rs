@@ -1,0 +1,89 @@
+//! One command hook of a settings file, as loaded.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::{SettingsEvent, SettingsMatcher};
+
+/// How long a settings hook's command may run when its entry gives no `timeout`, as in the
+/// format's own runner.
+pub const DEFAULT_SETTINGS_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One `type: "command"` hook of a settings file: the event and matcher of its group, its
+/// command, its timeout and whether it fails closed (`"onFailure": "block"`).
+///
+/// Built by the settings loader
+/// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json)).
+///
+/// ```
+/// use std::time::Duration;
+/// use hooks_runtime::declarative::{DeclarativeHookRegistry, SettingsEvent};
+///
+/// let registry = DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {"PreToolUse": [
+///     {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5, "onFailure": "block"}]}
+/// ]}}"#);
+/// let hook = &registry.settings_hooks()[0];
+/// assert_eq!(hook.event(), SettingsEvent::PreToolUse);
+/// assert!(hook.matcher().matches("Bash"));
+/// assert_eq!(hook.command(), "./guard.sh");
+/// assert_eq!(hook.timeout(), Duration::from_secs(5));
+/// assert!(hook.fails_closed());
+/// assert_eq!(hook.location(), "hooks.PreToolUse[0].hooks[0]");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsHook {
+    pub(super) event: SettingsEvent,
+    pub(super) matcher: SettingsMatcher,
+    pub(super) command: String,
+    pub(super) timeout: Duration,
+    pub(super) fail_closed: bool,
+    pub(super) location: String,
+}
+
+impl SettingsHook {
+    /// The event it runs for.
+    pub fn event(&self) -> SettingsEvent {
+        self.event
+    }
+
+    /// Its group's matcher: tool names for the tool events, the `source` for `SessionStart`,
+    /// ignored for the others.
+    pub fn matcher(&self) -> &SettingsMatcher {
+        &self.matcher
+    }
+
+    /// The command, run with `sh -c`.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// When the command is killed with its process group.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether a failure of the command (an exit other than 0 and 2, output that does not
+    /// parse, a timeout) is a denial rather than a warning.
+    pub fn fails_closed(&self) -> bool {
+        self.fail_closed
+    }
+
+    /// Where it is in the file (`hooks.PreToolUse[0].hooks[1]`), which log lines name.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Whether it runs for `event` with the matched value `subject` (a tool name, or the
+    /// `SessionStart` source).
+    pub(crate) fn selects(&self, event: SettingsEvent, subject: Option<&str>) -> bool {
+        self.event == event && subject.is_none_or(|subject| self.matcher.matches(subject))
+    }
+}
+
+impl fmt::Display for SettingsHook {
+    /// `PreToolUse matcher=Bash command "./guard.sh" timeout=5s fails closed`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} matcher={} command {:?} timeout={:?}", self.event, self.matcher, self.command, self.timeout)?;
+        f.write_str(if self.fail_closed { " fails closed" } else { " fails open" })
+    }
+}

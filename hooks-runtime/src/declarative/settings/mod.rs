@@ -1,0 +1,43 @@
+//! Hooks in the command-hook format of Claude Code settings files, which Codex reads in the
+//! same shape: loaded unchanged and run with that format's protocol.
+//!
+//! ```json
+//! {"hooks": {"PreToolUse": [{"matcher": "Bash",
+//!   "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 30, "onFailure": "block"}]}]}}
+//! ```
+//!
+//! Load with [`DeclarativeHookRegistry::from_settings_json`](super::DeclarativeHookRegistry::from_settings_json)
+//! (or its strict variant) and give the registry to
+//! [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks): the format has no
+//! per-agent scoping, so its hooks govern every agent of the runtime, subagent threads included.
+//!
+//! A command runs `sh -c` in the process working directory, in a process group of its own,
+//! with the event as JSON on stdin; it is killed with its group at its timeout (60 s unless the
+//! entry says) or, once the shell has exited, after a short grace for output, so a background
+//! child holding stdout open cannot hold the call. Each of stdout and stderr is kept up to
+//! [`MAX_SETTINGS_HOOK_OUTPUT_BYTES`]; the rest is dropped with a WARN. Exit code 2 blocks with
+//! stderr as the reason; exit 0 applies the JSON on stdout; any other exit, JSON that does not
+//! parse or a timeout is logged at WARN and ignored, or, for a hook marked
+//! `"onFailure": "block"`, denies. Matching hooks of one event run at once; decisions combine
+//! deny > ask > allow, and `updatedInput`s merge key by key (a key two hooks set differently is
+//! a failure of the later one, whose rewrite is dropped).
+
+mod answer;
+mod event;
+mod fire;
+mod hook;
+mod loader;
+mod matcher;
+pub(crate) mod pre_tool_use;
+mod runner;
+
+pub use event::SettingsEvent;
+pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
+pub use loader::{SettingsErrors, SettingsProblem, SettingsReport};
+pub use matcher::SettingsMatcher;
+pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
+
+pub(crate) use fire::{fire, input};
+
+#[cfg(test)]
+mod tests;
