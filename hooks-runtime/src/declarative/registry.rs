@@ -200,7 +200,7 @@ impl DeclarativeHookRegistry {
         }
     }
 
-    /// The hooks loaded from a settings file, in file order.
+    /// The hooks loaded from a settings file, by event name, then in file order.
     pub fn settings_hooks(&self) -> &[SettingsHook] {
         &self.inner.settings
     }

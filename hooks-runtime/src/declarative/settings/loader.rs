@@ -72,7 +72,7 @@ pub struct SettingsErrors {
 }
 
 impl SettingsErrors {
-    /// The problems, in file order.
+    /// The problems, ordered as [`SettingsReport::problems`].
     pub fn problems(&self) -> &[SettingsProblem] {
         &self.problems
     }
@@ -93,7 +93,8 @@ fn render(problems: &[SettingsProblem]) -> String {
     text
 }
 
-/// What a settings file holds: the hooks kept, in file order, and every problem.
+/// What a settings file holds: the hooks kept and every problem, ordered by event name, then
+/// as the file lists them within an event.
 ///
 /// A hook or group with a problem is left out; the rest load. A document problem (not JSON,
 /// not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
@@ -117,17 +118,17 @@ fn render(problems: &[SettingsProblem]) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsReport {
-    /// The valid hooks, in file order.
+    /// The valid hooks.
     pub kept: Vec<SettingsHook>,
-    /// Every problem, in file order.
+    /// Every problem.
     pub problems: Vec<SettingsProblem>,
 }
 
 impl SettingsReport {
     /// Parses and validates `json`; never fails or panics.
     pub fn from_json(json: &str) -> Self {
-        match serde_json::from_str::<Value>(json) {
-            Ok(document) => validate_document(&document),
+        match serde_json::from_str::<UniqueKeys>(json) {
+            Ok(UniqueKeys(document)) => validate_document(&document),
             Err(error) => SettingsReport {
                 problems: vec![SettingsProblem::document(format!("not valid JSON: {error}"))],
                 ..Self::default()
@@ -310,21 +311,26 @@ fn validate_hook(
         ));
         return None;
     };
+    // A hook of another type has fields of its own: its type is the one thing to say.
+    let kind_problem = match fields.get("type") {
+        Some(Value::String(kind)) if kind == "command" => None,
+        Some(Value::String(kind)) if matches!(kind.as_str(), "prompt" | "agent" | "http" | "mcp_tool") => {
+            Some(format!("hook type `{kind}` is not supported here; only `command` hooks run"))
+        }
+        Some(Value::String(kind)) => Some(format!("unknown hook type `{kind}`; expected `command`")),
+        None | Some(Value::Null) => Some("missing; expected `command`".to_owned()),
+        Some(other) => Some(format!("expected the string `command`, found {}", describe(other))),
+    };
+    if let Some(message) = kind_problem {
+        report.problems.push(SettingsProblem::at(location, Some("type"), message));
+        return None;
+    }
     let mut problems = Vec::new();
     let mut problem = |field: &str, message: String| problems.push(SettingsProblem::at(location, Some(field), message));
     for key in fields.keys() {
         if !matches!(key.as_str(), "type" | "command" | "timeout" | "onFailure" | "statusMessage") {
             problem(key, format!("unknown field; expected {HOOK_FIELDS}"));
         }
-    }
-    match fields.get("type") {
-        Some(Value::String(kind)) if kind == "command" => {}
-        Some(Value::String(kind)) if matches!(kind.as_str(), "prompt" | "agent" | "http" | "mcp_tool") => {
-            problem("type", format!("hook type `{kind}` is not supported here; only `command` hooks run"));
-        }
-        Some(Value::String(kind)) => problem("type", format!("unknown hook type `{kind}`; expected `command`")),
-        None | Some(Value::Null) => problem("type", "missing; expected `command`".to_owned()),
-        Some(other) => problem("type", format!("expected the string `command`, found {}", describe(other))),
     }
     let command = string_field(fields, "command", &mut problem);
     if command.as_deref().is_some_and(|command| command.trim().is_empty()) {
@@ -396,5 +402,76 @@ fn describe(value: &Value) -> String {
         Value::String(s) => format!("the string {s:?}"),
         Value::Array(_) => "a list".to_owned(),
         Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// A JSON value whose objects have no repeated key. Plain `Value` parsing keeps the last of two
+/// equal keys, so a second `"PreToolUse"` (two files pasted together) would silently remove
+/// the first one's guards; here it is an error naming the key and the line.
+struct UniqueKeys(Value);
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let UniqueKeys(value) = map.next_value()?;
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` appears twice in one object (the second would silently replace the first); merge them"
+                )));
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
     }
 }
