@@ -1,0 +1,434 @@
+//! Hooks of a Claude Code-format settings file on a real runtime (CONFORMANCE K3, K5): every
+//! stdin field, and each event at its point — PreToolUse deciding and rewriting tool calls,
+//! PostToolUse / PostToolUseFailure adding to the result, UserPromptSubmit blocking or adding
+//! context, SessionStart adding context, Stop / SubagentStop continuing a turn — for every
+//! agent, subagent threads included. The hooks are small scripts written here.
+
+#![cfg(unix)]
+
+mod support_tools;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{Runtime, Thread, ThreadOptions};
+use serde_json::{Value, json};
+use support_tools::{lock, tool_message};
+
+define_prompt! { name: k_prompt, model: "scripted", prompt: "K.", tools: ["Bash", "Fail"] }
+define_prompt! { name: k_parent_prompt, model: "scripted", prompt: "Parent.", tools: [] }
+
+define_agent! {
+    name: k_agent,
+    side_a: { prompt: k_prompt, stop_on_response: true, max_steps: 6 },
+    side_b: { human: true },
+}
+
+define_agent! {
+    name: k_child,
+    expose_as_tool: true,
+    tool_description: "A helper with a shell.",
+    side_a: { prompt: k_prompt, stop_on_response: true, max_steps: 6 },
+    side_b: { human: true },
+}
+
+define_agent! {
+    name: k_parent,
+    side_a: { prompt: k_parent_prompt, stop_on_response: true, max_steps: 6, subagents: [{ agent: k_child }] },
+    side_b: { human: true },
+}
+
+/// A directory for the scripts and what they record, removed afterwards.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "settings-hooks-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_owned()
+    }
+
+    /// Writes an executable script; its path, for a `command`.
+    fn script(&self, name: &str, body: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, body).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// The JSON documents a recording hook appended to `name`, one per line.
+    fn recorded(&self, name: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.path(name)).unwrap_or_default();
+        text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A hook command that appends its stdin, one line, to `file`.
+fn recorder(file: &str) -> String {
+    format!("cat >> '{file}'; echo >> '{file}'")
+}
+
+fn settings(hooks: Value) -> DeclarativeHookRegistry {
+    DeclarativeHookRegistry::from_settings_json_strict(&json!({ "hooks": hooks }).to_string()).expect("valid settings")
+}
+
+fn command(command: &str) -> Value {
+    json!({"type": "command", "command": command, "timeout": 20})
+}
+
+type Calls = Arc<Mutex<Vec<Value>>>;
+
+/// A `Bash`-like tool that only records the arguments it was called with; and `Fail`, which fails.
+fn runtime(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) -> Runtime {
+    let seen = calls.clone();
+    let bash = FnTool::new("Bash", "Runs a shell command (records it).", move |arguments: Value| {
+        let seen = seen.clone();
+        async move {
+            let command = arguments["command"].as_str().unwrap_or_default().to_owned();
+            lock(&seen).push(arguments);
+            HookToolResult::success(json!({"stdout": format!("ran {command}"), "exit_code": 0}).to_string())
+        }
+    });
+    let fail = FnTool::new("Fail", "Always fails.", |_| async { HookToolResult::error("disk full") });
+    Runtime::builder()
+        .agent::<k_agent>()
+        .agent::<k_parent>()
+        .model("scripted", model)
+        .tool(bash)
+        .tool(fail)
+        .settings_hooks(hooks)
+        .build()
+        .unwrap()
+}
+
+async fn thread(runtime: &Runtime, agent: &str) -> Thread {
+    runtime.create_thread(agent, ThreadOptions::default()).await.unwrap()
+}
+
+fn bash(id: &str, command: &str) -> ScriptedResponse {
+    ScriptedResponse::tool_call(id, "Bash", &json!({"command": command}).to_string())
+}
+
+// ---- K3: every stdin field ----------------------------------------------------------------
+
+#[tokio::test]
+async fn k3_every_stdin_field_reaches_the_script_as_json_data() {
+    let dir = Scratch::new("stdin");
+    let events = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop"];
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        hooks.insert(event.into(), json!([{"hooks": [command(&recorder(&dir.path(event)))]}]));
+    }
+    // Shell syntax in a value stays data: the hooks read it from stdin, nothing splices it.
+    let hostile = format!("$(touch {0}) `touch {0}` '; touch {0}; '", dir.path("pwned"));
+    let model = ScriptedModel::new([
+        bash("call_1", &hostile).then_tool_call("call_2", "Fail", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let runtime = runtime(model, settings(Value::Object(hooks)), &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let outcome = thread.send("hello $(id)").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
+
+    let cwd = std::env::current_dir().unwrap().to_str().unwrap().to_owned();
+    let base = |event: &str| json!({"session_id": thread.id(), "hook_event_name": event, "cwd": cwd, "permission_mode": "default"});
+    let with = |mut value: Value, fields: Value| {
+        value.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        value
+    };
+    assert_eq!(dir.recorded("SessionStart"), [with(base("SessionStart"), json!({"source": "startup"}))]);
+    assert_eq!(dir.recorded("UserPromptSubmit"), [with(base("UserPromptSubmit"), json!({"prompt": "hello $(id)"}))]);
+    let pre = dir.recorded("PreToolUse");
+    assert_eq!(
+        pre[0],
+        with(
+            base("PreToolUse"),
+            json!({"tool_name": "Bash", "tool_input": {"command": hostile}, "tool_use_id": "call_1"})
+        )
+    );
+    assert_eq!(
+        pre[1],
+        with(base("PreToolUse"), json!({"tool_name": "Fail", "tool_input": {}, "tool_use_id": "call_2"}))
+    );
+    assert_eq!(
+        dir.recorded("PostToolUse"),
+        [with(
+            base("PostToolUse"),
+            json!({"tool_name": "Bash", "tool_input": {"command": hostile}, "tool_use_id": "call_1",
+                   "tool_response": {"stdout": format!("ran {hostile}"), "exit_code": 0}})
+        )]
+    );
+    assert_eq!(
+        dir.recorded("PostToolUseFailure"),
+        [with(
+            base("PostToolUseFailure"),
+            json!({"tool_name": "Fail", "tool_input": {}, "tool_use_id": "call_2", "error": "disk full", "is_interrupt": false})
+        )]
+    );
+    assert_eq!(
+        dir.recorded("Stop"),
+        [with(base("Stop"), json!({"stop_hook_active": false, "last_assistant_message": "done"}))]
+    );
+    assert!(!std::path::Path::new(&dir.path("pwned")).exists(), "a value ran as shell text");
+}
+
+// ---- K5: PreToolUse --------------------------------------------------------------------------
+
+/// The example's kind of guard, in python: deny `rm -rf`, ask for `git push --force`, rewrite
+/// `ls` to `ls -la`.
+const GUARD: &str = r#"#!/usr/bin/env python3
+import json, sys
+call = json.load(sys.stdin)
+command = call["tool_input"].get("command", "")
+def answer(**specific):
+    print(json.dumps({"hookSpecificOutput": dict(hookEventName="PreToolUse", **specific)}))
+if "rm -rf" in command:
+    answer(permissionDecision="deny", permissionDecisionReason="rm -rf is not allowed")
+elif "push --force" in command:
+    answer(permissionDecision="ask", permissionDecisionReason="force push: a person decides")
+elif command == "ls":
+    answer(permissionDecision="allow", updatedInput={"command": "ls -la"})
+"#;
+
+#[tokio::test]
+async fn k5_pre_tool_use_denies_asks_and_rewrites_at_the_tool_path() {
+    let dir = Scratch::new("guard");
+    let guard = dir.script("guard.py", GUARD);
+    let model = ScriptedModel::new([
+        bash("call_rm", "rm -rf ~").then_tool_call("call_push", "Bash", r#"{"command": "git push --force"}"#),
+        bash("call_ls", "ls"),
+        bash("call_ok", "echo hi"),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let runtime =
+        runtime(model, settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(&guard)]}]})), &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    thread.send("go").await.unwrap();
+
+    assert_eq!(*lock(&calls), [json!({"command": "ls -la"}), json!({"command": "echo hi"})], "only allowed calls ran");
+    let denied = tool_message(&thread, "call_rm").await;
+    assert_eq!(denied.extra_str("tool_status"), Some("error"));
+    assert_eq!(denied.content.as_deref(), Some("the tool call Bash was denied by a hook: rm -rf is not allowed"));
+    let asked = tool_message(&thread, "call_push").await;
+    assert_eq!(
+        asked.content.as_deref(),
+        Some("the tool call Bash was not run: approval required: force push: a person decides")
+    );
+    assert_eq!(
+        tool_message(&thread, "call_ls").await.content.as_deref(),
+        Some(r#"{"exit_code":0,"stdout":"ran ls -la"}"#)
+    );
+}
+
+#[tokio::test]
+async fn k5_pre_tool_use_exit_2_denies_with_stderr_and_a_fail_closed_crash_denies() {
+    let dir = Scratch::new("exit2");
+    let model = ScriptedModel::new([bash("call_1", "make"), ScriptedResponse::text("done")]);
+    let calls = Calls::default();
+    let hooks = settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        command("echo 'builds are frozen' >&2; exit 2"),
+        {"type": "command", "command": dir.path("missing-guard.sh"), "onFailure": "block"}
+    ]}]}));
+    let runtime = runtime(model, hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    thread.send("go").await.unwrap();
+    assert!(lock(&calls).is_empty());
+    let content = tool_message(&thread, "call_1").await.content.unwrap();
+    assert!(content.starts_with("the tool call Bash was denied by a hook: builds are frozen; "), "{content}");
+    assert!(content.contains("a hook that fails closed failed: exited with code 127"), "{content}");
+}
+
+#[tokio::test]
+async fn k5_a_crashing_pre_tool_use_hook_fails_open_and_non_matching_tools_are_not_guarded() {
+    let model = ScriptedModel::new([
+        bash("call_1", "make").then_tool_call("call_2", "Fail", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let hooks = settings(json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [command("kill -SEGV $$")]},
+        {"matcher": "Edit|Write", "hooks": [command("exit 2")]}
+    ]}));
+    let runtime = runtime(model, hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    thread.send("go").await.unwrap();
+    assert_eq!(*lock(&calls), [json!({"command": "make"})]);
+    assert_eq!(tool_message(&thread, "call_2").await.content.as_deref(), Some("disk full"));
+}
+
+// ---- K5: PostToolUse / PostToolUseFailure ------------------------------------------------------
+
+#[tokio::test]
+async fn k5_post_tool_use_adds_context_and_block_reasons_to_the_result_the_model_reads() {
+    let model = ScriptedModel::new([
+        bash("call_1", "make").then_tool_call("call_2", "Fail", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let hooks = settings(json!({
+        "PostToolUse": [{"matcher": "Bash", "hooks": [
+            command(r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "lint: 2 warnings"}}'"#),
+            command(r#"echo '{"decision": "block", "reason": "the build left files behind"}'"#)
+        ]}],
+        "PostToolUseFailure": [{"hooks": [command(r#"echo '{"hookSpecificOutput": {"additionalContext": "try a smaller file"}}'"#)]}]
+    }));
+    let runtime = runtime(model, hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    thread.send("go").await.unwrap();
+    let ok = tool_message(&thread, "call_1").await;
+    assert_eq!(
+        ok.content.as_deref(),
+        Some("{\"exit_code\":0,\"stdout\":\"ran make\"}\n\nA hook says: the build left files behind\nlint: 2 warnings")
+    );
+    let failed = tool_message(&thread, "call_2").await;
+    assert_eq!(failed.content.as_deref(), Some("disk full\n\ntry a smaller file"));
+    assert_eq!(failed.extra_str("tool_status"), Some("error"));
+}
+
+// ---- K5: UserPromptSubmit, SessionStart --------------------------------------------------------
+
+#[tokio::test]
+async fn k5_user_prompt_submit_blocks_a_message_before_it_is_stored() {
+    let model = ScriptedModel::new([ScriptedResponse::text("never")]);
+    let calls = Calls::default();
+    let hooks = settings(json!({"UserPromptSubmit": [{"hooks": [
+        command("grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0")
+    ]}]}));
+    let runtime = runtime(model.clone(), hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let outcome = thread.send("my password is hunter2").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.error.as_deref(), Some("a UserPromptSubmit hook blocked the message: no secrets in prompts"));
+    assert!(thread.messages().await.unwrap().is_empty(), "nothing stored");
+    assert!(model.requests().is_empty(), "no turn");
+
+    let outcome = thread.send("hello").await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("never"), "a message the hook lets through runs");
+}
+
+#[tokio::test]
+async fn k5_user_prompt_submit_and_session_start_context_reach_the_model() {
+    let model = ScriptedModel::new([ScriptedResponse::text("ok")]);
+    let calls = Calls::default();
+    let hooks = settings(json!({
+        "SessionStart": [{"matcher": "startup", "hooks": [command("echo 'branch: main'")]}],
+        "UserPromptSubmit": [{"hooks": [command(r#"echo '{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "today is Tuesday"}}'"#)]}]
+    }));
+    let runtime = runtime(model.clone(), hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    thread.send("what day is it?").await.unwrap();
+    let stored: Vec<(Option<String>, Option<String>)> = thread
+        .messages()
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| (m.content.clone(), m.extra_str("settings_hook").map(str::to_owned)))
+        .collect();
+    assert_eq!(
+        stored[..3],
+        [
+            (Some("branch: main".into()), Some("SessionStart".into())),
+            (Some("what day is it?".into()), None),
+            (Some("today is Tuesday".into()), Some("UserPromptSubmit".into())),
+        ]
+    );
+    let sent: Vec<String> = model.requests()[0].messages.iter().filter_map(|m| m.content.clone()).collect();
+    assert_eq!(sent[1..], ["branch: main", "what day is it?", "today is Tuesday"]);
+}
+
+// ---- K5: Stop ----------------------------------------------------------------------------------
+
+/// Blocks the first stop of a turn, then lets it end (as the format's scripts do, by
+/// `stop_hook_active`).
+const STOP_ONCE: &str = r#"#!/usr/bin/env python3
+import json, sys
+event = json.load(sys.stdin)
+if not event["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "run the tests before you finish"}))
+"#;
+
+#[tokio::test]
+async fn k5_a_stop_hook_continues_the_turn_once_with_its_reason() {
+    let dir = Scratch::new("stop");
+    let stop = dir.script("stop.py", STOP_ONCE);
+    let model = ScriptedModel::new([ScriptedResponse::text("first"), ScriptedResponse::text("tests pass")]);
+    let calls = Calls::default();
+    let runtime = runtime(model.clone(), settings(json!({"Stop": [{"hooks": [command(&stop)]}]})), &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let outcome = thread.send("fix it").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle);
+    assert_eq!(outcome.reply.as_deref(), Some("tests pass"));
+    assert_eq!(model.requests().len(), 2);
+    let last = model.requests()[1].messages.last().unwrap().clone();
+    assert_eq!((last.role.as_str(), last.content.as_deref()), ("user", Some("run the tests before you finish")));
+}
+
+#[tokio::test]
+async fn k5_a_stop_hook_that_always_blocks_is_bounded_by_max_steps() {
+    let model = ScriptedModel::new((0..6).map(|_| ScriptedResponse::text("again")));
+    let calls = Calls::default();
+    let hooks = settings(json!({"Stop": [{"hooks": [command(r#"echo '{"decision": "block", "reason": "more"}'"#)]}]}));
+    let runtime = runtime(model.clone(), hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let outcome = thread.send("go").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(model.requests().len(), 6);
+}
+
+// ---- K5: runtime-wide, subagent threads included ---------------------------------------------------
+
+#[tokio::test]
+async fn k5_settings_hooks_govern_subagent_threads_and_fire_subagent_stop_there() {
+    let dir = Scratch::new("subagent");
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_child", "k_child", r#"{"message": "clean up"}"#),
+        bash("call_rm", "rm -rf /"),
+        ScriptedResponse::text("child done"),
+        ScriptedResponse::text("parent done"),
+    ]);
+    let calls = Calls::default();
+    let hooks = settings(json!({
+        "PreToolUse": [{"matcher": "Bash", "hooks": [command("grep -q 'rm -rf' && { echo 'not in any thread' >&2; exit 2; }; exit 0")]}],
+        "SubagentStop": [{"hooks": [command(&recorder(&dir.path("subagent_stop")))]}],
+        "Stop": [{"hooks": [command(&recorder(&dir.path("stop")))]}],
+        "SessionStart": [{"hooks": [command(&recorder(&dir.path("session_start")))]}]
+    }));
+    let runtime = runtime(model, hooks, &calls);
+    let parent = thread(&runtime, "k_parent").await;
+    let outcome = parent.send("go").await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("parent done"), "{outcome:?}");
+    assert!(lock(&calls).is_empty(), "the child's rm -rf was denied");
+
+    let subagent_stop = dir.recorded("subagent_stop");
+    assert_eq!(subagent_stop.len(), 1);
+    assert_eq!(subagent_stop[0]["hook_event_name"], "SubagentStop");
+    assert_ne!(subagent_stop[0]["session_id"], parent.id(), "the child's thread");
+    let stop = dir.recorded("stop");
+    assert_eq!((stop.len(), stop[0]["session_id"].as_str()), (1, Some(parent.id())));
+    assert_eq!(dir.recorded("session_start").len(), 1, "SessionStart for the top-level thread only");
+}
