@@ -258,6 +258,31 @@ fn declarative_hooks() {
 }
 
 #[test]
+fn settings_hooks() {
+    let out = run(env!("CARGO_BIN_EXE_settings_hooks"), "settings_hooks");
+    assert_in_order(
+        &out,
+        &[
+            "hooks.PreToolUse[0].hooks[0] PreToolUse matcher=Bash command \"\\\"$CLAUDE_PROJECT_DIR\\\"/settings/guard.sh\" timeout=10s fails closed",
+            "tool success (would run) ls target",
+            "tool error   the tool call Bash was denied by a hook: rm -rf is not allowed here; delete files one by one",
+            "tool error   the tool call Bash was not run: approval required: a force push rewrites shared history: a person decides",
+            "tool success (would run) git status",
+            "agent: I listed target/",
+        ],
+    );
+}
+
+#[test]
+fn settings_json_loads_without_a_problem() {
+    let hooks = hooks_runtime::declarative::DeclarativeHookRegistry::from_settings_json_strict(include_str!(
+        "../settings/settings.json"
+    ))
+    .expect("examples/settings/settings.json loads strictly");
+    assert_eq!(hooks.settings_hooks().len(), 1);
+}
+
+#[test]
 fn hooks_yaml_loads_without_a_problem() {
     let hooks = hooks_runtime::declarative::DeclarativeHookRegistry::from_yaml_strict(include_str!("../hooks.yaml"))
         .unwrap_or_else(|errors| panic!("examples/hooks.yaml: {errors}"));

@@ -41,7 +41,8 @@ pub(crate) struct HookRun {
     pub(crate) stderr: String,
 }
 
-/// Runs `sh -c <command>` in `cwd` with `stdin` written to it, within `timeout`.
+/// Runs `sh -c <command>` in `cwd` (also its `CLAUDE_PROJECT_DIR`) with `stdin` written to
+/// it, within `timeout`.
 ///
 /// The shell leads a process group of its own, killed when the shell has exited (after a short
 /// grace for output), at the timeout, or when this future is dropped: a background child that
@@ -53,6 +54,9 @@ pub(crate) async fn run(command: &str, stdin: &[u8], cwd: &Path, timeout: Durati
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
+        // Project hooks name their scripts from the project root, which is the working
+        // directory here.
+        .env("CLAUDE_PROJECT_DIR", cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
