@@ -1,6 +1,7 @@
-//! The YAML loader fuzzed on stable Rust: a seeded random loop of generated hooks documents,
-//! mutations of the fixtures and raw bytes, checked against the invariants the cargo-fuzz
-//! target checks (`declarative_support/loader_invariants.rs`).
+//! The YAML and settings-format loaders fuzzed on stable Rust: a seeded random loop of
+//! generated hooks documents, mutations of the fixtures and raw bytes, checked against the
+//! invariants the cargo-fuzz targets check (`declarative_support/loader_invariants.rs`,
+//! `declarative_support/settings_invariants.rs`).
 //!
 //! It runs for `HOOKS_FUZZ_SECS` seconds (3 by default, so that `cargo test` stays quick; CI
 //! sets 25) from the seed `HOOKS_FUZZ_SEED` (random by default). A failing input is printed
@@ -13,11 +14,15 @@ mod declarative_support;
 #[path = "declarative_support/loader_invariants.rs"]
 mod loader_invariants;
 
+#[path = "declarative_support/settings_invariants.rs"]
+mod settings_invariants;
+
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
 use declarative_support::fixture;
 use loader_invariants::check_loader;
+use settings_invariants::check_settings_loader;
 
 /// xorshift64*: small, fast and good enough to pick mutations; no dependency.
 struct Rng(u64);
@@ -288,5 +293,124 @@ fn y2_yaml_loader_fuzz_loop_finds_no_panic_or_disagreement() {
         }
     }
     eprintln!("yaml loader fuzz loop: {cases} inputs in {seconds} s from HOOKS_FUZZ_SEED={seed}");
+    assert!(cases >= 64);
+}
+
+const SETTINGS_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "SubagentStop",
+    "Notification",
+    "PreCompact",
+    "SessionEnd",
+    "preToolUse",
+    "",
+    "PreToolUse\\u0000",
+];
+const SETTINGS_MATCHERS: &[&str] = &[
+    "\"Bash\"",
+    "\"Edit|Write\"",
+    "\"mcp__.*\"",
+    "\"\"",
+    "\"*\"",
+    "\"(\"",
+    "\"[z-a]\"",
+    "\"a{99999}\"",
+    "null",
+    "7",
+    "[\"Bash\"]",
+    "\"^Read$\"",
+];
+const SETTINGS_TYPES: &[&str] = &["\"command\"", "\"prompt\"", "\"http\"", "\"Command\"", "7", "null", "[]"];
+const SETTINGS_VALUES: &[&str] = &[
+    "\"./guard.sh\"",
+    "\"\"",
+    "\"  \"",
+    "\"echo '{}'\"",
+    "30",
+    "0",
+    "-1",
+    "1e999",
+    "0.001",
+    "1e300",
+    "true",
+    "null",
+    "\"block\"",
+    "\"continue\"",
+    "{}",
+];
+const SETTINGS_FIELDS: &[&str] = &["command", "timeout", "onFailure", "statusMessage", "tiemout", "async"];
+
+/// A settings document put together from plausible and implausible pieces.
+fn generated_settings(rng: &mut Rng) -> String {
+    let mut events = Vec::new();
+    for _ in 0..rng.below(4) {
+        let mut groups = Vec::new();
+        for _ in 0..rng.below(3) {
+            let mut hooks = Vec::new();
+            for _ in 0..rng.below(3) {
+                let mut fields = Vec::new();
+                if !rng.chance(10) {
+                    fields.push(format!("\"type\": {}", rng.pick(SETTINGS_TYPES)));
+                }
+                for _ in 0..rng.below(4) {
+                    fields.push(format!("\"{}\": {}", rng.pick(SETTINGS_FIELDS), rng.pick(SETTINGS_VALUES)));
+                }
+                hooks.push(format!("{{{}}}", fields.join(", ")));
+            }
+            let mut group = vec![format!("\"hooks\": [{}]", hooks.join(", "))];
+            if rng.chance(60) {
+                group.push(format!("\"matcher\": {}", rng.pick(SETTINGS_MATCHERS)));
+            }
+            if rng.chance(5) {
+                group.push("\"comment\": 1".to_owned());
+            }
+            groups.push(format!("{{{}}}", group.join(", ")));
+        }
+        let body = if rng.chance(5) { "{}".to_owned() } else { format!("[{}]", groups.join(", ")) };
+        events.push(format!("\"{}\": {body}", rng.pick(SETTINGS_EVENTS)));
+    }
+    let hooks = format!("{{{}}}", events.join(", "));
+    match rng.below(10) {
+        0 => format!("{{\"permissions\": {{}}, \"hooks\": {hooks}, \"env\": {{\"A\": \"b\"}}}}"),
+        1 => format!("{{\"hooks\": {hooks}, \"hooks\": {{}}}}"),
+        2 => hooks,
+        _ => format!("{{\"hooks\": {hooks}}}"),
+    }
+}
+
+#[test]
+fn k1_settings_loader_fuzz_loop_finds_no_panic_or_disagreement() {
+    let seconds: u64 = env_or("HOOKS_FUZZ_SECS", 3);
+    let default_seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let seed: u64 = env_or("HOOKS_FUZZ_SEED", default_seed) | 1;
+    let mut rng = Rng(seed);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut cases = 0u64;
+    while Instant::now() < deadline {
+        for _ in 0..64 {
+            let input = match rng.below(10) {
+                0..=4 => generated_settings(&mut rng).into_bytes(),
+                5..=8 => {
+                    let doc = generated_settings(&mut rng).into_bytes();
+                    mutated(&mut rng, &doc)
+                }
+                _ => random_bytes(&mut rng),
+            };
+            cases += 1;
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| check_settings_loader(&input))) {
+                eprintln!(
+                    "HOOKS_FUZZ_SEED={seed}, case {cases}: the settings loader failed on {:?}",
+                    String::from_utf8_lossy(&input)
+                );
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+    eprintln!("settings loader fuzz loop: {cases} inputs in {seconds} s from HOOKS_FUZZ_SEED={seed}");
     assert!(cases >= 64);
 }
