@@ -248,7 +248,7 @@ impl RuntimeBuilder {
     /// with a reason, within `max_steps`. A second call replaces the first registry.
     ///
     /// Until the runtime's approvals apply to these hooks, a `PreToolUse` `ask` refuses the
-    /// call with "approval required: <reason>".
+    /// call with the error result "approval required: " and the reason.
     ///
     /// ```
     /// use hooks_runtime::Runtime;

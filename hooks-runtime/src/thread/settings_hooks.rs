@@ -132,6 +132,7 @@ pub(crate) fn add_context(result: &mut HookToolResult, context: &str) {
 }
 
 /// What the `UserPromptSubmit` hooks said of a user message.
+#[cfg_attr(not(feature = "declarative"), allow(dead_code))]
 pub(crate) enum PromptCheck {
     /// Store it; then store this context, if any.
     Pass(Option<String>),
