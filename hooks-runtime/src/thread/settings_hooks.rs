@@ -55,6 +55,10 @@ pub(crate) async fn govern_tool_call(
         };
         let answer = pre_tool_use::evaluate(hooks, &input, &cwd()).await;
         let name = &call.function.name;
+        if answer.verdict != ToolVerdict::Allow {
+            // The audit line of a refusal: which call and why, never its arguments.
+            tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, call = %call.id, "a PreToolUse hook refused the tool call {name}: {:?}", answer.verdict);
+        }
         match answer.verdict {
             ToolVerdict::Allow => {}
             ToolVerdict::Deny(reason) => {
