@@ -432,3 +432,46 @@ async fn k5_settings_hooks_govern_subagent_threads_and_fire_subagent_stop_there(
     assert_eq!((stop.len(), stop[0]["session_id"].as_str()), (1, Some(parent.id())));
     assert_eq!(dir.recorded("session_start").len(), 1, "SessionStart for the top-level thread only");
 }
+
+// ---- Abort ------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k3_an_abort_does_not_wait_for_a_running_hook_and_kills_it() {
+    let dir = Scratch::new("abort");
+    let started = dir.path("started");
+    let sleep = format!("{}.{}", 400, std::process::id());
+    let hooks = settings(json!({"PreToolUse": [{"hooks": [
+        {"type": "command", "command": format!("touch '{started}'; sleep {sleep}"), "timeout": 600}
+    ]}]}));
+    let model = ScriptedModel::new([bash("call_1", "make"), ScriptedResponse::text("never")]);
+    let calls = Calls::default();
+    let runtime = runtime(model, hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let aborter = {
+        let thread = thread.clone();
+        let started = started.clone();
+        tokio::spawn(async move {
+            while !std::path::Path::new(&started).exists() {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            thread.abort();
+        })
+    };
+    let begun = std::time::Instant::now();
+    let outcome = thread.send("go").await.unwrap();
+    aborter.await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the run waited for the hook");
+    assert!(lock(&calls).is_empty());
+    let alive = || {
+        std::fs::read_dir("/proc").into_iter().flatten().filter_map(Result::ok).any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|a| a == sleep.as_bytes()))
+        })
+    };
+    let waited = std::time::Instant::now();
+    while alive() {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(10), "the hook's sleep outlived the abort");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

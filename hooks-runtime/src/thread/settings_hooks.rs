@@ -12,6 +12,8 @@
 //! Without the `declarative` feature there are no such hooks and every function here lets
 //! everything through unchanged.
 
+use std::future::Future;
+
 use hooks_core::{HookToolCall, HookToolResult, MessageRecord, Role, ThreadState};
 #[cfg(feature = "declarative")]
 use serde_json::Value;
@@ -212,6 +214,22 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
     {
         let _ = (shared, reply, stop_hook_active);
         None
+    }
+}
+
+/// Waits for settings hooks unless the run's abort fires first, then `None`: dropping them
+/// kills their commands with their process groups, so an abort does not wait out a timeout.
+pub(crate) async fn unless_aborted<T>(state: &ThreadState, hooks: impl Future<Output = T>) -> Option<T> {
+    let Some(abort) = state.execution.as_ref().map(|execution| execution.abort_signal.clone()) else {
+        return Some(hooks.await);
+    };
+    if abort.is_aborted() {
+        return None;
+    }
+    tokio::select! {
+        biased;
+        () = super::model_step::aborted(&abort) => None,
+        output = hooks => Some(output),
     }
 }
 

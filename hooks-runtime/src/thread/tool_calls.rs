@@ -16,6 +16,7 @@ use super::json_member_scanner::ProgressScanner;
 use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
+use super::settings_hooks;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
@@ -185,10 +186,12 @@ async fn execute(
         }
     }
     // PreToolUse of a settings file: may refuse the call or rewrite its arguments.
-    let governed = match super::settings_hooks::govern_tool_call(pipeline, state, call).await {
-        Ok(governed) => governed,
-        Err(refused) => return refused,
-    };
+    let governed =
+        match settings_hooks::unless_aborted(state, settings_hooks::govern_tool_call(pipeline, state, call)).await {
+            Some(Ok(governed)) => governed,
+            Some(Err(refused)) => return refused,
+            None => return HookToolResult::error(ABORTED_TOOL_CALL),
+        };
     let call = governed.rewritten.as_ref().unwrap_or(call);
     let listener = pipeline.agent.listener();
     if let Some(listener) = &listener
@@ -219,9 +222,10 @@ async fn execute(
     };
     let mut result = result;
     if let Some(context) = &governed.context {
-        super::settings_hooks::add_context(&mut result, context);
+        settings_hooks::add_context(&mut result, context);
     }
-    super::settings_hooks::after_tool_call(pipeline, call, &mut result).await;
+    // An aborted run leaves the result as it is rather than wait for these hooks.
+    let _ = settings_hooks::unless_aborted(state, settings_hooks::after_tool_call(pipeline, call, &mut result)).await;
     if let Some(listener) = &listener {
         let outcome = ToolCallOutcome {
             success: result.is_success(),

@@ -383,7 +383,11 @@ async fn run_turn(
         if response.calls.is_empty() {
             // Stop / SubagentStop of a settings file: a block goes on with its reason, as a
             // user message, within `max_steps`.
-            if let Some(reason) = settings_hooks::stop_continues(shared, &response.text, stop_hook_active).await {
+            let stop = settings_hooks::stop_continues(shared, &response.text, stop_hook_active);
+            let Some(stop) = settings_hooks::unless_aborted(state, stop).await else {
+                return Ok(TurnEnd::Stopped("aborted"));
+            };
+            if let Some(reason) = stop {
                 stop_hook_active = true;
                 let event = if shared.is_subagent() { "SubagentStop" } else { "Stop" };
                 let _ = messages::create(
