@@ -212,6 +212,8 @@ elif "push --force" in command:
     answer(permissionDecision="ask", permissionDecisionReason="force push: a person decides")
 elif command == "ls":
     answer(permissionDecision="allow", updatedInput={"command": "ls -la"})
+elif command == "echo hi":
+    answer(permissionDecision="allow", additionalContext="checked by the guard")
 "#;
 
 #[tokio::test]
@@ -242,6 +244,11 @@ async fn k5_pre_tool_use_denies_asks_and_rewrites_at_the_tool_path() {
     assert_eq!(
         tool_message(&thread, "call_ls").await.content.as_deref(),
         Some(r#"{"exit_code":0,"stdout":"ran ls -la"}"#)
+    );
+    assert_eq!(
+        tool_message(&thread, "call_ok").await.content.as_deref(),
+        Some("{\"exit_code\":0,\"stdout\":\"ran echo hi\"}\n\nchecked by the guard"),
+        "a PreToolUse additionalContext reaches the result the model reads"
     );
 }
 
