@@ -17,7 +17,8 @@ use std::fmt;
 ///
 /// One pointer wide, so `Result<(), HookError>` is too: a hook's answer comes back in a register
 /// and the error path, which allocates for its message anyway, pays for the box.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.0.message)]
 pub struct HookError(Box<Failure>);
 
 #[derive(Clone, PartialEq, Eq)]
@@ -54,14 +55,6 @@ impl fmt::Debug for HookError {
         f.debug_struct("HookError").field("message", &self.0.message).field("block", &self.0.block).finish()
     }
 }
-
-impl fmt::Display for HookError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.message)
-    }
-}
-
-impl std::error::Error for HookError {}
 
 impl From<String> for HookError {
     fn from(message: String) -> Self {

@@ -1,7 +1,5 @@
 //! The registry of every hook linked into the binary, and its start-up verification.
 
-use std::fmt;
-
 use crate::def::HookDef;
 use crate::kind::HookKind;
 
@@ -82,28 +80,24 @@ pub struct DuplicateHookId {
 }
 
 /// Why [`Registry::verify`] failed: every duplicated id with both of its locations.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", render_duplicates(duplicates))]
 pub struct RegistryError {
     /// The duplicated ids.
     pub duplicates: Vec<DuplicateHookId>,
 }
 
-impl fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, duplicate) in self.duplicates.iter().enumerate() {
-            if index > 0 {
-                writeln!(f)?;
-            }
-            let (a, b) = (duplicate.first, duplicate.second);
-            write!(
-                f,
+/// Every duplicate in a sentence of its own, one per line.
+fn render_duplicates(duplicates: &[DuplicateHookId]) -> String {
+    duplicates
+        .iter()
+        .map(|DuplicateHookId { first: a, second: b }| {
+            format!(
                 "hook id `{}` is defined twice: in crate `{}` at {} and in crate `{}` at {}; \
                  hook ids must be unique across every crate linked into the binary, rename one",
                 a.id, a.location.package.name, a.location, b.location.package.name, b.location
-            )?;
-        }
-        Ok(())
-    }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
-
-impl std::error::Error for RegistryError {}

@@ -4,31 +4,84 @@
 
 use std::sync::Arc;
 
-use hooks_core::HookMessage;
-
+use hooks_core::{HookMessage, Role, ToolStatus};
 use serde::{Deserialize, Serialize, Serializer};
 
-/// Where a thread stands.
+use crate::reasons::{FailReason, StopReason};
+
+/// Where a thread stands. On the wire and in the stores: `{"status":"failed","reason":"model_error"}`,
+/// the reason only for `stopped` and `failed`.
+///
+/// ```
+/// use hooks_runtime::store::{FailReason, ThreadStatus};
+///
+/// let status = ThreadStatus::Failed(FailReason::MessageHookError);
+/// assert_eq!(status.as_str(), "failed");
+/// assert_eq!(status.reason(), Some("message_hook_error"));
+/// assert_eq!(
+///     serde_json::to_value(&ThreadStatus::AwaitingApproval).unwrap(),
+///     serde_json::json!({"status": "awaiting_approval"})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ThreadStatus {
     /// Created, or its last run ended normally.
     Idle,
     /// A run is in progress.
     Running,
-    /// The last run stopped early, with a reason such as `hook_blocked` or `max_steps`.
-    Stopped(String),
-    /// The last run failed, with a reason such as `message_hook_error`.
-    Failed(String),
+    /// The last run stopped early, on purpose or at a limit ([`StopReason`]).
+    Stopped(StopReason),
+    /// The last run failed ([`FailReason`]).
+    Failed(FailReason),
+    /// The tool calls of the last step wait for a person's decision; see `Thread::pending_approvals`.
+    AwaitingApproval,
+}
+
+impl ThreadStatus {
+    /// The status's wire name (`idle`, `running`, `stopped`, `failed`, `awaiting_approval`), as
+    /// the `status` member and a store's status column hold it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ThreadStatus::Idle => "idle",
+            ThreadStatus::Running => "running",
+            ThreadStatus::Stopped(_) => "stopped",
+            ThreadStatus::Failed(_) => "failed",
+            ThreadStatus::AwaitingApproval => "awaiting_approval",
+        }
+    }
+
+    /// The reason of a `stopped` or `failed` status, as its wire name.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            ThreadStatus::Stopped(reason) => Some(reason.as_str()),
+            ThreadStatus::Failed(reason) => Some(reason.as_str()),
+            _ => None,
+        }
+    }
+
+    /// The status a store's two columns hold ([`as_str`](Self::as_str) and
+    /// [`reason`](Self::reason)). An unknown reason is kept as `Other`; an unknown status, or
+    /// `stopped`/`failed` without a reason, is an error naming it.
+    pub(crate) fn from_columns(status: &str, reason: Option<&str>) -> Result<ThreadStatus, String> {
+        match (status, reason) {
+            ("idle", _) => Ok(ThreadStatus::Idle),
+            ("running", _) => Ok(ThreadStatus::Running),
+            ("awaiting_approval", _) => Ok(ThreadStatus::AwaitingApproval),
+            ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(StopReason::parse(reason))),
+            ("failed", Some(reason)) => Ok(ThreadStatus::Failed(FailReason::parse(reason))),
+            ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
+            _ => Err(format!("unknown status `{status}`")),
+        }
+    }
 }
 
 impl std::fmt::Display for ThreadStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ThreadStatus::Idle => f.write_str("idle"),
-            ThreadStatus::Running => f.write_str("running"),
-            ThreadStatus::Stopped(reason) => write!(f, "stopped ({reason})"),
-            ThreadStatus::Failed(reason) => write!(f, "failed ({reason})"),
+        match self.reason() {
+            Some(reason) => write!(f, "{} ({reason})", self.as_str()),
+            None => f.write_str(self.as_str()),
         }
     }
 }
@@ -57,16 +110,16 @@ pub enum ThreadEvent {
         id: String,
         /// The tool's name.
         name: String,
-        /// `success` or `error`.
-        status: String,
+        /// Whether the call succeeded; `"success"` or `"error"` on the wire.
+        status: ToolStatus,
     },
     /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
     /// message as stored, so that a client shows it without reading the thread back.
     MessageCreated {
         /// Its id.
         id: String,
-        /// Its role.
-        role: String,
+        /// Its role; `"user"`, `"assistant"` and so on on the wire.
+        role: Role,
         /// The message as stored; shared, so that each subscriber's copy of the event is cheap.
         #[serde(serialize_with = "shared_message")]
         message: Arc<HookMessage>,
@@ -112,12 +165,13 @@ mod tests {
             serde_json::to_value(&started).unwrap(),
             serde_json::json!({"type": "tool_call_started", "id": "call_1", "name": "write_file", "progress": null})
         );
-        let done = ThreadEvent::ToolCallDone { id: "call_1".into(), name: "write_file".into(), status: "error".into() };
+        let done =
+            ThreadEvent::ToolCallDone { id: "call_1".into(), name: "write_file".into(), status: ToolStatus::Error };
         assert_eq!(
             serde_json::to_value(&done).unwrap(),
             serde_json::json!({"type": "tool_call_done", "id": "call_1", "name": "write_file", "status": "error"})
         );
-        let failed = ThreadEvent::Status { status: ThreadStatus::Failed("message_hook_error".into()) };
+        let failed = ThreadEvent::Status { status: ThreadStatus::Failed(FailReason::MessageHookError) };
         assert_eq!(
             serde_json::to_value(&failed).unwrap(),
             serde_json::json!({"type": "status", "status": "failed", "reason": "message_hook_error"})
@@ -125,7 +179,7 @@ mod tests {
         let message: HookMessage =
             serde_json::from_value(serde_json::json!({"id": "m1", "role": "user", "content": "hi", "created_at": 5}))
                 .unwrap();
-        let created = ThreadEvent::MessageCreated { id: "m1".into(), role: "user".into(), message: Arc::new(message) };
+        let created = ThreadEvent::MessageCreated { id: "m1".into(), role: Role::User, message: Arc::new(message) };
         assert_eq!(
             serde_json::to_value(&created).unwrap(),
             serde_json::json!({"type": "message_created", "id": "m1", "role": "user",

@@ -74,6 +74,7 @@ mod events;
 mod history;
 mod ids;
 pub mod model;
+mod reasons;
 mod runtime;
 pub mod store;
 mod thread;

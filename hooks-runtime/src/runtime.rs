@@ -423,7 +423,7 @@ impl Runtime {
     /// at start-up to recover before the first request (`hooks_server::router` does); on a
     /// shared store it also starts this runtime's sweeper.
     ///
-    /// A thread left `running` becomes `failed (owner_lost)` ([`OWNER_LOST`](crate::store::OWNER_LOST)),
+    /// A thread left `running` becomes `failed (owner_lost)` ([`FailReason::OwnerLost`](crate::store::FailReason::OwnerLost)),
     /// stored and sent as a status event; every stored tool call without a result gets an error
     /// result, so the history stays one a provider accepts; a reply that was streaming was never
     /// stored. Then each input still in the thread's inbox runs, one run each, in the background

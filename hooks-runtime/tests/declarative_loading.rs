@@ -11,7 +11,7 @@ use hooks_runtime::declarative::{
 };
 
 fn problem(entry: Option<usize>, field: Option<&str>, message: &str) -> LoadProblem {
-    LoadProblem { entry, field: field.map(str::to_owned), message: message.to_owned() }
+    LoadProblem::new(entry, field, message)
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadOptions};
 use openai_support::{DONE, Framing, Reply, Step, delta, drain, finish, request, serve, text, tool_delta, within};
 use serde_json::json;
@@ -133,7 +133,7 @@ async fn a_send_against_a_keep_alive_only_stream_fails_with_a_model_error_naming
 
     let outcome = within(thread.send("hello")).await.unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     assert_eq!(outcome.error, Some(format!("model request timed out: {DEADLINE_TEXT}")));
     assert_near_the_deadline(started.elapsed());
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{FinishReason, Model, ModelError, OpenAiConfig, OpenAiModel, ProviderErrorKind, Usage};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, StopReason, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
 use openai_support::{
     DONE, Logs, Reply, Step, delta, drain, finished, read_request, request, serve, serve_each, status_reply, text,
@@ -132,7 +132,7 @@ async fn a_run_stores_usage_and_finish_reason_on_the_message_sums_usage_and_says
     );
     let created = std::iter::from_fn(|| events.try_recv().ok())
         .find_map(|event| match event {
-            ThreadEvent::MessageCreated { role, message, .. } if role == "assistant" => Some(message),
+            ThreadEvent::MessageCreated { role: Role::Assistant, message, .. } => Some(message),
             _ => None,
         })
         .expect("the reply's message_created event");
@@ -189,7 +189,7 @@ async fn three_503s_past_the_retry_count_fail_the_run_with_the_typed_error() {
 
     let outcome = within(thread.send("hello")).await.unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     assert_eq!(outcome.error.as_deref(), Some("model endpoint returned HTTP 503 (server error)"));
     assert_eq!(server.await.unwrap().len(), 3, "the first attempt and two retries");
     let warnings = logs.warnings();
@@ -274,9 +274,9 @@ async fn an_abort_during_a_backoff_stops_the_run_at_once() {
     });
 
     let outcome = outcome.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
     assert!(started.elapsed() < Duration::from_secs(3), "the 30 s wait was cut short: {:?}", started.elapsed());
-    assert_eq!(thread.status(), ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(thread.status(), ThreadStatus::Stopped(StopReason::Aborted));
 }
 
 #[tokio::test]
@@ -322,7 +322,7 @@ async fn provider_bodies_never_reach_the_error_the_run_or_the_thread() {
         let thread = runtime.create_thread("remote_agent", ThreadOptions::default()).await.unwrap();
         let outcome = within(thread.send("hello")).await.unwrap();
         drop(guard);
-        assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+        assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
         assert_no_secret("the run's outcome", &outcome.to_string());
         assert_no_secret("the thread's status", &thread.status().to_string());
         let stored = serde_json::to_string(&thread.messages().await.unwrap()).unwrap();

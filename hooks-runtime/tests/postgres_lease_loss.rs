@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{MessageStore, PostgresOptions, PostgresStore, ThreadStatus};
+use hooks_runtime::store::{FailReason, MessageStore, PostgresOptions, PostgresStore, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadOptions};
 use postgres_support::{PgSchema, database_url, raw_client};
@@ -102,9 +102,9 @@ async fn a_run_whose_lease_was_taken_over_stops_and_writes_nothing_after_the_tak
     TAKEOVER_GATE.notify_one();
     let outcome_a = run_a.await.unwrap().unwrap();
 
-    assert_eq!(outcome_a.status, ThreadStatus::Failed("lease_lost".into()), "{outcome_a}");
+    assert_eq!(outcome_a.status, ThreadStatus::Failed(FailReason::LeaseLost), "{outcome_a}");
     assert!(outcome_a.to_string().contains("lease on the thread was lost"), "{outcome_a}");
-    assert_eq!(thread_a.status(), ThreadStatus::Failed("lease_lost".into()), "A's own view of the thread");
+    assert_eq!(thread_a.status(), ThreadStatus::Failed(FailReason::LeaseLost), "A's own view of the thread");
     let store = schema.store().await;
     let messages = store.messages(&thread_id).await.unwrap();
     assert_eq!(texts(&messages), ["from a", "from b", "reply from b"], "A's reply after the takeover is not stored");
@@ -191,7 +191,7 @@ async fn a_renewal_that_finds_the_lease_stolen_stops_the_run_at_its_next_step() 
     let outcome = run.await.unwrap().unwrap();
 
     assert!(RENEWAL_SAW_ABORT.load(Ordering::SeqCst), "the renewal's finding stopped the run while it wrote nothing");
-    assert_eq!(outcome.status, ThreadStatus::Failed("lease_lost".into()), "{outcome}");
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::LeaseLost), "{outcome}");
     // The loss fired the abort while the step was assembling its context: the model is not
     // asked at all.
     assert_eq!(model.requests().len(), 0, "no model request once the loss is known");

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{MessageStore, PostgresOptions, PostgresStore, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{FailReason, MessageStore, PostgresOptions, PostgresStore, ThreadRecord, ThreadStatus};
 use hooks_runtime::{Role, Runtime};
 use postgres_support::{PgSchema, database_url};
 
@@ -110,18 +110,7 @@ async fn every_message_of_two_processes_is_stored_once_and_no_two_turns_overlap(
     let schema = PgSchema::new("scale");
     let store = schema.store().await;
     for n in 0..threads {
-        store
-            .create_thread(&ThreadRecord {
-                id: thread_id(n),
-                agent: "scale_agent".into(),
-                user_id: None,
-                created_at: 1_700_000_000_000,
-                arguments: serde_json::Map::new(),
-                status: ThreadStatus::Idle,
-                values: serde_json::Map::new(),
-            })
-            .await
-            .unwrap();
+        store.create_thread(&ThreadRecord::new(thread_id(n), "scale_agent", 1_700_000_000_000)).await.unwrap();
     }
     let children: Vec<_> = (0..PROCESSES)
         .map(|p| {
@@ -203,18 +192,7 @@ async fn a_process_killed_mid_run_20_times_loses_no_acknowledged_message_and_ano
     let store = schema.store().await;
     let runtime =
         Runtime::builder().agent::<scale_agent>().model("echo", EchoModel).store(store.clone()).build().unwrap();
-    store
-        .create_thread(&ThreadRecord {
-            id: KILLED_THREAD.into(),
-            agent: "scale_agent".into(),
-            user_id: None,
-            created_at: 1_700_000_000_000,
-            arguments: serde_json::Map::new(),
-            status: ThreadStatus::Idle,
-            values: serde_json::Map::new(),
-        })
-        .await
-        .unwrap();
+    store.create_thread(&ThreadRecord::new(KILLED_THREAD, "scale_agent", 1_700_000_000_000)).await.unwrap();
     let mut acknowledged = Vec::new();
     let mut dead_runs = 0;
     for kill in 0..KILLS {
@@ -259,7 +237,7 @@ async fn a_process_killed_mid_run_20_times_loses_no_acknowledged_message_and_ano
         let status = store.load_thread(KILLED_THREAD).await.unwrap().unwrap().status;
         if guard.lease().took_over_a_dead_run {
             dead_runs += 1;
-            assert_eq!(status, ThreadStatus::Failed(hooks_runtime::store::OWNER_LOST.into()), "kill {kill}");
+            assert_eq!(status, ThreadStatus::Failed(FailReason::OwnerLost), "kill {kill}");
         } else {
             assert_ne!(status, ThreadStatus::Running, "kill {kill}: a dead run left the thread running");
         }

@@ -13,8 +13,10 @@ use std::time::Duration;
 use hooks_runtime::MessageRecord;
 use hooks_runtime::Role;
 use hooks_runtime::ThreadEvent;
+use hooks_runtime::ToolStatus;
 use hooks_runtime::store::{
-    EventSubscription, MessageStore, OWNER_LOST, PostgresOptions, PostgresStore, StoredEvent, ThreadStatus,
+    EventSubscription, FailReason, MessageStore, PostgresOptions, PostgresStore, StopReason, StoreErrorKind,
+    StoredEvent, ThreadStatus,
 };
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
@@ -102,7 +104,7 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     let latest = latest_version().await;
     assert_eq!(schema_version(&schema).await, latest);
     let old = store.load_thread("old").await.unwrap().unwrap();
-    assert_eq!(old.status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(old.status, ThreadStatus::Stopped(StopReason::MaxSteps));
     assert_eq!(old.values["k"], json!([1, 2]));
     assert_eq!(store.messages("old").await.unwrap()[0].content.as_deref(), Some("kept"));
     // Version 2's tables work on the migrated thread.
@@ -177,7 +179,9 @@ where
 #[tokio::test]
 async fn a_connection_error_names_the_server_but_never_the_password() {
     // Port 1 on this machine: nothing listens, so the connection is refused at once.
-    let error = PostgresStore::connect("postgres://hooks:s3cr3t-pw@127.0.0.1:1/somedb").await.unwrap_err().to_string();
+    let error = PostgresStore::connect("postgres://hooks:s3cr3t-pw@127.0.0.1:1/somedb").await.unwrap_err();
+    assert_eq!(error.kind(), StoreErrorKind::Connection, "{error}");
+    let error = error.to_string();
     assert!(error.contains("postgres://hooks@127.0.0.1:1/somedb"), "{error}");
     assert!(!error.contains("s3cr3t-pw"), "{error}");
     let error = PostgresStore::connect("host=127.0.0.1 port=1 user=hooks password=s3cr3t-pw dbname=somedb")
@@ -267,6 +271,26 @@ async fn connect_refuses_to_start_over_beside_tables_in_public_and_says_how_to_u
 }
 
 #[tokio::test]
+async fn a_write_after_the_runs_lease_was_taken_over_is_refused_as_lease_lost() {
+    let schema = PgSchema::new("fenced");
+    let store = schema.store().await;
+    store.create_thread(&thread("t1")).await.unwrap();
+    let hold = store.hold_run("t1").await.unwrap().expect("a shared store holds a lease");
+    raw_client()
+        .await
+        .execute(&format!("UPDATE {}.thread_leases SET owner = 'another', epoch = epoch + 1", schema.name), &[])
+        .await
+        .unwrap();
+    let error = store.insert_message("t1", &message("m1", Role::User, "late")).await.unwrap_err();
+    assert_eq!(error.kind(), StoreErrorKind::LeaseLost, "{error}");
+    assert!(error.message().contains("lease") && error.message().contains("nothing was written"), "{error}");
+    assert!(hold.is_lost(), "the refusal marks the hold lost");
+    assert!(store.messages("t1").await.unwrap().is_empty());
+    drop(hold);
+    schema.drop().await;
+}
+
+#[tokio::test]
 async fn a_content_postgresql_cannot_hold_is_an_error_that_does_not_quote_it() {
     let schema = PgSchema::new("nul");
     let store = schema.store().await;
@@ -308,7 +332,7 @@ async fn next_event(subscription: &mut EventSubscription) -> StoredEvent {
 fn created(id: &str, role: Role) -> ThreadEvent {
     let mut message = MessageRecord::new(role, "text").into_message();
     message.id = id.to_owned();
-    ThreadEvent::MessageCreated { id: id.to_owned(), role: role.as_str().to_owned(), message: message.into() }
+    ThreadEvent::MessageCreated { id: id.to_owned(), role, message: message.into() }
 }
 
 fn run_events(n: usize) -> Vec<ThreadEvent> {
@@ -316,7 +340,7 @@ fn run_events(n: usize) -> Vec<ThreadEvent> {
         .map(|i| match i % 4 {
             0 => created(&format!("m{i}"), Role::Assistant),
             1 => ThreadEvent::ToolCallStarted { id: format!("c{i}"), name: "lookup".into(), progress: None },
-            2 => ThreadEvent::ToolCallDone { id: format!("c{i}"), name: "lookup".into(), status: "success".into() },
+            2 => ThreadEvent::ToolCallDone { id: format!("c{i}"), name: "lookup".into(), status: ToolStatus::Success },
             _ => ThreadEvent::Status { status: ThreadStatus::Running },
         })
         .collect()
@@ -680,7 +704,7 @@ async fn a_run_whose_owner_lost_its_lease_is_marked_failed_owner_lost_on_takeove
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(third.took_over_a_dead_run);
-    assert_eq!(a.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Failed(OWNER_LOST.into()));
+    assert_eq!(a.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Failed(FailReason::OwnerLost));
     schema.drop().await;
 }
 

@@ -12,7 +12,9 @@ mod store_fixtures;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hooks_runtime::store::{MessageStore, SqliteStore, StoreError, ThreadStatus};
+use hooks_runtime::store::{
+    FailReason, MessageStore, SqliteStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
+};
 use hooks_runtime::{MessageUpdate, Role};
 use serde_json::json;
 use store_fixtures::{full_message, message, thread};
@@ -72,7 +74,12 @@ async fn a_duplicate_thread_is_an_error() {
     let mut other = thread("t1");
     other.agent = "someone else".into();
     let err = store.create_thread(&other).await.unwrap_err();
-    assert!(err.0.contains("create_thread") && err.0.contains("`t1`") && err.0.contains("already exists"), "{err}");
+    assert!(
+        err.message().contains("create_thread")
+            && err.message().contains("`t1`")
+            && err.message().contains("already exists"),
+        "{err}"
+    );
     assert_eq!(store.load_thread("t1").await.unwrap(), Some(thread("t1")), "the first thread is kept");
 }
 
@@ -142,7 +149,7 @@ async fn unknown_threads_and_messages_are_errors() {
     let store = SqliteStore::in_memory().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     let err = store.update_message("t1", "nope", &MessageUpdate::default()).await.unwrap_err();
-    assert!(err.0.contains("`nope`") && err.0.contains("`t1`"), "{err}");
+    assert!(err.message().contains("`nope`") && err.message().contains("`t1`"), "{err}");
     assert!(store.update_message("missing", "m1", &MessageUpdate::default()).await.is_err());
     assert!(store.insert_message("missing", &message("m1", Role::User, "hi")).await.is_err());
     assert!(store.messages("missing").await.is_err());
@@ -155,8 +162,13 @@ async fn a_duplicate_message_is_an_error() {
     store.create_thread(&thread("t1")).await.unwrap();
     store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
     let err = store.insert_message("t1", &message("m1", Role::User, "secret second")).await.unwrap_err();
-    assert!(err.0.contains("insert_message") && err.0.contains("`m1`") && err.0.contains("already exists"), "{err}");
-    assert!(!err.0.contains("secret"), "errors never quote contents: {err}");
+    assert!(
+        err.message().contains("insert_message")
+            && err.message().contains("`m1`")
+            && err.message().contains("already exists"),
+        "{err}"
+    );
+    assert!(!err.message().contains("secret"), "errors never quote contents: {err}");
     assert_eq!(store.messages("t1").await.unwrap(), vec![message("m1", Role::User, "first")]);
 }
 
@@ -166,8 +178,8 @@ async fn status_is_set_and_read_back() {
     store.create_thread(&thread("t1")).await.unwrap();
     for status in [
         ThreadStatus::Running,
-        ThreadStatus::Stopped("max_steps".into()),
-        ThreadStatus::Failed("message_hook_error".into()),
+        ThreadStatus::Stopped(StopReason::MaxSteps),
+        ThreadStatus::Failed(FailReason::MessageHookError),
     ] {
         store.set_status("t1", &status).await.unwrap();
         assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, status);
@@ -202,11 +214,11 @@ async fn a_reopened_file_has_the_thread_and_its_history() {
         store.create_thread(&thread("t1")).await.unwrap();
         store.insert_message("t1", &message("m1", Role::User, "hi")).await.unwrap();
         store.insert_message("t1", &full_message("m2")).await.unwrap();
-        store.set_status("t1", &ThreadStatus::Failed("message_hook_error".into())).await.unwrap();
+        store.set_status("t1", &ThreadStatus::Failed(FailReason::MessageHookError)).await.unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
     let mut expected_thread = thread("t1");
-    expected_thread.status = ThreadStatus::Failed("message_hook_error".into());
+    expected_thread.status = ThreadStatus::Failed(FailReason::MessageHookError);
     assert_eq!(store.load_thread("t1").await.unwrap(), Some(expected_thread));
     assert_eq!(store.messages("t1").await.unwrap(), vec![message("m1", Role::User, "hi"), full_message("m2")]);
     store.insert_message("t1", &message("m3", Role::User, "again")).await.unwrap();
@@ -230,7 +242,7 @@ async fn child_writer() {
             .await
             .unwrap();
     }
-    store.set_status(&thread_id, &ThreadStatus::Stopped("max_steps".into())).await.unwrap();
+    store.set_status(&thread_id, &ThreadStatus::Stopped(StopReason::MaxSteps)).await.unwrap();
 }
 
 fn spawn_child(path: &Path, thread_id: &str) -> tokio::process::Child {
@@ -253,7 +265,7 @@ async fn two_processes_share_one_file() {
     assert!(status.success(), "the child failed: {status}");
     let store = SqliteStore::open(&path).unwrap();
     let child_thread = store.load_thread("child").await.unwrap().unwrap();
-    assert_eq!(child_thread.status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(child_thread.status, ThreadStatus::Stopped(StopReason::MaxSteps));
     store.insert_message("child", &message("parent-m", Role::Assistant, "from the parent")).await.unwrap();
     let history = store.messages("child").await.unwrap();
     assert_eq!(history.len(), CHILD_MESSAGES + 1);
@@ -309,8 +321,15 @@ async fn corrupt_extra_json_is_an_error_naming_the_message() {
         .unwrap();
 
     let check = |err: StoreError| {
-        assert!(err.0.contains("`t1`") && err.0.contains("`m2` (row 2)") && err.0.contains("extra"), "{err}");
-        assert!(!err.0.contains("secret") && !err.0.contains("unquoted"), "errors never quote contents: {err}");
+        assert_eq!(err.kind(), StoreErrorKind::Corrupt, "{err}");
+        assert!(
+            err.message().contains("`t1`") && err.message().contains("`m2` (row 2)") && err.message().contains("extra"),
+            "{err}"
+        );
+        assert!(
+            !err.message().contains("secret") && !err.message().contains("unquoted"),
+            "errors never quote contents: {err}"
+        );
     };
     check(store.messages("t1").await.unwrap_err());
     check(store.update_message("t1", "m2", &MessageUpdate::default()).await.unwrap_err());
@@ -322,10 +341,12 @@ async fn corrupt_extra_json_is_an_error_naming_the_message() {
     // An unknown role and bad thread arguments are errors, not panics.
     raw(&path).execute("UPDATE messages SET extra = '{}', role = 'robot' WHERE id = 'm2'", []).unwrap();
     let err = store.messages("t1").await.unwrap_err();
-    assert!(err.0.contains("`m2`") && err.0.contains("role"), "{err}");
+    assert!(err.message().contains("`m2`") && err.message().contains("role"), "{err}");
+    assert_eq!(err.kind(), StoreErrorKind::Corrupt, "{err}");
     raw(&path).execute("UPDATE threads SET arguments = 'not json' WHERE id = 't1'", []).unwrap();
     let err = store.load_thread("t1").await.unwrap_err();
-    assert!(err.0.contains("`t1`") && err.0.contains("arguments"), "{err}");
+    assert!(err.message().contains("`t1`") && err.message().contains("arguments"), "{err}");
+    assert_eq!(err.kind(), StoreErrorKind::Corrupt, "{err}");
 }
 
 #[tokio::test]
@@ -335,7 +356,8 @@ async fn a_file_from_a_newer_schema_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     raw(&path).pragma_update(None, "user_version", 99).unwrap();
     let err = SqliteStore::open(&path).unwrap_err();
-    assert!(err.0.contains("schema version 99") && err.0.contains("newer"), "{err}");
+    assert!(err.message().contains("schema version 99") && err.message().contains("newer"), "{err}");
+    assert_eq!(err.kind(), StoreErrorKind::Corrupt, "{err}");
 }
 
 #[tokio::test]
@@ -344,7 +366,8 @@ async fn a_file_that_is_not_a_database_is_an_error() {
     let path = dir.db();
     std::fs::write(&path, vec![b'x'; 4096]).unwrap();
     let err = SqliteStore::open(&path).unwrap_err();
-    assert!(err.0.contains("open"), "{err}");
+    assert!(err.message().contains("open"), "{err}");
+    assert_eq!(err.kind(), StoreErrorKind::Corrupt, "a file that is not a database: {err}");
 }
 
 #[tokio::test]
@@ -371,7 +394,12 @@ async fn m11_values_are_kept_with_the_thread_and_read_back_after_reopening() {
     );
     assert_eq!(store.load_thread("t2").await.unwrap().unwrap().values, thread("t2").values, "kept apart");
     let err = store.set_value("nope", "k", &json!(1)).await.unwrap_err();
-    assert!(err.0.contains("set_value") && err.0.contains("`nope`") && err.0.contains("no such thread"), "{err}");
+    assert!(
+        err.message().contains("set_value")
+            && err.message().contains("`nope`")
+            && err.message().contains("no such thread"),
+        "{err}"
+    );
     assert_eq!(count(&path, "SELECT COUNT(*) FROM thread_values WHERE thread_id = 'nope'"), 0);
 }
 
@@ -383,7 +411,7 @@ async fn m11_the_in_memory_store_keeps_values_with_the_thread() {
     let loaded = store.load_thread("t1").await.unwrap().unwrap();
     assert_eq!(loaded.values.get("plan"), Some(&json!("pro")));
     assert_eq!(loaded.values.get("seeded"), Some(&json!({"at": "creation"})));
-    assert!(store.set_value("nope", "k", &json!(1)).await.unwrap_err().0.contains("`nope`"));
+    assert!(store.set_value("nope", "k", &json!(1)).await.unwrap_err().message().contains("`nope`"));
 }
 
 #[tokio::test]
@@ -463,7 +491,9 @@ async fn a_foreign_database_without_a_schema_version_is_refused_not_stamped() {
         .unwrap();
     let err = SqliteStore::open(&path).unwrap_err();
     assert!(
-        err.0.contains("`messages`, `threads`") && err.0.contains("user_version 0") && err.0.contains("not created by"),
+        err.message().contains("`messages`, `threads`")
+            && err.message().contains("user_version 0")
+            && err.message().contains("not created by"),
         "{err}"
     );
     assert_eq!(count(&path, "PRAGMA user_version"), 0, "not stamped");
@@ -490,10 +520,15 @@ async fn a_thread_with_a_corrupt_row_takes_no_more_writes_and_others_are_untouch
         .unwrap();
 
     let read = store.messages("t1").await.unwrap_err();
-    assert!(read.0.contains("thread `t1`") && read.0.contains("`m2` (row 2)"), "{read}");
+    assert!(read.message().contains("thread `t1`") && read.message().contains("`m2` (row 2)"), "{read}");
     let write = store.insert_message("t1", &message("m3", Role::User, "more")).await.unwrap_err();
-    assert!(write.0.contains("`t1`") && write.0.contains("`m2` (row 2)") && write.0.contains("unreadable"), "{write}");
-    assert!(!write.0.contains("secret"), "errors never quote contents: {write}");
+    assert!(
+        write.message().contains("`t1`")
+            && write.message().contains("`m2` (row 2)")
+            && write.message().contains("unreadable"),
+        "{write}"
+    );
+    assert!(!write.message().contains("secret"), "errors never quote contents: {write}");
     assert_eq!(count(&path, "SELECT COUNT(*) FROM messages WHERE thread_id = 't1'"), 2, "nothing was written");
     // Each bad shape that reading rejects, writing refuses too.
     for repair_and_break in [

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, ThreadStatus};
+use hooks_runtime::store::{
+    FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
+};
 use hooks_runtime::{HookMessage, MessageRecord, MessageUpdate, Role};
 use serde_json::json;
 
@@ -138,15 +140,17 @@ async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>
 
     let error = store.enqueue_input("missing", &entry("c")).await.unwrap_err();
     assert!(error.to_string().contains("missing"), "{error}");
+    assert_eq!(error.kind(), StoreErrorKind::NotFound, "{error}");
     store.enqueue_input("t1", &a).await.unwrap();
     let error = store.enqueue_input("t1", &a).await.unwrap_err();
     assert!(error.to_string().contains("already exists"), "{error}");
+    assert_eq!(error.kind(), StoreErrorKind::Conflict, "{error}");
     f.finish().await;
 }
 
 fn entry_like(entry: &InboxEntry) -> InboxEntry {
     let message = serde_json::from_value(serde_json::to_value(&entry.message).unwrap()).unwrap();
-    InboxEntry { id: entry.id.clone(), message, enqueued_at: entry.enqueued_at }
+    InboxEntry::from_parts(entry.id.clone(), message, entry.enqueued_at)
 }
 
 async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
@@ -170,7 +174,7 @@ async fn a_thread_left_running_is_unsettled_and_a_settled_one_is_not<F: Fixture>
         store.create_thread(&thread(id)).await.unwrap();
     }
     store.set_status("running", &ThreadStatus::Running).await.unwrap();
-    store.set_status("failed", &ThreadStatus::Failed("model_error".into())).await.unwrap();
+    store.set_status("failed", &ThreadStatus::Failed(FailReason::ModelError)).await.unwrap();
     assert_eq!(store.unsettled_threads().await.unwrap(), ["running"]);
     store.set_status("running", &ThreadStatus::Idle).await.unwrap();
     assert!(store.unsettled_threads().await.unwrap().is_empty());
@@ -206,7 +210,7 @@ async fn a_users_threads_are_listed_oldest_first_with_their_status_and_values<F:
     let mut anonymous = thread("nobody");
     anonymous.user_id = None;
     store.create_thread(&anonymous).await.unwrap();
-    store.set_status("b", &ThreadStatus::Stopped("max_steps".into())).await.unwrap();
+    store.set_status("b", &ThreadStatus::Stopped(StopReason::MaxSteps)).await.unwrap();
     store.set_value("late", "seen", &json!(true)).await.unwrap();
 
     let listed = store.threads_of_user("u1").await.unwrap();
@@ -215,7 +219,7 @@ async fn a_users_threads_are_listed_oldest_first_with_their_status_and_values<F:
     for record in &listed {
         assert_eq!(Some(record), store.load_thread(&record.id).await.unwrap().as_ref(), "as loaded");
     }
-    assert_eq!(listed[1].status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(listed[1].status, ThreadStatus::Stopped(StopReason::MaxSteps));
     assert_eq!(listed[2].values["seen"], json!(true));
     let others: Vec<String> = store.threads_of_user("u2").await.unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(others, ["other"]);
@@ -231,6 +235,7 @@ async fn a_duplicate_thread_is_an_error_and_keeps_the_first<F: Fixture>() {
     second.agent = "other".into();
     let error = store.create_thread(&second).await.unwrap_err();
     assert!(error.to_string().contains("t1"), "{error}");
+    assert_eq!(error.kind(), StoreErrorKind::Conflict, "{error}");
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().agent, "support");
     f.finish().await;
 }
@@ -320,14 +325,19 @@ async fn a_missing_thread_or_message_is_an_error_for_every_method<F: Fixture>() 
     let f = F::open().await;
     let store = f.store();
     let m = message("m1", Role::User, "hi");
-    assert!(store.insert_message("nope", &m).await.is_err(), "insert_message");
-    assert!(store.messages("nope").await.is_err(), "messages");
-    assert!(store.set_status("nope", &ThreadStatus::Running).await.is_err(), "set_status");
-    assert!(store.set_value("nope", "k", &json!(1)).await.is_err(), "set_value");
-    assert!(store.update_message("nope", "m1", &MessageUpdate::default()).await.is_err(), "update_message");
+    let not_found = |result: Result<_, StoreError>, method: &str| {
+        let error = result.expect_err(method);
+        assert_eq!(error.kind(), StoreErrorKind::NotFound, "{method}: {error}");
+    };
+    not_found(store.insert_message("nope", &m).await.map(drop), "insert_message");
+    not_found(store.messages("nope").await.map(drop), "messages");
+    not_found(store.set_status("nope", &ThreadStatus::Running).await, "set_status");
+    not_found(store.set_value("nope", "k", &json!(1)).await, "set_value");
+    not_found(store.update_message("nope", "m1", &MessageUpdate::default()).await.map(drop), "update_message");
     store.create_thread(&thread("t1")).await.unwrap();
     let error = store.update_message("t1", "m9", &MessageUpdate::default()).await.unwrap_err();
     assert!(error.to_string().contains("m9"), "names the message: {error}");
+    assert_eq!(error.kind(), StoreErrorKind::NotFound, "{error}");
     assert_eq!(store.load_thread("nope").await.unwrap(), None);
     f.finish().await;
 }
@@ -338,6 +348,7 @@ async fn a_duplicate_message_is_an_error_and_keeps_the_first<F: Fixture>() {
     store.create_thread(&thread("t1")).await.unwrap();
     store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
     let error = store.insert_message("t1", &message("m1", Role::User, "second secret")).await.unwrap_err();
+    assert_eq!(error.kind(), StoreErrorKind::Conflict, "{error}");
     let text = error.to_string();
     assert!(text.contains("m1"), "names the message: {text}");
     assert!(!text.contains("secret") && !text.contains("first"), "never quotes contents: {text}");
@@ -353,17 +364,28 @@ async fn status_is_set_and_read_back<F: Fixture>() {
     store.create_thread(&thread("t1")).await.unwrap();
     for status in [
         ThreadStatus::Running,
-        ThreadStatus::Stopped("hook_blocked".into()),
-        ThreadStatus::Failed("message_hook_error".into()),
+        ThreadStatus::Stopped(StopReason::HookBlocked),
+        ThreadStatus::Failed(FailReason::MessageHookError),
+        ThreadStatus::Failed(FailReason::LeaseLost),
+        ThreadStatus::AwaitingApproval,
         ThreadStatus::Idle,
     ] {
         store.set_status("t1", &status).await.unwrap();
         assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, status);
     }
+    // A reason this version does not know (a newer one wrote it) reads back as written.
     let mut running = thread("t2");
-    running.status = ThreadStatus::Failed("lease_expired".into());
+    running.status = ThreadStatus::Failed(FailReason::Other("lease_expired".into()));
     store.create_thread(&running).await.unwrap();
-    assert_eq!(store.load_thread("t2").await.unwrap().unwrap().status, ThreadStatus::Failed("lease_expired".into()));
+    let status = store.load_thread("t2").await.unwrap().unwrap().status;
+    assert!(
+        matches!(&status, ThreadStatus::Failed(FailReason::Other(reason)) if reason == "lease_expired"),
+        "{status:?}"
+    );
+    let mut waiting = thread("t3");
+    waiting.status = ThreadStatus::AwaitingApproval;
+    store.create_thread(&waiting).await.unwrap();
+    assert_eq!(store.load_thread("t3").await.unwrap().unwrap().status, ThreadStatus::AwaitingApproval);
     f.finish().await;
 }
 
@@ -391,6 +413,7 @@ async fn m11_a_value_for_an_unknown_thread_creates_nothing<F: Fixture>() {
     let store = f.store();
     let error = store.set_value("ghost", "k", &json!("v")).await.unwrap_err();
     assert!(error.to_string().contains("ghost"), "{error}");
+    assert_eq!(error.kind(), StoreErrorKind::NotFound, "{error}");
     assert_eq!(store.load_thread("ghost").await.unwrap(), None);
     // Creating the thread later does not bring the refused value back.
     let mut ghost = thread("ghost");

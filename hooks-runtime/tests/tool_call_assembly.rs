@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{StopReason, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadOptions};
 
 define_prompt! { name: many_calls_prompt, model: "scripted", prompt: "Call tools." }
@@ -34,7 +34,7 @@ async fn a_hundred_thousand_tool_calls_in_one_response_are_assembled_in_linear_t
     let outcome = tokio::time::timeout(LIMIT * 3, thread.send("go")).await.expect("the run ended").unwrap();
 
     let elapsed = started.elapsed();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("repeated_tool_error".into()), "{outcome:?}");
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::RepeatedToolError), "{outcome:?}");
     let assistant = thread.messages().await.unwrap().into_iter().find(|message| message.tool_calls.is_some());
     let calls: Vec<serde_json::Value> =
         serde_json::from_str(assistant.unwrap().tool_calls.as_deref().unwrap()).unwrap();

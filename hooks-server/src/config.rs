@@ -10,11 +10,16 @@ use crate::hook_runs::HookRuns;
 /// use std::time::Duration;
 /// use hooks_server::ServerConfig;
 ///
-/// let config = ServerConfig { event_retention: 4096, keep_alive: Duration::from_secs(5), ..ServerConfig::default() };
+/// let config = ServerConfig::default().event_retention(4096).keep_alive(Duration::from_secs(5));
+/// assert_eq!(config.event_retention, 4096);
 /// assert_eq!(config.max_body_bytes, 256 * 1024);
 /// assert_eq!(config.max_queued_inputs, 16);
 /// ```
+///
+/// Each field has a setter of its name that returns the changed config; a field can also be
+/// assigned (`config.keep_alive = ...`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The largest request body read, in bytes (default 256 KiB); a larger one is refused with
     /// 413 `body_too_large`.
@@ -86,4 +91,37 @@ impl Default for ServerConfig {
             max_user_value_bytes: 16 * 1024,
         }
     }
+}
+
+/// One setter per field, `ServerConfig::default().max_body_bytes(4096)`, each documented by the
+/// field it sets.
+macro_rules! setters {
+    ($($field:ident: $type:ty),* $(,)?) => {
+        impl ServerConfig {
+            $(
+                #[doc = concat!("The config with [`", stringify!($field), "`](ServerConfig::", stringify!($field), ") set to `value`.")]
+                #[must_use]
+                pub fn $field(mut self, value: $type) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    max_body_bytes: usize,
+    max_message_bytes: usize,
+    event_retention: usize,
+    keep_alive: Duration,
+    catalog: Vec<String>,
+    hook_runs: Option<HookRuns>,
+    body_read_timeout: Duration,
+    max_threads_per_user: usize,
+    max_queued_inputs: usize,
+    max_arguments_bytes: usize,
+    thread_idle_eviction: Duration,
+    max_user_values: usize,
+    max_user_value_bytes: usize,
 }

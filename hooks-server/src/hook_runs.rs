@@ -43,7 +43,7 @@ pub(crate) const RUN_SPAN: &str = "hooks_server_run";
 /// let runs = HookRuns::new();
 /// let subscriber = tracing_subscriber::registry().with(runs.layer());
 /// # let _ = subscriber;
-/// let config = ServerConfig { hook_runs: Some(runs), ..ServerConfig::default() };
+/// let config = ServerConfig::default().hook_runs(Some(runs));
 /// # let _ = config;
 /// ```
 #[derive(Clone, Default)]

@@ -92,15 +92,7 @@ mod tests {
     use super::*;
 
     fn record(id: &str, created_at: i64) -> ThreadRecord {
-        ThreadRecord {
-            id: id.to_owned(),
-            agent: "a".to_owned(),
-            user_id: None,
-            created_at,
-            arguments: serde_json::Map::new(),
-            status: hooks_runtime::store::ThreadStatus::Idle,
-            values: serde_json::Map::new(),
-        }
+        ThreadRecord::new(id, "a", created_at)
     }
 
     fn query(pairs: &[(&str, &str)]) -> Result<PageQuery, ApiError> {

@@ -210,7 +210,7 @@ mod tests {
     use hooks_runtime::store::ThreadStatus;
 
     fn tool_done(id: &str) -> ThreadEvent {
-        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: "ok".into() }
+        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: hooks_runtime::ToolStatus::Success }
     }
 
     struct Harness {
@@ -242,7 +242,7 @@ mod tests {
     }
 
     fn stored(seq: u64, event: &ThreadEvent) -> Result<StoredEvent, hooks_runtime::store::StoreError> {
-        Ok(StoredEvent { thread_id: "t1".into(), seq, event: serde_json::to_value(event).unwrap() })
+        Ok(StoredEvent::new("t1", seq, serde_json::to_value(event).unwrap()))
     }
 
     async fn logged(log: &EventLog, count: usize) -> Vec<Value> {

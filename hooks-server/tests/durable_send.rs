@@ -63,7 +63,7 @@ impl MessageStore for FlakyInbox {
     }
     async fn enqueue_input(&self, id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         if self.refuse.load(Ordering::SeqCst) {
-            return Err(StoreError("enqueue_input: the disk is full".into()));
+            return Err(StoreError::other("enqueue_input: the disk is full"));
         }
         self.inner.enqueue_input(id, entry).await?;
         self.committed.lock().unwrap().push(entry.id.clone());
@@ -97,7 +97,7 @@ async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
         .store_arc(store.clone())
         .build()
         .unwrap();
-    let config = ServerConfig { catalog: vec!["durable_send_agent".into()], ..ServerConfig::default() };
+    let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
     let server = Server::start(runtime, config).await;
     let id = server.create_thread(ALICE, "durable_send_agent").await;
 

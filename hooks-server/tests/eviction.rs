@@ -36,12 +36,7 @@ fn runtime(replies: usize) -> Runtime {
 }
 
 fn config(idle: Duration) -> ServerConfig {
-    ServerConfig {
-        catalog: vec!["echo_agent".into()],
-        thread_idle_eviction: idle,
-        max_threads_per_user: 20_000,
-        ..ServerConfig::default()
-    }
+    ServerConfig::default().catalog(vec!["echo_agent".into()]).thread_idle_eviction(idle).max_threads_per_user(20_000)
 }
 
 async fn wait_until(what: &str, condition: impl Fn() -> bool) {
@@ -66,7 +61,7 @@ fn rss_kib() -> u64 {
 async fn an_idle_thread_is_evicted_with_its_pump_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
     let runs = HookRuns::new();
-    let config = ServerConfig { hook_runs: Some(runs.clone()), ..config(Duration::from_millis(200)) };
+    let config = config(Duration::from_millis(200)).hook_runs(Some(runs.clone()));
     let server = Server::start(runtime(1), config).await;
     let id = server.create_thread(ALICE, "echo_agent").await;
     assert_eq!((open_thread_entries(), running_pumps()), (1, 1));

@@ -77,7 +77,7 @@ async fn hook_runs_reach_their_threads_stream_with_kind_source_duration_and_fail
         .tool(FnTool::new("noop", "Does nothing.", |_args| async { HookToolResult::success("ok") }))
         .build()
         .unwrap();
-    let config = ServerConfig { hook_runs: Some(runs), ..ServerConfig::default() };
+    let config = ServerConfig::default().hook_runs(Some(runs));
     let server = Arc::new(Server::start(runtime, config).await);
     let alices = server.create_thread(ALICE, "runs_agent").await;
     let bobs = server.create_thread(BOB, "runs_agent").await;

@@ -403,7 +403,7 @@ async fn check_hint(client: Client, base: String) {
 async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
     let runs = HookRuns::new();
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
-    let config = ServerConfig { hook_runs: Some(runs), ..ServerConfig::default() };
+    let config = ServerConfig::default().hook_runs(Some(runs));
     let server = Server::start(runtime(), config).await;
     let (status, body) = server.call(reqwest::Method::PUT, "/user/values/units", ALICE, Some(r#""metric""#)).await;
     assert_eq!(status, 204, "{body}");

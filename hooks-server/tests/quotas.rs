@@ -51,7 +51,7 @@ fn runtime(runs: usize, gate: Arc<Semaphore>) -> Runtime {
 }
 
 fn config() -> ServerConfig {
-    ServerConfig { catalog: vec!["wait_agent".into()], ..ServerConfig::default() }
+    ServerConfig::default().catalog(vec!["wait_agent".into()])
 }
 
 fn error_of(body: &Value) -> (&str, &str) {
@@ -60,9 +60,7 @@ fn error_of(body: &Value) -> (&str, &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_at_the_thread_quota_gets_429_naming_it_and_other_users_go_on() {
-    let server =
-        Server::start(runtime(0, Arc::new(Semaphore::new(0))), ServerConfig { max_threads_per_user: 3, ..config() })
-            .await;
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config().max_threads_per_user(3)).await;
     for _ in 0..3 {
         server.create_thread(ALICE, "wait_agent").await;
     }
@@ -78,9 +76,7 @@ async fn a_user_at_the_thread_quota_gets_429_naming_it_and_other_users_go_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thread_arguments_over_the_limit_get_413_naming_it() {
-    let server =
-        Server::start(runtime(0, Arc::new(Semaphore::new(0))), ServerConfig { max_arguments_bytes: 100, ..config() })
-            .await;
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config().max_arguments_bytes(100)).await;
     let small = json!({ "agent": "wait_agent", "arguments": { "city": "x".repeat(50) } }).to_string();
     assert_eq!(server.post("/threads", ALICE, &small).await.0, 201);
     let large = json!({ "agent": "wait_agent", "arguments": { "city": "x".repeat(200) } }).to_string();
@@ -95,7 +91,7 @@ async fn thread_arguments_over_the_limit_get_413_naming_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_input_queue_answers_429_naming_the_limit_until_a_run_finishes() {
     let gate = Arc::new(Semaphore::new(0));
-    let server = Server::start(runtime(3, gate.clone()), ServerConfig { max_queued_inputs: 2, ..config() }).await;
+    let server = Server::start(runtime(3, gate.clone()), config().max_queued_inputs(2)).await;
     let id = server.create_thread(ALICE, "wait_agent").await;
     let path = format!("/threads/{id}/messages");
     let mut events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
@@ -174,11 +170,9 @@ async fn pages_of_threads_walk_every_thread_exactly_once_in_creation_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
-    let server = Server::start(
-        runtime(0, Arc::new(Semaphore::new(0))),
-        ServerConfig { body_read_timeout: Duration::from_millis(300), ..config() },
-    )
-    .await;
+    let server =
+        Server::start(runtime(0, Arc::new(Semaphore::new(0))), config().body_read_timeout(Duration::from_millis(300)))
+            .await;
     let address = server.base.trim_start_matches("http://").to_owned();
     let mut socket = tokio::net::TcpStream::connect(&address).await.expect("connect");
     let head = format!(

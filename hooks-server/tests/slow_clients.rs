@@ -156,7 +156,7 @@ async fn connections_beyond_the_cap_are_refused_at_once_not_queued() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_connection_is_closed_by_the_idle_timeout_and_an_event_stream_is_not() {
     let idle = Duration::from_millis(500);
-    let config = ServerConfig { keep_alive: Duration::from_millis(100), ..ServerConfig::default() };
+    let config = ServerConfig::default().keep_alive(Duration::from_millis(100));
     let address =
         start(|app| HttpServer::new(app).header_read_timeout(Duration::from_secs(30)).idle_timeout(idle), config).await;
     let create = reqwest::Client::new()

@@ -57,7 +57,7 @@ fn runtime(runs: usize, gate: Arc<Semaphore>) -> Runtime {
 }
 
 fn config() -> ServerConfig {
-    ServerConfig { catalog: vec!["lookup_agent".into()], ..ServerConfig::default() }
+    ServerConfig::default().catalog(vec!["lookup_agent".into()])
 }
 
 fn kinds(events: &[SseEvent]) -> Vec<&str> {
@@ -149,7 +149,7 @@ async fn a_reconnect_with_last_event_id_resumes_with_no_gap_and_no_duplicate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_resuming_past_the_retention_is_told_what_it_lost() {
     let gate = Arc::new(Semaphore::new(1));
-    let config = ServerConfig { event_retention: 3, ..config() };
+    let config = config().event_retention(3);
     let server = Server::start(runtime(1, gate), config).await;
     let id = server.create_thread(ALICE, "lookup_agent").await;
     let path = format!("/threads/{id}/events");
@@ -316,7 +316,7 @@ async fn refused(server: &Server, method: Method, path: &str, body: &str, status
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_a_clear_4xx_that_never_carries_contents() {
-    let config = ServerConfig { max_body_bytes: 4096, max_message_bytes: 1024, ..config() };
+    let config = config().max_body_bytes(4096).max_message_bytes(1024);
     let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config).await;
     let id = server.create_thread(ALICE, "lookup_agent").await;
     let send = format!("/threads/{id}/messages");

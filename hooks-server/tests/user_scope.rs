@@ -55,7 +55,7 @@ fn seen_by(user: &str) -> Vec<UserEvent> {
 /// A server whose token `token-<user>` is `user`, with a short keep-alive so that a connection
 /// that vanished without a word is noticed at the next write.
 async fn server(users: &[&str]) -> Server {
-    server_with(users, ServerConfig { keep_alive: Duration::from_millis(300), ..ServerConfig::default() }).await
+    server_with(users, ServerConfig::default().keep_alive(Duration::from_millis(300))).await
 }
 
 async fn server_with(users: &[&str], config: ServerConfig) -> Server {
@@ -222,7 +222,7 @@ async fn the_user_stream_resumes_after_last_event_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_values_past_the_quotas_are_refused_naming_the_limit() {
-    let config = ServerConfig { max_user_values: 2, max_user_value_bytes: 16, ..ServerConfig::default() };
+    let config = ServerConfig::default().max_user_values(2).max_user_value_bytes(16);
     let server = server_with(&["quota", "other"], config).await;
     let put = |key: &'static str, body: &'static str| {
         let path = format!("/user/values/{key}");

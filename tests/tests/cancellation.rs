@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::model::{Model, ModelError, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{
-    InMemoryStore, MessageStore, SqliteStore, StoreError, ThreadRecord, ThreadStatus, UserValue,
+    FailReason, InMemoryStore, MessageStore, SqliteStore, StopReason, StoreError, ThreadRecord, ThreadStatus, UserValue,
 };
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions, ToolCallListener, ToolCallOutcome};
@@ -23,7 +23,7 @@ define_prompt! { name: e9_prompt, model: "scripted", prompt: "Work.", tools: ["e
 define_agent! { name: e9_agent, side_a: { prompt: e9_prompt, stop_on_response: true }, side_b: { human: true } }
 
 fn cancelled() -> ThreadStatus {
-    ThreadStatus::Stopped("cancelled".into())
+    ThreadStatus::Stopped(StopReason::Cancelled)
 }
 
 /// A tool that counts its calls and answers at once.
@@ -248,7 +248,7 @@ async fn e9_run_whose_model_panics_is_settled_failed_panicked() {
     let run = thread.clone();
     let joined = tokio::spawn(async move { run.send("go").await }).await;
     let outcome = joined.expect("the model's panic is caught by the runtime").unwrap();
-    let failed = ThreadStatus::Failed("panicked".into());
+    let failed = ThreadStatus::Failed(FailReason::Panicked);
     assert_eq!(outcome.status, failed);
     assert_eq!(outcome.error.as_deref(), Some("the model `scripted` panicked"));
     assert_eq!(thread.status(), failed);
@@ -278,7 +278,7 @@ impl MessageStore for FailingInserts {
     }
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         if self.failing.load(Ordering::SeqCst) {
-            return Err(StoreError("disk full".into()));
+            return Err(StoreError::other("disk full"));
         }
         self.inner.insert_message(thread_id, message).await
     }
@@ -328,7 +328,7 @@ async fn e9_run_ended_by_a_store_error_is_not_left_running() {
     let error = thread.send("go").await.unwrap_err();
 
     assert!(error.to_string().contains("disk full"), "{error}");
-    let failed = ThreadStatus::Failed("store_error".into());
+    let failed = ThreadStatus::Failed(FailReason::StoreError);
     assert_eq!(thread.status(), failed);
     assert_eq!(store.load_thread(thread.id()).await.unwrap().unwrap().status, failed);
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{ExecutionState, HookSource, Runtime, RuntimeError, Side, ThreadOptions};
 use serde_json::json;
@@ -243,8 +243,8 @@ async fn c2_abort_signal_stops_the_run_before_its_next_step() {
     thread.abort();
     let outcome = tokio::time::timeout(Duration::from_secs(5), run).await.expect("run ends").unwrap().unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
-    assert_eq!(thread.status(), ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
+    assert_eq!(thread.status(), ThreadStatus::Stopped(StopReason::Aborted));
     assert_eq!(model.requests().len(), 1, "no model step after the abort");
     assert_eq!(model.remaining(), 1);
     assert_eq!(C2_ABORT_SEEN.of(thread.id()), [true], "the hook's abort signal is the one thread.abort() fires");
@@ -666,8 +666,8 @@ async fn r7_blocking_prefilter_error_stores_message_stops_hook_blocked_and_sends
     let thread = runtime.create_thread("r7_block_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("hello").await.unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Stopped("hook_blocked".into()));
-    assert_eq!(thread.status(), ThreadStatus::Stopped("hook_blocked".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::HookBlocked));
+    assert_eq!(thread.status(), ThreadStatus::Stopped(StopReason::HookBlocked));
     assert!(model.requests().is_empty(), "the provider request does not run");
     let stored = thread.messages().await.unwrap();
     assert_eq!(stored.len(), 2, "{:?}", texts(&stored));

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadOptions};
 use support_tools::{LogCapture, lock, tool_message};
@@ -335,7 +335,7 @@ async fn e4_panicking_hooks_leave_the_thread_and_runtime_running() {
 
     // A panicking pre-write hook prevents the sent message, like an error of that kind would.
     let prevented = thread.send("explode").await.unwrap();
-    assert_eq!(prevented.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(prevented.status, ThreadStatus::Failed(FailReason::MessageHookError));
     assert!(thread.messages().await.unwrap().iter().all(|message| message.content.as_deref() != Some("explode")));
 
     // The same thread and the runtime go on working.

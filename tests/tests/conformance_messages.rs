@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Attachment, MessageQuery, ThreadOptions, ToolAttachment};
 use serde_json::json;
@@ -371,9 +371,9 @@ async fn m6_prevented_sent_message_is_not_stored_no_turn_and_status_failed() {
     let thread = runtime.create_thread("m6_agent", ThreadOptions::default()).await.unwrap();
 
     let outcome = thread.send("a blocked message").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::MessageHookError));
     assert_eq!(outcome.steps, 0);
-    assert_eq!(thread.status(), ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(thread.status(), ThreadStatus::Failed(FailReason::MessageHookError));
     assert!(model.requests().is_empty(), "no turn starts");
     assert!(thread.messages().await.unwrap().is_empty(), "not stored");
 
@@ -439,8 +439,8 @@ async fn m7_every_queued_message_prevented_starts_no_turn_and_fails() {
     thread.queue_message(MessageRecord::new(Role::User, "drop a")).await.unwrap();
     thread.queue_message(MessageRecord::new(Role::User, "drop b")).await.unwrap();
     let outcome = thread.run_queued().await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
-    assert_eq!(thread.status(), ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::MessageHookError));
+    assert_eq!(thread.status(), ThreadStatus::Failed(FailReason::MessageHookError));
     assert!(model.requests().is_empty(), "no turn starts");
     assert!(thread.messages().await.unwrap().is_empty());
     assert_eq!(M7_SEEN.of(thread.id()), ["drop a", "drop b"], "every queued message was tried");
@@ -725,7 +725,7 @@ async fn m10_prevented_repeated_tool_error_notice_not_stored_but_the_turn_stops(
     .await;
     let outcome = thread.send("user: try the tool").await.unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Stopped("repeated_tool_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::RepeatedToolError));
     assert_eq!(failures.load(Ordering::SeqCst), 3);
     assert_eq!(model.requests().len(), 3);
     let prevented = M10_PREVENTED.of(thread.id());

@@ -638,9 +638,13 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
             ThreadEvent::ToolCallDone {
                 id: "call_plain".into(),
                 name: "t7_bare_plain".into(),
-                status: "success".into()
+                status: ToolStatus::Success
             },
-            ThreadEvent::ToolCallDone { id: "call_write".into(), name: "t7_bare_write".into(), status: "error".into() },
+            ThreadEvent::ToolCallDone {
+                id: "call_write".into(),
+                name: "t7_bare_write".into(),
+                status: ToolStatus::Error
+            },
         ]
     );
 }
@@ -657,7 +661,7 @@ fn t7_mark(marker: String) {
                 ThreadEvent::ToolCallStarted { id, name, progress } => {
                     format!("event:started:{id}:{name}:{}", progress.unwrap_or_default())
                 }
-                ThreadEvent::ToolCallDone { id, name, status } => format!("event:done:{id}:{name}:{status}"),
+                ThreadEvent::ToolCallDone { id, name, status } => format!("event:done:{id}:{name}:{}", status.as_str()),
                 _ => unreachable!(),
             });
         }
@@ -810,7 +814,7 @@ async fn t1_queued_tool_call_runs_tool_call_started_once_before_the_tool() {
             ThreadEvent::ToolCallDone { id: done_id, status, .. },
         ] => {
             assert_eq!((name.as_str(), progress.as_deref()), ("t1q_save", Some("notes.txt")));
-            assert_eq!((done_id, status.as_str()), (id, "success"));
+            assert_eq!((done_id, *status), (id, ToolStatus::Success));
             id.clone()
         }
         other => panic!("expected started then done, got {other:?}"),

@@ -177,15 +177,7 @@ struct Figures {
 
 async fn crash_test(spec: &str, store: Arc<dyn MessageStore>) -> Figures {
     let started = Instant::now();
-    let record = ThreadRecord {
-        id: THREAD_ID.into(),
-        agent: "crash_agent".into(),
-        user_id: None,
-        created_at: 1,
-        arguments: serde_json::Map::new(),
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::new(),
-    };
+    let record = ThreadRecord::new(THREAD_ID, "crash_agent", 1);
     store.create_thread(&record).await.unwrap();
     let mut figures = Figures { rounds: ROUNDS, ..Figures::default() };
     let mut acknowledged = Vec::new();

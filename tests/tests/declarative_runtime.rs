@@ -27,6 +27,7 @@ fn registry_of(events: &[HookEvent]) -> DeclarativeHookRegistry {
             HookEvent::OnError => "error",
             HookEvent::OnStart => "start",
             HookEvent::OnStop => "stop",
+            other => panic!("no test hook for the event {other}"),
         };
         HookConfig::new(*event, None, HookAction::log(name))
     }))

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{
-    InMemoryStore, InboxEntry, MessageStore, OWNER_LOST, SqliteStore, ThreadRecord, ThreadStatus,
+    FailReason, InMemoryStore, InboxEntry, MessageStore, SqliteStore, StopReason, ThreadRecord, ThreadStatus,
 };
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
@@ -159,15 +159,7 @@ async fn run_input_takes_its_entry_once_and_a_second_run_finds_it_gone() {
 /// What a process killed mid-run leaves: status `running`, an assistant tool call without a
 /// result, and an accepted input in the inbox.
 async fn leave_a_crashed_run(store: &dyn MessageStore) -> String {
-    let record = ThreadRecord {
-        id: format!("thread_crashed_{}", std::process::id()),
-        agent: "durable_agent".into(),
-        user_id: None,
-        created_at: 1,
-        arguments: serde_json::Map::new(),
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::new(),
-    };
+    let record = ThreadRecord::new(format!("thread_crashed_{}", std::process::id()), "durable_agent", 1);
     store.create_thread(&record).await.unwrap();
     let mut user = MessageRecord::new(Role::User, "first");
     user.id = "msg_1".into();
@@ -252,7 +244,7 @@ async fn a_recovered_thread_without_inputs_is_left_failed_owner_lost() {
     let recovery = runtime.recover().await.unwrap();
     assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
     assert!(recovery.resumed.is_empty());
-    let owner_lost = ThreadStatus::Failed(OWNER_LOST.into());
+    let owner_lost = ThreadStatus::Failed(FailReason::OwnerLost);
     assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, owner_lost);
 }
 
@@ -313,7 +305,7 @@ async fn abort_stops_a_streaming_reply_and_stores_none_of_it() {
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let (outcome, took) = abort_after(&thread, Duration::from_millis(100)).await;
     assert!(took < ABORT_BOUND, "the abort took {took:?}");
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
     assert_eq!(texts(&thread.messages().await.unwrap()), ["go"], "the partial reply is dropped");
 }
 
@@ -323,8 +315,8 @@ async fn abort_stops_a_model_that_never_answers() {
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let (outcome, took) = abort_after(&thread, Duration::from_millis(50)).await;
     assert!(took < ABORT_BOUND, "the abort took {took:?}");
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
-    assert_eq!(thread.status(), ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
+    assert_eq!(thread.status(), ThreadStatus::Stopped(StopReason::Aborted));
     // The thread is free again.
     assert!(
         tokio::time::timeout(Duration::from_secs(5), thread.inject_message(MessageRecord::new(Role::User, "x")))
@@ -346,7 +338,7 @@ async fn abort_stops_a_slow_tool_and_answers_its_call() {
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let (outcome, took) = abort_after(&thread, Duration::from_millis(100)).await;
     assert!(took < ABORT_BOUND, "the abort took {took:?}");
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
     let messages = thread.messages().await.unwrap();
     assert_provider_valid(&messages);
     let result = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_slow")).unwrap();
@@ -401,7 +393,7 @@ async fn the_reply_cap_applies_to_a_custom_model() {
     let runtime = capped(OneShot { text: "x".repeat(17), arguments: None }).build().unwrap();
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("go").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     let error = outcome.error.unwrap();
     assert!(error.contains("cap of 16 bytes") && error.contains("RuntimeBuilder::max_reply_bytes"), "{error}");
 
@@ -416,7 +408,7 @@ async fn the_tool_argument_cap_applies_to_a_custom_model() {
     let runtime = capped(OneShot { text: String::new(), arguments: Some(arguments) }).build().unwrap();
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("go").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     let error = outcome.error.unwrap();
     assert!(error.contains("RuntimeBuilder::max_tool_argument_bytes"), "{error}");
     assert_provider_valid(&thread.messages().await.unwrap());
@@ -469,7 +461,7 @@ async fn the_postgres_sweeper_recovers_a_dead_owners_thread_within_ttl_plus_one_
     assert_eq!(texts(&messages)[3..], ["second", "answered"]);
     // The settlement is an event every process sees.
     let events = store.events_after(&thread_id, 0).await.unwrap();
-    let owner_lost = serde_json::json!({ "type": "status", "status": "failed", "reason": OWNER_LOST });
+    let owner_lost = serde_json::json!({ "type": "status", "status": "failed", "reason": "owner_lost" });
     assert!(events.iter().any(|event| event.event == owner_lost), "{events:?}");
 }
 
@@ -493,7 +485,7 @@ async fn recovery_leaves_a_run_of_this_process_alone() {
     assert_eq!(runtime.store().load_thread(thread.id()).await.unwrap().unwrap().status, ThreadStatus::Running);
     thread.abort();
     let outcome = send.await.unwrap().unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,7 +509,7 @@ async fn two_handles_of_one_thread_take_turns() {
     assert_eq!(texts(&first.messages().await.unwrap()), ["one"], "the second handle's run waits for its turn");
     first.abort();
     let outcome = tokio::time::timeout(Duration::from_secs(10), one).await.unwrap().unwrap().unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
     // Now the second run has the thread: it stores its message and waits on the model.
     let deadline = Instant::now() + Duration::from_secs(10);
     while texts(&second.messages().await.unwrap()) != ["one", "two"] {
@@ -526,5 +518,5 @@ async fn two_handles_of_one_thread_take_turns() {
     }
     second.abort();
     let outcome = tokio::time::timeout(Duration::from_secs(10), two).await.unwrap().unwrap().unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
 }

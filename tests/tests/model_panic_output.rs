@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use hooks_runtime::model::{Model, ModelError, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadOptions};
 
 static SEEN_BY_APP_HOOK: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -52,8 +52,8 @@ async fn e9_a_model_panic_settles_the_run_and_never_reaches_the_applications_pan
     let runtime = Runtime::builder().agent::<model_panic_agent>().model("panicky", PanicsWithContents).build().unwrap();
     let thread = runtime.create_thread("model_panic_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("s3cr3t-model-9b2c").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("panicked".into()));
-    assert_eq!(thread.status(), ThreadStatus::Failed("panicked".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::Panicked));
+    assert_eq!(thread.status(), ThreadStatus::Failed(FailReason::Panicked));
     let stored = thread.messages().await.unwrap();
     assert!(stored.iter().all(|m| !format!("{m:?}").contains("model bug")), "the panic text was stored: {stored:?}");
 

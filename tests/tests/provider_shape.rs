@@ -11,7 +11,7 @@ mod support;
 
 use hooks_runtime::model::{ModelRequest, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::json;
@@ -267,7 +267,7 @@ async fn r9_calls_left_without_a_result_by_a_stopped_run_are_not_sent() {
     let thread = runtime.create_thread("r9_past_tools_agent", ThreadOptions::default()).await.unwrap();
     // The first failure stops the turn: `call_b` never runs and has no result.
     let first = thread.send("Try it.").await.unwrap();
-    assert_eq!(first.status, ThreadStatus::Stopped("repeated_tool_error".into()), "{first}");
+    assert_eq!(first.status, ThreadStatus::Stopped(StopReason::RepeatedToolError), "{first}");
     let second = thread.send("Again?").await.unwrap().into_result().unwrap();
     assert_eq!(second.reply.as_deref(), Some("Sorry."));
     assert_all_valid(&model);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, ThreadStatus};
 use hooks_runtime::{MAX_HOOK_DEPTH, Runtime, RuntimeError, Thread, ThreadOptions};
 use support::{Recorder, capture_logs, texts};
 
@@ -167,7 +167,7 @@ async fn e8_before_create_message_recursion_fails_the_write_not_the_process() {
 
     let outcome = thread.send("hello").await.unwrap();
 
-    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::MessageHookError));
     assert!(model.requests().is_empty(), "no turn started");
     assert!(thread.messages().await.unwrap().is_empty(), "every nested write was prevented");
     let refusals = logs.lines_with("[Hooks] ✗ state.inject_message");

@@ -3,7 +3,7 @@
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, ThreadStatus};
 use hooks_runtime::{RunFailed, Runtime, ThreadOptions};
 
 #[hook(before_create_message, id = "refuse_everything")]
@@ -27,14 +27,14 @@ async fn a_model_failure_is_an_error_from_into_result_that_says_why() {
     let thread = runtime.create_thread("outcome_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("a private question").await.expect("the runtime itself did not fail");
     assert!(outcome.is_failed());
-    assert_eq!(outcome.status, ThreadStatus::Failed("model_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     let said = outcome.to_string();
     assert_eq!(
         said,
         "the run failed (model_error) after 1 model step: model error: the scripted model has no response left"
     );
     let failed: RunFailed = outcome.clone().into_result().unwrap_err();
-    assert_eq!(failed.reason(), "model_error");
+    assert_eq!(failed.reason(), &FailReason::ModelError);
     assert_eq!(failed.to_string(), said);
     assert_eq!(format!("{failed:?}"), said, "a `main` returning it prints the sentence");
     assert_eq!(failed.into_outcome(), outcome);
@@ -46,7 +46,7 @@ async fn a_prevented_message_is_a_failure_whose_reason_is_explained() {
     let runtime = runtime(ScriptedModel::new([]));
     let thread = runtime.create_thread("refusing_agent", ThreadOptions::default()).await.unwrap();
     let failed = thread.send("hello").await.unwrap().into_result().unwrap_err();
-    assert_eq!(failed.reason(), "message_hook_error");
+    assert_eq!(failed.reason(), &FailReason::MessageHookError);
     assert_eq!(
         failed.to_string(),
         "the run failed (message_hook_error) after 0 model steps: a before_create_message hook prevented the \

@@ -69,7 +69,8 @@ async fn runtime_and_store_errors_print_a_sentence_through_main() {
     );
     let error = runtime.open_thread("thread_gone").await.unwrap_err();
     assert!(printed_by_main(error).starts_with("no thread `thread_gone` in the store; check the id"));
-    let store = hooks_runtime::store::StoreError("sqlite: database is locked".into());
+    let store =
+        hooks_runtime::store::StoreError::new(hooks_runtime::store::StoreErrorKind::Busy, "sqlite: database is locked");
     assert_eq!(printed_by_main(store), "message store: sqlite: database is locked");
 }
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use hooks_runtime::declarative::DeclarativeHookRegistry;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::ThreadStatus;
+use hooks_runtime::store::{FailReason, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, Thread, ThreadOptions};
 use serde_json::{Value, json};
@@ -329,7 +329,7 @@ async fn k5_user_prompt_submit_blocks_a_message_before_it_is_stored() {
     let runtime = runtime(model.clone(), hooks, &calls);
     let thread = thread(&runtime, "k_agent").await;
     let outcome = thread.send("my password is hunter2").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::MessageHookError));
     assert_eq!(outcome.error.as_deref(), Some("a UserPromptSubmit hook blocked the message: no secrets in prompts"));
     assert!(thread.messages().await.unwrap().is_empty(), "nothing stored");
     assert!(model.requests().is_empty(), "no turn");
@@ -403,7 +403,7 @@ async fn k5_a_stop_hook_that_always_blocks_is_bounded_by_max_steps() {
     let runtime = runtime(model.clone(), hooks, &calls);
     let thread = thread(&runtime, "k_agent").await;
     let outcome = thread.send("go").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("max_steps".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::MaxSteps));
     assert_eq!(model.requests().len(), 6);
 }
 
@@ -467,7 +467,7 @@ async fn k3_an_abort_does_not_wait_for_a_running_hook_and_kills_it() {
     let begun = std::time::Instant::now();
     let outcome = thread.send("go").await.unwrap();
     aborter.await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
     assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the run waited for the hook");
     assert!(lock(&calls).is_empty());
     let alive = || {

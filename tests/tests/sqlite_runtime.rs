@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, ThreadStatus};
+use hooks_runtime::store::{FailReason, InMemoryStore, MessageStore, SqliteStore, ThreadStatus};
 use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::json;
 
@@ -78,14 +78,14 @@ async fn m6_prevented_message_leaves_no_row_in_sqlite() {
     let runtime = runtime(&path, model.clone());
     let thread = runtime.create_thread("archivist", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("this is forbidden").await.unwrap();
-    assert_eq!(outcome.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::MessageHookError));
     assert!(model.requests().is_empty(), "no turn started");
     drop(runtime);
     // A fresh connection to the file: the thread exists, no message row does.
     let store = SqliteStore::open(&path).unwrap();
     assert!(store.messages(thread.id()).await.unwrap().is_empty());
     let stored = store.load_thread(thread.id()).await.unwrap().unwrap();
-    assert_eq!(stored.status, ThreadStatus::Failed("message_hook_error".into()));
+    assert_eq!(stored.status, ThreadStatus::Failed(FailReason::MessageHookError));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 

@@ -49,9 +49,7 @@ async fn text_deltas_stream_in_order_with_their_step_and_the_message_follows_who
     let mut created = Vec::new();
     while let Ok(event) = events.try_recv() {
         assert!(!matches!(event, ThreadEvent::MessageDelta { .. }), "no deltas on the ordinary events");
-        if let ThreadEvent::MessageCreated { role, message, .. } = event
-            && role == "assistant"
-        {
+        if let ThreadEvent::MessageCreated { role: Role::Assistant, message, .. } = event {
             created.push(message.content.clone());
         }
     }

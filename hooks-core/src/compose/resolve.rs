@@ -1,8 +1,6 @@
 //! Resolution (S1-S10): for each active context and hook kind, the ordered chain of hooks with
 //! their provenance. Computed once per agent when the runtime starts; dispatch only indexes it.
 
-use std::fmt;
-
 use crate::def::HookDef;
 use crate::kind::HookKind;
 use crate::registry::Registry;
@@ -91,9 +89,14 @@ impl EnabledRelationships {
 
 /// Why an agent's hooks could not be resolved. The runtime refuses to start (S8): a parent never
 /// runs with part of its children's hooks.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResolutionError {
     /// A requirement names a user-scope hook (D11, U2).
+    #[error(
+        "agent `{parent}`: child `{child}` requires `{hook}`, a user-scope hook, in its parent_hooks; \
+         user-scope hooks run for every user without being composed: remove it from `parent_hooks`"
+    )]
     UserScopeRequirement {
         /// The parent agent.
         parent: &'static str,
@@ -103,6 +106,10 @@ pub enum ResolutionError {
         hook: &'static str,
     },
     /// A listed or required hook is not linked into the binary's registry.
+    #[error(
+        "agent `{agent}`: hook `{hook}` referenced by {referenced_by} is not linked into this binary; \
+         depend on the crate that defines it and reference the hook by its path (`that_crate::{hook}`)"
+    )]
     UnregisteredHook {
         /// The agent being resolved.
         agent: &'static str,
@@ -112,6 +119,9 @@ pub enum ResolutionError {
         hook: &'static str,
     },
     /// A prompt or agent `hooks` list names a user-scope hook (D7, U2).
+    #[error(
+        "agent `{agent}`: {referenced_by} lists `{hook}`, a user-scope hook; user-scope hooks run without being listed: remove it from `hooks`"
+    )]
     UserScopeHookListed {
         /// The agent being resolved.
         agent: &'static str,
@@ -121,43 +131,15 @@ pub enum ResolutionError {
         hook: &'static str,
     },
     /// More optional relationships than the 64 a thread can track.
+    #[error(
+        "agent `{agent}` declares more than 64 optional subagent relationships, the most a thread tracks; \
+         make some of them required, or split the agent"
+    )]
     TooManyOptionalRelationships {
         /// The agent.
         agent: &'static str,
     },
 }
-
-impl fmt::Display for ResolutionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ResolutionError::UserScopeRequirement { parent, child, hook } => write!(
-                f,
-                "agent `{parent}`: child `{child}` requires `{hook}`, a user-scope hook, in its parent_hooks; \
-                 user-scope hooks run for every user without being composed: remove it from `parent_hooks`"
-            ),
-            ResolutionError::UnregisteredHook { agent, referenced_by, hook } => {
-                write!(
-                    f,
-                    "agent `{agent}`: hook `{hook}` referenced by {referenced_by} is not linked into this binary; \
-                     depend on the crate that defines it and reference the hook by its path (`that_crate::{hook}`)"
-                )
-            }
-            ResolutionError::UserScopeHookListed { agent, referenced_by, hook } => write!(
-                f,
-                "agent `{agent}`: {referenced_by} lists `{hook}`, a user-scope hook; user-scope hooks run without being listed: remove it from `hooks`"
-            ),
-            ResolutionError::TooManyOptionalRelationships { agent } => {
-                write!(
-                    f,
-                    "agent `{agent}` declares more than 64 optional subagent relationships, the most a thread tracks; \
-                     make some of them required, or split the agent"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for ResolutionError {}
 
 /// An agent's resolved hook table: per active context and kind, the ordered chain.
 #[derive(Debug, Clone)]

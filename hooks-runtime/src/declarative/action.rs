@@ -7,6 +7,7 @@ use std::fmt;
 /// In both modes the command is text run with `sh -c`, and every context value is also set in
 /// the child's environment as `HOOK_<NAME>` (see [`env_var_name`](super::env_var_name)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum CommandMode {
     /// The reference behaviour: `${name}` is replaced by the raw value, so a value is spliced
     /// into shell text. A tool name such as `x; rm -rf ~` becomes shell syntax. Use only with
@@ -57,6 +58,7 @@ impl CommandMode {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HookAction {
     /// Writes `[HOOK] <message>` at INFO.
     Log {

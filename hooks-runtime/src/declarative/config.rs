@@ -22,6 +22,7 @@ use super::{HookAction, HookEvent, HookMatcher};
 /// assert_eq!(hook.to_string(), r#"preToolUse matcher=file_* log "${tool} starting""#);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct HookConfig {
     /// When the hook runs.
     pub event: HookEvent,

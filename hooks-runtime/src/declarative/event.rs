@@ -17,6 +17,7 @@ use std::str::FromStr;
 /// assert!("pretooluse".parse::<HookEvent>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum HookEvent {
     /// Before each tool call that passed the agent's authorization check.
     PreToolUse,
@@ -92,7 +93,8 @@ impl fmt::Display for HookEvent {
 }
 
 /// A string that names no [`HookEvent`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown event `{name}`{}", self.advice())]
 pub struct UnknownHookEvent {
     name: String,
 }
@@ -114,20 +116,17 @@ fn fold(name: &str) -> String {
     name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
-impl fmt::Display for UnknownHookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown event `{}`", self.name)?;
+impl UnknownHookEvent {
+    /// What the name was probably meant to be, or else the names there are.
+    fn advice(&self) -> String {
         match self.suggestion() {
-            Some(event) => write!(f, "; did you mean `{}` or `{}`?", event.camel_case(), event.upper_snake_case()),
-            None => f.write_str(
-                "; expected one of `preToolUse`, `postToolUse`, `onError`, `onStart`, `onStop` \
-                 (or the UPPER_SNAKE spelling)",
-            ),
+            Some(event) => format!("; did you mean `{}` or `{}`?", event.camel_case(), event.upper_snake_case()),
+            None => "; expected one of `preToolUse`, `postToolUse`, `onError`, `onStart`, `onStop` \
+                     (or the UPPER_SNAKE spelling)"
+                .to_owned(),
         }
     }
 }
-
-impl std::error::Error for UnknownHookEvent {}
 
 impl FromStr for HookEvent {
     type Err = UnknownHookEvent;

@@ -28,7 +28,15 @@ const UNTRUSTED_PLACEHOLDERS: [&str; 4] = ["tool", "error", "args", "result"];
 const ENTRY_FIELDS: &str = "`event`, `matcher` or `action`";
 
 /// One thing wrong with a hooks document.
+///
+/// ```
+/// use hooks_runtime::declarative::LoadProblem;
+///
+/// let problem = LoadProblem::new(Some(1), Some("event"), "unknown event `never`");
+/// assert_eq!(problem.to_string(), "entry #1 (field `event`): unknown event `never`");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadProblem {
     /// Index of the entry in the `hooks` list; `None` for a problem with the whole document.
     pub entry: Option<usize>,
@@ -40,6 +48,12 @@ pub struct LoadProblem {
 }
 
 impl LoadProblem {
+    /// A problem with entry `entry` (`None`: the whole document), at `field` (`None`: the entry
+    /// or document as a whole), saying `message`.
+    pub fn new(entry: Option<usize>, field: Option<&str>, message: impl Into<String>) -> Self {
+        LoadProblem { entry, field: field.map(str::to_owned), message: message.into() }
+    }
+
     fn entry(index: usize, field: Option<&str>, message: impl Into<String>) -> Self {
         LoadProblem { entry: Some(index), field: field.map(str::to_owned), message: message.into() }
     }
@@ -105,6 +119,7 @@ fn render_problems(problems: &[LoadProblem]) -> String {
 
 /// A hook kept from a document, with its index in the `hooks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KeptHook {
     /// Index of the entry in the `hooks` list.
     pub index: usize,
@@ -135,6 +150,7 @@ pub struct KeptHook {
 /// assert_eq!(report.problems[1].to_string(), "entry #1 (field `action.type`): unknown action type `email`; expected `log` or `command`");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadReport {
     /// The valid entries, in document order.
     pub kept: Vec<KeptHook>,

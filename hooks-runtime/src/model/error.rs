@@ -213,7 +213,8 @@ impl fmt::Display for ProviderErrorKind {
 /// assert_eq!(error.provider_type(), Some("server_error"));
 /// assert!(error.message().contains("hunter2"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
 pub struct ProviderError {
     status: Option<u16>,
     provider_type: Option<String>,
@@ -327,19 +328,19 @@ impl ProviderError {
     }
 }
 
-impl fmt::Display for ProviderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.mid_stream, self.status) {
-            (false, Some(status)) => write!(f, "model endpoint returned HTTP {status}")?,
-            (false, None) => f.write_str("model endpoint returned an error")?,
-            (true, Some(status)) => write!(f, "model endpoint reported an error mid-stream, HTTP {status}")?,
-            (true, None) => f.write_str("model endpoint reported an error mid-stream")?,
-        }
-        write!(f, " ({})", self.kind())
+impl ProviderError {
+    /// The error's sentence: where it came from (HTTP status, mid-stream) and its kind; never
+    /// the provider's message, which may quote the request.
+    fn describe(&self) -> String {
+        let source = match (self.mid_stream, self.status) {
+            (false, Some(status)) => format!("model endpoint returned HTTP {status}"),
+            (false, None) => "model endpoint returned an error".to_owned(),
+            (true, Some(status)) => format!("model endpoint reported an error mid-stream, HTTP {status}"),
+            (true, None) => "model endpoint reported an error mid-stream".to_owned(),
+        };
+        format!("{source} ({})", self.kind())
     }
 }
-
-impl std::error::Error for ProviderError {}
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,15 @@ use hooks_core::{AbortSignal, LlmMessage};
 use serde::{Deserialize, Serialize};
 
 /// A tool as the model is told about it.
+///
+/// ```
+/// use hooks_runtime::model::ToolSpec;
+///
+/// let spec = ToolSpec::new("lookup", "Finds an order.", serde_json::json!({"type": "object"}));
+/// assert_eq!(spec.name, "lookup");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The tool's name.
     pub name: String,
@@ -26,6 +34,14 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON schema of its arguments.
     pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// The tool `name`, described by `description`, whose arguments follow the JSON schema
+    /// `parameters`.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: serde_json::Value) -> Self {
+        ToolSpec { name: name.into(), description: description.into(), parameters }
+    }
 }
 
 /// One provider request: the history after `prefilter_llm_history`, and the tools on offer.
@@ -38,6 +54,7 @@ pub struct ToolSpec {
 /// assert!(request.abort.is_none());
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// The model's name, as the prompt gives it.
     pub model: String,

@@ -17,6 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// assert_eq!(serde_json::to_value(run).unwrap()["total_tokens"], 360);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
     /// Tokens of the request.
     pub prompt_tokens: u64,

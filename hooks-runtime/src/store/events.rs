@@ -10,6 +10,7 @@ use super::StoreError;
 /// A thread event as stored: its thread, its place in the thread's events, and its JSON (the
 /// [`ThreadEvent`](crate::ThreadEvent) shape, e.g. `{"type":"status","status":"running"}`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StoredEvent {
     /// The thread.
     pub thread_id: String,
@@ -18,6 +19,20 @@ pub struct StoredEvent {
     pub seq: u64,
     /// The event, as [`ThreadEvent`](crate::ThreadEvent) serializes it.
     pub event: serde_json::Value,
+}
+
+impl StoredEvent {
+    /// Event `seq` of `thread_id`, as JSON: a store reading one back.
+    ///
+    /// ```
+    /// use hooks_runtime::store::StoredEvent;
+    ///
+    /// let event = StoredEvent::new("t1", 1, serde_json::json!({"type": "status", "status": "running"}));
+    /// assert_eq!(event.seq, 1);
+    /// ```
+    pub fn new(thread_id: impl Into<String>, seq: u64, event: serde_json::Value) -> Self {
+        StoredEvent { thread_id: thread_id.into(), seq, event }
+    }
 }
 
 /// The events of one thread, as a store delivers them. Dropping it stops the delivery (and

@@ -15,6 +15,7 @@ use hooks_core::MessageRecord;
 /// assert!(entry.enqueued_at > 0);
 /// ```
 #[derive(Debug, PartialEq)]
+#[non_exhaustive]
 pub struct InboxEntry {
     /// The entry's id, which is also the id of the run that takes it (an HTTP send's `runId`).
     pub id: String,
@@ -27,7 +28,20 @@ pub struct InboxEntry {
 impl InboxEntry {
     /// A new entry for `message`, with a fresh id and the current time.
     pub fn new(message: MessageRecord) -> Self {
-        InboxEntry { id: crate::ids::new_id("run"), message, enqueued_at: crate::ids::now_ms() }
+        InboxEntry::from_parts(crate::ids::new_id("run"), message, crate::ids::now_ms())
+    }
+
+    /// The entry `id` for `message`, accepted at `enqueued_at`: a store reading one back.
+    ///
+    /// ```
+    /// use hooks_core::{MessageRecord, Role};
+    /// use hooks_runtime::store::InboxEntry;
+    ///
+    /// let entry = InboxEntry::from_parts("run_1".into(), MessageRecord::new(Role::User, "hello"), 1_700_000_000_000);
+    /// assert_eq!(entry.id, "run_1");
+    /// ```
+    pub fn from_parts(id: String, message: MessageRecord, enqueued_at: i64) -> Self {
+        InboxEntry { id, message, enqueued_at }
     }
 }
 

@@ -37,7 +37,8 @@ impl InMemoryStore {
         action: impl FnOnce(&mut StoredThread) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        let thread = threads.get_mut(thread_id).ok_or_else(|| StoreError(format!("no thread `{thread_id}`")))?;
+        let thread =
+            threads.get_mut(thread_id).ok_or_else(|| StoreError::not_found(format!("no thread `{thread_id}`")))?;
         action(thread)
     }
 }
@@ -58,7 +59,7 @@ impl MessageStore for InMemoryStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if threads.contains_key(&thread.id) {
-            return Err(StoreError(format!("thread `{}` already exists", thread.id)));
+            return Err(StoreError::conflict(format!("thread `{}` already exists", thread.id)));
         }
         threads.insert(
             thread.id.clone(),
@@ -89,7 +90,7 @@ impl MessageStore for InMemoryStore {
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         self.with_thread(thread_id, |thread| {
             if thread.messages.iter().any(|m| m.id == message.id) {
-                return Err(StoreError(format!("message `{}` already exists", message.id)));
+                return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
             }
             thread.messages.push(message.clone());
             Ok(message.clone())
@@ -103,11 +104,10 @@ impl MessageStore for InMemoryStore {
         update: &MessageUpdate,
     ) -> Result<HookMessage, StoreError> {
         self.with_thread(thread_id, |thread| {
-            let message = thread
-                .messages
-                .iter_mut()
-                .find(|m| m.id == message_id)
-                .ok_or_else(|| StoreError(format!("no message `{message_id}` in thread `{thread_id}`")))?;
+            let message =
+                thread.messages.iter_mut().find(|m| m.id == message_id).ok_or_else(|| {
+                    StoreError::not_found(format!("no message `{message_id}` in thread `{thread_id}`"))
+                })?;
             update.apply_to(message);
             Ok(message.clone())
         })
@@ -168,10 +168,10 @@ impl MessageStore for InMemoryStore {
 
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let message =
-            inbox::encode(entry).map_err(|e| StoreError(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
+            inbox::encode(entry).map_err(|e| StoreError::other(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
         self.with_thread(thread_id, |thread| {
             if thread.inbox.iter().any(|(id, ..)| *id == entry.id) {
-                return Err(StoreError(format!("inbox entry `{}` already exists", entry.id)));
+                return Err(StoreError::conflict(format!("inbox entry `{}` already exists", entry.id)));
             }
             thread.inbox.push((entry.id.clone(), message, entry.enqueued_at));
             Ok(())
@@ -185,7 +185,7 @@ impl MessageStore for InMemoryStore {
                 .iter()
                 .map(|(id, message, at)| inbox::decode(id.clone(), message, *at))
                 .collect::<Result<_, _>>()
-                .map_err(|e| StoreError(format!("pending_inputs: thread `{thread_id}`: {e}")))
+                .map_err(|e| StoreError::corrupt(format!("pending_inputs: thread `{thread_id}`: {e}")))
         })
     }
 
@@ -199,7 +199,7 @@ impl MessageStore for InMemoryStore {
             let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
             if let Some(message) = message {
                 if thread.messages.iter().any(|m| m.id == message.id) {
-                    return Err(StoreError(format!("message `{}` already exists", message.id)));
+                    return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
                 }
                 thread.messages.push(message.clone());
             }

@@ -9,6 +9,7 @@
 //! Give one to [`RuntimeBuilder::store`](crate::RuntimeBuilder::store); every store passes the
 //! same store suite.
 
+mod error;
 mod events;
 mod inbox;
 mod memory;
@@ -17,6 +18,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use error::{StoreError, StoreErrorKind};
 pub use events::{EventSubscription, StoredEvent};
 pub use inbox::InboxEntry;
 pub use memory::InMemoryStore;
@@ -33,14 +35,19 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
 pub use crate::events::ThreadStatus;
-
-/// The status reason of a thread whose run lost its owner: the process running it stopped (was
-/// killed, crashed) before the run ended. Recovery (`Runtime::recover`, and on PostgreSQL also
-/// a takeover of the expired lease) settles such a thread `failed (owner_lost)`.
-pub const OWNER_LOST: &str = "owner_lost";
+pub use crate::reasons::{FailReason, StopReason};
 
 /// A persisted thread: identity, status and thread values.
+///
+/// ```
+/// use hooks_runtime::store::{ThreadRecord, ThreadStatus};
+///
+/// let mut thread = ThreadRecord::new("t1", "support", 1_700_000_000_000);
+/// thread.user_id = Some("alice".into());
+/// assert_eq!(thread.status, ThreadStatus::Idle);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ThreadRecord {
     /// The thread id.
     pub id: String,
@@ -59,21 +66,19 @@ pub struct ThreadRecord {
     pub values: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A store failure. The message names what failed, never message contents. Its `Debug` is its
-/// `Display`, so a `main` that returns it prints the sentence.
-///
-/// ```
-/// # use hooks_runtime::store::StoreError;
-/// let error = StoreError("sqlite: database is locked".into());
-/// assert_eq!(format!("{error:?}"), "message store: sqlite: database is locked");
-/// ```
-#[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("message store: {0}")]
-pub struct StoreError(pub String);
-
-impl fmt::Debug for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+impl ThreadRecord {
+    /// Thread `id` of `agent`, created at `created_at` (milliseconds since the Unix epoch):
+    /// `idle`, with no user, arguments or values until they are set.
+    pub fn new(id: impl Into<String>, agent: impl Into<String>, created_at: i64) -> Self {
+        ThreadRecord {
+            id: id.into(),
+            agent: agent.into(),
+            user_id: None,
+            created_at,
+            arguments: serde_json::Map::new(),
+            status: ThreadStatus::Idle,
+            values: serde_json::Map::new(),
+        }
     }
 }
 
@@ -137,9 +142,12 @@ pub trait MessageStore: Send + Sync + 'static {
     /// runtime's `send`, which stores the message in its run, still works on it).
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let _ = entry;
-        Err(StoreError(format!(
-            "enqueue_input: thread `{thread_id}`: this store keeps no inbox, so it cannot accept a message for a later run; implement MessageStore::enqueue_input, pending_inputs and take_input, or use Thread::send"
-        )))
+        Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "enqueue_input: thread `{thread_id}`: this store keeps no inbox, so it cannot accept a message for a later run; implement MessageStore::enqueue_input, pending_inputs and take_input, or use Thread::send"
+            ),
+        ))
     }
 
     /// The thread's inbox, oldest first. The default (a store without an inbox) has none.
@@ -159,10 +167,13 @@ pub trait MessageStore: Send + Sync + 'static {
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
         let _ = (message, input_id);
-        Err(StoreError(format!(
-            "take_input: thread `{thread_id}`: this store keeps no inbox; implement MessageStore::enqueue_input, \
+        Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "take_input: thread `{thread_id}`: this store keeps no inbox; implement MessageStore::enqueue_input, \
              pending_inputs and take_input together"
-        )))
+            ),
+        ))
     }
 
     /// The threads a run may have left unsettled: status `running`, or inputs in the inbox. A
@@ -249,10 +260,11 @@ pub trait MessageStore: Send + Sync + 'static {
 /// ```
 /// use hooks_runtime::store::UserValue;
 ///
-/// let value = UserValue { key: "theme".into(), value: serde_json::json!("dark"), updated_at: 1_700_000_000_000 };
+/// let value = UserValue::new("theme", serde_json::json!("dark"), 1_700_000_000_000);
 /// assert_eq!(value.key, "theme");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UserValue {
     /// The key.
     pub key: String,
@@ -262,20 +274,25 @@ pub struct UserValue {
     pub updated_at: i64,
 }
 
+impl UserValue {
+    /// Value `value` of `key`, last set at `updated_at` (milliseconds since the Unix epoch).
+    pub fn new(key: impl Into<String>, value: serde_json::Value, updated_at: i64) -> Self {
+        UserValue { key: key.into(), value, updated_at }
+    }
+}
+
 /// Something that happened to a user, on its way between processes
 /// ([`MessageStore::publish_user_change`]): a user value change or a new thread of the user.
 ///
 /// ```
 /// use hooks_runtime::store::{UserChange, UserChangeKind};
 ///
-/// let change = UserChange {
-///     origin: "runtime_a".into(),
-///     user_id: "alice".into(),
-///     kind: UserChangeKind::ValueChanged { key: "theme".into(), old: None, new: Some(serde_json::json!("dark")) },
-/// };
+/// let kind = UserChangeKind::ValueChanged { key: "theme".into(), old: None, new: Some(serde_json::json!("dark")) };
+/// let change = UserChange::new("runtime_a", "alice", kind);
 /// assert_eq!(change.key(), Some("theme"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UserChange {
     /// The runtime that made the change, so that it skips its own (each runtime has its own).
     pub origin: String,
@@ -287,6 +304,11 @@ pub struct UserChange {
 }
 
 impl UserChange {
+    /// `kind` happened to `user_id`, made by runtime `origin`.
+    pub fn new(origin: impl Into<String>, user_id: impl Into<String>, kind: UserChangeKind) -> Self {
+        UserChange { origin: origin.into(), user_id: user_id.into(), kind }
+    }
+
     /// The user value's key, for a value change.
     pub fn key(&self) -> Option<&str> {
         match &self.kind {

@@ -22,7 +22,7 @@ use rusqlite::{
 };
 use serde_json::{Map, Value};
 
-use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
+use super::{InboxEntry, MessageStore, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox};
 
 /// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
 /// [`MIGRATIONS`] applied.
@@ -183,9 +183,11 @@ impl SqliteStore {
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let open_error = |detail: &dyn fmt::Display| StoreError(format!("open `{}`: {detail}", path.display()));
-        let mut connection = Connection::open(&path).map_err(|e| open_error(&e))?;
-        prepare(&mut connection, true).map_err(|detail| open_error(&detail))?;
+        let open_error = |(kind, detail): (StoreErrorKind, String)| {
+            StoreError::new(kind, format!("open `{}`: {detail}", path.display()))
+        };
+        let mut connection = Connection::open(&path).map_err(|e| open_error((sql_kind(&e), e.to_string())))?;
+        prepare(&mut connection, true).map_err(open_error)?;
         Ok(Self { connection: Arc::new(Mutex::new(connection)), path: Some(path) })
     }
 
@@ -199,9 +201,11 @@ impl SqliteStore {
     /// # Ok::<(), hooks_runtime::store::StoreError>(())
     /// ```
     pub fn in_memory() -> Result<Self, StoreError> {
-        let open_error = |detail: &dyn fmt::Display| StoreError(format!("open in-memory database: {detail}"));
-        let mut connection = Connection::open_in_memory().map_err(|e| open_error(&e))?;
-        prepare(&mut connection, false).map_err(|detail| open_error(&detail))?;
+        let open_error = |(kind, detail): (StoreErrorKind, String)| {
+            StoreError::new(kind, format!("open in-memory database: {detail}"))
+        };
+        let mut connection = Connection::open_in_memory().map_err(|e| open_error((sql_kind(&e), e.to_string())))?;
+        prepare(&mut connection, false).map_err(open_error)?;
         Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None })
     }
 
@@ -232,30 +236,33 @@ impl SqliteStore {
         .await
         .map_err(|e| {
             let what = if e.is_panic() { "panicked" } else { "was cancelled" };
-            StoreError(format!("{operation}: the blocking task {what}"))
+            StoreError::other(format!("{operation}: the blocking task {what}"))
         })?
     }
 }
 
 /// Sets the connection up: busy timeout, WAL (for files), foreign keys, then the schema.
-fn prepare(connection: &mut Connection, file: bool) -> Result<(), String> {
-    connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+fn prepare(connection: &mut Connection, file: bool) -> Result<(), (StoreErrorKind, String)> {
+    let sql = |e: rusqlite::Error| (sql_kind(&e), e.to_string());
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
     if file {
-        let mode: String =
-            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+        let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(sql)?;
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(journal_mode = %mode, "SQLite message store: WAL mode unavailable, using the journal mode the file has");
         }
     }
-    connection.pragma_update(None, "foreign_keys", true).map_err(|e| e.to_string())?;
+    connection.pragma_update(None, "foreign_keys", true).map_err(sql)?;
 
     // An immediate transaction, so two processes creating the same file do not race.
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(sql)?;
     if version > SCHEMA_VERSION {
-        return Err(format!(
-            "the file has schema version {version}, newer than version {SCHEMA_VERSION} that this build of \
+        return Err((
+            StoreErrorKind::Corrupt,
+            format!(
+                "the file has schema version {version}, newer than version {SCHEMA_VERSION} that this build of \
              hooks-runtime reads; open it with a newer hooks-runtime"
+            ),
         ));
     }
     if version == 0 {
@@ -264,24 +271,48 @@ fn prepare(connection: &mut Connection, file: bool) -> Result<(), String> {
                 .prepare(
                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
                 )
-                .map_err(|e| e.to_string())?;
-            statement.query_map([], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| e.to_string())?
+                .map_err(sql)?;
+            statement.query_map([], |row| row.get(0)).and_then(Iterator::collect).map_err(sql)?
         };
         if !tables.is_empty() {
             let tables = tables.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
-            return Err(format!(
-                "the database already has tables ({tables}) but no hooks-runtime schema version (user_version 0): \
+            return Err((
+                StoreErrorKind::Corrupt,
+                format!(
+                    "the database already has tables ({tables}) but no hooks-runtime schema version (user_version 0): \
                  it was not created by this store, which will not adopt or change it; use a new file"
+                ),
             ));
         }
     }
     for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
-        tx.execute_batch(step).map_err(|e| format!("migrate the schema from version {from} to {}: {e}", from + 1))?;
+        tx.execute_batch(step)
+            .map_err(|e| (sql_kind(&e), format!("migrate the schema from version {from} to {}: {e}", from + 1)))?;
     }
     if version < SCHEMA_VERSION {
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(|e| e.to_string())?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
     }
-    tx.commit().map_err(|e| e.to_string())
+    tx.commit().map_err(sql)
+}
+
+/// The kind of an SQLite failure: a file that cannot be opened is [`StoreErrorKind::Connection`],
+/// a lock held past the busy timeout [`StoreErrorKind::Busy`], a uniqueness violation
+/// [`StoreErrorKind::Conflict`], a file that is no database [`StoreErrorKind::Corrupt`].
+fn sql_kind(e: &rusqlite::Error) -> StoreErrorKind {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => StoreErrorKind::Connection,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreErrorKind::Corrupt,
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreErrorKind::Busy,
+        Some(ErrorCode::ConstraintViolation)
+            if matches!(e, rusqlite::Error::SqliteFailure(failure, _)
+                if failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    || failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE) =>
+        {
+            StoreErrorKind::Conflict
+        }
+        _ => StoreErrorKind::Other,
+    }
 }
 
 /// What an operation works on, so that every error names the operation and its ids.
@@ -307,25 +338,27 @@ impl<'a> Op<'a> {
     }
 
     /// The one place a store error is worded.
-    fn error(&self, detail: impl fmt::Display) -> StoreError {
+    fn error(&self, kind: StoreErrorKind, detail: impl fmt::Display) -> StoreError {
         match (self.message_id, self.row) {
-            (Some(message_id), Some(row)) => StoreError(format!(
-                "{}: message `{message_id}` (row {row}) in thread `{}`: {detail}",
-                self.name, self.thread_id
-            )),
+            (Some(message_id), Some(row)) => StoreError::new(
+                kind,
+                format!("{}: message `{message_id}` (row {row}) in thread `{}`: {detail}", self.name, self.thread_id),
+            ),
             (None, Some(row)) => {
-                StoreError(format!("{}: row {row} in thread `{}`: {detail}", self.name, self.thread_id))
+                StoreError::new(kind, format!("{}: row {row} in thread `{}`: {detail}", self.name, self.thread_id))
             }
-            (Some(message_id), None) => {
-                StoreError(format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id))
-            }
-            (None, None) => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
+            (Some(message_id), None) => StoreError::new(
+                kind,
+                format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id),
+            ),
+            (None, None) => StoreError::new(kind, format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
         }
     }
 
-    /// Maps an SQLite failure (whose text names tables and constraints, never values).
+    /// Maps an SQLite failure (whose text names tables and constraints, never values), kept as
+    /// the error's source.
     fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |e| self.error(format_args!("SQLite: {e}"))
+        move |e| self.error(sql_kind(&e), format_args!("SQLite: {e}")).with_source(e)
     }
 
     /// Fails with "no thread" unless the thread exists.
@@ -333,7 +366,7 @@ impl<'a> Op<'a> {
         let exists: bool = tx
             .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [self.thread_id], |row| row.get(0))
             .map_err(self.sql())?;
-        if exists { Ok(()) } else { Err(self.error("no such thread")) }
+        if exists { Ok(()) } else { Err(self.error(StoreErrorKind::NotFound, "no such thread")) }
     }
 
     /// Fails, naming the first unreadable row, when the thread has a row that
@@ -345,10 +378,13 @@ impl<'a> Op<'a> {
             .map_err(self.sql())?;
         match corrupt {
             None => Ok(()),
-            Some((row, message_id)) => Err(self.error(format_args!(
-                "the thread's stored history is unreadable at message `{message_id}` (row {row}), so nothing \
+            Some((row, message_id)) => Err(self.error(
+                StoreErrorKind::Corrupt,
+                format_args!(
+                    "the thread's stored history is unreadable at message `{message_id}` (row {row}), so nothing \
                  more is written to it; repair or delete that row"
-            ))),
+                ),
+            )),
         }
     }
 }
@@ -364,26 +400,6 @@ fn describe_json_error(e: &serde_json::Error) -> String {
     format!("{kind} at line {}, column {}", e.line(), e.column())
 }
 
-fn status_columns(status: &ThreadStatus) -> (&'static str, Option<&str>) {
-    match status {
-        ThreadStatus::Idle => ("idle", None),
-        ThreadStatus::Running => ("running", None),
-        ThreadStatus::Stopped(reason) => ("stopped", Some(reason)),
-        ThreadStatus::Failed(reason) => ("failed", Some(reason)),
-    }
-}
-
-fn status_from_columns(status: &str, reason: Option<String>) -> Result<ThreadStatus, String> {
-    match (status, reason) {
-        ("idle", _) => Ok(ThreadStatus::Idle),
-        ("running", _) => Ok(ThreadStatus::Running),
-        ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(reason)),
-        ("failed", Some(reason)) => Ok(ThreadStatus::Failed(reason)),
-        ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
-        _ => Err(format!("unknown status `{status}`")),
-    }
-}
-
 fn role_from_str(role: &str) -> Option<Role> {
     [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|known| known.as_str() == role)
 }
@@ -395,15 +411,17 @@ fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Resu
     let id: String = row.get(0).map_err(Op::row(operation, thread_id, seq, None).sql())?;
     let op = Op::row(operation, thread_id, seq, Some(&id));
     let role: String = row.get(1).map_err(op.sql())?;
-    let role = role_from_str(&role).ok_or_else(|| op.error(format_args!("unknown role `{role}`")))?;
+    let role =
+        role_from_str(&role).ok_or_else(|| op.error(StoreErrorKind::Corrupt, format_args!("unknown role `{role}`")))?;
     let depth: Option<i64> = row.get(8).map_err(op.sql())?;
     let depth = depth
         .map(u32::try_from)
         .transpose()
-        .map_err(|_| op.error("the stored depth is not a non-negative 32-bit integer"))?;
+        .map_err(|_| op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer"))?;
     let extra: String = row.get(10).map_err(op.sql())?;
-    let extra: Map<String, Value> = serde_json::from_str(&extra)
-        .map_err(|e| op.error(format_args!("the stored `extra` column holds {}", describe_json_error(&e))))?;
+    let extra: Map<String, Value> = serde_json::from_str(&extra).map_err(|e| {
+        op.error(StoreErrorKind::Corrupt, format_args!("the stored `extra` column holds {}", describe_json_error(&e)))
+    })?;
     Ok(HookMessage {
         role,
         content: row.get(2).map_err(op.sql())?,
@@ -421,8 +439,9 @@ fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Resu
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
 fn write_value(op: &Op<'_>, tx: &Transaction<'_>, key: &str, value: &Value) -> Result<(), StoreError> {
-    let json = serde_json::to_string(value)
-        .map_err(|e| op.error(format_args!("encode thread value `{key}`: {}", describe_json_error(&e))))?;
+    let json = serde_json::to_string(value).map_err(|e| {
+        op.error(StoreErrorKind::Other, format_args!("encode thread value `{key}`: {}", describe_json_error(&e)))
+    })?;
     tx.execute(
         "INSERT INTO thread_values (thread_id, key, value) VALUES (?1, ?2, ?3)
          ON CONFLICT (thread_id, key) DO UPDATE SET value = excluded.value",
@@ -442,8 +461,12 @@ fn read_values(op: &Op<'_>, connection: &Connection) -> Result<Map<String, Value
     while let Some(row) = rows.next().map_err(op.sql())? {
         let key: String = row.get(0).map_err(op.sql())?;
         let json: String = row.get(1).map_err(op.sql())?;
-        let value = serde_json::from_str(&json)
-            .map_err(|e| op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e))))?;
+        let value = serde_json::from_str(&json).map_err(|e| {
+            op.error(
+                StoreErrorKind::Corrupt,
+                format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)),
+            )
+        })?;
         values.insert(key, value);
     }
     Ok(values)
@@ -497,9 +520,14 @@ fn read_thread(op: &Op<'_>, connection: &Connection) -> Result<Option<ThreadReco
     let Some((agent, user_id, created_at, arguments, status, reason)) = row else {
         return Ok(None);
     };
-    let arguments: Map<String, Value> = serde_json::from_str(&arguments)
-        .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
-    let status = status_from_columns(&status, reason).map_err(|detail| op.error(detail))?;
+    let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
+        op.error(
+            StoreErrorKind::Corrupt,
+            format_args!("the stored `arguments` column holds {}", describe_json_error(&e)),
+        )
+    })?;
+    let status = ThreadStatus::from_columns(&status, reason.as_deref())
+        .map_err(|detail| op.error(StoreErrorKind::Corrupt, detail))?;
     let values = read_values(op, connection)?;
     Ok(Some(ThreadRecord { id: op.thread_id.to_owned(), agent, user_id, created_at, arguments, status, values }))
 }
@@ -519,7 +547,7 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
         )
         .map_err(op.sql())?;
     if exists {
-        return Err(op.error("the message already exists"));
+        return Err(op.error(StoreErrorKind::Conflict, "the message already exists"));
     }
     let seq: i64 = tx
         .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [thread_id], |row| row.get(0))
@@ -538,8 +566,9 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
 }
 
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
-    serde_json::to_string(&message.extra)
-        .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
+    serde_json::to_string(&message.extra).map_err(|e| {
+        op.error(StoreErrorKind::Other, format_args!("encode the extra fields: {}", describe_json_error(&e)))
+    })
 }
 
 #[async_trait::async_trait]
@@ -548,15 +577,16 @@ impl MessageStore for SqliteStore {
         let thread = thread.clone();
         self.run("create_thread", move |connection| {
             let op = Op::thread("create_thread", &thread.id);
-            let arguments = serde_json::to_string(&thread.arguments)
-                .map_err(|e| op.error(format_args!("encode the arguments: {}", describe_json_error(&e))))?;
-            let (status, reason) = status_columns(&thread.status);
+            let arguments = serde_json::to_string(&thread.arguments).map_err(|e| {
+                op.error(StoreErrorKind::Other, format_args!("encode the arguments: {}", describe_json_error(&e)))
+            })?;
+            let (status, reason) = (thread.status.as_str(), thread.status.reason());
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             let exists: bool = tx
                 .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&thread.id], |row| row.get(0))
                 .map_err(op.sql())?;
             if exists {
-                return Err(op.error("the thread already exists"));
+                return Err(op.error(StoreErrorKind::Conflict, "the thread already exists"));
             }
             tx.execute(
                 "INSERT INTO threads (id, agent, user_id, created_at, arguments, status, status_reason)
@@ -588,7 +618,9 @@ impl MessageStore for SqliteStore {
     async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
         let user_id = user_id.to_owned();
         self.run("threads_of_user", move |connection| {
-            let fail = |e: rusqlite::Error| StoreError(format!("threads_of_user: user `{user_id}`: SQLite: {e}"));
+            let fail = |e: rusqlite::Error| {
+                StoreError::new(sql_kind(&e), format!("threads_of_user: user `{user_id}`: SQLite: {e}")).with_source(e)
+            };
             // One snapshot for the list and every thread in it.
             let tx = connection.transaction().map_err(fail)?;
             let ids: Vec<String> = {
@@ -627,7 +659,7 @@ impl MessageStore for SqliteStore {
         let status = status.clone();
         self.run("set_status", move |connection| {
             let op = Op::thread("set_status", &thread_id);
-            let (status, reason) = status_columns(&status);
+            let (status, reason) = (status.as_str(), status.reason());
             // One statement: its own transaction.
             let changed = connection
                 .execute(
@@ -635,7 +667,7 @@ impl MessageStore for SqliteStore {
                     params![thread_id, status, reason],
                 )
                 .map_err(op.sql())?;
-            if changed == 0 { Err(op.error("no such thread")) } else { Ok(()) }
+            if changed == 0 { Err(op.error(StoreErrorKind::NotFound, "no such thread")) } else { Ok(()) }
         })
         .await
     }
@@ -673,7 +705,7 @@ impl MessageStore for SqliteStore {
                 let mut rows = statement.query([&thread_id, &message_id]).map_err(op.sql())?;
                 match rows.next().map_err(op.sql())? {
                     Some(row) => read_message("update_message", &thread_id, row)?,
-                    None => return Err(op.error("no such message")),
+                    None => return Err(op.error(StoreErrorKind::NotFound, "no such message")),
                 }
             };
             update.apply_to(&mut message);
@@ -721,7 +753,7 @@ impl MessageStore for SqliteStore {
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
         let op = Op::message("enqueue_input", &thread_id, &entry.id);
-        let message = inbox::encode(entry).map_err(|e| op.error(e))?;
+        let message = inbox::encode(entry).map_err(|e| op.error(StoreErrorKind::Other, e))?;
         let (id, at) = (entry.id.clone(), entry.enqueued_at);
         self.run("enqueue_input", move |connection| {
             let op = Op::message("enqueue_input", &thread_id, &id);
@@ -735,7 +767,7 @@ impl MessageStore for SqliteStore {
                 )
                 .map_err(op.sql())?;
             if inserted == 0 {
-                return Err(op.error("the inbox entry already exists"));
+                return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
             }
             tx.commit().map_err(op.sql())
         })
@@ -755,7 +787,7 @@ impl MessageStore for SqliteStore {
             let mut entries = Vec::new();
             for row in rows {
                 let (id, message, at) = row.map_err(op.sql())?;
-                entries.push(inbox::decode(id, &message, at).map_err(|e| op.error(e))?);
+                entries.push(inbox::decode(id, &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?);
             }
             Ok(entries)
         })
@@ -795,7 +827,9 @@ impl MessageStore for SqliteStore {
     /// file's threads (as at its start).
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
         self.run("unsettled_threads", move |connection| {
-            let fail = |e: rusqlite::Error| StoreError(format!("unsettled_threads: SQLite: {e}"));
+            let fail = |e: rusqlite::Error| {
+                StoreError::new(sql_kind(&e), format!("unsettled_threads: SQLite: {e}")).with_source(e)
+            };
             let mut statement = connection
                 .prepare(
                     "SELECT id FROM threads WHERE status = 'running'
@@ -870,11 +904,13 @@ impl MessageStore for SqliteStore {
 
 /// The error of a user value operation: names the operation and the user, never a value.
 fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) -> StoreError + 'a {
-    move |detail| StoreError(format!("{operation}: user `{user_id}`: {detail}"))
+    move |detail| StoreError::other(format!("{operation}: user `{user_id}`: {detail}"))
 }
 
 /// A stored user value; one that is not JSON is an error naming its key.
 fn parse_user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(json)
-        .map_err(|e| fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))))
+    serde_json::from_str(json).map_err(|e| {
+        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
+            .of_kind(StoreErrorKind::Corrupt)
+    })
 }

@@ -89,7 +89,7 @@ pub(crate) async fn create_from(
     };
     pipeline.shared.emit(ThreadEvent::MessageCreated {
         id: stored.id.clone(),
-        role: stored.role.as_str().to_owned(),
+        role: stored.role,
         message: std::sync::Arc::new(stored.clone()),
     });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);

@@ -39,10 +39,12 @@ use tokio::sync::broadcast;
 use crate::dispatch;
 use crate::model::{FinishReason, Usage};
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
-use crate::store::{InboxEntry, StoreError, ThreadRecord, ThreadStatus};
+use crate::store::{FailReason, InboxEntry, StopReason, StoreError, ThreadRecord, ThreadStatus};
 
-/// How a run ended.
+/// How a run ended. Built by the runtime; [`RunOutcome::new`] builds one elsewhere (a test, a
+/// custom front end), its other fields set afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// The thread's status after the run.
     pub status: ThreadStatus,
@@ -63,17 +65,24 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// An outcome with `status` after `steps` model steps, and nothing else: no reply, error,
+    /// handoff, usage or finish reason until they are set.
+    ///
+    /// ```
+    /// use hooks_runtime::RunOutcome;
+    /// use hooks_runtime::store::ThreadStatus;
+    ///
+    /// let mut done = RunOutcome::new(ThreadStatus::Idle, 1);
+    /// done.reply = Some("hi".into());
+    /// assert_eq!(done.to_string(), "the run completed after 1 model step");
+    /// ```
+    pub fn new(status: ThreadStatus, steps: u32) -> Self {
+        RunOutcome { status, steps, reply: None, handed_off_to: None, error: None, usage: None, finish_reason: None }
+    }
+
     /// A run that has started and not ended yet.
     pub(crate) fn running() -> Self {
-        RunOutcome {
-            status: ThreadStatus::Running,
-            steps: 0,
-            reply: None,
-            handed_off_to: None,
-            error: None,
-            usage: None,
-            finish_reason: None,
-        }
+        RunOutcome::new(ThreadStatus::Running, 0)
     }
 
     /// Whether the last model step's reply was cut at the token limit (finish reason `length`):
@@ -83,15 +92,9 @@ impl RunOutcome {
     /// # use hooks_runtime::RunOutcome;
     /// # use hooks_runtime::model::FinishReason;
     /// # use hooks_runtime::store::ThreadStatus;
-    /// let cut = RunOutcome {
-    ///     status: ThreadStatus::Idle,
-    ///     steps: 1,
-    ///     reply: Some("The three causes are: first,".into()),
-    ///     handed_off_to: None,
-    ///     error: None,
-    ///     usage: None,
-    ///     finish_reason: Some(FinishReason::Length),
-    /// };
+    /// let mut cut = RunOutcome::new(ThreadStatus::Idle, 1);
+    /// cut.reply = Some("The three causes are: first,".into());
+    /// cut.finish_reason = Some(FinishReason::Length);
     /// assert!(cut.is_truncated());
     /// assert_eq!(
     ///     cut.to_string(),
@@ -113,39 +116,21 @@ impl RunOutcome {
     ///
     /// ```
     /// # use hooks_runtime::RunOutcome;
-    /// # use hooks_runtime::store::ThreadStatus;
-    /// let failed = RunOutcome {
-    ///     status: ThreadStatus::Failed("model_error".into()),
-    ///     steps: 1,
-    ///     reply: None,
-    ///     handed_off_to: None,
-    ///     error: Some("model endpoint returned HTTP 500 (server error)".into()),
-    ///     usage: None,
-    ///     finish_reason: None,
-    /// };
+    /// # use hooks_runtime::store::{FailReason, ThreadStatus};
+    /// let mut failed = RunOutcome::new(ThreadStatus::Failed(FailReason::ModelError), 1);
+    /// failed.error = Some("model endpoint returned HTTP 500 (server error)".into());
     /// let error = failed.into_result().unwrap_err();
-    /// assert_eq!(error.reason(), "model_error");
+    /// assert_eq!(error.reason(), &FailReason::ModelError);
     /// assert_eq!(
     ///     error.to_string(),
     ///     "the run failed (model_error) after 1 model step: model endpoint returned HTTP 500 (server error)"
     /// );
     /// ```
     pub fn into_result(self) -> Result<RunOutcome, RunFailed> {
-        if self.is_failed() { Err(RunFailed { outcome: Box::new(self) }) } else { Ok(self) }
-    }
-
-    /// What a failure reason means, for reasons whose outcome carries no error text.
-    fn explain(reason: &str) -> Option<&'static str> {
-        Some(match reason {
-            "message_hook_error" => "a before_create_message hook prevented the message that would start the run",
-            "unknown_model" => "the prompt's model is not one the runtime was built with (RuntimeBuilder::model)",
-            "no_execution" => "the run had no execution state",
-            run_hold::LEASE_LOST => {
-                "the lease on the thread was lost (another process took it over, or renewing failed); the run \
-                 stopped and nothing more of it was stored"
-            }
-            _ => return None,
-        })
+        match &self.status {
+            ThreadStatus::Failed(reason) => Err(RunFailed { reason: reason.clone(), outcome: Box::new(self) }),
+            _ => Ok(self),
+        }
     }
 }
 
@@ -154,15 +139,8 @@ impl RunOutcome {
 /// ```
 /// # use hooks_runtime::RunOutcome;
 /// # use hooks_runtime::store::ThreadStatus;
-/// let done = RunOutcome {
-///     status: ThreadStatus::Idle,
-///     steps: 2,
-///     reply: Some("hi".into()),
-///     handed_off_to: None,
-///     error: None,
-///     usage: None,
-///     finish_reason: None,
-/// };
+/// let mut done = RunOutcome::new(ThreadStatus::Idle, 2);
+/// done.reply = Some("hi".into());
 /// assert_eq!(done.to_string(), "the run completed after 2 model steps");
 /// ```
 impl fmt::Display for RunOutcome {
@@ -188,10 +166,13 @@ impl fmt::Display for RunOutcome {
                 }
             }
             ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
+            ThreadStatus::AwaitingApproval => {
+                write!(f, "the run waits for a person's decision on its tool calls after {steps}")
+            }
             ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),
             ThreadStatus::Failed(reason) => {
                 write!(f, "the run failed ({reason}) after {steps}")?;
-                match (&self.error, Self::explain(reason)) {
+                match (&self.error, reason.description()) {
                     (Some(error), _) => write!(f, ": {error}"),
                     (None, Some(meaning)) => write!(f, ": {meaning}"),
                     (None, None) => Ok(()),
@@ -203,19 +184,19 @@ impl fmt::Display for RunOutcome {
 
 /// A run that failed, from [`RunOutcome::into_result`]. Its `Display` (and its `Debug`, so a
 /// `main` that returns it prints a sentence) says why.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{outcome}")]
 pub struct RunFailed {
+    reason: FailReason,
     /// Boxed: a `Result<RunOutcome, RunFailed>` stays as small as the outcome.
     outcome: Box<RunOutcome>,
 }
 
 impl RunFailed {
-    /// The failure reason, such as `model_error` or `message_hook_error`.
-    pub fn reason(&self) -> &str {
-        match &self.outcome.status {
-            ThreadStatus::Failed(reason) => reason,
-            _ => "",
-        }
+    /// The failure reason, such as [`FailReason::ModelError`] or
+    /// [`FailReason::MessageHookError`].
+    pub fn reason(&self) -> &FailReason {
+        &self.reason
     }
 
     /// The failed run's outcome.
@@ -229,19 +210,11 @@ impl RunFailed {
     }
 }
 
-impl fmt::Display for RunFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.outcome.fmt(f)
-    }
-}
-
 impl fmt::Debug for RunFailed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
     }
 }
-
-impl std::error::Error for RunFailed {}
 
 /// What went wrong outside the hooks: an unknown agent or relationship, a missing argument, or
 /// the store. Its `Display` (and its `Debug`, so a `main` that returns it prints a sentence) says
@@ -364,8 +337,8 @@ pub(crate) enum Prevented {
 pub(crate) enum TurnEnd {
     /// The side replied; the turn passes on.
     Replied,
-    Stopped(&'static str),
-    Failed(&'static str),
+    Stopped(StopReason),
+    Failed(FailReason),
     HandedOff(String),
 }
 

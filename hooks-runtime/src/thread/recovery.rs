@@ -25,7 +25,7 @@ use super::pipeline::Pipeline;
 use super::{InputId, RuntimeError, Thread, ThreadShared};
 use crate::dispatch::FailureRule;
 use crate::runtime::inner::RuntimeInner;
-use crate::store::{OWNER_LOST, ThreadStatus};
+use crate::store::{FailReason, ThreadStatus};
 
 /// The error result given to a tool call that a stopped process left without one.
 pub(crate) const INTERRUPTED_TOOL_CALL: &str =
@@ -179,7 +179,7 @@ async fn settle(shared: &Arc<ThreadShared>, state: &ThreadState, before: ThreadS
         .await?
         .ok_or_else(|| RuntimeError::UnknownThread(shared.id.clone()))?
         .status;
-    let owner_lost = ThreadStatus::Failed(OWNER_LOST.to_owned());
+    let owner_lost = ThreadStatus::Failed(FailReason::OwnerLost);
     let left_running = now == ThreadStatus::Running || (before == ThreadStatus::Running && now == owner_lost);
     if !left_running {
         return Ok(false);
@@ -200,7 +200,7 @@ pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState
 /// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and sent.
 async fn settle_taken_over(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
     answer_open_tool_calls(shared, state).await?;
-    shared.end_run(ThreadStatus::Failed(OWNER_LOST.to_owned())).await;
+    shared.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
     Ok(())
 }
 
@@ -226,7 +226,7 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
         let message = super::tool_calls::tool_message(call, &HookToolResult::error(INTERRUPTED_TOOL_CALL));
         messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await.map_err(|error| match error {
             messages::CreateError::Store(error) => RuntimeError::Store(error),
-            other => RuntimeError::Store(crate::store::StoreError(other.into_hook_error().message().to_owned())),
+            other => RuntimeError::Store(crate::store::StoreError::other(other.into_hook_error().message())),
         })?;
     }
     Ok(())

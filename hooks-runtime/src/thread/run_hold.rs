@@ -10,10 +10,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::ThreadShared;
-use crate::store::{RunHold, ThreadStatus};
-
-/// The status reason of a run stopped because its hold on the thread was lost.
-pub(crate) const LEASE_LOST: &str = "lease_lost";
+use crate::store::{FailReason, RunHold, ThreadStatus};
 
 tokio::task_local! {
     /// The hold of the run in this task, for `finish` to word the status.
@@ -53,7 +50,7 @@ pub(crate) fn took_over_a_dead_run() -> bool {
 /// it was ending with.
 pub(crate) fn final_status(status: ThreadStatus) -> ThreadStatus {
     if HOLD.try_with(|hold| hold.is_lost()).unwrap_or(false) {
-        ThreadStatus::Failed(LEASE_LOST.to_owned())
+        ThreadStatus::Failed(FailReason::LeaseLost)
     } else {
         status
     }

@@ -287,7 +287,7 @@ pub(crate) async fn finish_call(
     pipeline.shared.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
-        status: result.status.as_str().to_owned(),
+        status: result.status,
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));

@@ -19,10 +19,11 @@ use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
-use crate::store::{InboxEntry, ThreadStatus};
+use crate::store::{FailReason, InboxEntry, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
-/// that returned an error part way is settled `failed` (`store_error`). A run dropped before it
+/// that returned an error part way is settled `failed` (`store_error`, or `lease_lost` when the
+/// store refused a write for a lost lease). A run dropped before it
 /// finished, by its caller (`tokio::time::timeout`) or by a panic, is settled in memory at once,
 /// `stopped` (`cancelled`) or `failed` (`panicked`); the store is written by a spawned task,
 /// since a drop cannot wait.
@@ -44,7 +45,13 @@ impl<'a> RunGuard<'a> {
     /// The run returned: a run that ended early with an error has not been finished yet.
     pub(crate) async fn settle(mut self, result: Result<RunOutcome, RuntimeError>) -> Result<RunOutcome, RuntimeError> {
         if self.state.execution.is_some() {
-            finish(self.shared, self.state, TurnEnd::Failed("store_error"), RunOutcome::running()).await;
+            // A write the store refused because the run's hold is lost ends the run as a lost
+            // hold would, whether or not the hold has noticed yet.
+            let reason = match &result {
+                Err(RuntimeError::Store(error)) if error.kind() == StoreErrorKind::LeaseLost => FailReason::LeaseLost,
+                _ => FailReason::StoreError,
+            };
+            finish(self.shared, self.state, TurnEnd::Failed(reason), RunOutcome::running()).await;
         }
         self.settled = true;
         result
@@ -59,9 +66,9 @@ impl Drop for RunGuard<'_> {
         let shared = self.shared;
         let status = if let Some(execution) = self.state.execution.as_mut() {
             let status = if std::thread::panicking() {
-                ThreadStatus::Failed("panicked".to_owned())
+                ThreadStatus::Failed(FailReason::Panicked)
             } else {
-                ThreadStatus::Stopped("cancelled".to_owned())
+                ThreadStatus::Stopped(StopReason::Cancelled)
             };
             execution.stopped = true;
             self.state.execution = None;
@@ -122,8 +129,11 @@ pub(crate) async fn run_with_messages(
     begin(shared, state, side).await;
     let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
-    let end =
-        if stored == 0 { Some(TurnEnd::Failed("message_hook_error")) } else { run_queued_tools(shared, state).await };
+    let end = if stored == 0 {
+        Some(TurnEnd::Failed(FailReason::MessageHookError))
+    } else {
+        run_queued_tools(shared, state).await
+    };
     let end = match end {
         Some(end) => end,
         None => run_execution(shared, state, side, &mut outcome).await?,
@@ -172,8 +182,8 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
             outcome.handed_off_to = Some(agent);
             ThreadStatus::Idle
         }
-        TurnEnd::Stopped(reason) => ThreadStatus::Stopped(reason.to_owned()),
-        TurnEnd::Failed(reason) => ThreadStatus::Failed(reason.to_owned()),
+        TurnEnd::Stopped(reason) => ThreadStatus::Stopped(reason),
+        TurnEnd::Failed(reason) => ThreadStatus::Failed(reason),
     };
     let status = super::run_hold::final_status(status);
     if let Some(execution) = state.execution.as_mut() {
@@ -241,7 +251,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
         message.tool_calls = Some(json!([call]).to_string());
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
             shared.clear_queued_tools();
-            return Some(TurnEnd::Failed("message_hook_error"));
+            return Some(TurnEnd::Failed(FailReason::MessageHookError));
         }
         tool_calls::started_queued(&pipeline, state, &call).await;
         tool_calls::run_call(&pipeline, state, &call, Execution::Tool).await;
@@ -273,7 +283,7 @@ async fn run_execution(
             end => return Ok(end),
         }
     }
-    Ok(TurnEnd::Stopped("max_turns"))
+    Ok(TurnEnd::Stopped(StopReason::MaxTurns))
 }
 
 /// One side's turn: steps until the model replies without calling tools, or `max_steps`.
@@ -291,13 +301,13 @@ async fn run_turn(
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
     let mut stop_hook_active = false;
     loop {
-        let Some(execution) = state.execution.as_mut() else { return Ok(TurnEnd::Failed("no_execution")) };
+        let Some(execution) = state.execution.as_mut() else { return Ok(TurnEnd::Failed(FailReason::NoExecution)) };
         if execution.abort_signal.is_aborted() {
-            return Ok(TurnEnd::Stopped("aborted"));
+            return Ok(TurnEnd::Stopped(StopReason::Aborted));
         }
         let abort = execution.abort_signal.clone();
         if steps_in_turn >= max_steps {
-            return Ok(TurnEnd::Stopped("max_steps"));
+            return Ok(TurnEnd::Stopped(StopReason::MaxSteps));
         }
         steps_in_turn += 1;
         execution.step_count += 1;
@@ -313,14 +323,14 @@ async fn run_turn(
                 let mut message = MessageRecord::new(Role::Assistant, blocked.message());
                 message.extra.insert("hook_blocked".into(), json!(true));
                 let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
-                return Ok(TurnEnd::Stopped("hook_blocked"));
+                return Ok(TurnEnd::Stopped(StopReason::HookBlocked));
             }
         };
         let mut request = ModelRequest::new(prompt.model, history, tool_specs(&pipeline, prompt));
         // A model that waits (to retry, say) gives up when the run is aborted.
         request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
         let Some(model) = runtime.models.get(prompt.model).cloned() else {
-            return Ok(TurnEnd::Failed("unknown_model"));
+            return Ok(TurnEnd::Failed(FailReason::UnknownModel));
         };
         let span = model_step_span(prompt.model, outcome.steps);
         let response = async {
@@ -336,7 +346,7 @@ async fn run_turn(
             Ok(response) => response,
             // What the step streamed so far is dropped: only complete messages are kept.
             Err(StepError::Aborted | StepError::Model(ModelError::Cancelled)) => {
-                return Ok(TurnEnd::Stopped("aborted"));
+                return Ok(TurnEnd::Stopped(StopReason::Aborted));
             }
             Err(StepError::Panicked(location)) => {
                 tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
@@ -347,7 +357,7 @@ async fn run_turn(
                 message.extra.insert("error".into(), json!(error));
                 let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
                 outcome.error = Some(error);
-                return Ok(TurnEnd::Failed("panicked"));
+                return Ok(TurnEnd::Failed(FailReason::Panicked));
             }
             Err(StepError::Model(error)) => {
                 // M9: the failed status of a model step is written whatever the hooks do.
@@ -358,7 +368,7 @@ async fn run_turn(
                 message.extra.insert("error".into(), json!(error.to_string()));
                 let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
                 outcome.error = Some(error.to_string());
-                return Ok(TurnEnd::Failed("model_error"));
+                return Ok(TurnEnd::Failed(FailReason::ModelError));
             }
         };
         record_step(&span, &response);
@@ -385,7 +395,7 @@ async fn run_turn(
             // user message, within `max_steps`.
             let stop = settings_hooks::stop_continues(shared, &response.text, stop_hook_active);
             let Some(stop) = settings_hooks::unless_aborted(state, stop).await else {
-                return Ok(TurnEnd::Stopped("aborted"));
+                return Ok(TurnEnd::Stopped(StopReason::Aborted));
             };
             if let Some(reason) = stop {
                 stop_hook_active = true;
@@ -425,7 +435,7 @@ async fn run_turn(
                         ),
                     );
                     let _ = messages::create(&pipeline, state, notice, FailureRule::Prevent).await;
-                    return Ok(TurnEnd::Stopped("repeated_tool_error"));
+                    return Ok(TurnEnd::Stopped(StopReason::RepeatedToolError));
                 }
             }
         }

@@ -8,7 +8,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What became of one tool call, as a listener sees it after the tool ran.
+///
+/// ```
+/// use std::time::Duration;
+/// use hooks_runtime::ToolCallOutcome;
+///
+/// let failed = ToolCallOutcome::failure(Duration::from_millis(12), "no such order");
+/// assert!(!failed.success);
+/// assert!(ToolCallOutcome::success(Duration::ZERO).error.is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolCallOutcome {
     /// Whether the tool returned a success result.
     pub success: bool,
@@ -16,6 +26,18 @@ pub struct ToolCallOutcome {
     pub latency: Duration,
     /// The tool's error message when it failed.
     pub error: Option<String>,
+}
+
+impl ToolCallOutcome {
+    /// A call that succeeded after `latency`.
+    pub fn success(latency: Duration) -> Self {
+        ToolCallOutcome { success: true, latency, error: None }
+    }
+
+    /// A call that failed with `error` after `latency`.
+    pub fn failure(latency: Duration, error: impl Into<String>) -> Self {
+        ToolCallOutcome { success: false, latency, error: Some(error.into()) }
+    }
 }
 
 /// Observes the tool calls of one agent.

@@ -73,10 +73,9 @@ impl TestAgent {
         let started = Instant::now();
         self.journal.lock().unwrap().push(format!("tool {name}"));
         let result = tool();
-        let outcome = ToolCallOutcome {
-            success: result.is_ok(),
-            latency: started.elapsed(),
-            error: result.as_ref().err().cloned(),
+        let outcome = match &result {
+            Ok(_) => ToolCallOutcome::success(started.elapsed()),
+            Err(error) => ToolCallOutcome::failure(started.elapsed(), error.clone()),
         };
         if let Some(listener) = &listener {
             listener.after_tool_call(name, &outcome).await;

@@ -268,15 +268,15 @@ pub(crate) fn request(tools: Vec<ToolSpec>) -> ModelRequest {
 }
 
 pub(crate) fn write_file_tool() -> ToolSpec {
-    ToolSpec {
-        name: "write_file".to_owned(),
-        description: "Writes a file.".to_owned(),
-        parameters: json!({
+    ToolSpec::new(
+        "write_file",
+        "Writes a file.",
+        json!({
             "type": "object",
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
             "required": ["path", "content"],
         }),
-    }
+    )
 }
 
 /// The model most tests use: no retries, since [`serve`] answers one request (the retry tests

@@ -5,7 +5,7 @@
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use hooks_runtime::store::{ThreadRecord, ThreadStatus};
+use hooks_runtime::store::ThreadRecord;
 use hooks_runtime::{HookMessage, Role};
 use serde_json::json;
 
@@ -13,15 +13,11 @@ pub(crate) fn thread(id: &str) -> ThreadRecord {
     let mut arguments = serde_json::Map::new();
     arguments.insert("topic".into(), json!("billing"));
     arguments.insert("limits".into(), json!({"max": 3, "nested": [1, 2.5, null, true], "unicode": "é✓"}));
-    ThreadRecord {
-        id: id.into(),
-        agent: "support".into(),
-        user_id: Some("u1".into()),
-        created_at: 1_700_000_000_000,
-        arguments,
-        status: ThreadStatus::Idle,
-        values: serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]),
-    }
+    let mut thread = ThreadRecord::new(id, "support", 1_700_000_000_000);
+    thread.user_id = Some("u1".into());
+    thread.arguments = arguments;
+    thread.values = serde_json::Map::from_iter([("seeded".to_owned(), json!({"at": "creation"}))]);
+    thread
 }
 
 pub(crate) fn message(id: &str, role: Role, content: &str) -> HookMessage {

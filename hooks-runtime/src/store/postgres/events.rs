@@ -26,8 +26,8 @@ use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::{Inner, Op, PostgresStore, describe_pg};
-use crate::store::{EventSubscription, StoreError, StoredEvent};
+use super::{Inner, Op, PostgresStore, describe_pg, pg_kind};
+use crate::store::{EventSubscription, StoreError, StoreErrorKind, StoredEvent};
 use crate::thread::ThreadEvent;
 
 /// How long a subscription waits before connecting again after losing its connection.
@@ -83,7 +83,8 @@ impl PostgresStore {
     /// ```
     pub async fn publish(&self, thread_id: &str, event: &ThreadEvent) -> Result<StoredEvent, StoreError> {
         let op = Op::thread("publish", thread_id);
-        let event = serde_json::to_value(event).map_err(|e| op.error(format_args!("encode the event: {e}")))?;
+        let event = serde_json::to_value(event)
+            .map_err(|e| op.error(StoreErrorKind::Other, format_args!("encode the event: {e}")))?;
         let json = event.to_string();
         let deadline = Instant::now() + PUBLISH_RETRY_FOR;
         let mut backoff = Duration::from_millis(20);
@@ -166,10 +167,9 @@ impl PostgresStore {
     /// `in progress`, or `None` when the server no longer knows.
     async fn transaction_status(&self, xid: &str) -> Result<Option<String>, StoreError> {
         let client = self.client("publish: check the commit").await?;
-        let row = client
-            .query_one("SELECT pg_xact_status($1::text::xid8)", &[&xid])
-            .await
-            .map_err(|e| StoreError(format!("publish: check the commit: {}", describe_pg(&e))))?;
+        let row = client.query_one("SELECT pg_xact_status($1::text::xid8)", &[&xid]).await.map_err(|e| {
+            StoreError::new(pg_kind(&e), format!("publish: check the commit: {}", describe_pg(&e))).with_source(e)
+        })?;
         Ok(row.get(0))
     }
 
@@ -210,7 +210,7 @@ impl PostgresStore {
         let op = Op::thread("subscribe", thread_id);
         // Listening before the first read, so that nothing published in between is missed; a
         // bad server is this call's error.
-        let wake = self.listen().await.map_err(|detail| op.error(detail))?;
+        let wake = self.listen().await.map_err(|detail| op.error(StoreErrorKind::Connection, detail))?;
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
         let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, wake, sender));
         Ok(EventSubscription::new(receiver, task))
@@ -310,8 +310,9 @@ async fn read_after(client: &Client, thread_id: &str, after: u64) -> Result<Vec<
         .map(|row| {
             let seq: i64 = row.try_get(0).map_err(op.pg())?;
             let json: String = row.try_get(1).map_err(op.pg())?;
-            let event = serde_json::from_str(&json)
-                .map_err(|e| op.error(format_args!("event {seq}: {}", super::describe_json_error(&e))))?;
+            let event = serde_json::from_str(&json).map_err(|e| {
+                op.error(StoreErrorKind::Corrupt, format_args!("event {seq}: {}", super::describe_json_error(&e)))
+            })?;
             Ok(StoredEvent { thread_id: thread_id.to_owned(), seq: seq.unsigned_abs(), event })
         })
         .collect()
@@ -404,7 +405,7 @@ async fn run_subscription(
             payload = wake.recv() => read = match payload {
                 Ok(payload) if &*payload == LOST => {
                     let lost = Op::thread("subscribe", &thread_id)
-                        .error(format_args!("lost the connection to {}; reconnecting", store.inner.target));
+                        .error(StoreErrorKind::Connection, format_args!("lost the connection to {}; reconnecting", store.inner.target));
                     if sender.send(Err(lost)).await.is_err() {
                         return;
                     }
@@ -417,7 +418,7 @@ async fn run_subscription(
                     match store.listen().await {
                         Ok(receiver) => wake = receiver,
                         Err(detail) => {
-                            if sender.send(Err(Op::thread("subscribe", &thread_id).error(detail))).await.is_err() {
+                            if sender.send(Err(Op::thread("subscribe", &thread_id).error(StoreErrorKind::Connection, detail))).await.is_err() {
                                 return;
                             }
                             tokio::time::sleep(RECONNECT_DELAY).await;

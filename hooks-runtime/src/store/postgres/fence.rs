@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 
 use super::{Lease, Op};
-use crate::store::StoreError;
+use crate::store::{StoreError, StoreErrorKind};
 
 /// What a write of a fenced thread must find in its lease row.
 #[derive(Clone)]
@@ -60,8 +60,8 @@ fn epoch(lease: &Lease) -> i64 {
 }
 
 /// The sentence a refused write ends with.
-pub(super) const LEASE_LOST: &str = "this process's lease on the thread is lost (it expired, or another process took \
-                                     the thread over); nothing was written";
+const REFUSED_FOR_A_LOST_LEASE: &str = "this process's lease on the thread is lost (it expired, or another process took \
+                                                   the thread over); nothing was written";
 
 impl Fence {
     /// Refuses the write, and marks the lease lost, unless the lease row is still this run's
@@ -80,7 +80,7 @@ impl Fence {
             Ok(())
         } else {
             self.lost.send_replace(true);
-            Err(op.error(LEASE_LOST))
+            Err(op.error(StoreErrorKind::LeaseLost, REFUSED_FOR_A_LOST_LEASE))
         }
     }
 }

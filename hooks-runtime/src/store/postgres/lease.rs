@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Op, PostgresStore};
-use crate::store::{OWNER_LOST, StoreError};
+use crate::store::{FailReason, StoreError};
 
 /// A held lease on a thread, from [`PostgresStore::try_acquire_lease`].
 ///
@@ -47,7 +47,7 @@ impl PostgresStore {
     ///
     /// A thread whose status is still `running` when its lease is acquired was left so by an
     /// owner that died mid-run (a finished run sets another status before releasing): in the
-    /// same transaction its status becomes `failed (owner_lost)` ([`OWNER_LOST`]) and the lease
+    /// same transaction its status becomes `failed (owner_lost)` ([`FailReason::OwnerLost`]) and the lease
     /// says [`took_over_a_dead_run`](Lease::took_over_a_dead_run). Everything the dead owner
     /// committed stays; every write is one transaction, so nothing is half-written.
     ///
@@ -96,7 +96,8 @@ impl PostgresStore {
             )
             .await
             .map_err(op.pg())?;
-        let took_over_a_dead_run = tx.execute(&statement, &[&thread_id, &OWNER_LOST]).await.map_err(op.pg())? == 1;
+        let took_over_a_dead_run =
+            tx.execute(&statement, &[&thread_id, &FailReason::OwnerLost.as_str()]).await.map_err(op.pg())? == 1;
         tx.commit().await.map_err(op.pg())?;
         Ok(Some(Lease {
             thread_id: thread_id.to_owned(),

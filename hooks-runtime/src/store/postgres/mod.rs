@@ -89,8 +89,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
 use super::{
-    EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, ThreadRecord, ThreadStatus, UserChange,
-    UserValue, inbox,
+    EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
+    UserChange, UserValue, inbox,
 };
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
@@ -313,7 +313,7 @@ impl PostgresStore {
     /// ```
     pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
         let mut config: tokio_postgres::Config =
-            url.parse().map_err(|e| StoreError(format!("connect: not a PostgreSQL connection string: {e}")))?;
+            url.parse().map_err(|e| StoreError::other(format!("connect: not a PostgreSQL connection string: {e}")))?;
         if let Some(schema) = &options.schema {
             check_schema_name(schema)?;
             let search_path = format!("-c search_path={schema}");
@@ -343,7 +343,7 @@ impl PostgresStore {
             .wait_timeout(Some(POOL_WAIT_TIMEOUT))
             .create_timeout(Some(connect_timeout + Duration::from_secs(1)))
             .build()
-            .map_err(|e| StoreError(format!("connect to {target}: build the connection pool: {e}")))?;
+            .map_err(|e| StoreError::other(format!("connect to {target}: build the connection pool: {e}")))?;
         let store = PostgresStore {
             inner: Arc::new(Inner {
                 pool,
@@ -361,14 +361,18 @@ impl PostgresStore {
             }),
         };
 
-        let fail = |detail: String| StoreError(format!("connect to {}: {detail}", store.inner.target));
+        let fail = |kind, detail: String| StoreError::new(kind, format!("connect to {}: {detail}", store.inner.target));
+        let pg = |e: tokio_postgres::Error| fail(pg_kind(&e), describe_pg(&e)).with_source(e);
         let mut client = store.client("open").await?;
-        let tx = client.transaction().await.map_err(|e| fail(describe_pg(&e)))?;
+        let tx = client.transaction().await.map_err(pg)?;
+        // What these refuse is a schema of another version or program.
         if options.schema.as_deref() == Some(DEFAULT_SCHEMA) {
-            refuse_tables_left_in_public(&tx).await.map_err(fail)?;
+            refuse_tables_left_in_public(&tx).await.map_err(|detail| fail(StoreErrorKind::Corrupt, detail))?;
         }
-        schema::migrate(&tx, options.schema.as_deref()).await.map_err(fail)?;
-        tx.commit().await.map_err(|e| fail(describe_pg(&e)))?;
+        schema::migrate(&tx, options.schema.as_deref())
+            .await
+            .map_err(|detail| fail(StoreErrorKind::Corrupt, detail))?;
+        tx.commit().await.map_err(pg)?;
         drop(client);
         Ok(store)
     }
@@ -395,7 +399,7 @@ impl PostgresStore {
                 deadpool_postgres::PoolError::Backend(e) => describe_pg(e),
                 other => other.to_string(),
             };
-            StoreError(format!("{operation}: connect to {}: {detail}", self.inner.target))
+            StoreError::connection(format!("{operation}: connect to {}: {detail}", self.inner.target)).with_source(e)
         })
     }
 }
@@ -426,7 +430,7 @@ fn check_schema_name(schema: &str) -> Result<(), StoreError> {
     if starts_well && rest_ok && schema.len() <= MAX_SCHEMA_NAME {
         Ok(())
     } else {
-        Err(StoreError(format!(
+        Err(StoreError::other(format!(
             "connect: schema name `{schema}` is not usable: use lower-case ASCII letters, digits and `_`, not \
              starting with a digit, at most {MAX_SCHEMA_NAME} characters"
         )))
@@ -472,6 +476,31 @@ pub(super) fn describe_pg(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// The kind of a PostgreSQL failure: a lost or refused connection (no answer from the server,
+/// SQLSTATE class 08, a server shutting down) is [`StoreErrorKind::Connection`], a uniqueness
+/// violation [`StoreErrorKind::Conflict`], a lock or serialization failure
+/// [`StoreErrorKind::Busy`].
+pub(super) fn pg_kind(e: &tokio_postgres::Error) -> StoreErrorKind {
+    use tokio_postgres::error::SqlState;
+    let Some(db) = e.as_db_error() else {
+        let io = std::iter::successors(std::error::Error::source(e), |cause| cause.source())
+            .any(|cause| cause.is::<std::io::Error>());
+        return if e.is_closed() || io { StoreErrorKind::Connection } else { StoreErrorKind::Other };
+    };
+    let code = db.code();
+    if code.code().starts_with("08") || code.code().starts_with("57P") {
+        StoreErrorKind::Connection
+    } else if *code == SqlState::UNIQUE_VIOLATION {
+        StoreErrorKind::Conflict
+    } else if [SqlState::T_R_SERIALIZATION_FAILURE, SqlState::T_R_DEADLOCK_DETECTED, SqlState::LOCK_NOT_AVAILABLE]
+        .contains(code)
+    {
+        StoreErrorKind::Busy
+    } else {
+        StoreErrorKind::Other
+    }
+}
+
 /// What an operation works on, so that every error names the operation and its ids.
 struct Op<'a> {
     name: &'static str,
@@ -489,17 +518,19 @@ impl<'a> Op<'a> {
     }
 
     /// The one place a store error is worded.
-    fn error(&self, detail: impl fmt::Display) -> StoreError {
-        match self.message_id {
+    fn error(&self, kind: StoreErrorKind, detail: impl fmt::Display) -> StoreError {
+        let message = match self.message_id {
             Some(message_id) => {
-                StoreError(format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id))
+                format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id)
             }
-            None => StoreError(format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
-        }
+            None => format!("{}: thread `{}`: {detail}", self.name, self.thread_id),
+        };
+        StoreError::new(kind, message)
     }
 
+    /// Maps a PostgreSQL failure, kept as the error's source.
     fn pg(&self) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
-        move |e| self.error(describe_pg(&e))
+        move |e| self.error(pg_kind(&e), describe_pg(&e)).with_source(e)
     }
 
     /// Fails with "no such thread" unless the thread exists; `lock` also takes the thread's
@@ -511,7 +542,7 @@ impl<'a> Op<'a> {
             "SELECT 1 FROM threads WHERE id = $1"
         };
         let row = tx.query_opt(sql, &[&self.thread_id]).await.map_err(self.pg())?;
-        if row.is_some() { Ok(()) } else { Err(self.error("no such thread")) }
+        if row.is_some() { Ok(()) } else { Err(self.error(StoreErrorKind::NotFound, "no such thread")) }
     }
 }
 
@@ -526,32 +557,12 @@ fn describe_json_error(e: &serde_json::Error) -> String {
     format!("{kind} at line {}, column {}", e.line(), e.column())
 }
 
-fn status_columns(status: &ThreadStatus) -> (&'static str, Option<&str>) {
-    match status {
-        ThreadStatus::Idle => ("idle", None),
-        ThreadStatus::Running => ("running", None),
-        ThreadStatus::Stopped(reason) => ("stopped", Some(reason)),
-        ThreadStatus::Failed(reason) => ("failed", Some(reason)),
-    }
-}
-
-fn status_from_columns(status: &str, reason: Option<String>) -> Result<ThreadStatus, String> {
-    match (status, reason) {
-        ("idle", _) => Ok(ThreadStatus::Idle),
-        ("running", _) => Ok(ThreadStatus::Running),
-        ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(reason)),
-        ("failed", Some(reason)) => Ok(ThreadStatus::Failed(reason)),
-        ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
-        _ => Err(format!("unknown status `{status}`")),
-    }
-}
-
 /// Reads one row of [`READ_COLUMNS`]; a bad value is an error naming the row and message id.
 fn read_message(op: &Op<'_>, row: &Row) -> Result<HookMessage, StoreError> {
     let seq: i64 = row.try_get(11).map_err(op.pg())?;
     let id: String = row.try_get(0).map_err(op.pg())?;
-    let at = |detail: String| op.error(format_args!("message `{id}` (row {seq}): {detail}"));
-    let pg = |e: tokio_postgres::Error| at(describe_pg(&e));
+    let at = |detail: String| op.error(StoreErrorKind::Corrupt, format_args!("message `{id}` (row {seq}): {detail}"));
+    let pg = |e: tokio_postgres::Error| at(describe_pg(&e)).with_source(e);
     let role: String = row.try_get(1).map_err(pg)?;
     let role = [Role::System, Role::User, Role::Assistant, Role::Tool]
         .into_iter()
@@ -587,8 +598,9 @@ async fn write_value(
     key: &str,
     value: &Value,
 ) -> Result<(), StoreError> {
-    let json = serde_json::to_string(value)
-        .map_err(|e| op.error(format_args!("encode thread value `{key}`: {}", describe_json_error(&e))))?;
+    let json = serde_json::to_string(value).map_err(|e| {
+        op.error(StoreErrorKind::Other, format_args!("encode thread value `{key}`: {}", describe_json_error(&e)))
+    })?;
     let statement = tx
         .prepare_cached(
             "INSERT INTO thread_values (thread_id, key, value) VALUES ($1, $2, $3::text::json)
@@ -601,8 +613,9 @@ async fn write_value(
 }
 
 fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
-    serde_json::to_string(&message.extra)
-        .map_err(|e| op.error(format_args!("encode the extra fields: {}", describe_json_error(&e))))
+    serde_json::to_string(&message.extra).map_err(|e| {
+        op.error(StoreErrorKind::Other, format_args!("encode the extra fields: {}", describe_json_error(&e)))
+    })
 }
 
 /// The thread `op` names and its values, read in the caller's transaction.
@@ -617,10 +630,16 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
         return Ok(None);
     };
     let arguments: String = row.try_get(3).map_err(op.pg())?;
-    let arguments: Map<String, Value> = serde_json::from_str(&arguments)
-        .map_err(|e| op.error(format_args!("the stored `arguments` column holds {}", describe_json_error(&e))))?;
+    let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
+        op.error(
+            StoreErrorKind::Corrupt,
+            format_args!("the stored `arguments` column holds {}", describe_json_error(&e)),
+        )
+    })?;
     let status: String = row.try_get(4).map_err(op.pg())?;
-    let status = status_from_columns(&status, row.try_get(5).map_err(op.pg())?).map_err(|d| op.error(d))?;
+    let reason: Option<String> = row.try_get(5).map_err(op.pg())?;
+    let status =
+        ThreadStatus::from_columns(&status, reason.as_deref()).map_err(|d| op.error(StoreErrorKind::Corrupt, d))?;
     let statement = tx
         .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
         .await
@@ -629,8 +648,12 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
     for value_row in tx.query(&statement, &[&op.thread_id]).await.map_err(op.pg())? {
         let key: String = value_row.try_get(0).map_err(op.pg())?;
         let json: String = value_row.try_get(1).map_err(op.pg())?;
-        let value = serde_json::from_str(&json)
-            .map_err(|e| op.error(format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e))))?;
+        let value = serde_json::from_str(&json).map_err(|e| {
+            op.error(
+                StoreErrorKind::Corrupt,
+                format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)),
+            )
+        })?;
         values.insert(key, value);
     }
     let record = ThreadRecord {
@@ -672,7 +695,7 @@ async fn insert_row(
         .await
         .map_err(op.pg())?;
     if inserted == 0 {
-        return Err(op.error("the message already exists"));
+        return Err(op.error(StoreErrorKind::Conflict, "the message already exists"));
     }
     Ok(())
 }
@@ -681,9 +704,10 @@ async fn insert_row(
 impl MessageStore for PostgresStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
         let op = Op::thread("create_thread", &thread.id);
-        let arguments = serde_json::to_string(&thread.arguments)
-            .map_err(|e| op.error(format_args!("encode the arguments: {}", describe_json_error(&e))))?;
-        let (status, reason) = status_columns(&thread.status);
+        let arguments = serde_json::to_string(&thread.arguments).map_err(|e| {
+            op.error(StoreErrorKind::Other, format_args!("encode the arguments: {}", describe_json_error(&e)))
+        })?;
+        let (status, reason) = (thread.status.as_str(), thread.status.reason());
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         let statement = tx
@@ -701,7 +725,7 @@ impl MessageStore for PostgresStore {
             .await
             .map_err(op.pg())?;
         if inserted == 0 {
-            return Err(op.error("the thread already exists"));
+            return Err(op.error(StoreErrorKind::Conflict, "the thread already exists"));
         }
         for (key, value) in &thread.values {
             write_value(&op, &tx, key, value).await?;
@@ -721,7 +745,8 @@ impl MessageStore for PostgresStore {
 
     async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
         let fail = |e: tokio_postgres::Error| {
-            StoreError(format!("threads_of_user: user `{user_id}`: PostgreSQL: {}", describe_pg(&e)))
+            StoreError::new(pg_kind(&e), format!("threads_of_user: user `{user_id}`: PostgreSQL: {}", describe_pg(&e)))
+                .with_source(e)
         };
         let mut client = self.client("threads_of_user").await?;
         // One snapshot for the list and every thread in it.
@@ -758,7 +783,7 @@ impl MessageStore for PostgresStore {
 
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let op = Op::thread("set_status", thread_id);
-        let (status, reason) = status_columns(status);
+        let (status, reason) = (status.as_str(), status.reason());
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
@@ -768,7 +793,7 @@ impl MessageStore for PostgresStore {
             .map_err(op.pg())?;
         let changed = tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
         if changed == 0 {
-            return Err(op.error("no such thread"));
+            return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
         }
         tx.commit().await.map_err(op.pg())
     }
@@ -801,7 +826,7 @@ impl MessageStore for PostgresStore {
             .await
             .map_err(op.pg())?;
         let Some(row) = tx.query_opt(&statement, &[&thread_id, &message_id]).await.map_err(op.pg())? else {
-            return Err(op.error("no such message"));
+            return Err(op.error(StoreErrorKind::NotFound, "no such message"));
         };
         let mut message = read_message(&Op::thread(op.name, thread_id), &row)?;
         update.apply_to(&mut message);
@@ -887,7 +912,7 @@ impl MessageStore for PostgresStore {
 
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let op = Op::message("enqueue_input", thread_id, &entry.id);
-        let message = inbox::encode(entry).map_err(|e| op.error(e))?;
+        let message = inbox::encode(entry).map_err(|e| op.error(StoreErrorKind::Other, e))?;
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         Op::thread(op.name, thread_id).ensure_thread(&tx, false).await?;
@@ -901,7 +926,7 @@ impl MessageStore for PostgresStore {
         let inserted =
             tx.execute(&statement, &[&thread_id, &entry.id, &message, &entry.enqueued_at]).await.map_err(op.pg())?;
         if inserted == 0 {
-            return Err(op.error("the inbox entry already exists"));
+            return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
         }
         tx.commit().await.map_err(op.pg())
     }
@@ -918,7 +943,8 @@ impl MessageStore for PostgresStore {
             .map(|row| {
                 let id: String = row.try_get(0).map_err(op.pg())?;
                 let message: String = row.try_get(1).map_err(op.pg())?;
-                inbox::decode(id, &message, row.try_get(2).map_err(op.pg())?).map_err(|e| op.error(e))
+                inbox::decode(id, &message, row.try_get(2).map_err(op.pg())?)
+                    .map_err(|e| op.error(StoreErrorKind::Corrupt, e))
             })
             .collect()
     }
@@ -949,7 +975,9 @@ impl MessageStore for PostgresStore {
     /// Threads left `running`, or with inputs accepted longer than a lease's ttl ago, that no
     /// live lease holds: their owner died, or never started the run.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        let fail = |e: tokio_postgres::Error| StoreError(format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e)));
+        let fail = |e: tokio_postgres::Error| {
+            StoreError::new(pg_kind(&e), format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e))).with_source(e)
+        };
         let client = self.client("unsettled_threads").await?;
         let statement = client
             .prepare_cached(
@@ -1002,11 +1030,14 @@ impl MessageStore for PostgresStore {
             }
             None => {
                 let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
-                Err(StoreError(format!(
-                    "thread {thread_id} is being run by another process ({}) and was not released within {} s",
-                    holder.as_deref().unwrap_or("unknown owner"),
-                    inner.run_wait.as_secs()
-                )))
+                Err(StoreError::new(
+                    StoreErrorKind::Busy,
+                    format!(
+                        "thread {thread_id} is being run by another process ({}) and was not released within {} s",
+                        holder.as_deref().unwrap_or("unknown owner"),
+                        inner.run_wait.as_secs()
+                    ),
+                ))
             }
         }
     }

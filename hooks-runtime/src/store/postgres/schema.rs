@@ -12,7 +12,8 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP];
+pub(super) const MIGRATIONS: [&str; 6] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP, AWAITING_APPROVAL_STEP];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
 const OWN_TABLES: [&str; 8] = [
@@ -118,6 +119,19 @@ CREATE TABLE user_values (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (user_id, key)
 );
+";
+
+/// The status `awaiting_approval`, which has no reason: the status checks of version 1 (by the
+/// names PostgreSQL gave them, when the table has them) give way to ones that allow it. Every
+/// row this store wrote passes both.
+const AWAITING_APPROVAL_STEP: &str = "
+ALTER TABLE threads
+    DROP CONSTRAINT IF EXISTS threads_status_check,
+    DROP CONSTRAINT IF EXISTS threads_check,
+    ADD CONSTRAINT threads_status_check
+        CHECK (status IN ('idle', 'running', 'stopped', 'failed', 'awaiting_approval')),
+    ADD CONSTRAINT threads_status_reason_check
+        CHECK (status NOT IN ('stopped', 'failed') OR status_reason IS NOT NULL);
 ";
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's

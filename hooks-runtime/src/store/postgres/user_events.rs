@@ -32,7 +32,7 @@ impl PostgresStore {
     pub async fn publish_user(&self, change: &UserChange) -> Result<(), StoreError> {
         let fail = |detail: String| {
             let what = change.key().map_or_else(|| "a new thread".to_owned(), |key| format!("key `{key}`"));
-            StoreError(format!("publish_user_change: user `{}`, {what}: {detail}", change.user_id))
+            StoreError::other(format!("publish_user_change: user `{}`, {what}: {detail}", change.user_id))
         };
         let pg = |e: tokio_postgres::Error| fail(describe_pg(&e));
         let json = serde_json::to_string(change).map_err(|e| fail(describe_json_error(&e)))?;
@@ -53,7 +53,7 @@ impl PostgresStore {
     /// connection of its own while the receiver lives; it reconnects by itself (logging why)
     /// and reads on from the last change it delivered, so a lost connection loses nothing.
     pub async fn subscribe_users(&self) -> Result<mpsc::Receiver<UserChange>, StoreError> {
-        let fail = |detail: String| StoreError(format!("subscribe to user value changes: {detail}"));
+        let fail = |detail: String| StoreError::connection(format!("subscribe to user value changes: {detail}"));
         let listener = Listener::connect(self, &self.inner.user_channel, "user value changes").await.map_err(fail)?;
         // Listening already, so a change committed after this read is notified.
         let last: i64 = listener

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::{PostgresStore, describe_json_error, describe_pg};
-use crate::store::{StoreError, UserValue};
+use crate::store::{StoreError, StoreErrorKind, UserValue};
 
 impl PostgresStore {
     /// Every value of `user_id`, ordered by key.
@@ -75,11 +75,13 @@ impl PostgresStore {
 
 /// The error of a user value operation: names the operation and the user, never a value.
 fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) -> StoreError + 'a {
-    move |detail| StoreError(format!("{operation}: user `{user_id}`: {detail}"))
+    move |detail| StoreError::other(format!("{operation}: user `{user_id}`: {detail}"))
 }
 
 /// A stored user value; one that is not JSON is an error naming its key.
 fn parse(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(json)
-        .map_err(|e| fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))))
+    serde_json::from_str(json).map_err(|e| {
+        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
+            .of_kind(StoreErrorKind::Corrupt)
+    })
 }
