@@ -13,7 +13,8 @@ use std::future::Future;
 use std::task::{Context, Waker};
 use std::time::Duration;
 
-use hooks_core::{EnabledRelationships, HookError, HookMessage, LlmMessage, PromptDef, ResolvedHook, ThreadState};
+use hooks_core::__private::{EnabledRelationships, ResolvedHook};
+use hooks_core::{HookError, HookMessage, LlmMessage, PromptDef, ThreadState};
 
 use crate::dispatch::{self, Dispatch, PointRun};
 use crate::thread::context::{interpolate, to_provider_messages};

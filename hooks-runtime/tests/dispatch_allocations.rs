@@ -39,14 +39,7 @@ async fn tag_async(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
 }
 
 fn chain(defs: &[&'static HookDef]) -> Vec<ResolvedHook> {
-    defs.iter()
-        .map(|def| ResolvedHook {
-            hook: def,
-            context: HookExecutionContext::agent("alloc_agent"),
-            requirement: None,
-            optional_slot: None,
-        })
-        .collect()
+    defs.iter().map(|def| ResolvedHook::new(def, HookExecutionContext::agent("alloc_agent"), None, None)).collect()
 }
 
 fn history() -> Vec<HookMessage> {

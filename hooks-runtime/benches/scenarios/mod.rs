@@ -20,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use hooks_runtime::__bench::{self, AssemblyChains};
-use hooks_runtime::__private::{ActiveContext, ResolvedHook};
+use hooks_runtime::__private::{self, ActiveContext, ResolvedHook};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{HookDef, Side};
 
@@ -449,14 +449,7 @@ pub fn messages(count: usize) -> Vec<HookMessage> {
 }
 
 pub fn chain(defs: &[&'static HookDef]) -> Vec<ResolvedHook> {
-    defs.iter()
-        .map(|def| ResolvedHook {
-            hook: def,
-            context: HookExecutionContext::agent("bench_agent"),
-            requirement: None,
-            optional_slot: None,
-        })
-        .collect()
+    defs.iter().map(|def| ResolvedHook::new(def, HookExecutionContext::agent("bench_agent"), None, None)).collect()
 }
 
 pub struct Fixture {
@@ -495,9 +488,9 @@ impl Fixture {
     fn assembly_chains(agent: &ResolvedAgent) -> AssemblyChains<'_> {
         let active = ActiveContext::Side(Side::A);
         AssemblyChains {
-            after_system_message: agent.chain(active, HookKind::AfterSystemMessage),
-            filter_messages: agent.chain(active, HookKind::FilterMessages),
-            prefilter_llm_history: agent.chain(active, HookKind::PrefilterLlmHistory),
+            after_system_message: __private::chain(agent, active, HookKind::AfterSystemMessage),
+            filter_messages: __private::chain(agent, active, HookKind::FilterMessages),
+            prefilter_llm_history: __private::chain(agent, active, HookKind::PrefilterLlmHistory),
         }
     }
 }
