@@ -6,7 +6,7 @@ pub use inventory;
 pub use crate::compose::{ActiveContext, EnabledRelationships, ResolvedHook};
 pub use crate::def::RegisteredHook;
 pub use crate::future::BoxedHookFuture;
-pub use crate::kind::{Adapter, HookHandler};
+pub use crate::kind::{Adapter, HookHandler, sync_adapter};
 
 use crate::compose::ResolvedAgent;
 use crate::def::{HookDef, HookLocation};

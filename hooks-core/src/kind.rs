@@ -96,6 +96,14 @@ macro_rules! hook_kinds {
             >),)*
         }
 
+        /// Each kind's sync adapter type, named by its variant: what a table of plain sync hooks
+        /// of one kind holds.
+        pub mod sync_adapter {
+            #![allow(clippy::type_complexity)]
+            use super::*;
+            $(#[doc = $doc] pub type $variant = for<$lt> fn($($arg),*) -> HookResult<$out>;)*
+        }
+
         impl HookHandler {
             /// The kind the adapter serves.
             pub const fn kind(&self) -> HookKind {

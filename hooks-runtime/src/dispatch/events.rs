@@ -188,7 +188,11 @@ pub(crate) fn user_event<'a>(
     default_timeout: std::time::Duration,
     user: &'a UserState,
 ) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
-    let dispatch =
-        Dispatch { chain: hooks, enabled: hooks_core::__private::EnabledRelationships::NONE, default_timeout };
+    let dispatch = Dispatch {
+        chain: hooks,
+        plain: None,
+        enabled: hooks_core::__private::EnabledRelationships::NONE,
+        default_timeout,
+    };
     user_scope(&dispatch, user)
 }

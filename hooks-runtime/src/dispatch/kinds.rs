@@ -1,7 +1,7 @@
 //! One function per hook point. Each encodes its kind's error rule (CONFORMANCE E, M, R, T) and
 //! nothing else; the pipelines in `thread` call them.
 
-use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
+use hooks_core::__private::{Adapter, HookHandler, ResolvedHook, sync_adapter};
 use hooks_core::{
     HookError, HookExecutionContext, HookMessage, HookResult, HookToolCall, HookToolResult, LlmMessage, MessageRecord,
     MessageUpdate, ThreadState, ToolCallRecord,
@@ -11,6 +11,7 @@ use std::future::Future;
 
 use super::invoke::{self, Answer, HookFailure, Started, spans_wanted};
 use super::panics;
+use super::plain::{Plain, PlainChain};
 use super::{Dispatch, FailureRule, PointRun};
 
 /// A kind whose chain transforms one value in place.
@@ -19,6 +20,18 @@ trait TransformKind: 'static {
     type Value: Clone + Send;
     /// What the hooks get besides the state and the value (`()` for most kinds).
     type Arg: ?Sized + Sync;
+    /// The kind's sync adapter.
+    type Sync: Copy;
+    /// The typed chain of plain sync hooks, when `chain` is this kind's.
+    fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]>;
+    /// A typed plain sync hook's call.
+    fn call_plain<'v>(
+        call: Self::Sync,
+        state: &'v ThreadState,
+        arg: &'v Self::Arg,
+        value: &'v mut Self::Value,
+        ctx: &'v HookExecutionContext,
+    ) -> HookResult<()>;
     /// A plain sync hook's call: its outcome, in a register.
     fn call_sync<'v>(
         handler: &HookHandler,
@@ -38,12 +51,32 @@ trait TransformKind: 'static {
 }
 
 macro_rules! transform_kind {
-    ($marker:ident [$($variant:ident)|+], $value:ty, $arg:ty, |$state:ident, $a:ident, $v:ident, $ctx:ident| ($($call:expr),*)) => {
+    ($marker:ident [$first:ident $(| $variant:ident)*], $value:ty, $arg:ty, |$state:ident, $a:ident, $v:ident, $ctx:ident| ($($call:expr),*)) => {
         struct $marker;
         impl TransformKind for $marker {
             type Value = $value;
             type Arg = $arg;
-            adapter_calls!('v, [$($variant)|+], (
+            // The variants of one marker have one signature.
+            type Sync = sync_adapter::$first;
+            #[inline(always)]
+            fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]> {
+                match chain {
+                    PlainChain::$first(plain) $(| PlainChain::$variant(plain))* => Some(plain),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn call_plain<'v>(
+                call: Self::Sync,
+                $state: &'v ThreadState,
+                $a: &'v Self::Arg,
+                $v: &'v mut Self::Value,
+                $ctx: &'v HookExecutionContext,
+            ) -> HookResult<()> {
+                call($($call),*)
+            }
+            adapter_calls!('v, [$first $(| $variant)*], (
                 $state: &'v ThreadState,
                 $a: &'v Self::Arg,
                 $v: &'v mut Self::Value,
@@ -94,8 +127,12 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
     if dispatch.is_empty() {
         return PointRun::Finished(M::finish(Ok(())));
     }
+    let traced = spans_wanted();
+    if !traced && let Some(plain) = dispatch.plain.and_then(K::plain) {
+        return PointRun::Finished(M::finish(run_plain::<K>(&dispatch, plain, state, arg, value, rule)));
+    }
     let mut snapshot: Snapshot<K::Value> = None;
-    let resume_at = if spans_wanted() {
+    let resume_at = if traced {
         Resume::Traced
     } else {
         match run_sync::<K>(&dispatch, state, arg, value, rule, 0, &mut snapshot) {
@@ -104,6 +141,45 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
         }
     };
     PointRun::Suspended(resume::<K, M>(dispatch, state, arg, value, rule, resume_at, snapshot))
+}
+
+/// Runs a chain of plain sync hooks, typed: one indirect call per hook under `catch_unwind`, the
+/// thread marked as running hook code once for them all, and a test of the answer.
+#[inline(always)]
+fn run_plain<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    plain: &[Plain<K::Sync>],
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+    rule: FailureRule,
+) -> Result<(), HookError> {
+    let in_hook = panics::enter();
+    for hook in plain {
+        let failure =
+            match panics::catch_entered(&in_hook, || K::call_plain(hook.call, state, arg, value, &hook.context)) {
+                Ok(Ok(())) => continue,
+                Ok(Err(error)) => HookFailure::Error(error),
+                Err(location) => HookFailure::Panic(location),
+            };
+        plain_failed(dispatch, plain, hook, failure, rule, value)?;
+    }
+    Ok(())
+}
+
+/// A plain hook failed: settled as its chain's entry (the entry at its position).
+#[cold]
+#[inline(never)]
+fn plain_failed<S, V: Clone>(
+    dispatch: &Dispatch<'_>,
+    plain: &[Plain<S>],
+    hook: &Plain<S>,
+    failure: HookFailure,
+    rule: FailureRule,
+    value: &mut V,
+) -> Result<(), HookError> {
+    let position = (std::ptr::from_ref(hook).addr() - plain.as_ptr().addr()) / size_of::<Plain<S>>();
+    settle(&dispatch.chain[position], failure, rule, value, None)
 }
 
 /// How a hook point answers its chain's outcome.
@@ -382,6 +458,7 @@ async fn run_traced<K: TransformKind>(
 }
 
 /// R3-R4: `filter_messages`; failures keep the last good value (E1, E7).
+#[inline]
 pub(crate) fn filter_messages<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -392,6 +469,7 @@ pub(crate) fn filter_messages<'a>(
 
 /// R5, R7: `prefilter_llm_history`; a `block: true` error stops the step, others keep the last
 /// good value.
+#[inline]
 pub(crate) fn prefilter_llm_history<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -407,6 +485,7 @@ pub(crate) fn prefilter_llm_history<'a>(
 }
 
 /// M1, M2, M9: `before_create_message` under the write's rule.
+#[inline]
 pub(crate) fn before_create_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -417,6 +496,7 @@ pub(crate) fn before_create_message<'a>(
 }
 
 /// M4: `before_update_message`; the first failure prevents the update.
+#[inline]
 pub(crate) fn before_update_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -428,6 +508,7 @@ pub(crate) fn before_update_message<'a>(
 
 /// T6: `before_store_tool_result`; the tool result is stored whatever happens, with the last
 /// good value (M9).
+#[inline]
 pub(crate) fn before_store_tool_result<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -439,6 +520,7 @@ pub(crate) fn before_store_tool_result<'a>(
 
 /// R1: `after_system_message`; a by-value hook's `None` keeps the message and a string replaces
 /// it; a failure keeps the last good value.
+#[inline]
 pub(crate) fn after_system_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -449,6 +531,7 @@ pub(crate) fn after_system_message<'a>(
 
 /// T5: `after_tool_call_success` or `_failure` (by the result's status); a by-value hook's `None`
 /// keeps the result and a returned result replaces it; a failure keeps the last good value.
+#[inline]
 pub(crate) fn after_tool_call<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,

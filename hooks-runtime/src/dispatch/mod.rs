@@ -38,6 +38,7 @@ mod events;
 mod invoke;
 mod kinds;
 pub(crate) mod panics;
+mod plain;
 
 use std::future::Future;
 use std::time::Duration;
@@ -53,11 +54,14 @@ pub(crate) use kinds::{
     after_system_message, after_tool_call, before_create_message, before_store_tool_result, before_update_message,
     filter_messages, prefilter_llm_history,
 };
+pub(crate) use plain::{PlainChain, PlainTable};
 
-/// One chain ready to run: its entries, the enabled optional relationships, the default timeout.
+/// One chain ready to run: its entries, its typed form when every hook of it is a plain sync
+/// hook, the enabled optional relationships, the default timeout.
 #[derive(Clone, Copy)]
 pub(crate) struct Dispatch<'c> {
     pub(crate) chain: &'c [ResolvedHook],
+    pub(crate) plain: Option<&'c PlainChain>,
     pub(crate) enabled: EnabledRelationships,
     pub(crate) default_timeout: Duration,
 }

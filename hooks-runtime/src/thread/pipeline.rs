@@ -38,6 +38,7 @@ impl<'t> Pipeline<'t> {
         let chain = hooks_core::__private::chain(&self.agent.resolved, self.active, kind);
         (!chain.is_empty()).then(|| Dispatch {
             chain,
+            plain: self.agent.plain.get(self.active, kind),
             enabled: self.enabled,
             default_timeout: self.shared.runtime.hook_timeout,
         })
