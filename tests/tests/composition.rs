@@ -116,7 +116,7 @@ fn resolve(agent: &'static AgentDef) -> ResolvedAgent {
 }
 
 fn ids(resolved: &ResolvedAgent, active: ActiveContext, kind: HookKind) -> Vec<&'static str> {
-    __private::chain(&resolved, active, kind).iter().map(|entry| entry.hook.id).collect()
+    __private::chain(resolved, active, kind).iter().map(|entry| entry.hook.id).collect()
 }
 
 const SIDE_A: ActiveContext = ActiveContext::Side(Side::A);
