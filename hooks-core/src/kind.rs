@@ -54,9 +54,12 @@ macro_rules! hook_kinds {
             $(#[doc = $doc] $variant,)*
         }
 
+        /// How many kinds the table declares.
+        const KIND_COUNT: usize = [$(stringify!($variant)),*].len();
+
         impl HookKind {
             /// Every kind, in the order of the guide's quick reference.
-            pub const ALL: [HookKind; 17] = [$(HookKind::$variant,)*];
+            pub const ALL: [HookKind; KIND_COUNT] = [$(HookKind::$variant,)*];
 
             /// The kind's name as the specification writes it, e.g. `"filter_messages"`.
             pub const fn name(self) -> &'static str {
