@@ -2,6 +2,14 @@
 
 use std::fmt;
 
+use crate::error::HookResult;
+use crate::future::BoxedHookFuture;
+use crate::state::ThreadState;
+use crate::types::{
+    HookExecutionContext, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate,
+    ToolCallRecord, UserState,
+};
+
 /// Where a hook runs: on a thread (composed by prompts, agents and parent requirements) or in the
 /// user scope (every linked hook of the kind runs, no composition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,8 +29,13 @@ pub enum HookRole {
     Event,
 }
 
+/// The kind table: each row declares a kind (variant, spec name, scope, role, doc) and the
+/// arguments its adapter takes, from which the kind enum and the adapters' types are generated.
+/// Adding a kind is one row here, one in hooks-macros' table (`kinds.rs`, the signatures a user
+/// writes) and its hook point in the runtime's dispatch.
 macro_rules! hook_kinds {
-    ($($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal;)*) => {
+    ($lt:lifetime; $($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal,
+        fn($($arg:ty),*) -> $out:ty;)*) => {
         /// One of the 17 hook kinds of the guide's quick reference: 14 thread kinds and 3
         /// user-scope kinds.
         ///
@@ -41,9 +54,12 @@ macro_rules! hook_kinds {
             $(#[doc = $doc] $variant,)*
         }
 
+        /// How many kinds the table declares.
+        const KIND_COUNT: usize = [$(stringify!($variant)),*].len();
+
         impl HookKind {
             /// Every kind, in the order of the guide's quick reference.
-            pub const ALL: [HookKind; 17] = [$(HookKind::$variant,)*];
+            pub const ALL: [HookKind; KIND_COUNT] = [$(HookKind::$variant,)*];
 
             /// The kind's name as the specification writes it, e.g. `"filter_messages"`.
             pub const fn name(self) -> &'static str {
@@ -65,44 +81,122 @@ macro_rules! hook_kinds {
                 match name { $($name => Some(HookKind::$variant),)* _ => None }
             }
         }
+
+        /// The typed adapter of a hook, one variant per kind: a sync hook's adapter answers its
+        /// outcome (one register wide, see `HookError`), an async hook's its boxed future.
+        ///
+        /// A kind that transforms a value takes it as `&mut T`, whichever form the user wrote:
+        /// an in-place hook gets the reference itself, and the adapter of a by-value hook moves
+        /// the value out, calls the hook and moves its answer back (see `HookDef::moves_value`).
+        /// The chain therefore runs on one value that is never copied or moved through its
+        /// layers. Values a hook only observes are borrowed.
+        #[derive(Clone, Copy)]
+        #[allow(clippy::type_complexity)]
+        pub enum HookHandler {
+            $(#[doc = $doc] $variant(Adapter<
+                for<$lt> fn($($arg),*) -> HookResult<$out>,
+                for<$lt> fn($($arg),*) -> BoxedHookFuture<$lt, HookResult<$out>>,
+            >),)*
+        }
+
+        /// Each kind's sync adapter type, named by its variant: what a table of plain sync hooks
+        /// of one kind holds.
+        pub mod sync_adapter {
+            #![allow(clippy::type_complexity)]
+            use super::*;
+            $(#[doc = $doc] pub type $variant = for<$lt> fn($($arg),*) -> HookResult<$out>;)*
+        }
+
+        impl HookHandler {
+            /// The kind the adapter serves.
+            pub const fn kind(&self) -> HookKind {
+                match self { $(HookHandler::$variant(_) => HookKind::$variant,)* }
+            }
+
+            /// Whether the hook is an `async fn`: its adapter answers a future.
+            pub const fn is_async(&self) -> bool {
+                match self { $(HookHandler::$variant(adapter) => adapter.is_async(),)* }
+            }
+        }
     };
 }
 
-hook_kinds! {
+hook_kinds! { 'a;
     AfterThreadCreated = "after_thread_created", Thread, Event,
-        "After thread creation, before execution.";
+        "After thread creation, before execution.",
+        fn(&'a ThreadState, &'a HookExecutionContext) -> ();
     AfterSubagentCreated = "after_subagent_created", Thread, Event,
-        "On the parent, after a child thread was created.";
+        "On the parent, after a child thread was created.",
+        fn(&'a ThreadState, &'a ThreadState, &'a HookExecutionContext) -> ();
     AfterSystemMessage = "after_system_message", Thread, Transform,
-        "After the system message is rendered, before the history snapshot.";
+        "After the system message is rendered, before the history snapshot.",
+        fn(&'a ThreadState, &'a mut String, &'a HookExecutionContext) -> ();
     FilterMessages = "filter_messages", Thread, Transform,
-        "Once per model-context assembly, on a stable history snapshot.";
+        "Once per model-context assembly, on a stable history snapshot.",
+        fn(&'a ThreadState, &'a mut Vec<HookMessage>, &'a HookExecutionContext) -> ();
     PrefilterLlmHistory = "prefilter_llm_history", Thread, Transform,
-        "After provider-message transformation, before dispatch.";
+        "After provider-message transformation, before dispatch.",
+        fn(&'a ThreadState, &'a mut Vec<LlmMessage>, &'a HookExecutionContext) -> ();
     BeforeCreateMessage = "before_create_message", Thread, Transform,
-        "Before a message insert.";
+        "Before a message insert.",
+        fn(&'a ThreadState, &'a mut MessageRecord, &'a HookExecutionContext) -> ();
     BeforeUpdateMessage = "before_update_message", Thread, Transform,
-        "Before a message update.";
+        "Before a message update.",
+        fn(&'a ThreadState, &'a str, &'a mut MessageUpdate, &'a HookExecutionContext) -> ();
     BeforeStoreToolResult = "before_store_tool_result", Thread, Transform,
-        "Before a tool result is stored.";
+        "Before a tool result is stored.",
+        fn(&'a ThreadState, &'a ToolCallRecord, &'a mut HookToolResult, &'a HookExecutionContext) -> ();
     AfterCreateMessage = "after_create_message", Thread, Event,
-        "After a message insert.";
+        "After a message insert.",
+        fn(&'a ThreadState, &'a MessageRecord, &'a HookExecutionContext) -> ();
     AfterUpdateMessage = "after_update_message", Thread, Event,
-        "After a message update.";
+        "After a message update.",
+        fn(&'a ThreadState, &'a HookMessage, &'a HookExecutionContext) -> ();
     AfterToolCallSuccess = "after_tool_call_success", Thread, Transform,
-        "After a successful tool call; may replace the result.";
+        "After a successful tool call; may replace the result.",
+        fn(&'a ThreadState, &'a HookToolCall, &'a mut HookToolResult, &'a HookExecutionContext) -> ();
     AfterToolCallFailure = "after_tool_call_failure", Thread, Transform,
-        "After a failed tool call; may replace the result.";
+        "After a failed tool call; may replace the result.",
+        fn(&'a ThreadState, &'a HookToolCall, &'a mut HookToolResult, &'a HookExecutionContext) -> ();
     ToolCallStarted = "tool_call_started", Thread, Event,
-        "When a tool call starts to stream, before the tool runs.";
+        "When a tool call starts to stream, before the tool runs.",
+        fn(&'a ThreadState, &'a HookToolCall, Option<&'a str>, &'a HookExecutionContext) -> ();
     ToolCallDone = "tool_call_done", Thread, Event,
-        "After a tool call executed, success or failure.";
+        "After a tool call executed, success or failure.",
+        fn(&'a ThreadState, &'a HookToolCall, &'a HookToolResult, &'a HookExecutionContext) -> ();
     UserClientAttached = "user_client_attached", User, Event,
-        "A client connects to the user event stream.";
+        "A client connects to the user event stream.",
+        fn(&'a UserState) -> ();
     UserClientDetached = "user_client_detached", User, Event,
-        "A client disconnects from the user event stream.";
+        "A client disconnects from the user event stream.",
+        fn(&'a UserState) -> ();
     UserValueChanged = "user_value_changed", User, Event,
-        "A user value changes.";
+        "A user value changes.",
+        fn(&'a UserState) -> ();
+}
+
+/// A hook's adapter in its form: a sync hook's is called and answers at once; an async hook's
+/// answers the future to await.
+#[derive(Clone, Copy)]
+pub enum Adapter<S, A> {
+    /// A sync hook's adapter.
+    Sync(S),
+    /// An async hook's adapter.
+    Async(A),
+}
+
+impl<S, A> Adapter<S, A> {
+    /// Whether it is an async hook's.
+    pub const fn is_async(&self) -> bool {
+        matches!(self, Adapter::Async(_))
+    }
+}
+
+impl std::fmt::Debug for HookHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let form = if self.is_async() { "Async" } else { "Sync" };
+        write!(f, "HookHandler::{}({form}(..))", self.kind().name())
+    }
 }
 
 impl HookKind {

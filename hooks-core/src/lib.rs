@@ -1,7 +1,9 @@
 //! The vocabulary of the agent hooks framework: hook kinds, the specification's data types,
 //! hook definitions and the registry of linked hooks.
 //!
-//! Users depend on `hooks-runtime`, which re-exports everything here.
+//! Users depend on `hooks-runtime`, which re-exports everything here. What the generated code
+//! and the runtime need (hook adapters, linked-hook entries, resolved chains) is under
+//! `__private`, which is not public API.
 
 mod compose;
 mod def;
@@ -13,16 +15,19 @@ mod state;
 mod types;
 
 pub use compose::{
-    ActiveContext, Agent, AgentDef, EnabledRelationships, ParentHookRequirement, ParentHookStage, Participant, Prompt,
-    PromptDef, ResolutionError, ResolvedAgent, ResolvedHook, SideDef, SubagentRelationship, explain, explain_json,
+    Agent, AgentDef, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, ResolutionError,
+    ResolvedAgent, SideDef, SubagentRelationship, explain, explain_json,
 };
-pub use def::{Hook, HookDef, HookHandler, HookLocation, RegisteredHook};
+pub use def::{Hook, HookDef, HookLocation};
 pub use error::{HookError, HookResult};
-pub use future::{BoxedHookFuture, HookFuture};
 pub use kind::{HookKind, HookRole, HookScope};
 pub use registry::{DuplicateHookId, Registry, RegistryError};
 pub use state::{DetachedThread, MessageQuery, ThreadServices, ThreadState};
-pub use types::*;
+pub use types::{
+    AbortSignal, Attachment, AttachmentRef, ExecutionState, ExtraFields, HookExecutionContext, HookMessage, HookSource,
+    HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate, PackageSignature, Role, Side,
+    ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolStatus, UserEvent, UserState,
+};
 
 #[doc(hidden)]
-pub use inventory;
+pub mod __private;

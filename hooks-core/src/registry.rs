@@ -25,7 +25,7 @@ pub struct Registry {
 impl Registry {
     /// The hooks of every crate linked into this binary, sorted by id then location.
     pub fn linked() -> Self {
-        Self::from_defs(inventory::iter::<crate::RegisteredHook>.into_iter().map(|registered| registered.0))
+        Self::from_defs(inventory::iter::<crate::def::RegisteredHook>.into_iter().map(|registered| registered.0))
     }
 
     /// A registry of the given definitions (tests, tools).

@@ -2,7 +2,7 @@
 //!
 //! This crate depends on no crate of the project, so it carries its own table; the all-kinds
 //! pass case (`tests/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form
-//! through it, so a table that disagrees with `hooks_core::HookHandler` fails to compile there.
+//! through it, so a table that disagrees with `hooks_core::__private::HookHandler` fails to compile there.
 
 /// Whether a kind runs on a thread or in the user scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -205,14 +205,14 @@ fn future_trait(kind: &KindSpec) -> TokenStream {
         #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
         pub trait #name<'a, T>: Sized {
             /// Boxes the future once.
-            fn into_hook_future(self) -> HookFuture<'a, T>;
+            fn into_hook_future(self) -> BoxedHookFuture<'a, T>;
         }
         impl<'a, T, F> #name<'a, T> for F
         where
             F: ::core::future::Future<Output = T> + Send + 'a,
         {
             #[inline(always)]
-            fn into_hook_future(self) -> HookFuture<'a, T> { HookFuture::boxed(self) }
+            fn into_hook_future(self) -> BoxedHookFuture<'a, T> { ::std::boxed::Box::pin(self) }
         }
     }
 }

@@ -13,16 +13,58 @@ use std::future::Future;
 use std::task::{Context, Waker};
 use std::time::Duration;
 
-use hooks_core::{EnabledRelationships, HookError, HookMessage, LlmMessage, PromptDef, ResolvedHook, ThreadState};
+use hooks_core::__private::{ActiveContext, EnabledRelationships, ResolvedHook};
+use hooks_core::{HookError, HookKind, HookMessage, LlmMessage, PromptDef, ResolvedAgent, ThreadState};
 
-use crate::dispatch::{self, Dispatch, PointRun};
+use crate::dispatch::{self, Dispatch, PlainChain, PointRun};
 use crate::thread::context::{interpolate, to_provider_messages};
 
 /// The timeout the benchmarks dispatch with: the runtime's default.
 pub const TIMEOUT: Duration = crate::DEFAULT_HOOK_TIMEOUT;
 
-fn dispatch(chain: &[ResolvedHook]) -> Dispatch<'_> {
-    Dispatch { chain, enabled: EnabledRelationships::NONE, default_timeout: TIMEOUT }
+/// A chain of one kind as the runtime keeps it: its entries, and their typed form when every hook
+/// of it is a plain sync hook.
+pub struct Chain {
+    entries: Vec<ResolvedHook>,
+    plain: Option<PlainChain>,
+}
+
+impl Chain {
+    /// The chain of `kind` made of `entries`.
+    pub fn new(kind: HookKind, entries: Vec<ResolvedHook>) -> Self {
+        let plain = PlainChain::of(kind, &entries);
+        Chain { entries, plain }
+    }
+
+    /// The chain of `kind` that `resolved` runs in `active`.
+    pub fn resolved(resolved: &ResolvedAgent, active: ActiveContext, kind: HookKind) -> Self {
+        Chain::new(kind, hooks_core::__private::chain(resolved, active, kind).to_vec())
+    }
+
+    /// Whether it has no hook.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many hooks it has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").field("entries", &self.entries).field("plain", &self.plain.is_some()).finish()
+    }
+}
+
+fn dispatch(chain: &Chain) -> Dispatch<'_> {
+    Dispatch {
+        chain: &chain.entries,
+        plain: chain.plain.as_ref(),
+        enabled: EnabledRelationships::NONE,
+        default_timeout: TIMEOUT,
+    }
 }
 
 /// `filter_messages` as the runtime's pipelines run it (R3-R4, E1, E7): the chain runs on the
@@ -30,7 +72,7 @@ fn dispatch(chain: &[ResolvedHook]) -> Dispatch<'_> {
 /// taken into one buffer per chain (a `clone()` for the first, `clone_from` after), restored if
 /// that hook fails. The sync hooks run when this future is first polled, as they do when a
 /// pipeline awaits the point.
-pub async fn filter_messages(chain: &[ResolvedHook], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+pub async fn filter_messages(chain: &Chain, state: &ThreadState, messages: &mut Vec<HookMessage>) {
     dispatch::await_point!(dispatch::filter_messages(&dispatch(chain), state, messages));
 }
 
@@ -38,23 +80,30 @@ pub async fn filter_messages(chain: &[ResolvedHook], state: &ThreadState, messag
 /// inside its own running future: no future is built for it, and its outcome is matched where it
 /// is called. Should the chain reach an async hook, the rest is polled once with a no-op waker
 /// and must be ready.
-pub fn filter_messages_sync(chain: &[ResolvedHook], state: &ThreadState, messages: &mut Vec<HookMessage>) {
+#[inline]
+pub fn filter_messages_sync(chain: &Chain, state: &ThreadState, messages: &mut Vec<HookMessage>) {
     match dispatch::filter_messages(&dispatch(chain), state, messages) {
         PointRun::Finished(()) => {}
-        PointRun::Suspended(rest) => {
-            let mut rest = std::pin::pin!(rest);
-            let ready = rest.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-            assert!(ready.is_ready(), "filter_messages_sync: the chain did not finish at once");
-        }
+        PointRun::Suspended(rest) => finish_at_once(rest),
     }
+}
+
+/// Polls the rest of a chain once; out of line, so that a chain of sync hooks, which never gets
+/// here, carries none of its state.
+#[cold]
+#[inline(never)]
+fn finish_at_once(rest: impl Future<Output = ()>) {
+    let mut rest = std::pin::pin!(rest);
+    let ready = rest.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    assert!(ready.is_ready(), "filter_messages_sync: the chain did not finish at once");
 }
 
 /// The three chains of a context assembly.
 #[derive(Debug, Clone, Copy)]
 pub struct AssemblyChains<'c> {
-    pub after_system_message: &'c [ResolvedHook],
-    pub filter_messages: &'c [ResolvedHook],
-    pub prefilter_llm_history: &'c [ResolvedHook],
+    pub after_system_message: &'c Chain,
+    pub filter_messages: &'c Chain,
+    pub prefilter_llm_history: &'c Chain,
 }
 
 /// A context assembly as `thread::context::assemble` does it, on a snapshot the caller passes in

@@ -4,52 +4,14 @@
 //! It also holds the runtime's internals that the crate root does not re-export: a hook's
 //! handler and its future, the linked hooks, and resolved chains.
 
-pub use hooks_core::inventory;
-pub use hooks_core::{
-    ActiveContext, Agent, AgentDef, BoxedHookFuture, EnabledRelationships, Hook, HookDef, HookFuture, HookHandler,
-    HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
-    RegisteredHook, ResolvedHook, SideDef, SubagentRelationship,
+pub use hooks_core::__private::{
+    ActiveContext, Adapter, BLOCKING, BoxedHookFuture, EnabledRelationships, HookHandler, MOVES_VALUE, RegisteredHook,
+    ResolvedHook, chain, handler, hook_def, inventory,
 };
-
-/// `HookDef::is_async` in [`hook_def`]'s flags.
-pub const ASYNC: u8 = 1;
-/// `HookDef::moves_value` in [`hook_def`]'s flags.
-pub const MOVES_VALUE: u8 = 2;
-/// `HookDef::blocking` in [`hook_def`]'s flags.
-pub const BLOCKING: u8 = 4;
-
-/// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
-/// that each hook's expansion stays short: every path and field the macro emits costs compile
-/// time in the user's crate. `timeout_ms` 0 is no timeout of its own (`#[hook]`
-/// rejects `timeout_ms = 0`).
-#[allow(clippy::too_many_arguments)]
-pub const fn hook_def(
-    id: &'static str,
-    handler: HookHandler,
-    flags: u8,
-    timeout_ms: u64,
-    package: (&'static str, &'static str),
-    module_path: &'static str,
-    file: &'static str,
-    line: u32,
-    function: &'static str,
-) -> HookDef {
-    HookDef {
-        id,
-        handler,
-        is_async: flags & ASYNC != 0,
-        moves_value: flags & MOVES_VALUE != 0,
-        blocking: flags & BLOCKING != 0,
-        timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
-        location: HookLocation {
-            package: PackageSignature::new_static(package.0, package.1),
-            module_path,
-            file,
-            line,
-            function,
-        },
-    }
-}
+pub use hooks_core::{
+    Agent, AgentDef, Hook, HookDef, HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage,
+    Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
+};
 
 /// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value
 /// that allocates nothing in its place until the hook's answer is moved back.
@@ -130,6 +92,7 @@ pub fn store_replacement<T>(slot: &mut T, answer: hooks_core::HookResult<Option<
 /// The signature traits the `#[hook]` adapters call through, one per kind and position.
 pub mod signature {
     #![allow(missing_docs, unreachable_pub)]
+    use hooks_core::__private::BoxedHookFuture;
     use hooks_core::*;
     hooks_macros::__signature_traits!();
 }

@@ -294,7 +294,8 @@ impl RuntimeBuilder {
                 pending.extend(side.subagents.iter().map(|relationship| relationship.agent));
             }
             let resolved = ResolvedAgent::resolve(def, &registry).map_err(BuildError::Resolution)?;
-            agents.insert(def.name, Arc::new(AgentEntry { def, resolved, listener: RwLock::new(None) }));
+            let plain = crate::dispatch::PlainTable::of(&resolved);
+            agents.insert(def.name, Arc::new(AgentEntry { def, resolved, plain, listener: RwLock::new(None) }));
         }
         for entry in agents.values() {
             for side in [&entry.def.side_a, &entry.def.side_b] {

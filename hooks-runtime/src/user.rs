@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use hooks_core::{ExtraFields, HookExecutionContext, HookKind, Registry, ResolvedHook, UserEvent, UserState};
+use hooks_core::__private::ResolvedHook;
+use hooks_core::{ExtraFields, HookExecutionContext, HookKind, Registry, UserEvent, UserState};
 
 use crate::dispatch;
 
@@ -31,12 +32,7 @@ impl UserScope {
         let of_kind = |kind: HookKind| -> Vec<ResolvedHook> {
             registry
                 .of_kind(kind)
-                .map(|hook| ResolvedHook {
-                    hook,
-                    context: HookExecutionContext::agent("user scope"),
-                    requirement: None,
-                    optional_slot: None,
-                })
+                .map(|hook| ResolvedHook::new(hook, HookExecutionContext::agent("user scope"), None, None))
                 .collect()
         };
         UserScope {

@@ -38,15 +38,10 @@ async fn tag_async(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
     }
 }
 
-fn chain(defs: &[&'static HookDef]) -> Vec<ResolvedHook> {
-    defs.iter()
-        .map(|def| ResolvedHook {
-            hook: def,
-            context: HookExecutionContext::agent("alloc_agent"),
-            requirement: None,
-            optional_slot: None,
-        })
-        .collect()
+fn chain(defs: &[&'static HookDef]) -> __bench::Chain {
+    let entries =
+        defs.iter().map(|def| ResolvedHook::new(def, HookExecutionContext::agent("alloc_agent"), None, None)).collect();
+    __bench::Chain::new(HookKind::FilterMessages, entries)
 }
 
 fn history() -> Vec<HookMessage> {

@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 
-use hooks_runtime::__private::{ActiveContext, EnabledRelationships, HookFuture, HookHandler};
+use hooks_runtime::__private::{self, ActiveContext, Adapter, EnabledRelationships, HookHandler};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{
-    AgentDef, HookDef, HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant,
-    ResolutionError, Side, SideDef, SubagentRelationship,
+    AgentDef, HookDef, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, ResolutionError, Side,
+    SideDef, SubagentRelationship,
 };
 use mail_pkg::mail_agent;
 
@@ -116,7 +116,7 @@ fn resolve(agent: &'static AgentDef) -> ResolvedAgent {
 }
 
 fn ids(resolved: &ResolvedAgent, active: ActiveContext, kind: HookKind) -> Vec<&'static str> {
-    resolved.chain(active, kind).iter().map(|entry| entry.hook.id).collect()
+    __private::chain(resolved, active, kind).iter().map(|entry| entry.hook.id).collect()
 }
 
 const SIDE_A: ActiveContext = ActiveContext::Side(Side::A);
@@ -178,7 +178,7 @@ fn s3_empty_prompt_hooks_fall_back_to_agent_hooks_non_empty_replace_them() {
 fn s4_disabled_optional_contributes_none_hidden_still_contributes() {
     let resolved = resolve(<with_optional as Agent>::DEF);
     let slot = resolved.optional_slot("calendar_agent").expect("optional relationship has a slot");
-    let chain = resolved.chain(SIDE_A, HookKind::AfterSystemMessage);
+    let chain = __private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage);
     let active = |enabled: &EnabledRelationships| -> Vec<&str> {
         chain.iter().filter(|entry| entry.is_active(enabled)).map(|entry| entry.hook.id).collect()
     };
@@ -216,8 +216,7 @@ fn s6_relationship_order_side_a_before_side_b_then_declaration_order() {
     let resolved = resolve(<with_optional as Agent>::DEF);
     let mut enabled = EnabledRelationships::NONE;
     enabled.set(resolved.optional_slot("calendar_agent").unwrap(), true);
-    let done: Vec<&str> = resolved
-        .chain(SIDE_A, HookKind::ToolCallDone)
+    let done: Vec<&str> = __private::chain(&resolved, SIDE_A, HookKind::ToolCallDone)
         .iter()
         .filter(|entry| entry.is_active(&enabled))
         .map(|entry| entry.hook.id)
@@ -246,17 +245,15 @@ fn s6_two_children_same_stage_follow_relationship_order() {
     // before_parent (calendar_first) and after_parent (mail_audit) mixed with a same-stage pair:
     let ordered = resolve(<ordered as Agent>::DEF);
     let reversed = resolve(<reversed as Agent>::DEF);
-    let before_ordered: Vec<_> = ordered
-        .chain(SIDE_A, HookKind::AfterSystemMessage)
+    let before_ordered: Vec<_> = __private::chain(&ordered, SIDE_A, HookKind::AfterSystemMessage)
         .iter()
-        .chain(ordered.chain(SIDE_A, HookKind::ToolCallDone))
+        .chain(__private::chain(&ordered, SIDE_A, HookKind::ToolCallDone))
         .filter(|e| e.requirement.is_some_and(|r| r.stage == ParentHookStage::AfterParent))
         .map(|e| e.hook.id)
         .collect();
-    let before_reversed: Vec<_> = reversed
-        .chain(SIDE_A, HookKind::AfterSystemMessage)
+    let before_reversed: Vec<_> = __private::chain(&reversed, SIDE_A, HookKind::AfterSystemMessage)
         .iter()
-        .chain(reversed.chain(SIDE_A, HookKind::ToolCallDone))
+        .chain(__private::chain(&reversed, SIDE_A, HookKind::ToolCallDone))
         .filter(|e| e.requirement.is_some_and(|r| r.stage == ParentHookStage::AfterParent))
         .map(|e| e.hook.id)
         .collect();
@@ -302,7 +299,7 @@ fn s6_two_children_same_stage_follow_relationship_order() {
 #[test]
 fn s7_child_hooks_resolve_in_the_child_crate() {
     let resolved = resolve(<coordinator as Agent>::DEF);
-    let entry = &resolved.chain(SIDE_A, HookKind::AfterSystemMessage)[0];
+    let entry = &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0];
     assert_eq!(entry.hook.location.package.name, "mail_pkg");
     assert!(entry.hook.location.module_path.starts_with("mail_pkg"));
     assert!(std::ptr::eq(entry.hook, <mail_pkg::mail_context as Hook>::DEF));
@@ -311,7 +308,7 @@ fn s7_child_hooks_resolve_in_the_child_crate() {
 #[test]
 fn c3_source_is_prompt_agent_or_child_with_relationship_agent_and_package() {
     let resolved = resolve(<coordinator as Agent>::DEF);
-    let child = &resolved.chain(SIDE_A, HookKind::AfterSystemMessage)[0].context;
+    let child = &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0].context;
     assert_eq!(
         child.source,
         HookSource::Child {
@@ -320,14 +317,14 @@ fn c3_source_is_prompt_agent_or_child_with_relationship_agent_and_package() {
             package: Some(PackageSignature::new_static("mail_pkg", "0.3.1")),
         }
     );
-    let prompt = &resolved.chain(SIDE_A, HookKind::FilterMessages)[0].context;
+    let prompt = &__private::chain(&resolved, SIDE_A, HookKind::FilterMessages)[0].context;
     assert_eq!(prompt.source, HookSource::Prompt { prompt_name: Cow::Borrowed("coordinator_prompt") });
-    let agent = &resolved.chain(SIDE_B, HookKind::AfterToolCallSuccess)[0].context;
+    let agent = &__private::chain(&resolved, SIDE_B, HookKind::AfterToolCallSuccess)[0].context;
     assert_eq!(agent.source, HookSource::Agent { agent_name: Cow::Borrowed("coordinator") });
     // Without `as`, the relationship name is the agent's name.
     let resolved = resolve(<two_sided as Agent>::DEF);
     let HookSource::Child { relationship_name, .. } =
-        &resolved.chain(SIDE_A, HookKind::AfterSystemMessage)[0].context.source
+        &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0].context.source
     else {
         panic!("child source expected")
     };
@@ -354,37 +351,29 @@ fn s10_handoff_target_in_prompt_tools_does_not_activate_parent_hooks() {
     }
 }
 
-static USER_HOOK: HookDef = HookDef {
-    id: "announce_client",
-    handler: HookHandler::UserClientAttached(|_user| HookFuture::Ready(Ok(()))),
-    is_async: false,
-    moves_value: false,
-    blocking: false,
-    timeout_ms: None,
-    location: HookLocation {
-        package: PackageSignature::new_static("hand_built", "0.0.0"),
-        module_path: "hand_built",
-        file: "hand_built.rs",
-        line: 1,
-        function: "announce_client",
-    },
-};
+static USER_HOOK: HookDef = __private::hook_def(
+    "announce_client",
+    HookHandler::UserClientAttached(Adapter::Sync(|_user| Ok(()))),
+    0,
+    0,
+    ("hand_built", "0.0.0"),
+    "hand_built",
+    "hand_built.rs",
+    1,
+    "announce_client",
+);
 
-static UNLINKED_HOOK: HookDef = HookDef {
-    id: "not_linked",
-    handler: HookHandler::AfterThreadCreated(|_state, _ctx| HookFuture::Ready(Ok(()))),
-    is_async: false,
-    moves_value: false,
-    blocking: false,
-    timeout_ms: None,
-    location: HookLocation {
-        package: PackageSignature::new_static("hand_built", "0.0.0"),
-        module_path: "hand_built",
-        file: "hand_built.rs",
-        line: 2,
-        function: "not_linked",
-    },
-};
+static UNLINKED_HOOK: HookDef = __private::hook_def(
+    "not_linked",
+    HookHandler::AfterThreadCreated(Adapter::Sync(|_state, _ctx| Ok(()))),
+    0,
+    0,
+    ("hand_built", "0.0.0"),
+    "hand_built",
+    "hand_built.rs",
+    2,
+    "not_linked",
+);
 
 const fn hand_built_child(requirement: &'static [ParentHookRequirement]) -> AgentDef {
     AgentDef {

@@ -8,7 +8,7 @@ mod support_tools;
 
 use std::sync::Mutex;
 
-use hooks_runtime::__private::ActiveContext;
+use hooks_runtime::__private::{self, ActiveContext};
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
 use hooks_runtime::{
@@ -163,7 +163,7 @@ fn u2_user_scope_hooks_are_never_in_a_resolved_thread_chain() {
     let mut thread_hooks = 0;
     for active in [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest] {
         for kind in HookKind::ALL {
-            let chain = resolved.chain(active, kind);
+            let chain = __private::chain(resolved, active, kind);
             if !kind.is_thread() {
                 assert!(chain.is_empty(), "{kind} in {active:?}: {chain:?}");
             }

@@ -1,13 +1,24 @@
 //! A hook is an ordinary function: it can be unit-tested without a runtime, by calling it with
 //! `ThreadState::detached` (or a `ThreadState` over a `DetachedThread` the test keeps), and by
-//! calling it the way the runtime does, through its companion's `HookDef::handler`.
+//! calling it the way the runtime does, through its companion's adapter.
 
 use std::sync::Arc;
 
-use hooks_runtime::__private::{HookFuture, HookHandler};
+use hooks_runtime::__private::{self, Adapter, HookHandler};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{DetachedThread, ExecutionState, MessageQuery, Side, UserEvent};
 use serde_json::json;
+
+/// Calls a hook's adapter as the runtime does: a sync hook's answers at once, an async hook's
+/// future is awaited.
+macro_rules! call {
+    ($adapter:expr, $($arg:expr),*) => {
+        match $adapter {
+            Adapter::Sync(f) => f($($arg),*),
+            Adapter::Async(f) => f($($arg),*).await,
+        }
+    };
+}
 
 fn message(id: &str, role: Role, content: &str, created_at: i64) -> HookMessage {
     let mut record = MessageRecord::new(role, content);
@@ -194,26 +205,24 @@ fn a_user_scope_hook_is_called_with_a_user_state() {
 #[tokio::test]
 async fn a_hook_is_called_through_its_companion_handler() {
     let state = ThreadState::detached("thread_1", "support_agent");
-    let HookHandler::FilterMessages(f) = <limit_to_20_messages as Hook>::DEF.handler else {
+    let HookHandler::FilterMessages(f) = __private::handler(<limit_to_20_messages as Hook>::DEF) else {
         panic!("`limit_to_20_messages` is a filter_messages hook");
     };
     // The adapter transforms the chain's value in place, whatever form the hook is written in.
     let mut kept = history(25);
-    f(&state, &mut kept, &HookExecutionContext::prompt("p")).resolve().await.unwrap();
+    call!(f, &state, &mut kept, &HookExecutionContext::prompt("p")).unwrap();
     assert_eq!(kept.len(), 20);
     assert_eq!(kept[0].id, "msg_5");
     let ctx = HookExecutionContext::prompt("p");
     let mut messages = history(3);
-    let future = f(&state, &mut messages, &ctx);
-    assert!(matches!(future, HookFuture::Pending(_)), "an async hook answers a future");
-    future.resolve().await.unwrap();
+    let Adapter::Async(f) = f else { panic!("an async hook's adapter answers a future") };
+    f(&state, &mut messages, &ctx).await.unwrap();
     assert_eq!(messages.len(), 3);
 
-    let HookHandler::FilterMessages(g) = <keep_completed_only as Hook>::DEF.handler else { panic!() };
+    let HookHandler::FilterMessages(g) = __private::handler(<keep_completed_only as Hook>::DEF) else { panic!() };
     let mut messages = history(2);
-    let future = g(&state, &mut messages, &ctx);
-    assert!(matches!(future, HookFuture::Ready(_)), "a sync hook answers at once");
-    assert_eq!(future.resolve().await, Ok(()));
+    let Adapter::Sync(g) = g else { panic!("a sync hook's adapter answers at once") };
+    assert_eq!(g(&state, &mut messages, &ctx), Ok(()));
     assert_eq!(messages, Vec::new());
 }
 
@@ -222,44 +231,46 @@ async fn a_companion_handler_wraps_option_and_errors_as_the_chain_carries_them()
     let (state, thread) = detached_state();
     let ctx = HookExecutionContext::prompt("duplicate_finder");
 
-    let HookHandler::AfterToolCallFailure(f) = <alert_on_failure as Hook>::DEF.handler else { panic!() };
+    let HookHandler::AfterToolCallFailure(f) = __private::handler(<alert_on_failure as Hook>::DEF) else { panic!() };
     let call = HookToolCall::new("call_1", "get_github_issue", "{}");
     let mut result = HookToolResult::error("timeout");
-    let outcome = f(&state, &call, &mut result, &ctx).resolve().await;
+    let outcome = call!(f, &state, &call, &mut result, &ctx);
     assert_eq!(outcome, Ok(()));
     assert_eq!(result, HookToolResult::error("timeout"), "None keeps the original result");
     assert_eq!(thread.messages().len(), 1);
 
-    let HookHandler::PrefilterLlmHistory(gate) = <moderation_gate as Hook>::DEF.handler else { panic!() };
+    let HookHandler::PrefilterLlmHistory(gate) = __private::handler(<moderation_gate as Hook>::DEF) else { panic!() };
     let allowed = vec![LlmMessage::new("user", "Is #12 a duplicate?")];
     let mut messages = allowed.clone();
-    assert_eq!(gate(&state, &mut messages, &ctx).resolve().await, Ok(()));
+    assert_eq!(call!(gate, &state, &mut messages, &ctx), Ok(()));
     assert_eq!(messages, allowed);
     let mut forbidden = vec![LlmMessage::new("user", "something forbidden")];
-    let error = gate(&state, &mut forbidden, &ctx).resolve().await.unwrap_err();
+    let error = call!(gate, &state, &mut forbidden, &ctx).unwrap_err();
     assert!(error.is_block());
     assert_eq!(error.message(), "This request was refused by the moderation gate.");
 
-    let HookHandler::BeforeCreateMessage(stamp) = <add_execution_metadata as Hook>::DEF.handler else { panic!() };
-    let error = stamp(&state, &mut MessageRecord::new(Role::User, "hi"), &ctx).resolve().await.unwrap_err();
+    let HookHandler::BeforeCreateMessage(stamp) = __private::handler(<add_execution_metadata as Hook>::DEF) else {
+        panic!()
+    };
+    let error = call!(stamp, &state, &mut MessageRecord::new(Role::User, "hi"), &ctx).unwrap_err();
     assert!(!error.is_block());
 
-    let HookHandler::ToolCallStarted(started) = <surface_progress as Hook>::DEF.handler else { panic!() };
-    started(&state, &HookToolCall::new("call_2", "search_github_issues", "{\"q"), Some("Searching"), &ctx)
-        .resolve()
-        .await
+    let HookHandler::ToolCallStarted(started) = __private::handler(<surface_progress as Hook>::DEF) else { panic!() };
+    call!(started, &state, &HookToolCall::new("call_2", "search_github_issues", "{\"q"), Some("Searching"), &ctx)
         .unwrap();
     assert_eq!(
         thread.events()[0].1["context"],
         json!({"source": {"kind": "prompt", "promptName": "duplicate_finder"}})
     );
 
-    let HookHandler::UserValueChanged(user_hook) = <count_value_changes as Hook>::DEF.handler else { panic!() };
+    let HookHandler::UserValueChanged(user_hook) = __private::handler(<count_value_changes as Hook>::DEF) else {
+        panic!()
+    };
     let user = UserState {
         user_id: "user_1".into(),
         values: Default::default(),
         clients: Vec::new(),
         event: UserEvent::ValueChanged { key: "theme".into(), old: None, new: Some(json!("dark")) },
     };
-    assert_eq!(user_hook(&user).resolve().await, Ok(()));
+    assert_eq!(call!(user_hook, &user), Ok(()));
 }

@@ -97,6 +97,17 @@ async fn push_i(_state: &ThreadState, messages: &mut Vec<HookMessage>, _ctx: &Ho
     messages.push(marker("i"));
 }
 
+#[hook(filter_messages, id = "push_j")]
+fn push_j(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+    messages.push(marker("j"));
+}
+
+#[hook(filter_messages, id = "push_k")]
+fn push_k(_state: &ThreadState, messages: &mut Vec<HookMessage>) -> Result<(), HookError> {
+    messages.push(marker("k"));
+    Ok(())
+}
+
 /// Takes 200 ms of its thread: time that belongs to it, not to the hooks after it.
 #[hook(filter_messages, id = "sync_takes_its_time")]
 fn sync_takes_its_time(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
@@ -138,6 +149,8 @@ chain_agent!(in_place_fail_agent, in_place_fail_prompt, [add_a, push_f_then_fail
 chain_agent!(in_place_panic_agent, in_place_panic_prompt, [add_a, push_g_then_panic, push_i, add_b]);
 chain_agent!(in_place_timeout_agent, in_place_timeout_prompt, [add_a, push_h_too_slowly, add_b]);
 chain_agent!(charged_agent, charged_prompt, [async_takes_its_time, sync_takes_its_time, push_quick, push_quick_again]);
+// Every hook a plain in-place sync hook: the chain the runtime runs as a typed table.
+chain_agent!(plain_agent, plain_prompt, [push_j, push_f_then_fail, push_g_then_panic, push_k]);
 chain_agent!(forms_agent, forms_prompt, [push_i, add_c_then_fail, push_f_then_fail, add_d_then_panic, add_b]);
 
 /// The contents of the request the model received, after the system message.
@@ -167,6 +180,7 @@ async fn request_contents_of(agent: &str) -> Vec<String> {
         .agent::<in_place_panic_agent>()
         .agent::<in_place_timeout_agent>()
         .agent::<forms_agent>()
+        .agent::<plain_agent>()
         .agent::<charged_agent>()
         .model("scripted", model.clone())
         .build()
@@ -231,6 +245,18 @@ async fn e7_timed_out_in_place_hook_leaves_the_value_as_it_left_it() {
     let started = std::time::Instant::now();
     assert_eq!(request_contents("in_place_timeout_agent").await, ["question", "a", "h", "b"]);
     assert!(started.elapsed() < Duration::from_secs(4), "the slow hook was cut off");
+}
+
+#[tokio::test]
+async fn e7_a_chain_of_plain_in_place_hooks_goes_on_past_each_failure_and_logs_it_by_id() {
+    // Events only: with hook spans wanted, dispatch would take its traced path instead.
+    let logs = LogCapture::events_only();
+    let contents = request_contents_of("plain_agent").await;
+    let failures = logs.failure_lines();
+    assert_eq!(contents, ["question", "j", "f", "g", "k"]);
+    assert_eq!(failures.len(), 2, "{failures:#?}");
+    assert!(failures[0].contains("`push_f_then_fail`") && failures[0].contains("refused"), "{failures:#?}");
+    assert!(failures[1].contains("`push_g_then_panic`") && failures[1].contains("panicked"), "{failures:#?}");
 }
 
 #[tokio::test]

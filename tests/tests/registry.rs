@@ -2,7 +2,7 @@
 //! each is found with its kind and where it was written. Only hooks linked into this binary are
 //! there (the hooks of `tests`' dependencies only when this binary uses them).
 
-use hooks_runtime::__private::HookHandler;
+use hooks_runtime::__private::{self, HookHandler};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{HookDef, HookLocation, HookScope, PackageSignature};
 
@@ -130,7 +130,7 @@ fn d1_registry_finds_a_hook_of_every_kind() {
         let def = registry.get(id).unwrap_or_else(|| panic!("`{id}` is not in the registry"));
         assert_eq!(def.id, id);
         assert_eq!(def.kind(), kind, "kind of `{id}`");
-        assert_eq!(def.handler.kind(), kind);
+        assert_eq!(__private::handler(def).kind(), kind);
         assert_eq!(kind.scope() == HookScope::User, matches!(id, "welcome_client" | "farewell_client" | "sync_values"));
     }
 }
@@ -198,7 +198,9 @@ fn registry_of_kind_lists_every_hook_of_that_kind() {
         registry.of_kind(HookKind::FilterMessages).filter(|def| defined_here(def)).map(|def| def.id).collect();
     assert_eq!(filters, ["limit_to_20_messages", "remove_failed_tool_messages"]);
     assert!(
-        registry.of_kind(HookKind::FilterMessages).all(|def| matches!(def.handler, HookHandler::FilterMessages(_)))
+        registry
+            .of_kind(HookKind::FilterMessages)
+            .all(|def| matches!(__private::handler(def), HookHandler::FilterMessages(_)))
     );
     for kind in HookKind::ALL {
         let expected = DEFINED.iter().filter(|(_, k, ..)| *k == kind).count();
@@ -222,21 +224,17 @@ fn d3_registry_verify_passes_for_unique_ids() {
 
 /// A definition with `audit_created`'s id from another package, as a second crate linked into
 /// the same binary would register it.
-static AUDIT_CREATED_ELSEWHERE: HookDef = HookDef {
-    id: "audit_created",
-    handler: <audit_created as Hook>::DEF.handler,
-    is_async: false,
-    moves_value: false,
-    blocking: false,
-    timeout_ms: None,
-    location: HookLocation {
-        package: PackageSignature::new_static("audit_pkg", "2.0.0"),
-        module_path: "audit_pkg::hooks",
-        file: "audit_pkg/src/hooks.rs",
-        line: 12,
-        function: "audit",
-    },
-};
+static AUDIT_CREATED_ELSEWHERE: HookDef = __private::hook_def(
+    "audit_created",
+    __private::handler(<audit_created as Hook>::DEF),
+    0,
+    0,
+    ("audit_pkg", "2.0.0"),
+    "audit_pkg::hooks",
+    "audit_pkg/src/hooks.rs",
+    12,
+    "audit",
+);
 
 #[test]
 fn d3_registry_verify_fails_closed_naming_both_locations() {

@@ -2,7 +2,7 @@
 //! their provenance. Computed once per agent when the runtime starts; dispatch only indexes it.
 
 use crate::def::HookDef;
-use crate::kind::HookKind;
+use crate::kind::{HookHandler, HookKind};
 use crate::registry::Registry;
 use crate::types::{HookExecutionContext, Side};
 
@@ -19,9 +19,12 @@ pub enum ActiveContext {
 }
 
 impl ActiveContext {
-    const ALL: [ActiveContext; 3] = [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest];
+    /// Every context, in the order of [`ActiveContext::slot`].
+    pub const ALL: [ActiveContext; 3] =
+        [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest];
 
-    const fn slot(self) -> usize {
+    /// The context's position in [`ActiveContext::ALL`].
+    pub const fn slot(self) -> usize {
         match self {
             ActiveContext::Side(Side::A) => 0,
             ActiveContext::Side(Side::B) => 1,
@@ -30,9 +33,15 @@ impl ActiveContext {
     }
 }
 
-/// One resolved hook of a chain, with why it is there.
+/// One resolved hook of a chain, with why it is there, and what dispatch reads before calling
+/// it, copied out of its definition at resolution so that a call reads the entry alone.
 #[derive(Debug, Clone)]
 pub struct ResolvedHook {
+    /// The adapter, copied from the definition.
+    handler: HookHandler,
+    /// A sync hook that is not `blocking`, does not move its value and belongs to no optional
+    /// relationship: the chain calls it with no other test.
+    plain: bool,
     /// The hook.
     pub hook: &'static HookDef,
     /// The provenance handed to the hook as its last argument (C3).
@@ -45,6 +54,31 @@ pub struct ResolvedHook {
 }
 
 impl ResolvedHook {
+    /// The entry of `hook`, run with `context`.
+    pub fn new(
+        hook: &'static HookDef,
+        context: HookExecutionContext,
+        requirement: Option<&'static ParentHookRequirement>,
+        optional_slot: Option<usize>,
+    ) -> Self {
+        let handler = hook.handler;
+        let plain = !handler.is_async() && !hook.blocking && !hook.moves_value && optional_slot.is_none();
+        ResolvedHook { handler, plain, hook, context, requirement, optional_slot }
+    }
+
+    /// The hook's adapter.
+    #[inline(always)]
+    pub fn handler(&self) -> &HookHandler {
+        &self.handler
+    }
+
+    /// Whether the hook is a plain sync hook: not async, not `blocking`, not moving its value,
+    /// and of no optional relationship.
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
     /// Whether the hook runs under the given set of enabled optional relationships.
     #[inline]
     pub fn is_active(&self, enabled: &EnabledRelationships) -> bool {
@@ -186,12 +220,7 @@ impl ResolvedAgent {
                     }
                     check(hook, &|| describe(&base_context))?;
                     if hook.kind() == kind {
-                        chain.push(ResolvedHook {
-                            hook,
-                            context: base_context.clone(),
-                            requirement: None,
-                            optional_slot: None,
-                        });
+                        chain.push(ResolvedHook::new(hook, base_context.clone(), None, None));
                     }
                 }
                 if kind.is_thread() && active != ActiveContext::AtRest {
@@ -209,9 +238,9 @@ impl ResolvedAgent {
     }
 
     /// The chain of `kind` in `active`, every optional hook included (filter with
-    /// [`ResolvedHook::is_active`]).
+    /// [`ResolvedHook::is_active`]). Reached through `__private::chain`.
     #[inline]
-    pub fn chain(&self, active: ActiveContext, kind: HookKind) -> &[ResolvedHook] {
+    pub(crate) fn chain(&self, active: ActiveContext, kind: HookKind) -> &[ResolvedHook] {
         &self.chains[active.slot() * HookKind::ALL.len() + kind.index()]
     }
 
@@ -273,12 +302,8 @@ fn push_children(
                 continue;
             }
             let optional_slot = optional.iter().position(|candidate| std::ptr::eq(*candidate, relationship));
-            chain.push(ResolvedHook {
-                hook,
-                context: HookExecutionContext::child(relationship.name, child.name, hook.location.package.clone()),
-                requirement: Some(requirement),
-                optional_slot,
-            });
+            let context = HookExecutionContext::child(relationship.name, child.name, hook.location.package.clone());
+            chain.push(ResolvedHook::new(hook, context, Some(requirement), optional_slot));
         }
     }
     Ok(())

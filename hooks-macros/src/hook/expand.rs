@@ -88,7 +88,7 @@ impl<'a> Companion<'a> {
 }
 
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
-    let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, is_async, .. } = hook;
+    let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, .. } = hook;
     let private = private_path(krate);
     let adapter = adapter(hook, &private);
     let companion = Companion { kind_name: kind.name, id, function, vis, private };
@@ -99,7 +99,9 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let function_text = function.to_string();
     let moves_value =
         hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
-    let flags = u8::from(*is_async) | u8::from(moves_value) << 1 | u8::from(*blocking) << 2;
+    // The bits of `__private::MOVES_VALUE` and `BLOCKING`; whether the hook is async is its
+    // adapter's form.
+    let flags = u8::from(moves_value) << 1 | u8::from(*blocking) << 2;
     let timeout = timeout_ms.unwrap_or(0);
     let package = package();
     let def = quote! {
@@ -143,7 +145,7 @@ pub(super) fn fallback(
     let def = quote! {
         #private::hook_def(
             #id_text,
-            #private::HookHandler::#variant(|#(#params),*| #private::HookFuture::Ready(::core::result::Result::Ok(()))),
+            #private::HookHandler::#variant(#private::Adapter::Sync(|#(#params),*| ::core::result::Result::Ok(()))),
             0, 0, ("", ""), "", "", 0, #function_text,
         )
     };
@@ -215,7 +217,7 @@ fn is_primitive_type_name(name: &str) -> bool {
     )
 }
 
-/// The closure coerced to the kind's `HookHandler` fn pointer: it casts each argument through
+/// The closure coerced to the kind's `HookHandler` fn pointer, sync or async: it casts each argument through
 /// the kind's signature trait (so a wrong type is reported on the user's type) and turns the
 /// return value into the chain's `HookResult`.
 ///
@@ -284,24 +286,24 @@ fn adapter(hook: &CheckedHook, private: &Private) -> TokenStream {
     let future_trait = format_ident!("{}Future", kind.variant);
     match (*is_async, store) {
         (false, None) => quote! {
-            |#(#closure_params),*| #private::HookFuture::Ready(#into_result(#function(#(#call_args),*)))
+            #private::Adapter::Sync(|#(#closure_params),*| #into_result(#function(#(#call_args),*)))
         },
         (false, Some((slot, store))) => quote! {
-            |#(#closure_params),*| #private::HookFuture::Ready({
+            #private::Adapter::Sync(|#(#closure_params),*| {
                 let __hooks_answer = #into_result(#function(#(#call_args),*));
                 #private::#store(#slot, __hooks_answer)
             })
         },
         (true, None) => quote_spanned! {span=>
-            |#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
+            #private::Adapter::Async(|#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
                 #into_result(#function(#(#call_args),*).await)
-            })
+            }))
         },
         (true, Some((slot, store))) => quote_spanned! {span=>
-            |#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
+            #private::Adapter::Async(|#(#closure_params),*| #private::signature::#future_trait::into_hook_future(async move {
                 let __hooks_answer = #into_result(#function(#(#call_args),*).await);
                 #private::#store(#slot, __hooks_answer)
-            })
+            }))
         },
     }
 }

@@ -448,15 +448,10 @@ pub fn messages(count: usize) -> Vec<HookMessage> {
         .collect()
 }
 
-pub fn chain(defs: &[&'static HookDef]) -> Vec<ResolvedHook> {
-    defs.iter()
-        .map(|def| ResolvedHook {
-            hook: def,
-            context: HookExecutionContext::agent("bench_agent"),
-            requirement: None,
-            optional_slot: None,
-        })
-        .collect()
+pub fn chain(defs: &[&'static HookDef]) -> __bench::Chain {
+    let entries =
+        defs.iter().map(|def| ResolvedHook::new(def, HookExecutionContext::agent("bench_agent"), None, None)).collect();
+    __bench::Chain::new(HookKind::FilterMessages, entries)
 }
 
 pub struct Fixture {
@@ -464,9 +459,10 @@ pub struct Fixture {
     pub tokio: tokio::runtime::Runtime,
     pub chain_messages: Vec<HookMessage>,
     /// Per form (the order of [`Form::ALL`]), per length (the order of [`LENGTHS`]).
-    pub chains: Vec<Vec<Vec<ResolvedHook>>>,
-    pub plain_agent: ResolvedAgent,
-    pub hooked_agent: ResolvedAgent,
+    pub chains: Vec<Vec<__bench::Chain>>,
+    /// The context assembly's three chains, of the agent without hooks and of the one with.
+    pub plain_assembly: [__bench::Chain; 3],
+    pub hooked_assembly: [__bench::Chain; 3],
     pub snapshot: Vec<HookMessage>,
 }
 
@@ -482,23 +478,27 @@ impl Fixture {
             tokio: tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap(),
             chain_messages: messages(CHAIN_MESSAGES),
             chains: FORM_DEFS.iter().map(|defs| LENGTHS.iter().map(|&n| chain(&defs[..n])).collect()).collect(),
-            plain_agent: ResolvedAgent::resolve(<bench_agent as Agent>::DEF, &registry).unwrap(),
-            hooked_agent: ResolvedAgent::resolve(<bench_hooked_agent as Agent>::DEF, &registry).unwrap(),
+            plain_assembly: Self::assembly(&ResolvedAgent::resolve(<bench_agent as Agent>::DEF, &registry).unwrap()),
+            hooked_assembly: Self::assembly(
+                &ResolvedAgent::resolve(<bench_hooked_agent as Agent>::DEF, &registry).unwrap(),
+            ),
             snapshot: messages(ASSEMBLY_MESSAGES),
         }
     }
 
-    pub fn chain(&self, form: Form, length_index: usize) -> &[ResolvedHook] {
+    pub fn chain(&self, form: Form, length_index: usize) -> &__bench::Chain {
         &self.chains[form.index()][length_index]
     }
 
-    fn assembly_chains(agent: &ResolvedAgent) -> AssemblyChains<'_> {
+    fn assembly(agent: &ResolvedAgent) -> [__bench::Chain; 3] {
         let active = ActiveContext::Side(Side::A);
-        AssemblyChains {
-            after_system_message: agent.chain(active, HookKind::AfterSystemMessage),
-            filter_messages: agent.chain(active, HookKind::FilterMessages),
-            prefilter_llm_history: agent.chain(active, HookKind::PrefilterLlmHistory),
-        }
+        [HookKind::AfterSystemMessage, HookKind::FilterMessages, HookKind::PrefilterLlmHistory]
+            .map(|kind| __bench::Chain::resolved(agent, active, kind))
+    }
+
+    fn assembly_chains(chains: &[__bench::Chain; 3]) -> AssemblyChains<'_> {
+        let [after_system_message, filter_messages, prefilter_llm_history] = chains;
+        AssemblyChains { after_system_message, filter_messages, prefilter_llm_history }
     }
 }
 
@@ -700,8 +700,8 @@ pub fn groups(f: &Fixture) -> Vec<(String, Vec<Variant<'_>>)> {
     let snapshot = &f.snapshot;
     let prompt = <bench_prompt as Prompt>::DEF;
     let hooked_prompt = <bench_hooked_prompt as Prompt>::DEF;
-    let plain_chains = Fixture::assembly_chains(&f.plain_agent);
-    let hooked_chains = Fixture::assembly_chains(&f.hooked_agent);
+    let plain_chains = Fixture::assembly_chains(&f.plain_assembly);
+    let hooked_chains = Fixture::assembly_chains(&f.hooked_assembly);
     assert!(plain_chains.filter_messages.is_empty() && hooked_chains.filter_messages.len() == 1);
     groups.push((
         assembly_title(),

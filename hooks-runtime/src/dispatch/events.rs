@@ -7,12 +7,12 @@
 
 use std::future::Future;
 
+use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
 use hooks_core::{
-    HookExecutionContext, HookFuture, HookHandler, HookMessage, HookResult, HookToolCall, HookToolResult,
-    MessageRecord, ResolvedHook, ThreadState, UserState,
+    HookExecutionContext, HookMessage, HookResult, HookToolCall, HookToolResult, MessageRecord, ThreadState, UserState,
 };
 
-use super::invoke::{self, HookFailure, Started, spans_wanted};
+use super::invoke::{self, Answer, HookFailure, Started, spans_wanted};
 use super::panics;
 use super::{Dispatch, PointRun};
 
@@ -20,11 +20,10 @@ use super::{Dispatch, PointRun};
 trait EventKind: 'static {
     /// The point's arguments, borrowed for the chain.
     type Args<'a>: Copy + Send + Sync;
-    fn call<'a>(
-        handler: &HookHandler,
-        args: Self::Args<'a>,
-        ctx: &'a HookExecutionContext,
-    ) -> HookFuture<'a, HookResult<()>>;
+    /// A plain sync hook's call: its outcome, in a register.
+    fn call_sync<'a>(handler: &HookHandler, args: Self::Args<'a>, ctx: &'a HookExecutionContext) -> HookResult<()>;
+    /// Any hook's call.
+    fn call<'a>(handler: &HookHandler, args: Self::Args<'a>, ctx: &'a HookExecutionContext) -> Answer<'a>;
 }
 
 /// Runs an event chain: its sync hooks now, the rest (from an async hook on) in the future
@@ -56,26 +55,23 @@ fn run_sync<'a, E: EventKind>(dispatch: &Dispatch<'a>, args: E::Args<'a>, from: 
     let in_hook = panics::enter();
     let chain = dispatch.chain.get(from..).unwrap_or_default();
     for (offset, entry) in chain.iter().enumerate() {
-        let def = entry.hook;
-        if def.is_async | def.blocking | entry.optional_slot.is_some() {
+        let outcome = if entry.is_plain() {
+            match panics::catch_entered(&in_hook, || E::call_sync(entry.handler(), args, &entry.context)) {
+                Ok(Ok(())) => continue,
+                Ok(Err(error)) => Err(HookFailure::Error(error)),
+                Err(location) => Err(HookFailure::Panic(location)),
+            }
+        } else {
             if !entry.is_active(&dispatch.enabled) {
                 continue;
             }
-            if def.is_async {
+            if entry.handler().is_async() {
                 return Some(from + offset);
             }
-        }
-        let outcome = if def.blocking {
-            match invoke::start(entry, dispatch.timeout_of(entry), || E::call(&def.handler, args, &entry.context)) {
+            let call = || E::call(entry.handler(), args, &entry.context);
+            match invoke::start(entry, dispatch.timeout_of(entry), call) {
                 Started::Done(outcome) => outcome,
-                Started::Pending(_) => Err(not_async(entry)),
-            }
-        } else {
-            match panics::catch_entered(&in_hook, || E::call(&def.handler, args, &entry.context)) {
-                Ok(HookFuture::Ready(Ok(()))) => continue,
-                Ok(HookFuture::Ready(Err(error))) => Err(HookFailure::Error(error)),
-                Ok(HookFuture::Pending(_)) => Err(not_async(entry)),
-                Err(location) => Err(HookFailure::Panic(location)),
+                Started::Pending(_) => unreachable!("a sync adapter answered a future"),
             }
         };
         if let Err(failure) = outcome {
@@ -84,12 +80,6 @@ fn run_sync<'a, E: EventKind>(dispatch: &Dispatch<'a>, args: E::Args<'a>, from: 
         }
     }
     None
-}
-
-/// A hook defined as sync whose adapter answered a future: its future is dropped unpolled.
-#[cold]
-fn not_async(entry: &ResolvedHook) -> HookFailure {
-    super::kinds::not_async(entry)
 }
 
 /// The rest of an event chain from position `from` (an async hook), or the whole chain with
@@ -104,7 +94,7 @@ async fn resume<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>, fro
     loop {
         let entry = &dispatch.chain[position];
         let timeout = dispatch.timeout_of(entry);
-        let outcome = match invoke::start(entry, timeout, || E::call(&entry.hook.handler, args, &entry.context)) {
+        let outcome = match invoke::start(entry, timeout, || E::call(entry.handler(), args, &entry.context)) {
             Started::Done(outcome) => outcome,
             Started::Pending(future) => invoke::InFlight::new(future, timeout, None, &mut clock, position).await,
         };
@@ -114,7 +104,7 @@ async fn resume<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>, fro
         position += 1;
         match dispatch.chain.get(position) {
             None => return,
-            Some(next) if next.hook.is_async && next.optional_slot.is_none() => continue,
+            Some(next) if next.handler().is_async() && next.optional_slot.is_none() => continue,
             Some(_) => {}
         }
         match run_sync::<E>(&dispatch, args, position) {
@@ -131,7 +121,7 @@ async fn run_traced<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>)
         if !entry.is_active(&dispatch.enabled) {
             continue;
         }
-        let call = || E::call(&entry.hook.handler, args, &entry.context);
+        let call = || E::call(entry.handler(), args, &entry.context);
         if let Err(failure) = invoke::run_traced(entry, dispatch.timeout_of(entry), call).await {
             invoke::log_failure(entry, &failure);
         }
@@ -139,19 +129,12 @@ async fn run_traced<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>)
 }
 
 macro_rules! event_point {
-    ($(#[$doc:meta])* $name:ident, $marker:ident, |$handler:ident, ($($arg:ident: $ty:ty),*), $ctx:ident| $call:expr) => {
+    ($(#[$doc:meta])* $name:ident, $marker:ident [$($variant:ident)|+], |($($arg:ident: $ty:ty),*), $ctx:ident| ($($call:expr),*)) => {
         struct $marker;
 
         impl EventKind for $marker {
             type Args<'a> = ($($ty,)*);
-            #[inline(always)]
-            fn call<'a>(
-                $handler: &HookHandler,
-                ($($arg,)*): Self::Args<'a>,
-                $ctx: &'a HookExecutionContext,
-            ) -> HookFuture<'a, HookResult<()>> {
-                $call
-            }
+            adapter_calls!('a, [$($variant)|+], (($($arg,)*): Self::Args<'a>, $ctx: &'a HookExecutionContext) => ($($call),*));
         }
 
         $(#[$doc])*
@@ -166,48 +149,37 @@ macro_rules! event_point {
 
 event_point!(
     /// `after_thread_created`.
-    after_thread_created, AfterThreadCreated, |h, (state: &'a ThreadState), ctx| adapter!(*h, AfterThreadCreated)(state, ctx)
+    after_thread_created, AfterThreadCreated [AfterThreadCreated], |(state: &'a ThreadState), ctx| (state, ctx)
 );
 event_point!(
     /// `after_subagent_created`, on the parent with the child's state.
-    after_subagent_created, AfterSubagentCreated, |h, (state: &'a ThreadState, child: &'a ThreadState), ctx| adapter!(
-        *h,
-        AfterSubagentCreated
-    )(state, child, ctx)
+    after_subagent_created, AfterSubagentCreated [AfterSubagentCreated],
+    |(state: &'a ThreadState, child: &'a ThreadState), ctx| (state, child, ctx)
 );
 event_point!(
     /// M3: `after_create_message`.
-    after_create_message, AfterCreateMessage, |h, (state: &'a ThreadState, record: &'a MessageRecord), ctx| adapter!(
-        *h,
-        AfterCreateMessage
-    )(state, record, ctx)
+    after_create_message, AfterCreateMessage [AfterCreateMessage],
+    |(state: &'a ThreadState, record: &'a MessageRecord), ctx| (state, record, ctx)
 );
 event_point!(
     /// M5: `after_update_message`.
-    after_update_message, AfterUpdateMessage, |h, (state: &'a ThreadState, message: &'a HookMessage), ctx| adapter!(
-        *h,
-        AfterUpdateMessage
-    )(state, message, ctx)
+    after_update_message, AfterUpdateMessage [AfterUpdateMessage],
+    |(state: &'a ThreadState, message: &'a HookMessage), ctx| (state, message, ctx)
 );
 event_point!(
     /// T1-T3: `tool_call_started`, with the streamed `progress` text when there is one.
-    tool_call_started, ToolCallStarted, |h, (state: &'a ThreadState, call: &'a HookToolCall, progress: Option<&'a str>), ctx| adapter!(
-        *h,
-        ToolCallStarted
-    )(state, call, progress, ctx)
+    tool_call_started, ToolCallStarted [ToolCallStarted],
+    |(state: &'a ThreadState, call: &'a HookToolCall, progress: Option<&'a str>), ctx| (state, call, progress, ctx)
 );
 event_point!(
     /// T4: `tool_call_done`.
-    tool_call_done, ToolCallDone, |h, (state: &'a ThreadState, call: &'a HookToolCall, result: &'a HookToolResult), ctx| adapter!(
-        *h,
-        ToolCallDone
-    )(state, call, result, ctx)
+    tool_call_done, ToolCallDone [ToolCallDone],
+    |(state: &'a ThreadState, call: &'a HookToolCall, result: &'a HookToolResult), ctx| (state, call, result, ctx)
 );
 event_point!(
     /// The user-scope events, run for every linked hook of their kind (U1).
-    user_scope, UserScope, |h, (user: &'a UserState), _ctx| adapter!(*h, UserClientAttached | UserClientDetached | UserValueChanged)(
-        user
-    )
+    user_scope, UserScope [UserClientAttached | UserClientDetached | UserValueChanged],
+    |(user: &'a UserState), _ctx| (user)
 );
 
 /// U1: a user-scope event, run for every linked hook of its kind.
@@ -216,6 +188,11 @@ pub(crate) fn user_event<'a>(
     default_timeout: std::time::Duration,
     user: &'a UserState,
 ) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
-    let dispatch = Dispatch { chain: hooks, enabled: hooks_core::EnabledRelationships::NONE, default_timeout };
+    let dispatch = Dispatch {
+        chain: hooks,
+        plain: None,
+        enabled: hooks_core::__private::EnabledRelationships::NONE,
+        default_timeout,
+    };
     user_scope(&dispatch, user)
 }

@@ -3,7 +3,8 @@
 //! hook's own error message, never the data it was given (E3-E6).
 //!
 //! A sync hook is started and finished by [`start`], a plain function: no future is created for
-//! it. Only an async hook's boxed future becomes an [`InFlight`].
+//! it. Only an async hook's boxed future becomes an [`InFlight`]. The chains' hot loops call a
+//! plain sync hook's adapter themselves (`kinds.rs`, `events.rs`); this is every other path.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use super::clock::Reading;
 
-use hooks_core::{BoxedHookFuture, HookError, HookFuture, HookResult, HookSource, ResolvedHook};
+use hooks_core::__private::{BoxedHookFuture, ResolvedHook};
+use hooks_core::{HookError, HookResult, HookSource};
 
 use super::panics::{self, PanicLocation};
 
@@ -71,6 +73,14 @@ pub(crate) fn spans_wanted() -> bool {
     tracing::span_enabled!(target: TARGET, tracing::Level::INFO)
 }
 
+/// What a hook's adapter answered: a sync hook's outcome, or an async hook's future.
+pub(crate) enum Answer<'a> {
+    /// The sync hook's outcome.
+    Ready(HookResult<()>),
+    /// The async hook's future.
+    Pending(BoxedHookFuture<'a, HookResult<()>>),
+}
+
 /// How far a hook got when it was started.
 pub(crate) enum Started<'a> {
     /// A sync hook's outcome, or a panic of either kind while it was called.
@@ -81,11 +91,7 @@ pub(crate) enum Started<'a> {
 
 /// Calls the adapter with panics caught. A `blocking` hook takes the slow path.
 #[inline(always)]
-pub(crate) fn start<'a>(
-    entry: &ResolvedHook,
-    timeout: Duration,
-    call: impl FnOnce() -> HookFuture<'a, HookResult<()>>,
-) -> Started<'a> {
+pub(crate) fn start<'a>(entry: &ResolvedHook, timeout: Duration, call: impl FnOnce() -> Answer<'a>) -> Started<'a> {
     if entry.hook.blocking {
         return start_blocking(timeout, call);
     }
@@ -93,10 +99,10 @@ pub(crate) fn start<'a>(
 }
 
 #[inline(always)]
-fn start_in_place<'a>(call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
+fn start_in_place<'a>(call: impl FnOnce() -> Answer<'a>) -> Started<'a> {
     match panics::catch(call) {
-        Ok(HookFuture::Ready(result)) => Started::Done(result.map_err(HookFailure::Error)),
-        Ok(HookFuture::Pending(future)) => Started::Pending(future),
+        Ok(Answer::Ready(result)) => Started::Done(result.map_err(HookFailure::Error)),
+        Ok(Answer::Pending(future)) => Started::Pending(future),
         Err(location) => Started::Done(Err(HookFailure::Panic(location))),
     }
 }
@@ -106,7 +112,7 @@ fn start_in_place<'a>(call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> 
 /// this one. A sync function cannot be interrupted, but one that runs past its timeout is a
 /// timed-out hook all the same (E3, E6), whatever it answered.
 #[cold]
-fn start_blocking<'a>(timeout: Duration, call: impl FnOnce() -> HookFuture<'a, HookResult<()>>) -> Started<'a> {
+fn start_blocking<'a>(timeout: Duration, call: impl FnOnce() -> Answer<'a>) -> Started<'a> {
     let started_at = Instant::now();
     let multi_threaded = tokio::runtime::Handle::try_current()
         .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
@@ -253,7 +259,7 @@ impl HookClock {
 pub(crate) async fn run_traced<'a>(
     entry: &ResolvedHook,
     timeout: Duration,
-    call: impl FnOnce() -> HookFuture<'a, HookResult<()>>,
+    call: impl FnOnce() -> Answer<'a>,
 ) -> Result<(), HookFailure> {
     let def = entry.hook;
     let span = tracing::info_span!(

@@ -1,15 +1,17 @@
 //! One function per hook point. Each encodes its kind's error rule (CONFORMANCE E, M, R, T) and
 //! nothing else; the pipelines in `thread` call them.
 
+use hooks_core::__private::{Adapter, HookHandler, ResolvedHook, sync_adapter};
 use hooks_core::{
-    HookError, HookExecutionContext, HookFuture, HookHandler, HookMessage, HookResult, HookToolCall, HookToolResult,
-    LlmMessage, MessageRecord, MessageUpdate, ResolvedHook, ThreadState, ToolCallRecord,
+    HookError, HookExecutionContext, HookMessage, HookResult, HookToolCall, HookToolResult, LlmMessage, MessageRecord,
+    MessageUpdate, ThreadState, ToolCallRecord,
 };
 
 use std::future::Future;
 
-use super::invoke::{self, HookFailure, Started, spans_wanted};
+use super::invoke::{self, Answer, HookFailure, Started, spans_wanted};
 use super::panics;
+use super::plain::{Plain, PlainChain};
 use super::{Dispatch, FailureRule, PointRun};
 
 /// A kind whose chain transforms one value in place.
@@ -18,56 +20,86 @@ trait TransformKind: 'static {
     type Value: Clone + Send;
     /// What the hooks get besides the state and the value (`()` for most kinds).
     type Arg: ?Sized + Sync;
+    /// The kind's sync adapter.
+    type Sync: Copy;
+    /// The typed chain of plain sync hooks, when `chain` is this kind's.
+    fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]>;
+    /// A typed plain sync hook's call.
+    fn call_plain<'v>(
+        call: Self::Sync,
+        state: &'v ThreadState,
+        arg: &'v Self::Arg,
+        value: &'v mut Self::Value,
+        ctx: &'v HookExecutionContext,
+    ) -> HookResult<()>;
+    /// A plain sync hook's call: its outcome, in a register.
+    fn call_sync<'v>(
+        handler: &HookHandler,
+        state: &'v ThreadState,
+        arg: &'v Self::Arg,
+        value: &'v mut Self::Value,
+        ctx: &'v HookExecutionContext,
+    ) -> HookResult<()>;
+    /// Any hook's call.
     fn call<'v>(
         handler: &HookHandler,
         state: &'v ThreadState,
         arg: &'v Self::Arg,
         value: &'v mut Self::Value,
         ctx: &'v HookExecutionContext,
-    ) -> HookFuture<'v, HookResult<()>>;
+    ) -> Answer<'v>;
 }
 
 macro_rules! transform_kind {
-    ($marker:ident, $value:ty, $arg:ty, |$handler:ident, $state:ident, $a:ident, $v:ident, $ctx:ident| $call:expr) => {
+    ($marker:ident [$first:ident $(| $variant:ident)*], $value:ty, $arg:ty, |$state:ident, $a:ident, $v:ident, $ctx:ident| ($($call:expr),*)) => {
         struct $marker;
         impl TransformKind for $marker {
             type Value = $value;
             type Arg = $arg;
+            // The variants of one marker have one signature.
+            type Sync = sync_adapter::$first;
             #[inline(always)]
-            fn call<'v>(
-                $handler: &HookHandler,
+            fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]> {
+                match chain {
+                    PlainChain::$first(plain) $(| PlainChain::$variant(plain))* => Some(plain),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn call_plain<'v>(
+                call: Self::Sync,
                 $state: &'v ThreadState,
                 $a: &'v Self::Arg,
                 $v: &'v mut Self::Value,
                 $ctx: &'v HookExecutionContext,
-            ) -> HookFuture<'v, HookResult<()>> {
-                $call
+            ) -> HookResult<()> {
+                call($($call),*)
             }
+            adapter_calls!('v, [$first $(| $variant)*], (
+                $state: &'v ThreadState,
+                $a: &'v Self::Arg,
+                $v: &'v mut Self::Value,
+                $ctx: &'v HookExecutionContext
+            ) => ($($call),*));
         }
     };
 }
 
-transform_kind!(FilterMessages, Vec<HookMessage>, (), |h, state, _a, v, ctx| adapter!(*h, FilterMessages)(
-    state, v, ctx
+transform_kind!(FilterMessages[FilterMessages], Vec<HookMessage>, (), |state, _a, v, ctx| (state, v, ctx));
+transform_kind!(PrefilterLlmHistory[PrefilterLlmHistory], Vec<LlmMessage>, (), |state, _a, v, ctx| (state, v, ctx));
+transform_kind!(BeforeCreateMessage[BeforeCreateMessage], MessageRecord, (), |state, _a, v, ctx| (state, v, ctx));
+transform_kind!(BeforeUpdateMessage[BeforeUpdateMessage], MessageUpdate, str, |state, id, v, ctx| (state, id, v, ctx));
+transform_kind!(BeforeStoreToolResult[BeforeStoreToolResult], HookToolResult, ToolCallRecord, |state, call, v, ctx| (
+    state, call, v, ctx
 ));
-transform_kind!(PrefilterLlmHistory, Vec<LlmMessage>, (), |h, state, _a, v, ctx| adapter!(*h, PrefilterLlmHistory)(
-    state, v, ctx
-));
-transform_kind!(BeforeCreateMessage, MessageRecord, (), |h, state, _a, v, ctx| adapter!(*h, BeforeCreateMessage)(
-    state, v, ctx
-));
-transform_kind!(BeforeUpdateMessage, MessageUpdate, str, |h, state, id, v, ctx| adapter!(*h, BeforeUpdateMessage)(
-    state, id, v, ctx
-));
-transform_kind!(BeforeStoreToolResult, HookToolResult, ToolCallRecord, |h, state, call, v, ctx| adapter!(
-    *h,
-    BeforeStoreToolResult
-)(state, call, v, ctx));
-transform_kind!(AfterSystemMessage, String, (), |h, state, _a, v, ctx| adapter!(*h, AfterSystemMessage)(state, v, ctx));
-transform_kind!(AfterToolCall, HookToolResult, HookToolCall, |h, state, call, v, ctx| adapter!(
-    *h,
-    AfterToolCallSuccess | AfterToolCallFailure
-)(state, call, v, ctx));
+transform_kind!(AfterSystemMessage[AfterSystemMessage], String, (), |state, _a, v, ctx| (state, v, ctx));
+transform_kind!(
+    AfterToolCall[AfterToolCallSuccess | AfterToolCallFailure],
+    HookToolResult,
+    HookToolCall,
+    |state, call, v, ctx| (state, call, v, ctx)
+);
 
 /// Runs a transform chain on `value` under `rule`.
 ///
@@ -95,8 +127,12 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
     if dispatch.is_empty() {
         return PointRun::Finished(M::finish(Ok(())));
     }
+    let traced = spans_wanted();
+    if !traced && let Some(plain) = dispatch.plain.and_then(K::plain) {
+        return PointRun::Finished(M::finish(run_plain::<K>(&dispatch, plain, state, arg, value, rule)));
+    }
     let mut snapshot: Snapshot<K::Value> = None;
-    let resume_at = if spans_wanted() {
+    let resume_at = if traced {
         Resume::Traced
     } else {
         match run_sync::<K>(&dispatch, state, arg, value, rule, 0, &mut snapshot) {
@@ -105,6 +141,45 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
         }
     };
     PointRun::Suspended(resume::<K, M>(dispatch, state, arg, value, rule, resume_at, snapshot))
+}
+
+/// Runs a chain of plain sync hooks, typed: one indirect call per hook under `catch_unwind`, the
+/// thread marked as running hook code once for them all, and a test of the answer.
+#[inline(always)]
+fn run_plain<K: TransformKind>(
+    dispatch: &Dispatch<'_>,
+    plain: &[Plain<K::Sync>],
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+    rule: FailureRule,
+) -> Result<(), HookError> {
+    let in_hook = panics::enter();
+    for hook in plain {
+        let failure =
+            match panics::catch_entered(&in_hook, || K::call_plain(hook.call, state, arg, value, &hook.context)) {
+                Ok(Ok(())) => continue,
+                Ok(Err(error)) => HookFailure::Error(error),
+                Err(location) => HookFailure::Panic(location),
+            };
+        plain_failed(dispatch, plain, hook, failure, rule, value)?;
+    }
+    Ok(())
+}
+
+/// A plain hook failed: settled as its chain's entry (the entry at its position).
+#[cold]
+#[inline(never)]
+fn plain_failed<S, V: Clone>(
+    dispatch: &Dispatch<'_>,
+    plain: &[Plain<S>],
+    hook: &Plain<S>,
+    failure: HookFailure,
+    rule: FailureRule,
+    value: &mut V,
+) -> Result<(), HookError> {
+    let position = (std::ptr::from_ref(hook).addr() - plain.as_ptr().addr()) / size_of::<Plain<S>>();
+    settle(&dispatch.chain[position], failure, rule, value, None)
 }
 
 /// How a hook point answers its chain's outcome.
@@ -169,7 +244,7 @@ async fn resume<K: TransformKind, M: Finish>(
         let call = move || {
             // Moving the borrow out makes the closure `FnOnce`: the hook's future holds it.
             let slot = slot;
-            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
+            K::call(entry.handler(), state, arg, slot, &entry.context)
         };
         let outcome = match invoke::start(entry, timeout, call) {
             Started::Done(outcome) => outcome,
@@ -184,7 +259,7 @@ async fn resume<K: TransformKind, M: Finish>(
         position += 1;
         match dispatch.chain.get(position) {
             None => return M::finish(Ok(())),
-            Some(next) if next.hook.is_async && next.optional_slot.is_none() => continue,
+            Some(next) if next.handler().is_async() && next.optional_slot.is_none() => continue,
             Some(_) => {}
         }
         position = match run_sync_outlined::<K>(&dispatch, state, arg, value, rule, position, &mut snapshot) {
@@ -208,8 +283,9 @@ enum Segment {
 
 /// Runs the chain's sync hooks from `from` on, up to the end or the next async hook. A sync hook
 /// is a plain call under `catch_unwind`, the thread marked as running hook code once for them all.
-/// An active in-place sync hook, the common case, costs one test before its call; anything else
-/// (an optional relationship's hook, an async, blocking or by-value one) takes [`prepare`].
+/// A plain sync hook (the entry's flag, computed at resolution), the common case, costs one test
+/// before its call, which answers in a register; anything else (an optional relationship's hook,
+/// an async, blocking or by-value one) takes [`prepare`].
 /// Inlined into [`run_transform`], a plain function; [`resume`] calls it through
 /// [`run_sync_outlined`], so that its loop state never lives in that future.
 #[inline(always)]
@@ -223,30 +299,24 @@ fn run_sync<K: TransformKind>(
     snapshot: &mut Snapshot<K::Value>,
 ) -> Segment {
     let in_hook = panics::enter();
-    let keep_last_good = rule != FailureRule::Prevent;
     let chain = dispatch.chain.get(from..).unwrap_or_default();
     for (offset, entry) in chain.iter().enumerate() {
-        let def = entry.hook;
         let mut restore = false;
-        if def.is_async | def.blocking | (def.moves_value & keep_last_good) | entry.optional_slot.is_some() {
-            match prepare(dispatch, entry, rule, value, snapshot) {
+        if !entry.is_plain() {
+            match prepare::<K>(dispatch, entry, rule, state, arg, value, snapshot) {
                 Prepared::Skip => continue,
                 Prepared::Async => return Segment::Async(from + offset),
+                Prepared::Called(Ok(())) => continue,
+                Prepared::Called(Err(error)) => return Segment::Done(Err(error)),
                 Prepared::Call { restored } => restore = restored,
             }
         }
-        let failure = if def.blocking {
-            match blocking_call::<K>(dispatch, entry, state, arg, value) {
-                Ok(()) => continue,
-                Err(failure) => failure,
-            }
-        } else {
-            match panics::catch_entered(&in_hook, || K::call(&def.handler, state, arg, value, &entry.context)) {
-                Ok(HookFuture::Ready(Ok(()))) => continue,
-                Ok(HookFuture::Ready(Err(error))) => HookFailure::Error(error),
-                Ok(HookFuture::Pending(_)) => not_async(entry),
-                Err(location) => HookFailure::Panic(location),
-            }
+        let failure = match panics::catch_entered(&in_hook, || {
+            K::call_sync(entry.handler(), state, arg, value, &entry.context)
+        }) {
+            Ok(Ok(())) => continue,
+            Ok(Err(error)) => HookFailure::Error(error),
+            Err(location) => HookFailure::Panic(location),
         };
         if let Err(error) = settle(entry, failure, rule, value, restore.then_some(snapshot)) {
             return Segment::Done(Err(error));
@@ -255,7 +325,7 @@ fn run_sync<K: TransformKind>(
     Segment::Done(Ok(()))
 }
 
-/// What to do with a hook that is not an active in-place sync hook.
+/// What to do with a hook that is not a plain sync hook.
 enum Prepared {
     /// An optional relationship's hook whose relationship is not enabled on this thread.
     Skip,
@@ -263,24 +333,36 @@ enum Prepared {
     Async,
     /// Call it (sync); `restored`: a snapshot was taken before it, to restore if it fails.
     Call { restored: bool },
+    /// A `blocking` hook, called and settled: the chain goes on, or stops with the error.
+    Called(Result<(), HookError>),
 }
 
 #[cold]
 #[inline(never)]
-fn prepare<V: Clone>(
+fn prepare<K: TransformKind>(
     dispatch: &Dispatch<'_>,
     entry: &ResolvedHook,
     rule: FailureRule,
-    value: &V,
-    snapshot: &mut Snapshot<V>,
+    state: &ThreadState,
+    arg: &K::Arg,
+    value: &mut K::Value,
+    snapshot: &mut Snapshot<K::Value>,
 ) -> Prepared {
     if !entry.is_active(&dispatch.enabled) {
         return Prepared::Skip;
     }
-    if entry.hook.is_async {
+    if entry.handler().is_async() {
         return Prepared::Async;
     }
-    Prepared::Call { restored: take_snapshot(entry, rule, value, snapshot) }
+    let restored = take_snapshot(entry, rule, value, snapshot);
+    if !entry.hook.blocking {
+        return Prepared::Call { restored };
+    }
+    let called = match blocking_call::<K>(dispatch, entry, state, arg, value) {
+        Ok(()) => Ok(()),
+        Err(failure) => settle(entry, failure, rule, value, restored.then_some(snapshot)),
+    };
+    Prepared::Called(called)
 }
 
 /// [`run_sync`] as a function of its own, for [`resume`].
@@ -298,7 +380,6 @@ fn run_sync_outlined<K: TransformKind>(
 }
 
 /// A sync hook marked `blocking`, called as [`invoke::start`] does it.
-#[cold]
 fn blocking_call<K: TransformKind>(
     dispatch: &Dispatch<'_>,
     entry: &ResolvedHook,
@@ -306,22 +387,11 @@ fn blocking_call<K: TransformKind>(
     arg: &K::Arg,
     value: &mut K::Value,
 ) -> Result<(), HookFailure> {
-    match invoke::start(entry, dispatch.timeout_of(entry), || {
-        K::call(&entry.hook.handler, state, arg, value, &entry.context)
-    }) {
+    let call = || Answer::Ready(K::call_sync(entry.handler(), state, arg, value, &entry.context));
+    match invoke::start(entry, dispatch.timeout_of(entry), call) {
         Started::Done(outcome) => outcome,
-        Started::Pending(_) => Err(not_async(entry)),
+        Started::Pending(_) => unreachable!("a sync adapter answered a future"),
     }
-}
-
-/// A hook defined as sync whose adapter answered a future: a hand-built definition that lies
-/// about `is_async`. Its future is dropped unpolled and the hook fails.
-#[cold]
-pub(super) fn not_async(entry: &ResolvedHook) -> HookFailure {
-    HookFailure::Error(HookError::new(format!(
-        "hook `{}` is defined as sync (`is_async: false`) but its adapter returned a future",
-        entry.hook.id
-    )))
 }
 
 /// Before a hook that moves the value, when failures keep the last good value: the value goes
@@ -378,7 +448,7 @@ async fn run_traced<K: TransformKind>(
         let slot = &mut *value;
         let call = move || {
             let slot = slot;
-            K::call(&entry.hook.handler, state, arg, slot, &entry.context)
+            K::call(entry.handler(), state, arg, slot, &entry.context)
         };
         if let Err(failure) = invoke::run_traced(entry, timeout, call).await {
             settle(entry, failure, rule, value, restore.then_some(&*snapshot))?;
@@ -388,6 +458,7 @@ async fn run_traced<K: TransformKind>(
 }
 
 /// R3-R4: `filter_messages`; failures keep the last good value (E1, E7).
+#[inline]
 pub(crate) fn filter_messages<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -398,6 +469,7 @@ pub(crate) fn filter_messages<'a>(
 
 /// R5, R7: `prefilter_llm_history`; a `block: true` error stops the step, others keep the last
 /// good value.
+#[inline]
 pub(crate) fn prefilter_llm_history<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -413,6 +485,7 @@ pub(crate) fn prefilter_llm_history<'a>(
 }
 
 /// M1, M2, M9: `before_create_message` under the write's rule.
+#[inline]
 pub(crate) fn before_create_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -423,6 +496,7 @@ pub(crate) fn before_create_message<'a>(
 }
 
 /// M4: `before_update_message`; the first failure prevents the update.
+#[inline]
 pub(crate) fn before_update_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -434,6 +508,7 @@ pub(crate) fn before_update_message<'a>(
 
 /// T6: `before_store_tool_result`; the tool result is stored whatever happens, with the last
 /// good value (M9).
+#[inline]
 pub(crate) fn before_store_tool_result<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -445,6 +520,7 @@ pub(crate) fn before_store_tool_result<'a>(
 
 /// R1: `after_system_message`; a by-value hook's `None` keeps the message and a string replaces
 /// it; a failure keeps the last good value.
+#[inline]
 pub(crate) fn after_system_message<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,
@@ -455,6 +531,7 @@ pub(crate) fn after_system_message<'a>(
 
 /// T5: `after_tool_call_success` or `_failure` (by the result's status); a by-value hook's `None`
 /// keeps the result and a returned result replaces it; a failure keeps the last good value.
+#[inline]
 pub(crate) fn after_tool_call<'a>(
     dispatch: &Dispatch<'a>,
     state: &'a ThreadState,

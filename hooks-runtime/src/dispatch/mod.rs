@@ -3,16 +3,32 @@
 //!
 //! Nothing here looks a hook up by name, takes a lock or clones a definition: a chain is a slice
 //! of resolved entries and an entry's adapter is a fn pointer. A transform chain runs on one
-//! `&mut` value (see [`hooks_core::HookHandler`]); a sync hook is a plain call that creates no
-//! future; whether hook spans are wanted is asked once per chain; and a snapshot of the value is
-//! taken only before a hook that moves it (a by-value hook), to restore it if that hook fails.
+//! `&mut` value (see `hooks_core::__private::HookHandler`); a sync hook is a plain call that
+//! creates no future and answers in a register; an entry tells with one flag, computed at
+//! resolution, whether it is a plain sync hook that needs no other test; whether hook spans are
+//! wanted is asked once per chain; and a snapshot of the value is taken only before a hook that
+//! moves it (a by-value hook), to restore it if that hook fails.
 
-/// The adapter of `entry` for a chain of `variant`; a chain holds only hooks of its kind.
-macro_rules! adapter {
-    ($handler:expr, $($variant:ident)|+) => {
-        match $handler {
-            $(HookHandler::$variant(adapter))|+ => adapter,
-            other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
+/// The two calls of a hook point's adapters, from the kind's variants (a chain holds only hooks
+/// of its kind) and the arguments it passes: `call_sync`, the hot path of a plain sync hook,
+/// and `call`, every hook's answer.
+macro_rules! adapter_calls {
+    ($lt:lifetime, [$($variant:ident)|+], ($($param:tt: $ty:ty),*) => ($($arg:expr),*)) => {
+        #[inline(always)]
+        fn call_sync<$lt>(handler: &HookHandler, $($param: $ty),*) -> HookResult<()> {
+            match *handler {
+                $(HookHandler::$variant(Adapter::Sync(adapter)))|+ => adapter($($arg),*),
+                other => unreachable!("{other:?} called as a sync {} hook", stringify!($($variant)|+)),
+            }
+        }
+
+        #[inline(always)]
+        fn call<$lt>(handler: &HookHandler, $($param: $ty),*) -> Answer<$lt> {
+            match *handler {
+                $(HookHandler::$variant(Adapter::Sync(adapter)))|+ => Answer::Ready(adapter($($arg),*)),
+                $(HookHandler::$variant(Adapter::Async(adapter)))|+ => Answer::Pending(adapter($($arg),*)),
+                other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
+            }
         }
     };
 }
@@ -22,11 +38,12 @@ mod events;
 mod invoke;
 mod kinds;
 pub(crate) mod panics;
+mod plain;
 
 use std::future::Future;
 use std::time::Duration;
 
-use hooks_core::{EnabledRelationships, ResolvedHook};
+use hooks_core::__private::{EnabledRelationships, ResolvedHook};
 
 pub(crate) use events::{
     after_create_message, after_subagent_created, after_thread_created, after_update_message, tool_call_done,
@@ -37,11 +54,14 @@ pub(crate) use kinds::{
     after_system_message, after_tool_call, before_create_message, before_store_tool_result, before_update_message,
     filter_messages, prefilter_llm_history,
 };
+pub(crate) use plain::{PlainChain, PlainTable};
 
-/// One chain ready to run: its entries, the enabled optional relationships, the default timeout.
+/// One chain ready to run: its entries, its typed form when every hook of it is a plain sync
+/// hook, the enabled optional relationships, the default timeout.
 #[derive(Clone, Copy)]
 pub(crate) struct Dispatch<'c> {
     pub(crate) chain: &'c [ResolvedHook],
+    pub(crate) plain: Option<&'c PlainChain>,
     pub(crate) enabled: EnabledRelationships,
     pub(crate) default_timeout: Duration,
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use hooks_core::{AgentDef, HookToolCall, ResolvedAgent, ThreadState};
 
+use crate::dispatch::PlainTable;
 use crate::model::Model;
 use crate::store::MessageStore;
 use crate::tool::Tool;
@@ -18,10 +19,12 @@ use crate::user::UserScope;
 /// listener; it is answered with an error result.
 pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
 
-/// One agent of the runtime: its definition, resolved table and tool-call listener.
+/// One agent of the runtime: its definition, resolved table (with its plain chains, typed) and
+/// tool-call listener.
 pub(crate) struct AgentEntry {
     pub(crate) def: &'static AgentDef,
     pub(crate) resolved: ResolvedAgent,
+    pub(crate) plain: PlainTable,
     pub(crate) listener: RwLock<Option<Arc<dyn ToolCallListener>>>,
 }
 

@@ -169,7 +169,7 @@ fn provider_messages(
 /// is a cut that keeps exchanges whole.
 async fn warn_split_exchanges(
     pipeline: &Pipeline<'_>,
-    chain: &[hooks_core::ResolvedHook],
+    chain: &[hooks_core::__private::ResolvedHook],
     repairs: Repairs,
 ) -> Result<(), crate::store::StoreError> {
     let stored = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use hooks_core::{ActiveContext, EnabledRelationships, HookKind, ThreadState};
+use hooks_core::__private::{ActiveContext, EnabledRelationships};
+use hooks_core::{HookKind, ThreadState};
 
 use super::ThreadShared;
 use crate::dispatch::Dispatch;
@@ -34,9 +35,10 @@ impl<'t> Pipeline<'t> {
     /// empty chain before building anything, so a hook point nobody uses costs a length check.
     #[inline]
     pub(crate) fn chain(&self, kind: HookKind) -> Option<Dispatch<'_>> {
-        let chain = self.agent.resolved.chain(self.active, kind);
+        let chain = hooks_core::__private::chain(&self.agent.resolved, self.active, kind);
         (!chain.is_empty()).then(|| Dispatch {
             chain,
+            plain: self.agent.plain.get(self.active, kind),
             enabled: self.enabled,
             default_timeout: self.shared.runtime.hook_timeout,
         })

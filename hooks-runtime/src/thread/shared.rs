@@ -13,7 +13,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
-use hooks_core::{AbortSignal, EnabledRelationships, ThreadState};
+use hooks_core::__private::EnabledRelationships;
+use hooks_core::{AbortSignal, ThreadState};
 use serde_json::Value;
 use tokio::sync::broadcast;
 

@@ -68,6 +68,21 @@ impl LogCapture {
         LogCapture { buffer, _guard: guard }
     }
 
+    /// A capture of events only: no span is enabled, so hook dispatch takes the path it takes
+    /// when nobody traces hooks (hook spans are built only when someone listens for them).
+    pub(crate) fn events_only() -> Self {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::{Layer, filter};
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let writer_buffer = buffer.clone();
+        let layer = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(move || BufferWriter(writer_buffer.clone()))
+            .with_filter(filter::filter_fn(|metadata| metadata.is_event()));
+        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        LogCapture { buffer, _guard: guard }
+    }
+
     /// Everything logged so far.
     pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&lock(&self.buffer)).into_owned()

@@ -3,7 +3,7 @@
 //! the context gets the very context the runtime passes.
 use hooks_runtime::prelude::*;
 use hooks_runtime::HookSource;
-use hooks_runtime::__private::{HookFuture, HookHandler};
+use hooks_runtime::__private::{self, Adapter, HookHandler};
 
 #[hook(after_system_message, id = "with_context")]
 fn with_context(_state: &ThreadState, system: &str, ctx: &HookExecutionContext) -> Option<String> {
@@ -39,51 +39,44 @@ async fn created_without_context(state: &ThreadState) {
     state.set_context_value("created_plain", serde_json::json!(true));
 }
 
-fn ready<T>(future: HookFuture<'_, T>) -> T {
-    match future {
-        HookFuture::Ready(value) => value,
-        HookFuture::Pending(_) => panic!("a sync hook answers Ready"),
-    }
-}
-
 fn main() {
     let state = ThreadState::detached("thread_1", "support_agent");
     let prompt = HookExecutionContext::prompt("triage");
     let agent = HookExecutionContext::agent("support_agent");
 
     // The adapter replaces the chain's system message with the hook's `Some`.
-    let system = |f: for<'a> fn(&'a ThreadState, &'a mut String, &'a HookExecutionContext) -> HookFuture<'a, HookResult<()>>,
+    let system = |f: for<'a> fn(&'a ThreadState, &'a mut String, &'a HookExecutionContext) -> HookResult<()>,
                   ctx: &HookExecutionContext| {
         let mut system = String::from("Be brief.");
-        ready(f(&state, &mut system, ctx)).unwrap();
+        f(&state, &mut system, ctx).unwrap();
         system
     };
-    let HookHandler::AfterSystemMessage(f) = <with_context as Hook>::DEF.handler else { panic!() };
+    let HookHandler::AfterSystemMessage(Adapter::Sync(f)) = __private::handler(<with_context as Hook>::DEF) else { panic!() };
     assert_eq!(system(f, &prompt), "Be brief. [prompt triage]");
     assert_eq!(system(f, &agent), "Be brief. [agent support_agent]");
 
-    let HookHandler::AfterSystemMessage(g) = <without_context as Hook>::DEF.handler else { panic!() };
+    let HookHandler::AfterSystemMessage(Adapter::Sync(g)) = __private::handler(<without_context as Hook>::DEF) else { panic!() };
     assert_eq!(system(g, &prompt), "Be brief. [no context]");
 
     let call = HookToolCall::new("call_1", "search_github_issues", "{\"q\":");
-    let HookHandler::ToolCallStarted(f) = <started_with_context as Hook>::DEF.handler else { panic!() };
-    ready(f(&state, &call, Some("Searching"), &agent)).unwrap();
+    let HookHandler::ToolCallStarted(Adapter::Sync(f)) = __private::handler(<started_with_context as Hook>::DEF) else { panic!() };
+    f(&state, &call, Some("Searching"), &agent).unwrap();
     assert_eq!(
         state.context_value("started").unwrap(),
         serde_json::json!(["search_github_issues", "Searching", {"source": {"kind": "agent", "agentName": "support_agent"}}])
     );
-    let HookHandler::ToolCallStarted(g) = <started_without_context as Hook>::DEF.handler else { panic!() };
-    ready(g(&state, &call, None, &agent)).unwrap();
+    let HookHandler::ToolCallStarted(Adapter::Sync(g)) = __private::handler(<started_without_context as Hook>::DEF) else { panic!() };
+    g(&state, &call, None, &agent).unwrap();
     assert_eq!(state.context_value("started_plain").unwrap(), serde_json::json!(["search_github_issues", null]));
 
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let HookHandler::AfterThreadCreated(f) = <created_with_context as Hook>::DEF.handler else { panic!() };
-    runtime.block_on(f(&state, &prompt).resolve()).unwrap();
+    let HookHandler::AfterThreadCreated(Adapter::Async(f)) = __private::handler(<created_with_context as Hook>::DEF) else { panic!() };
+    runtime.block_on(f(&state, &prompt)).unwrap();
     assert_eq!(
         state.context_value("created").unwrap(),
         serde_json::json!({"source": {"kind": "prompt", "promptName": "triage"}})
     );
-    let HookHandler::AfterThreadCreated(g) = <created_without_context as Hook>::DEF.handler else { panic!() };
-    runtime.block_on(g(&state, &prompt).resolve()).unwrap();
+    let HookHandler::AfterThreadCreated(Adapter::Async(g)) = __private::handler(<created_without_context as Hook>::DEF) else { panic!() };
+    runtime.block_on(g(&state, &prompt)).unwrap();
     assert_eq!(state.context_value("created_plain").unwrap(), serde_json::json!(true));
 }

@@ -2,7 +2,7 @@
 //! `Result<(), HookError>`, sync or `async`, the context optional last) beside the by-value form,
 //! and the definition says which form moves the chain's value.
 use hooks_runtime::HookDef;
-use hooks_runtime::__private::{HookFuture, HookHandler};
+use hooks_runtime::__private::{self, Adapter, HookHandler};
 use hooks_runtime::prelude::*;
 
 #[hook(filter_messages, id = "limit_in_place")]
@@ -95,11 +95,11 @@ fn main() {
     // Through the adapter, as the runtime calls it: the value changes in place.
     let state = ThreadState::detached("thread_1", "agent");
     let ctx = HookExecutionContext::prompt("p");
-    let HookHandler::AfterSystemMessage(date) = <date_in_place as Hook>::DEF.handler else { panic!() };
+    let HookHandler::AfterSystemMessage(Adapter::Sync(date)) = __private::handler(<date_in_place as Hook>::DEF) else { panic!() };
     let mut system = String::from("You help.");
-    assert!(matches!(date(&state, &mut system, &ctx), HookFuture::Ready(Ok(()))));
+    assert_eq!(date(&state, &mut system, &ctx), Ok(()));
     assert_eq!(system, "You help.\nToday is Monday.");
-    let HookHandler::AfterSystemMessage(date) = <date_by_value as Hook>::DEF.handler else { panic!() };
-    assert!(matches!(date(&state, &mut system, &ctx), HookFuture::Ready(Ok(()))));
+    let HookHandler::AfterSystemMessage(Adapter::Sync(date)) = __private::handler(<date_by_value as Hook>::DEF) else { panic!() };
+    assert_eq!(date(&state, &mut system, &ctx), Ok(()));
     assert_eq!(system, "You help.\nToday is Monday.\nToday is Monday.");
 }

@@ -1,0 +1,65 @@
+//! Not public API. What the code `#[hook]` generates and the runtime use: hook adapters, the
+//! linked-hook entries, resolved chains. It may change in any release.
+
+pub use inventory;
+
+pub use crate::compose::{ActiveContext, EnabledRelationships, ResolvedHook};
+pub use crate::def::RegisteredHook;
+pub use crate::future::BoxedHookFuture;
+pub use crate::kind::{Adapter, HookHandler, sync_adapter};
+
+use crate::compose::ResolvedAgent;
+use crate::def::{HookDef, HookLocation};
+use crate::kind::HookKind;
+use crate::types::PackageSignature;
+
+/// `HookDef::moves_value` in [`hook_def`]'s flags.
+pub const MOVES_VALUE: u8 = 2;
+/// `HookDef::blocking` in [`hook_def`]'s flags.
+pub const BLOCKING: u8 = 4;
+
+/// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
+/// that each hook's expansion stays short: every path and field the macro emits costs compile
+/// time in the user's crate. `timeout_ms` 0 is no timeout of its own (`#[hook]` rejects
+/// `timeout_ms = 0`). Whether the hook is async is its adapter's form.
+#[allow(clippy::too_many_arguments)]
+pub const fn hook_def(
+    id: &'static str,
+    handler: HookHandler,
+    flags: u8,
+    timeout_ms: u64,
+    package: (&'static str, &'static str),
+    module_path: &'static str,
+    file: &'static str,
+    line: u32,
+    function: &'static str,
+) -> HookDef {
+    HookDef {
+        id,
+        handler,
+        is_async: handler.is_async(),
+        moves_value: flags & MOVES_VALUE != 0,
+        blocking: flags & BLOCKING != 0,
+        timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
+        location: HookLocation {
+            package: PackageSignature::new_static(package.0, package.1),
+            module_path,
+            file,
+            line,
+            function,
+        },
+    }
+}
+
+/// The adapter of `def`.
+#[inline(always)]
+pub const fn handler(def: &HookDef) -> HookHandler {
+    def.handler
+}
+
+/// The chain of `kind` in `active`, every optional hook included (filter with
+/// [`ResolvedHook::is_active`]).
+#[inline]
+pub fn chain(resolved: &ResolvedAgent, active: ActiveContext, kind: HookKind) -> &[ResolvedHook] {
+    resolved.chain(active, kind)
+}
