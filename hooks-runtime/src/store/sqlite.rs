@@ -218,6 +218,46 @@ impl SqliteStore {
         self.path.as_deref()
     }
 
+    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with `running`,
+    /// the thread's status becomes `running` in it too (one commit, so one sync of the file).
+    async fn take(
+        &self,
+        operation: &'static str,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+        running: bool,
+    ) -> Result<bool, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        let message = message.cloned();
+        self.run(operation, move |connection| {
+            let op = Op::message(operation, &thread_id, &input_id);
+            // One transaction for both: the input leaves the inbox exactly when its message is in.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            let taken = tx
+                .execute("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2", [&thread_id, &input_id])
+                .map_err(op.sql())?;
+            if taken == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = &message {
+                insert_row(&Op::message(operation, &thread_id, &message.id), &tx, message)?;
+            }
+            if running {
+                let (status, reason) = status_columns(&ThreadStatus::Running);
+                tx.execute(
+                    "UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1",
+                    params![thread_id, status, reason],
+                )
+                .map_err(op.sql())?;
+            }
+            tx.commit().map_err(op.sql())?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// Runs `action` on the connection in tokio's blocking pool; the mutex is held only there.
     async fn run<T: Send + 'static>(
         &self,
@@ -762,32 +802,38 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        self.run("pending_input", move |connection| {
+            let op = Op::message("pending_input", &thread_id, &input_id);
+            let row: Option<(String, i64)> = connection
+                .prepare_cached("SELECT message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| {
+                    statement.query_row([&thread_id, &input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+                })
+                .map_err(op.sql())?;
+            row.map(|(message, at)| inbox::decode(input_id.clone(), &message, at).map_err(|e| op.error(e))).transpose()
+        })
+        .await
+    }
+
     async fn take_input(
         &self,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
-        let thread_id = thread_id.to_owned();
-        let input_id = input_id.to_owned();
-        let message = message.cloned();
-        self.run("take_input", move |connection| {
-            let op = Op::message("take_input", &thread_id, &input_id);
-            // One transaction for both: the input leaves the inbox exactly when its message is in.
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            let taken = tx
-                .execute("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2", [&thread_id, &input_id])
-                .map_err(op.sql())?;
-            if taken == 0 {
-                return Ok(false);
-            }
-            if let Some(message) = &message {
-                insert_row(&Op::message("take_input", &thread_id, &message.id), &tx, message)?;
-            }
-            tx.commit().map_err(op.sql())?;
-            Ok(true)
-        })
-        .await
+        self.take("take_input", thread_id, input_id, message, false).await
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take("take_input_running", thread_id, input_id, message, true).await
     }
 
     /// Threads left `running` and threads with inputs in their inbox. The file has no owner
