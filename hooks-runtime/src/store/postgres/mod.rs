@@ -907,7 +907,7 @@ impl MessageStore for PostgresStore {
         self.publish_user(change).await
     }
 
-    /// A connection of its own that `LISTEN`s for user value changes; see
+    /// User value changes through the store's one listening connection; see
     /// [`PostgresStore::subscribe_users`].
     async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
         self.subscribe_users().await.map(Some)
