@@ -6,7 +6,7 @@
 
 pub(crate) mod inner;
 pub(crate) mod recovery_state;
-pub(crate) mod turn_locks;
+pub(crate) mod thread_links;
 mod user_sync;
 
 use std::collections::HashMap;
@@ -322,7 +322,7 @@ impl RuntimeBuilder {
                 max_reply_bytes: self.max_reply_bytes,
                 max_tool_argument_bytes: self.max_tool_argument_bytes,
                 recovery: Default::default(),
-                turns: Default::default(),
+                thread_links: Default::default(),
                 #[cfg(feature = "declarative")]
                 settings: self.settings,
             }),

@@ -167,6 +167,47 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     f.finish().await;
 }
 
+async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let (a, b) = (entry("a"), entry("b"));
+    store.enqueue_input("t1", &a).await.unwrap();
+    store.enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(store.pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
+    assert_eq!(store.pending_input("t1", "run_unknown").await.unwrap(), None);
+    assert!(store.take_input("t1", &b.id, None).await.unwrap());
+    assert_eq!(store.pending_input("t1", &b.id).await.unwrap(), None, "taken");
+    assert_eq!(store.pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
+    f.finish().await;
+}
+
+async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let a = entry("a");
+    store.enqueue_input("t1", &a).await.unwrap();
+    assert!(store.take_input_running("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
+    assert!(store.pending_inputs("t1").await.unwrap().is_empty());
+
+    // Taken already: neither the message nor the status is written.
+    store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
+    assert!(!store.take_input_running("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
+
+    // A take whose insert fails changes nothing: the input stays, and so does the status.
+    let b = entry("b");
+    store.enqueue_input("t1", &b).await.unwrap();
+    assert!(store.take_input_running("t1", &b.id, Some(&message("m1", Role::User, "b"))).await.is_err());
+    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
+    f.finish().await;
+}
+
 async fn a_thread_left_running_is_unsettled_and_a_settled_one_is_not<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
@@ -588,6 +629,8 @@ macro_rules! suite {
                 the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once,
                 a_take_whose_insert_fails_leaves_the_input_in_the_inbox,
                 a_thread_left_running_is_unsettled_and_a_settled_one_is_not,
+                one_pending_input_is_read_alone_while_it_is_in_the_inbox,
+                a_running_take_sets_the_status_with_the_take_and_only_then,
             );
         }
     };

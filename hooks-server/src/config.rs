@@ -53,7 +53,10 @@ pub struct ServerConfig {
     /// here: with several server processes, each one enforces it for the threads it creates.
     pub max_threads_per_user: usize,
     /// How many inputs one thread may have accepted and not yet finished, the running one
-    /// included (default 16); `POST /threads/{id}/messages` past it answers 429 `queue_full`.
+    /// included (default 16); `POST /threads/{id}/messages` past it answers 429 `queue_full`
+    /// with `Retry-After: 1`, since a place frees up as each run finishes. The other 429s
+    /// (`too_many_threads`, `too_many_user_values`) carry no `Retry-After`: waiting does not
+    /// lift them, deleting or raising the limit does.
     pub max_queued_inputs: usize,
     /// The largest `arguments` of a new thread, in bytes of JSON (default 16 KiB); a larger one
     /// is refused with 413 `arguments_too_large`. Arguments are in every `GET /threads` page.

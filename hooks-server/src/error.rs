@@ -5,17 +5,26 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-/// An error response: `{"error": {"code": "...", "message": "..."}}`.
+/// An error response: `{"error": {"code": "...", "message": "..."}}`, with a `Retry-After`
+/// header when the same request can succeed later without anything else changing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ApiError {
     pub(crate) status: StatusCode,
     pub(crate) code: &'static str,
     pub(crate) message: String,
+    /// Seconds after which a retry may succeed.
+    pub(crate) retry_after: Option<u32>,
 }
 
 impl ApiError {
     pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into() }
+        ApiError { status, code, message: message.into(), retry_after: None }
+    }
+
+    /// The same error, saying that a retry after `seconds` may succeed (`Retry-After`).
+    pub(crate) fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     pub(crate) fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -51,6 +60,9 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

@@ -81,6 +81,10 @@ impl Drop for ThreadEntry {
     }
 }
 
+/// The `Retry-After` of a `queue_full` answer, in seconds: the queue frees a place as each run
+/// finishes, so a retry soon may be accepted.
+pub(crate) const QUEUE_FULL_RETRY_AFTER: u32 = 1;
+
 /// One accepted input of a thread, from its 202 until its run finished; see
 /// [`ThreadEntry::take_queue_slot`].
 pub(crate) struct QueueSlot(Arc<ThreadEntry>);
@@ -106,6 +110,7 @@ impl ThreadEntry {
                          (ServerConfig::max_queued_inputs); send again once a run finishes"
                     ),
                 )
+                .retry_after(QUEUE_FULL_RETRY_AFTER)
             })?;
         Ok(QueueSlot(self.clone()))
     }

@@ -1,16 +1,17 @@
 //! Accepted means committed: `POST /threads/{id}/messages` answers 202 only once the message is
 //! in the thread's inbox, with the inbox entry's id as `runId`; a store that cannot take it is a
-//! 503 naming the store, and no run starts.
+//! 503 naming the store, and no run starts. An input that a stopped process had accepted runs
+//! when the server starts, and a client of its thread sees that run.
 
 mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hooks_runtime::Runtime;
-use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use hooks_runtime::{Runtime, ThreadOptions};
 use hooks_server::ServerConfig;
 use support::{ALICE, Server};
 
@@ -112,4 +113,83 @@ async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
     let text = refused.to_string();
     assert!(text.contains("message store") && !text.contains("lost?") && !text.contains("disk"), "{text}");
     assert_eq!(store.committed.lock().unwrap().len(), 1);
+}
+
+/// A model that says it was called, then waits for `release` before it answers "recovered".
+struct GatedModel {
+    called: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+struct OneDelta(Option<String>);
+
+#[hooks_runtime::async_trait]
+impl ModelStream for OneDelta {
+    async fn next_event(&mut self) -> Option<Result<ModelEvent, ModelError>> {
+        self.0.take().map(|text| Ok(ModelEvent::TextDelta(text)))
+    }
+}
+
+#[hooks_runtime::async_trait]
+impl Model for GatedModel {
+    async fn stream(&self, _request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
+        self.called.notify_one();
+        self.release.acquire().await.expect("the gate is open").forget();
+        Ok(Box::new(OneDelta(Some("recovered".into()))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
+    let store = Arc::new(InMemoryStore::new());
+    // A process accepted an input and stopped before its run.
+    let thread_id = {
+        let runtime = Runtime::builder()
+            .agent::<durable_send_agent>()
+            .model("scripted", ScriptedModel::new([]))
+            .store_arc(store.clone())
+            .build()
+            .unwrap();
+        let thread = runtime.create_thread("durable_send_agent", ThreadOptions::new().user("alice")).await.unwrap();
+        thread.queue_message(MessageRecord::new(Role::User, "still there?")).await.unwrap();
+        thread.id().to_owned()
+    };
+
+    // The next server recovers it as it starts: the input runs on recovery's thread handle.
+    let called = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let model = GatedModel { called: called.clone(), release: release.clone() };
+    let runtime = Runtime::builder()
+        .agent::<durable_send_agent>()
+        .model("scripted", model)
+        .store_arc(store.clone())
+        .build()
+        .unwrap();
+    let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
+    let server = Server::start(runtime, config).await;
+    tokio::time::timeout(support::PATIENCE, called.notified()).await.expect("recovery runs the input");
+
+    // A client opens the thread while that run waits on the model.
+    let (status, thread) = server.get(&format!("/threads/{thread_id}"), ALICE).await;
+    assert_eq!(status, 200, "{thread}");
+    assert_eq!(thread["status"], "running", "{thread}");
+    let mut stream = server.stream(&format!("/threads/{thread_id}/events"), ALICE, None).await;
+    release.add_permits(1);
+    let mut replies = Vec::new();
+    loop {
+        let event = stream.next().await;
+        match event.kind() {
+            "message_created" if event.data["role"] == "assistant" => {
+                replies.push(event.data["message"]["content"].clone());
+            }
+            "status" => {
+                assert_eq!(event.data["status"], "idle", "{:?}", event.data);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(replies, ["recovered"], "the recovered run's reply is on the stream");
+    let (_, thread) = server.get(&format!("/threads/{thread_id}"), ALICE).await;
+    assert_eq!(thread["status"], "idle", "the thread says what its stream said: {thread}");
 }

@@ -214,7 +214,7 @@ async fn every_stored_message_streams_once_and_in_order_on_both_servers_while_co
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_following_150_threads_listens_on_one_connection() {
+async fn a_server_following_160_threads_and_its_users_listens_on_one_connection() {
     let schema = Schema::new("listen");
     let server = Server::start(runtime(&schema, 0).await, ServerConfig::default()).await;
     let client = raw_client().await;
@@ -226,15 +226,24 @@ async fn a_server_following_150_threads_listens_on_one_connection() {
             streams.push(server.stream(&format!("/threads/{id}/events"), ALICE, None).await);
         }
     }
+    // A user's stream: from its first client on, the runtime follows other processes' user changes.
+    streams.push(server.stream("/user/events", ALICE, None).await);
     let listening: i64 = client
         .query_one("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'hooks_events_' || $1", &[&schema.0])
         .await
         .expect("count listeners")
         .get(0);
+    let for_users: i64 = client
+        .query_one("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'hooks_users_' || $1", &[&schema.0])
+        .await
+        .expect("count user listeners")
+        .get(0);
     let all = schema.connections(&client).await;
     println!("160 threads followed: {listening} listening connection, {all} connections in all (pool of 6)");
     assert_eq!(listening, 1, "one listening connection for all threads");
-    assert!(all <= 6 + 2, "{all} connections: the pool of 6, one listener, at most one for user changes");
+    // The runtime follows user changes through the same connection.
+    assert_eq!(for_users, 0, "user changes come through the one listening connection");
+    assert!(all <= 6 + 1, "{all} connections: the pool of 6 and one listener");
     drop(streams);
     schema.drop().await;
 }

@@ -64,8 +64,17 @@ async fn a_user_at_the_thread_quota_gets_429_naming_it_and_other_users_go_on() {
     for _ in 0..3 {
         server.create_thread(ALICE, "wait_agent").await;
     }
-    let (status, body) = server.post("/threads", ALICE, r#"{"agent":"wait_agent"}"#).await;
-    assert_eq!(status, 429, "{body}");
+    let refused = server
+        .request(reqwest::Method::POST, "/threads", ALICE)
+        .header("content-type", "application/json")
+        .body(r#"{"agent":"wait_agent"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    // Waiting does not lift this limit: no `Retry-After` invites a retry that cannot succeed.
+    assert!(refused.headers().get("retry-after").is_none(), "{:?}", refused.headers());
+    let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
     let (code, message) = error_of(&body);
     assert_eq!(code, "too_many_threads");
     assert!(message.contains("the limit is 3") && message.contains("max_threads_per_user"), "{message}");
@@ -98,8 +107,17 @@ async fn a_full_input_queue_answers_429_naming_the_limit_until_a_run_finishes() 
     for _ in 0..2 {
         assert_eq!(server.post(&path, ALICE, r#"{"content":"go"}"#).await.0, 202);
     }
-    let (status, body) = server.post(&path, ALICE, r#"{"content":"one more"}"#).await;
-    assert_eq!(status, 429, "{body}");
+    let refused = server
+        .request(reqwest::Method::POST, &path, ALICE)
+        .header("content-type", "application/json")
+        .body(r#"{"content":"one more"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    // Waiting lifts this limit: the answer says when to try again.
+    assert_eq!(refused.headers().get("retry-after").and_then(|value| value.to_str().ok()), Some("1"));
+    let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
     let (code, message) = error_of(&body);
     assert_eq!(code, "queue_full");
     assert!(message.contains("the limit is 2") && message.contains("max_queued_inputs"), "{message}");

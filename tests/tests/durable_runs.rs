@@ -520,3 +520,38 @@ async fn two_handles_of_one_thread_take_turns() {
     let outcome = tokio::time::timeout(Duration::from_secs(10), two).await.unwrap().unwrap().unwrap();
     assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_handle_of_a_thread_sees_its_run_and_can_abort_it() {
+    // A server's handle and recovery's are two handles of one thread: a client of the first
+    // must see the run of the second, its status, and be able to stop it.
+    let runtime = runtime_on(Arc::new(InMemoryStore::new()), HungModel);
+    let first = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
+    let second = runtime.open_thread(first.id()).await.unwrap();
+    let mut events = second.subscribe();
+    let run = first.clone();
+    let one = tokio::spawn(async move { run.send("one").await });
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut seen = Vec::new();
+        loop {
+            match events.recv().await.unwrap() {
+                ThreadEvent::Status { status: ThreadStatus::Running } => return seen,
+                ThreadEvent::MessageCreated { role, .. } => seen.push(role),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the other handle's run is seen");
+    assert!(seen.is_empty(), "running comes first: {seen:?}");
+    assert_eq!(second.status(), ThreadStatus::Running);
+    let user_message = tokio::time::timeout(Duration::from_secs(10), events.recv()).await.unwrap().unwrap();
+    assert!(
+        matches!(user_message, ThreadEvent::MessageCreated { ref role, .. } if *role == Role::User),
+        "{user_message:?}"
+    );
+    second.abort();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), one).await.unwrap().unwrap().unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped("aborted".into()));
+    assert_eq!(second.status(), ThreadStatus::Stopped("aborted".into()));
+}

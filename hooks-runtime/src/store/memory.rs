@@ -41,6 +41,30 @@ impl InMemoryStore {
             threads.get_mut(thread_id).ok_or_else(|| StoreError::not_found(format!("no thread `{thread_id}`")))?;
         action(thread)
     }
+
+    /// Takes the entry and inserts its message, under one lock; with `running`, sets the status.
+    fn take(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+        running: bool,
+    ) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
+            if let Some(message) = message {
+                if thread.messages.iter().any(|m| m.id == message.id) {
+                    return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
+                }
+                thread.messages.push(message.clone());
+            }
+            thread.inbox.remove(place);
+            if running {
+                thread.record.status = ThreadStatus::Running;
+            }
+            Ok(true)
+        })
+    }
 }
 
 #[async_trait::async_trait]
@@ -189,22 +213,33 @@ impl MessageStore for InMemoryStore {
         })
     }
 
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread
+                .inbox
+                .iter()
+                .find(|(id, ..)| id == input_id)
+                .map(|(id, message, at)| inbox::decode(id.clone(), message, *at))
+                .transpose()
+                .map_err(|e| StoreError::other(format!("pending_input: thread `{thread_id}`: {e}")))
+        })
+    }
+
     async fn take_input(
         &self,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
-            if let Some(message) = message {
-                if thread.messages.iter().any(|m| m.id == message.id) {
-                    return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
-                }
-                thread.messages.push(message.clone());
-            }
-            thread.inbox.remove(place);
-            Ok(true)
-        })
+        self.take(thread_id, input_id, message, false)
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take(thread_id, input_id, message, true)
     }
 }

@@ -156,6 +156,13 @@ pub trait MessageStore: Send + Sync + 'static {
         Ok(Vec::new())
     }
 
+    /// Inbox entry `input_id` of the thread, while it is still there. The default looks it up in
+    /// [`pending_inputs`](MessageStore::pending_inputs); a store that can read one entry alone
+    /// does, so a run of one input does not read the whole inbox.
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        Ok(self.pending_inputs(thread_id).await?.into_iter().find(|entry| entry.id == input_id))
+    }
+
     /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
     /// message as the hooks left it; `None` when a hook prevented it). `Ok(false)` when the entry
     /// is no longer there (another run took it): then nothing is inserted, so a message is never
@@ -174,6 +181,24 @@ pub trait MessageStore: Send + Sync + 'static {
              pending_inputs and take_input together"
             ),
         ))
+    }
+
+    /// [`take_input`](MessageStore::take_input) for a run that is going: the thread's status is
+    /// set to `running` with the take, so the run that takes an input needs no write of its own
+    /// to say it runs. A crash after it leaves the thread `running` with the message
+    /// stored, which recovery settles; a crash before leaves the input in the inbox, which
+    /// recovery runs.
+    ///
+    /// The default sets the status, then takes the input: two transactions, in the order that
+    /// keeps the same guarantees. A store that can do both in one transaction should.
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.set_status(thread_id, &ThreadStatus::Running).await?;
+        self.take_input(thread_id, input_id, message).await
     }
 
     /// The threads a run may have left unsettled: status `running`, or inputs in the inbox. A

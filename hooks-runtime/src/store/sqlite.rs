@@ -131,6 +131,17 @@ const MESSAGE_COLUMN_LIST: [&str; 11] = [
     "extra",
 ];
 
+/// The insert of a message row: the thread (`?1`), its `seq` (`?2`), then
+/// [`MESSAGE_COLUMN_LIST`] from `?3` on, as [`message_params`] binds them.
+static INSERT_MESSAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
+    format!(
+        "INSERT INTO messages (thread_id, seq, {}) VALUES (?1, ?2, {})",
+        MESSAGE_COLUMN_LIST.join(", "),
+        placeholders.join(", ")
+    )
+});
+
 /// [`MESSAGE_COLUMN_LIST`] and the row's place in its thread, for reading.
 const READ_COLUMNS: &str =
     "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, extra, seq";
@@ -220,6 +231,45 @@ impl SqliteStore {
     /// ```
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with `running`,
+    /// the thread's status becomes `running` in it too (one commit, so one sync of the file).
+    async fn take(
+        &self,
+        operation: &'static str,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+        running: bool,
+    ) -> Result<bool, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        let message = message.cloned();
+        self.run(operation, move |connection| {
+            let op = Op::message(operation, &thread_id, &input_id);
+            // One transaction for both: the input leaves the inbox exactly when its message is in.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            let taken = tx
+                .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| statement.execute([&thread_id, &input_id]))
+                .map_err(op.sql())?;
+            if taken == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = &message {
+                insert_row(&Op::message(operation, &thread_id, &message.id), &tx, message)?;
+            }
+            if running {
+                let (status, reason) = (ThreadStatus::Running.as_str(), ThreadStatus::Running.reason());
+                tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
+                    .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
+                    .map_err(op.sql())?;
+            }
+            tx.commit().map_err(op.sql())?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Runs `action` on the connection in tokio's blocking pool; the mutex is held only there.
@@ -364,7 +414,8 @@ impl<'a> Op<'a> {
     /// Fails with "no thread" unless the thread exists.
     fn ensure_thread(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
         let exists: bool = tx
-            .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [self.thread_id], |row| row.get(0))
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)")
+            .and_then(|mut statement| statement.query_row([self.thread_id], |row| row.get(0)))
             .map_err(self.sql())?;
         if exists { Ok(()) } else { Err(self.error(StoreErrorKind::NotFound, "no such thread")) }
     }
@@ -373,8 +424,10 @@ impl<'a> Op<'a> {
     /// [`read_message`] would reject: a write never adds to a history that cannot be read back.
     fn ensure_readable(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
         let corrupt: Option<(i64, String)> = tx
-            .query_row(CORRUPT_ROW, [self.thread_id], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()
+            .prepare_cached(CORRUPT_ROW)
+            .and_then(|mut statement| {
+                statement.query_row([self.thread_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+            })
             .map_err(self.sql())?;
         match corrupt {
             None => Ok(()),
@@ -539,29 +592,20 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
     let extra = extra_json(op, message)?;
     op.ensure_thread(tx)?;
     Op::thread(op.name, thread_id).ensure_readable(tx)?;
+    // Cached statements: a turn inserts several messages, and parsing is most of a small write.
     let exists: bool = tx
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)",
-            [thread_id, &message.id],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)")
+        .and_then(|mut statement| statement.query_row([thread_id, &message.id], |row| row.get(0)))
         .map_err(op.sql())?;
     if exists {
         return Err(op.error(StoreErrorKind::Conflict, "the message already exists"));
     }
     let seq: i64 = tx
-        .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1", [thread_id], |row| row.get(0))
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = ?1")
+        .and_then(|mut statement| statement.query_row([thread_id], |row| row.get(0)))
         .map_err(op.sql())?;
-    let placeholders = (0..MESSAGE_COLUMN_LIST.len()).map(|i| format!("?{}", i + 3)).collect::<Vec<_>>();
-    tx.execute(
-        &format!(
-            "INSERT INTO messages (thread_id, seq, {}) VALUES (?1, ?2, {})",
-            MESSAGE_COLUMN_LIST.join(", "),
-            placeholders.join(", ")
-        ),
-        message_params(thread_id, &seq, message, &extra).map_err(op.sql())?,
-    )
-    .map_err(op.sql())?;
+    let params = message_params(thread_id, &seq, message, &extra).map_err(op.sql())?;
+    tx.prepare_cached(&INSERT_MESSAGE).and_then(|mut statement| statement.execute(params)).map_err(op.sql())?;
     Ok(())
 }
 
@@ -662,10 +706,8 @@ impl MessageStore for SqliteStore {
             let (status, reason) = (status.as_str(), status.reason());
             // One statement: its own transaction.
             let changed = connection
-                .execute(
-                    "UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1",
-                    params![thread_id, status, reason],
-                )
+                .prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
+                .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
                 .map_err(op.sql())?;
             if changed == 0 { Err(op.error(StoreErrorKind::NotFound, "no such thread")) } else { Ok(()) }
         })
@@ -760,11 +802,11 @@ impl MessageStore for SqliteStore {
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             op.ensure_thread(&tx)?;
             let inserted = tx
-                .execute(
+                .prepare_cached(
                     "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (thread_id, id) DO NOTHING",
-                    params![thread_id, id, message, at],
                 )
+                .and_then(|mut statement| statement.execute(params![thread_id, id, message, at]))
                 .map_err(op.sql())?;
             if inserted == 0 {
                 return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
@@ -794,32 +836,41 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        self.run("pending_input", move |connection| {
+            let op = Op::message("pending_input", &thread_id, &input_id);
+            let row: Option<(String, i64)> = connection
+                .prepare_cached("SELECT message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| {
+                    statement.query_row([&thread_id, &input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+                })
+                .map_err(op.sql())?;
+            row.map(|(message, at)| {
+                inbox::decode(input_id.clone(), &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+            })
+            .transpose()
+        })
+        .await
+    }
+
     async fn take_input(
         &self,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
-        let thread_id = thread_id.to_owned();
-        let input_id = input_id.to_owned();
-        let message = message.cloned();
-        self.run("take_input", move |connection| {
-            let op = Op::message("take_input", &thread_id, &input_id);
-            // One transaction for both: the input leaves the inbox exactly when its message is in.
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            let taken = tx
-                .execute("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2", [&thread_id, &input_id])
-                .map_err(op.sql())?;
-            if taken == 0 {
-                return Ok(false);
-            }
-            if let Some(message) = &message {
-                insert_row(&Op::message("take_input", &thread_id, &message.id), &tx, message)?;
-            }
-            tx.commit().map_err(op.sql())?;
-            Ok(true)
-        })
-        .await
+        self.take("take_input", thread_id, input_id, message, false).await
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take("take_input_running", thread_id, input_id, message, true).await
     }
 
     /// Threads left `running` and threads with inputs in their inbox. The file has no owner

@@ -44,8 +44,9 @@ pub(crate) async fn create(
     create_from(pipeline, state, record, rule, None).await
 }
 
-/// [`create`] for a message taken from the thread's inbox entry `input`: the entry leaves the
-/// inbox in the insert's transaction, or alone when a hook prevents the message (M7).
+/// [`create`] for a message taken from the thread's inbox entry `input` by a run: the entry
+/// leaves the inbox in the insert's transaction, or alone when a hook prevents the message
+/// (M7), and that transaction stores the run's `running` status.
 pub(crate) async fn create_from(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
@@ -69,9 +70,10 @@ pub(crate) async fn create_from(
                     .shared
                     .runtime
                     .store
-                    .take_input(&pipeline.shared.id, input, None)
+                    .take_input_running(&pipeline.shared.id, input, None)
                     .await
                     .map_err(CreateError::Store)?;
+                pipeline.shared.forget_accepted(input);
             }
             return Err(CreateError::Prevented(error));
         }
@@ -81,7 +83,12 @@ pub(crate) async fn create_from(
     let stored = match input {
         None => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
         Some(input) => {
-            if !store.take_input(&pipeline.shared.id, input, Some(&message)).await.map_err(CreateError::Store)? {
+            let taken = store
+                .take_input_running(&pipeline.shared.id, input, Some(&message))
+                .await
+                .map_err(CreateError::Store)?;
+            pipeline.shared.forget_accepted(input);
+            if !taken {
                 return Err(CreateError::Taken);
             }
             message

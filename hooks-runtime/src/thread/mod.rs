@@ -559,7 +559,8 @@ impl Thread {
     }
 
     /// Subscribes to the thread's events (`tool_call_started`, `tool_call_done`, emitted events,
-    /// status changes).
+    /// status changes): those of every run of the thread in this runtime, whichever handle runs
+    /// it (another `open_thread`, the recovery of an inbox).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
         self.shared.subscribe()
     }
@@ -667,6 +668,7 @@ impl Thread {
     pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
         let entry = InboxEntry::new(message);
         self.shared.runtime.store.enqueue_input(&self.shared.id, &entry).await?;
+        self.shared.note_accepted(&entry);
         Ok(InputId(entry.id))
     }
 

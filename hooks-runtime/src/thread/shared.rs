@@ -1,10 +1,12 @@
 //! The state a thread's handles, its runs and its hooks share, behind methods: the pipelines
 //! never reach into its locks.
 //!
-//! Locks, and why there are these four. `book` holds the in-memory records that change in short
-//! steps (status and abort signal, which a run sets and clears together; queues; files; child
-//! threads; the value cache); it is a std mutex, taken only inside these methods and never held
-//! across `.await` or while another lock is taken, so it has no lock order. `agent` is read on
+//! Locks, and why there are these five. `book` holds the handle's in-memory records that change
+//! in short steps (queues; files; child threads; the value cache), and the links' `run` the
+//! thread's status and abort signal, which a run sets and clears together and which every
+//! handle of the thread sees; both are std mutexes, taken only inside these methods and never
+//! held across `.await` or while another lock is taken, so they have no lock order. The links'
+//! `turn` is taken before `run` (see `lock_run`). `agent` is read on
 //! every pipeline and written by a handoff. `value_writes` orders a value's store write with its
 //! cache update. `run` is the run's `ThreadState`, held for a whole operation (a send, an
 //! injection) across `.await`; a method here never takes it, except where said.
@@ -22,13 +24,12 @@ use super::Thread;
 use super::publisher::Publisher;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
-use crate::store::{StoreError, ThreadRecord, ThreadStatus};
+use crate::runtime::thread_links::Links;
+use crate::store::{InboxEntry, StoreError, ThreadRecord, ThreadStatus};
 
-/// The in-memory records of a thread, behind one lock.
+/// The in-memory records of a thread handle, behind one lock. The status and the running
+/// execution's abort signal are the thread's, in its [`Links`].
 struct Book {
-    status: ThreadStatus,
-    /// The running execution's abort signal, reachable while the state is locked by the run.
-    abort: Option<AbortSignal>,
     queued_tools: VecDeque<(String, Value)>,
     /// The thread values as last written to the store (M11), read without a store round trip.
     values: HashMap<String, Value>,
@@ -44,10 +45,6 @@ pub(crate) struct ThreadShared {
     pub(crate) runtime: Arc<RuntimeInner>,
     agent: RwLock<Arc<AgentEntry>>,
     enabled: AtomicU64,
-    events: broadcast::Sender<ThreadEvent>,
-    /// `message_delta` events, apart from the others: only for those who ask for them, never
-    /// stored or published, and not built at all while nobody listens.
-    deltas: broadcast::Sender<ThreadEvent>,
     /// Scale-out: the queue of events to publish through the store, in order, when the store
     /// carries them to other processes (started with the first event).
     publisher: OnceLock<Publisher>,
@@ -55,8 +52,9 @@ pub(crate) struct ThreadShared {
     /// Held from a value's store write to its cache update, so that the cache ends in the
     /// order the store did.
     value_writes: tokio::sync::Mutex<()>,
-    /// The thread's turn, shared with every other handle of it in this runtime.
-    turn: crate::runtime::turn_locks::TurnLock,
+    /// The thread's turn and event channels, shared with every other handle of it in this
+    /// runtime.
+    links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
     /// `SubagentStop` for it, and no `SessionStart`).
@@ -72,28 +70,22 @@ impl ThreadShared {
         record: ThreadRecord,
         state: ThreadState,
     ) -> Self {
-        let (events, _) = broadcast::channel(256);
-        let (deltas, _) = broadcast::channel(1024);
-        let turn = runtime.turns.for_thread(&record.id);
+        let links = runtime.thread_links.for_thread(&record.id, &record.status);
         ThreadShared {
             me,
             id: record.id,
             runtime,
             agent: RwLock::new(agent),
             enabled: AtomicU64::new(0),
-            events,
-            deltas,
             publisher: OnceLock::new(),
             book: Mutex::new(Book {
-                status: record.status,
-                abort: None,
                 queued_tools: VecDeque::new(),
                 values: record.values.into_iter().collect(),
                 files: HashMap::new(),
                 children: Vec::new(),
             }),
             value_writes: tokio::sync::Mutex::new(()),
-            turn,
+            links,
             run: tokio::sync::Mutex::new(state),
             subagent: AtomicBool::new(false),
         }
@@ -115,13 +107,13 @@ impl ThreadShared {
     /// Waits for the run's state: whoever holds it runs the thread.
     pub(crate) async fn lock_run(&self) -> RunLock<'_> {
         // The thread's turn first: another handle of the same thread waits here.
-        let turn = self.turn.lock().await;
+        let turn = self.links.turn.lock().await;
         RunLock { state: self.run.lock().await, _turn: turn }
     }
 
-    /// What identifies the thread among the runtime's handles: the address of its turn lock.
+    /// What identifies the thread among the runtime's handles: the address of its links.
     pub(crate) fn turn_key(&self) -> usize {
-        Arc::as_ptr(&self.turn) as usize
+        Arc::as_ptr(&self.links) as usize
     }
 
     /// The agent that owns the thread now.
@@ -152,20 +144,20 @@ impl ThreadShared {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.events.subscribe()
+        self.links.events.subscribe()
     }
 
     pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.deltas.subscribe()
+        self.links.deltas.subscribe()
     }
 
     /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
     /// event is not even built.
     pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
-        if self.deltas.receiver_count() == 0 {
+        if self.links.deltas.receiver_count() == 0 {
             return;
         }
-        let _ = self.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
+        let _ = self.links.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {
@@ -173,7 +165,7 @@ impl ThreadShared {
             self.publish(event.clone());
         }
         // No subscriber is not an error: events go to whoever listens at the moment.
-        let _ = self.events.send(event);
+        let _ = self.links.events.send(event);
     }
 
     /// Queues an event for the store, whose publisher task (one per thread, so the thread's
@@ -206,21 +198,26 @@ impl ThreadShared {
     }
 
     pub(crate) fn status(&self) -> ThreadStatus {
-        self.book().status.clone()
+        self.links.run().status.clone()
     }
 
-    /// A run starts: its abort signal becomes reachable and the status `running`.
-    pub(crate) async fn begin_run(&self, abort: AbortSignal) {
+    /// A run starts: its abort signal becomes reachable and the status `running`, sent, and
+    /// stored unless `store` is `false` (the run's first write stores it).
+    pub(crate) async fn begin_run(&self, abort: AbortSignal, store: bool) {
         let started = {
-            let mut book = self.book();
-            book.status = ThreadStatus::Running;
-            book.abort.replace(abort).is_none()
+            let mut run = self.links.run();
+            run.status = ThreadStatus::Running;
+            run.abort.replace(abort).is_none()
         };
         if started {
             // Recovery leaves this process's own runs alone.
             self.runtime.recovery.note_run(&self.id, true);
         }
-        self.store_status(ThreadStatus::Running).await;
+        if store {
+            self.store_status(ThreadStatus::Running).await;
+        } else {
+            self.emit(ThreadEvent::Status { status: ThreadStatus::Running });
+        }
     }
 
     /// A run ended with `status`: its abort signal goes, the status is set, stored and sent.
@@ -238,9 +235,9 @@ impl ThreadShared {
 
     fn settle_in_memory(&self, status: ThreadStatus) {
         let ended = {
-            let mut book = self.book();
-            book.status = status;
-            book.abort.take().is_some()
+            let mut run = self.links.run();
+            run.status = status;
+            run.abort.take().is_some()
         };
         if ended {
             self.runtime.recovery.note_run(&self.id, false);
@@ -255,9 +252,35 @@ impl ThreadShared {
         self.emit(ThreadEvent::Status { status });
     }
 
+    /// Keeps an input just committed to the inbox, so that the run that takes it need not read
+    /// it back: only on a store that one process owns, where every take of the thread's inputs
+    /// is a run of this runtime, which takes the thread's turn and forgets what it took
+    /// ([`forget_accepted`](Self::forget_accepted)). On a shared store another process may take
+    /// an input (a sweep after an expired lease), so there the run reads the inbox.
+    pub(crate) fn note_accepted(&self, entry: &InboxEntry) {
+        let store = &self.runtime.store;
+        if store.publishes_events() || store.recovery_sweep_interval().is_some() {
+            return;
+        }
+        let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
+        accepted.insert(entry.id.clone(), (entry.message.clone(), entry.enqueued_at));
+    }
+
+    /// The input `input` as it was accepted here, if no run of this runtime has taken it.
+    pub(crate) fn accepted_input(&self, input: &str) -> Option<InboxEntry> {
+        let accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
+        let (message, enqueued_at) = accepted.get(input)?.clone();
+        Some(InboxEntry { id: input.to_owned(), message, enqueued_at })
+    }
+
+    /// A run took `input` from the inbox (or found it taken).
+    pub(crate) fn forget_accepted(&self, input: &str) {
+        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input);
+    }
+
     /// Fires the running execution's abort signal, if a run is going.
     pub(crate) fn abort(&self) {
-        if let Some(signal) = self.book().abort.as_ref() {
+        if let Some(signal) = self.links.run().abort.as_ref() {
             signal.abort();
         }
     }

@@ -126,7 +126,9 @@ pub(crate) async fn run_with_messages(
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent());
-    begin(shared, state, side).await;
+    // Inputs from the inbox mark the thread `running` in the store as they are taken.
+    let taken_from_inbox = !incoming.is_empty() && incoming.iter().all(|incoming| incoming.input.is_some());
+    begin(shared, state, side, !taken_from_inbox).await;
     let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
     let end = if stored == 0 {
@@ -152,7 +154,7 @@ pub(crate) async fn run_queued(
         let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
         return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
     }
-    begin(shared, state, Thread::responding_side(&shared.agent())).await;
+    begin(shared, state, Thread::responding_side(&shared.agent()), true).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
     Ok(finish(shared, state, end, RunOutcome::running()).await)
 }
@@ -163,16 +165,25 @@ pub(crate) async fn run_input(
     state: &mut ThreadState,
     input: &str,
 ) -> Result<Option<RunOutcome>, RuntimeError> {
-    let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
-    let Some(entry) = entries.into_iter().find(|entry| entry.id == input) else { return Ok(None) };
+    // Under the thread's turn (and hold), so no run takes it meanwhile: as this runtime accepted
+    // it, or else read back from the store.
+    let entry = match shared.accepted_input(input) {
+        Some(entry) => entry,
+        None => match shared.runtime.store.pending_input(&shared.id, input).await? {
+            Some(entry) => entry,
+            None => return Ok(None),
+        },
+    };
     run_with_messages(shared, state, vec![Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
 }
 
-async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side) {
+/// `store_running`: whether the `running` status is written now; `false` when the run's first
+/// write (an inbox take) writes it.
+async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side, store_running: bool) {
     let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
     let abort = execution.abort_signal.clone();
     state.execution = Some(execution);
-    shared.begin_run(abort).await;
+    shared.begin_run(abort, store_running).await;
 }
 
 async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mut outcome: RunOutcome) -> RunOutcome {

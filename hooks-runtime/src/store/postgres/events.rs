@@ -8,7 +8,8 @@
 //!
 //! A store holds one connection that `LISTEN`s for all its subscriptions (the hub, opened with
 //! the first subscription and closed after the last): however many threads a process follows,
-//! it listens on one connection. A subscription ([`PostgresStore::subscribe`]) reads the events
+//! it listens on one connection, which also carries the user channel's notifications to the
+//! store's user change subscriptions (`user_events`). A subscription ([`PostgresStore::subscribe`]) reads the events
 //! above the last `seq` it delivered, on a pooled connection, whenever a notification names its
 //! thread, when the hub reconnected, and at the store's event poll interval in case a
 //! notification was lost. So notifications are only hints; the table is the truth.
@@ -56,15 +57,42 @@ enum Attempt {
 /// falls further behind reads the table anyway.
 const HUB_BUFFER: usize = 1024;
 /// What the hub tells every subscription after it reconnected: read, a notification may be lost.
-const WAKE_ALL: &str = "*";
+pub(super) const WAKE_ALL: &str = "*";
 /// What the hub tells every subscription when it lost its connection (each reports it).
-const LOST: &str = "!";
+pub(super) const LOST: &str = "!";
 
-/// The store's one `LISTEN`ing connection for thread events, shared by its subscriptions: the
-/// sender they take a receiver of, while the hub runs.
+/// The store's one `LISTEN`ing connection, on the thread events' channel and the user
+/// channel, shared by all its subscriptions: the senders they take a receiver of, while the hub
+/// runs.
 #[derive(Default)]
 pub(super) struct Hub {
-    sender: Mutex<Option<broadcast::Sender<Arc<str>>>>,
+    senders: Mutex<Option<HubSenders>>,
+}
+
+/// Where the hub passes notifications: thread event payloads to thread subscriptions, user
+/// channel payloads to user change subscriptions; [`WAKE_ALL`] and [`LOST`] to both.
+#[derive(Clone)]
+struct HubSenders {
+    threads: broadcast::Sender<Arc<str>>,
+    users: broadcast::Sender<Arc<str>>,
+}
+
+impl HubSenders {
+    fn listened_to(&self) -> bool {
+        self.threads.receiver_count() > 0 || self.users.receiver_count() > 0
+    }
+
+    fn send_to_all(&self, payload: &str) {
+        let _ = self.threads.send(payload.into());
+        let _ = self.users.send(payload.into());
+    }
+}
+
+/// Which of the hub's channels a subscription follows.
+#[derive(Clone, Copy)]
+pub(super) enum Follow {
+    Threads,
+    Users,
 }
 
 impl PostgresStore {
@@ -210,23 +238,32 @@ impl PostgresStore {
         let op = Op::thread("subscribe", thread_id);
         // Listening before the first read, so that nothing published in between is missed; a
         // bad server is this call's error.
-        let wake = self.listen().await.map_err(|detail| op.error(StoreErrorKind::Connection, detail))?;
+        let wake = self.listen(Follow::Threads).await.map_err(|detail| op.error(StoreErrorKind::Connection, detail))?;
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
         let task = tokio::spawn(run_subscription(self.clone(), thread_id.to_owned(), after, wake, sender));
         Ok(EventSubscription::new(receiver, task))
     }
 
-    /// A receiver of the hub's notifications, starting the hub if it is not running.
-    async fn listen(&self) -> Result<broadcast::Receiver<Arc<str>>, String> {
-        let mut slot = self.inner.hub.sender.lock().await;
-        if let Some(sender) = slot.as_ref() {
-            return Ok(sender.subscribe());
-        }
-        let listener = Listener::connect(self, &self.inner.channel, "thread events").await?;
-        let (sender, receiver) = broadcast::channel(HUB_BUFFER);
-        *slot = Some(sender.clone());
-        tokio::spawn(run_hub(Arc::downgrade(&self.inner), listener, sender));
-        Ok(receiver)
+    /// A receiver of the hub's notifications for `follow`, starting the hub if it is not
+    /// running: once this returns, the hub listens, so a notification sent afterwards arrives
+    /// (or, after a reconnection, [`WAKE_ALL`] does).
+    pub(super) async fn listen(&self, follow: Follow) -> Result<broadcast::Receiver<Arc<str>>, String> {
+        let mut slot = self.inner.hub.senders.lock().await;
+        let senders = match slot.as_ref() {
+            Some(senders) => senders.clone(),
+            None => {
+                let listener = Listener::connect(self).await?;
+                let senders =
+                    HubSenders { threads: broadcast::channel(HUB_BUFFER).0, users: broadcast::channel(HUB_BUFFER).0 };
+                *slot = Some(senders.clone());
+                tokio::spawn(run_hub(Arc::downgrade(&self.inner), listener, senders.clone()));
+                senders
+            }
+        };
+        Ok(match follow {
+            Follow::Threads => senders.threads.subscribe(),
+            Follow::Users => senders.users.subscribe(),
+        })
     }
 
     /// The thread's last event `seq`, 0 before its first event.
@@ -242,10 +279,11 @@ impl PostgresStore {
     }
 }
 
-/// A `LISTEN`ing connection: the client, and the payloads of its notifications.
-pub(super) struct Listener {
-    pub(super) client: Client,
-    pub(super) notifications: mpsc::UnboundedReceiver<String>,
+/// The hub's `LISTEN`ing connection: the client, and the channel and payload of each
+/// notification.
+struct Listener {
+    client: Client,
+    notifications: mpsc::UnboundedReceiver<(String, String)>,
     driver: JoinHandle<()>,
 }
 
@@ -256,11 +294,13 @@ impl Drop for Listener {
 }
 
 impl Listener {
-    /// Connects and `LISTEN`s on `channel` for `purpose` (such as "thread `t1`"); errors are
-    /// sentences naming the server.
-    pub(super) async fn connect(store: &PostgresStore, channel: &str, purpose: &str) -> Result<Self, String> {
+    /// Connects and `LISTEN`s on the store's thread events channel and its user channel;
+    /// errors are sentences naming the server.
+    async fn connect(store: &PostgresStore) -> Result<Self, String> {
         let target = &store.inner.target;
-        // Named after the channel, so an operator can tell listeners apart in `pg_stat_activity`.
+        let channel = &store.inner.channel;
+        // Named after the events channel, so an operator can tell the listener apart in
+        // `pg_stat_activity`.
         let mut config = store.inner.config.clone();
         config.application_name(channel);
         let (client, mut connection) =
@@ -270,19 +310,20 @@ impl Listener {
             // Ends when the connection does; the closed channel tells the subscription.
             while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                 if let AsyncMessage::Notification(note) = message
-                    && sender.send(note.payload().to_owned()).is_err()
+                    && sender.send((note.channel().to_owned(), note.payload().to_owned())).is_err()
                 {
                     return;
                 }
             }
         });
         let listener = Listener { client, notifications, driver };
-        // The channel name is derived from a checked schema name, so it needs no quoting.
+        // The channel names are derived from a checked schema name, so they need no quoting.
+        let user_channel = &store.inner.user_channel;
         listener
             .client
-            .batch_execute(&format!("LISTEN {channel}"))
+            .batch_execute(&format!("LISTEN {channel}; LISTEN {user_channel}"))
             .await
-            .map_err(|e| format!("listen on {target} for {purpose}: {}", describe_pg(&e)))?;
+            .map_err(|e| format!("listen on {target} for thread events and user changes: {}", describe_pg(&e)))?;
         Ok(listener)
     }
 }
@@ -321,23 +362,25 @@ async fn read_after(client: &Client, thread_id: &str, after: u64) -> Result<Vec<
 /// Passes the hub connection's notifications to the subscriptions until none is left (looked at
 /// every poll interval) or the store is gone; reconnects when the connection is lost, then
 /// wakes every subscription.
-async fn run_hub(store: Weak<Inner>, mut listener: Listener, sender: broadcast::Sender<Arc<str>>) {
+async fn run_hub(store: Weak<Inner>, mut listener: Listener, senders: HubSenders) {
     loop {
         let Some(inner) = store.upgrade() else { return };
         let poll = inner.event_poll_interval;
+        let user_channel = inner.user_channel.clone();
         drop(inner);
         tokio::select! {
-            payload = listener.notifications.recv() => {
-                if let Some(payload) = payload {
-                    let _ = sender.send(payload.into());
+            notification = listener.notifications.recv() => {
+                if let Some((channel, payload)) = notification {
+                    let to = if channel == user_channel { &senders.users } else { &senders.threads };
+                    let _ = to.send(payload.into());
                     continue;
                 }
             }
             () = tokio::time::sleep(poll) => {
                 let Some(inner) = store.upgrade() else { return };
-                let mut slot = inner.hub.sender.lock().await;
+                let mut slot = inner.hub.senders.lock().await;
                 // Under the lock no subscription can start, so none is left out.
-                if sender.receiver_count() == 0 {
+                if !senders.listened_to() {
                     *slot = None;
                     return;
                 }
@@ -347,21 +390,21 @@ async fn run_hub(store: Weak<Inner>, mut listener: Listener, sender: broadcast::
             }
         }
         // The connection is lost: connect again until it works or nobody listens any more.
-        let _ = sender.send(LOST.into());
+        senders.send_to_all(LOST);
         loop {
             let Some(inner) = store.upgrade() else { return };
-            if sender.receiver_count() == 0 {
-                let mut slot = inner.hub.sender.lock().await;
-                if sender.receiver_count() == 0 {
+            if !senders.listened_to() {
+                let mut slot = inner.hub.senders.lock().await;
+                if !senders.listened_to() {
                     *slot = None;
                     return;
                 }
             }
             let store = PostgresStore { inner };
-            match Listener::connect(&store, &store.inner.channel, "thread events").await {
+            match Listener::connect(&store).await {
                 Ok(connected) => {
                     listener = connected;
-                    let _ = sender.send(WAKE_ALL.into());
+                    senders.send_to_all(WAKE_ALL);
                     break;
                 }
                 Err(detail) => {
@@ -415,7 +458,7 @@ async fn run_subscription(
                 Err(broadcast::error::RecvError::Lagged(_)) => true,
                 Err(broadcast::error::RecvError::Closed) => {
                     // The hub stopped (it lost its store's last other user): listen again.
-                    match store.listen().await {
+                    match store.listen(Follow::Threads).await {
                         Ok(receiver) => wake = receiver,
                         Err(detail) => {
                             if sender.send(Err(Op::thread("subscribe", &thread_id).error(StoreErrorKind::Connection, detail))).await.is_err() {

@@ -392,6 +392,34 @@ impl PostgresStore {
         }
     }
 
+    /// Takes the inbox entry `op` names and inserts `message` in one transaction behind the
+    /// fence; with `running`, the thread's status becomes `running` in it too (one commit).
+    async fn take(&self, op: Op<'_>, message: Option<&HookMessage>, running: bool) -> Result<bool, StoreError> {
+        let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
+        let mut client = self.client(op.name).await?;
+        // One transaction for both: the input leaves the inbox exactly when its message is in.
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        let statement =
+            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
+        if tx.execute(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? == 0 {
+            return Ok(false);
+        }
+        if let Some(message) = message {
+            insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
+        }
+        if running {
+            let (status, reason) = (ThreadStatus::Running.as_str(), ThreadStatus::Running.reason());
+            let statement = tx
+                .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
+                .await
+                .map_err(op.pg())?;
+            tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
+        }
+        tx.commit().await.map_err(op.pg())?;
+        Ok(true)
+    }
+
     /// A pooled connection; a failure names the server, never the password.
     async fn client(&self, operation: &str) -> Result<Object, StoreError> {
         self.inner.pool.get().await.map_err(|e| {
@@ -904,7 +932,7 @@ impl MessageStore for PostgresStore {
         self.publish_user(change).await
     }
 
-    /// A connection of its own that `LISTEN`s for user value changes; see
+    /// User value changes through the store's one listening connection; see
     /// [`PostgresStore::subscribe_users`].
     async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
         self.subscribe_users().await.map(Some)
@@ -949,27 +977,37 @@ impl MessageStore for PostgresStore {
             .collect()
     }
 
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        let op = Op::message("pending_input", thread_id, input_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached("SELECT message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 AND id = $2")
+            .await
+            .map_err(op.pg())?;
+        let Some(row) = client.query_opt(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? else {
+            return Ok(None);
+        };
+        let message: String = row.try_get(0).map_err(op.pg())?;
+        let at: i64 = row.try_get(1).map_err(op.pg())?;
+        inbox::decode(input_id.to_owned(), &message, at).map(Some).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+    }
+
     async fn take_input(
         &self,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
-        let op = Op::message("take_input", thread_id, input_id);
-        let mut client = self.client(op.name).await?;
-        // One transaction for both: the input leaves the inbox exactly when its message is in.
-        let tx = client.transaction().await.map_err(op.pg())?;
-        self.check_fence(&op, &tx).await?;
-        let statement =
-            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
-        if tx.execute(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? == 0 {
-            return Ok(false);
-        }
-        if let Some(message) = message {
-            insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
-        }
-        tx.commit().await.map_err(op.pg())?;
-        Ok(true)
+        self.take(Op::message("take_input", thread_id, input_id), message, false).await
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take(Op::message("take_input_running", thread_id, input_id), message, true).await
     }
 
     /// Threads left `running`, or with inputs accepted longer than a lease's ttl ago, that no

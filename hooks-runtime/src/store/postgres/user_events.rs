@@ -10,12 +10,16 @@
 //!
 //! A subscription ([`PostgresStore::subscribe_users`]) starts after the newest change at the
 //! time it listens, and reads the table above its last `seq` on every notification, on the
-//! store's event poll interval, and after reconnecting: exactly once and in order for as long as
-//! it lives, a lost connection included.
+//! store's event poll interval, and after the listening connection reconnected: exactly once and
+//! in order for as long as it lives, a lost connection included. It listens through the store's
+//! one listening connection, the hub that thread event subscriptions share (see `events`), so a
+//! process holds one `LISTEN` connection for threads and users together.
 
-use tokio::sync::mpsc;
+use std::sync::Arc;
 
-use super::events::Listener;
+use tokio::sync::{broadcast, mpsc};
+
+use super::events::{Follow, LOST};
 use super::{PostgresStore, describe_json_error, describe_pg};
 use crate::store::{StoreError, UserChange};
 
@@ -23,7 +27,7 @@ use crate::store::{StoreError, UserChange};
 const READ_BATCH: i64 = 500;
 /// How many delivered changes a subscription buffers before it stops reading.
 const SUBSCRIPTION_BUFFER: usize = 256;
-/// How long a subscription waits before connecting again after losing its connection.
+/// How long a subscription waits before it tries again after a failed read or listen.
 const RECONNECT_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PostgresStore {
@@ -49,29 +53,32 @@ impl PostgresStore {
     }
 
     /// Every user value change published after this call returns, by any process on the
-    /// store, exactly once and in the order they were published. The subscription holds a
-    /// connection of its own while the receiver lives; it reconnects by itself (logging why)
-    /// and reads on from the last change it delivered, so a lost connection loses nothing.
+    /// store, exactly once and in the order they were published. The subscription follows the
+    /// store's one listening connection (the hub that thread event subscriptions share) and reads
+    /// on a pooled connection; when the hub loses its connection it reconnects by itself (logging
+    /// why) and the subscription reads on from the last change it delivered, so a lost connection
+    /// loses nothing.
     pub async fn subscribe_users(&self) -> Result<mpsc::Receiver<UserChange>, StoreError> {
         let fail = |detail: String| StoreError::connection(format!("subscribe to user value changes: {detail}"));
-        let listener = Listener::connect(self, &self.inner.user_channel, "user value changes").await.map_err(fail)?;
+        let wake = self.listen(Follow::Users).await.map_err(fail)?;
         // Listening already, so a change committed after this read is notified.
-        let last: i64 = listener
-            .client
+        let client = self.client("subscribe to user value changes").await?;
+        let last: i64 = client
             .query_one("SELECT COALESCE(MAX(seq), 0) FROM user_events", &[])
             .await
             .map_err(|e| fail(describe_pg(&e)))?
             .get(0);
+        drop(client);
         let (sender, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER);
-        tokio::spawn(run_user_subscription(self.clone(), listener, last, sender));
+        tokio::spawn(run_user_subscription(self.clone(), wake, last, sender));
         Ok(receiver)
     }
 }
 
-/// The changes above `after`, oldest first.
-async fn read_after(listener: &Listener, after: i64) -> Result<Vec<(i64, UserChange)>, String> {
-    let rows = listener
-        .client
+/// The changes above `after`, oldest first, read on a pooled connection.
+async fn read_after(store: &PostgresStore, after: i64) -> Result<Vec<(i64, UserChange)>, String> {
+    let client = store.client("read user changes").await.map_err(|error| error.to_string())?;
+    let rows = client
         .query("SELECT seq, change::text FROM user_events WHERE seq > $1 ORDER BY seq LIMIT $2", &[&after, &READ_BATCH])
         .await
         .map_err(|e| describe_pg(&e))?;
@@ -98,62 +105,88 @@ fn parse_change(json: &str) -> Result<UserChange, serde_json::Error> {
     serde_json::from_value(value)
 }
 
-/// Delivers changes above `last` until the receiver goes away, reconnecting when the
-/// connection is lost.
+/// How a read of the changes above `last` went.
+enum Delivery {
+    Done,
+    Failed,
+    /// The receiver went away.
+    Gone,
+}
+
+/// Reads and delivers the changes above `last`, moving `last` with each one delivered.
+async fn deliver_after(store: &PostgresStore, last: &mut i64, sender: &mpsc::Sender<UserChange>) -> Delivery {
+    loop {
+        match read_after(store, *last).await {
+            Ok(changes) => {
+                let full = changes.len() as i64 == READ_BATCH;
+                for (seq, change) in changes {
+                    *last = seq;
+                    if sender.send(change).await.is_err() {
+                        return Delivery::Gone;
+                    }
+                }
+                if !full {
+                    return Delivery::Done;
+                }
+            }
+            Err(detail) => {
+                tracing::warn!("user value changes from other processes: {detail}");
+                return Delivery::Failed;
+            }
+        }
+    }
+}
+
+/// Delivers changes above `last` until the receiver goes away: on every notification of the
+/// user channel above `last`, after the hub reconnected, and every poll interval in case a
+/// notification was lost.
 async fn run_user_subscription(
     store: PostgresStore,
-    listener: Listener,
+    mut wake: broadcast::Receiver<Arc<str>>,
     mut last: i64,
     sender: mpsc::Sender<UserChange>,
 ) {
-    let mut listener = Some(listener);
+    // Read once at the start: changes published before the hub woke anyone.
+    let mut read = true;
     loop {
-        let mut current = match listener.take() {
-            Some(current) => current,
-            None => match Listener::connect(&store, &store.inner.user_channel, "user value changes").await {
-                Ok(current) => current,
-                Err(detail) => {
-                    tracing::warn!("user value changes from other processes: {detail}; retrying");
-                    tokio::time::sleep(RECONNECT_DELAY).await;
-                    continue;
-                }
-            },
-        };
-        loop {
-            loop {
-                match read_after(&current, last).await {
-                    Ok(changes) => {
-                        let full = changes.len() as i64 == READ_BATCH;
-                        for (seq, change) in changes {
-                            last = seq;
-                            if sender.send(change).await.is_err() {
-                                return;
-                            }
-                        }
-                        if !full {
-                            break;
-                        }
-                    }
-                    Err(detail) => {
-                        tracing::warn!("user value changes from other processes: {detail}");
-                        break;
-                    }
-                }
-            }
-            if current.client.is_closed() {
-                break;
-            }
-            tokio::select! {
-                payload = current.notifications.recv() => if payload.is_none() { break },
-                () = tokio::time::sleep(store.inner.event_poll_interval) => {}
-                () = sender.closed() => return,
+        let mut failed = false;
+        if read {
+            match deliver_after(&store, &mut last, &sender).await {
+                Delivery::Done => {}
+                Delivery::Failed => failed = true,
+                Delivery::Gone => return,
             }
         }
-        tracing::warn!(
-            "user value changes from other processes: lost the connection to {}; reconnecting",
-            store.inner.target
-        );
-        tokio::time::sleep(RECONNECT_DELAY).await;
+        // After a failure, try again soon rather than at the next poll.
+        let wait = if failed { RECONNECT_DELAY } else { store.inner.event_poll_interval };
+        tokio::select! {
+            payload = wake.recv() => read = match payload {
+                Ok(payload) if &*payload == LOST => {
+                    tracing::warn!(
+                        "user value changes from other processes: lost the connection to {}; reconnecting",
+                        store.inner.target
+                    );
+                    // The hub says `WAKE_ALL` once it listens again; the poll reads meanwhile.
+                    false
+                }
+                // A payload is the change's `seq`; anything else may be news.
+                Ok(payload) => payload.parse::<i64>().map_or(true, |seq| seq > last),
+                Err(broadcast::error::RecvError::Lagged(_)) => true,
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The hub stopped (it lost its store's last other user): listen again.
+                    match store.listen(Follow::Users).await {
+                        Ok(receiver) => wake = receiver,
+                        Err(detail) => {
+                            tracing::warn!("user value changes from other processes: {detail}; retrying");
+                            tokio::time::sleep(RECONNECT_DELAY).await;
+                        }
+                    }
+                    true
+                }
+            },
+            () = tokio::time::sleep(wait) => read = true,
+            () = sender.closed() => return,
+        }
     }
 }
 
