@@ -6,7 +6,7 @@ use crate::kind::HookKind;
 use crate::state::ThreadState;
 use crate::types::{
     HookExecutionContext, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate,
-    PackageSignature, ToolCallRecord, UserState,
+    OnFailure, PackageSignature, ToolCallRecord, ToolDecision, UserState,
 };
 
 /// The typed adapter of a hook, one variant per kind. Each adapter calls the user's function
@@ -103,6 +103,16 @@ pub enum HookHandler {
             &'a HookExecutionContext,
         ) -> HookFuture<'a, HookResult<()>>,
     ),
+    /// `before_tool_call(state, call, arguments, ctx)`: the arguments may be rewritten in place,
+    /// and the answer decides whether the call runs.
+    BeforeToolCall(
+        for<'a> fn(
+            &'a ThreadState,
+            &'a HookToolCall,
+            &'a mut serde_json::Value,
+            &'a HookExecutionContext,
+        ) -> HookFuture<'a, HookResult<ToolDecision>>,
+    ),
     /// `tool_call_done(state, call, result, ctx)`.
     ToolCallDone(
         for<'a> fn(
@@ -137,6 +147,7 @@ impl HookHandler {
             HookHandler::AfterToolCallSuccess(_) => HookKind::AfterToolCallSuccess,
             HookHandler::AfterToolCallFailure(_) => HookKind::AfterToolCallFailure,
             HookHandler::ToolCallStarted(_) => HookKind::ToolCallStarted,
+            HookHandler::BeforeToolCall(_) => HookKind::BeforeToolCall,
             HookHandler::ToolCallDone(_) => HookKind::ToolCallDone,
             HookHandler::UserClientAttached(_) => HookKind::UserClientAttached,
             HookHandler::UserClientDetached(_) => HookKind::UserClientDetached,
@@ -197,6 +208,9 @@ pub struct HookDef {
     pub blocking: bool,
     /// The per-hook timeout from `timeout_ms = N`, overriding the runtime's default.
     pub timeout_ms: Option<u64>,
+    /// `on_failure = deny|allow`: what a `before_tool_call` hook that fails, times out or panics
+    /// decides. Required for that kind, `None` for every other.
+    pub on_failure: Option<OnFailure>,
     /// Where the hook was written.
     pub location: HookLocation,
 }

@@ -23,8 +23,9 @@ pub enum HookRole {
 
 macro_rules! hook_kinds {
     ($($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal;)*) => {
-        /// One of the 17 hook kinds of the guide's quick reference: 14 thread kinds and 3
-        /// user-scope kinds.
+        /// One of the hook kinds: the 17 of the guide's quick reference (14 thread kinds and 3
+        /// user-scope kinds) and `before_tool_call`, this project's thread kind that governs
+        /// tool calls.
         ///
         /// ```
         /// use hooks_runtime::{HookKind, HookRole, HookScope};
@@ -33,7 +34,7 @@ macro_rules! hook_kinds {
         /// assert_eq!(kind, HookKind::FilterMessages);
         /// assert_eq!(kind.scope(), HookScope::Thread);
         /// assert_eq!(kind.role(), HookRole::Transform);
-        /// assert_eq!(HookKind::ALL.len(), 17);
+        /// assert_eq!(HookKind::ALL.len(), 18);
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
@@ -43,7 +44,7 @@ macro_rules! hook_kinds {
 
         impl HookKind {
             /// Every kind, in the order of the guide's quick reference.
-            pub const ALL: [HookKind; 17] = [$(HookKind::$variant,)*];
+            pub const ALL: [HookKind; 18] = [$(HookKind::$variant,)*];
 
             /// The kind's name as the specification writes it, e.g. `"filter_messages"`.
             pub const fn name(self) -> &'static str {
@@ -95,6 +96,8 @@ hook_kinds! {
         "After a failed tool call; may replace the result.";
     ToolCallStarted = "tool_call_started", Thread, Event,
         "When a tool call starts to stream, before the tool runs.";
+    BeforeToolCall = "before_tool_call", Thread, Transform,
+        "After a tool call has streamed and passed `authorize_tools`, before the tool runs: decides whether it runs (beyond the specification).";
     ToolCallDone = "tool_call_done", Thread, Event,
         "After a tool call executed, success or failure.";
     UserClientAttached = "user_client_attached", User, Event,
@@ -128,8 +131,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn d1_seventeen_kinds_fourteen_thread_three_user() {
-        assert_eq!(HookKind::ALL.len(), 17);
+    fn d1_eighteen_kinds_fifteen_thread_three_user() {
+        assert_eq!(HookKind::ALL.len(), 18);
         let user = HookKind::ALL.iter().filter(|k| k.scope() == HookScope::User).count();
         assert_eq!(user, 3);
         for (index, kind) in HookKind::ALL.iter().enumerate() {

@@ -8,7 +8,7 @@ pub use hooks_core::inventory;
 pub use hooks_core::{
     ActiveContext, Agent, AgentDef, BoxedHookFuture, EnabledRelationships, Hook, HookDef, HookFuture, HookHandler,
     HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
-    RegisteredHook, ResolvedHook, SideDef, SubagentRelationship,
+    RegisteredHook, ResolvedHook, SideDef, SubagentRelationship, ToolDecision,
 };
 
 /// `HookDef::is_async` in [`hook_def`]'s flags.
@@ -17,6 +17,10 @@ pub const ASYNC: u8 = 1;
 pub const MOVES_VALUE: u8 = 2;
 /// `HookDef::blocking` in [`hook_def`]'s flags.
 pub const BLOCKING: u8 = 4;
+/// `on_failure = deny` in [`hook_def`]'s flags.
+pub const ON_FAILURE_DENY: u8 = 8;
+/// `on_failure = allow` in [`hook_def`]'s flags.
+pub const ON_FAILURE_ALLOW: u8 = 16;
 
 /// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
 /// that each hook's expansion stays short: every path and field the macro emits costs compile
@@ -41,6 +45,13 @@ pub const fn hook_def(
         moves_value: flags & MOVES_VALUE != 0,
         blocking: flags & BLOCKING != 0,
         timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
+        on_failure: if flags & ON_FAILURE_DENY != 0 {
+            Some(hooks_core::OnFailure::Deny)
+        } else if flags & ON_FAILURE_ALLOW != 0 {
+            Some(hooks_core::OnFailure::Allow)
+        } else {
+            None
+        },
         location: HookLocation {
             package: PackageSignature::new_static(package.0, package.1),
             module_path,
@@ -134,12 +145,21 @@ pub mod signature {
     hooks_macros::__signature_traits!();
 }
 
+/// A `before_tool_call` hook, which `RuntimeBuilder::guard` takes as a runtime-wide guard.
+/// `#[hook]` implements it for that kind only.
+#[diagnostic::on_unimplemented(
+    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
+    label = "not a `before_tool_call` hook",
+    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
+)]
+pub trait GuardHook: Hook {}
+
 /// A thread hook, which a prompt's or agent's `hooks` may list. `#[hook]` implements it for
-/// the 14 thread kinds.
+/// the 15 thread kinds.
 #[diagnostic::on_unimplemented(
     message = "this cannot be listed in `hooks`: it is not a thread hook",
     label = "not a thread hook",
-    note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds, referenced by id",
+    note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 15 thread kinds, referenced by id",
     note = "user-scope hooks (`user_client_attached`, `user_client_detached`, `user_value_changed`) run for every user without being listed"
 )]
 pub trait ListableHook: Hook {}
@@ -148,7 +168,7 @@ pub trait ListableHook: Hook {}
 #[diagnostic::on_unimplemented(
     message = "this cannot be required in `parent_hooks`: it is not a thread hook",
     label = "not a thread hook",
-    note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds",
+    note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 15 thread kinds",
     note = "user-scope hooks can never be composed as parent hooks"
 )]
 pub trait RequirableHook: Hook {}

@@ -20,6 +20,9 @@ pub enum ThreadStatus {
     Stopped(String),
     /// The last run failed, with a reason such as `message_hook_error`.
     Failed(String),
+    /// The last run stopped because tool calls wait for a person's approval (A1); deciding
+    /// them resumes it.
+    AwaitingApproval,
 }
 
 impl std::fmt::Display for ThreadStatus {
@@ -29,6 +32,7 @@ impl std::fmt::Display for ThreadStatus {
             ThreadStatus::Running => f.write_str("running"),
             ThreadStatus::Stopped(reason) => write!(f, "stopped ({reason})"),
             ThreadStatus::Failed(reason) => write!(f, "failed ({reason})"),
+            ThreadStatus::AwaitingApproval => f.write_str("awaiting_approval"),
         }
     }
 }
@@ -59,6 +63,27 @@ pub enum ThreadEvent {
         name: String,
         /// `success` or `error`.
         status: String,
+        /// Whether the call was denied by a `before_tool_call` hook, a guard or a person (G3);
+        /// present in the JSON only when it was.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        denied: bool,
+    },
+    /// A tool call waits for a person's approval (A1):
+    /// `{"type":"approval_requested","id","name","reasons":[{"hook","reason"}]}`.
+    ApprovalRequested {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Who asked and why.
+        reasons: Vec<crate::ApprovalReason>,
+    },
+    /// A waiting tool call was decided: `{"type":"approval_resolved","id","decision"}`.
+    ApprovalResolved {
+        /// The call id.
+        id: String,
+        /// `approved` or `denied`.
+        decision: crate::ApprovalDecision,
     },
     /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
     /// message as stored, so that a client shows it without reading the thread back.
@@ -112,7 +137,12 @@ mod tests {
             serde_json::to_value(&started).unwrap(),
             serde_json::json!({"type": "tool_call_started", "id": "call_1", "name": "write_file", "progress": null})
         );
-        let done = ThreadEvent::ToolCallDone { id: "call_1".into(), name: "write_file".into(), status: "error".into() };
+        let done = ThreadEvent::ToolCallDone {
+            id: "call_1".into(),
+            name: "write_file".into(),
+            status: "error".into(),
+            denied: false,
+        };
         assert_eq!(
             serde_json::to_value(&done).unwrap(),
             serde_json::json!({"type": "tool_call_done", "id": "call_1", "name": "write_file", "status": "error"})

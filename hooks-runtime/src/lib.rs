@@ -57,10 +57,10 @@ pub use hooks_core::{
     AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
     ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
     HookRole, HookScope, HookSource, HookToolCall, HookToolResult, LlmMessage, MessageQuery, MessageRecord,
-    MessageUpdate, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, Registry,
+    MessageUpdate, OnFailure, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, Registry,
     RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
-    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolStatus, UserEvent, UserState,
-    explain, explain_json,
+    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolDecision, ToolStatus, UserEvent,
+    UserState, explain, explain_json,
 };
 pub use hooks_macros::{define_agent, define_prompt, hook};
 
@@ -71,6 +71,7 @@ pub use async_trait::async_trait;
 pub mod declarative;
 mod dispatch;
 mod events;
+mod governing;
 mod history;
 mod ids;
 pub mod model;
@@ -81,6 +82,9 @@ pub mod tool;
 mod user;
 
 pub use events::ThreadEvent;
+pub use governing::{
+    ApprovalDecision, ApprovalError, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
+};
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
@@ -92,7 +96,7 @@ pub mod prelude {
     pub use hooks_core::{
         Agent, Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
         HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Prompt, Registry, ResolvedAgent, Role, ThreadState,
-        ToolCallRecord, ToolStatus, UserState,
+        ToolCallRecord, ToolDecision, ToolStatus, UserState,
     };
 }
 

@@ -210,7 +210,7 @@ mod tests {
     use hooks_runtime::store::ThreadStatus;
 
     fn tool_done(id: &str) -> ThreadEvent {
-        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: "ok".into() }
+        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: "ok".into(), denied: false }
     }
 
     struct Harness {

@@ -361,6 +361,7 @@ static USER_HOOK: HookDef = HookDef {
     moves_value: false,
     blocking: false,
     timeout_ms: None,
+    on_failure: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),
         module_path: "hand_built",
@@ -377,6 +378,7 @@ static UNLINKED_HOOK: HookDef = HookDef {
     moves_value: false,
     blocking: false,
     timeout_ms: None,
+    on_failure: None,
     location: HookLocation {
         package: PackageSignature::new_static("hand_built", "0.0.0"),
         module_path: "hand_built",

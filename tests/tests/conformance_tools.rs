@@ -638,9 +638,15 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
             ThreadEvent::ToolCallDone {
                 id: "call_plain".into(),
                 name: "t7_bare_plain".into(),
-                status: "success".into()
+                status: "success".into(),
+                denied: false,
             },
-            ThreadEvent::ToolCallDone { id: "call_write".into(), name: "t7_bare_write".into(), status: "error".into() },
+            ThreadEvent::ToolCallDone {
+                id: "call_write".into(),
+                name: "t7_bare_write".into(),
+                status: "error".into(),
+                denied: false,
+            },
         ]
     );
 }
@@ -657,7 +663,7 @@ fn t7_mark(marker: String) {
                 ThreadEvent::ToolCallStarted { id, name, progress } => {
                     format!("event:started:{id}:{name}:{}", progress.unwrap_or_default())
                 }
-                ThreadEvent::ToolCallDone { id, name, status } => format!("event:done:{id}:{name}:{status}"),
+                ThreadEvent::ToolCallDone { id, name, status, .. } => format!("event:done:{id}:{name}:{status}"),
                 _ => unreachable!(),
             });
         }

@@ -229,6 +229,7 @@ static AUDIT_CREATED_ELSEWHERE: HookDef = HookDef {
     moves_value: false,
     blocking: false,
     timeout_ms: None,
+    on_failure: None,
     location: HookLocation {
         package: PackageSignature::new_static("audit_pkg", "2.0.0"),
         module_path: "audit_pkg::hooks",

@@ -187,6 +187,9 @@ impl fmt::Display for RunOutcome {
                 }
             }
             ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
+            ThreadStatus::AwaitingApproval => {
+                write!(f, "the run waits for approvals after {steps}: decide them to resume it")
+            }
             ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),
             ThreadStatus::Failed(reason) => {
                 write!(f, "the run failed ({reason}) after {steps}")?;

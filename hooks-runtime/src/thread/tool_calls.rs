@@ -17,6 +17,7 @@ use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
+use crate::governing::gate::Verdict;
 use crate::events::ThreadEvent;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
 use crate::tool::ToolCallOutcome;
@@ -153,24 +154,30 @@ pub(crate) enum Execution {
     Subagent(&'static str),
 }
 
-/// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9). Returns the
-/// result as stored.
-pub(crate) async fn run_call(
-    pipeline: &Pipeline<'_>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    execution: Execution,
-) -> HookToolResult {
-    let result = execute(pipeline, state, call, execution).await;
-    finish_call(pipeline, state, call, result).await
+/// What the checks before a tool decided about one call: `authorize_tools`, then the gate (G2).
+pub(crate) enum Admission {
+    /// `authorize_tools` refused it (Y5): this error result, no listener, no gate.
+    Refused(HookToolResult),
+    /// The gate denied it (G3).
+    Denied {
+        /// The deciding hook or guard.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// It runs, with these arguments (or the parser's message for text that is not JSON).
+    Run(Result<Value, String>),
+    /// It waits for a person (A1).
+    Ask {
+        /// Who asked and why.
+        reasons: Vec<crate::ApprovalReason>,
+        /// The arguments as the hooks left them.
+        arguments: Value,
+    },
 }
 
-async fn execute(
-    pipeline: &Pipeline<'_>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    execution: Execution,
-) -> HookToolResult {
+/// `authorize_tools` and the gate for one call whose arguments have fully streamed.
+pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> Admission {
     let runtime = &pipeline.shared.runtime;
     if let Some(authorize) = &runtime.authorizer {
         // E9: an authorizer that panics has not authorized the call.
@@ -181,9 +188,74 @@ async fn execute(
         });
         if !authorized {
             // Y5: a denied call never reaches the tool or the listener.
-            return HookToolResult::error(format!("the tool call {} was not authorized", call.function.name));
+            return Admission::Refused(HookToolResult::error(format!(
+                "the tool call {} was not authorized",
+                call.function.name
+            )));
         }
     }
+    let chain = pipeline.chain(HookKind::BeforeToolCall);
+    let governed = crate::governing::gate::govern(runtime, chain, state, call).await;
+    match (governed.verdict, governed.arguments) {
+        (Verdict::Allow, arguments) => Admission::Run(arguments),
+        (Verdict::Deny { hook, reason }, _) => Admission::Denied { hook, reason },
+        (Verdict::Ask(reasons), Ok(arguments)) => Admission::Ask { reasons, arguments },
+        // Only parsed arguments are governed.
+        (Verdict::Ask(_), Err(error)) => Admission::Run(Err(error)),
+    }
+}
+
+/// The error result a denied call is answered with (G3): the model reads the reason.
+pub(crate) fn denial_result(reason: &str) -> HookToolResult {
+    HookToolResult::error(format!("the tool call was denied: {reason}"))
+}
+
+/// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9, G3). Returns
+/// the result as stored, and whether the call was denied.
+pub(crate) async fn run_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+) -> HookToolResult {
+    match admit(pipeline, state, call).await {
+        // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
+        Admission::Ask { .. } => {
+            let result = denial_result("it needs a person's approval, and a queued tool call cannot wait for one");
+            finish_call(pipeline, state, call, result, true).await
+        }
+        admission => {
+            let (result, denied) = carry_out(pipeline, state, call, execution, admission).await;
+            finish_call(pipeline, state, call, result, denied).await
+        }
+    }
+}
+
+/// The tool result of an admitted call (not one that asks): refused, denied, or run. The
+/// second value says whether the call was denied.
+pub(crate) async fn carry_out(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+    admission: Admission,
+) -> (HookToolResult, bool) {
+    match admission {
+        Admission::Refused(result) => (result, false),
+        Admission::Denied { reason, .. } => (denial_result(&reason), true),
+        Admission::Run(arguments) => (execute(pipeline, state, call, execution, arguments).await, false),
+        Admission::Ask { arguments, .. } => (execute(pipeline, state, call, execution, Ok(arguments)).await, false),
+    }
+}
+
+/// Runs an admitted call: the listener, the tool (or subagent) with `arguments`, the listener.
+pub(crate) async fn execute(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+    arguments: Result<Value, String>,
+) -> HookToolResult {
     let listener = pipeline.agent.listener();
     if let Some(listener) = &listener
         && CatchPanic(listener.before_tool_call(&call.function.name)).await.is_err()
@@ -194,10 +266,15 @@ async fn execute(
     let started_at = Instant::now();
     let running = async {
         match execution {
-            Execution::Subagent(relationship) => {
-                super::children::run_as_tool(pipeline, state, relationship, call).await
-            }
-            Execution::Tool => call_tool(pipeline, state, call).await,
+            Execution::Subagent(relationship) => match &arguments {
+                // The child reads the arguments as the gate left them.
+                Ok(arguments) if call.function.arguments != arguments.to_string() => {
+                    let rewritten = HookToolCall::new(call.id.clone(), call.function.name.clone(), arguments.to_string());
+                    super::children::run_as_tool(pipeline, state, relationship, &rewritten).await
+                }
+                _ => super::children::run_as_tool(pipeline, state, relationship, call).await,
+            },
+            Execution::Tool => call_tool(pipeline, state, call, arguments).await,
         }
     };
     let result = match state.execution.as_ref().map(|execution| execution.abort_signal.clone()) {
@@ -239,18 +316,19 @@ fn listener_panicked(pipeline: &Pipeline<'_>, what: &str) {
     );
 }
 
-async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> HookToolResult {
+async fn call_tool(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    arguments: Result<Value, String>,
+) -> HookToolResult {
     let Some(tool) = pipeline.shared.runtime.tools.get(&call.function.name) else {
         return HookToolResult::error(format!("there is no tool named {}", call.function.name));
     };
-    let arguments: Value = if call.function.arguments.trim().is_empty() {
-        json!({})
-    } else {
-        match serde_json::from_str(&call.function.arguments) {
-            Ok(arguments) => arguments,
-            Err(error) => {
-                return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
-            }
+    let arguments = match arguments {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
         }
     };
     // A panicking tool is that call's error, not the thread's.
@@ -260,19 +338,34 @@ async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookTool
     }
 }
 
-/// T4-T6 and the tool message: the result as the tool returned it goes to `tool_call_done`,
-/// then the success/failure chain may replace it, then `before_store_tool_result`, then the
-/// store (a write that goes on whatever the hooks do, M9).
+/// T4-T6 and the tool message: [`complete_call`], then [`store_result`].
 pub(crate) async fn finish_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
+    result: HookToolResult,
+    denied: bool,
+) -> HookToolResult {
+    let result = complete_call(pipeline, state, call, result, denied).await;
+    store_result(pipeline, state, call, &result, denied).await;
+    result
+}
+
+/// T4-T6: the result as the tool returned it goes to `tool_call_done`, then the
+/// success/failure chain may replace it, then `before_store_tool_result`. A denied call (G3)
+/// goes through them as a failed one.
+pub(crate) async fn complete_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
     mut result: HookToolResult,
+    denied: bool,
 ) -> HookToolResult {
     pipeline.shared.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status.as_str().to_owned(),
+        denied,
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
@@ -285,12 +378,26 @@ pub(crate) async fn finish_call(
         let record = ToolCallRecord::from(call.clone());
         dispatch::await_point!(dispatch::before_store_tool_result(&chain, state, &record, &mut result));
     }
-    let message = tool_message(call, &result);
+    result
+}
+
+/// The tool message, through the create pipeline (a write that goes on whatever the hooks do,
+/// M9), and the files the result carries.
+pub(crate) async fn store_result(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    result: &HookToolResult,
+    denied: bool,
+) {
+    let mut message = tool_message(call, result);
+    if denied {
+        message.extra.insert("tool_denied".into(), json!(true));
+    }
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
     }
-    store_generated_assets(pipeline, state, &result).await;
-    result
+    store_generated_assets(pipeline, state, result).await;
 }
 
 /// The stored form of a tool result: its text as content, its status as `tool_status`, and

@@ -532,6 +532,7 @@ fn status_columns(status: &ThreadStatus) -> (&'static str, Option<&str>) {
         ThreadStatus::Running => ("running", None),
         ThreadStatus::Stopped(reason) => ("stopped", Some(reason)),
         ThreadStatus::Failed(reason) => ("failed", Some(reason)),
+        ThreadStatus::AwaitingApproval => ("awaiting_approval", None),
     }
 }
 
@@ -539,6 +540,7 @@ fn status_from_columns(status: &str, reason: Option<String>) -> Result<ThreadSta
     match (status, reason) {
         ("idle", _) => Ok(ThreadStatus::Idle),
         ("running", _) => Ok(ThreadStatus::Running),
+        ("awaiting_approval", _) => Ok(ThreadStatus::AwaitingApproval),
         ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(reason)),
         ("failed", Some(reason)) => Ok(ThreadStatus::Failed(reason)),
         ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
