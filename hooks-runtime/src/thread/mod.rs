@@ -11,6 +11,8 @@ mod host;
 mod json_member_scanner;
 mod messages;
 mod model_step;
+mod parking;
+mod approvals;
 mod pipeline;
 mod publisher;
 mod recovery;
@@ -303,6 +305,16 @@ pub enum RuntimeError {
     /// The store failed.
     #[error(transparent)]
     Store(StoreError),
+    /// The thread's tool calls wait for approvals (A5): a message is refused, and nothing is
+    /// stored, until they are decided (`Thread::approve`, `Thread::deny`) or the run aborted.
+    #[error(
+        "the thread waits for approvals of the tool calls {}; decide them with Thread::approve or Thread::deny (or abort the run) before sending a message",
+        calls.iter().map(|call| format!("`{call}`")).collect::<Vec<_>>().join(", ")
+    )]
+    AwaitingApproval {
+        /// The ids of the calls that wait.
+        calls: Vec<String>,
+    },
     /// A hook (or a tool) called this `Thread` method on the thread whose run is calling it.
     /// That run holds the thread until the hook returns, so the call would wait for itself.
     #[error("{}", held_by_caller(method))]
@@ -369,6 +381,8 @@ pub(crate) enum TurnEnd {
     Stopped(&'static str),
     Failed(&'static str),
     HandedOff(String),
+    /// Tool calls of the last step wait for approvals (A1).
+    AwaitingApproval,
 }
 
 /// The id of an input accepted with [`Thread::queue_message`]: its inbox entry's id, which is
@@ -651,6 +665,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                parking::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let incoming = vec![turn::Incoming::direct(message)];
                 let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
@@ -707,6 +722,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                parking::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
                 match result {
@@ -736,6 +752,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                parking::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_queued(&self.shared, run.state()).await;
                 run.settle(result).await
@@ -815,9 +832,31 @@ impl Thread {
     /// steps' replies and tool results). The reply being streamed is dropped, not stored. A tool
     /// call that was running, or that had not started yet in the aborted step, is answered with an
     /// error result (`the tool call was aborted before it finished`), so every stored tool call
-    /// keeps its result. Without a run going, it does nothing.
+    /// keeps its result. Without a run going, it does nothing, except on a thread whose tool
+    /// calls wait for approvals (A5): every waiting call is denied, none runs, their results
+    /// are stored and the run stops `aborted`; that happens in a task of its own, so the status
+    /// changes (and its event is sent) right after this returns. [`Thread::abort_approvals`]
+    /// does the same and waits for it.
     pub fn abort(&self) {
         self.shared.abort();
+        if self.shared.status() == ThreadStatus::AwaitingApproval
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let thread = self.clone();
+            handle.spawn(async move {
+                if let Err(error) = thread.finish_parked(parking::Finish::Abort).await {
+                    tracing::error!(target: "hooks_runtime::thread", thread = %thread.id(), "could not deny the waiting tool calls of an aborted run: {error}");
+                }
+            });
+        }
+    }
+
+    /// Aborts a run that waits for approvals (A5): every waiting call is denied, none runs,
+    /// their results are stored in the model's call order and the run stops `aborted`. Returns
+    /// the outcome; on a thread with nothing waiting it changes nothing.
+    pub async fn abort_approvals(&self) -> Result<RunOutcome, RuntimeError> {
+        self.refuse_if_held("abort_approvals")?;
+        self.finish_parked(parking::Finish::Abort).await
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread

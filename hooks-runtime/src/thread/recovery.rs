@@ -197,8 +197,14 @@ pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState
     Ok(())
 }
 
-/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and sent.
+/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and
+/// sent. A parked step is settled first (A4): a call that was running is interrupted and never
+/// runs again; while calls still wait, the thread waits again instead.
 async fn settle_taken_over(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
+    if super::parking::recover_parked(shared, state).await? {
+        shared.end_run(ThreadStatus::AwaitingApproval).await;
+        return Ok(());
+    }
     answer_open_tool_calls(shared, state).await?;
     shared.end_run(ThreadStatus::Failed(OWNER_LOST.to_owned())).await;
     Ok(())

@@ -205,9 +205,13 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     }
 }
 
-/// The error result a denied call is answered with (G3): the model reads the reason.
-pub(crate) fn denial_result(reason: &str) -> HookToolResult {
-    HookToolResult::error(format!("the tool call was denied: {reason}"))
+/// The error result a denied call is answered with (G3): the model reads who denied it (a
+/// hook or guard by its id, else a person) and why.
+pub(crate) fn denial_result(hook: Option<&str>, reason: &str) -> HookToolResult {
+    match hook {
+        Some(hook) => HookToolResult::error(format!("the tool call was denied by `{hook}`: {reason}")),
+        None => HookToolResult::error(format!("the tool call was denied: {reason}")),
+    }
 }
 
 /// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9, G3). Returns
@@ -221,7 +225,8 @@ pub(crate) async fn run_call(
     match admit(pipeline, state, call).await {
         // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
         Admission::Ask { .. } => {
-            let result = denial_result("it needs a person's approval, and a queued tool call cannot wait for one");
+            let result =
+                denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
             finish_call(pipeline, state, call, result, true).await
         }
         admission => {
@@ -242,7 +247,7 @@ pub(crate) async fn carry_out(
 ) -> (HookToolResult, bool) {
     match admission {
         Admission::Refused(result) => (result, false),
-        Admission::Denied { reason, .. } => (denial_result(&reason), true),
+        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), true),
         Admission::Run(arguments) => (execute(pipeline, state, call, execution, arguments).await, false),
         Admission::Ask { arguments, .. } => (execute(pipeline, state, call, execution, Ok(arguments)).await, false),
     }
