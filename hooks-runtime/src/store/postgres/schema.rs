@@ -12,10 +12,11 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP];
+pub(super) const MIGRATIONS: [&str; 6] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP, PARKED_CALLS_STEP];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 8] = [
+const OWN_TABLES: [&str; 9] = [
     "threads",
     "messages",
     "thread_values",
@@ -24,6 +25,7 @@ const OWN_TABLES: [&str; 8] = [
     "user_events",
     "thread_inbox",
     "user_values",
+    "parked_tool_calls",
 ];
 
 /// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
@@ -117,6 +119,38 @@ CREATE TABLE user_values (
     value JSON NOT NULL,
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (user_id, key)
+);
+";
+
+/// Tool calls parked for approvals (A1, A2), one row per call of the parked step in the model's
+/// call order (`position`); the thread status `awaiting_approval`, which has no reason.
+const PARKED_CALLS_STEP: &str = "
+DO $$
+DECLARE status_check record;
+BEGIN
+    FOR status_check IN
+        SELECT conname FROM pg_constraint
+        WHERE conrelid = 'threads'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%status%'
+    LOOP
+        EXECUTE format('ALTER TABLE threads DROP CONSTRAINT %I', status_check.conname);
+    END LOOP;
+END $$;
+ALTER TABLE threads ADD CONSTRAINT threads_status_known
+    CHECK (status IN ('idle', 'running', 'stopped', 'failed', 'awaiting_approval'));
+ALTER TABLE threads ADD CONSTRAINT threads_status_reason
+    CHECK (status IN ('idle', 'running', 'awaiting_approval') OR status_reason IS NOT NULL);
+CREATE TABLE parked_tool_calls (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL CHECK (position >= 0),
+    tool TEXT NOT NULL,
+    arguments JSON NOT NULL,
+    reasons JSON NOT NULL CHECK (json_typeof(reasons) = 'array'),
+    requested_at BIGINT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'running', 'done')),
+    decision_reason TEXT,
+    result JSON,
+    PRIMARY KEY (thread_id, id)
 );
 ";
 
