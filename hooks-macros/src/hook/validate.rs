@@ -159,10 +159,10 @@ fn check_on_failure(cx: &Ctxt, kind: &KindSpec, args: &HookArgs) -> Option<bool>
                 _ => {
                     let written = quote::ToTokens::to_token_stream(value).to_string();
                     let quoted = matches!(value, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }));
-                    let note = if quoted { " (a bare word, without quotes)" } else { "" };
+                    let note = if quoted { "; the value is a bare word, not a string" } else { "" };
                     cx.error_spanned_by(
                         value,
-                        format!("unknown `on_failure` value `{written}`\nhelp: write{note} {CHOICES}"),
+                        format!("unknown `on_failure` value `{written}`{note}\nhelp: write {CHOICES}"),
                     );
                     None
                 }
