@@ -12,7 +12,6 @@ use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
@@ -44,7 +43,7 @@ fn pay_tool(runs: PathBuf, then: Duration) -> FnTool {
         async move {
             let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&runs).unwrap();
             writeln!(file, "ran").unwrap();
-            println!("RUNNING");
+            println!("TOOL RUNNING");
             tokio::time::sleep(then).await;
             HookToolResult::success("paid")
         }
@@ -99,7 +98,7 @@ async fn a2_waiting_calls_survive_a_restart_on_sqlite_and_another_runtime_decide
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The child: approves the waiting call; the tool announces `RUNNING` and then takes long
+/// The child: approves the waiting call; the tool announces `TOOL RUNNING` and then takes long
 /// enough to be killed while it runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the child process of the kill test, which runs it"]
@@ -136,7 +135,8 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let running = BufReader::new(stdout).lines().map_while(Result::ok).any(|line| line == "RUNNING");
+    // libtest prints the test's name on the line the child's output starts on.
+    let running = BufReader::new(stdout).lines().map_while(Result::ok).any(|line| line.ends_with("TOOL RUNNING"));
     assert!(running, "the child ran the approved tool");
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
@@ -167,6 +167,8 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a4_postgres_two_runtimes_deciding_one_call_at_once_one_wins_and_the_tool_runs_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use hooks_runtime::store::{PostgresOptions, PostgresStore};
     let (url, schema) = support_store::fresh_postgres_schema().await;
     let connect = || async {
