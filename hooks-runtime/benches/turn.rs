@@ -376,15 +376,15 @@ fn governed_turns(tokio: &tokio::runtime::Runtime) {
             let model = ScriptedModel::default();
             let runtime = governed_runtime(&model, guards);
             let thread = thread_with_history(&runtime, "a_tool").await;
-            model.push_all([
-                ScriptedResponse::tool_call("call_1", "lookup", "{}"),
-                ScriptedResponse::text("It is 42."),
-            ]);
+            model
+                .push_all([ScriptedResponse::tool_call("call_1", "lookup", "{}"), ScriptedResponse::text("It is 42.")]);
             let outcome = thread.send("Look it up.").await.unwrap();
             assert_eq!(outcome.reply.as_deref(), Some("It is 42."));
         }
     });
-    println!("\nGoverned turn: one tool call, scripted model, in-memory store; no guard against 4 allowing in-place guards");
+    println!(
+        "\nGoverned turn: one tool call, scripted model, in-memory store; no guard against 4 allowing in-place guards"
+    );
     let variants = vec![
         harness::Variant::new("one tool call, no guards", move |n| run_governed(tokio, 0, n)),
         harness::Variant::new("one tool call, 4 guards", move |n| run_governed(tokio, 4, n)),

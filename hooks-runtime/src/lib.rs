@@ -57,8 +57,8 @@ pub use hooks_core::{
     AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
     ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
     HookRole, HookScope, HookSource, HookToolCall, HookToolResult, LlmMessage, MessageQuery, MessageRecord,
-    MessageUpdate, OnFailure, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, Registry,
-    RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
+    MessageUpdate, OnFailure, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
+    Registry, RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
     ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolDecision, ToolStatus, UserEvent,
     UserState, explain, explain_json,
 };
@@ -82,9 +82,7 @@ pub mod tool;
 mod user;
 
 pub use events::ThreadEvent;
-pub use governing::{
-    ApprovalDecision, ApprovalError, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
-};
+pub use governing::{ApprovalDecision, ApprovalError, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};

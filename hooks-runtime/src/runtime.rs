@@ -22,9 +22,9 @@ use serde_json::Value;
 
 pub use self::inner::ToolAuthorizer;
 
+use self::inner::{AgentEntry, RuntimeInner};
 use crate::governing::guard::{HookGuard, ToolGuard};
 use crate::governing::schema::ToolSchemas;
-use self::inner::{AgentEntry, RuntimeInner};
 use crate::model::Model;
 use crate::store::{InMemoryStore, MessageStore, UserChange, UserChangeKind, UserValue};
 use crate::thread::{RuntimeError, Thread, ThreadOptions};

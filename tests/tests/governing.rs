@@ -12,8 +12,7 @@ use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{
-    ApprovalDecision, ApprovalError, ApprovalState, Runtime, RuntimeBuilder, RuntimeError, ThreadEvent,
-    ThreadOptions,
+    ApprovalDecision, ApprovalError, ApprovalState, Runtime, RuntimeBuilder, RuntimeError, ThreadEvent, ThreadOptions,
 };
 use serde_json::{Value, json};
 use support::{Recorder, capture_logs};
@@ -558,10 +557,7 @@ async fn a3_approving_runs_the_call_once_and_the_next_request_is_valid_and_in_ca
     let resolved: Vec<_> = std::iter::from_fn(|| events.try_recv().ok())
         .filter(|event| matches!(event, ThreadEvent::ApprovalResolved { .. }))
         .collect();
-    assert_eq!(
-        resolved,
-        [ThreadEvent::ApprovalResolved { id: "call_b".into(), decision: ApprovalDecision::Approved }]
-    );
+    assert_eq!(resolved, [ThreadEvent::ApprovalResolved { id: "call_b".into(), decision: ApprovalDecision::Approved }]);
     assert!(thread.pending_approvals().await.unwrap().is_empty());
 }
 
@@ -585,11 +581,8 @@ async fn a3_denying_gives_the_model_the_reason_and_the_turn_goes_on() {
 async fn a3_edited_arguments_are_checked_against_the_schema() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let model = ScriptedModel::new(one_call("g5_pay", r#"{"amount":5,"to":"bob"}"#));
-    let runtime = builder(&model)
-        .agent::<a3_edit_agent>()
-        .tool(payment_tool(&RUNS).with_approval(|_| true))
-        .build()
-        .unwrap();
+    let runtime =
+        builder(&model).agent::<a3_edit_agent>().tool(payment_tool(&RUNS).with_approval(|_| true)).build().unwrap();
     let thread = runtime.create_thread("a3_edit_agent", ThreadOptions::default()).await.unwrap();
     assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
     let pending = thread.pending_approvals().await.unwrap();

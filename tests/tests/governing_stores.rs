@@ -146,13 +146,14 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
     let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
     let recovered = runtime(store.clone(), model.clone(), runs.clone(), Duration::ZERO);
     let recovery = recovered.recover().await.unwrap();
-    assert_eq!(recovery.settled, [thread_id.clone()]);
+    assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
     let thread = recovered.open_thread(&thread_id).await.unwrap();
     assert_eq!(thread.status(), ThreadStatus::Failed("owner_lost".into()));
     assert!(thread.pending_approvals().await.unwrap().is_empty());
     assert!(store.parked_tool_calls(&thread_id).await.unwrap().is_empty());
     let messages = thread.messages().await.unwrap();
-    let results: Vec<&HookMessage> = messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).collect();
+    let results: Vec<&HookMessage> =
+        messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).collect();
     assert_eq!(results.len(), 1, "one result for the call");
     assert!(results[0].content.as_deref().unwrap().contains("interrupted"), "{:?}", results[0].content);
     let again = thread.approve("call_pay").await.unwrap_err();
@@ -183,8 +184,10 @@ async fn a4_postgres_two_runtimes_deciding_one_call_at_once_one_wins_and_the_too
     let thread = first.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
     assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
     static DONE: AtomicUsize = AtomicUsize::new(0);
-    let a = runtime(connect().await, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
-    let b = runtime(connect().await, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
+    let a =
+        runtime(connect().await, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
+    let b =
+        runtime(connect().await, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
     let on_a = a.open_thread(thread.id()).await.unwrap();
     let on_b = b.open_thread(thread.id()).await.unwrap();
     assert_eq!(on_b.pending_approvals().await.unwrap().len(), 1, "visible from every process on the store (A2)");

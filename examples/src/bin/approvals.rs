@@ -25,7 +25,11 @@ mod hooks {
     /// Runtime-wide: no thread of any agent runs a destructive command. A guard that cannot
     /// decide fails closed.
     #[hook(before_tool_call, id = "no_destructive_commands", on_failure = deny)]
-    pub(crate) fn no_destructive_commands(_state: &ThreadState, call: &HookToolCall, arguments: &mut Value) -> ToolDecision {
+    pub(crate) fn no_destructive_commands(
+        _state: &ThreadState,
+        call: &HookToolCall,
+        arguments: &mut Value,
+    ) -> ToolDecision {
         let command = arguments["command"].as_str().unwrap_or_default();
         if call.name() == "shell" && (command.contains("rm -rf") || command.contains("mkfs")) {
             return ToolDecision::deny("destructive commands are not allowed");
@@ -84,7 +88,11 @@ fn tools() -> [FnTool; 2] {
     [shell, pay]
 }
 
-fn runtime(options: &Options, store: SqliteStore, script: Vec<ScriptedResponse>) -> Result<Runtime, Box<dyn std::error::Error>> {
+fn runtime(
+    options: &Options,
+    store: SqliteStore,
+    script: Vec<ScriptedResponse>,
+) -> Result<Runtime, Box<dyn std::error::Error>> {
     Ok(Runtime::builder()
         .agent::<agents::ops>()
         .model("ops", options.model(script))
@@ -118,7 +126,11 @@ async fn ask(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let outcome = thread.send("Clear the cache, pay ACME's invoice of 250 and check the disk.").await?;
     println!("status: {}", outcome.status);
     for message in thread.messages().await?.iter().filter(|m| m.tool_call_id.is_some()) {
-        println!("stored result of {}: {}", message.tool_call_id.as_deref().unwrap_or("?"), message.content.as_deref().unwrap_or(""));
+        println!(
+            "stored result of {}: {}",
+            message.tool_call_id.as_deref().unwrap_or("?"),
+            message.content.as_deref().unwrap_or("")
+        );
     }
     for waiting in thread.pending_approvals().await? {
         let reasons: Vec<&str> = waiting.reasons.iter().map(|reason| reason.reason.as_str()).collect();

@@ -120,8 +120,7 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             return None;
         }
     };
-    let mut parsed =
-        HookArgs {
+    let mut parsed = HookArgs {
         kind,
         id: None,
         timeout_ms: None,

@@ -142,8 +142,10 @@ async fn apply(
             let HookHandler::BeforeToolCall(adapter) = entry.hook.handler else {
                 unreachable!("a {} hook in a before_tool_call chain", entry.hook.kind())
             };
-            dispatch::governing::decide(entry.hook.blocking, *timeout, || adapter(state, call, arguments, &entry.context))
-                .await
+            dispatch::governing::decide(entry.hook.blocking, *timeout, || {
+                adapter(state, call, arguments, &entry.context)
+            })
+            .await
         }
     };
     // G5: a rewrite must satisfy the tool's schema; a violation is the hook's failure.
@@ -180,7 +182,11 @@ async fn apply(
             }
             *verdict = Verdict::Deny {
                 hook: link.id().to_owned(),
-                reason: format!("the guard `{}` could not decide ({}), and it fails closed", link.id(), failure_word(&failure)),
+                reason: format!(
+                    "the guard `{}` could not decide ({}), and it fails closed",
+                    link.id(),
+                    failure_word(&failure)
+                ),
             };
             true
         }

@@ -47,7 +47,8 @@ impl ToolSchemas {
     pub(crate) fn check(&self, tool: Option<&Arc<dyn Tool>>, arguments: &Value) -> Result<(), SchemaViolation> {
         let Some(tool) = tool else { return Ok(()) };
         let Some(slot) = self.tools.get(tool.name()) else { return Ok(()) };
-        let compiled = slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()));
+        let compiled =
+            slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()));
         match compiled {
             Ok(validator) => match validator.iter_errors(arguments).next() {
                 None => Ok(()),

@@ -825,7 +825,8 @@ impl MessageStore for SqliteStore {
             for row in rows {
                 let (id, position, tool, arguments, reasons, requested_at, state, decision_reason, result) =
                     row.map_err(op.sql())?;
-                let json = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| op.error(describe_json_error(&e)));
+                let json =
+                    |text: &str| serde_json::from_str::<Value>(text).map_err(|e| op.error(describe_json_error(&e)));
                 let state = ApprovalState::from_name(&state)
                     .ok_or_else(|| op.error(format_args!("unknown parked call state `{state}`")))?;
                 let mut call = ParkedToolCall::new(id, tool, json(&arguments)?, position, state);

@@ -5,6 +5,7 @@
 //! `turn -> agents -> tool_calls -> children`, each using the stages below it.
 
 mod agents;
+mod approvals;
 mod children;
 pub(crate) mod context;
 mod host;
@@ -12,7 +13,6 @@ mod json_member_scanner;
 mod messages;
 mod model_step;
 mod parking;
-mod approvals;
 mod pipeline;
 mod publisher;
 mod recovery;

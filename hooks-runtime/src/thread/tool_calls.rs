@@ -17,8 +17,8 @@ use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use crate::dispatch::{self, FailureRule};
-use crate::governing::gate::Verdict;
 use crate::events::ThreadEvent;
+use crate::governing::gate::Verdict;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
 use crate::tool::ToolCallOutcome;
 
@@ -273,8 +273,12 @@ pub(crate) async fn execute(
         match execution {
             Execution::Subagent(relationship) => match &arguments {
                 // The child reads the arguments as the gate left them.
-                Ok(arguments) if call.function.arguments != arguments.to_string() => {
-                    let rewritten = HookToolCall::new(call.id.clone(), call.function.name.clone(), arguments.to_string());
+                Ok(arguments)
+                    if crate::governing::gate::parse_arguments(&call.function.arguments).ok().as_ref()
+                        != Some(arguments) =>
+                {
+                    let rewritten =
+                        HookToolCall::new(call.id.clone(), call.function.name.clone(), arguments.to_string());
                     super::children::run_as_tool(pipeline, state, relationship, &rewritten).await
                 }
                 _ => super::children::run_as_tool(pipeline, state, relationship, call).await,

@@ -164,7 +164,12 @@ pub(crate) async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: 
     shared.begin_run(abort).await;
 }
 
-pub(crate) async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mut outcome: RunOutcome) -> RunOutcome {
+pub(crate) async fn finish(
+    shared: &ThreadShared,
+    state: &mut ThreadState,
+    end: TurnEnd,
+    mut outcome: RunOutcome,
+) -> RunOutcome {
     let status = match end {
         TurnEnd::Replied => ThreadStatus::Idle,
         TurnEnd::HandedOff(agent) => {
@@ -359,7 +364,8 @@ async fn run_turn(
         if response.calls.is_empty() {
             return Ok(TurnEnd::Replied);
         }
-        let handoff_in_step = response.calls.iter().any(|call| handoff_target(&pipeline, prompt, &call.function.name).is_some());
+        let handoff_in_step =
+            response.calls.iter().any(|call| handoff_target(&pipeline, prompt, &call.function.name).is_some());
         if !handoff_in_step {
             // A1: every call of the step is governed before any runs; calls that wait park the step.
             if let Some(end) = super::parking::run_step(&pipeline, state, &response.calls, &mut failures).await {

@@ -40,6 +40,9 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult;
 }
 
+/// Whether a call with these arguments waits for approval (`FnTool::with_approval`).
+type ApprovalCheck = dyn Fn(&Value) -> bool + Send + Sync;
+
 type ToolFuture = Pin<Box<dyn Future<Output = HookToolResult> + Send>>;
 
 /// A [`Tool`] made of a name, a description and a closure over the arguments.
@@ -60,7 +63,7 @@ pub struct FnTool {
     description: String,
     parameters: Value,
     progress_argument: Option<String>,
-    requires_approval: Option<Arc<dyn Fn(&Value) -> bool + Send + Sync>>,
+    requires_approval: Option<Arc<ApprovalCheck>>,
     run: Arc<dyn Fn(Value) -> ToolFuture + Send + Sync>,
 }
 
