@@ -13,6 +13,7 @@ use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{
     ApprovalDecision, ApprovalError, ApprovalState, Runtime, RuntimeBuilder, RuntimeError, ThreadEvent, ThreadOptions,
+    ToolCallChange,
 };
 use serde_json::{Value, json};
 use support::{Recorder, capture_logs};
@@ -633,6 +634,30 @@ async fn a4_two_concurrent_decisions_one_wins_and_the_tool_runs_once() {
     let loser = if first.is_ok() { second } else { first }.unwrap_err();
     assert!(matches!(loser, ApprovalError::AlreadyDecided { .. } | ApprovalError::UnknownCall { .. }), "{loser}");
     assert_eq!(PAYMENTS.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a4_the_decision_is_one_conditional_write_in_the_store() {
+    static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+    static PAYMENTS: AtomicUsize = AtomicUsize::new(0);
+    let A1 { runtime, .. } = a1_runtime(&LOOKUPS, &PAYMENTS);
+    let thread = runtime.create_thread("a1_agent", ThreadOptions::default()).await.unwrap();
+    thread.send("settle").await.unwrap();
+    let store = runtime.store();
+    let approve = ToolCallChange::to(ApprovalState::Approved);
+    let deny = ToolCallChange::to(ApprovalState::Denied).with_reason("no");
+    assert!(store.advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &approve).await.unwrap());
+    assert!(
+        !store.advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &deny).await.unwrap(),
+        "a second decider finds the call decided, and writes nothing"
+    );
+    let parked = store.parked_tool_calls(thread.id()).await.unwrap();
+    let call = parked.iter().find(|call| call.id == "call_b").unwrap();
+    assert_eq!((call.state, call.decision_reason.as_deref()), (ApprovalState::Approved, None));
+    let refused = thread.deny("call_b", "no").await.unwrap_err();
+    assert_eq!(refused, ApprovalError::AlreadyDecided { call: "call_b".into(), state: ApprovalState::Approved });
+    assert!(refused.to_string().contains("already decided"), "{refused}");
+    assert_eq!(PAYMENTS.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
