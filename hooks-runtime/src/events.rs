@@ -76,14 +76,14 @@ pub enum ThreadEvent {
         /// The tool's name.
         name: String,
         /// Who asked and why.
-        reasons: Vec<crate::ApprovalReason>,
+        reasons: Vec<crate::approvals::ApprovalReason>,
     },
     /// A waiting tool call was decided: `{"type":"approval_resolved","id","decision"}`.
     ApprovalResolved {
         /// The call id.
         id: String,
         /// `approved` or `denied`.
-        decision: crate::ApprovalDecision,
+        decision: crate::approvals::ApprovalDecision,
     },
     /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
     /// message as stored, so that a client shows it without reading the thread back.

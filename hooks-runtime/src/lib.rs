@@ -66,6 +66,7 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+mod approvals;
 #[cfg(feature = "declarative")]
 #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
 pub mod declarative;
@@ -81,11 +82,13 @@ mod thread;
 pub mod tool;
 mod user;
 
+pub use approvals::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
 pub use events::ThreadEvent;
-pub use governing::{ApprovalDecision, ApprovalError, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
+pub use thread::{
+    ApprovalError, InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions,
+};
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.

@@ -8,8 +8,8 @@ use std::time::Duration;
 use hooks_core::{HookError, HookHandler, HookToolCall, OnFailure, ResolvedHook, ThreadState, ToolDecision};
 use serde_json::Value;
 
-use super::ApprovalReason;
 use super::guard::ToolGuard;
+use crate::approvals::ApprovalReason;
 use crate::dispatch::{self, Dispatch, HookFailure};
 use crate::runtime::inner::RuntimeInner;
 use crate::tool::Tool;

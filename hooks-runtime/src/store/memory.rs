@@ -5,7 +5,7 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
 use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
-use crate::governing::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]

@@ -32,8 +32,8 @@ use std::fmt;
 use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 pub use crate::events::ThreadStatus;
-use crate::governing::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// The status reason of a thread whose run lost its owner: the process running it stopped (was
 /// killed, crashed) before the run ended. Recovery (`Runtime::recover`, and on PostgreSQL also

@@ -23,7 +23,7 @@ use rusqlite::{
 use serde_json::{Map, Value};
 
 use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
-use crate::governing::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
 /// [`MIGRATIONS`] applied.

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::parking::{self, Finish};
+use super::resuming::{self, Finish};
 use super::{RunOutcome, Thread, reentry, run_hold, turn};
+use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
-use crate::governing::{ApprovalDecision, ApprovalError, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::store::ThreadStatus;
 
 /// One decision on a waiting call.
@@ -109,7 +109,7 @@ impl Thread {
             run_hold::holding(shared, hold, async {
                 super::recovery::settle_a_dead_run(shared, &state).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
-                let result = parking::finish_step(shared, run.state(), how).await;
+                let result = resuming::finish_step(shared, run.state(), how).await;
                 match result {
                     Ok(Some(outcome)) => run.settle(Ok(outcome)).await,
                     Ok(None) => {
@@ -127,8 +127,54 @@ impl Thread {
 
 /// The status of a thread whose step was not finished: waiting while calls wait.
 async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
-    match parking::waiting_calls(shared).await {
+    match resuming::waiting_calls(shared).await {
         Ok(calls) if !calls.is_empty() => ThreadStatus::AwaitingApproval,
         _ => shared.status(),
+    }
+}
+
+/// Why a decision on a parked call was refused (A4, G5).
+///
+/// ```
+/// use hooks_runtime::{ApprovalError, ApprovalState};
+///
+/// let error = ApprovalError::AlreadyDecided { call: "call_1".into(), state: ApprovalState::Approved };
+/// assert!(error.to_string().contains("already decided"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// No call of this id waits on the thread.
+    #[error("the thread `{thread}` has no tool call `{call}` waiting for approval; list them with `pending_approvals`")]
+    UnknownCall {
+        /// The thread.
+        thread: String,
+        /// The call id asked for.
+        call: String,
+    },
+    /// The call was decided before (here or in another process).
+    #[error("the tool call `{call}` was already decided (it is {}); a call is decided once", state.as_str())]
+    AlreadyDecided {
+        /// The call.
+        call: String,
+        /// Where it stands now.
+        state: ApprovalState,
+    },
+    /// Arguments edited on approval do not satisfy the tool's schema.
+    #[error("the edited arguments of `{call}` are refused: {problem}")]
+    InvalidArguments {
+        /// The call.
+        call: String,
+        /// Where the schema is violated (paths only, never values).
+        problem: String,
+    },
+    /// The store or the run failed.
+    #[error(transparent)]
+    Runtime(#[from] super::RuntimeError),
+}
+
+impl From<crate::store::StoreError> for ApprovalError {
+    fn from(error: crate::store::StoreError) -> Self {
+        ApprovalError::Runtime(super::RuntimeError::Store(error))
     }
 }

@@ -6,6 +6,8 @@
 
 mod agents;
 mod approvals;
+
+pub use approvals::ApprovalError;
 mod children;
 pub(crate) mod context;
 mod host;
@@ -17,6 +19,7 @@ mod pipeline;
 mod publisher;
 mod recovery;
 mod reentry;
+mod resuming;
 mod run_hold;
 mod shared;
 mod tool_calls;
@@ -665,7 +668,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
-                parking::refuse_while_waiting(&self.shared).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let incoming = vec![turn::Incoming::direct(message)];
                 let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
@@ -722,7 +725,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
-                parking::refuse_while_waiting(&self.shared).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
                 match result {
@@ -752,7 +755,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
-                parking::refuse_while_waiting(&self.shared).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_queued(&self.shared, run.state()).await;
                 run.settle(result).await
@@ -844,7 +847,7 @@ impl Thread {
         {
             let thread = self.clone();
             handle.spawn(async move {
-                if let Err(error) = thread.finish_parked(parking::Finish::Abort).await {
+                if let Err(error) = thread.finish_parked(resuming::Finish::Abort).await {
                     tracing::error!(target: "hooks_runtime::thread", thread = %thread.id(), "could not deny the waiting tool calls of an aborted run: {error}");
                 }
             });
@@ -856,7 +859,7 @@ impl Thread {
     /// the outcome; on a thread with nothing waiting it changes nothing.
     pub async fn abort_approvals(&self) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("abort_approvals")?;
-        self.finish_parked(parking::Finish::Abort).await
+        self.finish_parked(resuming::Finish::Abort).await
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread

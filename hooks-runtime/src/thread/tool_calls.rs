@@ -170,7 +170,7 @@ pub(crate) enum Admission {
     /// It waits for a person (A1).
     Ask {
         /// Who asked and why.
-        reasons: Vec<crate::ApprovalReason>,
+        reasons: Vec<crate::approvals::ApprovalReason>,
         /// The arguments as the hooks left them.
         arguments: Value,
     },
@@ -309,6 +309,10 @@ pub(crate) async fn execute(
     }
     result
 }
+
+/// The error result given to a tool call that a stopped process left without one.
+pub(crate) const INTERRUPTED_TOOL_CALL: &str =
+    "the run was interrupted (its process stopped) before this tool call finished; it may or may not have run";
 
 /// The error result of a tool call that the run's abort stopped (or kept from starting).
 pub(crate) const ABORTED_TOOL_CALL: &str = "the tool call was aborted before it finished";

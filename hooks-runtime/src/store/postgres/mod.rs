@@ -87,7 +87,7 @@ use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::types::ToSql;
 
-use crate::governing::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
 use super::{

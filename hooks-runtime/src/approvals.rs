@@ -1,5 +1,5 @@
-//! The approval records a parked tool call is stored with (A1, A2), and the errors of deciding
-//! one (A4).
+//! The approval records a parked tool call is stored with (A1, A2). The thread pipelines, the
+//! events and the stores all use them, so they live below all three.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -140,54 +140,8 @@ pub enum ApprovalDecision {
     Denied,
 }
 
-/// Why a decision on a parked call was refused (A4, G5).
-///
-/// ```
-/// use hooks_runtime::{ApprovalError, ApprovalState};
-///
-/// let error = ApprovalError::AlreadyDecided { call: "call_1".into(), state: ApprovalState::Approved };
-/// assert!(error.to_string().contains("already decided"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ApprovalError {
-    /// No call of this id waits on the thread.
-    #[error("the thread `{thread}` has no tool call `{call}` waiting for approval; list them with `pending_approvals`")]
-    UnknownCall {
-        /// The thread.
-        thread: String,
-        /// The call id asked for.
-        call: String,
-    },
-    /// The call was decided before (here or in another process).
-    #[error("the tool call `{call}` was already decided (it is {}); a call is decided once", state.as_str())]
-    AlreadyDecided {
-        /// The call.
-        call: String,
-        /// Where it stands now.
-        state: ApprovalState,
-    },
-    /// Arguments edited on approval do not satisfy the tool's schema.
-    #[error("the edited arguments of `{call}` are refused: {problem}")]
-    InvalidArguments {
-        /// The call.
-        call: String,
-        /// Where the schema is violated (paths only, never values).
-        problem: String,
-    },
-    /// The store or the run failed.
-    #[error(transparent)]
-    Runtime(#[from] crate::RuntimeError),
-}
-
-impl From<crate::store::StoreError> for ApprovalError {
-    fn from(error: crate::store::StoreError) -> Self {
-        ApprovalError::Runtime(crate::RuntimeError::Store(error))
-    }
-}
-
-/// One move of a parked call ([`MessageStore::advance_tool_call`](crate::store::MessageStore::advance_tool_call)):
-/// its new state, and the fields that move sets.
+/// One move of a parked call (what a store's `advance_tool_call` writes): its new state, and the
+/// fields that move sets.
 ///
 /// ```
 /// use hooks_runtime::{ApprovalState, ToolCallChange};
