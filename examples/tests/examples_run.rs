@@ -194,6 +194,30 @@ fn tool_telemetry() {
 }
 
 #[test]
+fn approvals() {
+    let out = run(env!("CARGO_BIN_EXE_approvals"), "approvals");
+    assert_in_order(
+        &out,
+        &[
+            "First process: the run stops at the payment",
+            "status: awaiting_approval",
+            "stored result of call_clean: the tool call was denied by `no_destructive_commands`",
+            "waiting: call_pay pay",
+            "a payment of 250 is over the limit of 100",
+            "this process exits; another one decides",
+            "Second process: a person approves the payment",
+            "status: awaiting_approval",
+            "waiting: call_pay",
+            "(the payment tool runs: 250 to ACME)",
+            "agent: The cache was not cleared",
+            "call_clean: the tool call was denied",
+            "call_pay: paid 250 to ACME",
+            "call_disk: ran `df -h`",
+        ],
+    );
+}
+
+#[test]
 fn error_alerting() {
     let out = run(env!("CARGO_BIN_EXE_error_alerting"), "error_alerting");
     assert_in_order(

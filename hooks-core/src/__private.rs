@@ -11,12 +11,16 @@ pub use crate::kind::{Adapter, HookHandler, sync_adapter};
 use crate::compose::ResolvedAgent;
 use crate::def::{HookDef, HookLocation};
 use crate::kind::HookKind;
-use crate::types::PackageSignature;
+use crate::types::{OnFailure, PackageSignature};
 
 /// `HookDef::moves_value` in [`hook_def`]'s flags.
 pub const MOVES_VALUE: u8 = 2;
 /// `HookDef::blocking` in [`hook_def`]'s flags.
 pub const BLOCKING: u8 = 4;
+/// `on_failure = deny` in [`hook_def`]'s flags.
+pub const ON_FAILURE_DENY: u8 = 8;
+/// `on_failure = allow` in [`hook_def`]'s flags.
+pub const ON_FAILURE_ALLOW: u8 = 16;
 
 /// A hook's definition from what `#[hook]` knows. A function rather than a struct literal so
 /// that each hook's expansion stays short: every path and field the macro emits costs compile
@@ -41,6 +45,13 @@ pub const fn hook_def(
         moves_value: flags & MOVES_VALUE != 0,
         blocking: flags & BLOCKING != 0,
         timeout_ms: if timeout_ms == 0 { None } else { Some(timeout_ms) },
+        on_failure: if flags & ON_FAILURE_DENY != 0 {
+            Some(OnFailure::Deny)
+        } else if flags & ON_FAILURE_ALLOW != 0 {
+            Some(OnFailure::Allow)
+        } else {
+            None
+        },
         location: HookLocation {
             package: PackageSignature::new_static(package.0, package.1),
             module_path,

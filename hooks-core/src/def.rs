@@ -1,7 +1,7 @@
 //! A hook's static definition: its id, kind, typed adapter and where it was written.
 
 use crate::kind::{HookHandler, HookKind};
-use crate::types::PackageSignature;
+use crate::types::{OnFailure, PackageSignature};
 
 /// Where a hook was written: its package (crate), module, file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,9 @@ pub struct HookDef {
     pub blocking: bool,
     /// The per-hook timeout from `timeout_ms = N`, overriding the runtime's default.
     pub timeout_ms: Option<u64>,
+    /// `on_failure = deny|allow`: what a `before_tool_call` hook that fails, times out or panics
+    /// decides. Required for that kind, `None` for every other.
+    pub on_failure: Option<OnFailure>,
     /// Where the hook was written.
     pub location: HookLocation,
 }

@@ -7,7 +7,7 @@ use crate::future::BoxedHookFuture;
 use crate::state::ThreadState;
 use crate::types::{
     HookExecutionContext, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate,
-    ToolCallRecord, UserState,
+    ToolCallRecord, ToolDecision, UserState,
 };
 
 /// Where a hook runs: on a thread (composed by prompts, agents and parent requirements) or in the
@@ -36,8 +36,9 @@ pub enum HookRole {
 macro_rules! hook_kinds {
     ($lt:lifetime; $($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal,
         fn($($arg:ty),*) -> $out:ty;)*) => {
-        /// One of the 17 hook kinds of the guide's quick reference: 14 thread kinds and 3
-        /// user-scope kinds.
+        /// One of the hook kinds: the 17 of the guide's quick reference (14 thread kinds and 3
+        /// user-scope kinds) and `before_tool_call`, this project's thread kind that governs
+        /// tool calls.
         ///
         /// ```
         /// use hooks_runtime::{HookKind, HookRole, HookScope};
@@ -46,7 +47,7 @@ macro_rules! hook_kinds {
         /// assert_eq!(kind, HookKind::FilterMessages);
         /// assert_eq!(kind.scope(), HookScope::Thread);
         /// assert_eq!(kind.role(), HookRole::Transform);
-        /// assert_eq!(HookKind::ALL.len(), 17);
+        /// assert_eq!(HookKind::ALL.len(), 18);
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
@@ -161,6 +162,9 @@ hook_kinds! { 'a;
     ToolCallStarted = "tool_call_started", Thread, Event,
         "When a tool call starts to stream, before the tool runs.",
         fn(&'a ThreadState, &'a HookToolCall, Option<&'a str>, &'a HookExecutionContext) -> ();
+    BeforeToolCall = "before_tool_call", Thread, Transform,
+        "After a tool call has streamed and passed `authorize_tools`, before the tool runs: decides whether it runs (beyond the specification). The arguments may be rewritten in place; the answer decides whether the call runs.",
+        fn(&'a ThreadState, &'a HookToolCall, &'a mut serde_json::Value, &'a HookExecutionContext) -> ToolDecision;
     ToolCallDone = "tool_call_done", Thread, Event,
         "After a tool call executed, success or failure.",
         fn(&'a ThreadState, &'a HookToolCall, &'a HookToolResult, &'a HookExecutionContext) -> ();
@@ -222,8 +226,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn d1_seventeen_kinds_fourteen_thread_three_user() {
-        assert_eq!(HookKind::ALL.len(), 17);
+    fn d1_eighteen_kinds_fifteen_thread_three_user() {
+        assert_eq!(HookKind::ALL.len(), 18);
         let user = HookKind::ALL.iter().filter(|k| k.scope() == HookScope::User).count();
         assert_eq!(user, 3);
         for (index, kind) in HookKind::ALL.iter().enumerate() {

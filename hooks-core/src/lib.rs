@@ -25,8 +25,8 @@ pub use registry::{DuplicateHookId, Registry, RegistryError};
 pub use state::{DetachedThread, MessageQuery, ThreadServices, ThreadState};
 pub use types::{
     AbortSignal, Attachment, AttachmentRef, ExecutionState, ExtraFields, HookExecutionContext, HookMessage, HookSource,
-    HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate, PackageSignature, Role, Side,
-    ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolStatus, UserEvent, UserState,
+    HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate, OnFailure, PackageSignature, Role, Side,
+    ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolDecision, ToolStatus, UserEvent, UserState,
 };
 
 #[doc(hidden)]

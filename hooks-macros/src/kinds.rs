@@ -110,6 +110,7 @@ kinds! {
     "after_tool_call_failure" "AfterToolCallFailure" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "Option<HookToolResult>"
         ["HookToolResult" => "Some(value)"] {2 Replaced "HookToolResult"};
     "tool_call_started" "ToolCallStarted" Thread ["state": "&ThreadState", "call": "&HookToolCall", "progress": "Option<&str>"] -> "()" [] {};
+    "before_tool_call" "BeforeToolCall" Thread ["state": "&ThreadState", "call": "&HookToolCall", "arguments": "&mut serde_json::Value"] -> "ToolDecision" [] {};
     "tool_call_done" "ToolCallDone" Thread ["state": "&ThreadState", "call": "&HookToolCall", "result": "&HookToolResult"] -> "()" [] {};
     "user_client_attached" "UserClientAttached" User ["user": "&UserState"] -> "()" [] {};
     "user_client_detached" "UserClientDetached" User ["user": "&UserState"] -> "()" [] {};
@@ -125,6 +126,11 @@ impl KindSpec {
     /// The known kind closest to a misspelt `name`, if one is close enough to suggest.
     pub(crate) fn nearest(name: &str) -> Option<&'static KindSpec> {
         crate::suggest::did_you_mean(name, KINDS.iter().map(|kind| kind.name)).and_then(KindSpec::find)
+    }
+
+    /// Whether the kind decides whether a tool call runs, and so needs `on_failure` (G1).
+    pub(crate) fn governs(&self) -> bool {
+        self.name == "before_tool_call"
     }
 
     /// Whether the hook may take a trailing `&HookExecutionContext`.
@@ -230,8 +236,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn d1_table_has_fourteen_thread_and_three_user_kinds() {
-        assert_eq!(KINDS.len(), 17);
+    fn d1_table_has_fifteen_thread_and_three_user_kinds() {
+        assert_eq!(KINDS.len(), 18);
         assert_eq!(KINDS.iter().filter(|k| k.scope == Scope::User).count(), 3);
         assert!(
             KINDS.iter().all(|k| k.params[0].ty == if k.scope == Scope::User { "&UserState" } else { "&ThreadState" })

@@ -9,6 +9,10 @@
 //! through the thread's inbox (`queue_message`, committed, then `run_input`), on an SQLite file
 //! and in memory (`cargo bench -p hooks-runtime --bench turn -- durable` runs only that group).
 //!
+//! A third group times a turn with one tool call (two model steps, the tool, its result) with no
+//! `before_tool_call` hook against the same turn governed by 4 runtime-wide guards that allow
+//! the call and rewrite nothing (`cargo bench -p hooks-runtime --bench turn -- governed`).
+//!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
 //! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
 //! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
@@ -113,6 +117,7 @@ macro_rules! agents {
 }
 
 agents! {
+    a_tool: p_tool;
     a_none: p_none;
     a_in_place_plain: p_in_place_plain;
     a_in_place_result: p_in_place_result;
@@ -121,6 +126,32 @@ agents! {
     a_by_value_result: p_by_value_result;
     a_by_value_async: p_by_value_async;
 }
+
+#[hook(before_tool_call, id = "guard0", on_failure = deny)]
+fn guard0(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    black_box((call, arguments));
+    ToolDecision::allow()
+}
+
+#[hook(before_tool_call, id = "guard1", on_failure = deny)]
+fn guard1(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    black_box((call, arguments));
+    ToolDecision::allow()
+}
+
+#[hook(before_tool_call, id = "guard2", on_failure = allow)]
+fn guard2(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    black_box((call, arguments));
+    ToolDecision::allow()
+}
+
+#[hook(before_tool_call, id = "guard3", on_failure = allow)]
+fn guard3(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    black_box((call, arguments));
+    ToolDecision::allow()
+}
+
+define_prompt! { name: p_tool, model: "scripted", prompt: "Use the tool.", tools: ["lookup"] }
 
 /// One variant: its label, its agent, and the target against no hooks (`None`: reported only).
 struct Case {
@@ -299,8 +330,85 @@ fn durable_turns(tokio: &tokio::runtime::Runtime) {
     }
 }
 
+/// The governed-turn runtime: the tool agent, with `guards` runtime-wide guards (0 or 4).
+fn governed_runtime(model: &ScriptedModel, guards: usize) -> Runtime {
+    let lookup = hooks_runtime::tool::FnTool::new("lookup", "Looks a number up.", |_args| async {
+        HookToolResult::success("42")
+    });
+    let builder = Runtime::builder().agent::<a_tool>().model("scripted", model.clone()).tool(lookup);
+    let builder = if guards == 4 {
+        builder.guard::<guard0>().guard::<guard1>().guard::<guard2>().guard::<guard3>()
+    } else {
+        builder
+    };
+    builder.build().expect("the bench's agents resolve")
+}
+
+/// Times `n` sends of a turn with one tool call, each on a new thread with [`HISTORY`] messages.
+fn run_governed(tokio: &tokio::runtime::Runtime, guards: usize, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let mut model = ScriptedModel::default();
+        let mut runtime = governed_runtime(&model, guards);
+        let mut total = Duration::ZERO;
+        for i in 0..n {
+            if i % SENDS_PER_RUNTIME == SENDS_PER_RUNTIME - 1 {
+                model = ScriptedModel::default();
+                runtime = governed_runtime(&model, guards);
+            }
+            let thread = thread_with_history(&runtime, "a_tool").await;
+            model.push_all([
+                ScriptedResponse::tool_call("call_1", "lookup", r#"{"key":"answer"}"#),
+                ScriptedResponse::text("It is 42."),
+            ]);
+            let started = Instant::now();
+            let outcome = thread.send("Look it up.").await;
+            total += started.elapsed();
+            black_box(outcome.unwrap());
+        }
+        total
+    })
+}
+
+/// The governed-turn group: a turn with one tool call, 0 against 4 allowing in-place guards.
+fn governed_turns(tokio: &tokio::runtime::Runtime) {
+    tokio.block_on(async {
+        for guards in [0, 4] {
+            let model = ScriptedModel::default();
+            let runtime = governed_runtime(&model, guards);
+            let thread = thread_with_history(&runtime, "a_tool").await;
+            model
+                .push_all([ScriptedResponse::tool_call("call_1", "lookup", "{}"), ScriptedResponse::text("It is 42.")]);
+            let outcome = thread.send("Look it up.").await.unwrap();
+            assert_eq!(outcome.reply.as_deref(), Some("It is 42."));
+        }
+    });
+    println!(
+        "\nGoverned turn: one tool call, scripted model, in-memory store; no guard against 4 allowing in-place guards"
+    );
+    let variants = vec![
+        harness::Variant::new("one tool call, no guards", move |n| run_governed(tokio, 0, n)),
+        harness::Variant::new("one tool call, 4 guards", move |n| run_governed(tokio, 4, n)),
+    ];
+    let group = harness::measure("a turn with one tool call, 4 guards against none", variants);
+    let ratio = group.ratio("one tool call, 4 guards", "one tool call, no guards");
+    println!("\n| turn | us per turn | x no guards | target | met |");
+    println!("|---|---:|---:|---:|:---|");
+    println!("| one tool call, no guards | {:.1} | 1.000x | - | - |", group.ns("one tool call, no guards") / 1000.0);
+    println!(
+        "| one tool call, 4 guards | {:.1} | {ratio:.3}x | ≤ 1.05x | {} |",
+        group.ns("one tool call, 4 guards") / 1000.0,
+        if ratio <= 1.05 { "ok" } else { "MISS" }
+    );
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    if std::env::args().any(|arg| arg == "governed") {
+        harness::set_defaults(10, 41);
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        governed_turns(&tokio);
         return;
     }
     let durable_only = std::env::args().any(|arg| arg == "durable");
@@ -349,5 +457,6 @@ fn main() {
         println!("| {} | {:.1} | {ratio:.3}x | {target} | {met} |", case.label, group.ns(case.label) / 1000.0);
     }
     durable_turns(tokio);
+    governed_turns(tokio);
     println!("\nThe machine is shared and noisy: compare ratios, not times.");
 }

@@ -5,12 +5,12 @@
 //! handler and its future, the linked hooks, and resolved chains.
 
 pub use hooks_core::__private::{
-    ActiveContext, Adapter, BLOCKING, BoxedHookFuture, EnabledRelationships, HookHandler, MOVES_VALUE, RegisteredHook,
-    ResolvedHook, chain, handler, hook_def, inventory,
+    ActiveContext, Adapter, BLOCKING, BoxedHookFuture, EnabledRelationships, HookHandler, MOVES_VALUE,
+    ON_FAILURE_ALLOW, ON_FAILURE_DENY, RegisteredHook, ResolvedHook, chain, handler, hook_def, inventory,
 };
 pub use hooks_core::{
     Agent, AgentDef, Hook, HookDef, HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage,
-    Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
+    Participant, Prompt, PromptDef, SideDef, SubagentRelationship, ToolDecision,
 };
 
 /// A value a by-value hook's adapter can move out of the chain's slot, leaving an empty value
@@ -97,12 +97,21 @@ pub mod signature {
     hooks_macros::__signature_traits!();
 }
 
+/// A `before_tool_call` hook, which `RuntimeBuilder::guard` takes as a runtime-wide guard.
+/// `#[hook]` implements it for that kind only.
+#[diagnostic::on_unimplemented(
+    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
+    label = "not a `before_tool_call` hook",
+    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
+)]
+pub trait GuardHook: Hook {}
+
 /// A thread hook, which a prompt's or agent's `hooks` may list. `#[hook]` implements it for
-/// the 14 thread kinds.
+/// the 15 thread kinds.
 #[diagnostic::on_unimplemented(
     message = "this cannot be listed in `hooks`: it is not a thread hook",
     label = "not a thread hook",
-    note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds, referenced by id",
+    note = "a `hooks` list takes hooks defined with `#[hook(KIND, id = \"...\")]` for one of the 15 thread kinds, referenced by id",
     note = "user-scope hooks (`user_client_attached`, `user_client_detached`, `user_value_changed`) run for every user without being listed"
 )]
 pub trait ListableHook: Hook {}
@@ -111,7 +120,7 @@ pub trait ListableHook: Hook {}
 #[diagnostic::on_unimplemented(
     message = "this cannot be required in `parent_hooks`: it is not a thread hook",
     label = "not a thread hook",
-    note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 14 thread kinds",
+    note = "a requirement names a hook defined with `#[hook(KIND, id = \"...\")]` for one of the 15 thread kinds",
     note = "user-scope hooks can never be composed as parent hooks"
 )]
 pub trait RequirableHook: Hook {}

@@ -112,6 +112,27 @@ pub enum ThreadEvent {
         name: String,
         /// Whether the call succeeded; `"success"` or `"error"` on the wire.
         status: ToolStatus,
+        /// Whether the call was denied by a `before_tool_call` hook, a guard or a person (G3);
+        /// present in the JSON only when it was.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        denied: bool,
+    },
+    /// A tool call waits for a person's approval (A1):
+    /// `{"type":"approval_requested","id","name","reasons":[{"hook","reason"}]}`.
+    ApprovalRequested {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Who asked and why.
+        reasons: Vec<crate::approvals::ApprovalReason>,
+    },
+    /// A waiting tool call was decided: `{"type":"approval_resolved","id","decision"}`.
+    ApprovalResolved {
+        /// The call id.
+        id: String,
+        /// `approved` or `denied`.
+        decision: crate::approvals::ApprovalDecision,
     },
     /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
     /// message as stored, so that a client shows it without reading the thread back.
@@ -165,8 +186,12 @@ mod tests {
             serde_json::to_value(&started).unwrap(),
             serde_json::json!({"type": "tool_call_started", "id": "call_1", "name": "write_file", "progress": null})
         );
-        let done =
-            ThreadEvent::ToolCallDone { id: "call_1".into(), name: "write_file".into(), status: ToolStatus::Error };
+        let done = ThreadEvent::ToolCallDone {
+            id: "call_1".into(),
+            name: "write_file".into(),
+            status: ToolStatus::Error,
+            denied: false,
+        };
         assert_eq!(
             serde_json::to_value(&done).unwrap(),
             serde_json::json!({"type": "tool_call_done", "id": "call_1", "name": "write_file", "status": "error"})

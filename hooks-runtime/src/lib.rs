@@ -57,20 +57,22 @@ pub use hooks_core::{
     AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
     ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
     HookRole, HookScope, HookSource, HookToolCall, HookToolResult, LlmMessage, MessageQuery, MessageRecord,
-    MessageUpdate, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, Registry,
-    RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
-    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolStatus, UserEvent, UserState,
-    explain, explain_json,
+    MessageUpdate, OnFailure, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
+    Registry, RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
+    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolDecision, ToolStatus, UserEvent,
+    UserState, explain, explain_json,
 };
 pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+mod approvals;
 #[cfg(feature = "declarative")]
 #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
 pub mod declarative;
 mod dispatch;
 mod events;
+mod governing;
 mod history;
 mod ids;
 pub mod model;
@@ -81,10 +83,13 @@ mod thread;
 pub mod tool;
 mod user;
 
+pub use approvals::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
+pub use thread::{
+    ApprovalError, InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions,
+};
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
@@ -93,7 +98,7 @@ pub mod prelude {
     pub use hooks_core::{
         Agent, Hook, HookError, HookExecutionContext, HookKind, HookMessage, HookResult, HookSource, HookToolCall,
         HookToolResult, LlmMessage, MessageRecord, MessageUpdate, Prompt, Registry, ResolvedAgent, Role, ThreadState,
-        ToolCallRecord, ToolStatus, UserState,
+        ToolCallRecord, ToolDecision, ToolStatus, UserState,
     };
 }
 

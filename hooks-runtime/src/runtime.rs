@@ -21,7 +21,10 @@ use hooks_core::{
 use serde_json::Value;
 
 pub use self::inner::ToolAuthorizer;
+
 use self::inner::{AgentEntry, RuntimeInner};
+use crate::governing::guard::{HookGuard, ToolGuard};
+use crate::governing::schema::ToolSchemas;
 use crate::model::Model;
 use crate::store::{InMemoryStore, MessageStore, UserChange, UserChangeKind, UserValue};
 use crate::thread::{RuntimeError, Thread, ThreadOptions};
@@ -117,6 +120,7 @@ pub struct RuntimeBuilder {
     store: Option<Arc<dyn MessageStore>>,
     hook_timeout: Duration,
     authorizer: Option<Arc<ToolAuthorizer>>,
+    guards: Vec<Arc<dyn ToolGuard>>,
     registry: Option<Registry>,
     repeated_tool_error_limit: u32,
     default_max_steps: u32,
@@ -189,6 +193,39 @@ impl RuntimeBuilder {
         check: impl Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.authorizer = Some(Arc::new(check));
+        self
+    }
+
+    /// Adds a runtime-wide guard: the `before_tool_call` hook `H` (its id) governs every tool
+    /// call of every thread of every agent, subagent threads included, before the hooks the
+    /// thread's resolution selects (G7). Guards run in the order they were added.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::Runtime;
+    ///
+    /// #[hook(before_tool_call, id = "no_rm_rf", on_failure = deny)]
+    /// fn no_rm_rf(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    ///     match arguments["command"].as_str() {
+    ///         Some(command) if call.name() == "shell" && command.contains("rm -rf") => {
+    ///             ToolDecision::deny("destructive commands are not allowed")
+    ///         }
+    ///         _ => ToolDecision::allow(),
+    ///     }
+    /// }
+    ///
+    /// let builder = Runtime::builder().guard::<no_rm_rf>();
+    /// # let _ = builder;
+    /// ```
+    pub fn guard<H: crate::__private::GuardHook>(self) -> Self {
+        self.guard_object(Arc::new(HookGuard(H::DEF)))
+    }
+
+    /// Adds a runtime-wide guard object: what guards loaded at run time (not `#[hook]`
+    /// functions) plug in through.
+    #[allow(dead_code)]
+    pub(crate) fn guard_object(mut self, guard: Arc<dyn ToolGuard>) -> Self {
+        self.guards.push(guard);
         self
     }
 
@@ -312,10 +349,12 @@ impl RuntimeBuilder {
             inner: Arc::new(RuntimeInner {
                 agents,
                 models: self.models,
+                schemas: ToolSchemas::new(self.tools.keys()),
                 tools: self.tools,
                 store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
                 hook_timeout: self.hook_timeout,
                 authorizer: self.authorizer,
+                guards: self.guards,
                 users,
                 repeated_tool_error_limit: self.repeated_tool_error_limit,
                 default_max_steps: self.default_max_steps,
@@ -354,6 +393,7 @@ impl Runtime {
             store: None,
             hook_timeout: DEFAULT_HOOK_TIMEOUT,
             authorizer: None,
+            guards: Vec::new(),
             registry: None,
             repeated_tool_error_limit: 3,
             default_max_steps: 25,

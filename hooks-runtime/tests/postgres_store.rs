@@ -340,7 +340,12 @@ fn run_events(n: usize) -> Vec<ThreadEvent> {
         .map(|i| match i % 4 {
             0 => created(&format!("m{i}"), Role::Assistant),
             1 => ThreadEvent::ToolCallStarted { id: format!("c{i}"), name: "lookup".into(), progress: None },
-            2 => ThreadEvent::ToolCallDone { id: format!("c{i}"), name: "lookup".into(), status: ToolStatus::Success },
+            2 => ThreadEvent::ToolCallDone {
+                id: format!("c{i}"),
+                name: "lookup".into(),
+                status: ToolStatus::Success,
+                denied: false,
+            },
             _ => ThreadEvent::Status { status: ThreadStatus::Running },
         })
         .collect()

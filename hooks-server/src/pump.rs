@@ -210,7 +210,12 @@ mod tests {
     use hooks_runtime::store::ThreadStatus;
 
     fn tool_done(id: &str) -> ThreadEvent {
-        ThreadEvent::ToolCallDone { id: id.into(), name: "lookup".into(), status: hooks_runtime::ToolStatus::Success }
+        ThreadEvent::ToolCallDone {
+            id: id.into(),
+            name: "lookup".into(),
+            status: hooks_runtime::ToolStatus::Success,
+            denied: false,
+        }
     }
 
     struct Harness {

@@ -641,12 +641,14 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
             ThreadEvent::ToolCallDone {
                 id: "call_plain".into(),
                 name: "t7_bare_plain".into(),
-                status: ToolStatus::Success
+                status: ToolStatus::Success,
+                denied: false,
             },
             ThreadEvent::ToolCallDone {
                 id: "call_write".into(),
                 name: "t7_bare_write".into(),
-                status: ToolStatus::Error
+                status: ToolStatus::Error,
+                denied: false,
             },
         ]
     );
@@ -664,7 +666,9 @@ fn t7_mark(marker: String) {
                 ThreadEvent::ToolCallStarted { id, name, progress } => {
                     format!("event:started:{id}:{name}:{}", progress.unwrap_or_default())
                 }
-                ThreadEvent::ToolCallDone { id, name, status } => format!("event:done:{id}:{name}:{}", status.as_str()),
+                ThreadEvent::ToolCallDone { id, name, status, .. } => {
+                    format!("event:done:{id}:{name}:{}", status.as_str())
+                }
                 _ => unreachable!(),
             });
         }

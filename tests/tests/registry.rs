@@ -75,6 +75,11 @@ mod tool_hooks {
 
     #[hook(tool_call_done, id = "log_tool_done")]
     fn log_tool_done(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
+
+    #[hook(before_tool_call, id = "no_force_push", on_failure = deny)]
+    fn no_force_push(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut serde_json::Value) -> ToolDecision {
+        ToolDecision::allow()
+    }
 }
 
 mod user_hooks {
@@ -93,7 +98,7 @@ mod user_hooks {
 }
 
 /// Every hook this file defines: id, kind, module path, function.
-const DEFINED: [(&str, HookKind, &str, &str); 18] = [
+const DEFINED: [(&str, HookKind, &str, &str); 19] = [
     ("greet_thread", HookKind::AfterThreadCreated, "registry", "greet_thread"),
     ("note_child", HookKind::AfterSubagentCreated, "registry", "note_child"),
     ("append_date", HookKind::AfterSystemMessage, "registry", "append_date"),
@@ -109,6 +114,7 @@ const DEFINED: [(&str, HookKind, &str, &str); 18] = [
     ("explain_failure", HookKind::AfterToolCallFailure, "registry::tool_hooks", "explain_failure"),
     ("show_progress", HookKind::ToolCallStarted, "registry::tool_hooks", "show_progress"),
     ("log_tool_done", HookKind::ToolCallDone, "registry::tool_hooks", "log_tool_done"),
+    ("no_force_push", HookKind::BeforeToolCall, "registry::tool_hooks", "no_force_push"),
     ("welcome_client", HookKind::UserClientAttached, "registry::user_hooks", "welcome"),
     ("farewell_client", HookKind::UserClientDetached, "registry::user_hooks", "farewell"),
     ("sync_values", HookKind::UserValueChanged, "registry::user_hooks", "sync_values"),

@@ -89,6 +89,7 @@ fn provenance(resolved: &ResolvedAgent, entry: &ResolvedHook) -> String {
             let package = package.as_ref().map(|p| format!(", crate {}", p.name)).unwrap_or_default();
             format!("child {agent_name} (as {relationship_name}{package})")
         }
+        HookSource::Runtime => "runtime guard".to_owned(),
     };
     if let Some(requirement) = entry.requirement {
         let _ = write!(text, ", {}: {}", requirement.stage.as_str(), requirement.reason);

@@ -318,5 +318,6 @@ fn describe(context: &HookExecutionContext) -> String {
         crate::types::HookSource::Prompt { prompt_name } => format!("prompt `{prompt_name}`"),
         crate::types::HookSource::Agent { agent_name } => format!("agent `{agent_name}`"),
         crate::types::HookSource::Child { agent_name, .. } => format!("child `{agent_name}`"),
+        crate::types::HookSource::Runtime => "the runtime's guards".to_owned(),
     }
 }

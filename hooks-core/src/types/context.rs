@@ -18,10 +18,12 @@ impl PackageSignature {
     }
 }
 
-/// Why a hook is active (spec §2.4): its prompt, its agent, or a child's parent-hook requirement.
+/// Why a hook is active (spec §2.4): its prompt, its agent, or a child's parent-hook requirement;
+/// beyond the specification, a runtime-wide guard (`Runtime::builder().guard::<id>()`).
 ///
 /// JSON: `{"kind":"prompt","promptName":"..."}`, `{"kind":"agent","agentName":"..."}`,
-/// `{"kind":"child","relationshipName":"...","agentName":"...","package":{...}}`.
+/// `{"kind":"child","relationshipName":"...","agentName":"...","package":{...}}`,
+/// `{"kind":"runtime"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HookSource {
@@ -45,6 +47,8 @@ pub enum HookSource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         package: Option<PackageSignature>,
     },
+    /// A runtime-wide guard: it governs every tool call of every thread, whatever resolved.
+    Runtime,
 }
 
 /// The final argument of every thread hook: deterministic provenance metadata.
@@ -74,6 +78,11 @@ impl HookExecutionContext {
     /// An agent source, const-constructible.
     pub const fn agent(agent_name: &'static str) -> Self {
         HookExecutionContext { source: HookSource::Agent { agent_name: Cow::Borrowed(agent_name) } }
+    }
+
+    /// The source of a runtime-wide guard, const-constructible.
+    pub const fn runtime() -> Self {
+        HookExecutionContext { source: HookSource::Runtime }
     }
 
     /// A child source, const-constructible.

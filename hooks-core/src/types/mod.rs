@@ -38,6 +38,7 @@ pub(crate) fn clone_extra_from(target: &mut ExtraFields, source: &ExtraFields) {
 }
 
 mod context;
+mod decision;
 mod execution;
 mod llm;
 mod message;
@@ -45,6 +46,7 @@ mod tool;
 mod user;
 
 pub use context::{HookExecutionContext, HookSource, PackageSignature};
+pub use decision::{OnFailure, ToolDecision};
 pub use execution::{AbortSignal, ExecutionState, Side};
 pub use llm::LlmMessage;
 pub use message::{HookMessage, MessageRecord, MessageUpdate, Role};

@@ -54,7 +54,7 @@ impl<'a> Companion<'a> {
     /// user-scope kind, so such a reference fails on the user's path: D7, D11) and `impl Hook`
     /// with the given definition: one quote, since each quote spliced into another is a round
     /// trip to the compiler.
-    fn items(&self, listed: bool, def: TokenStream) -> TokenStream {
+    fn items(&self, listed: bool, governs: bool, def: TokenStream) -> TokenStream {
         let Companion { kind_name, id, function, vis, private } = self;
         let path = self.path();
         let module = &path.module;
@@ -69,7 +69,8 @@ impl<'a> Companion<'a> {
             other => quote!(#other),
         };
         let composable = listed.then(|| [format_ident!("ListableHook"), format_ident!("RequirableHook")]);
-        let composable = composable.iter().flatten();
+        let guard = governs.then(|| format_ident!("GuardHook"));
+        let composable = composable.iter().flatten().chain(guard.iter());
         quote! {
             #[doc(hidden)]
             mod #module {
@@ -88,7 +89,7 @@ impl<'a> Companion<'a> {
 }
 
 pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
-    let CheckedHook { kind, id, timeout_ms, blocking, krate, function, vis, .. } = hook;
+    let CheckedHook { kind, id, timeout_ms, blocking, on_failure_deny, krate, function, vis, .. } = hook;
     let private = private_path(krate);
     let adapter = adapter(hook, &private);
     let companion = Companion { kind_name: kind.name, id, function, vis, private };
@@ -99,9 +100,15 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let function_text = function.to_string();
     let moves_value =
         hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
+    // The bits of `__private::ON_FAILURE_DENY` and `ON_FAILURE_ALLOW`.
+    let on_failure = match on_failure_deny {
+        Some(true) => 8,
+        Some(false) => 16,
+        None => 0,
+    };
     // The bits of `__private::MOVES_VALUE` and `BLOCKING`; whether the hook is async is its
     // adapter's form.
-    let flags = u8::from(moves_value) << 1 | u8::from(*blocking) << 2;
+    let flags = u8::from(moves_value) << 1 | u8::from(*blocking) << 2 | on_failure;
     let timeout = timeout_ms.unwrap_or(0);
     let package = package();
     let def = quote! {
@@ -110,7 +117,7 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
             ::core::module_path!(), ::core::file!(), ::core::line!(), #function_text,
         )
     };
-    let mut expanded = companion.items(kind.takes_context(), def);
+    let mut expanded = companion.items(kind.takes_context(), kind.governs(), def);
     function_alias(&companion, &mut expanded);
     let marker = unique_marker(id);
     // The hook's `inventory` entry, collected by `Registry::linked`. `submit!` wraps its items in
@@ -142,14 +149,16 @@ pub(super) fn fallback(
     let params = (0..arity).map(|_| quote!(_));
     let id_text = id.to_string();
     let function_text = function.to_string();
+    // The one kind whose chain carries an answer rather than `()`.
+    let answer = if kind.governs() { quote!(#private::ToolDecision::Allow) } else { quote!(()) };
     let def = quote! {
         #private::hook_def(
             #id_text,
-            #private::HookHandler::#variant(#private::Adapter::Sync(|#(#params),*| ::core::result::Result::Ok(()))),
+            #private::HookHandler::#variant(#private::Adapter::Sync(|#(#params),*| ::core::result::Result::Ok(#answer))),
             0, 0, ("", ""), "", "", 0, #function_text,
         )
     };
-    companion.items(kind.takes_context(), def)
+    companion.items(kind.takes_context(), kind.governs(), def)
 }
 
 /// The package's name and version as literals: cargo gives them to rustc, in whose process the

@@ -1,4 +1,5 @@
-//! Parses the attribute arguments (`KIND, id = "...", timeout_ms = N, blocking, crate = path`)
+//! Parses the attribute arguments (`KIND, id = "...", timeout_ms = N, blocking, on_failure =
+//! deny|allow, crate = path`)
 //! and the function's signature.
 
 use proc_macro2::{Span, TokenStream};
@@ -7,7 +8,7 @@ use syn::{Attribute, Ident, LitInt, LitStr, Path, Signature, Token, Visibility};
 
 use crate::ctxt::Ctxt;
 
-const KEYS: &[&str] = &["id", "timeout_ms", "blocking", "crate"];
+const KEYS: &[&str] = &["id", "timeout_ms", "blocking", "on_failure", "crate"];
 
 /// The attribute as written, each value with its own tokens for error spans.
 pub(super) struct HookArgs {
@@ -16,6 +17,8 @@ pub(super) struct HookArgs {
     pub(super) timeout_ms: Option<LitInt>,
     /// `blocking`: the sync hook blocks its thread, so the runtime lets the worker go first.
     pub(super) blocking: Option<Ident>,
+    /// `on_failure = deny|allow`: the key and the value as written (checked in `validate`).
+    pub(super) on_failure: Option<(Ident, syn::Expr)>,
     pub(super) krate: Option<Path>,
     /// The span of the whole attribute argument list, for "missing `id`".
     pub(super) span: Span,
@@ -27,6 +30,7 @@ enum Arg {
     Id(Ident, LitStr),
     TimeoutMs(Ident, LitInt),
     Blocking(Ident),
+    OnFailure(Ident, syn::Expr),
     Crate(Token![crate], Path),
     Unknown(Ident),
 }
@@ -64,6 +68,12 @@ impl Parse for Arg {
                     ));
                 }
                 Arg::Blocking(key)
+            }
+            "on_failure" => {
+                input.parse::<Token![=]>().map_err(|e| {
+                    syn::Error::new(e.span(), "expected a value: `on_failure = deny` or `on_failure = allow`")
+                })?;
+                Arg::OnFailure(key, input.parse()?)
             }
             _ => {
                 // Skip the value so the rest of the list can still be checked.
@@ -110,13 +120,22 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             return None;
         }
     };
-    let mut parsed =
-        HookArgs { kind, id: None, timeout_ms: None, blocking: None, krate: None, span, had_unknown_key: false };
+    let mut parsed = HookArgs {
+        kind,
+        id: None,
+        timeout_ms: None,
+        blocking: None,
+        on_failure: None,
+        krate: None,
+        span,
+        had_unknown_key: false,
+    };
     for arg in list {
         match arg {
             Arg::Id(key, value) => set_once(cx, &mut parsed.id, key, value),
             Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key, value),
             Arg::Blocking(key) => set_once(cx, &mut parsed.blocking, key.clone(), key),
+            Arg::OnFailure(key, value) => set_once(cx, &mut parsed.on_failure, key.clone(), (key, value)),
             Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),
             Arg::Unknown(key) => {
                 parsed.had_unknown_key = true;
@@ -126,7 +145,7 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
                     .unwrap_or_default();
                 cx.error_spanned_by(
                     &key,
-                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `blocking`, `crate`"),
+                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `blocking`, `on_failure`, `crate`"),
                 );
             }
         }

@@ -17,6 +17,9 @@ pub(super) struct CheckedHook {
     pub(super) id: Ident,
     pub(super) timeout_ms: Option<u64>,
     pub(super) blocking: bool,
+    /// `on_failure`: `Some(true)` for `deny`, `Some(false)` for `allow`; `None` for a kind
+    /// that governs nothing.
+    pub(super) on_failure_deny: Option<bool>,
     pub(super) krate: Path,
     pub(super) function: Ident,
     pub(super) vis: Visibility,
@@ -59,6 +62,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<C
         );
     }
     let kind = kind?;
+    let on_failure_deny = check_on_failure(cx, kind, &args);
     check_context_position(cx, kind, function)?;
     let params = check_arity(cx, kind, function)?;
     check_borrowed_return(cx, kind, function)?;
@@ -103,6 +107,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<C
         id: id?,
         timeout_ms,
         blocking: args.blocking.is_some(),
+        on_failure_deny,
         krate,
         function: function.sig.ident.clone(),
         vis: function.vis.clone(),
@@ -112,6 +117,58 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<C
         return_type,
         form,
     })
+}
+
+/// G1: a `before_tool_call` hook says whether it fails closed or open; no other kind takes
+/// `on_failure`.
+fn check_on_failure(cx: &Ctxt, kind: &KindSpec, args: &HookArgs) -> Option<bool> {
+    const CHOICES: &str = "`on_failure = deny` (fail closed: a hook that fails, times out or panics denies the call) \
+                           or `on_failure = allow` (fail open: the call runs as if the hook had allowed it)";
+    match (&args.on_failure, kind.governs()) {
+        (None, true) => {
+            cx.error_spanned_by(
+                &args.kind,
+                format!(
+                    "a `{}` hook must say what its failure decides: a guard that errors, times out or panics either \
+                     blocks the call or lets it run\nhelp: add {CHOICES}",
+                    kind.name
+                ),
+            );
+            None
+        }
+        (None, false) => None,
+        (Some((key, _)), false) => {
+            cx.error_spanned_by(
+                key,
+                format!(
+                    "`on_failure` is only for `before_tool_call` hooks, which decide whether a tool call runs\n\
+                     help: remove `on_failure`; what a failing `{}` hook does is fixed by its kind",
+                    kind.name
+                ),
+            );
+            None
+        }
+        (Some((_, value)), true) => {
+            let word = match value {
+                syn::Expr::Path(path) if path.qself.is_none() => path.path.get_ident().map(Ident::to_string),
+                _ => None,
+            };
+            match word.as_deref() {
+                Some("deny") => Some(true),
+                Some("allow") => Some(false),
+                _ => {
+                    let written = quote::ToTokens::to_token_stream(value).to_string();
+                    let quoted = matches!(value, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }));
+                    let note = if quoted { "; the value is a bare word, not a string" } else { "" };
+                    cx.error_spanned_by(
+                        value,
+                        format!("unknown `on_failure` value `{written}`{note}\nhelp: write {CHOICES}"),
+                    );
+                    None
+                }
+            }
+        }
+    }
 }
 
 fn check_kind(cx: &Ctxt, kind: &Ident) -> Option<&'static KindSpec> {

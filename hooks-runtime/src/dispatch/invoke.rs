@@ -48,7 +48,7 @@ impl HookFailure {
 
     /// The failure for the log: the hook's own error message (the spec makes its author keep
     /// sensitive data out of it), a panic's location but never its payload, or the timeout.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             HookFailure::Error(error) if error.is_block() => format!("blocked: {}", error.message()),
             HookFailure::Error(error) => error.message().to_owned(),
@@ -64,6 +64,7 @@ pub(crate) fn source_label(entry: &ResolvedHook) -> String {
         HookSource::Prompt { prompt_name } => format!("prompt:{prompt_name}"),
         HookSource::Agent { agent_name } => format!("agent:{agent_name}"),
         HookSource::Child { relationship_name, .. } => format!("child:{relationship_name}"),
+        HookSource::Runtime => "runtime".to_owned(),
     }
 }
 
@@ -92,7 +93,13 @@ pub(crate) enum Started<'a> {
 /// Calls the adapter with panics caught. A `blocking` hook takes the slow path.
 #[inline(always)]
 pub(crate) fn start<'a>(entry: &ResolvedHook, timeout: Duration, call: impl FnOnce() -> Answer<'a>) -> Started<'a> {
-    if entry.hook.blocking {
+    start_with(entry.hook.blocking, timeout, call)
+}
+
+/// [`start`] for a hook known by its `blocking` flag alone (a runtime-wide guard).
+#[inline(always)]
+pub(crate) fn start_with<'a>(blocking: bool, timeout: Duration, call: impl FnOnce() -> Answer<'a>) -> Started<'a> {
+    if blocking {
         return start_blocking(timeout, call);
     }
     start_in_place(call)

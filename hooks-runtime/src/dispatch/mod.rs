@@ -35,6 +35,7 @@ macro_rules! adapter_calls {
 
 mod clock;
 mod events;
+pub(crate) mod governing;
 mod invoke;
 mod kinds;
 pub(crate) mod panics;
@@ -49,7 +50,7 @@ pub(crate) use events::{
     after_create_message, after_subagent_created, after_thread_created, after_update_message, tool_call_done,
     tool_call_started, user_event,
 };
-pub(crate) use invoke::{TARGET, spans_wanted};
+pub(crate) use invoke::{HookFailure, TARGET, source_label, spans_wanted};
 pub(crate) use kinds::{
     after_system_message, after_tool_call, before_create_message, before_store_tool_result, before_update_message,
     filter_messages, prefilter_llm_history,

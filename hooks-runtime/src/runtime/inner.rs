@@ -45,6 +45,10 @@ pub(crate) struct RuntimeInner {
     pub(crate) store: Arc<dyn MessageStore>,
     pub(crate) hook_timeout: Duration,
     pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
+    /// The runtime-wide guards, in the order they were added (G7).
+    pub(crate) guards: Vec<Arc<dyn crate::governing::guard::ToolGuard>>,
+    /// The tools' parameter schemas, compiled on first use (G5).
+    pub(crate) schemas: crate::governing::schema::ToolSchemas,
     pub(crate) users: UserScope,
     pub(crate) repeated_tool_error_limit: u32,
     pub(crate) default_max_steps: u32,

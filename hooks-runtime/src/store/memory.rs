@@ -5,6 +5,7 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
 use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
@@ -23,6 +24,8 @@ struct StoredThread {
     messages: Vec<HookMessage>,
     /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
     inbox: Vec<(String, String, i64)>,
+    /// The calls parked for approvals, in call order.
+    parked: Vec<ParkedToolCall>,
 }
 
 impl InMemoryStore {
@@ -87,9 +90,47 @@ impl MessageStore for InMemoryStore {
         }
         threads.insert(
             thread.id.clone(),
-            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new() },
+            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new(), parked: Vec::new() },
         );
         Ok(())
+    }
+
+    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread.parked.extend(calls.iter().cloned());
+            thread.parked.sort_by_key(|call| call.position);
+            Ok(())
+        })
+    }
+
+    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(threads.get(thread_id).map(|thread| thread.parked.clone()).unwrap_or_default())
+    }
+
+    async fn advance_tool_call(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        from: ApprovalState,
+        change: &ToolCallChange,
+    ) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            match thread.parked.iter_mut().find(|call| call.id == call_id && call.state == from) {
+                Some(call) => {
+                    change.apply(call);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })
+    }
+
+    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread.parked.clear();
+            Ok(())
+        })
     }
 
     async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {

@@ -34,6 +34,7 @@ use std::fmt;
 use hooks_core::{HookMessage, MessageUpdate};
 use serde::{Deserialize, Serialize};
 
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 pub use crate::events::ThreadStatus;
 pub use crate::reasons::{FailReason, StopReason};
 
@@ -227,6 +228,50 @@ pub trait MessageStore: Send + Sync + 'static {
     async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
         let _ = thread_id;
         Ok(None)
+    }
+
+    /// Parks the calls of a step that waits for approvals (A1) with the thread, so that they
+    /// survive a restart and every process sharing the store sees them (A2). Fails for an
+    /// unknown thread. The default refuses: a store that keeps no approvals cannot park a call.
+    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
+        let _ = calls;
+        Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "park_tool_calls: thread `{thread_id}`: this store keeps no approvals; implement MessageStore::park_tool_calls, \
+             parked_tool_calls, advance_tool_call and clear_parked_tool_calls together"
+            ),
+        ))
+    }
+
+    /// The thread's parked calls, in the step's call order. The default (a store without
+    /// approvals) has none.
+    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
+        let _ = thread_id;
+        Ok(Vec::new())
+    }
+
+    /// Moves parked call `call_id` from state `from` as `change` says, in one conditional
+    /// write: `Ok(true)` when it was in `from` and moved, `Ok(false)` (and nothing written) when
+    /// it was not, for example because another process decided it first (A4).
+    async fn advance_tool_call(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        from: ApprovalState,
+        change: &ToolCallChange,
+    ) -> Result<bool, StoreError> {
+        let _ = (call_id, from, change);
+        Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!("advance_tool_call: thread `{thread_id}`: this store keeps no approvals"),
+        ))
+    }
+
+    /// Removes every parked call of the thread, once their results are stored.
+    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        let _ = thread_id;
+        Ok(())
     }
 
     /// Whether the store carries thread events to other processes: when it does, the runtime

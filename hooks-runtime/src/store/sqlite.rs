@@ -23,6 +23,7 @@ use rusqlite::{
 use serde_json::{Map, Value};
 
 use super::{InboxEntry, MessageStore, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox};
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
 /// [`MIGRATIONS`] applied.
@@ -31,7 +32,7 @@ const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
 /// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
 /// version (from a newer build) is refused.
-const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP];
+const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP, PARKED_CALLS_STEP];
 
 /// How long a statement waits for another connection's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -101,6 +102,24 @@ CREATE TABLE user_values (
     value TEXT NOT NULL,
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (user_id, key)
+) STRICT;
+";
+
+/// Tool calls parked for approvals (A1, A2), one row per call of the parked step, `position`
+/// its place in the model's call order; `arguments`, `reasons` and `result` as JSON text.
+const PARKED_CALLS_STEP: &str = "
+CREATE TABLE parked_tool_calls (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    reasons TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'running', 'done')),
+    decision_reason TEXT,
+    result TEXT,
+    PRIMARY KEY (thread_id, id)
 ) STRICT;
 ";
 
@@ -812,6 +831,130 @@ impl MessageStore for SqliteStore {
                 return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
             }
             tx.commit().map_err(op.sql())
+        })
+        .await
+    }
+
+    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
+        let thread_id = thread_id.to_owned();
+        let calls = calls.to_vec();
+        self.run("park_tool_calls", move |connection| {
+            let op = Op::thread("park_tool_calls", &thread_id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            op.ensure_thread(&tx)?;
+            for call in &calls {
+                let reasons = serde_json::to_string(&call.reasons).map_err(|e| op.error(StoreErrorKind::Other, e))?;
+                tx.execute(
+                    "INSERT INTO parked_tool_calls
+                     (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    params![
+                        thread_id,
+                        call.id,
+                        call.position,
+                        call.tool,
+                        call.arguments.to_string(),
+                        reasons,
+                        call.requested_at,
+                        call.state.as_str(),
+                        call.decision_reason,
+                        call.result.as_ref().map(Value::to_string),
+                    ],
+                )
+                .map_err(op.sql())?;
+            }
+            tx.commit().map_err(op.sql())
+        })
+        .await
+    }
+
+    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("parked_tool_calls", move |connection| {
+            let op = Op::thread("parked_tool_calls", &thread_id);
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT id, position, tool, arguments, reasons, requested_at, state, decision_reason, result
+                     FROM parked_tool_calls WHERE thread_id = ?1 ORDER BY position",
+                )
+                .map_err(op.sql())?;
+            let rows = statement
+                .query_map([&thread_id], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, u32>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, String>(6)?,
+                        row.get::<_, Option<String>>(7)?,
+                        row.get::<_, Option<String>>(8)?,
+                    ))
+                })
+                .map_err(op.sql())?;
+            let mut calls = Vec::new();
+            for row in rows {
+                let (id, position, tool, arguments, reasons, requested_at, state, decision_reason, result) =
+                    row.map_err(op.sql())?;
+                let json = |text: &str| {
+                    serde_json::from_str::<Value>(text)
+                        .map_err(|e| op.error(StoreErrorKind::Corrupt, describe_json_error(&e)))
+                };
+                let state = ApprovalState::from_name(&state).ok_or_else(|| {
+                    op.error(StoreErrorKind::Corrupt, format_args!("unknown parked call state `{state}`"))
+                })?;
+                let mut call = ParkedToolCall::new(id, tool, json(&arguments)?, position, state);
+                call.reasons = serde_json::from_str(&reasons)
+                    .map_err(|e| op.error(StoreErrorKind::Corrupt, describe_json_error(&e)))?;
+                call.requested_at = requested_at;
+                call.decision_reason = decision_reason;
+                call.result = result.as_deref().map(json).transpose()?;
+                calls.push(call);
+            }
+            Ok(calls)
+        })
+        .await
+    }
+
+    async fn advance_tool_call(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        from: ApprovalState,
+        change: &ToolCallChange,
+    ) -> Result<bool, StoreError> {
+        let (thread_id, call_id, change) = (thread_id.to_owned(), call_id.to_owned(), change.clone());
+        self.run("advance_tool_call", move |connection| {
+            let op = Op::thread("advance_tool_call", &thread_id);
+            // One conditional write (A4): of two deciders, the second finds the state moved on.
+            let moved = connection
+                .execute(
+                    "UPDATE parked_tool_calls SET state = ?1, arguments = COALESCE(?2, arguments),
+                     decision_reason = COALESCE(?3, decision_reason), result = COALESCE(?4, result)
+                     WHERE thread_id = ?5 AND id = ?6 AND state = ?7",
+                    params![
+                        change.state.as_str(),
+                        change.arguments.as_ref().map(Value::to_string),
+                        change.decision_reason,
+                        change.result.as_ref().map(Value::to_string),
+                        thread_id,
+                        call_id,
+                        from.as_str(),
+                    ],
+                )
+                .map_err(op.sql())?;
+            Ok(moved == 1)
+        })
+        .await
+    }
+
+    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("clear_parked_tool_calls", move |connection| {
+            let op = Op::thread("clear_parked_tool_calls", &thread_id);
+            connection.execute("DELETE FROM parked_tool_calls WHERE thread_id = ?1", [&thread_id]).map_err(op.sql())?;
+            Ok(())
         })
         .await
     }

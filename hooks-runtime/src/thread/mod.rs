@@ -5,16 +5,21 @@
 //! `turn -> agents -> tool_calls -> children`, each using the stages below it.
 
 mod agents;
+mod approvals;
+
+pub use approvals::ApprovalError;
 mod children;
 pub(crate) mod context;
 mod host;
 mod json_member_scanner;
 mod messages;
 mod model_step;
+mod parking;
 mod pipeline;
 mod publisher;
 mod recovery;
 mod reentry;
+mod resuming;
 mod run_hold;
 mod settings_hooks;
 mod shared;
@@ -167,7 +172,10 @@ impl fmt::Display for RunOutcome {
             }
             ThreadStatus::Running => write!(f, "the run is still going after {steps}"),
             ThreadStatus::AwaitingApproval => {
-                write!(f, "the run waits for a person's decision on its tool calls after {steps}")
+                write!(
+                    f,
+                    "the run waits for a person's decision on its tool calls after {steps}: decide them to resume it"
+                )
             }
             ThreadStatus::Stopped(reason) => write!(f, "the run stopped ({reason}) after {steps}"),
             ThreadStatus::Failed(reason) => {
@@ -274,6 +282,16 @@ pub enum RuntimeError {
     /// The store failed.
     #[error(transparent)]
     Store(StoreError),
+    /// The thread's tool calls wait for approvals (A5): a message is refused, and nothing is
+    /// stored, until they are decided (`Thread::approve`, `Thread::deny`) or the run aborted.
+    #[error(
+        "the thread waits for approvals of the tool calls {}; decide them with Thread::approve or Thread::deny (or abort the run) before sending a message",
+        calls.iter().map(|call| format!("`{call}`")).collect::<Vec<_>>().join(", ")
+    )]
+    AwaitingApproval {
+        /// The ids of the calls that wait.
+        calls: Vec<String>,
+    },
     /// A hook (or a tool) called this `Thread` method on the thread whose run is calling it.
     /// That run holds the thread until the hook returns, so the call would wait for itself.
     #[error("{}", held_by_caller(method))]
@@ -340,6 +358,8 @@ pub(crate) enum TurnEnd {
     Stopped(StopReason),
     Failed(FailReason),
     HandedOff(String),
+    /// Tool calls of the last step wait for approvals (A1).
+    AwaitingApproval,
 }
 
 /// The id of an input accepted with [`Thread::queue_message`]: its inbox entry's id, which is
@@ -627,6 +647,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let incoming = vec![turn::Incoming::direct(message)];
                 let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
@@ -684,6 +705,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
                 match result {
@@ -713,6 +735,7 @@ impl Thread {
             let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
             run_hold::holding(&self.shared, hold, async {
                 recovery::settle_a_dead_run(&self.shared, &state).await?;
+                resuming::refuse_while_waiting(&self.shared).await?;
                 let mut run = turn::RunGuard::new(&self.shared, &mut state);
                 let result = turn::run_queued(&self.shared, run.state()).await;
                 run.settle(result).await
@@ -792,9 +815,31 @@ impl Thread {
     /// steps' replies and tool results). The reply being streamed is dropped, not stored. A tool
     /// call that was running, or that had not started yet in the aborted step, is answered with an
     /// error result (`the tool call was aborted before it finished`), so every stored tool call
-    /// keeps its result. Without a run going, it does nothing.
+    /// keeps its result. Without a run going, it does nothing, except on a thread whose tool
+    /// calls wait for approvals (A5): every waiting call is denied, none runs, their results
+    /// are stored and the run stops `aborted`; that happens in a task of its own, so the status
+    /// changes (and its event is sent) right after this returns. [`Thread::abort_approvals`]
+    /// does the same and waits for it.
     pub fn abort(&self) {
         self.shared.abort();
+        if self.shared.status() == ThreadStatus::AwaitingApproval
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let thread = self.clone();
+            handle.spawn(async move {
+                if let Err(error) = thread.finish_parked(resuming::Finish::Abort).await {
+                    tracing::error!(target: "hooks_runtime::thread", thread = %thread.id(), "could not deny the waiting tool calls of an aborted run: {error}");
+                }
+            });
+        }
+    }
+
+    /// Aborts a run that waits for approvals (A5): every waiting call is denied, none runs,
+    /// their results are stored in the model's call order and the run stops `aborted`. Returns
+    /// the outcome; on a thread with nothing waiting it changes nothing.
+    pub async fn abort_approvals(&self) -> Result<RunOutcome, RuntimeError> {
+        self.refuse_if_held("abort_approvals")?;
+        self.finish_parked(resuming::Finish::Abort).await
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread

@@ -27,9 +27,7 @@ use crate::dispatch::FailureRule;
 use crate::runtime::inner::RuntimeInner;
 use crate::store::{FailReason, ThreadStatus};
 
-/// The error result given to a tool call that a stopped process left without one.
-pub(crate) const INTERRUPTED_TOOL_CALL: &str =
-    "the run was interrupted (its process stopped) before this tool call finished; it may or may not have run";
+use super::tool_calls::INTERRUPTED_TOOL_CALL;
 
 /// What a recovery did.
 ///
@@ -197,8 +195,14 @@ pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState
     Ok(())
 }
 
-/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and sent.
+/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and
+/// sent. A parked step is settled first (A4): a call that was running is interrupted and never
+/// runs again; while calls still wait, the thread waits again instead.
 async fn settle_taken_over(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
+    if super::resuming::recover_parked(shared, state).await? {
+        shared.end_run(ThreadStatus::AwaitingApproval).await;
+        return Ok(());
+    }
     answer_open_tool_calls(shared, state).await?;
     shared.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
     Ok(())

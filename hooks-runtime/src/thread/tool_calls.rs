@@ -19,6 +19,7 @@ use super::pipeline::Pipeline;
 use super::settings_hooks;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
+use crate::governing::gate::Verdict;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
 use crate::tool::ToolCallOutcome;
 
@@ -154,24 +155,35 @@ pub(crate) enum Execution {
     Subagent(&'static str),
 }
 
-/// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9). Returns the
-/// result as stored.
-pub(crate) async fn run_call(
-    pipeline: &Pipeline<'_>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    execution: Execution,
-) -> HookToolResult {
-    let result = execute(pipeline, state, call, execution).await;
-    finish_call(pipeline, state, call, result).await
+/// What the checks before a tool decided about one call: `authorize_tools`, then the gate (G2).
+pub(crate) enum Admission {
+    /// `authorize_tools` refused it (Y5): this error result, no listener, no gate.
+    Refused(HookToolResult),
+    /// The gate denied it (G3).
+    Denied {
+        /// The deciding hook or guard.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// It runs, with these arguments (or the parser's message for text that is not JSON).
+    Run {
+        /// The arguments as the settings hooks and the gate left them.
+        arguments: Result<Value, String>,
+        /// Context for the model from a settings file's PreToolUse hook, added to the result.
+        context: Option<String>,
+    },
+    /// It waits for a person (A1).
+    Ask {
+        /// Who asked and why.
+        reasons: Vec<crate::approvals::ApprovalReason>,
+        /// The arguments as the hooks left them.
+        arguments: Value,
+    },
 }
 
-async fn execute(
-    pipeline: &Pipeline<'_>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    execution: Execution,
-) -> HookToolResult {
+/// `authorize_tools` and the gate for one call whose arguments have fully streamed.
+pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> Admission {
     let runtime = &pipeline.shared.runtime;
     if let Some(authorize) = &runtime.authorizer {
         // E9: an authorizer that panics has not authorized the call.
@@ -182,17 +194,95 @@ async fn execute(
         });
         if !authorized {
             // Y5: a denied call never reaches the tool or the listener.
-            return HookToolResult::error(format!("the tool call {} was not authorized", call.function.name));
+            return Admission::Refused(HookToolResult::error(format!(
+                "the tool call {} was not authorized",
+                call.function.name
+            )));
         }
     }
-    // PreToolUse of a settings file: may refuse the call or rewrite its arguments.
-    let governed =
+    // PreToolUse of a settings file: may refuse the call or rewrite its arguments, which the
+    // gate then governs.
+    let settings =
         match settings_hooks::unless_aborted(state, settings_hooks::govern_tool_call(pipeline, state, call)).await {
             Some(Ok(governed)) => governed,
-            Some(Err(refused)) => return refused,
-            None => return HookToolResult::error(ABORTED_TOOL_CALL),
+            Some(Err(refused)) => return Admission::Refused(refused),
+            None => return Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
         };
-    let call = governed.rewritten.as_ref().unwrap_or(call);
+    let context = settings.context;
+    let call = settings.rewritten.as_ref().unwrap_or(call);
+    let chain = pipeline.chain(HookKind::BeforeToolCall);
+    let governed = crate::governing::gate::govern(runtime, chain, state, call).await;
+    match (governed.verdict, governed.arguments) {
+        (Verdict::Allow, arguments) => Admission::Run { arguments, context },
+        (Verdict::Deny { hook, reason }, _) => Admission::Denied { hook, reason },
+        (Verdict::Ask(reasons), Ok(arguments)) => Admission::Ask { reasons, arguments },
+        // Only parsed arguments are governed.
+        (Verdict::Ask(_), Err(error)) => Admission::Run { arguments: Err(error), context },
+    }
+}
+
+/// The error result a denied call is answered with (G3): the model reads who denied it (a
+/// hook or guard by its id, else a person) and why.
+pub(crate) fn denial_result(hook: Option<&str>, reason: &str) -> HookToolResult {
+    match hook {
+        Some(hook) => HookToolResult::error(format!("the tool call was denied by `{hook}`: {reason}")),
+        None => HookToolResult::error(format!("the tool call was denied: {reason}")),
+    }
+}
+
+/// Runs a call through the whole tool pipeline and stores its result (T4-T6, M9, G3). Returns
+/// the result as stored, and whether the call was denied.
+pub(crate) async fn run_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+) -> HookToolResult {
+    match admit(pipeline, state, call).await {
+        // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
+        Admission::Ask { .. } => {
+            let result =
+                denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
+            finish_call(pipeline, state, call, result, true).await
+        }
+        admission => {
+            let (result, denied) = carry_out(pipeline, state, call, execution, admission).await;
+            finish_call(pipeline, state, call, result, denied).await
+        }
+    }
+}
+
+/// The tool result of an admitted call (not one that asks): refused, denied, or run. The
+/// second value says whether the call was denied.
+pub(crate) async fn carry_out(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+    admission: Admission,
+) -> (HookToolResult, bool) {
+    match admission {
+        Admission::Refused(result) => (result, false),
+        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), true),
+        Admission::Run { arguments, context } => {
+            (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, false)
+        }
+        Admission::Ask { arguments, .. } => {
+            (execute(pipeline, state, call, execution, Ok(arguments), None).await, false)
+        }
+    }
+}
+
+/// Runs an admitted call: the listener, the tool (or subagent) with `arguments`, the listener;
+/// `context`, from a settings file's PreToolUse hook, is added to the result.
+pub(crate) async fn execute(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    execution: Execution,
+    arguments: Result<Value, String>,
+    context: Option<&str>,
+) -> HookToolResult {
     let listener = pipeline.agent.listener();
     if let Some(listener) = &listener
         && CatchPanic(listener.before_tool_call(&call.function.name)).await.is_err()
@@ -203,10 +293,19 @@ async fn execute(
     let started_at = Instant::now();
     let running = async {
         match execution {
-            Execution::Subagent(relationship) => {
-                super::children::run_as_tool(pipeline, state, relationship, call).await
-            }
-            Execution::Tool => call_tool(pipeline, state, call).await,
+            Execution::Subagent(relationship) => match &arguments {
+                // The child reads the arguments as the gate left them.
+                Ok(arguments)
+                    if crate::governing::gate::parse_arguments(&call.function.arguments).ok().as_ref()
+                        != Some(arguments) =>
+                {
+                    let rewritten =
+                        HookToolCall::new(call.id.clone(), call.function.name.clone(), arguments.to_string());
+                    super::children::run_as_tool(pipeline, state, relationship, &rewritten).await
+                }
+                _ => super::children::run_as_tool(pipeline, state, relationship, call).await,
+            },
+            Execution::Tool => call_tool(pipeline, state, call, arguments).await,
         }
     };
     let result = match state.execution.as_ref().map(|execution| execution.abort_signal.clone()) {
@@ -221,7 +320,7 @@ async fn execute(
         None => running.await,
     };
     let mut result = result;
-    if let Some(context) = &governed.context {
+    if let Some(context) = context {
         settings_hooks::add_context(&mut result, context);
     }
     // An aborted run leaves the result as it is rather than wait for these hooks.
@@ -239,6 +338,10 @@ async fn execute(
     result
 }
 
+/// The error result given to a tool call that a stopped process left without one.
+pub(crate) const INTERRUPTED_TOOL_CALL: &str =
+    "the run was interrupted (its process stopped) before this tool call finished; it may or may not have run";
+
 /// The error result of a tool call that the run's abort stopped (or kept from starting).
 pub(crate) const ABORTED_TOOL_CALL: &str = "the tool call was aborted before it finished";
 
@@ -254,18 +357,19 @@ fn listener_panicked(pipeline: &Pipeline<'_>, what: &str) {
     );
 }
 
-async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> HookToolResult {
+async fn call_tool(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    arguments: Result<Value, String>,
+) -> HookToolResult {
     let Some(tool) = pipeline.shared.runtime.tools.get(&call.function.name) else {
         return HookToolResult::error(format!("there is no tool named {}", call.function.name));
     };
-    let arguments: Value = if call.function.arguments.trim().is_empty() {
-        json!({})
-    } else {
-        match serde_json::from_str(&call.function.arguments) {
-            Ok(arguments) => arguments,
-            Err(error) => {
-                return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
-            }
+    let arguments = match arguments {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
         }
     };
     // A panicking tool is that call's error, not the thread's.
@@ -275,19 +379,34 @@ async fn call_tool(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookTool
     }
 }
 
-/// T4-T6 and the tool message: the result as the tool returned it goes to `tool_call_done`,
-/// then the success/failure chain may replace it, then `before_store_tool_result`, then the
-/// store (a write that goes on whatever the hooks do, M9).
+/// T4-T6 and the tool message: [`complete_call`], then [`store_result`].
 pub(crate) async fn finish_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
+    result: HookToolResult,
+    denied: bool,
+) -> HookToolResult {
+    let result = complete_call(pipeline, state, call, result, denied).await;
+    store_result(pipeline, state, call, &result, denied).await;
+    result
+}
+
+/// T4-T6: the result as the tool returned it goes to `tool_call_done`, then the
+/// success/failure chain may replace it, then `before_store_tool_result`. A denied call (G3)
+/// goes through them as a failed one.
+pub(crate) async fn complete_call(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
     mut result: HookToolResult,
+    denied: bool,
 ) -> HookToolResult {
     pipeline.shared.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,
+        denied,
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
@@ -300,12 +419,26 @@ pub(crate) async fn finish_call(
         let record = ToolCallRecord::from(call.clone());
         dispatch::await_point!(dispatch::before_store_tool_result(&chain, state, &record, &mut result));
     }
-    let message = tool_message(call, &result);
+    result
+}
+
+/// The tool message, through the create pipeline (a write that goes on whatever the hooks do,
+/// M9), and the files the result carries.
+pub(crate) async fn store_result(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    result: &HookToolResult,
+    denied: bool,
+) {
+    let mut message = tool_message(call, result);
+    if denied {
+        message.extra.insert("tool_denied".into(), json!(true));
+    }
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
     }
-    store_generated_assets(pipeline, state, &result).await;
-    result
+    store_generated_assets(pipeline, state, result).await;
 }
 
 /// The stored form of a tool result: its text as content, its status as `tool_status`, and

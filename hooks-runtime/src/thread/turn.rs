@@ -179,14 +179,19 @@ pub(crate) async fn run_input(
 
 /// `store_running`: whether the `running` status is written now; `false` when the run's first
 /// write (an inbox take) writes it.
-async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side, store_running: bool) {
+pub(crate) async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: Side, store_running: bool) {
     let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
     let abort = execution.abort_signal.clone();
     state.execution = Some(execution);
     shared.begin_run(abort, store_running).await;
 }
 
-async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mut outcome: RunOutcome) -> RunOutcome {
+pub(crate) async fn finish(
+    shared: &ThreadShared,
+    state: &mut ThreadState,
+    end: TurnEnd,
+    mut outcome: RunOutcome,
+) -> RunOutcome {
     let status = match end {
         TurnEnd::Replied => ThreadStatus::Idle,
         TurnEnd::HandedOff(agent) => {
@@ -195,6 +200,7 @@ async fn finish(shared: &ThreadShared, state: &mut ThreadState, end: TurnEnd, mu
         }
         TurnEnd::Stopped(reason) => ThreadStatus::Stopped(reason),
         TurnEnd::Failed(reason) => ThreadStatus::Failed(reason),
+        TurnEnd::AwaitingApproval => ThreadStatus::AwaitingApproval,
     };
     let status = super::run_hold::final_status(status);
     if let Some(execution) = state.execution.as_mut() {
@@ -271,7 +277,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
 
 /// Runs turns from `side` until a side stops on its response, a person's side is reached, or
 /// the run stops.
-async fn run_execution(
+pub(crate) async fn run_execution(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
     mut side: Side,
@@ -422,7 +428,15 @@ async fn run_turn(
             }
             return Ok(TurnEnd::Replied);
         }
-        for call in &response.calls {
+        let handoff_in_step =
+            response.calls.iter().any(|call| handoff_target(&pipeline, prompt, &call.function.name).is_some());
+        if !handoff_in_step {
+            // A1: every call of the step is governed before any runs; calls that wait park the step.
+            if let Some(end) = super::parking::run_step(&pipeline, state, &response.calls, &mut failures).await {
+                return Ok(end);
+            }
+        }
+        for call in response.calls.iter().filter(|_| handoff_in_step) {
             if let Some(target) = handoff_target(&pipeline, prompt, &call.function.name) {
                 return Ok(handoff(&pipeline, state, call, target).await);
             }

@@ -30,9 +30,18 @@ pub trait Tool: Send + Sync + 'static {
     fn progress_argument(&self) -> Option<&str> {
         None
     }
+    /// Whether a call with these arguments (as the `before_tool_call` hooks left them) waits for
+    /// a person's approval before it runs (A1). The default is `false`.
+    fn requires_approval(&self, arguments: &Value) -> bool {
+        let _ = arguments;
+        false
+    }
     /// Runs the tool. A failure is an error result, not a panic.
     async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult;
 }
+
+/// Whether a call with these arguments waits for approval (`FnTool::with_approval`).
+type ApprovalCheck = dyn Fn(&Value) -> bool + Send + Sync;
 
 type ToolFuture = Pin<Box<dyn Future<Output = HookToolResult> + Send>>;
 
@@ -54,6 +63,7 @@ pub struct FnTool {
     description: String,
     parameters: Value,
     progress_argument: Option<String>,
+    requires_approval: Option<Arc<ApprovalCheck>>,
     run: Arc<dyn Fn(Value) -> ToolFuture + Send + Sync>,
 }
 
@@ -69,6 +79,7 @@ impl FnTool {
             description: description.into(),
             parameters: serde_json::json!({ "type": "object" }),
             progress_argument: None,
+            requires_approval: None,
             run: Arc::new(move |args| Box::pin(run(args))),
         }
     }
@@ -76,6 +87,24 @@ impl FnTool {
     /// Declares the argument whose value `tool_call_started` receives as progress.
     pub fn with_progress_argument(mut self, argument: impl Into<String>) -> Self {
         self.progress_argument = Some(argument.into());
+        self
+    }
+
+    /// Makes the calls for which `requires` answers `true` wait for a person's approval
+    /// ([`Tool::requires_approval`]).
+    ///
+    /// ```
+    /// use hooks_runtime::tool::{FnTool, Tool};
+    /// use hooks_runtime::HookToolResult;
+    /// use serde_json::json;
+    ///
+    /// let pay = FnTool::new("pay", "Pays an invoice.", |_args| async { HookToolResult::success("paid") })
+    ///     .with_approval(|arguments| arguments["amount"].as_f64().unwrap_or(0.0) > 100.0);
+    /// assert!(pay.requires_approval(&json!({"amount": 250})));
+    /// assert!(!pay.requires_approval(&json!({"amount": 20})));
+    /// ```
+    pub fn with_approval(mut self, requires: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+        self.requires_approval = Some(Arc::new(requires));
         self
     }
 
@@ -108,6 +137,10 @@ impl Tool for FnTool {
 
     fn progress_argument(&self) -> Option<&str> {
         self.progress_argument.as_deref()
+    }
+
+    fn requires_approval(&self, arguments: &Value) -> bool {
+        self.requires_approval.as_ref().is_some_and(|requires| requires(arguments))
     }
 
     async fn call(&self, _state: &ThreadState, arguments: Value) -> HookToolResult {

@@ -86,6 +86,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use hooks_core::{HookMessage, MessageUpdate, Role};
 use serde_json::{Map, Value};
 use tokio_postgres::types::ToSql;
+
+use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
 use super::{
@@ -956,6 +958,134 @@ impl MessageStore for PostgresStore {
         if inserted == 0 {
             return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
         }
+        tx.commit().await.map_err(op.pg())
+    }
+
+    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
+        let op = Op::thread("park_tool_calls", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        op.ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(
+                "INSERT INTO parked_tool_calls
+                 (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result)
+                 VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json, $7, $8, $9, $10::text::json)",
+            )
+            .await
+            .map_err(op.pg())?;
+        for call in calls {
+            let position = i32::try_from(call.position).map_err(|e| op.error(StoreErrorKind::Other, e))?;
+            let reasons = serde_json::to_string(&call.reasons).map_err(|e| op.error(StoreErrorKind::Other, e))?;
+            let arguments = call.arguments.to_string();
+            let result = call.result.as_ref().map(Value::to_string);
+            tx.execute(
+                &statement,
+                &[
+                    &thread_id,
+                    &call.id,
+                    &position,
+                    &call.tool,
+                    &arguments,
+                    &reasons,
+                    &call.requested_at,
+                    &call.state.as_str(),
+                    &call.decision_reason,
+                    &result,
+                ],
+            )
+            .await
+            .map_err(op.pg())?;
+        }
+        tx.commit().await.map_err(op.pg())
+    }
+
+    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
+        let op = Op::thread("parked_tool_calls", thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT id, position, tool, arguments::text, reasons::text, requested_at, state, decision_reason,
+                        result::text
+                 FROM parked_tool_calls WHERE thread_id = $1 ORDER BY position",
+            )
+            .await
+            .map_err(op.pg())?;
+        let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
+        rows.iter()
+            .map(|row| {
+                let json =
+                    |text: &str| serde_json::from_str::<Value>(text).map_err(|e| op.error(StoreErrorKind::Corrupt, e));
+                let state: String = row.try_get(6).map_err(op.pg())?;
+                let state = ApprovalState::from_name(&state).ok_or_else(|| {
+                    op.error(StoreErrorKind::Corrupt, format_args!("unknown parked call state `{state}`"))
+                })?;
+                let position: i32 = row.try_get(1).map_err(op.pg())?;
+                let arguments: String = row.try_get(3).map_err(op.pg())?;
+                let mut call = ParkedToolCall::new(
+                    row.try_get::<_, String>(0).map_err(op.pg())?,
+                    row.try_get::<_, String>(2).map_err(op.pg())?,
+                    json(&arguments)?,
+                    u32::try_from(position).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?,
+                    state,
+                );
+                let reasons: String = row.try_get(4).map_err(op.pg())?;
+                call.reasons = serde_json::from_str(&reasons).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?;
+                call.requested_at = row.try_get(5).map_err(op.pg())?;
+                call.decision_reason = row.try_get(7).map_err(op.pg())?;
+                let result: Option<String> = row.try_get(8).map_err(op.pg())?;
+                call.result = result.as_deref().map(json).transpose()?;
+                Ok(call)
+            })
+            .collect()
+    }
+
+    async fn advance_tool_call(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        from: ApprovalState,
+        change: &ToolCallChange,
+    ) -> Result<bool, StoreError> {
+        let op = Op::thread("advance_tool_call", thread_id);
+        let client = self.client(op.name).await?;
+        // One conditional write (A4): of two processes deciding at once, the row lock makes the
+        // second see the state the first left, and its condition fails.
+        let statement = client
+            .prepare_cached(
+                "UPDATE parked_tool_calls SET state = $1, arguments = COALESCE($2::text::json, arguments),
+                 decision_reason = COALESCE($3, decision_reason), result = COALESCE($4::text::json, result)
+                 WHERE thread_id = $5 AND id = $6 AND state = $7",
+            )
+            .await
+            .map_err(op.pg())?;
+        let arguments = change.arguments.as_ref().map(Value::to_string);
+        let result = change.result.as_ref().map(Value::to_string);
+        let moved = client
+            .execute(
+                &statement,
+                &[
+                    &change.state.as_str(),
+                    &arguments,
+                    &change.decision_reason,
+                    &result,
+                    &thread_id,
+                    &call_id,
+                    &from.as_str(),
+                ],
+            )
+            .await
+            .map_err(op.pg())?;
+        Ok(moved == 1)
+    }
+
+    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        let op = Op::thread("clear_parked_tool_calls", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        tx.execute("DELETE FROM parked_tool_calls WHERE thread_id = $1", &[&thread_id]).await.map_err(op.pg())?;
         tx.commit().await.map_err(op.pg())
     }
 

@@ -12,11 +12,11 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 6] =
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP, AWAITING_APPROVAL_STEP];
+pub(super) const MIGRATIONS: [&str; 7] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP, AWAITING_APPROVAL_STEP, PARKED_CALLS_STEP];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 8] = [
+const OWN_TABLES: [&str; 9] = [
     "threads",
     "messages",
     "thread_values",
@@ -25,6 +25,7 @@ const OWN_TABLES: [&str; 8] = [
     "user_events",
     "thread_inbox",
     "user_values",
+    "parked_tool_calls",
 ];
 
 /// Version 1: threads, messages and thread values (M11), as in the SQLite store. JSON columns are
@@ -132,6 +133,24 @@ ALTER TABLE threads
         CHECK (status IN ('idle', 'running', 'stopped', 'failed', 'awaiting_approval')),
     ADD CONSTRAINT threads_status_reason_check
         CHECK (status NOT IN ('stopped', 'failed') OR status_reason IS NOT NULL);
+";
+
+/// Tool calls parked for approvals (A1, A2), one row per call of the parked step in the model's
+/// call order (`position`).
+const PARKED_CALLS_STEP: &str = "
+CREATE TABLE parked_tool_calls (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL CHECK (position >= 0),
+    tool TEXT NOT NULL,
+    arguments JSON NOT NULL,
+    reasons JSON NOT NULL CHECK (json_typeof(reasons) = 'array'),
+    requested_at BIGINT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'running', 'done')),
+    decision_reason TEXT,
+    result JSON,
+    PRIMARY KEY (thread_id, id)
+);
 ";
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's

@@ -11,6 +11,7 @@ fn with_context(_state: &ThreadState, system: &str, ctx: &HookExecutionContext) 
         HookSource::Prompt { prompt_name } => Some(format!("{system} [prompt {prompt_name}]")),
         HookSource::Agent { agent_name } => Some(format!("{system} [agent {agent_name}]")),
         HookSource::Child { relationship_name, .. } => Some(format!("{system} [child {relationship_name}]")),
+        HookSource::Runtime => Some(format!("{system} [runtime guard]")),
     }
 }
 

@@ -1,4 +1,4 @@
-//! D1: one hook of each of the 17 kinds (14 thread kinds, 3 user-scope kinds) compiles, mixing
+//! D1, G1: one hook of each of the 18 kinds (15 thread kinds, 3 user-scope kinds) compiles, mixing
 //! sync and async, with and without the context, plain and `Result` returns, `timeout_ms` and
 //! named lifetimes; each companion's `DEF` carries the right kind, asyncness and timeout.
 use hooks_runtime::HookDef;
@@ -99,6 +99,15 @@ async fn farewell_client(_user: &UserState) -> Result<(), HookError> {
     Ok(())
 }
 
+#[hook(before_tool_call, id = "no_force_push", on_failure = deny)]
+fn no_force_push(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json::Value) -> ToolDecision {
+    let command = arguments["command"].as_str().unwrap_or_default();
+    if call.name() == "Bash" && command.contains("push --force") {
+        return ToolDecision::ask("force push: a person decides");
+    }
+    ToolDecision::allow()
+}
+
 #[hook(user_value_changed, id = "sync_values")]
 async fn sync_values<'u>(_user: &'u UserState) {}
 
@@ -125,6 +134,9 @@ fn main() {
     check(<explain_failure as Hook>::DEF, "explain_failure", K::AfterToolCallFailure, true, Some(30000));
     check(<show_progress as Hook>::DEF, "show_progress", K::ToolCallStarted, false, None);
     check(<log_tool_done as Hook>::DEF, "log_tool_done", K::ToolCallDone, true, None);
+    check(<no_force_push as Hook>::DEF, "no_force_push", K::BeforeToolCall, false, None);
+    assert_eq!(<no_force_push as Hook>::DEF.on_failure, Some(hooks_runtime::OnFailure::Deny));
+    assert_eq!(<log_tool_done as Hook>::DEF.on_failure, None);
     check(<welcome_client as Hook>::DEF, "welcome_client", K::UserClientAttached, false, None);
     check(<farewell_client as Hook>::DEF, "farewell_client", K::UserClientDetached, true, Some(100));
     check(<sync_values as Hook>::DEF, "sync_values", K::UserValueChanged, true, None);
@@ -145,6 +157,7 @@ fn main() {
         <explain_failure as Hook>::DEF,
         <show_progress as Hook>::DEF,
         <log_tool_done as Hook>::DEF,
+        <no_force_push as Hook>::DEF,
         <welcome_client as Hook>::DEF,
         <farewell_client as Hook>::DEF,
         <sync_values as Hook>::DEF,

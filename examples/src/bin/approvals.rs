@@ -1,0 +1,178 @@
+//! Approvals: a guard denies a destructive shell command, a hook asks a person before a payment
+//! over 100, the run stops `awaiting_approval`, and this process exits. A second process opens
+//! the same SQLite file, sees the waiting payment, approves it and finishes the turn.
+//!
+//! ```text
+//! cargo run -p examples --bin approvals
+//! ```
+//!
+//! The first process starts the second itself (the same program with `HOOKS_APPROVALS_DB` set
+//! to the file), so one command shows both.
+
+use std::path::PathBuf;
+
+use examples::{Options, heading};
+use hooks_runtime::model::ScriptedResponse;
+use hooks_runtime::store::{SqliteStore, ThreadStatus};
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
+use serde_json::{Value, json};
+
+mod hooks {
+    use hooks_runtime::prelude::*;
+    use serde_json::Value;
+
+    /// Runtime-wide: no thread of any agent runs a destructive command. A guard that cannot
+    /// decide fails closed.
+    #[hook(before_tool_call, id = "no_destructive_commands", on_failure = deny)]
+    pub(crate) fn no_destructive_commands(
+        _state: &ThreadState,
+        call: &HookToolCall,
+        arguments: &mut Value,
+    ) -> ToolDecision {
+        let command = arguments["command"].as_str().unwrap_or_default();
+        if call.name() == "shell" && (command.contains("rm -rf") || command.contains("mkfs")) {
+            return ToolDecision::deny("destructive commands are not allowed");
+        }
+        ToolDecision::allow()
+    }
+
+    /// Payments over 100 wait for a person.
+    #[hook(before_tool_call, id = "large_payments_need_a_person", on_failure = deny)]
+    pub(crate) fn large_payments_need_a_person(
+        _state: &ThreadState,
+        call: &HookToolCall,
+        arguments: &mut Value,
+    ) -> ToolDecision {
+        match arguments["amount"].as_f64() {
+            Some(amount) if call.name() == "pay" && amount > 100.0 => {
+                ToolDecision::ask(format!("a payment of {amount} is over the limit of 100"))
+            }
+            _ => ToolDecision::allow(),
+        }
+    }
+}
+
+mod agents {
+    use hooks_runtime::prelude::*;
+
+    define_prompt! {
+        name: ops_prompt,
+        model: "ops",
+        prompt: "You run operations: shell commands and payments.",
+        tools: ["shell", "pay"],
+        hooks: [crate::hooks::large_payments_need_a_person],
+    }
+
+    define_agent! { name: ops, side_a: { prompt: ops_prompt, stop_on_response: true, max_steps: 4 } }
+}
+
+fn tools() -> [FnTool; 2] {
+    let shell = FnTool::new("shell", "Runs a shell command.", |args: Value| async move {
+        HookToolResult::success(format!("ran `{}`", args["command"].as_str().unwrap_or_default()))
+    })
+    .with_parameters(json!({
+        "type": "object",
+        "properties": { "command": { "type": "string" } },
+        "required": ["command"],
+    }));
+    let pay = FnTool::new("pay", "Pays an invoice.", |args: Value| async move {
+        println!("    (the payment tool runs: {} to {})", args["amount"], args["to"].as_str().unwrap_or("?"));
+        HookToolResult::success(format!("paid {} to {}", args["amount"], args["to"].as_str().unwrap_or("?")))
+    })
+    .with_parameters(json!({
+        "type": "object",
+        "properties": { "amount": { "type": "number" }, "to": { "type": "string" } },
+        "required": ["amount", "to"],
+    }));
+    [shell, pay]
+}
+
+fn runtime(
+    options: &Options,
+    store: SqliteStore,
+    script: Vec<ScriptedResponse>,
+) -> Result<Runtime, Box<dyn std::error::Error>> {
+    Ok(Runtime::builder()
+        .agent::<agents::ops>()
+        .model("ops", options.model(script))
+        .tools(tools())
+        .guard::<hooks::no_destructive_commands>()
+        .store(store)
+        .build()?)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    examples::init_logging();
+    let options = Options::from_args();
+    match std::env::var_os("HOOKS_APPROVALS_DB") {
+        Some(db) => approve(&options, PathBuf::from(db)).await,
+        None => ask(&options).await,
+    }
+}
+
+/// The first process: the run stops with the payment waiting, then a second process decides.
+async fn ask(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let db = std::env::temp_dir().join(format!("approvals-{}.db", std::process::id()));
+    let script = vec![
+        ScriptedResponse::tool_call("call_clean", "shell", r#"{"command":"rm -rf /var/cache"}"#)
+            .then_tool_call("call_pay", "pay", r#"{"amount":250,"to":"ACME"}"#)
+            .then_tool_call("call_disk", "shell", r#"{"command":"df -h"}"#),
+    ];
+    let runtime = runtime(options, SqliteStore::open(&db)?, script)?;
+    heading("First process: the run stops at the payment");
+    let thread = runtime.create_thread("ops", ThreadOptions::default()).await?;
+    let outcome = thread.send("Clear the cache, pay ACME's invoice of 250 and check the disk.").await?;
+    println!("status: {}", outcome.status);
+    for message in thread.messages().await?.iter().filter(|m| m.tool_call_id.is_some()) {
+        println!(
+            "stored result of {}: {}",
+            message.tool_call_id.as_deref().unwrap_or("?"),
+            message.content.as_deref().unwrap_or("")
+        );
+    }
+    for waiting in thread.pending_approvals().await? {
+        let reasons: Vec<&str> = waiting.reasons.iter().map(|reason| reason.reason.as_str()).collect();
+        println!("waiting: {} {} {} ({})", waiting.id, waiting.tool, waiting.arguments, reasons.join("; "));
+    }
+    let thread_id = thread.id().to_owned();
+    drop(thread);
+    drop(runtime);
+    println!("this process exits; another one decides");
+    let second = std::process::Command::new(std::env::current_exe()?)
+        .args(std::env::args().skip(1))
+        .env("HOOKS_APPROVALS_DB", &db)
+        .env("HOOKS_APPROVALS_THREAD", &thread_id)
+        .status()?;
+    let _ = std::fs::remove_file(&db);
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    if !second.success() {
+        return Err(format!("the approving process exited with {second}").into());
+    }
+    Ok(())
+}
+
+/// The second process: the waiting payment, from the file; approving it finishes the turn.
+async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::error::Error>> {
+    let script = vec![ScriptedResponse::text(
+        "The cache was not cleared (that command is not allowed), ACME is paid, and the disk has room.",
+    )];
+    let runtime = runtime(options, SqliteStore::open(&db)?, script)?;
+    heading("Second process: a person approves the payment");
+    let thread_id = std::env::var("HOOKS_APPROVALS_THREAD")?;
+    let thread = runtime.open_thread(&thread_id).await?;
+    println!("status: {}", thread.status());
+    let waiting = thread.pending_approvals().await?;
+    println!("waiting: {}", waiting.iter().map(|call| call.id.as_str()).collect::<Vec<_>>().join(", "));
+    let outcome = thread.approve("call_pay").await?;
+    assert_eq!(outcome.status, ThreadStatus::Idle);
+    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    heading("The stored results, in the model's call order");
+    for message in thread.messages().await?.iter().filter(|m| m.tool_call_id.is_some()) {
+        println!("{}: {}", message.tool_call_id.as_deref().unwrap_or("?"), message.content.as_deref().unwrap_or(""));
+    }
+    Ok(())
+}

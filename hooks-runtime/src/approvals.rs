@@ -1,0 +1,202 @@
+//! The approval records a parked tool call is stored with (A1, A2). The thread pipelines, the
+//! events and the stores all use them, so they live below all three.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who asked for an approval and why: a `before_tool_call` hook or guard by its id, or the tool
+/// itself (`Tool::requires_approval`, `hook` `None`).
+///
+/// ```
+/// use hooks_runtime::ApprovalReason;
+///
+/// let reason = ApprovalReason::new(Some("payment_limit"), "payments over 100 need a person");
+/// assert_eq!(reason.hook.as_deref(), Some("payment_limit"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ApprovalReason {
+    /// The id of the hook that asked; `None` when the tool requires approval itself.
+    pub hook: Option<String>,
+    /// Why, as the person deciding reads it.
+    pub reason: String,
+}
+
+impl ApprovalReason {
+    /// A reason from `hook` (or from the tool, with `None`).
+    pub fn new(hook: Option<&str>, reason: impl Into<String>) -> Self {
+        ApprovalReason { hook: hook.map(str::to_owned), reason: reason.into() }
+    }
+}
+
+/// Where a parked tool call stands. A call moves only forward, each move one conditional write
+/// in the store: `pending` to `approved` or `denied` (the decision), `approved` to `running`
+/// (before the tool runs), then `done` once its result is kept.
+///
+/// ```
+/// use hooks_runtime::ApprovalState;
+///
+/// assert_eq!(ApprovalState::Pending.as_str(), "pending");
+/// assert_eq!(ApprovalState::from_name("running"), Some(ApprovalState::Running));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalState {
+    /// Waiting for a person.
+    Pending,
+    /// Approved; the tool has not started.
+    Approved,
+    /// Denied; the tool never runs.
+    Denied,
+    /// The tool is running (or was, when its process stopped).
+    Running,
+    /// Its result is kept, waiting to be stored in the model's call order.
+    Done,
+}
+
+impl ApprovalState {
+    /// The state as stored: `pending`, `approved`, `denied`, `running` or `done`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Denied => "denied",
+            ApprovalState::Running => "running",
+            ApprovalState::Done => "done",
+        }
+    }
+
+    /// The state stored as `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Pending, Self::Approved, Self::Denied, Self::Running, Self::Done]
+            .into_iter()
+            .find(|state| state.as_str() == name)
+    }
+}
+
+/// One tool call of a step that waits for approvals, as the store keeps it with its thread.
+///
+/// Every call of the step from the first one that waits on is parked, in the model's call
+/// order (`position`), so that the results are stored in that order once every call is decided;
+/// a call the gate allowed or denied is parked `done`, with its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ParkedToolCall {
+    /// The tool call's id, as the model gave it.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments the tool is to run with: as the hooks left them, or as edited on approval.
+    pub arguments: Value,
+    /// Why it waits (empty for a call that did not wait).
+    pub reasons: Vec<ApprovalReason>,
+    /// When it was parked, milliseconds since the Unix epoch.
+    pub requested_at: i64,
+    /// Where it stands.
+    pub state: ApprovalState,
+    /// Its place among the step's calls, from 0.
+    pub position: u32,
+    /// The reason a person gave with a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_reason: Option<String>,
+    /// The kept result of a `done` call: the tool result as the hooks left it, and whether it is
+    /// a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+impl ParkedToolCall {
+    /// A call parked at `position` in `state`.
+    pub fn new(
+        id: impl Into<String>,
+        tool: impl Into<String>,
+        arguments: Value,
+        position: u32,
+        state: ApprovalState,
+    ) -> Self {
+        ParkedToolCall {
+            id: id.into(),
+            tool: tool.into(),
+            arguments,
+            reasons: Vec::new(),
+            requested_at: 0,
+            state,
+            position,
+            decision_reason: None,
+            result: None,
+        }
+    }
+}
+
+/// A person's decision on a pending call, as `approval_resolved` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalDecision {
+    /// The call runs.
+    Approved,
+    /// The call does not run.
+    Denied,
+}
+
+/// One move of a parked call (what a store's `advance_tool_call` writes): its new state, and the
+/// fields that move sets.
+///
+/// ```
+/// use hooks_runtime::{ApprovalState, ToolCallChange};
+///
+/// let change = ToolCallChange::to(ApprovalState::Denied).with_reason("not today");
+/// assert_eq!(change.state, ApprovalState::Denied);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCallChange {
+    /// The state the call moves to.
+    pub state: ApprovalState,
+    /// New arguments (edited on approval).
+    pub arguments: Option<Value>,
+    /// The reason given with a denial.
+    pub decision_reason: Option<String>,
+    /// The kept result (moving to `done`).
+    pub result: Option<Value>,
+}
+
+impl ToolCallChange {
+    /// A move to `state` that sets nothing else.
+    pub fn to(state: ApprovalState) -> Self {
+        ToolCallChange { state, arguments: None, decision_reason: None, result: None }
+    }
+
+    /// Sets the arguments.
+    pub fn with_arguments(mut self, arguments: Value) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+
+    /// Sets the denial's reason.
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.decision_reason = Some(reason.into());
+        self
+    }
+
+    /// Sets the kept result.
+    pub fn with_result(mut self, result: Value) -> Self {
+        self.result = Some(result);
+        self
+    }
+
+    /// Applies the move to `call` (for stores that keep calls as values).
+    pub fn apply(&self, call: &mut ParkedToolCall) {
+        call.state = self.state;
+        if let Some(arguments) = &self.arguments {
+            call.arguments = arguments.clone();
+        }
+        if let Some(reason) = &self.decision_reason {
+            call.decision_reason = Some(reason.clone());
+        }
+        if let Some(result) = &self.result {
+            call.result = Some(result.clone());
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The gate (G2-G6): every tool call, once it has streamed and passed `authorize_tools`, is
+//! decided by the runtime-wide guards and then the `before_tool_call` hooks its thread's
+//! resolution selects, each on the arguments the previous one left.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
+use hooks_core::{HookError, HookToolCall, OnFailure, ThreadState, ToolDecision};
+use serde_json::Value;
+
+use super::guard::ToolGuard;
+use crate::approvals::ApprovalReason;
+use crate::dispatch::governing::Decided;
+use crate::dispatch::{self, Dispatch, HookFailure};
+use crate::runtime::inner::RuntimeInner;
+use crate::tool::Tool;
+
+/// What the gate decided about one call.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// The call runs.
+    Allow,
+    /// The call does not run; `reason` goes to the model.
+    Deny {
+        /// The deciding hook's id.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// A person decides; every `Ask` of the chain, and the tool's own requirement, with who asked.
+    Ask(Vec<ApprovalReason>),
+}
+
+/// The gate's answer: the verdict and the arguments as the hooks left them.
+pub(crate) struct Governed {
+    pub(crate) verdict: Verdict,
+    /// The arguments the tool runs with; `Err` with the parser's message when the model's text
+    /// is not JSON (the tool pipeline answers such a call with an error, and nothing governs it).
+    pub(crate) arguments: Result<Value, String>,
+}
+
+/// One link of the gate: a runtime-wide guard or a resolved hook.
+enum Link<'a> {
+    Guard(&'a dyn ToolGuard),
+    Hook(&'a ResolvedHook, Duration),
+}
+
+impl Link<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Link::Guard(guard) => guard.id(),
+            Link::Hook(entry, _) => entry.hook.id,
+        }
+    }
+
+    fn on_failure(&self) -> OnFailure {
+        match self {
+            Link::Guard(guard) => guard.on_failure(),
+            // A definition built by hand without the policy fails closed.
+            Link::Hook(entry, _) => entry.hook.on_failure.unwrap_or(OnFailure::Deny),
+        }
+    }
+
+    fn source(&self) -> String {
+        match self {
+            Link::Guard(_) => "runtime".to_owned(),
+            Link::Hook(entry, _) => dispatch::source_label(entry),
+        }
+    }
+}
+
+/// The arguments text as JSON: empty text is an empty object, as the tool gets it.
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text).map_err(|error| error.to_string())
+}
+
+/// Governs `call`. With no guard, no hook and a tool that asks for no approval, this parses the
+/// arguments (which the tool needs anyway) and nothing else.
+pub(crate) async fn govern(
+    runtime: &RuntimeInner,
+    chain: Option<Dispatch<'_>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+) -> Governed {
+    let mut arguments = match parse_arguments(&call.function.arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return Governed { verdict: Verdict::Allow, arguments: Err(error) },
+    };
+    let tool = runtime.tools.get(&call.function.name);
+    let mut verdict = Verdict::Allow;
+    let mut decided = false;
+    for guard in &runtime.guards {
+        if apply(runtime, tool, state, call, Link::Guard(guard.as_ref()), &mut arguments, &mut verdict).await {
+            decided = true;
+            break;
+        }
+    }
+    if !decided && let Some(dispatch) = chain {
+        for entry in dispatch.chain {
+            if !entry.is_active(&dispatch.enabled) {
+                continue;
+            }
+            let link = Link::Hook(entry, dispatch.timeout_of(entry));
+            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict).await {
+                break;
+            }
+        }
+    }
+    if !matches!(verdict, Verdict::Deny { .. })
+        && let Some(tool) = tool
+        && tool.requires_approval(&arguments)
+    {
+        let reason = ApprovalReason { hook: None, reason: format!("the tool `{}` requires approval", tool.name()) };
+        match &mut verdict {
+            Verdict::Ask(reasons) => reasons.push(reason),
+            _ => verdict = Verdict::Ask(vec![reason]),
+        }
+    }
+    Governed { verdict, arguments: Ok(arguments) }
+}
+
+/// Runs one link on `arguments` and folds its decision into `verdict`; `true` when the chain
+/// ends here (a `Deny`, or a failure that fails closed).
+async fn apply(
+    runtime: &RuntimeInner,
+    tool: Option<&Arc<dyn Tool>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    link: Link<'_>,
+    arguments: &mut Value,
+    verdict: &mut Verdict,
+) -> bool {
+    let before = arguments.clone();
+    let outcome = match &link {
+        Link::Guard(guard) => {
+            let timeout = guard.timeout().unwrap_or(runtime.hook_timeout);
+            dispatch::governing::decide(guard.blocking(), timeout, || guard.decide(state, call, arguments)).await
+        }
+        Link::Hook(entry, timeout) => {
+            let HookHandler::BeforeToolCall(adapter) = hooks_core::__private::handler(entry.hook) else {
+                unreachable!("a {} hook in a before_tool_call chain", entry.hook.kind())
+            };
+            dispatch::governing::decide(entry.hook.blocking, *timeout, || match adapter {
+                Adapter::Sync(adapter) => Decided::Ready(adapter(state, call, arguments, &entry.context)),
+                Adapter::Async(adapter) => Decided::Pending(adapter(state, call, arguments, &entry.context)),
+            })
+            .await
+        }
+    };
+    // G5: a rewrite must satisfy the tool's schema; a violation is the hook's failure.
+    let outcome = match outcome {
+        Ok(decision) if *arguments != before => match runtime.schemas.check(tool, arguments) {
+            Ok(()) => Ok(decision),
+            Err(violation) => Err(HookFailure::Error(HookError::new(format!(
+                "its rewrite of the arguments is rejected: {violation}"
+            )))),
+        },
+        other => other,
+    };
+    match outcome {
+        Ok(ToolDecision::Deny { reason }) => {
+            *verdict = Verdict::Deny { hook: link.id().to_owned(), reason };
+            true
+        }
+        Ok(ToolDecision::Ask { reason }) => {
+            let reason = ApprovalReason { hook: Some(link.id().to_owned()), reason };
+            match verdict {
+                Verdict::Ask(reasons) => reasons.push(reason),
+                _ => *verdict = Verdict::Ask(vec![reason]),
+            }
+            false
+        }
+        Ok(_) => false,
+        Err(failure) => {
+            // The failed hook's changes are undone, whatever its policy (E7).
+            *arguments = before;
+            let on_failure = link.on_failure();
+            dispatch::governing::log_failure(link.id(), &link.source(), &failure, on_failure);
+            if on_failure != OnFailure::Deny {
+                return false;
+            }
+            *verdict = Verdict::Deny {
+                hook: link.id().to_owned(),
+                reason: format!(
+                    "the guard `{}` could not decide ({}), and it fails closed",
+                    link.id(),
+                    failure_word(&failure)
+                ),
+            };
+            true
+        }
+    }
+}
+
+/// What went wrong, in a word the model may read: never the hook's own message.
+fn failure_word(failure: &HookFailure) -> &'static str {
+    match failure {
+        HookFailure::Error(_) => "it failed",
+        HookFailure::Panic(_) => "it panicked",
+        HookFailure::Timeout(_) => "it timed out",
+    }
+}
+
+/// Checks arguments edited on approval against the tool's schema (G5).
+pub(crate) fn check_edited(runtime: &RuntimeInner, tool: &str, arguments: &Value) -> Result<(), String> {
+    let tool: Option<&Arc<dyn Tool>> = runtime.tools.get(tool);
+    runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string())
+}

@@ -1,0 +1,66 @@
+//! The tools' parameter schemas (G5), each compiled once, on the first rewrite that needs it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::tool::Tool;
+
+/// One compiled schema per tool, by name.
+#[derive(Default)]
+pub(crate) struct ToolSchemas {
+    tools: HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>,
+}
+
+/// Why arguments do not satisfy a tool's schema: where, never what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SchemaViolation {
+    /// The JSON pointer of the failing keyword in the schema, e.g. `/properties/amount/type`.
+    pub(crate) schema_path: String,
+    /// The JSON pointer of the failing place in the arguments, e.g. `/amount`.
+    pub(crate) instance_path: String,
+}
+
+impl std::fmt::Display for SchemaViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.instance_path.is_empty() && self.schema_path.is_empty() {
+            return f.write_str("the arguments do not satisfy the tool's parameters schema");
+        }
+        write!(
+            f,
+            "the arguments do not satisfy the tool's parameters schema at `{}` (schema `{}`)",
+            if self.instance_path.is_empty() { "/" } else { &self.instance_path },
+            self.schema_path
+        )
+    }
+}
+
+impl ToolSchemas {
+    /// A slot for every tool; nothing is compiled yet.
+    pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a String>) -> Self {
+        ToolSchemas { tools: names.into_iter().map(|name| (name.clone(), OnceLock::new())).collect() }
+    }
+
+    /// Checks `arguments` against `tool`'s `parameters()`. A tool this runtime does not have
+    /// (a subagent offered as a tool) declares no schema, so anything passes.
+    pub(crate) fn check(&self, tool: Option<&Arc<dyn Tool>>, arguments: &Value) -> Result<(), SchemaViolation> {
+        let Some(tool) = tool else { return Ok(()) };
+        let Some(slot) = self.tools.get(tool.name()) else { return Ok(()) };
+        let compiled =
+            slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()));
+        match compiled {
+            Ok(validator) => match validator.iter_errors(arguments).next() {
+                None => Ok(()),
+                Some(error) => Err(SchemaViolation {
+                    schema_path: error.schema_path().to_string(),
+                    instance_path: error.instance_path().to_string(),
+                }),
+            },
+            Err(_) => Err(SchemaViolation {
+                schema_path: String::from("(the tool's parameters schema does not compile)"),
+                instance_path: String::new(),
+            }),
+        }
+    }
+}

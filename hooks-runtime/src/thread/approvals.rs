@@ -1,0 +1,180 @@
+//! The approval API of a thread (A1-A5): list the calls that wait, approve or deny them; the
+//! last decision of a step resumes the turn.
+
+use serde_json::Value;
+
+use super::resuming::{self, Finish};
+use super::{RunOutcome, Thread, reentry, run_hold, turn};
+use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::events::ThreadEvent;
+use crate::store::ThreadStatus;
+
+/// One decision on a waiting call.
+enum Decision {
+    Approve(Option<Value>),
+    Deny(String),
+}
+
+impl Thread {
+    /// The tool calls that wait for a person's decision (A1), in the model's call order, as the
+    /// store has them: also after a restart, and those another process parked (A2).
+    pub async fn pending_approvals(&self) -> Result<Vec<ParkedToolCall>, crate::RuntimeError> {
+        let parked = self.shared.runtime.store.parked_tool_calls(&self.shared.id).await?;
+        Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).collect())
+    }
+
+    /// Approves waiting call `call_id`: it runs, once (A3, A4). While other calls of its step
+    /// still wait, the outcome's status is `awaiting_approval`; the last decision resumes the
+    /// turn and returns the outcome of the run it resumed.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions, store::ThreadStatus};
+    ///
+    /// define_prompt! { name: pay_prompt, model: "m", prompt: "Pay.", tools: ["pay"] }
+    /// define_agent! { name: payer, side_a: { prompt: pay_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| true);
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<payer>().model("m", model).tool(pay).build().unwrap();
+    /// let thread = runtime.create_thread("payer", ThreadOptions::default()).await.unwrap();
+    /// let outcome = thread.send("pay 5").await.unwrap();
+    /// assert_eq!(outcome.status, ThreadStatus::AwaitingApproval);
+    /// assert_eq!(thread.pending_approvals().await.unwrap()[0].id, "call_1");
+    /// let outcome = thread.approve("call_1").await.unwrap();
+    /// assert_eq!(outcome.reply.as_deref(), Some("Paid."));
+    /// # });
+    /// ```
+    pub async fn approve(&self, call_id: &str) -> Result<RunOutcome, ApprovalError> {
+        self.decide(call_id, Decision::Approve(None)).await
+    }
+
+    /// Approves waiting call `call_id` with edited arguments, which must satisfy the tool's
+    /// parameters schema (G5); otherwise as [`Thread::approve`].
+    pub async fn approve_with(&self, call_id: &str, arguments: Value) -> Result<RunOutcome, ApprovalError> {
+        self.decide(call_id, Decision::Approve(Some(arguments))).await
+    }
+
+    /// Denies waiting call `call_id`: it never runs, and the model gets an error result with
+    /// `reason` (A3); otherwise as [`Thread::approve`].
+    pub async fn deny(&self, call_id: &str, reason: &str) -> Result<RunOutcome, ApprovalError> {
+        self.decide(call_id, Decision::Deny(reason.to_owned())).await
+    }
+
+    async fn decide(&self, call_id: &str, decision: Decision) -> Result<RunOutcome, ApprovalError> {
+        self.refuse_if_held("approve")?;
+        let shared = &self.shared;
+        let store = &shared.runtime.store;
+        let parked = store.parked_tool_calls(&shared.id).await?;
+        let Some(call) = parked.iter().find(|call| call.id == call_id) else {
+            return Err(ApprovalError::UnknownCall { thread: shared.id.clone(), call: call_id.to_owned() });
+        };
+        if call.state != ApprovalState::Pending {
+            return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state });
+        }
+        let (change, resolved) = match decision {
+            Decision::Approve(None) => (ToolCallChange::to(ApprovalState::Approved), ApprovalDecision::Approved),
+            Decision::Approve(Some(arguments)) => {
+                crate::governing::gate::check_edited(&shared.runtime, &call.tool, &arguments)
+                    .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
+                (ToolCallChange::to(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
+            }
+            Decision::Deny(reason) => {
+                (ToolCallChange::to(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
+            }
+        };
+        // A4: one conditional write; of two deciders, in any processes, one wins.
+        if !store.advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change).await? {
+            let now = store.parked_tool_calls(&shared.id).await?;
+            let state = now.iter().find(|call| call.id == call_id).map_or(ApprovalState::Done, |call| call.state);
+            return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });
+        }
+        shared.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
+        Ok(self.finish_parked(Finish::Resume).await?)
+    }
+
+    /// Finishes the parked step under the run lock and hold, as a run; with calls still
+    /// waiting (or nothing parked) the outcome just reports the thread's status.
+    pub(crate) async fn finish_parked(&self, how: Finish) -> Result<RunOutcome, crate::RuntimeError> {
+        let shared = &self.shared;
+        reentry::holding_run(shared, async {
+            let mut state = shared.lock_run().await;
+            let hold = shared.runtime.store.hold_run(&shared.id).await?;
+            run_hold::holding(shared, hold, async {
+                super::recovery::settle_a_dead_run(shared, &state).await?;
+                let mut run = turn::RunGuard::new(shared, &mut state);
+                let result = resuming::finish_step(shared, run.state(), how).await;
+                match result {
+                    Ok(Some(outcome)) => run.settle(Ok(outcome)).await,
+                    Ok(None) => {
+                        let outcome = RunOutcome { status: waiting_status(shared).await, ..RunOutcome::running() };
+                        run.settle(Ok(outcome)).await
+                    }
+                    Err(error) => run.settle(Err(error)).await,
+                }
+            })
+            .await
+        })
+        .await
+    }
+}
+
+/// The status of a thread whose step was not finished: waiting while calls wait.
+async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
+    match resuming::waiting_calls(shared).await {
+        Ok(calls) if !calls.is_empty() => ThreadStatus::AwaitingApproval,
+        _ => shared.status(),
+    }
+}
+
+/// Why a decision on a parked call was refused (A4, G5).
+///
+/// ```
+/// use hooks_runtime::{ApprovalError, ApprovalState};
+///
+/// let error = ApprovalError::AlreadyDecided { call: "call_1".into(), state: ApprovalState::Approved };
+/// assert!(error.to_string().contains("already decided"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// No call of this id waits on the thread.
+    #[error("the thread `{thread}` has no tool call `{call}` waiting for approval; list them with `pending_approvals`")]
+    UnknownCall {
+        /// The thread.
+        thread: String,
+        /// The call id asked for.
+        call: String,
+    },
+    /// The call was decided before (here or in another process).
+    #[error("the tool call `{call}` was already decided (it is {}); a call is decided once", state.as_str())]
+    AlreadyDecided {
+        /// The call.
+        call: String,
+        /// Where it stands now.
+        state: ApprovalState,
+    },
+    /// Arguments edited on approval do not satisfy the tool's schema.
+    #[error("the edited arguments of `{call}` are refused: {problem}")]
+    InvalidArguments {
+        /// The call.
+        call: String,
+        /// Where the schema is violated (paths only, never values).
+        problem: String,
+    },
+    /// The store or the run failed.
+    #[error(transparent)]
+    Runtime(#[from] super::RuntimeError),
+}
+
+impl From<crate::store::StoreError> for ApprovalError {
+    fn from(error: crate::store::StoreError) -> Self {
+        ApprovalError::Runtime(super::RuntimeError::Store(error))
+    }
+}

@@ -1,0 +1,187 @@
+//! Finishing a parked step (A3-A5): once every waiting call is decided the approved ones run
+//! (each marked `running` first) and the turn goes on; an abort denies the waiting ones; a
+//! recovered process records a call that was running as interrupted. The results are stored in
+//! the model's call order.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
+
+use super::parking::{execution_of, kept, unkept};
+use super::pipeline::Pipeline;
+use super::tool_calls::{self, INTERRUPTED_TOOL_CALL};
+use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
+use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::events::ThreadEvent;
+use crate::store::StoreError;
+
+/// The error result of a call whose run was aborted while it waited for approval.
+pub(crate) const ABORTED_APPROVAL: &str = "the run was aborted while this tool call waited for approval";
+
+/// The ids of the calls that wait for a decision.
+pub(crate) async fn waiting_calls(shared: &ThreadShared) -> Result<Vec<String>, StoreError> {
+    let parked = shared.runtime.store.parked_tool_calls(&shared.id).await?;
+    Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).map(|call| call.id).collect())
+}
+
+/// A5: a message for a thread whose calls wait is refused before anything is stored.
+pub(crate) async fn refuse_while_waiting(shared: &ThreadShared) -> Result<(), RuntimeError> {
+    let calls = waiting_calls(shared).await?;
+    if calls.is_empty() { Ok(()) } else { Err(RuntimeError::AwaitingApproval { calls }) }
+}
+
+/// How a parked step is finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// Every call was decided: the approved ones run, and the turn goes on.
+    Resume,
+    /// The run was aborted: no parked call runs, and the run stops `aborted`.
+    Abort,
+}
+
+/// Finishes the parked step, under the run lock and hold: `None` when there is nothing to
+/// finish (no parked step, or calls still waiting when resuming).
+pub(crate) async fn finish_step(
+    shared: &Arc<ThreadShared>,
+    state: &mut ThreadState,
+    how: Finish,
+) -> Result<Option<RunOutcome>, RuntimeError> {
+    let store = &shared.runtime.store;
+    let parked = store.parked_tool_calls(&shared.id).await?;
+    if parked.is_empty() {
+        return Ok(None);
+    }
+    if how == Finish::Abort {
+        for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
+            let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL);
+            if store.advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change).await? {
+                shared.emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
+            }
+        }
+    }
+    let parked = store.parked_tool_calls(&shared.id).await?;
+    if parked.iter().any(|call| call.state == ApprovalState::Pending) {
+        return Ok(None);
+    }
+    let side = super::Thread::responding_side(&shared.agent());
+    super::turn::begin(shared, state, side, true).await;
+    let mut outcome = RunOutcome::running();
+    let results = carry_out_parked(shared, state, &parked, how).await?;
+    let state_ref: &ThreadState = state;
+    store_in_order(shared, state_ref, &results).await?;
+    store.clear_parked_tool_calls(&shared.id).await?;
+    let end = match how {
+        Finish::Resume => super::turn::run_execution(shared, state, side, &mut outcome).await?,
+        Finish::Abort => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
+    };
+    Ok(Some(super::turn::finish(shared, state, end, outcome).await))
+}
+
+/// Each parked call's result, in call order: approved calls run (marked `running` first, A4),
+/// denied ones get their denial, kept results are read back.
+async fn carry_out_parked(
+    shared: &ThreadShared,
+    state: &ThreadState,
+    parked: &[ParkedToolCall],
+    how: Finish,
+) -> Result<Vec<(HookToolCall, HookToolResult, bool)>, RuntimeError> {
+    let store = &shared.runtime.store;
+    let pipeline = Pipeline::for_state(shared, state);
+    let mut results = Vec::with_capacity(parked.len());
+    for row in parked {
+        let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
+        let (result, denied) = match row.state {
+            ApprovalState::Done => match row.result.as_ref().and_then(unkept) {
+                Some(kept) => {
+                    results.push((call, kept.0, kept.1));
+                    continue;
+                }
+                None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), false),
+            },
+            ApprovalState::Approved if how == Finish::Resume => {
+                let running = ToolCallChange::to(ApprovalState::Running);
+                if !store.advance_tool_call(&shared.id, &row.id, ApprovalState::Approved, &running).await? {
+                    // Another run took it: it is that run's to finish.
+                    return Err(RuntimeError::Store(StoreError::conflict(format!(
+                        "the approved tool call `{}` was taken by another run",
+                        row.id
+                    ))));
+                }
+                let execution = execution_of(&pipeline, &row.tool);
+                let result =
+                    tool_calls::execute(&pipeline, state, &call, execution, Ok(row.arguments.clone()), None).await;
+                (result, false)
+            }
+            ApprovalState::Denied => {
+                let reason = row.decision_reason.as_deref().unwrap_or("a person denied it");
+                (tool_calls::denial_result(None, reason), true)
+            }
+            ApprovalState::Running => (HookToolResult::error(INTERRUPTED_TOOL_CALL), false),
+            _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), true),
+        };
+        let result = tool_calls::complete_call(&pipeline, state, &call, result, denied).await;
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, denied));
+        store.advance_tool_call(&shared.id, &row.id, row.state_after_start(how), &change).await?;
+        results.push((call, result, denied));
+    }
+    Ok(results)
+}
+
+impl ParkedToolCall {
+    /// The state this call is in once its run began: an approved call was moved to `running`.
+    fn state_after_start(&self, how: Finish) -> ApprovalState {
+        match (self.state, how) {
+            (ApprovalState::Approved, Finish::Resume) => ApprovalState::Running,
+            (state, _) => state,
+        }
+    }
+}
+
+/// Stores the step's results in call order, skipping a call whose result is already stored
+/// (a finish that stopped half way and is done again).
+async fn store_in_order(
+    shared: &ThreadShared,
+    state: &ThreadState,
+    results: &[(HookToolCall, HookToolResult, bool)],
+) -> Result<(), RuntimeError> {
+    let history = shared.runtime.store.messages(&shared.id).await?;
+    let stored: HashSet<&str> = history
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .filter_map(|message| message.tool_call_id.as_deref())
+        .collect();
+    let pipeline = Pipeline::for_state(shared, state);
+    for (call, result, denied) in results.iter().filter(|(call, ..)| !stored.contains(call.id.as_str())) {
+        tool_calls::store_result(&pipeline, state, call, result, *denied).await;
+    }
+    Ok(())
+}
+
+/// Recovery of a thread whose process stopped with a parked step: a call that was running is
+/// recorded as interrupted and never runs again (A4). With calls still waiting, the thread
+/// waits again; otherwise the step is finished without running anything and the caller settles
+/// the run. `true` when calls still wait.
+pub(crate) async fn recover_parked(shared: &ThreadShared, state: &ThreadState) -> Result<bool, RuntimeError> {
+    let store = &shared.runtime.store;
+    let parked = store.parked_tool_calls(&shared.id).await?;
+    if parked.is_empty() {
+        return Ok(false);
+    }
+    let pipeline = Pipeline::at_rest(shared);
+    for row in parked.iter().filter(|row| row.state == ApprovalState::Running) {
+        let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
+        let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
+        let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, false).await;
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, false));
+        store.advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change).await?;
+    }
+    let parked = store.parked_tool_calls(&shared.id).await?;
+    if parked.iter().any(|row| row.state == ApprovalState::Pending) {
+        return Ok(true);
+    }
+    let results = carry_out_parked(shared, state, &parked, Finish::Abort).await?;
+    store_in_order(shared, state, &results).await?;
+    store.clear_parked_tool_calls(&shared.id).await?;
+    Ok(false)
+}

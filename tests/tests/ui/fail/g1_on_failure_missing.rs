@@ -1,0 +1,8 @@
+use hooks_runtime::prelude::*;
+
+#[hook(before_tool_call, id = "no_force_push")]
+fn no_force_push(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut serde_json::Value) -> ToolDecision {
+    ToolDecision::allow()
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use hooks_runtime::prelude::*;
+
+#[hook(before_tool_call, id = "no_force_push", on_failure = deny)]
+fn no_force_push(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut serde_json::Value) -> bool {
+    true
+}
+
+fn main() {}
