@@ -170,19 +170,11 @@ const READ_COLUMNS: &str =
 /// Cloning is cheap: clones share one connection.
 ///
 /// ```
-/// use hooks_runtime::store::{MessageStore, SqliteStore, ThreadRecord, ThreadStatus};
+/// use hooks_runtime::store::{MessageStore, SqliteStore, ThreadRecord};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let store = SqliteStore::in_memory()?;
-/// let thread = ThreadRecord {
-///     id: "t1".into(),
-///     agent: "support".into(),
-///     user_id: None,
-///     created_at: 1_700_000_000_000,
-///     arguments: serde_json::Map::new(),
-///     status: ThreadStatus::Idle,
-///     values: serde_json::Map::new(),
-/// };
+/// let thread = ThreadRecord::new("t1", "support", 1_700_000_000_000);
 /// store.create_thread(&thread).await?;
 /// assert_eq!(store.load_thread("t1").await?, Some(thread));
 /// # Ok::<(), hooks_runtime::store::StoreError>(())

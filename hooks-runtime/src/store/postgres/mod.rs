@@ -232,19 +232,11 @@ impl PostgresOptions {
 /// Cloning is cheap: clones share one pool.
 ///
 /// ```no_run
-/// use hooks_runtime::store::{MessageStore, PostgresStore, ThreadRecord, ThreadStatus};
+/// use hooks_runtime::store::{MessageStore, PostgresStore, ThreadRecord};
 ///
 /// # async fn run() -> Result<(), hooks_runtime::store::StoreError> {
 /// let store = PostgresStore::connect("postgres://postgres@127.0.0.1:5432/test").await?;
-/// let thread = ThreadRecord {
-///     id: "t1".into(),
-///     agent: "support".into(),
-///     user_id: None,
-///     created_at: 1_700_000_000_000,
-///     arguments: serde_json::Map::new(),
-///     status: ThreadStatus::Idle,
-///     values: serde_json::Map::new(),
-/// };
+/// let thread = ThreadRecord::new("t1", "support", 1_700_000_000_000);
 /// store.create_thread(&thread).await?;
 /// assert_eq!(store.load_thread("t1").await?, Some(thread));
 /// # Ok(())
