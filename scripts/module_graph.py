@@ -108,6 +108,24 @@ def use_paths(tree: str, prefix: list) -> list:
     return out
 
 
+def inline_modules(text: str, module: tuple) -> list:
+    """The file's text outside inline modules, at `module`, then each inline module's body at
+    its own path (nested ones split out the same way)."""
+    out, rest, start = [], [], 0
+    for match in re.finditer(rf"\bmod\s+({IDENT})\s*\{{", text):
+        if match.start() < start:
+            continue
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        rest.append(text[start : match.start()])
+        out.extend(inline_modules(text[match.end() : i - 1], module + (match.group(1),)))
+        start = i
+    rest.append(text[start:])
+    return [(module, " ".join(rest))] + out
+
+
 def resolve(path: list, here: tuple, modules: set, reexports: dict):
     """The module a path names, or None when it leaves the crate."""
     if not path:
@@ -138,7 +156,8 @@ def resolve(path: list, here: tuple, modules: set, reexports: dict):
 def main() -> int:
     args = sys.argv[1:]
     cycles_only = "--cycles-only" in args
-    args = [arg for arg in args if arg != "--cycles-only"]
+    with_upward = "--count-upward" in args
+    args = [arg for arg in args if arg not in ("--cycles-only", "--count-upward")]
     crate = REPO / (args[0] if args else "hooks-runtime")
     src = crate / "src"
     files = {}
@@ -159,16 +178,19 @@ def main() -> int:
 
     edges = {module: set() for module in modules}
     for module, text in files.items():
-        paths = []
-        for match in re.finditer(r"\buse\s+([^;]+);", text):
-            paths.extend(use_paths(match.group(1), []))
-        without_uses = re.sub(r"\buse\s+[^;]+;", " ", text)
-        for match in re.finditer(rf"(?<![A-Za-z0-9_:])((?:{IDENT}::)+{IDENT})", without_uses):
-            paths.append(match.group(1).split("::"))
-        for path in paths:
-            target = resolve(path, module, modules, reexports)
-            if target is not None and target != module:
-                edges[module].add(target)
+        # An inline module (`mod tests { use super::*; }`) is read as a child of the file's
+        # module, so that its `super` names the file, and its edges count as the file's.
+        for here, body in inline_modules(text, module):
+            paths = []
+            for match in re.finditer(r"\buse\s+([^;]+);", body):
+                paths.extend(use_paths(match.group(1), []))
+            without_uses = re.sub(r"\buse\s+[^;]+;", " ", body)
+            for match in re.finditer(rf"(?<![A-Za-z0-9_:])((?:{IDENT}::)+{IDENT})", without_uses):
+                paths.append(match.group(1).split("::"))
+            for path in paths:
+                target = resolve(path, here, modules, reexports)
+                if target is not None and target != module:
+                    edges[module].add(target)
 
     def name(module: tuple) -> str:
         return "::".join(("crate",) + module)
@@ -184,7 +206,7 @@ def main() -> int:
         print(f"  {name(module)} -> {', '.join(shown) if shown else '(none)'}")
 
     # Strongly connected components (Tarjan) of the counted edges.
-    counted = {m: {t for t in ts if not upward(m, t)} for m, ts in edges.items()}
+    counted = {m: {t for t in ts if with_upward or not upward(m, t)} for m, ts in edges.items()}
     index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
 
     def visit(v):

@@ -4,7 +4,7 @@
 //!
 //! A sync hook is started and finished by [`start`], a plain function: no future is created for
 //! it. Only an async hook's boxed future becomes an [`InFlight`]. The chains' hot loops call a
-//! plain sync hook's adapter themselves (`kinds.rs`, `events.rs`); this is every other path.
+//! plain sync hook's adapter themselves (`transforms.rs`, `observers.rs`); this is every other path.
 
 use std::future::Future;
 use std::pin::Pin;

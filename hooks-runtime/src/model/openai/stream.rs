@@ -6,8 +6,8 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::{Map, Value};
 
 use super::limits::{Caps, Deadline, Waiting};
+use super::provider_errors::{self, transport_error};
 use super::sse::SseParser;
-use super::transport_error;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, ProviderError, Usage};
 
 /// The message for a body that stopped before `[DONE]` or a `finish_reason`.
@@ -356,10 +356,10 @@ fn decode_usage(usage: &Value) -> Result<Usage, ModelError> {
 /// model fails after the response started. Its `code` (a number, or a string such as LiteLLM's
 /// `"500"`) gives the status; the message goes to the log.
 fn stream_error(error: &Value) -> ModelError {
-    let message = super::error_message(error).unwrap_or_else(|| "no message".to_owned());
-    let error = super::with_error_fields(ProviderError::mid_stream(message), error);
+    let message = provider_errors::error_message(error).unwrap_or_else(|| "no message".to_owned());
+    let error = provider_errors::with_error_fields(ProviderError::mid_stream(message), error);
     tracing::warn!(
-        target: super::TARGET,
+        target: provider_errors::TARGET,
         status = error.status(),
         provider_type = error.provider_type(),
         code = error.code(),

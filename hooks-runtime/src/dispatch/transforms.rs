@@ -9,10 +9,10 @@ use hooks_core::{
 
 use std::future::Future;
 
+use super::chain::{Dispatch, FailureRule, PointRun};
 use super::invoke::{self, Answer, HookFailure, Started, spans_wanted};
 use super::panics;
 use super::plain::{Plain, PlainChain};
-use super::{Dispatch, FailureRule, PointRun};
 
 /// A kind whose chain transforms one value in place.
 trait TransformKind: 'static {

@@ -1,7 +1,7 @@
 //! The event hook points: each hook observes, and a failure is logged and changes nothing else
 //! (E2).
 //!
-//! As for transforms (`kinds.rs`), the sync hooks up to the first async one run when a point is
+//! As for transforms (`transforms.rs`), the sync hooks up to the first async one run when a point is
 //! called, in a plain function: a chain of sync hooks builds no state machine. From an async hook
 //! on (or when hook spans are wanted) the rest of the chain is a future the caller awaits in place.
 
@@ -12,9 +12,9 @@ use hooks_core::{
     HookExecutionContext, HookMessage, HookResult, HookToolCall, HookToolResult, MessageRecord, ThreadState, UserState,
 };
 
+use super::chain::{Dispatch, PointRun};
 use super::invoke::{self, Answer, HookFailure, Started, spans_wanted};
 use super::panics;
-use super::{Dispatch, PointRun};
 
 /// An event hook point: what its hooks are given, and how its adapter is called.
 trait EventKind: 'static {
