@@ -133,7 +133,10 @@ fn y2_alias_bomb_is_rejected_quickly() {
     let report = load_everywhere(&yaml);
     assert!(report.kept.is_empty());
     assert!(report.has_document_problem(), "{:?}", report.problems);
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    // Refused by the alias limit, not after expanding up to the node budget.
+    assert!(report.problems[0].message.contains("alias replay limit"), "{:?}", report.problems);
+    // A hang bound only: the refusal takes milliseconds.
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 
     // Ordinary anchors and aliases still work.
     let report = LoadReport::from_yaml(

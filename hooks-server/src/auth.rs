@@ -3,12 +3,13 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use axum::extract::FromRequestParts;
+use std::sync::Arc;
+
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Maps a bearer token to the id of the user it belongs to.
 ///
@@ -72,10 +73,17 @@ impl Authenticator for StaticTokens {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct User(pub(crate) String);
 
-impl FromRequestParts<AppState> for User {
+/// Any state that holds the authenticator extracts a user (axum's `FromRef`), so this module
+/// needs nothing of the server's state.
+impl<S> FromRequestParts<S> for User
+where
+    S: Send + Sync,
+    Arc<dyn Authenticator>: FromRef<S>,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let auth = Arc::<dyn Authenticator>::from_ref(state);
         let unauthorized = |message: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message);
         let header = parts
             .headers
@@ -86,7 +94,7 @@ impl FromRequestParts<AppState> for User {
             .ok()
             .and_then(bearer_token)
             .ok_or_else(|| unauthorized("the `Authorization` header is not `Bearer <token>`"))?;
-        match state.auth.authenticate(token).await {
+        match auth.authenticate(token).await {
             Some(user) => Ok(User(user)),
             None => Err(unauthorized("the bearer token is not valid")),
         }

@@ -4,22 +4,30 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, Request};
+use std::sync::Arc;
+
+use axum::extract::{FromRef, FromRequest, Request};
 use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
+use crate::config::ServerConfig;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// A request body parsed as JSON.
 pub(crate) struct JsonBody(pub(crate) Value);
 
-impl FromRequest<AppState> for JsonBody {
+/// Any state that holds the server's configuration extracts a body (axum's `FromRef`).
+impl<S> FromRequest<S> for JsonBody
+where
+    S: Send + Sync,
+    Arc<ServerConfig>: FromRef<S>,
+{
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let limit = state.config.max_body_bytes;
-        let timeout = state.config.body_read_timeout;
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let config = Arc::<ServerConfig>::from_ref(state);
+        let limit = config.max_body_bytes;
+        let timeout = config.body_read_timeout;
         let read = tokio::time::timeout(timeout, Bytes::from_request(request, state)).await.map_err(|_| {
             ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,

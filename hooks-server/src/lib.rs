@@ -116,6 +116,7 @@ mod serve;
 mod state;
 mod streams;
 mod threads;
+mod user_changes;
 mod users;
 
 use std::sync::Arc;

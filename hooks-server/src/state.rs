@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use axum::extract::FromRef;
 use hooks_runtime::store::{MessageStore, ThreadRecord};
 use hooks_runtime::{Runtime, RuntimeError, Thread};
 use serde_json::{Value, json};
@@ -174,6 +175,20 @@ impl ThreadEntry {
     }
 }
 
+/// The authenticator, for the [`User`](crate::auth::User) extractor.
+impl FromRef<AppState> for Arc<dyn Authenticator> {
+    fn from_ref(state: &AppState) -> Self {
+        state.auth.clone()
+    }
+}
+
+/// The configuration, for the [`JsonBody`](crate::body::JsonBody) extractor's limits.
+impl FromRef<AppState> for Arc<ServerConfig> {
+    fn from_ref(state: &AppState) -> Self {
+        state.config.clone()
+    }
+}
+
 impl AppState {
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
         let state = AppState {
@@ -188,7 +203,7 @@ impl AppState {
         // Subscribed here, before any client can attach, so no change of another process is
         // missed once this runtime listens.
         let changes = state.runtime.subscribe_user_changes();
-        tokio::spawn(crate::users::forward_other_processes(changes, Arc::downgrade(&state.users)));
+        tokio::spawn(crate::user_changes::forward_other_processes(changes, Arc::downgrade(&state.users)));
         // Accepted means kept: runs that a stopped process left unsettled are settled, and the
         // inputs it had accepted run, as the server starts rather than at its first request.
         let runtime = state.runtime.clone();

@@ -21,6 +21,12 @@ pub const MAX_DOCUMENT_BYTES: u64 = 8 * 1024 * 1024;
 /// keeps hostile input cheap to reject.
 pub const MAX_DOCUMENT_NODES: usize = 500_000;
 
+/// Most YAML events that aliases may replay in one document. An anchor reused in a hooks file
+/// (one action for several events) replays tens of events; the parser's default of a million
+/// lets an alias bomb expand a million nodes before it is refused, seconds of work in a debug
+/// build.
+pub const MAX_ALIAS_REPLAYED_EVENTS: usize = 50_000;
+
 /// Placeholders whose values someone other than the file's author chooses: the model (`tool`,
 /// `args`), a tool or the runtime (`error`, `result`).
 const UNTRUSTED_PLACEHOLDERS: [&str; 4] = ["tool", "error", "args", "result"];
@@ -225,6 +231,7 @@ fn yaml_options() -> serde_saphyr::Options {
     budget.max_events = 2 * MAX_DOCUMENT_NODES + 16;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_ALIAS_REPLAYED_EVENTS;
     options
 }
 

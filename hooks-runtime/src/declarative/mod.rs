@@ -99,7 +99,9 @@ pub use executor::{
 /// The `tracing` target of `[HOOK]` log lines and of command warnings. Its value names the
 /// executor module, where it lived before, so existing log filters keep working.
 pub const LOG_TARGET: &str = "hooks_runtime::declarative::executor";
-pub use loader::{KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
+pub use loader::{
+    KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES,
+};
 pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
 pub(crate) use settings::pre_tool_use;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hooks_core::__private::{EnabledRelationships, ResolvedHook};
 
-use super::plain::PlainChain;
+use super::PlainChain;
 
 /// One chain ready to run: its entries, its typed form when every hook of it is a plain sync
 /// hook, the enabled optional relationships, the default timeout.
