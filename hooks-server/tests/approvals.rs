@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::MessageStore;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{HookToolResult, Runtime};
 use hooks_server::ServerConfig;
@@ -84,6 +83,11 @@ async fn parked(runtime: Runtime) -> (Server, String, SseReader) {
 
 fn event<'a>(events: &'a [SseEvent], kind: &str) -> &'a SseEvent {
     events.iter().find(|e| e.kind() == kind).unwrap_or_else(|| panic!("no `{kind}` in {events:#?}"))
+}
+
+/// Alice's decision `body` on `call` of thread `id`.
+async fn decide(server: &Server, id: &str, call: &str, body: &str) -> (u16, Value) {
+    server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, body).await
 }
 
 fn code(body: &Value) -> &str {
@@ -162,13 +166,11 @@ async fn a6_another_user_gets_the_404_of_a_missing_thread_and_decides_nothing() 
     let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
     let missing = "thread_that_does_not_exist";
     let same = |body: &Value, thread: &str| body.to_string().replace(thread, "<thread>");
-    for (path_of, body) in [
-        (Box::new(|t: &str| format!("/threads/{t}/approvals")) as Box<dyn Fn(&str) -> String>, None),
-        (Box::new(|t: &str| format!("/threads/{t}/approvals/call_1")), Some(r#"{"decision":"approve"}"#)),
-    ] {
-        let method = if body.is_some() { reqwest::Method::POST } else { reqwest::Method::GET };
-        let (bob_status, bob_body) = server.call(method.clone(), &path_of(&id), BOB, body).await;
-        let (none_status, none_body) = server.call(method, &path_of(missing), ALICE, body).await;
+    let get = (reqwest::Method::GET, "/approvals", None);
+    let post = (reqwest::Method::POST, "/approvals/call_1", Some(r#"{"decision":"approve"}"#));
+    for (method, tail, body) in [get, post] {
+        let (bob_status, bob_body) = server.call(method.clone(), &format!("/threads/{id}{tail}"), BOB, body).await;
+        let (none_status, none_body) = server.call(method, &format!("/threads/{missing}{tail}"), ALICE, body).await;
         assert_eq!(bob_status, 404, "{bob_body}");
         assert_eq!((bob_status, same(&bob_body, &id)), (none_status, same(&none_body, missing)));
         assert_eq!(code(&bob_body), "thread_not_found");
@@ -183,33 +185,28 @@ async fn a6_another_user_gets_the_404_of_a_missing_thread_and_decides_nothing() 
 async fn a6_a_second_decision_is_409_naming_the_state_and_an_unknown_call_404() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (server, id, mut stream) = parked(runtime(two_payments(), runs.clone())).await;
-    let decide = |call: &str, body: &'static str| {
-        let path = format!("/threads/{id}/approvals/{call}");
-        let server = &server;
-        async move { server.post(&path, ALICE, body).await }
-    };
     // The first of two decisions: stored, no run yet; the other call still waits.
-    let (status, body) = decide("call_1", r#"{"decision":"approve"}"#).await;
+    let (status, body) = decide(&server, &id, "call_1", r#"{"decision":"approve"}"#).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!((body["runId"].clone(), body["pending"].clone()), (Value::Null, json!(["call_2"])), "{body}");
     let (_, listed) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
     let ids: Vec<&str> = listed["approvals"].as_array().unwrap().iter().filter_map(|c| c["id"].as_str()).collect();
     assert_eq!(ids, ["call_2"]);
-    let (status, body) = decide("call_1", r#"{"decision":"deny"}"#).await;
+    let (status, body) = decide(&server, &id, "call_1", r#"{"decision":"deny"}"#).await;
     assert_eq!((status, code(&body)), (409, "already_decided"), "{body}");
     assert!(message(&body).contains("`call_1`") && message(&body).contains("approved"), "{body}");
 
-    let (status, body) = decide("call_zzz", r#"{"decision":"approve"}"#).await;
+    let (status, body) = decide(&server, &id, "call_zzz", r#"{"decision":"approve"}"#).await;
     assert_eq!((status, code(&body)), (404, "approval_not_found"), "{body}");
     assert!(message(&body).contains("`call_zzz`"), "{body}");
 
-    let (status, body) = decide("call_2", r#"{"decision":"deny"}"#).await;
+    let (status, body) = decide(&server, &id, "call_2", r#"{"decision":"deny"}"#).await;
     assert_eq!(status, 202, "{body}");
     let events = stream.until("run_finished").await;
     assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1, "only the approved call ran");
     // After the resumed run the step is no longer parked: still a second decision.
-    let (status, body) = decide("call_2", r#"{"decision":"approve"}"#).await;
+    let (status, body) = decide(&server, &id, "call_2", r#"{"decision":"approve"}"#).await;
     assert_eq!((status, code(&body)), (409, "already_decided"), "{body}");
     assert!(message(&body).contains("`call_2`"), "{body}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
