@@ -87,9 +87,12 @@ pub(crate) async fn decide(
         return Ok((StatusCode::OK, Json(body)).into_response());
     }
     let run_id = resume_run_id();
-    crate::runs::spawn(entry, slot, run_id.clone(), |entry| async move {
-        entry.thread.resume_approvals().await.map(Some)
-    });
+    crate::runs::spawn(
+        entry,
+        slot,
+        run_id.clone(),
+        |entry| async move { entry.thread.resume_approvals().await.map(Some) },
+    );
     let body = json!({ "callId": call_id, "decision": decision, "runId": run_id, "pending": [] });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
@@ -140,7 +143,11 @@ fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
         ApprovalError::AlreadyDecided { call, state } => ApiError::new(
             StatusCode::CONFLICT,
             "already_decided",
-            format!("the tool call `{}` was already decided (it is {}); a call is decided once", printable(call), state.as_str()),
+            format!(
+                "the tool call `{}` was already decided (it is {}); a call is decided once",
+                printable(call),
+                state.as_str()
+            ),
         ),
         // The problem names schema paths and rules, never the values.
         ApprovalError::InvalidArguments { call, problem } => ApiError::new(

@@ -31,7 +31,8 @@ where
             tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run_id);
         // A task of its own, so that a panic in the run is a failed run here, not a lost one.
         let result = tokio::spawn(run(entry.clone()).instrument(span)).await;
-        let failed = |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
+        let failed =
+            |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
         let finished = match result {
             Ok(Ok(outcome)) => {
                 let (status, steps) = match outcome {

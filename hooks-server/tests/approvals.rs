@@ -123,16 +123,23 @@ async fn a6_the_owner_lists_the_waiting_calls_and_an_approval_finishes_the_run()
     let run_id = body["runId"].as_str().expect("the resumed run's id").to_owned();
 
     let events = stream.until("run_finished").await;
-    assert_eq!(event(&events, "approval_resolved").data, json!({"type": "approval_resolved", "id": "call_1", "decision": "approved"}));
+    assert_eq!(
+        event(&events, "approval_resolved").data,
+        json!({"type": "approval_resolved", "id": "call_1", "decision": "approved"})
+    );
     assert_eq!(event(&events, "run_started").data["runId"], run_id.as_str());
     let done = event(&events, "tool_call_done");
     assert_eq!((done.data["status"].as_str(), done.data.get("denied")), (Some("success"), None), "{events:#?}");
     let finished = events.last().unwrap();
-    assert_eq!((finished.data["runId"].as_str(), finished.data["status"].as_str()), (Some(run_id.as_str()), Some("idle")));
+    assert_eq!(
+        (finished.data["runId"].as_str(), finished.data["status"].as_str()),
+        (Some(run_id.as_str()), Some("idle"))
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the approved call ran once");
 
     let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
-    let contents: Vec<&str> = body["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    let contents: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
     assert_eq!(contents, ["Pay.", "paid 5", "Paid."], "{body}");
     let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
     assert_eq!(body["approvals"], json!([]));
@@ -152,7 +159,11 @@ async fn a6_a_denial_never_runs_the_tool_and_the_model_reads_the_reason() {
     let events = stream.until("run_finished").await;
     assert_eq!(event(&events, "approval_resolved").data["decision"], "denied");
     let done = event(&events, "tool_call_done");
-    assert_eq!((done.data["status"].as_str(), done.data["denied"].as_bool()), (Some("error"), Some(true)), "{events:#?}");
+    assert_eq!(
+        (done.data["status"].as_str(), done.data["denied"].as_bool()),
+        (Some("error"), Some(true)),
+        "{events:#?}"
+    );
     assert_eq!(events.last().unwrap().data["status"], "idle");
     assert_eq!(runs.load(Ordering::SeqCst), 0, "a denied call never runs");
     let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;

@@ -7,7 +7,8 @@
 //! values show their times. A router without hook-run recording shows the code that turns it
 //! on. The page is then saved to `target/inspector.png`. A run whose tool calls wait for
 //! approval shows them with Approve and Deny; deciding them from the page finishes the run, and
-//! the denied call shows as a denial among the events (A6).
+//! the denied call shows as a denial among the events (A6); the page with both calls waiting is
+//! saved to `target/inspector-approvals.png`.
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
@@ -428,21 +429,25 @@ async fn check_approvals(client: Client, base: String) {
     let option = client.find(Locator::Css("#agent-choice option[value='payment_agent']")).await;
     option.expect("the agent in the thread form").click().await.expect("choose the agent");
     client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
-    wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| {
-        rows.len() == 1 && rows[0][0] == "none"
-    })
-    .await;
+    wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| rows.len() == 1 && rows[0][0] == "none")
+        .await;
     let message = client.find(Locator::Id("message")).await.expect("message field");
     message.send_keys("Pay bob and mallory.").await.expect("type a message");
     client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
 
     let waiting = wait_rows(&client, "#approval-rows tr[data-call]", "the waiting calls", |rows| rows.len() == 2).await;
-    assert_eq!(waiting[0][..3], ["call_1", r#"pay {"amount":5,"to":"bob"}"#, "the tool `pay` requires approval [the tool]"]);
+    assert_eq!(
+        waiting[0][..3],
+        ["call_1", r#"pay {"amount":5,"to":"bob"}"#, "the tool `pay` requires approval [the tool]"]
+    );
     // Arguments are text, never markup.
     assert_eq!(waiting[1][1], r#"pay {"amount":900,"to":"<b>mallory</b>"}"#, "{waiting:#?}");
     let bold = client.execute("return document.querySelectorAll('#approval-rows b').length", vec![]).await;
     assert_eq!(bold.expect("count"), json!(0));
     assert!(looks_like_a_time(&waiting[0][3]), "{waiting:#?}");
+    let png = client.screenshot().await.expect("screenshot");
+    let path = screenshot_path().with_file_name("inspector-approvals.png");
+    std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
 
     let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_1'] button.approve")).await;
     approve.expect("Approve of call_1").click().await.expect("approve");
