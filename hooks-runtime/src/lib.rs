@@ -88,7 +88,8 @@ pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
 pub use thread::{
-    ApprovalError, InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions,
+    ApprovalChoice, ApprovalError, InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread,
+    ThreadOptions,
 };
 pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 

@@ -102,6 +102,24 @@ impl Fields {
         }
     }
 
+    /// An optional string field; `null` is absent.
+    pub(crate) fn optional_string(&mut self, name: &str) -> Result<Option<String>, ApiError> {
+        match self.map.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(self.wrong_type(name, "a string", &other)),
+        }
+    }
+
+    /// An optional object field; `null` is absent.
+    pub(crate) fn optional_object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, ApiError> {
+        match self.map.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(map)),
+            Some(other) => Err(self.wrong_type(name, "an object", &other)),
+        }
+    }
+
     /// Refuses the fields nobody took, naming them and the ones that are known.
     pub(crate) fn finish(self, known: &[&str]) -> Result<(), ApiError> {
         let Some(field) = self.map.keys().next() else { return Ok(()) };

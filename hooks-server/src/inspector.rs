@@ -1,6 +1,7 @@
 //! `GET /inspect`: one static page that shows each agent's resolved hooks (from the catalog),
-//! a thread's messages and its live events. It holds no data itself and needs no token to load;
-//! everything it shows it fetches with the token the viewer enters, like any other client.
+//! a thread's messages, its live events and the tool calls that wait for approval, with controls
+//! to decide them. It holds no data itself and needs no token to load; everything it shows it
+//! fetches with the token the viewer enters, like any other client.
 
 use axum::Json;
 use axum::extract::State;

@@ -29,13 +29,15 @@
 //! | `GET /threads` | `?limit=N&cursor=C`: a page of the caller's threads in the store, oldest first (also those of another process, or from before a restart): `{"threads": [...], "next": C}`; `limit` is 100 by default and at most 1,000, `next` is the `cursor` of the following page, `null` after the last |
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
 //! | `GET /threads/{id}/messages` | `?limit=N&includeSilent=true` as [`MessageQuery`](hooks_runtime::MessageQuery) selects |
-//! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on |
+//! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on; 409 `awaiting_approval` naming the calls while tool calls wait for approvals |
+//! | `GET /threads/{id}/approvals` | the tool calls that wait for a person: `{"approvals": [{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}]}`, in the model's call order; `hook` is `null` when the tool itself requires approval |
+//! | `POST /threads/{id}/approvals/{callId}` | `{"decision": "approve" \| "deny", "reason"?, "arguments"?}` (`reason` with a denial, edited `arguments` with an approval) → 202 `{"callId", "decision", "runId", "pending": []}` when it was the step's last decision: the resumed turn runs on as a message's run does; 200 with `runId` `null` and the calls still waiting in `pending` otherwise. 404 `approval_not_found` for a call that does not wait, 409 `already_decided` naming its state, 422 `invalid_arguments` for edited arguments the tool's schema refuses; the body limits of every route apply, and the resumed run counts among the thread's queued inputs (429 `queue_full`) |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
-//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done` (`"denied": true` for a denied call), `approval_requested`, `approval_resolved`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |
-//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them; it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them, and the tool calls that wait for approval with Approve and Deny controls (denials marked among the events); it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
 //! | `GET /inspect/status` | feature `inspector`: `{"hookRuns": "recording" \| "not_configured" \| "no_layer"}`, what the page tells about hook runs |
 //!
 //! # JSON names
@@ -97,10 +99,12 @@
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
 //! (`invalid_json`, `body_too_large`, `message_too_large`, `unknown_agent`, `unknown_field`,
 //! `thread_not_found`, `invalid_cursor`, `arguments_too_large` 413, `body_timeout` 408,
+//! `awaiting_approval` and `already_decided` 409, `invalid_arguments` 422,
 //! `too_many_threads` and `queue_full` 429, ...); a limit's error names the limit and the
 //! [`ServerConfig`] field that raises it. No error text carries message contents: a body's value is never
 //! echoed, only its field name and JSON type.
 
+mod approvals;
 mod auth;
 mod body;
 mod catalog;
@@ -112,6 +116,7 @@ mod hook_runs;
 mod inspector;
 mod paging;
 mod pump;
+mod runs;
 mod serve;
 mod state;
 mod streams;
@@ -159,6 +164,8 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}/messages", get(threads::messages).post(threads::send))
         .route("/threads/{id}/events", get(threads::events))
         .route("/threads/{id}/abort", post(threads::abort))
+        .route("/threads/{id}/approvals", get(approvals::list))
+        .route("/threads/{id}/approvals/{call_id}", post(approvals::decide))
         .route("/user/events", get(users::events))
         .route("/user/values", get(users::list_values))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))

@@ -8,7 +8,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use hooks_runtime::{MessageQuery, RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 use crate::auth::User;
 use crate::body::{Fields, JsonBody};
@@ -174,7 +173,8 @@ fn message_query(params: &HashMap<String, String>) -> Result<MessageQuery, ApiEr
 
 /// `POST /threads/{id}/messages` `{"content": "..."}`: starts a run and answers at once with
 /// its id. The run's progress and end arrive on the thread's event stream (`run_started`,
-/// the runtime's events, `run_finished`); runs of one thread take turns.
+/// the runtime's events, `run_finished`); runs of one thread take turns. A thread whose tool
+/// calls wait for approvals refuses it with 409 `awaiting_approval`, naming them.
 pub(crate) async fn send(
     State(state): State<AppState>,
     User(user): User,
@@ -193,44 +193,16 @@ pub(crate) async fn send(
             format!("the message content is {} bytes; the limit is {limit} bytes", content.len()),
         ));
     }
+    // A5: refused before anything is stored; the runtime would refuse the run, but only after
+    // the message was in the inbox and the 202 sent.
+    crate::approvals::refuse_while_waiting(&entry).await?;
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // Accepted means committed: the 202 and its run id come only after the message is in the
     // thread's inbox, so a crash from here on loses nothing (recovery runs it).
     let message = hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, content);
     let input = entry.thread.queue_message(message).await.map_err(|error| ApiError::store(&error))?;
     let run_id = input.to_string();
-    let run = run_id.clone();
-    tokio::spawn(async move {
-        // Counted among the thread's queued inputs until the run has finished.
-        let _slot = slot;
-        let _turn = entry.run_gate.clone().lock_owned().await;
-        entry.log_in_order(json!({ "type": "run_started", "runId": run })).await;
-        // The span names the thread, so that hook spans inside the run can be sent to it.
-        let span =
-            tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run);
-        let finished = match entry.thread.run_input(&input).instrument(span).await {
-            Ok(outcome) => {
-                // `None`: the runtime's recovery ran the input already; the thread's status
-                // is where that run left it.
-                let (status, steps) = match outcome {
-                    Some(outcome) => (outcome.status, outcome.steps),
-                    None => (entry.thread.status(), 0),
-                };
-                let mut value = json!({ "type": "run_finished", "runId": run, "steps": steps });
-                if let Ok(Value::Object(status)) = serde_json::to_value(&status) {
-                    value.as_object_mut().into_iter().for_each(|map| map.extend(status.clone()));
-                }
-                value
-            }
-            Err(error) => {
-                // The runtime's errors name agents, threads and the store, never contents;
-                // still, the client gets only the kind.
-                tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run, "the run could not start: {error}");
-                json!({ "type": "run_finished", "runId": run, "status": "failed", "reason": "runtime_error" })
-            }
-        };
-        entry.log_in_order(finished).await;
-    });
+    crate::runs::spawn(entry, slot, run_id.clone(), move |entry| async move { entry.thread.run_input(&input).await });
     Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
 }
 

@@ -5,7 +5,10 @@
 //! and its hook runs must show in the DOM, with tool calls' arguments and results. Reloaded, the
 //! page shows the thread's earlier events; the thread list, a thread's arguments and the user's
 //! values show their times. A router without hook-run recording shows the code that turns it
-//! on. The page is then saved to `target/inspector.png`.
+//! on. The page is then saved to `target/inspector.png`. A run whose tool calls wait for
+//! approval shows them with Approve and Deny; deciding them from the page finishes the run, and
+//! the denied call shows as a denial among the events (A6); the page with both calls waiting is
+//! saved to `target/inspector-approvals.png`.
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
@@ -70,6 +73,19 @@ define_agent! {
 define_agent! {
     name: weather_agent,
     side_a: { prompt: forecast_prompt, subagents: [{ agent: auditor }], stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+define_prompt! {
+    name: payment_prompt,
+    model: "scripted",
+    prompt: "Pay what is asked.",
+    tools: ["pay"],
+}
+
+define_agent! {
+    name: payment_agent,
+    side_a: { prompt: payment_prompt, stop_on_response: true, max_steps: 4 },
     side_b: { human: true },
 }
 
@@ -187,6 +203,30 @@ fn runtime() -> Runtime {
                 HookToolResult::success("Sunny, 24°C.")
             })
             .with_progress_argument("query"),
+        )
+        .build()
+        .expect("runtime")
+}
+
+/// A runtime whose model pays twice in one step and then answers; every payment waits for a
+/// person (`with_approval`).
+fn payment_runtime() -> Runtime {
+    let script = [
+        ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5,"to":"bob"}"#).then_tool_call(
+            "call_2",
+            "pay",
+            r#"{"amount":900,"to":"<b>mallory</b>"}"#,
+        ),
+        ScriptedResponse::text("One payment made."),
+    ];
+    Runtime::builder()
+        .agent::<payment_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(
+            FnTool::new("pay", "Pays someone.", |arguments: Value| async move {
+                HookToolResult::success(format!("paid {}", arguments["amount"]))
+            })
+            .with_approval(|_| true),
         )
         .build()
         .expect("runtime")
@@ -379,6 +419,77 @@ async fn check_page(client: Client, base: String) {
     println!("screenshot: {}", path.display());
 }
 
+/// A6 from the page: the waiting calls of a run listed with their arguments; one approved, one
+/// denied with a reason typed in its row; the run finishes and the denial shows as one.
+async fn check_approvals(client: Client, base: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+    wait_rows(&client, "#agents table[data-agent='payment_agent'] tr", "the catalog", |rows| !rows.is_empty()).await;
+    let option = client.find(Locator::Css("#agent-choice option[value='payment_agent']")).await;
+    option.expect("the agent in the thread form").click().await.expect("choose the agent");
+    client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
+    wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| rows.len() == 1 && rows[0][0] == "none")
+        .await;
+    let message = client.find(Locator::Id("message")).await.expect("message field");
+    message.send_keys("Pay bob and mallory.").await.expect("type a message");
+    client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
+
+    let waiting = wait_rows(&client, "#approval-rows tr[data-call]", "the waiting calls", |rows| rows.len() == 2).await;
+    assert_eq!(
+        waiting[0][..3],
+        ["call_1", r#"pay {"amount":5,"to":"bob"}"#, "the tool `pay` requires approval [the tool]"]
+    );
+    // Arguments are text, never markup.
+    assert_eq!(waiting[1][1], r#"pay {"amount":900,"to":"<b>mallory</b>"}"#, "{waiting:#?}");
+    let bold = client.execute("return document.querySelectorAll('#approval-rows b').length", vec![]).await;
+    assert_eq!(bold.expect("count"), json!(0));
+    assert!(looks_like_a_time(&waiting[0][3]), "{waiting:#?}");
+    let png = client.screenshot().await.expect("screenshot");
+    let path = screenshot_path().with_file_name("inspector-approvals.png");
+    std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
+
+    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_1'] button.approve")).await;
+    approve.expect("Approve of call_1").click().await.expect("approve");
+    wait_rows(&client, "#approval-rows tr[data-call]", "call_2 alone waiting", |rows| {
+        rows.len() == 1 && rows[0][0] == "call_2"
+    })
+    .await;
+    let deny = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] button.deny")).await;
+    deny.expect("Deny of call_2").click().await.expect("deny");
+    let reason = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] input.deny-reason")).await;
+    reason.expect("the reason field").send_keys("too much").await.expect("type a reason");
+    let confirm = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] button.confirm-deny")).await;
+    confirm.expect("the confirming Deny").click().await.expect("confirm the denial");
+
+    let events = wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
+        rows.iter().any(|row| row[1] == "run_finished" && row[2].contains(": idle"))
+    })
+    .await;
+    let details: Vec<(&str, &str)> = events.iter().map(|row| (row[1].as_str(), row[2].as_str())).collect();
+    for expected in [
+        ("approval_requested", "pay (call_1) waits: the tool `pay` requires approval [the tool]"),
+        ("approval_resolved", "call_1: approved"),
+        ("approval_resolved", "call_2: denied"),
+        ("tool_call_done", "pay (call_1): success"),
+        ("tool_call_done", "pay (call_2): denied"),
+    ] {
+        assert!(details.contains(&expected), "no {expected:?} in {details:#?}");
+    }
+    let denied = rows(&client, "#event-rows tr.denied").await;
+    assert_eq!(denied.len(), 1, "the denial, and only it, shows as one: {denied:#?}");
+    assert_eq!(denied[0][2], "pay (call_2): denied");
+    let pill = client.find(Locator::Css("#event-rows tr.denied .pill")).await.expect("the denial's pill");
+    assert_eq!(pill.attr("class").await.expect("class").as_deref(), Some("pill denied"));
+    wait_rows(&client, "#approval-rows tr", "nothing left waiting", |rows| rows.len() == 1 && rows[0][0] == "none")
+        .await;
+    let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 5).await;
+    let contents: Vec<&str> = messages.iter().map(|row| row[1].as_str()).collect();
+    assert!(contents.contains(&"result of call_1: paid 5"), "{contents:#?}");
+    assert!(contents.contains(&"result of call_2: the tool call was denied: too much"), "{contents:#?}");
+    assert_eq!(contents.last(), Some(&"One payment made."));
+}
+
 /// A router without hook-run recording: the page shows the code that turns it on.
 async fn check_hint(client: Client, base: String) {
     client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
@@ -420,6 +531,20 @@ async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
         Ok(()) => tokio::spawn(check_hint(client.clone(), plain.base.clone())).await,
         failed => failed,
     };
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_approvals_are_decided_from_the_page_in_chromium() {
+    let server = Server::start(payment_runtime(), ServerConfig::default()).await;
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check_approvals(client.clone(), server.base.clone())).await;
     let _ = client.close().await;
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());

@@ -9,10 +9,27 @@ use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCall
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
 
-/// One decision on a waiting call.
-enum Decision {
-    Approve(Option<Value>),
-    Deny(String),
+/// A person's decision on a waiting call, for [`Thread::record_decision`].
+///
+/// ```
+/// use hooks_runtime::ApprovalChoice;
+///
+/// let choice = ApprovalChoice::Deny { reason: "not this account".into() };
+/// assert!(matches!(choice, ApprovalChoice::Deny { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ApprovalChoice {
+    /// The call runs: with these arguments when given, which must satisfy the tool's schema (G5).
+    Approve {
+        /// Edited arguments, or `None` for the ones the call waits with.
+        arguments: Option<Value>,
+    },
+    /// The call never runs; the model gets an error result with `reason`.
+    Deny {
+        /// Why, as the model reads it.
+        reason: String,
+    },
 }
 
 impl Thread {
@@ -52,22 +69,58 @@ impl Thread {
     /// # });
     /// ```
     pub async fn approve(&self, call_id: &str) -> Result<RunOutcome, ApprovalError> {
-        self.decide(call_id, Decision::Approve(None)).await
+        self.decide(call_id, ApprovalChoice::Approve { arguments: None }).await
     }
 
     /// Approves waiting call `call_id` with edited arguments, which must satisfy the tool's
     /// parameters schema (G5); otherwise as [`Thread::approve`].
     pub async fn approve_with(&self, call_id: &str, arguments: Value) -> Result<RunOutcome, ApprovalError> {
-        self.decide(call_id, Decision::Approve(Some(arguments))).await
+        self.decide(call_id, ApprovalChoice::Approve { arguments: Some(arguments) }).await
     }
 
     /// Denies waiting call `call_id`: it never runs, and the model gets an error result with
     /// `reason` (A3); otherwise as [`Thread::approve`].
     pub async fn deny(&self, call_id: &str, reason: &str) -> Result<RunOutcome, ApprovalError> {
-        self.decide(call_id, Decision::Deny(reason.to_owned())).await
+        self.decide(call_id, ApprovalChoice::Deny { reason: reason.to_owned() }).await
     }
 
-    async fn decide(&self, call_id: &str, decision: Decision) -> Result<RunOutcome, ApprovalError> {
+    async fn decide(&self, call_id: &str, choice: ApprovalChoice) -> Result<RunOutcome, ApprovalError> {
+        self.record_decision(call_id, choice).await?;
+        Ok(self.finish_parked(Finish::Resume).await?)
+    }
+
+    /// Stores a decision on waiting call `call_id` (one conditional write, A4) and sends
+    /// `approval_resolved`, without resuming the turn: [`Thread::resume_approvals`] does that,
+    /// once the step's last call is decided. For a caller that answers as soon as the decision
+    /// is kept and runs the turn later, as a server does; [`Thread::approve`] and
+    /// [`Thread::deny`] are the two together. A process that stops in between leaves the
+    /// decision kept and the turn waiting, as it would stop in the middle of `approve`.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{ApprovalChoice, Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: wire_prompt, model: "m", prompt: "Wire.", tools: ["wire"] }
+    /// define_agent! { name: wirer, side_a: { prompt: wire_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let wire = FnTool::new("wire", "Wires money.", |_args| async { HookToolResult::success("sent") }).with_approval(|_| true);
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "wire", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Not sent."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<wirer>().model("m", model).tool(wire).build().unwrap();
+    /// let thread = runtime.create_thread("wirer", ThreadOptions::default()).await.unwrap();
+    /// thread.send("wire 5").await.unwrap();
+    /// thread.record_decision("call_1", ApprovalChoice::Deny { reason: "not today".into() }).await.unwrap();
+    /// assert!(thread.pending_approvals().await.unwrap().is_empty());
+    /// let outcome = thread.resume_approvals().await.unwrap();
+    /// assert_eq!(outcome.reply.as_deref(), Some("Not sent."));
+    /// # });
+    /// ```
+    pub async fn record_decision(&self, call_id: &str, choice: ApprovalChoice) -> Result<(), ApprovalError> {
         self.refuse_if_held("approve")?;
         let shared = &self.shared;
         let store = &shared.runtime.store;
@@ -78,14 +131,16 @@ impl Thread {
         if call.state != ApprovalState::Pending {
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state });
         }
-        let (change, resolved) = match decision {
-            Decision::Approve(None) => (ToolCallChange::to(ApprovalState::Approved), ApprovalDecision::Approved),
-            Decision::Approve(Some(arguments)) => {
+        let (change, resolved) = match choice {
+            ApprovalChoice::Approve { arguments: None } => {
+                (ToolCallChange::to(ApprovalState::Approved), ApprovalDecision::Approved)
+            }
+            ApprovalChoice::Approve { arguments: Some(arguments) } => {
                 crate::governing::gate::check_edited(&shared.runtime, &call.tool, &arguments)
                     .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
                 (ToolCallChange::to(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
             }
-            Decision::Deny(reason) => {
+            ApprovalChoice::Deny { reason } => {
                 (ToolCallChange::to(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
             }
         };
@@ -96,7 +151,16 @@ impl Thread {
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });
         }
         shared.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
-        Ok(self.finish_parked(Finish::Resume).await?)
+        Ok(())
+    }
+
+    /// Resumes the turn of a parked step whose calls are all decided ([`Thread::record_decision`]):
+    /// the approved calls run, the results are stored in the model's call order and the turn
+    /// goes on. While calls still wait, or with nothing parked, it runs nothing and the outcome
+    /// reports the thread's status.
+    pub async fn resume_approvals(&self) -> Result<RunOutcome, crate::RuntimeError> {
+        self.refuse_if_held("resume_approvals")?;
+        self.finish_parked(Finish::Resume).await
     }
 
     /// Finishes the parked step under the run lock and hold, as a run; with calls still

@@ -7,7 +7,7 @@
 mod agents;
 mod approvals;
 
-pub use approvals::ApprovalError;
+pub use approvals::{ApprovalChoice, ApprovalError};
 mod children;
 pub(crate) mod context;
 mod host;

@@ -1,0 +1,191 @@
+//! Approval endpoints (A6): the tool calls of a thread that wait for a person, and the person's
+//! decision on each. Only the thread's owner reaches them; to anyone else the thread does not
+//! exist ([`AppState::thread_of`]).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use hooks_runtime::{ApprovalChoice, ApprovalError, ParkedToolCall, Role};
+use serde_json::{Value, json};
+
+use crate::auth::User;
+use crate::body::{Fields, JsonBody};
+use crate::error::{ApiError, printable};
+use crate::state::{AppState, ThreadEntry};
+
+/// The reason the model reads when a person denies a call without giving one.
+const DENIED_WITHOUT_REASON: &str = "a person denied this tool call";
+
+/// `GET /threads/{id}/approvals`: the calls that wait, in the model's call order, as the store
+/// has them (also those another process parked, or parked before a restart).
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = state.thread_of(&user, &id).await?;
+    let pending = entry.thread.pending_approvals().await.map_err(|error| ApiError::store(&error))?;
+    Ok(Json(json!({ "approvals": pending.iter().map(call_json).collect::<Vec<_>>() })))
+}
+
+/// One waiting call: `{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}`,
+/// the fields of its `approval_requested` event and what the person decides on.
+fn call_json(call: &ParkedToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "name": call.tool,
+        "arguments": call.arguments,
+        "reasons": call.reasons,
+        "requestedAt": call.requested_at,
+    })
+}
+
+/// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny", "reason"?,
+/// "arguments"?}`: decides one waiting call.
+///
+/// The answer comes once the decision is stored, and the turn it resumes runs in the
+/// background, as `POST /threads/{id}/messages` runs its turn: a resumed turn runs tools and
+/// model steps for as long as any run does, so a client that waited on the request would hold
+/// a connection (and a request timeout) for it, and would learn of the run's progress from the
+/// event stream anyway. So the last decision of a step answers 202 `{"runId", ...}` and the
+/// run goes on between `run_started` and `run_finished` with that id, taking its turn among
+/// the thread's runs and counted among its queued inputs; a decision while other calls of the
+/// step still wait answers 200 with `runId` `null` and those calls in `pending`.
+pub(crate) async fn decide(
+    State(state): State<AppState>,
+    User(user): User,
+    Path((id, call_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let entry = state.thread_of(&user, &id).await?;
+    let choice = parse_choice(body)?;
+    let decision = match &choice {
+        ApprovalChoice::Deny { .. } => "denied",
+        _ => "approved",
+    };
+    let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
+    if let Err(error) = entry.thread.record_decision(&call_id, choice).await {
+        return Err(match error {
+            // Once its step is finished a call is no longer parked: a second decision that
+            // comes after the resumed run is refused as one that comes during it.
+            ApprovalError::UnknownCall { .. } if has_result(&entry, &call_id).await => ApiError::new(
+                StatusCode::CONFLICT,
+                "already_decided",
+                format!(
+                    "the tool call `{}` was already decided and its result is stored; a call is decided once",
+                    printable(&call_id)
+                ),
+            ),
+            error => decision_error(&entry, &error),
+        });
+    }
+    // A failed read resumes all the same: with calls still waiting, the run does nothing.
+    let pending = entry.thread.pending_approvals().await.map(|calls| ids(&calls)).unwrap_or_default();
+    if !pending.is_empty() {
+        let body = json!({ "callId": call_id, "decision": decision, "runId": null, "pending": pending });
+        return Ok((StatusCode::OK, Json(body)).into_response());
+    }
+    let run_id = resume_run_id();
+    crate::runs::spawn(
+        entry,
+        slot,
+        run_id.clone(),
+        |entry| async move { entry.thread.resume_approvals().await.map(Some) },
+    );
+    let body = json!({ "callId": call_id, "decision": decision, "runId": run_id, "pending": [] });
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+/// The decision of a request body; errors name the field, never echo a value.
+fn parse_choice(body: Value) -> Result<ApprovalChoice, ApiError> {
+    let mut fields = Fields::of(body, "an approval decision")?;
+    let decision = fields.string("decision")?;
+    let reason = fields.optional_string("reason")?;
+    let arguments = fields.optional_object("arguments")?;
+    fields.finish(&["decision", "reason", "arguments"])?;
+    let misplaced = |field: &str, goes_with: &str| {
+        ApiError::bad_request(
+            "invalid_field",
+            format!("field `{field}` of an approval decision goes with `\"decision\": \"{goes_with}\"`"),
+        )
+    };
+    match decision.as_str() {
+        "approve" if reason.is_some() => Err(misplaced("reason", "deny")),
+        "approve" => Ok(ApprovalChoice::Approve { arguments: arguments.map(Value::Object) }),
+        "deny" if arguments.is_some() => Err(misplaced("arguments", "approve")),
+        "deny" => Ok(ApprovalChoice::Deny { reason: reason.unwrap_or_else(|| DENIED_WITHOUT_REASON.to_owned()) }),
+        _ => Err(ApiError::bad_request(
+            "invalid_field",
+            "field `decision` of an approval decision must be `\"approve\"` or `\"deny\"`",
+        )),
+    }
+}
+
+/// Whether the thread's history holds a result of tool call `call_id`.
+async fn has_result(entry: &ThreadEntry, call_id: &str) -> bool {
+    let Ok(history) = entry.thread.messages().await else { return false };
+    history.iter().any(|message| message.role == Role::Tool && message.tool_call_id.as_deref() == Some(call_id))
+}
+
+fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
+    match error {
+        ApprovalError::UnknownCall { call, .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "approval_not_found",
+            format!(
+                "thread `{}` has no tool call `{}` waiting for approval; GET /threads/{}/approvals lists them",
+                entry.record.id,
+                printable(call),
+                entry.record.id
+            ),
+        ),
+        ApprovalError::AlreadyDecided { call, state } => ApiError::new(
+            StatusCode::CONFLICT,
+            "already_decided",
+            format!(
+                "the tool call `{}` was already decided (it is {}); a call is decided once",
+                printable(call),
+                state.as_str()
+            ),
+        ),
+        // The problem names schema paths and rules, never the values.
+        ApprovalError::InvalidArguments { call, problem } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_arguments",
+            format!("the edited arguments of `{}` do not satisfy the tool's schema: {problem}", printable(call)),
+        ),
+        other => ApiError::store(other),
+    }
+}
+
+/// 409 `awaiting_approval`, naming the waiting calls, when the thread's tool calls wait (A5).
+pub(crate) async fn refuse_while_waiting(entry: &ThreadEntry) -> Result<(), ApiError> {
+    let pending = entry.thread.pending_approvals().await.map_err(|error| ApiError::store(&error))?;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let calls: Vec<String> = ids(&pending).iter().map(|id| format!("`{}`", printable(id))).collect();
+    let thread = &entry.record.id;
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        "awaiting_approval",
+        format!(
+            "the thread waits for approvals of the tool calls {}; decide them with POST /threads/{thread}/approvals/{{callId}} \
+             (or stop the run with POST /threads/{thread}/abort) before sending a message",
+            calls.join(", ")
+        ),
+    ))
+}
+
+fn ids(calls: &[ParkedToolCall]) -> Vec<String> {
+    calls.iter().map(|call| call.id.clone()).collect()
+}
+
+/// An id for a resumed run: unique in this process, which is where run ids mean something.
+fn resume_run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |time| time.as_millis());
+    format!("resume_{millis:x}{:06x}", COUNT.fetch_add(1, Ordering::Relaxed))
+}

@@ -1,0 +1,67 @@
+//! Runs in the background: what a 202 hands on. A run takes its turn at the thread's run gate
+//! and is framed on the thread's event stream by `run_started` and `run_finished`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use hooks_runtime::{RunOutcome, RuntimeError};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::state::{QueueSlot, ThreadEntry};
+
+/// What a background run comes to: an outcome, or `None` when there was nothing left to run
+/// (another run took the input; the thread's status is where that run left it).
+pub(crate) type RunResult = Result<Option<RunOutcome>, RuntimeError>;
+
+/// Runs `run` after the thread's earlier runs, between `run_started` and `run_finished` with
+/// `run_id`. `slot` counts it among the thread's queued inputs until it has finished. A run
+/// that fails or panics ends with a `run_finished` that says so; the server goes on.
+pub(crate) fn spawn<F, Fut>(entry: Arc<ThreadEntry>, slot: QueueSlot, run_id: String, run: F)
+where
+    F: FnOnce(Arc<ThreadEntry>) -> Fut + Send + 'static,
+    Fut: Future<Output = RunResult> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let _slot = slot;
+        let _turn = entry.run_gate.clone().lock_owned().await;
+        entry.log_in_order(json!({ "type": "run_started", "runId": run_id })).await;
+        // The span names the thread, so that hook spans inside the run can be sent to it.
+        let span =
+            tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run_id);
+        // A task of its own, so that a panic in the run is a failed run here, not a lost one.
+        let result = tokio::spawn(run(entry.clone()).instrument(span)).await;
+        let failed =
+            |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
+        let finished = match result {
+            Ok(Ok(outcome)) => {
+                let (status, steps) = match outcome {
+                    Some(outcome) => (outcome.status, outcome.steps),
+                    None => (entry.thread.status(), 0),
+                };
+                let mut value = json!({ "type": "run_finished", "runId": run_id, "steps": steps });
+                if let (Value::Object(map), Ok(Value::Object(status))) = (&mut value, serde_json::to_value(&status)) {
+                    map.extend(status);
+                }
+                value
+            }
+            // A message accepted just before the run ahead of it parked tool calls: it stays in
+            // the inbox, and the client learns why it did not run.
+            Ok(Err(RuntimeError::AwaitingApproval { calls })) => {
+                tracing::warn!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "a message did not run: tool calls {calls:?} await approval");
+                json!({ "type": "run_finished", "runId": run_id, "steps": 0, "status": "awaiting_approval", "pending": calls })
+            }
+            Ok(Err(error)) => {
+                // The runtime's errors name agents, threads and the store, never contents;
+                // still, the client gets only the kind.
+                tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "the run could not start: {error}");
+                failed("runtime_error")
+            }
+            Err(error) => {
+                tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "the run panicked: {error}");
+                failed("runtime_error")
+            }
+        };
+        entry.log_in_order(finished).await;
+    });
+}

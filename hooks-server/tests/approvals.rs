@@ -1,0 +1,287 @@
+//! A6 over real HTTP: a thread's owner lists the tool calls that wait for approval and decides
+//! them; the decision resumes the turn in the background with its events on the thread's
+//! stream; anyone else gets the 404 of a missing thread; second decisions, bad bodies and
+//! arguments the tool's schema refuses are 4xx naming what was wrong; a message while calls
+//! wait is 409 naming them.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{HookToolResult, Runtime};
+use hooks_server::ServerConfig;
+use serde_json::{Value, json};
+use support::{ALICE, BOB, Server, SseEvent, SseReader};
+
+#[hook(before_tool_call, id = "payment_limit", on_failure = deny)]
+fn payment_limit(_state: &ThreadState, call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    if call.name() == "pay" { ToolDecision::ask("payments need a person") } else { ToolDecision::allow() }
+}
+
+define_prompt! {
+    name: pay_prompt,
+    model: "scripted",
+    prompt: "Pay what is asked.",
+    tools: ["pay"],
+    hooks: [payment_limit],
+}
+
+define_agent! {
+    name: pay_agent,
+    side_a: { prompt: pay_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+/// A runtime whose model answers with `first` (its tool calls) and then "Paid."; `pay` counts
+/// its runs and takes `{"amount": number, "to": string}`.
+fn runtime(first: ScriptedResponse, runs: Arc<AtomicUsize>) -> Runtime {
+    let pay = FnTool::new("pay", "Pays someone.", move |arguments: Value| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            HookToolResult::success(format!("paid {}", arguments["amount"]))
+        }
+    })
+    .with_parameters(json!({
+        "type": "object",
+        "properties": {"amount": {"type": "number"}, "to": {"type": "string"}},
+        "required": ["amount", "to"],
+    }));
+    Runtime::builder()
+        .agent::<pay_agent>()
+        .model("scripted", ScriptedModel::new([first, ScriptedResponse::text("Paid.")]))
+        .tool(pay)
+        .build()
+        .expect("runtime")
+}
+
+fn one_payment() -> ScriptedResponse {
+    ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5,"to":"bob"}"#)
+}
+
+fn two_payments() -> ScriptedResponse {
+    one_payment().then_tool_call("call_2", "pay", r#"{"amount":7,"to":"carol"}"#)
+}
+
+/// A server on `runtime`, a thread of Alice's, and its event stream after the message that
+/// parks the calls: the stream has just shown that run's end.
+async fn parked(runtime: Runtime) -> (Server, String, SseReader) {
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let id = server.create_thread(ALICE, "pay_agent").await;
+    let mut stream = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
+    let (status, body) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Pay."}"#).await;
+    assert_eq!(status, 202, "{body}");
+    let events = stream.until("run_finished").await;
+    assert!(events.iter().any(|e| e.kind() == "approval_requested"), "{events:#?}");
+    assert_eq!(events.last().unwrap().data["status"], "awaiting_approval", "{events:#?}");
+    (server, id, stream)
+}
+
+fn event<'a>(events: &'a [SseEvent], kind: &str) -> &'a SseEvent {
+    events.iter().find(|e| e.kind() == kind).unwrap_or_else(|| panic!("no `{kind}` in {events:#?}"))
+}
+
+/// Alice's decision `body` on `call` of thread `id`.
+async fn decide(server: &Server, id: &str, call: &str, body: &str) -> (u16, Value) {
+    server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, body).await
+}
+
+fn code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or_default()
+}
+
+fn message(body: &Value) -> &str {
+    body["error"]["message"].as_str().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_the_owner_lists_the_waiting_calls_and_an_approval_finishes_the_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, mut stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let (status, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(status, 200, "{body}");
+    let approvals = body["approvals"].as_array().expect("a list");
+    assert_eq!(approvals.len(), 1, "{body}");
+    let call = &approvals[0];
+    assert_eq!((call["id"].as_str(), call["name"].as_str()), (Some("call_1"), Some("pay")), "{call}");
+    assert_eq!(call["arguments"], json!({"amount": 5, "to": "bob"}));
+    assert_eq!(call["reasons"], json!([{"hook": "payment_limit", "reason": "payments need a person"}]));
+    assert!(call["requestedAt"].as_i64().is_some_and(|at| at > 0), "{call}");
+    let (_, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
+    assert_eq!(thread["status"], "awaiting_approval");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    let (status, body) =
+        server.post(&format!("/threads/{id}/approvals/call_1"), ALICE, r#"{"decision":"approve"}"#).await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!((body["callId"].as_str(), body["decision"].as_str()), (Some("call_1"), Some("approved")), "{body}");
+    assert_eq!(body["pending"], json!([]));
+    let run_id = body["runId"].as_str().expect("the resumed run's id").to_owned();
+
+    let events = stream.until("run_finished").await;
+    assert_eq!(
+        event(&events, "approval_resolved").data,
+        json!({"type": "approval_resolved", "id": "call_1", "decision": "approved"})
+    );
+    assert_eq!(event(&events, "run_started").data["runId"], run_id.as_str());
+    let done = event(&events, "tool_call_done");
+    assert_eq!((done.data["status"].as_str(), done.data.get("denied")), (Some("success"), None), "{events:#?}");
+    let finished = events.last().unwrap();
+    assert_eq!(
+        (finished.data["runId"].as_str(), finished.data["status"].as_str()),
+        (Some(run_id.as_str()), Some("idle"))
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the approved call ran once");
+
+    let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    let contents: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    assert_eq!(contents, ["Pay.", "paid 5", "Paid."], "{body}");
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"], json!([]));
+    let (_, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
+    assert_eq!(thread["status"], "idle");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_a_denial_never_runs_the_tool_and_the_model_reads_the_reason() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, mut stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let (status, body) = server
+        .post(&format!("/threads/{id}/approvals/call_1"), ALICE, r#"{"decision":"deny","reason":"over budget"}"#)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["decision"], "denied");
+    let events = stream.until("run_finished").await;
+    assert_eq!(event(&events, "approval_resolved").data["decision"], "denied");
+    let done = event(&events, "tool_call_done");
+    assert_eq!(
+        (done.data["status"].as_str(), done.data["denied"].as_bool()),
+        (Some("error"), Some(true)),
+        "{events:#?}"
+    );
+    assert_eq!(events.last().unwrap().data["status"], "idle");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "a denied call never runs");
+    let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    let result = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the denial").clone();
+    assert_eq!(result["content"], "the tool call was denied: over budget");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_another_user_gets_the_404_of_a_missing_thread_and_decides_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let missing = "thread_that_does_not_exist";
+    let same = |body: &Value, thread: &str| body.to_string().replace(thread, "<thread>");
+    let get = (reqwest::Method::GET, "/approvals", None);
+    let post = (reqwest::Method::POST, "/approvals/call_1", Some(r#"{"decision":"approve"}"#));
+    for (method, tail, body) in [get, post] {
+        let (bob_status, bob_body) = server.call(method.clone(), &format!("/threads/{id}{tail}"), BOB, body).await;
+        let (none_status, none_body) = server.call(method, &format!("/threads/{missing}{tail}"), ALICE, body).await;
+        assert_eq!(bob_status, 404, "{bob_body}");
+        assert_eq!((bob_status, same(&bob_body, &id)), (none_status, same(&none_body, missing)));
+        assert_eq!(code(&bob_body), "thread_not_found");
+    }
+    // Bob's decision did nothing: the call still waits, and nothing ran.
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"].as_array().map(Vec::len), Some(1), "{body}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_a_second_decision_is_409_naming_the_state_and_an_unknown_call_404() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, mut stream) = parked(runtime(two_payments(), runs.clone())).await;
+    // The first of two decisions: stored, no run yet; the other call still waits.
+    let (status, body) = decide(&server, &id, "call_1", r#"{"decision":"approve"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((body["runId"].clone(), body["pending"].clone()), (Value::Null, json!(["call_2"])), "{body}");
+    let (_, listed) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    let ids: Vec<&str> = listed["approvals"].as_array().unwrap().iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(ids, ["call_2"]);
+    let (status, body) = decide(&server, &id, "call_1", r#"{"decision":"deny"}"#).await;
+    assert_eq!((status, code(&body)), (409, "already_decided"), "{body}");
+    assert!(message(&body).contains("`call_1`") && message(&body).contains("approved"), "{body}");
+
+    let (status, body) = decide(&server, &id, "call_zzz", r#"{"decision":"approve"}"#).await;
+    assert_eq!((status, code(&body)), (404, "approval_not_found"), "{body}");
+    assert!(message(&body).contains("`call_zzz`"), "{body}");
+
+    let (status, body) = decide(&server, &id, "call_2", r#"{"decision":"deny"}"#).await;
+    assert_eq!(status, 202, "{body}");
+    let events = stream.until("run_finished").await;
+    assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "only the approved call ran");
+    // After the resumed run the step is no longer parked: still a second decision.
+    let (status, body) = decide(&server, &id, "call_2", r#"{"decision":"approve"}"#).await;
+    assert_eq!((status, code(&body)), (409, "already_decided"), "{body}");
+    assert!(message(&body).contains("`call_2`"), "{body}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_bad_bodies_and_arguments_the_schema_refuses_are_4xx_naming_the_problem() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let path = format!("/threads/{id}/approvals/call_1");
+    for (body, status, expected_code, names) in [
+        (r#"{"decision":"maybe-secret-1234"}"#, 400, "invalid_field", "`decision`"),
+        (r#"{"decision":true}"#, 400, "invalid_field", "`decision`"),
+        (r#"{}"#, 400, "missing_field", "`decision`"),
+        (r#"{"decision":"deny","reason":5}"#, 400, "invalid_field", "`reason`"),
+        (r#"{"decision":"approve","arguments":"secret-text-5678"}"#, 400, "invalid_field", "`arguments`"),
+        (r#"{"decision":"approve","arguments":[1]}"#, 400, "invalid_field", "`arguments`"),
+        (r#"{"decision":"approve","reason":"fine"}"#, 400, "invalid_field", "`reason`"),
+        (r#"{"decision":"deny","arguments":{}}"#, 400, "invalid_field", "`arguments`"),
+        (r#"{"decision":"approve","note":"x"}"#, 400, "unknown_field", "`note`"),
+        (r#"["approve"]"#, 400, "invalid_body", "an approval decision"),
+        (r#"{"decision":"#, 400, "invalid_json", "not valid JSON"),
+        (
+            r#"{"decision":"approve","arguments":{"amount":"secret-amount-9431","to":"bob"}}"#,
+            422,
+            "invalid_arguments",
+            "/amount",
+        ),
+    ] {
+        let (got, response) = server.post(&path, ALICE, body).await;
+        assert_eq!((got, code(&response)), (status, expected_code), "{body}: {response}");
+        assert!(message(&response).contains(names), "{body}: {response}");
+        assert!(!message(&response).contains("secret"), "a value is never echoed: {response}");
+    }
+    // Nothing was decided.
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"][0]["arguments"], json!({"amount": 5, "to": "bob"}), "{body}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // Valid edited arguments are the ones the tool runs with.
+    let (status, body) =
+        server.post(&path, ALICE, r#"{"decision":"approve","arguments":{"amount":2,"to":"bob"}}"#).await;
+    assert_eq!(status, 202, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_a_message_while_calls_wait_is_409_naming_them_and_stores_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let runtime = runtime(two_payments(), runs.clone());
+    let store = runtime.store().clone();
+    let (server, id, mut stream) = parked(runtime).await;
+    let (_, before) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    let (status, body) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"And more?"}"#).await;
+    assert_eq!((status, code(&body)), (409, "awaiting_approval"), "{body}");
+    assert!(message(&body).contains("`call_1`, `call_2`"), "{body}");
+    assert!(message(&body).contains(&format!("/threads/{id}/approvals/")), "says how to decide: {body}");
+    let (_, after) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    assert_eq!(before, after, "the refused message is not stored");
+    assert!(store.pending_inputs(&id).await.expect("inbox").is_empty(), "nor queued");
+
+    for call in ["call_1", "call_2"] {
+        let (status, body) =
+            server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, r#"{"decision":"approve"}"#).await;
+        assert!(status == 200 || status == 202, "{body}");
+    }
+    stream.until("run_finished").await;
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
