@@ -3,7 +3,7 @@
 //!
 //! | event | point |
 //! |---|---|
-//! | `PreToolUse` | [`govern_tool_call`], after `authorize_tools`, before the tool |
+//! | `PreToolUse` | [`govern_tool_call`], after `authorize_tools`, before the gate's guards and hooks |
 //! | `PostToolUse` / `PostToolUseFailure` | [`after_tool_call`], on the result the model reads |
 //! | `UserPromptSubmit` | [`user_prompt`], before a sent user message is stored |
 //! | `SessionStart` | [`session_started`], after `after_thread_created` |

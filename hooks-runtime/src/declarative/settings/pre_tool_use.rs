@@ -65,7 +65,12 @@ pub(crate) async fn evaluate(
             ("tool_use_id", Value::from(call.tool_use_id)),
         ],
     );
-    let rewrite_check = |update: &Map<String, Value>| check(&Value::Object(laid_over(call.arguments, update.clone())));
+    let rewrite_check = |update: &Map<String, Value>| {
+        let rewritten = Value::Object(laid_over(call.arguments, update.clone()));
+        // As in the gate, only a change is checked: arguments the model wrote that the schema
+        // rejects are not a hook's failure.
+        if rewritten == *call.arguments { Ok(()) } else { check(&rewritten) }
+    };
     let rewrite_check: RewriteCheck<'_> = &rewrite_check;
     let verdict =
         fire::fire_checked(hooks, SettingsEvent::PreToolUse, Some(call.tool_name), &input, cwd, Some(rewrite_check))

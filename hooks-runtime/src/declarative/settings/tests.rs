@@ -372,4 +372,10 @@ async fn k5_a_rewrite_the_check_rejects_is_its_hooks_failure() {
             if hook == "settings:hooks.PreToolUse[0].hooks[1]" && reason.contains("/properties/timeout/type")),
         "{closed:?}"
     );
+
+    // Arguments the model wrote that the check rejects are no hook's failure when a rewrite
+    // leaves them as they were.
+    let same = rewriting(r#"{"command": "rm"}"#);
+    let unchanged = evaluate_checked(&pre_hooks(&[(&same, 30, true)]), json!({"command": "rm"}), &check).await;
+    assert_eq!(unchanged.verdict, ToolVerdict::Allow, "{unchanged:?}");
 }
