@@ -288,11 +288,13 @@ fn settings_hooks() {
         &out,
         &[
             "hooks.PreToolUse[0].hooks[0] PreToolUse matcher=Bash command \"\\\"$CLAUDE_PROJECT_DIR\\\"/settings/guard.sh\" timeout=10s fails closed",
+            "waits: Bash {\"command\":\"git push --force origin main\"} (settings:hooks.PreToolUse[0].hooks[0]: a force push rewrites shared history: a person decides)",
+            "you:   approve call_3",
             "tool success (would run) ls target",
-            "tool error   the tool call Bash was denied by a hook: rm -rf is not allowed here; delete files one by one",
-            "tool error   the tool call Bash was not run: approval required: a force push rewrites shared history: a person decides",
+            "tool error   the tool call was denied by `settings:hooks.PreToolUse[0].hooks[0]`: rm -rf is not allowed here; delete files one by one",
+            "tool success (would run) git push --force origin main",
             "tool success (would run) git status",
-            "agent: I listed target/",
+            "agent: I listed target/, force-pushed once you approved",
         ],
     );
 }

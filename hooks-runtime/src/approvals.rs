@@ -4,14 +4,17 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Who asked for an approval and why: a `before_tool_call` hook or guard by its id, or the tool
-/// itself (`Tool::requires_approval`, `hook` `None`).
+/// Who asked for an approval and why: a `before_tool_call` hook or guard by its id, a settings
+/// file's `PreToolUse` hook by `settings:` and its place in the file
+/// (`settings:hooks.PreToolUse[0].hooks[0]`), or the tool itself (`Tool::requires_approval`,
+/// `hook` `None`).
 ///
 /// ```
 /// use hooks_runtime::ApprovalReason;
 ///
 /// let reason = ApprovalReason::new(Some("payment_limit"), "payments over 100 need a person");
 /// assert_eq!(reason.hook.as_deref(), Some("payment_limit"));
+/// assert_eq!(reason.context, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -20,12 +23,31 @@ pub struct ApprovalReason {
     pub hook: Option<String>,
     /// Why, as the person deciding reads it.
     pub reason: String,
+    /// Words for the model that a settings file's `PreToolUse` hooks gave with the call
+    /// (`additionalContext`): added to the tool's result if the call is approved. A parked call
+    /// carries them on its first reason, since they belong to the call, not to a decider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 impl ApprovalReason {
     /// A reason from `hook` (or from the tool, with `None`).
     pub fn new(hook: Option<&str>, reason: impl Into<String>) -> Self {
-        ApprovalReason { hook: hook.map(str::to_owned), reason: reason.into() }
+        ApprovalReason { hook: hook.map(str::to_owned), reason: reason.into(), context: None }
+    }
+
+    /// The same reason, carrying `context` for the model.
+    ///
+    /// ```
+    /// use hooks_runtime::ApprovalReason;
+    ///
+    /// let reason = ApprovalReason::new(Some("settings:hooks.PreToolUse[0].hooks[0]"), "force push")
+    ///     .with_context("the branch is protected upstream");
+    /// assert_eq!(reason.context.as_deref(), Some("the branch is protected upstream"));
+    /// ```
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = Some(context.into());
+        self
     }
 }
 

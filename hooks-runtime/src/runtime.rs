@@ -277,15 +277,21 @@ impl RuntimeBuilder {
     /// Applies the hooks of a Claude Code-format settings file
     /// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json))
     /// to every thread of every agent, subagent threads included: that format has no per-agent
-    /// scoping. `PreToolUse` decides whether a tool call runs (after `authorize_tools`) and may
-    /// rewrite its arguments; `PostToolUse` / `PostToolUseFailure` add to the result the model
+    /// scoping. `PreToolUse` decides whether a tool call runs (after `authorize_tools`, before
+    /// the gate's guards and `before_tool_call` hooks) and may rewrite its arguments; `PostToolUse` / `PostToolUseFailure` add to the result the model
     /// reads; `UserPromptSubmit` may block a sent user message before it is stored (the run
     /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
     /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
     /// with a reason, within `max_steps`. A second call replaces the first registry.
     ///
-    /// Until the runtime's approvals apply to these hooks, a `PreToolUse` `ask` refuses the
-    /// call with the error result "approval required: " and the reason.
+    /// A `PreToolUse` `deny` is a denial by the hook's id (`settings:hooks.PreToolUse[0].hooks[0]`,
+    /// [`SettingsHook::id`](crate::declarative::SettingsHook::id)), before the gate; an `ask`
+    /// parks the call as an approval, as a `before_tool_call` hook's `ToolDecision::ask` does
+    /// (`Thread::pending_approvals`, `approve`, `deny`), combined with the gate's decision
+    /// deny > ask > allow; its `additionalContext` reaches the result once the call is approved
+    /// and runs. An `updatedInput` must satisfy the tool's `parameters()` schema: one that does
+    /// not is that hook's failure (the arguments stay as they were, with a WARN naming the
+    /// schema path, or the call is denied when the hook is marked `"onFailure": "block"`).
     ///
     /// ```
     /// use hooks_runtime::Runtime;

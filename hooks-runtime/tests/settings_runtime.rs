@@ -1,5 +1,5 @@
-//! Settings-format hooks as an operator sees them (CONFORMANCE K3, K4, K6): what a failing,
-//! over-talkative or conflicting hook logs at WARN, and that a hook never holds the async
+//! Settings-format hooks as an operator sees them (CONFORMANCE K3, K4, K5, K6): what a failing,
+//! over-talkative, conflicting or schema-violating hook logs at WARN, and that a hook never holds the async
 //! runtime's worker while it runs.
 
 #![cfg(all(feature = "declarative", unix))]
@@ -31,7 +31,11 @@ async fn one_call(hooks: Value, argument: &str) -> Vec<HookMessage> {
         ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": argument}).to_string()),
         ScriptedResponse::text("done"),
     ]);
-    let bash = FnTool::new("Bash", "Echoes.", |_| async { HookToolResult::success("ok") });
+    let bash = FnTool::new("Bash", "Echoes.", |_| async { HookToolResult::success("ok") }).with_parameters(json!({
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+    }));
     let runtime = Runtime::builder()
         .agent::<ops_agent>()
         .model("scripted", model)
@@ -99,6 +103,27 @@ async fn k6_a_conflicting_rewrite_is_logged_with_the_key_and_both_hooks_never_th
     // The values can be secrets: the log names keys only (the commands are the file's own text).
     let without_commands = warnings.replace("ls SECRET-ONE\"}}}'", "").replace("ls SECRET-TWO\"}}}'", "");
     assert!(!without_commands.contains("SECRET"), "{warnings}");
+}
+
+#[tokio::test]
+async fn k5_a_rewrite_the_schema_rejects_is_logged_with_the_schema_path_never_the_values() {
+    let (logs, _guard) = Logs::capture();
+    let rewrite = json!({"type": "command", "command":
+        r#"echo '{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": ["SECRET-THREE"]}}}'"#});
+    let messages = one_call(json!([rewrite]), "ls").await;
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains(
+            "failed: its updatedInput is rejected: the arguments do not satisfy the tool's parameters schema at \
+             `/command` (schema `/properties/command/type`); its rewrite is dropped; it fails open, so it is ignored"
+        ),
+        "{warnings}"
+    );
+    assert!(warnings.contains("[HOOK] settings hook hooks.PreToolUse[0].hooks[0] ("), "{warnings}");
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(result.content.as_deref(), Some("ok"), "the call ran, with the arguments as they were");
+    let without_command = warnings.replace(r#"["SECRET-THREE"]}}}'"#, "");
+    assert!(!without_command.contains("SECRET"), "{warnings}");
 }
 
 #[tokio::test]

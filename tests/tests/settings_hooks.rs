@@ -1,5 +1,7 @@
 //! Hooks of a Claude Code-format settings file on a real runtime (CONFORMANCE K3, K5): every
-//! stdin field, and each event at its point — PreToolUse deciding and rewriting tool calls,
+//! stdin field, and each event at its point — PreToolUse denying, asking (an approval of A,
+//! combined with the gate's decision, kept across a restart) and rewriting tool calls (checked
+//! against the tool's schema, G5),
 //! PostToolUse / PostToolUseFailure adding to the result, UserPromptSubmit blocking or adding
 //! context, SessionStart adding context, Stop / SubagentStop continuing a turn — for every
 //! agent, subagent threads included. The hooks are small scripts written here.
@@ -13,11 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::model::ModelRequest;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{FailReason, StopReason, ThreadStatus};
+use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Runtime, Thread, ThreadOptions};
+use hooks_runtime::{ApprovalReason, Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
 use support_tools::{lock, tool_message};
 
@@ -101,8 +104,13 @@ fn command(command: &str) -> Value {
 
 type Calls = Arc<Mutex<Vec<Value>>>;
 
-/// A `Bash`-like tool that only records the arguments it was called with; and `Fail`, which fails.
+/// A `Bash`-like tool that only records the arguments it was called with (its schema: a
+/// `command` string, an integer `timeout`); and `Fail`, which fails.
 fn runtime(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) -> Runtime {
+    builder(model, hooks, calls).build().unwrap()
+}
+
+fn builder(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) -> RuntimeBuilder {
     let seen = calls.clone();
     let bash = FnTool::new("Bash", "Runs a shell command (records it).", move |arguments: Value| {
         let seen = seen.clone();
@@ -111,7 +119,12 @@ fn runtime(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) 
             lock(&seen).push(arguments);
             HookToolResult::success(json!({"stdout": format!("ran {command}"), "exit_code": 0}).to_string())
         }
-    });
+    })
+    .with_parameters(json!({
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+        "required": ["command"],
+    }));
     let fail = FnTool::new("Fail", "Always fails.", |_| async { HookToolResult::error("disk full") });
     Runtime::builder()
         .agent::<k_agent>()
@@ -120,8 +133,6 @@ fn runtime(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) 
         .tool(bash)
         .tool(fail)
         .settings_hooks(hooks)
-        .build()
-        .unwrap()
 }
 
 async fn thread(runtime: &Runtime, agent: &str) -> Thread {
@@ -209,37 +220,48 @@ def answer(**specific):
 if "rm -rf" in command:
     answer(permissionDecision="deny", permissionDecisionReason="rm -rf is not allowed")
 elif "push --force" in command:
-    answer(permissionDecision="ask", permissionDecisionReason="force push: a person decides")
+    answer(permissionDecision="ask", permissionDecisionReason="force push: a person decides",
+           additionalContext="the remote keeps the old head as backup/main")
 elif command == "ls":
     answer(permissionDecision="allow", updatedInput={"command": "ls -la"})
 elif command == "echo hi":
     answer(permissionDecision="allow", additionalContext="checked by the guard")
 "#;
 
+/// The id the guard of a one-group file decides under.
+const GUARD_ID: &str = "settings:hooks.PreToolUse[0].hooks[0]";
+
+fn guarded(guard: &str) -> DeclarativeHookRegistry {
+    settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(guard)]}]}))
+}
+
+/// The commands the `Bash` tool ran, in order.
+fn commands(calls: &Calls) -> Vec<String> {
+    lock(calls).iter().map(|arguments| arguments["command"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
 #[tokio::test]
-async fn k5_pre_tool_use_denies_asks_and_rewrites_at_the_tool_path() {
+async fn k5_pre_tool_use_denies_and_rewrites_at_the_tool_path() {
     let dir = Scratch::new("guard");
     let guard = dir.script("guard.py", GUARD);
     let model = ScriptedModel::new([
-        bash("call_rm", "rm -rf ~").then_tool_call("call_push", "Bash", r#"{"command": "git push --force"}"#),
+        bash("call_rm", "rm -rf ~"),
         bash("call_ls", "ls"),
         bash("call_ok", "echo hi"),
         ScriptedResponse::text("done"),
     ]);
     let calls = Calls::default();
-    let runtime =
-        runtime(model, settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(&guard)]}]})), &calls);
+    let runtime = runtime(model, guarded(&guard), &calls);
     let thread = thread(&runtime, "k_agent").await;
     thread.send("go").await.unwrap();
 
     assert_eq!(*lock(&calls), [json!({"command": "ls -la"}), json!({"command": "echo hi"})], "only allowed calls ran");
     let denied = tool_message(&thread, "call_rm").await;
     assert_eq!(denied.extra_str("tool_status"), Some("error"));
-    assert_eq!(denied.content.as_deref(), Some("the tool call Bash was denied by a hook: rm -rf is not allowed"));
-    let asked = tool_message(&thread, "call_push").await;
+    assert_eq!(denied.extra["tool_denied"], true, "a denial (G3), not a tool failure");
     assert_eq!(
-        asked.content.as_deref(),
-        Some("the tool call Bash was not run: approval required: force push: a person decides")
+        denied.content.as_deref(),
+        Some("the tool call was denied by `settings:hooks.PreToolUse[0].hooks[0]`: rm -rf is not allowed")
     );
     assert_eq!(
         tool_message(&thread, "call_ls").await.content.as_deref(),
@@ -250,6 +272,256 @@ async fn k5_pre_tool_use_denies_asks_and_rewrites_at_the_tool_path() {
         Some("{\"exit_code\":0,\"stdout\":\"ran echo hi\"}\n\nchecked by the guard"),
         "a PreToolUse additionalContext reaches the result the model reads"
     );
+}
+
+// ---- K5 with A: an ask is an approval ------------------------------------------------------------
+
+/// One step: a call the guard lets run, the force push it asks for, and a call after it.
+fn push_step() -> ScriptedResponse {
+    bash("call_status", "git status")
+        .then_tool_call("call_push", "Bash", &json!({"command": "git push --force"}).to_string())
+        .then_tool_call("call_log", "Bash", &json!({"command": "git log"}).to_string())
+}
+
+/// The reason the guard's ask is parked with, carrying its context for the model.
+fn push_reason() -> ApprovalReason {
+    ApprovalReason::new(Some(GUARD_ID), "force push: a person decides")
+        .with_context("the remote keeps the old head as backup/main")
+}
+
+fn assert_requests_valid(model: &ScriptedModel) {
+    for (index, request) in model.requests().iter().enumerate() {
+        if let Err(reason) = ScriptedModel::check_messages(&request.messages) {
+            panic!("request {index} is invalid: {reason}");
+        }
+    }
+}
+
+/// `role(calls: ..)`, `tool(id)` or the role of each message of a request.
+fn shape(request: &ModelRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .map(|message| match (&message.tool_calls, &message.tool_call_id) {
+            (Some(calls), _) => {
+                let ids: Vec<&str> =
+                    calls.as_array().unwrap().iter().map(|call| call["id"].as_str().unwrap()).collect();
+                format!("{}(calls: {})", message.role, ids.join(","))
+            }
+            (None, Some(id)) => format!("{}({id})", message.role),
+            (None, None) => message.role.clone(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn k5_a_pre_tool_use_ask_parks_the_call_and_approving_runs_it_once() {
+    let dir = Scratch::new("ask");
+    let guard = dir.script("guard.py", GUARD);
+    let model = ScriptedModel::new([push_step(), ScriptedResponse::text("pushed")]);
+    let calls = Calls::default();
+    let runtime = runtime(model.clone(), guarded(&guard), &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    let mut events = thread.subscribe();
+    let outcome = thread.send("publish").await.unwrap();
+
+    assert_eq!(outcome.status, ThreadStatus::AwaitingApproval, "{outcome:?}");
+    assert_eq!(commands(&calls), ["git status", "git log"], "the other calls ran; the asked one waits");
+    assert_eq!(model.requests().len(), 1, "no model request while a call waits");
+    let pending = thread.pending_approvals().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!((pending[0].id.as_str(), pending[0].tool.as_str()), ("call_push", "Bash"));
+    assert_eq!(pending[0].arguments, json!({"command": "git push --force"}));
+    assert_eq!(pending[0].reasons, [push_reason()]);
+    let requested: Vec<ThreadEvent> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter(|event| matches!(event, ThreadEvent::ApprovalRequested { .. }))
+        .collect();
+    assert_eq!(
+        requested,
+        [ThreadEvent::ApprovalRequested { id: "call_push".into(), name: "Bash".into(), reasons: vec![push_reason()] }]
+    );
+
+    let outcome = thread.approve("call_push").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
+    assert_eq!(outcome.reply.as_deref(), Some("pushed"));
+    assert_eq!(commands(&calls), ["git status", "git log", "git push --force"], "the approved call ran once");
+    assert_requests_valid(&model);
+    assert_eq!(
+        shape(&model.requests()[1]),
+        [
+            "system",
+            "user",
+            "assistant(calls: call_status,call_push,call_log)",
+            "tool(call_status)",
+            "tool(call_push)",
+            "tool(call_log)"
+        ],
+        "results in the model's call order, each call paired before the next request"
+    );
+    assert_eq!(
+        tool_message(&thread, "call_push").await.content.as_deref(),
+        Some("{\"exit_code\":0,\"stdout\":\"ran git push --force\"}\n\nthe remote keeps the old head as backup/main"),
+        "the ask's additionalContext reaches the approved call's result"
+    );
+    assert!(thread.pending_approvals().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn k5_a_denied_pre_tool_use_ask_gives_the_model_the_reason_and_never_runs() {
+    let dir = Scratch::new("ask-denied");
+    let guard = dir.script("guard.py", GUARD);
+    let model = ScriptedModel::new([push_step(), ScriptedResponse::text("not pushed")]);
+    let calls = Calls::default();
+    let runtime = runtime(model.clone(), guarded(&guard), &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    assert_eq!(thread.send("publish").await.unwrap().status, ThreadStatus::AwaitingApproval);
+
+    let outcome = thread.deny("call_push", "not on a Friday").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
+    assert_eq!(outcome.reply.as_deref(), Some("not pushed"));
+    assert_eq!(commands(&calls), ["git status", "git log"], "the denied call never ran");
+    assert_requests_valid(&model);
+    let request = &model.requests()[1];
+    let denial = request.messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_push")).unwrap();
+    assert_eq!(denial.content.as_deref(), Some("the tool call was denied: not on a Friday"));
+    assert_eq!(tool_message(&thread, "call_push").await.extra["tool_denied"], true);
+}
+
+#[tokio::test]
+async fn k5_a_pre_tool_use_ask_survives_a_restart_on_sqlite() {
+    let dir = Scratch::new("ask-restart");
+    let guard = dir.script("guard.py", GUARD);
+    let db = dir.path("threads.db");
+    let first_calls = Calls::default();
+    let thread_id = {
+        let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
+        let model = ScriptedModel::new([bash("call_push", "git push --force")]);
+        let runtime = builder(model, guarded(&guard), &first_calls).store_arc(store).build().unwrap();
+        let thread = thread(&runtime, "k_agent").await;
+        assert_eq!(thread.send("publish").await.unwrap().status, ThreadStatus::AwaitingApproval);
+        thread.id().to_owned()
+    };
+    let calls = Calls::default();
+    let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
+    let model = ScriptedModel::new([ScriptedResponse::text("pushed")]);
+    let runtime = builder(model.clone(), guarded(&guard), &calls).store_arc(store).build().unwrap();
+    let thread = runtime.open_thread(&thread_id).await.unwrap();
+    assert_eq!(thread.status(), ThreadStatus::AwaitingApproval);
+    let pending = thread.pending_approvals().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].reasons, [push_reason()], "the reason, its hook and its context were stored");
+
+    let outcome = thread.approve("call_push").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
+    assert!(lock(&first_calls).is_empty());
+    assert_eq!(commands(&calls), ["git push --force"]);
+    assert_requests_valid(&model);
+    assert_eq!(
+        tool_message(&thread, "call_push").await.content.as_deref(),
+        Some("{\"exit_code\":0,\"stdout\":\"ran git push --force\"}\n\nthe remote keeps the old head as backup/main")
+    );
+}
+
+#[hook(before_tool_call, id = "k5_gate", on_failure = deny)]
+fn k5_gate(_state: &ThreadState, _call: &HookToolCall, arguments: &mut Value) -> ToolDecision {
+    let command = arguments["command"].as_str().unwrap_or_default();
+    if command.contains("--delete") {
+        ToolDecision::deny("branches are not deleted")
+    } else if command.ends_with(" main") {
+        ToolDecision::ask("main is protected")
+    } else {
+        ToolDecision::allow()
+    }
+}
+
+#[tokio::test]
+async fn k5_a_pre_tool_use_ask_combines_with_the_gate_deny_over_ask_over_allow() {
+    let dir = Scratch::new("ask-gate");
+    let guard = dir.script("guard.py", GUARD);
+    let model = ScriptedModel::new([
+        bash("call_feature", "git push --force origin feature")
+            .then_tool_call("call_main", "Bash", &json!({"command": "git push --force origin main"}).to_string())
+            .then_tool_call("call_delete", "Bash", &json!({"command": "git push --force --delete old"}).to_string())
+            .then_tool_call("call_rm", "Bash", &json!({"command": "rm -rf main"}).to_string()),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let runtime = builder(model.clone(), guarded(&guard), &calls).guard::<k5_gate>().build().unwrap();
+    let thread = thread(&runtime, "k_agent").await;
+    assert_eq!(thread.send("publish").await.unwrap().status, ThreadStatus::AwaitingApproval);
+
+    let pending = thread.pending_approvals().await.unwrap();
+    let reasons: Vec<(&str, Vec<Option<&str>>)> = pending
+        .iter()
+        .map(|call| (call.id.as_str(), call.reasons.iter().map(|reason| reason.hook.as_deref()).collect()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [("call_feature", vec![Some(GUARD_ID)]), ("call_main", vec![Some(GUARD_ID), Some("k5_gate")])],
+        "an ask of the settings hook alone, and both asks as one approval"
+    );
+    thread.approve("call_feature").await.unwrap();
+    let outcome = thread.deny("call_main", "not main").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
+    assert_eq!(commands(&calls), ["git push --force origin feature"]);
+    assert_requests_valid(&model);
+    assert_eq!(
+        tool_message(&thread, "call_delete").await.content.as_deref(),
+        Some("the tool call was denied by `k5_gate`: branches are not deleted"),
+        "a gate deny wins over the settings hook's ask"
+    );
+    assert_eq!(
+        tool_message(&thread, "call_rm").await.content.as_deref(),
+        Some("the tool call was denied by `settings:hooks.PreToolUse[0].hooks[0]`: rm -rf is not allowed"),
+        "a settings deny ends it before the gate, whose ask for `main` never comes"
+    );
+}
+
+// ---- K5 with G5: updatedInput through the tool's schema ------------------------------------------
+
+/// Rewrites by mode: `open` gives `accept` a valid timeout and `bad-open` one of the wrong type;
+/// `closed` gives `bad-closed` one of the wrong type.
+const REWRITER: &str = r#"#!/usr/bin/env python3
+import json, sys
+mode, command = sys.argv[1], json.load(sys.stdin)["tool_input"]["command"]
+update = {("open", "accept"): {"timeout": 30},
+          ("open", "bad-open"): {"timeout": "secret-value-4242"},
+          ("closed", "bad-closed"): {"timeout": "secret-value-4242"}}.get((mode, command))
+if update is not None:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                             "updatedInput": update}}))
+"#;
+
+#[tokio::test]
+async fn k5_an_updated_input_must_satisfy_the_tools_schema() {
+    let dir = Scratch::new("schema");
+    let rewriter = dir.script("rewriter.py", REWRITER);
+    let hooks = settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        command(&format!("{rewriter} open")),
+        {"type": "command", "command": format!("{rewriter} closed"), "onFailure": "block"}
+    ]}]}));
+    let model = ScriptedModel::new([
+        bash("call_accept", "accept")
+            .then_tool_call("call_open", "Bash", &json!({"command": "bad-open"}).to_string())
+            .then_tool_call("call_closed", "Bash", &json!({"command": "bad-closed"}).to_string()),
+        ScriptedResponse::text("done"),
+    ]);
+    let calls = Calls::default();
+    let runtime = runtime(model, hooks, &calls);
+    let thread = thread(&runtime, "k_agent").await;
+    assert_eq!(thread.send("go").await.unwrap().status, ThreadStatus::Idle);
+
+    assert_eq!(
+        *lock(&calls),
+        [json!({"command": "accept", "timeout": 30}), json!({"command": "bad-open"})],
+        "a rewrite the schema accepts applies; a rejected one of a hook that fails open leaves the arguments"
+    );
+    let closed = tool_message(&thread, "call_closed").await;
+    assert_eq!(closed.extra["tool_denied"], true, "a rejected rewrite of a hook that fails closed denies");
+    let content = closed.content.unwrap();
+    assert!(content.starts_with("the tool call was denied by `settings:hooks.PreToolUse[0].hooks[1]`: "), "{content}");
+    assert!(content.contains("/properties/timeout/type"), "the schema path: {content}");
+    assert!(!content.contains("secret-value"), "never the values: {content}");
 }
 
 #[tokio::test]
@@ -266,7 +538,10 @@ async fn k5_pre_tool_use_exit_2_denies_with_stderr_and_a_fail_closed_crash_denie
     thread.send("go").await.unwrap();
     assert!(lock(&calls).is_empty());
     let content = tool_message(&thread, "call_1").await.content.unwrap();
-    assert!(content.starts_with("the tool call Bash was denied by a hook: builds are frozen; "), "{content}");
+    assert!(
+        content.starts_with("the tool call was denied by `settings:hooks.PreToolUse[0].hooks[0]`: builds are frozen; "),
+        "{content}"
+    );
     assert!(content.contains("a hook that fails closed failed: exited with code 127"), "{content}");
 }
 

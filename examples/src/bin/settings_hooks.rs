@@ -6,7 +6,10 @@
 //! Its `PreToolUse` hook runs `examples/settings/guard.sh` before every call of the `Bash`
 //! tool (which here only echoes what it would run). The script reads the call as JSON on
 //! stdin: it denies `rm -rf` (exit code 2, the reason on stderr) and asks for a person before
-//! `git push --force` (a JSON `permissionDecision`); everything else runs. The hook is marked
+//! `git push --force` (a JSON `permissionDecision`); everything else runs. The ask parks the
+//! call as an approval, the same as a `before_tool_call` hook's `ToolDecision::ask`: the run
+//! stops `awaiting_approval`, the call is listed by `Thread::pending_approvals` with the hook's
+//! id and reason, and here the person approves it, so it runs and the turn goes on. The hook is marked
 //! `"onFailure": "block"`: were the script missing or crashing, calls would be denied, not let
 //! through.
 //!
@@ -20,6 +23,7 @@
 use examples::{Options, heading};
 use hooks_runtime::declarative::DeclarativeHookRegistry;
 use hooks_runtime::model::ScriptedResponse;
+use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{HookToolResult, Role, Runtime, ThreadOptions};
 use serde_json::{Value, json};
@@ -58,7 +62,9 @@ fn script() -> Vec<ScriptedResponse> {
         bash("call_2", "rm -rf target"),
         bash("call_3", "git push --force origin main"),
         bash("call_4", "git status"),
-        ScriptedResponse::text("I listed target/ and checked the status; deleting it and force-pushing were refused."),
+        ScriptedResponse::text(
+            "I listed target/, force-pushed once you approved, and checked the status; deleting target/ was refused.",
+        ),
     ]
 }
 
@@ -102,7 +108,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", model.description());
     let thread = runtime.create_thread("shell_agent", ThreadOptions::default()).await?;
     println!("you:   {QUESTION}");
-    let outcome = thread.send(QUESTION).await?.into_result()?;
+    let mut outcome = thread.send(QUESTION).await?.into_result()?;
+    // guard.sh asks before a force push: the run stops with the call waiting for a person, who
+    // approves it here (`thread.deny(id, reason)` would refuse it).
+    while outcome.status == ThreadStatus::AwaitingApproval {
+        for waiting in thread.pending_approvals().await? {
+            for reason in &waiting.reasons {
+                let by = reason.hook.as_deref().unwrap_or("the tool");
+                println!("waits: {} {} ({by}: {})", waiting.tool, waiting.arguments, reason.reason);
+            }
+            println!("you:   approve {}", waiting.id);
+            outcome = thread.approve(&waiting.id).await?.into_result()?;
+        }
+    }
 
     for message in thread.messages().await? {
         if message.role == Role::Tool {

@@ -114,7 +114,7 @@ pub(crate) async fn govern(
         && let Some(tool) = tool
         && tool.requires_approval(&arguments)
     {
-        let reason = ApprovalReason { hook: None, reason: format!("the tool `{}` requires approval", tool.name()) };
+        let reason = ApprovalReason::new(None, format!("the tool `{}` requires approval", tool.name()));
         match &mut verdict {
             Verdict::Ask(reasons) => reasons.push(reason),
             _ => verdict = Verdict::Ask(vec![reason]),
@@ -167,7 +167,7 @@ async fn apply(
             true
         }
         Ok(ToolDecision::Ask { reason }) => {
-            let reason = ApprovalReason { hook: Some(link.id().to_owned()), reason };
+            let reason = ApprovalReason::new(Some(link.id()), reason);
             match verdict {
                 Verdict::Ask(reasons) => reasons.push(reason),
                 _ => *verdict = Verdict::Ask(vec![reason]),

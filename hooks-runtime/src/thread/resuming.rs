@@ -109,8 +109,9 @@ async fn carry_out_parked(
                     ))));
                 }
                 let execution = execution_of(&pipeline, &row.tool);
-                let result =
-                    tool_calls::execute(&pipeline, state, &call, execution, Ok(row.arguments.clone()), None).await;
+                let context = tool_calls::approval_context(&row.reasons);
+                let arguments = Ok(row.arguments.clone());
+                let result = tool_calls::execute(&pipeline, state, &call, execution, arguments, context).await;
                 (result, false)
             }
             ApprovalState::Denied => {

@@ -3,7 +3,7 @@
 //!
 //! | event | point |
 //! |---|---|
-//! | `PreToolUse` | [`govern_tool_call`], after `authorize_tools`, before the tool |
+//! | `PreToolUse` | [`govern_tool_call`], after `authorize_tools`, before the gate's guards and hooks |
 //! | `PostToolUse` / `PostToolUseFailure` | [`after_tool_call`], on the result the model reads |
 //! | `UserPromptSubmit` | [`user_prompt`], before a sent user message is stored |
 //! | `SessionStart` | [`session_started`], after `after_thread_created` |
@@ -21,28 +21,41 @@ use serde_json::json;
 
 use super::ThreadShared;
 use super::pipeline::Pipeline;
+use crate::approvals::ApprovalReason;
 
 /// The field a message stored from a settings hook's context carries, with the event's name.
 pub(crate) const CONTEXT_MARKER: &str = "settings_hook";
 
-/// A tool call the `PreToolUse` hooks let run: its arguments as they rewrote them (`None`:
-/// unchanged), and context for the model, added to the result.
+/// What the `PreToolUse` hooks let through to the gate: the arguments as they rewrote them
+/// (`None`: unchanged), context for the model (added to the result), and their asks (empty
+/// when none asked), which join the gate's as one approval.
 #[derive(Default)]
 pub(crate) struct Governed {
     pub(crate) rewritten: Option<HookToolCall>,
     pub(crate) context: Option<String>,
+    pub(crate) asked: Vec<ApprovalReason>,
 }
 
-/// The `PreToolUse` decision for `call`: `Err` with the error result the model reads when the
-/// call must not run. This is the one place where that decision meets the tool path.
+/// A `PreToolUse` denial: the call does not run and the gate is not asked.
+pub(crate) struct Denial {
+    /// The first denying hook's id (`settings:hooks.PreToolUse[0].hooks[0]`).
+    pub(crate) hook: String,
+    /// Why, for the model.
+    pub(crate) reason: String,
+}
+
+/// The `PreToolUse` decision for `call`: `Err` when the call must not run. This is the one
+/// place where that decision meets the tool path; the gate decides on what it lets through,
+/// deny > ask > allow (G4).
 ///
-/// Until the tool-call gate and its approvals are in place, an `ask` is refused with the
-/// reason ("approval required: ..."), and a rewrite is applied without a schema check.
+/// A rewrite (`updatedInput`) must satisfy the tool's parameters schema, as a gate hook's must
+/// (G5): one that does not is its hook's failure, so the arguments stay as they were, or the
+/// call is denied when that hook fails closed.
 pub(crate) async fn govern_tool_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
-) -> Result<Governed, HookToolResult> {
+) -> Result<Governed, Denial> {
     #[cfg(feature = "declarative")]
     {
         use crate::declarative::pre_tool_use::{self, ToolCallInput, ToolVerdict};
@@ -55,29 +68,29 @@ pub(crate) async fn govern_tool_call(
             tool_use_id: &call.id,
             arguments: &arguments,
         };
-        let answer = pre_tool_use::evaluate(hooks, &input, &cwd()).await;
+        let runtime = &pipeline.shared.runtime;
+        let tool = runtime.tools.get(&call.function.name);
+        let schema =
+            |arguments: &Value| runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string());
+        let answer = pre_tool_use::evaluate(hooks, &input, &cwd(), &schema).await;
         let name = &call.function.name;
-        if answer.verdict != ToolVerdict::Allow {
-            // The audit line of a refusal: which call and why, never its arguments.
-            tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, call = %call.id, "a PreToolUse hook refused the tool call {name}: {:?}", answer.verdict);
-        }
-        match answer.verdict {
-            ToolVerdict::Allow => {}
-            ToolVerdict::Deny(reason) => {
-                return Err(HookToolResult::error(format!("the tool call {name} was denied by a hook: {reason}")));
+        let asked = match answer.verdict {
+            ToolVerdict::Allow => Vec::new(),
+            ToolVerdict::Deny { hook, reason } => {
+                // The audit line of a refusal: which call and why, never its arguments.
+                tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, call = %call.id, "the PreToolUse hook {hook} denied the tool call {name}: {reason}");
+                return Err(Denial { hook, reason });
             }
-            ToolVerdict::Ask(reason) => {
-                return Err(HookToolResult::error(format!(
-                    "the tool call {name} was not run: approval required: {reason}"
-                )));
+            ToolVerdict::Ask(given) => {
+                given.into_iter().map(|given| ApprovalReason::new(Some(&given.hook), given.reason)).collect()
             }
-        }
+        };
         let rewritten = answer.arguments.map(|arguments| {
             let mut call = call.clone();
             call.function.arguments = arguments.to_string();
             call
         });
-        Ok(Governed { rewritten, context: answer.context })
+        Ok(Governed { rewritten, context: answer.context, asked })
     }
     #[cfg(not(feature = "declarative"))]
     {

@@ -200,25 +200,43 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
             )));
         }
     }
-    // PreToolUse of a settings file: may refuse the call or rewrite its arguments, which the
-    // gate then governs.
+    // PreToolUse of a settings file: may deny the call (the gate is not asked), ask, or rewrite
+    // its arguments, which the gate then governs.
     let settings =
         match settings_hooks::unless_aborted(state, settings_hooks::govern_tool_call(pipeline, state, call)).await {
             Some(Ok(governed)) => governed,
-            Some(Err(refused)) => return Admission::Refused(refused),
+            Some(Err(denial)) => return Admission::Denied { hook: denial.hook, reason: denial.reason },
             None => return Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
         };
-    let context = settings.context;
-    let call = settings.rewritten.as_ref().unwrap_or(call);
+    let settings_hooks::Governed { rewritten, context, asked } = settings;
+    let call = rewritten.as_ref().unwrap_or(call);
     let chain = pipeline.chain(HookKind::BeforeToolCall);
     let governed = crate::governing::gate::govern(runtime, chain, state, call).await;
+    // G4 across both: a gate deny wins; any ask, from either, makes one approval.
+    let mut reasons = asked;
     match (governed.verdict, governed.arguments) {
-        (Verdict::Allow, arguments) => Admission::Run { arguments, context },
         (Verdict::Deny { hook, reason }, _) => Admission::Denied { hook, reason },
-        (Verdict::Ask(reasons), Ok(arguments)) => Admission::Ask { reasons, arguments },
         // Only parsed arguments are governed.
-        (Verdict::Ask(_), Err(error)) => Admission::Run { arguments: Err(error), context },
+        (_, Err(error)) => Admission::Run { arguments: Err(error), context },
+        (verdict, Ok(arguments)) => {
+            if let Verdict::Ask(more) = verdict {
+                reasons.extend(more);
+            }
+            match reasons.first_mut() {
+                None => Admission::Run { arguments: Ok(arguments), context },
+                Some(first) => {
+                    // The parked call keeps the context for the model, for when it is approved.
+                    first.context = context;
+                    Admission::Ask { reasons, arguments }
+                }
+            }
+        }
     }
+}
+
+/// The context for the model that a parked call carries (on its first reason, see `admit`).
+pub(crate) fn approval_context(reasons: &[crate::approvals::ApprovalReason]) -> Option<&str> {
+    reasons.first().and_then(|reason| reason.context.as_deref())
 }
 
 /// The error result a denied call is answered with (G3): the model reads who denied it (a
@@ -267,8 +285,8 @@ pub(crate) async fn carry_out(
         Admission::Run { arguments, context } => {
             (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, false)
         }
-        Admission::Ask { arguments, .. } => {
-            (execute(pipeline, state, call, execution, Ok(arguments), None).await, false)
+        Admission::Ask { arguments, reasons } => {
+            (execute(pipeline, state, call, execution, Ok(arguments), approval_context(&reasons)).await, false)
         }
     }
 }

@@ -10,11 +10,24 @@ use super::runner;
 use super::{SettingsEvent, SettingsHook};
 use crate::declarative::LOG_TARGET;
 
+/// One hook's reason for a permission decision, with the id of the hook that gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Given {
+    /// [`SettingsHook::id`].
+    pub(crate) hook: String,
+    /// The reason as the hook gave it (possibly empty).
+    pub(crate) reason: String,
+}
+
+/// A check of a rewrite: the `updatedInput`s merged so far, `Err` with why they are rejected.
+/// Only `PreToolUse` has one (the tool's schema); it must say where, never the values.
+pub(crate) type RewriteCheck<'a> = &'a (dyn Fn(&Map<String, Value>) -> Result<(), String> + Sync);
+
 /// The combined answer of one event's matching hooks.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Verdict {
     /// The strongest permission decision and the reasons given at that strength, file order.
-    pub(crate) permission: Option<(Permission, Vec<String>)>,
+    pub(crate) permission: Option<(Permission, Vec<Given>)>,
     /// Reasons of the hooks that blocked (exit 2 or `decision: "block"`), file order.
     pub(crate) blocks: Vec<String>,
     /// Reasons of the hooks that answered `continue: false`.
@@ -46,6 +59,18 @@ pub(crate) async fn fire(
     input: &[u8],
     cwd: &Path,
 ) -> Verdict {
+    fire_checked(hooks, event, subject, input, cwd, None).await
+}
+
+/// [`fire`], each hook's rewrite checked by `check` as it is merged.
+pub(crate) async fn fire_checked(
+    hooks: &[SettingsHook],
+    event: SettingsEvent,
+    subject: Option<&str>,
+    input: &[u8],
+    cwd: &Path,
+    check: Option<RewriteCheck<'_>>,
+) -> Verdict {
     let selected: Vec<&SettingsHook> = hooks.iter().filter(|hook| hook.selects(event, subject)).collect();
     if selected.is_empty() {
         return Verdict::default();
@@ -55,46 +80,28 @@ pub(crate) async fn fire(
         answer::read(event, &run, hook.fail_closed)
     });
     let answers = futures_util::future::join_all(runs).await;
-    combine(event, selected.into_iter().zip(answers))
+    combine(event, selected.into_iter().zip(answers), check)
 }
 
 /// Combines answers given in file order. A hook whose `updatedInput` sets a key that an earlier
-/// hook set to another value has failed: its rewrite is dropped (a denial if it fails closed),
-/// never silently applied over the earlier one.
+/// hook set to another value, or whose rewrite `check` rejects, has failed: its rewrite is
+/// dropped (a denial if it fails closed), never silently applied over the earlier one.
 pub(crate) fn combine<'h>(
     event: SettingsEvent,
     answers: impl IntoIterator<Item = (&'h SettingsHook, Answer)>,
+    check: Option<RewriteCheck<'_>>,
 ) -> Verdict {
     let mut verdict = Verdict::default();
     // Which hook set each key, to name it in a conflict.
     let mut set_by: Map<String, Value> = Map::new();
     for (hook, mut answer) in answers {
-        if let Some(update) = answer.updated_input.take() {
-            let merged = verdict.updated_input.get_or_insert_with(Map::new);
-            let conflicts: Vec<&String> = update
-                .iter()
-                .filter(|(key, value)| merged.get(*key).is_some_and(|set| set != *value))
-                .map(|(k, _)| k)
-                .collect();
-            if conflicts.is_empty() {
-                for (key, value) in update {
-                    set_by.insert(key.clone(), Value::from(hook.location.as_str()));
-                    merged.insert(key, value);
-                }
-            } else {
-                let names = conflicts
-                    .iter()
-                    .map(|key| {
-                        format!("`{key}` (set by {})", set_by[key.as_str()].as_str().unwrap_or("an earlier hook"))
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let failure = format!("its updatedInput sets {names} to another value; its rewrite is dropped");
-                let failed = answer::failed(event, failure, hook.fail_closed);
-                answer.failure = failed.failure;
-                answer.permission = strongest(answer.permission, failed.permission);
-                answer.block = answer.block.or(failed.block);
-            }
+        if let Some(update) = answer.updated_input.take()
+            && let Err(failure) = merge(&mut verdict, &mut set_by, hook, update, check)
+        {
+            let failed = answer::failed(event, failure, hook.fail_closed);
+            answer.failure = failed.failure;
+            answer.permission = strongest(answer.permission, failed.permission);
+            answer.block = answer.block.or(failed.block);
         }
         if let Some(failure) = &answer.failure {
             let how =
@@ -107,10 +114,11 @@ pub(crate) fn combine<'h>(
             );
         }
         if let Some((permission, reason)) = answer.permission {
+            let given = Given { hook: hook.id(), reason };
             match &mut verdict.permission {
-                Some((current, reasons)) if *current == permission => reasons.push(reason),
+                Some((current, reasons)) if *current == permission => reasons.push(given),
                 Some((current, _)) if *current > permission => {}
-                slot => *slot = Some((permission, vec![reason])),
+                slot => *slot = Some((permission, vec![given])),
             }
         }
         verdict.blocks.extend(answer.block);
@@ -118,6 +126,42 @@ pub(crate) fn combine<'h>(
         verdict.contexts.extend(answer.context.filter(|context| !context.trim().is_empty()));
     }
     verdict
+}
+
+/// Merges one hook's `update` into the verdict's rewrite, or says why it cannot be: a key an
+/// earlier hook set to another value, or a merged rewrite that `check` rejects.
+fn merge(
+    verdict: &mut Verdict,
+    set_by: &mut Map<String, Value>,
+    hook: &SettingsHook,
+    update: Map<String, Value>,
+    check: Option<RewriteCheck<'_>>,
+) -> Result<(), String> {
+    let merged = verdict.updated_input.as_ref();
+    let conflicts: Vec<&String> = update
+        .iter()
+        .filter(|(key, value)| merged.and_then(|merged| merged.get(*key)).is_some_and(|set| set != *value))
+        .map(|(k, _)| k)
+        .collect();
+    if !conflicts.is_empty() {
+        let names = conflicts
+            .iter()
+            .map(|key| format!("`{key}` (set by {})", set_by[key.as_str()].as_str().unwrap_or("an earlier hook")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!("its updatedInput sets {names} to another value; its rewrite is dropped"));
+    }
+    let mut candidate = merged.cloned().unwrap_or_default();
+    candidate.extend(update.iter().map(|(key, value)| (key.clone(), value.clone())));
+    if let Some(check) = check {
+        check(&candidate)
+            .map_err(|violation| format!("its updatedInput is rejected: {violation}; its rewrite is dropped"))?;
+    }
+    for key in update.keys() {
+        set_by.insert(key.clone(), Value::from(hook.location.as_str()));
+    }
+    verdict.updated_input = Some(candidate);
+    Ok(())
 }
 
 fn strongest(a: Option<(Permission, String)>, b: Option<(Permission, String)>) -> Option<(Permission, String)> {

@@ -29,6 +29,7 @@ pub const DEFAULT_SETTINGS_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert_eq!(hook.timeout(), Duration::from_secs(5));
 /// assert!(hook.fails_closed());
 /// assert_eq!(hook.location(), "hooks.PreToolUse[0].hooks[0]");
+/// assert_eq!(hook.id(), "settings:hooks.PreToolUse[0].hooks[0]");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsHook {
@@ -71,6 +72,14 @@ impl SettingsHook {
     /// Where it is in the file (`hooks.PreToolUse[0].hooks[1]`), which log lines name.
     pub fn location(&self) -> &str {
         &self.location
+    }
+
+    /// The id it decides under, where a `before_tool_call` hook has its own: `settings:` and
+    /// its [`location`](Self::location). An approval it asks for
+    /// ([`ApprovalReason::hook`](crate::ApprovalReason::hook)) and a denial the model reads
+    /// name it so.
+    pub fn id(&self) -> String {
+        format!("settings:{}", self.location)
     }
 
     /// Whether it runs for `event` with the matched value `subject` (a tool name, or the

@@ -21,7 +21,9 @@
 //! parse or a timeout is logged at WARN and ignored, or, for a hook marked
 //! `"onFailure": "block"`, denies. Matching hooks of one event run at once; decisions combine
 //! deny > ask > allow, and `updatedInput`s merge key by key (a key two hooks set differently is
-//! a failure of the later one, whose rewrite is dropped).
+//! a failure of the later one, whose rewrite is dropped; so is a rewrite that leaves arguments
+//! the tool's `parameters()` schema rejects). A `PreToolUse` `ask` is an approval of the
+//! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
 mod event;

@@ -9,17 +9,23 @@ use serde_json::{Map, Value};
 use super::SettingsEvent;
 use super::SettingsHook;
 use super::answer::Permission;
-use super::fire::{self, Verdict};
+use super::fire::{self, Given, RewriteCheck, Verdict};
 
 /// What the `PreToolUse` hooks of one tool call decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ToolVerdict {
     /// Run the tool (also when no hook had an opinion).
     Allow,
-    /// Do not run it; the reason for the model.
-    Deny(String),
-    /// A person must decide; the reason for them.
-    Ask(String),
+    /// Do not run it: the first denying hook's id, and the reasons of all that denied, for
+    /// the model.
+    Deny {
+        /// [`SettingsHook::id`] of the first hook that denied.
+        hook: String,
+        /// Why, every denying hook's reason joined.
+        reason: String,
+    },
+    /// A person must decide: each asking hook's id and reason, file order.
+    Ask(Vec<Given>),
 }
 
 /// The combined answer: the decision, the arguments as rewritten (`None`: unchanged) and the
@@ -39,8 +45,15 @@ pub(crate) struct ToolCallInput<'a> {
     pub(crate) arguments: &'a Value,
 }
 
-/// Runs the `PreToolUse` hooks that match `call.tool_name` and combines them.
-pub(crate) async fn evaluate(hooks: &[SettingsHook], call: &ToolCallInput<'_>, cwd: &Path) -> PreToolUseAnswer {
+/// Runs the `PreToolUse` hooks that match `call.tool_name` and combines them. `check` judges
+/// the complete arguments a rewrite would leave (the tool's schema, G5): a rewrite it rejects is
+/// its hook's failure.
+pub(crate) async fn evaluate(
+    hooks: &[SettingsHook],
+    call: &ToolCallInput<'_>,
+    cwd: &Path,
+    check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+) -> PreToolUseAnswer {
     let tool_input = if call.arguments.is_object() { call.arguments.clone() } else { Value::Object(Map::new()) };
     let input = fire::input(
         SettingsEvent::PreToolUse,
@@ -52,29 +65,53 @@ pub(crate) async fn evaluate(hooks: &[SettingsHook], call: &ToolCallInput<'_>, c
             ("tool_use_id", Value::from(call.tool_use_id)),
         ],
     );
-    let verdict = fire::fire(hooks, SettingsEvent::PreToolUse, Some(call.tool_name), &input, cwd).await;
+    let rewrite_check = |update: &Map<String, Value>| {
+        let rewritten = Value::Object(laid_over(call.arguments, update.clone()));
+        // As in the gate, only a change is checked: arguments the model wrote that the schema
+        // rejects are not a hook's failure.
+        if rewritten == *call.arguments { Ok(()) } else { check(&rewritten) }
+    };
+    let rewrite_check: RewriteCheck<'_> = &rewrite_check;
+    let verdict =
+        fire::fire_checked(hooks, SettingsEvent::PreToolUse, Some(call.tool_name), &input, cwd, Some(rewrite_check))
+            .await;
     answer_of(verdict, call.arguments)
+}
+
+/// `update` laid over the original arguments key by key, as the tool is to get them.
+fn laid_over(arguments: &Value, update: Map<String, Value>) -> Map<String, Value> {
+    let mut rewritten = match arguments {
+        Value::Object(original) => original.clone(),
+        _ => Map::new(),
+    };
+    rewritten.extend(update);
+    rewritten
 }
 
 /// The decision of a combined verdict; a rewrite is laid over the original arguments key by key.
 pub(crate) fn answer_of(verdict: Verdict, arguments: &Value) -> PreToolUseAnswer {
-    let reasons = |reasons: Vec<String>, fallback: &str| {
-        let reasons: Vec<String> = reasons.into_iter().filter(|r| !r.trim().is_empty()).collect();
-        if reasons.is_empty() { fallback.to_owned() } else { reasons.join("; ") }
-    };
     let verdict_of = match verdict.permission {
-        Some((Permission::Deny, given)) => ToolVerdict::Deny(reasons(given, "denied by a PreToolUse hook")),
-        Some((Permission::Ask, given)) => ToolVerdict::Ask(reasons(given, "a PreToolUse hook asks for approval")),
+        Some((Permission::Deny, given)) => {
+            let hook = given.first().map(|given| given.hook.clone()).unwrap_or_default();
+            let reasons: Vec<String> =
+                given.into_iter().map(|given| given.reason).filter(|reason| !reason.trim().is_empty()).collect();
+            let reason = if reasons.is_empty() { "denied by a PreToolUse hook".to_owned() } else { reasons.join("; ") };
+            ToolVerdict::Deny { hook, reason }
+        }
+        Some((Permission::Ask, given)) => ToolVerdict::Ask(
+            given
+                .into_iter()
+                .map(|mut given| {
+                    if given.reason.trim().is_empty() {
+                        given.reason = "a PreToolUse hook asks for approval".to_owned();
+                    }
+                    given
+                })
+                .collect(),
+        ),
         Some((Permission::Allow, _)) | None => ToolVerdict::Allow,
     };
-    let arguments = verdict.updated_input.map(|update| {
-        let mut rewritten = match arguments {
-            Value::Object(original) => original.clone(),
-            _ => Map::new(),
-        };
-        rewritten.extend(update);
-        Value::Object(rewritten)
-    });
+    let arguments = verdict.updated_input.map(|update| Value::Object(laid_over(arguments, update)));
     let context = (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"));
     PreToolUseAnswer { verdict: verdict_of, arguments, context }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::answer::{Answer, Permission};
-use super::fire::{self, Verdict};
+use super::fire::{self, Given, Verdict};
 use super::pre_tool_use::{self, PreToolUseAnswer, ToolCallInput, ToolVerdict};
 use super::runner::{self, RunEnd};
 use super::{MAX_SETTINGS_HOOK_OUTPUT_BYTES, SettingsEvent, SettingsHook, SettingsMatcher, SettingsReport};
@@ -35,9 +35,27 @@ fn pre_hooks(commands: &[(&str, u64, bool)]) -> Vec<SettingsHook> {
 }
 
 async fn evaluate(hooks: &[SettingsHook], arguments: Value) -> PreToolUseAnswer {
+    evaluate_checked(hooks, arguments, &|_| Ok(())).await
+}
+
+async fn evaluate_checked(
+    hooks: &[SettingsHook],
+    arguments: Value,
+    check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+) -> PreToolUseAnswer {
     let call =
         ToolCallInput { session_id: "thread_1", tool_name: "Bash", tool_use_id: "call_1", arguments: &arguments };
-    pre_tool_use::evaluate(hooks, &call, &cwd()).await
+    pre_tool_use::evaluate(hooks, &call, &cwd(), check).await
+}
+
+/// The reason of hook `index` of the one group, as a decision carries it.
+fn given(index: usize, reason: &str) -> Given {
+    Given { hook: format!("settings:hooks.PreToolUse[0].hooks[{index}]"), reason: reason.to_owned() }
+}
+
+fn deny(index: usize, reason: &str) -> ToolVerdict {
+    let Given { hook, reason } = given(index, reason);
+    ToolVerdict::Deny { hook, reason }
 }
 
 fn cwd() -> PathBuf {
@@ -198,7 +216,7 @@ async fn k3_a_hook_that_does_not_read_its_input_is_not_an_error() {
 async fn k4_exit_2_denies_with_stderr_as_the_reason() {
     let hooks = pre_hooks(&[("echo 'rm -rf is not allowed' >&2; exit 2", 30, false)]);
     let answer = evaluate(&hooks, json!({"command": "rm -rf /"})).await;
-    assert_eq!(answer.verdict, ToolVerdict::Deny("rm -rf is not allowed".to_owned()));
+    assert_eq!(answer.verdict, deny(0, "rm -rf is not allowed"));
 }
 
 #[tokio::test]
@@ -208,7 +226,7 @@ async fn k4_a_json_deny_on_stdout_denies() {
         30,
         false,
     )]);
-    assert_eq!(evaluate(&hooks, json!({})).await.verdict, ToolVerdict::Deny("not here".to_owned()));
+    assert_eq!(evaluate(&hooks, json!({})).await.verdict, deny(0, "not here"));
 }
 
 #[tokio::test]
@@ -218,7 +236,7 @@ async fn k4_a_crashing_hook_fails_open_and_a_marked_one_closed() {
         assert_eq!(open.verdict, ToolVerdict::Allow, "{crash}");
         let closed = evaluate(&pre_hooks(&[(crash, 30, true)]), json!({})).await;
         assert!(
-            matches!(&closed.verdict, ToolVerdict::Deny(reason) if reason.contains("fails closed")),
+            matches!(&closed.verdict, ToolVerdict::Deny { reason, .. } if reason.contains("fails closed")),
             "{crash}: {closed:?}"
         );
     }
@@ -233,7 +251,7 @@ async fn k4_a_fail_closed_hook_that_times_out_denies() {
     let answer = evaluate(&hooks, json!({})).await;
     assert!(started.elapsed() < SETTLE);
     assert!(
-        matches!(&answer.verdict, ToolVerdict::Deny(reason) if reason.contains("did not finish within 1s")),
+        matches!(&answer.verdict, ToolVerdict::Deny { reason, .. } if reason.contains("did not finish within 1s")),
         "{answer:?}"
     );
     gone(&sleep).await;
@@ -267,20 +285,28 @@ fn answer(permission: Option<(Permission, &str)>) -> Answer {
 
 fn combined(answers: Vec<Answer>) -> ToolVerdict {
     let hooks = pre_hooks(&vec![("true", 1, false); answers.len()]);
-    let verdict: Verdict = fire::combine(SettingsEvent::PreToolUse, hooks.iter().zip(answers));
+    let verdict: Verdict = fire::combine(SettingsEvent::PreToolUse, hooks.iter().zip(answers), None);
     pre_tool_use::answer_of(verdict, &json!({})).verdict
 }
 
 #[test]
 fn k6_decisions_combine_deny_over_ask_over_allow() {
     use Permission::*;
-    assert_eq!(combined(vec![answer(Some((Ask, "a"))), answer(Some((Deny, "d")))]), ToolVerdict::Deny("d".into()));
-    assert_eq!(combined(vec![answer(Some((Ask, "a"))), answer(Some((Allow, "")))]), ToolVerdict::Ask("a".into()));
-    assert_eq!(combined(vec![answer(Some((Deny, "d"))), answer(Some((Allow, "")))]), ToolVerdict::Deny("d".into()));
+    assert_eq!(combined(vec![answer(Some((Ask, "a"))), answer(Some((Deny, "d")))]), deny(1, "d"));
+    assert_eq!(
+        combined(vec![answer(Some((Ask, "a"))), answer(Some((Allow, "")))]),
+        ToolVerdict::Ask(vec![given(0, "a")])
+    );
+    assert_eq!(combined(vec![answer(Some((Deny, "d"))), answer(Some((Allow, "")))]), deny(0, "d"));
     assert_eq!(combined(vec![answer(Some((Allow, ""))), answer(None)]), ToolVerdict::Allow);
     assert_eq!(
         combined(vec![answer(Some((Deny, "one"))), answer(Some((Ask, "a"))), answer(Some((Deny, "two")))]),
-        ToolVerdict::Deny("one; two".into())
+        deny(0, "one; two")
+    );
+    assert_eq!(
+        combined(vec![answer(Some((Ask, "first"))), answer(Some((Ask, "")))]),
+        ToolVerdict::Ask(vec![given(0, "first"), given(1, "a PreToolUse hook asks for approval")]),
+        "every asking hook is named, each with its reason"
     );
     assert_eq!(combined(vec![]), ToolVerdict::Allow);
 }
@@ -307,7 +333,7 @@ async fn k6_a_conflicting_rewrite_is_the_later_hooks_failure_never_an_overwrite(
 
     let closed = evaluate(&pre_hooks(&[(&first, 30, false), (&second, 30, true)]), json!({"command": "ls"})).await;
     assert!(
-        matches!(&closed.verdict, ToolVerdict::Deny(reason) if reason.contains("`command`")),
+        matches!(&closed.verdict, ToolVerdict::Deny { reason, .. } if reason.contains("`command`")),
         "a conflict of a hook that fails closed denies: {closed:?}"
     );
 }
@@ -317,5 +343,39 @@ async fn k6_an_ask_and_its_reason_come_back() {
     let ask =
         r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "force push"}}'"#;
     let answer = evaluate(&pre_hooks(&[(ask, 30, false), ("true", 30, false)]), json!({})).await;
-    assert_eq!(answer.verdict, ToolVerdict::Ask("force push".to_owned()));
+    assert_eq!(answer.verdict, ToolVerdict::Ask(vec![given(0, "force push")]));
+}
+
+#[tokio::test]
+async fn k5_a_rewrite_the_check_rejects_is_its_hooks_failure() {
+    // The check sees the whole arguments the rewrite would leave, as the tool would get them.
+    let check = |arguments: &Value| {
+        if arguments["command"] != "ls" {
+            return Err("at `/command` (schema `/properties/command/const`)".to_owned());
+        }
+        match arguments.get("timeout") {
+            Some(timeout) if !timeout.is_u64() => Err("at `/timeout` (schema `/properties/timeout/type`)".to_owned()),
+            _ => Ok(()),
+        }
+    };
+    let (good, bad) = (rewriting(r#"{"description": "list"}"#), rewriting(r#"{"timeout": "soon"}"#));
+    let accepted = evaluate_checked(&pre_hooks(&[(&good, 30, false)]), json!({"command": "ls"}), &check).await;
+    assert_eq!(accepted.arguments, Some(json!({"command": "ls", "description": "list"})));
+
+    let open = evaluate_checked(&pre_hooks(&[(&bad, 30, false)]), json!({"command": "ls"}), &check).await;
+    assert_eq!((open.verdict, open.arguments), (ToolVerdict::Allow, None), "the arguments stay as they were");
+
+    let closed =
+        evaluate_checked(&pre_hooks(&[(&good, 30, false), (&bad, 30, true)]), json!({"command": "ls"}), &check).await;
+    assert!(
+        matches!(&closed.verdict, ToolVerdict::Deny { hook, reason }
+            if hook == "settings:hooks.PreToolUse[0].hooks[1]" && reason.contains("/properties/timeout/type")),
+        "{closed:?}"
+    );
+
+    // Arguments the model wrote that the check rejects are no hook's failure when a rewrite
+    // leaves them as they were.
+    let same = rewriting(r#"{"command": "rm"}"#);
+    let unchanged = evaluate_checked(&pre_hooks(&[(&same, 30, true)]), json!({"command": "rm"}), &check).await;
+    assert_eq!(unchanged.verdict, ToolVerdict::Allow, "{unchanged:?}");
 }
