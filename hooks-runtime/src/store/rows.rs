@@ -1,8 +1,8 @@
 //! What the SQL stores share about their rows: how an error names what it is about, how JSON
 //! columns are written and read back, and how the columns of a thread, a message and a parked
-//! tool call become the runtime's values. Each store reads the columns with its own driver and
-//! hands them here as plain values, so the rules (what counts as corrupt, what an error says,
-//! that it never quotes a stored value) are one set for both.
+//! tool call become the runtime's values. Each store reads a column through its own driver
+//! ([`Columns`], one small impl per driver) and the rest is here, so the rules (what counts as
+//! corrupt, what an error says, that it never quotes a stored value) are one set for both.
 
 use std::fmt;
 
@@ -52,6 +52,17 @@ impl<'a> Op<'a> {
     }
 }
 
+/// One result row, read column by column through the store's driver. A driver error is worded
+/// by `op`, which names what the row belongs to.
+pub(super) trait Columns {
+    fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError>;
+    fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError>;
+    /// A 64-bit integer column (`INTEGER` in SQLite, `BIGINT` in PostgreSQL).
+    fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError>;
+    fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError>;
+    fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError>;
+}
+
 /// A JSON error by kind and position, without the text it was reading.
 pub(super) fn describe_json_error(e: &serde_json::Error) -> String {
     let kind = match e.classify() {
@@ -71,8 +82,9 @@ pub(super) fn encode(op: &Op<'_>, what: impl fmt::Display, value: &impl Serializ
 
 /// A JSON column read back; one that does not parse as a `T` is corrupt, named by `what`.
 pub(super) fn decode<T: DeserializeOwned>(op: &Op<'_>, what: impl fmt::Display, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text)
-        .map_err(|e| op.error(StoreErrorKind::Corrupt, format_args!("the stored {what} holds {}", describe_json_error(&e))))
+    serde_json::from_str(text).map_err(|e| {
+        op.error(StoreErrorKind::Corrupt, format_args!("the stored {what} holds {}", describe_json_error(&e)))
+    })
 }
 
 /// A thread's status as its two columns hold it: the wire name and, for `stopped` and `failed`,
@@ -97,17 +109,29 @@ pub(super) fn status(op: &Op<'_>, status: &str, reason: Option<&str>) -> Result<
     }
 }
 
-/// The columns of a `threads` row, as the driver read them.
+/// The columns of a `threads` row.
 pub(super) struct ThreadColumns {
-    pub(super) agent: String,
-    pub(super) user_id: Option<String>,
-    pub(super) created_at: i64,
-    pub(super) arguments: String,
-    pub(super) status: String,
-    pub(super) status_reason: Option<String>,
+    agent: String,
+    user_id: Option<String>,
+    created_at: i64,
+    arguments: String,
+    status: String,
+    status_reason: Option<String>,
 }
 
 impl ThreadColumns {
+    /// Reads `agent, user_id, created_at, arguments, status, status_reason`, in that order.
+    pub(super) fn read(op: &Op<'_>, row: &impl Columns) -> Result<Self, StoreError> {
+        Ok(ThreadColumns {
+            agent: row.text(op, 0)?,
+            user_id: row.opt_text(op, 1)?,
+            created_at: row.int(op, 2)?,
+            arguments: row.text(op, 3)?,
+            status: row.text(op, 4)?,
+            status_reason: row.opt_text(op, 5)?,
+        })
+    }
+
     /// The thread `op` names, with `values` (key and JSON text, in key order).
     pub(super) fn into_record(
         self,
@@ -133,31 +157,57 @@ impl ThreadColumns {
 }
 
 /// The role a message row names.
-pub(super) fn role(op: &Op<'_>, role: &str) -> Result<Role, StoreError> {
+fn role(op: &Op<'_>, role: &str) -> Result<Role, StoreError> {
     [Role::System, Role::User, Role::Assistant, Role::Tool]
         .into_iter()
         .find(|known| known.as_str() == role)
         .ok_or_else(|| op.error(StoreErrorKind::Corrupt, format_args!("unknown role `{role}`")))
 }
 
-/// The columns of a `messages` row after its id, as the driver read them.
-pub(super) struct MessageColumns {
-    pub(super) role: String,
-    pub(super) content: Option<String>,
-    pub(super) name: Option<String>,
-    pub(super) tool_calls: Option<String>,
-    pub(super) tool_call_id: Option<String>,
-    pub(super) created_at: i64,
-    pub(super) parent_id: Option<String>,
-    pub(super) depth: Option<i64>,
-    pub(super) silent: Option<bool>,
-    pub(super) extra: String,
+/// Reads one message row of `id, role, content, name, tool_calls, tool_call_id, created_at,
+/// parent_id, depth, silent, extra, seq` (a store's select names them so); every bad value is
+/// corrupt, named by the operation, the thread, the row (`seq`) and the message id.
+pub(super) fn read_message(
+    operation: &'static str,
+    thread_id: &str,
+    row: &impl Columns,
+) -> Result<HookMessage, StoreError> {
+    let seq = row.int(&Op::thread(operation, thread_id), 11)?;
+    let id = row.text(&Op::row(operation, thread_id, seq, None), 0)?;
+    let op = Op::row(operation, thread_id, seq, Some(&id));
+    let columns = MessageColumns {
+        role: row.text(&op, 1)?,
+        content: row.opt_text(&op, 2)?,
+        name: row.opt_text(&op, 3)?,
+        tool_calls: row.opt_text(&op, 4)?,
+        tool_call_id: row.opt_text(&op, 5)?,
+        created_at: row.int(&op, 6)?,
+        parent_id: row.opt_text(&op, 7)?,
+        depth: row.opt_int(&op, 8)?,
+        silent: row.opt_bool(&op, 9)?,
+        extra: row.text(&op, 10)?,
+    };
+    columns.into_message(operation, thread_id, seq, id.clone())
+}
+
+/// The columns of a `messages` row after its id.
+struct MessageColumns {
+    role: String,
+    content: Option<String>,
+    name: Option<String>,
+    tool_calls: Option<String>,
+    tool_call_id: Option<String>,
+    created_at: i64,
+    parent_id: Option<String>,
+    depth: Option<i64>,
+    silent: Option<bool>,
+    extra: String,
 }
 
 impl MessageColumns {
     /// Message `id`, stored at row `seq` of the thread: every bad value is corrupt, named by the
     /// operation, the thread, the row and the id.
-    pub(super) fn into_message(
+    fn into_message(
         self,
         operation: &'static str,
         thread_id: &str,
@@ -166,11 +216,10 @@ impl MessageColumns {
     ) -> Result<HookMessage, StoreError> {
         let op = Op::row(operation, thread_id, seq, Some(&id));
         let role = role(&op, &self.role)?;
-        let depth = self
-            .depth
-            .map(u32::try_from)
-            .transpose()
-            .map_err(|_| op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer"))?;
+        let depth =
+            self.depth.map(u32::try_from).transpose().map_err(|_| {
+                op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer")
+            })?;
         let extra: Map<String, Value> = decode(&op, "`extra` column", &self.extra)?;
         Ok(HookMessage {
             id,
@@ -210,20 +259,36 @@ impl ParkedJson {
     }
 }
 
-/// The columns of a `parked_tool_calls` row, as the driver read them.
+/// The columns of a `parked_tool_calls` row.
 pub(super) struct ParkedColumns {
-    pub(super) id: String,
-    pub(super) position: i64,
-    pub(super) tool: String,
-    pub(super) arguments: String,
-    pub(super) reasons: String,
-    pub(super) requested_at: i64,
-    pub(super) state: String,
-    pub(super) decision_reason: Option<String>,
-    pub(super) result: Option<String>,
+    id: String,
+    position: i64,
+    tool: String,
+    arguments: String,
+    reasons: String,
+    requested_at: i64,
+    state: String,
+    decision_reason: Option<String>,
+    result: Option<String>,
 }
 
 impl ParkedColumns {
+    /// Reads `id, position, tool, arguments, reasons, requested_at, state, decision_reason,
+    /// result`, in that order.
+    pub(super) fn read(op: &Op<'_>, row: &impl Columns) -> Result<Self, StoreError> {
+        Ok(ParkedColumns {
+            id: row.text(op, 0)?,
+            position: row.int(op, 1)?,
+            tool: row.text(op, 2)?,
+            arguments: row.text(op, 3)?,
+            reasons: row.text(op, 4)?,
+            requested_at: row.int(op, 5)?,
+            state: row.text(op, 6)?,
+            decision_reason: row.opt_text(op, 7)?,
+            result: row.opt_text(op, 8)?,
+        })
+    }
+
     /// The parked call; a bad state, position or JSON column is corrupt.
     pub(super) fn into_call(self, op: &Op<'_>) -> Result<ParkedToolCall, StoreError> {
         let state = ApprovalState::from_name(&self.state).ok_or_else(|| {
@@ -263,7 +328,8 @@ pub(super) fn encode_user_value(
 /// A stored user value; one that is not JSON is corrupt, named by its key.
 pub(super) fn user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
     serde_json::from_str(json).map_err(|e| {
-        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e))).of_kind(StoreErrorKind::Corrupt)
+        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
+            .of_kind(StoreErrorKind::Corrupt)
     })
 }
 
@@ -314,13 +380,97 @@ mod tests {
         }
     }
 
+    /// A row of JSON values, as a driver would hand them out; a column of the wrong type is a
+    /// driver error.
+    struct Fake(Vec<Value>);
+
+    impl Fake {
+        fn at<T: DeserializeOwned>(&self, op: &Op<'_>, column: usize) -> Result<T, StoreError> {
+            serde_json::from_value(self.0[column].clone())
+                .map_err(|_| op.error(StoreErrorKind::Other, format_args!("column {column} has another type")))
+        }
+    }
+
+    impl Columns for Fake {
+        fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError> {
+            self.at(op, column)
+        }
+        fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError> {
+            self.at(op, column)
+        }
+        fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError> {
+            self.at(op, column)
+        }
+        fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError> {
+            self.at(op, column)
+        }
+        fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError> {
+            self.at(op, column)
+        }
+    }
+
+    fn message_row() -> Vec<Value> {
+        serde_json::from_str(r#"["m1", "assistant", "hello", null, null, null, 7, "m0", 2, true, "{\"k\":1}", 3]"#)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_message_is_read_column_by_column_in_the_select_order() {
+        let message = read_message("messages", "t1", &Fake(message_row())).unwrap();
+        assert_eq!((message.id.as_str(), message.role), ("m1", Role::Assistant));
+        assert_eq!((message.content.as_deref(), message.created_at), (Some("hello"), 7));
+        assert_eq!((message.parent_id.as_deref(), message.depth, message.silent), (Some("m0"), Some(2), Some(true)));
+        assert_eq!(message.extra.get("k"), Some(&Value::from(1)));
+    }
+
+    #[test]
+    fn a_driver_error_names_as_much_of_the_row_as_was_read() {
+        let mut no_seq = message_row();
+        no_seq[11] = Value::from("three");
+        let error = read_message("messages", "t1", &Fake(no_seq)).unwrap_err();
+        assert_eq!(error.message(), "messages: thread `t1`: column 11 has another type");
+        let mut no_id = message_row();
+        no_id[0] = Value::from(1);
+        let error = read_message("messages", "t1", &Fake(no_id)).unwrap_err();
+        assert_eq!(error.message(), "messages: row 3 in thread `t1`: column 0 has another type");
+        let mut bad_depth = message_row();
+        bad_depth[8] = Value::from("deep");
+        let error = read_message("messages", "t1", &Fake(bad_depth)).unwrap_err();
+        assert_eq!(error.message(), "messages: message `m1` (row 3) in thread `t1`: column 8 has another type");
+    }
+
+    #[test]
+    fn thread_and_parked_call_rows_are_read_in_their_select_order() {
+        let op = Op::thread("load_thread", "t1");
+        let thread: Vec<Value> =
+            serde_json::from_str(r#"["support", "alice", 5, "{\"city\":\"Lisbon\"}", "failed", "model_error"]"#)
+                .unwrap();
+        let record = ThreadColumns::read(&op, &Fake(thread)).unwrap().into_record(&op, []).unwrap();
+        assert_eq!(
+            (record.agent.as_str(), record.user_id.as_deref(), record.created_at),
+            ("support", Some("alice"), 5)
+        );
+        assert_eq!(record.status, ThreadStatus::Failed(FailReason::parse("model_error")));
+        let call: Vec<Value> =
+            serde_json::from_str(r#"["c1", 1, "rm", "{}", "[]", 9, "pending", null, null]"#).unwrap();
+        let call = ParkedColumns::read(&op, &Fake(call)).unwrap().into_call(&op).unwrap();
+        assert_eq!((call.id.as_str(), call.position, call.tool.as_str()), ("c1", 1, "rm"));
+        assert_eq!((call.requested_at, call.state), (9, ApprovalState::Pending));
+    }
+
     #[test]
     fn an_error_names_the_operation_the_thread_the_message_and_the_row() {
         let text = |op: Op<'_>| op.error(StoreErrorKind::Other, "detail").message().to_owned();
         assert_eq!(text(Op::thread("messages", "t1")), "messages: thread `t1`: detail");
-        assert_eq!(text(Op::message("insert_message", "t1", "m1")), "insert_message: message `m1` in thread `t1`: detail");
+        assert_eq!(
+            text(Op::message("insert_message", "t1", "m1")),
+            "insert_message: message `m1` in thread `t1`: detail"
+        );
         assert_eq!(text(Op::row("messages", "t1", 3, None)), "messages: row 3 in thread `t1`: detail");
-        assert_eq!(text(Op::row("messages", "t1", 3, Some("m1"))), "messages: message `m1` (row 3) in thread `t1`: detail");
+        assert_eq!(
+            text(Op::row("messages", "t1", 3, Some("m1"))),
+            "messages: message `m1` (row 3) in thread `t1`: detail"
+        );
     }
 
     #[test]
@@ -440,14 +590,10 @@ mod tests {
         let mut with_reasons = call.clone();
         with_reasons.reasons = vec![ApprovalReason::new(Some("guard"), "deletes files")];
         let json = ParkedJson::of(&op, &with_reasons).unwrap();
-        let read = ParkedColumns {
-            arguments: json.arguments,
-            reasons: json.reasons,
-            result: json.result,
-            ..parked_columns()
-        }
-        .into_call(&op)
-        .unwrap();
+        let read =
+            ParkedColumns { arguments: json.arguments, reasons: json.reasons, result: json.result, ..parked_columns() }
+                .into_call(&op)
+                .unwrap();
         assert_eq!(read, with_reasons);
     }
 

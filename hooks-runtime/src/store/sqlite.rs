@@ -21,7 +21,7 @@ use rusqlite::{
 };
 use serde_json::Value;
 
-use super::rows::{self, MessageColumns, Op, ParkedColumns, ParkedJson, ThreadColumns};
+use super::rows::{self, Columns, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{InboxEntry, MessageStore, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox};
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -412,26 +412,26 @@ fn ensure_readable(op: &Op<'_>, tx: &Transaction<'_>) -> Result<(), StoreError> 
     }
 }
 
-/// Reads one row of [`READ_COLUMNS`]; every bad value is an error naming the thread, the row and
-/// the message id.
-fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Result<HookMessage, StoreError> {
-    let seq: i64 = row.get(11).map_err(Op::thread(operation, thread_id).sql())?;
-    let id: String = row.get(0).map_err(Op::row(operation, thread_id, seq, None).sql())?;
-    let op = Op::row(operation, thread_id, seq, Some(&id));
-    let sql = op.sql();
-    let columns = MessageColumns {
-        role: row.get(1).map_err(&sql)?,
-        content: row.get(2).map_err(&sql)?,
-        name: row.get(3).map_err(&sql)?,
-        tool_calls: row.get(4).map_err(&sql)?,
-        tool_call_id: row.get(5).map_err(&sql)?,
-        created_at: row.get(6).map_err(&sql)?,
-        parent_id: row.get(7).map_err(&sql)?,
-        depth: row.get(8).map_err(&sql)?,
-        silent: row.get(9).map_err(&sql)?,
-        extra: row.get(10).map_err(&sql)?,
-    };
-    columns.into_message(operation, thread_id, seq, id.clone())
+impl Columns for Row<'_> {
+    fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
 }
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
@@ -483,26 +483,18 @@ fn message_params<'a>(
 
 /// The thread `op` names and its values, read in the caller's transaction.
 fn read_thread(op: &Op<'_>, connection: &Connection) -> Result<Option<ThreadRecord>, StoreError> {
-    let columns = connection
-        .prepare_cached(
-            "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_row([op.thread_id], |row| {
-                    Ok(ThreadColumns {
-                        agent: row.get(0)?,
-                        user_id: row.get(1)?,
-                        created_at: row.get(2)?,
-                        arguments: row.get(3)?,
-                        status: row.get(4)?,
-                        status_reason: row.get(5)?,
-                    })
-                })
-                .optional()
-        })
-        .map_err(op.sql())?;
-    let Some(columns) = columns else { return Ok(None) };
+    let columns = {
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
+            )
+            .map_err(op.sql())?;
+        let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
+        match rows.next().map_err(op.sql())? {
+            Some(row) => ThreadColumns::read(op, row)?,
+            None => return Ok(None),
+        }
+    };
     columns.into_record(op, read_values(op, connection)?).map(Some)
 }
 
@@ -772,24 +764,10 @@ impl MessageStore for SqliteStore {
                      FROM parked_tool_calls WHERE thread_id = ?1 ORDER BY position",
                 )
                 .map_err(op.sql())?;
-            let rows = statement
-                .query_map([&thread_id], |row| {
-                    Ok(ParkedColumns {
-                        id: row.get(0)?,
-                        position: row.get(1)?,
-                        tool: row.get(2)?,
-                        arguments: row.get(3)?,
-                        reasons: row.get(4)?,
-                        requested_at: row.get(5)?,
-                        state: row.get(6)?,
-                        decision_reason: row.get(7)?,
-                        result: row.get(8)?,
-                    })
-                })
-                .map_err(op.sql())?;
+            let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
             let mut calls = Vec::new();
-            for row in rows {
-                calls.push(row.map_err(op.sql())?.into_call(&op)?);
+            while let Some(row) = rows.next().map_err(op.sql())? {
+                calls.push(ParkedColumns::read(&op, row)?.into_call(&op)?);
             }
             Ok(calls)
         })

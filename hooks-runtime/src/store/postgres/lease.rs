@@ -324,7 +324,12 @@ pub trait PostgresLeases {
 
 #[cfg(feature = "__test")]
 impl PostgresLeases for PostgresStore {
-    async fn try_acquire_lease(&self, thread_id: &str, owner: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+    async fn try_acquire_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
         PostgresStore::try_acquire_lease(self, thread_id, owner, ttl).await
     }
 

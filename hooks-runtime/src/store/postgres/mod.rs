@@ -92,7 +92,7 @@ use tokio_postgres::types::ToSql;
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
-use super::rows::{self, MessageColumns, Op, ParkedColumns, ParkedJson, ThreadColumns, describe_json_error};
+use super::rows::{self, Columns, Op, ParkedColumns, ParkedJson, ThreadColumns, describe_json_error, read_message};
 use super::{
     EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
     UserChange, UserValue, inbox,
@@ -545,25 +545,26 @@ impl Op<'_> {
     }
 }
 
-/// Reads one row of [`READ_COLUMNS`]; a bad value is an error naming the row and message id.
-fn read_message(operation: &'static str, thread_id: &str, row: &Row) -> Result<HookMessage, StoreError> {
-    let seq: i64 = row.try_get(11).map_err(Op::thread(operation, thread_id).pg())?;
-    let id: String = row.try_get(0).map_err(Op::row(operation, thread_id, seq, None).pg())?;
-    let op = Op::row(operation, thread_id, seq, Some(&id));
-    let pg = op.pg();
-    let columns = MessageColumns {
-        role: row.try_get(1).map_err(&pg)?,
-        content: row.try_get(2).map_err(&pg)?,
-        name: row.try_get(3).map_err(&pg)?,
-        tool_calls: row.try_get(4).map_err(&pg)?,
-        tool_call_id: row.try_get(5).map_err(&pg)?,
-        created_at: row.try_get(6).map_err(&pg)?,
-        parent_id: row.try_get(7).map_err(&pg)?,
-        depth: row.try_get(8).map_err(&pg)?,
-        silent: row.try_get(9).map_err(&pg)?,
-        extra: row.try_get(10).map_err(&pg)?,
-    };
-    columns.into_message(operation, thread_id, seq, id.clone())
+impl Columns for Row {
+    fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
 }
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
@@ -596,14 +597,7 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
     let Some(row) = tx.query_opt(&statement, &[&op.thread_id]).await.map_err(op.pg())? else {
         return Ok(None);
     };
-    let columns = ThreadColumns {
-        agent: row.try_get(0).map_err(op.pg())?,
-        user_id: row.try_get(1).map_err(op.pg())?,
-        created_at: row.try_get(2).map_err(op.pg())?,
-        arguments: row.try_get(3).map_err(op.pg())?,
-        status: row.try_get(4).map_err(op.pg())?,
-        status_reason: row.try_get(5).map_err(op.pg())?,
-    };
+    let columns = ThreadColumns::read(op, &row)?;
     let statement = tx
         .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
         .await
@@ -923,31 +917,14 @@ impl MessageStore for PostgresStore {
         let client = self.client(op.name).await?;
         let statement = client
             .prepare_cached(
-                "SELECT id, position, tool, arguments::text, reasons::text, requested_at, state, decision_reason,
-                        result::text
+                "SELECT id, position::bigint, tool, arguments::text, reasons::text, requested_at, state,
+                        decision_reason, result::text
                  FROM parked_tool_calls WHERE thread_id = $1 ORDER BY position",
             )
             .await
             .map_err(op.pg())?;
         let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
-        rows.iter()
-            .map(|row| {
-                let pg = op.pg();
-                let position: i32 = row.try_get(1).map_err(&pg)?;
-                let columns = ParkedColumns {
-                    id: row.try_get(0).map_err(&pg)?,
-                    position: i64::from(position),
-                    tool: row.try_get(2).map_err(&pg)?,
-                    arguments: row.try_get(3).map_err(&pg)?,
-                    reasons: row.try_get(4).map_err(&pg)?,
-                    requested_at: row.try_get(5).map_err(&pg)?,
-                    state: row.try_get(6).map_err(&pg)?,
-                    decision_reason: row.try_get(7).map_err(&pg)?,
-                    result: row.try_get(8).map_err(&pg)?,
-                };
-                columns.into_call(&op)
-            })
-            .collect()
+        rows.iter().map(|row| ParkedColumns::read(&op, row)?.into_call(&op)).collect()
     }
 
     async fn advance_tool_call(
