@@ -60,21 +60,6 @@ impl ThreadStatus {
             _ => None,
         }
     }
-
-    /// The status a store's two columns hold ([`as_str`](Self::as_str) and
-    /// [`reason`](Self::reason)). An unknown reason is kept as `Other`; an unknown status, or
-    /// `stopped`/`failed` without a reason, is an error naming it.
-    pub(crate) fn from_columns(status: &str, reason: Option<&str>) -> Result<ThreadStatus, String> {
-        match (status, reason) {
-            ("idle", _) => Ok(ThreadStatus::Idle),
-            ("running", _) => Ok(ThreadStatus::Running),
-            ("awaiting_approval", _) => Ok(ThreadStatus::AwaitingApproval),
-            ("stopped", Some(reason)) => Ok(ThreadStatus::Stopped(StopReason::parse(reason))),
-            ("failed", Some(reason)) => Ok(ThreadStatus::Failed(FailReason::parse(reason))),
-            ("stopped" | "failed", None) => Err(format!("status `{status}` has no reason")),
-            _ => Err(format!("unknown status `{status}`")),
-        }
-    }
 }
 
 impl std::fmt::Display for ThreadStatus {

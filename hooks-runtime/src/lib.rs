@@ -109,3 +109,7 @@ pub mod __private;
 #[cfg(feature = "__bench")]
 #[doc(hidden)]
 pub mod __bench;
+
+#[cfg(feature = "__test")]
+#[doc(hidden)]
+pub mod __test;

@@ -11,7 +11,6 @@ use std::path::Path;
 use declarative_support::{ScratchDir, TestAgent, ctx, journal};
 use hooks_runtime::declarative::{
     DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT,
-    prepare_command,
 };
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
@@ -98,12 +97,6 @@ async fn y15_a_nul_in_an_unused_value_does_not_stop_a_shell_mode_command() {
     .fire_event(HookEvent::OnStop, &ctx(&[("agent", "a\0b"), ("note", "\0")]))
     .await;
     assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("a{NUL_REPLACEMENT}b|{NUL_REPLACEMENT}"));
-}
-
-#[test]
-fn y15_a_nul_in_the_command_itself_is_replaced() {
-    let prepared = prepare_command("echo a\0b", hooks_runtime::declarative::CommandMode::Safe, &ctx(&[]));
-    assert_eq!(prepared.script, format!("echo a{NUL_REPLACEMENT}b"));
 }
 
 #[tokio::test]

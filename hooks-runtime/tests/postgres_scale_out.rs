@@ -20,6 +20,7 @@ mod postgres_support;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use hooks_runtime::__test::PostgresLeases;
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, PostgresOptions, PostgresStore, ThreadRecord, ThreadStatus};

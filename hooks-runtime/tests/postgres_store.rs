@@ -10,6 +10,7 @@ mod store_fixtures;
 
 use std::time::Duration;
 
+use hooks_runtime::__test::PostgresLeases;
 use hooks_runtime::MessageRecord;
 use hooks_runtime::Role;
 use hooks_runtime::ThreadEvent;

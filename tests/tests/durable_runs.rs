@@ -417,6 +417,7 @@ async fn the_tool_argument_cap_applies_to_a_custom_model() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_postgres_sweeper_recovers_a_dead_owners_thread_within_ttl_plus_one_sweep() {
+    use hooks_runtime::__test::PostgresLeases;
     use hooks_runtime::store::{PostgresOptions, PostgresStore};
     let ttl = Duration::from_millis(1500);
     let sweep = Duration::from_millis(100);

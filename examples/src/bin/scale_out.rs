@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
-use hooks_runtime::store::{PostgresOptions, PostgresStore};
+use hooks_runtime::store::{MessageStore, PostgresOptions, PostgresStore};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
 use serde_json::{Value, json};
@@ -45,9 +45,10 @@ mod agents {
 /// The schema the example keeps its tables in, apart from anything else in the database.
 const SCHEMA: &str = "hooks_scale_out_example";
 
-/// One "process": a store with its own pool, and a runtime on it.
-async fn process(url: &str) -> Result<(PostgresStore, Runtime), Box<dyn std::error::Error>> {
-    let store = PostgresStore::connect_with(url, PostgresOptions::new().schema(SCHEMA)).await?;
+/// One "process": a store with its own pool, and a runtime on it. A run waits up to `run_wait`
+/// for a thread that another process runs.
+async fn process(url: &str, run_wait: Duration) -> Result<(PostgresStore, Runtime), Box<dyn std::error::Error>> {
+    let store = PostgresStore::connect_with(url, PostgresOptions::new().schema(SCHEMA).run_wait(run_wait)).await?;
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "get_weather", r#"{"city":"Lisbon"}"#),
         ScriptedResponse::text("It is 18 °C and sunny in Lisbon."),
@@ -74,8 +75,9 @@ async fn process(url: &str) -> Result<(PostgresStore, Runtime), Box<dyn std::err
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     examples::init_logging();
     let url = std::env::var("HOOKS_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let (store_a, runtime_a) = process(&url).await?;
-    let (store_b, runtime_b) = process(&url).await?;
+    let (store_a, runtime_a) = process(&url, Duration::from_secs(30)).await?;
+    // B gives up soon on a thread that A runs, so that the example shows the refusal.
+    let (store_b, runtime_b) = process(&url, Duration::from_millis(500)).await?;
     println!("both runtimes use {}", store_a.target());
 
     let thread = runtime_a.create_thread("weather_agent", ThreadOptions::default()).await?;
@@ -99,12 +101,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     examples::heading("One owner per thread: the lease");
-    let owner_a = format!("runtime-a:{}", std::process::id());
-    let lease = store_a.try_acquire_lease(&thread_id, &owner_a, Duration::from_secs(15)).await?.ok_or("lease held")?;
-    println!("A holds the lease (epoch {})", lease.epoch);
-    let taken = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;
-    println!("B tries to take the thread: {}", if taken.is_some() { "taken (wrong!)" } else { "refused, A holds it" });
-    store_a.release_lease(&lease).await?;
+    // Every run holds its thread's lease (`MessageStore::hold_run`, which `send` takes); held
+    // here by hand, it shows what another process meets meanwhile.
+    let hold = store_a.hold_run(&thread_id).await?.ok_or("the PostgreSQL store holds a lease for every run")?;
+    println!("A holds the lease");
+    match store_b.hold_run(&thread_id).await {
+        Ok(_) => println!("B tries to take the thread: taken (wrong!)"),
+        Err(error) => println!("B tries to take the thread: refused, {error}"),
+    }
+    hold.release().await;
 
     examples::heading("Runtime A runs a turn (its send holds the lease while it runs)");
 
@@ -115,14 +120,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::time::timeout(Duration::from_secs(30), watcher).await??;
 
     examples::heading("Runtime B reopens the thread");
-    let lease_b = store_b.try_acquire_lease(&thread_id, "runtime-b", Duration::from_secs(15)).await?;
-    println!("B takes the lease after A released it: epoch {:?}", lease_b.as_ref().map(|lease| lease.epoch));
+    let hold_b = store_b.hold_run(&thread_id).await?.ok_or("the PostgreSQL store holds a lease for every run")?;
+    println!("B takes the lease after A's run released it");
     let reopened = runtime_b.open_thread(&thread_id).await?;
     for message in reopened.messages().await? {
         println!("  {}", examples::describe_message(&message, 60));
     }
-    if let Some(lease) = lease_b {
-        store_b.release_lease(&lease).await?;
-    }
+    hold_b.release().await;
     Ok(())
 }

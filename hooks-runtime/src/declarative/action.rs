@@ -5,7 +5,10 @@ use std::fmt;
 /// How context values reach a `command` action.
 ///
 /// In both modes the command is text run with `sh -c`, and every context value is also set in
-/// the child's environment as `HOOK_<NAME>` (see [`env_var_name`](super::env_var_name)).
+/// the child's environment as `HOOK_<NAME>`: `HOOK_` and the key in upper snake case (`tool` is
+/// `HOOK_TOOL`, `latencyMs` is `HOOK_LATENCY_MS`, `my-key.1` is `HOOK_MY_KEY_1`: a character
+/// other than an ASCII letter or digit becomes `_`). When two keys of one context come to the
+/// same name, the later key (in key order) gets a `_2`, `_3`, ... suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum CommandMode {
@@ -19,7 +22,9 @@ pub enum CommandMode {
     /// value (`"${HOOK_TOOL}"`), never by the value itself, so the shell sees the value only
     /// as the result of a parameter expansion, which it does not parse again. No context value
     /// can become shell syntax, and none keeps the command from running (Y15; see
-    /// [`prepare_command`](super::prepare_command)). What the command itself does with a value
+    /// [the module docs](super#context-values-in-commands)). The reference is quoted for where it
+    /// stands: `"${HOOK_TOOL}"` outside quotes, `${HOOK_TOOL}` inside double quotes,
+    /// `'"${HOOK_TOOL}"'` inside single quotes. What the command itself does with a value
     /// is its own affair: passed to `eval` or `sh -c`, or used where bash evaluates arithmetic
     /// (`$(( ${latencyMs} ))`, `[[ .. -eq .. ]]`, `let`; bash is `sh` on some systems), a value
     /// such as `a[$(cmd)]` runs `cmd`.
@@ -39,7 +44,9 @@ impl CommandMode {
 /// The single action of a declarative hook.
 ///
 /// Both actions replace `${name}` with the context value of that name; an unknown name stays as
-/// written (see [`substitute`](super::substitute)).
+/// written. A placeholder is `${`, one or more characters other than `{`, `}` and `$`, then `}`;
+/// a value is inserted as it is, without quoting, and never scanned again, so a value that holds
+/// `${other}` stays literal.
 ///
 /// ```
 /// use hooks_runtime::declarative::{CommandMode, HookAction};

@@ -110,9 +110,8 @@ pub use settings::{
     SettingsMatcher, SettingsProblem, SettingsReport,
 };
 pub(crate) use settings::{fire as fire_settings, input as settings_input};
-pub use substitution::{
-    MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT, PreparedCommand, env_var_name, prepare_command, substitute,
-};
+pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};
+use substitution::{PreparedCommand, prepare_command, substitute};
 
 /// The values a hook's `${name}` placeholders can refer to. Ordered, so that logs and the
 /// environment of commands are deterministic.

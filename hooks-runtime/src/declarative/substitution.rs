@@ -11,14 +11,7 @@ use super::{CommandMode, HookContext};
 
 /// Replaces every `${name}` in `template` with the context value of that name; an unknown name
 /// stays as written. Values are inserted as they are, without quoting.
-///
-/// ```
-/// use hooks_runtime::declarative::{substitute, HookContext};
-///
-/// let context = HookContext::from([("tool".to_owned(), "file_read".to_owned())]);
-/// assert_eq!(substitute("${tool} took ${latencyMs} ms", &context), "file_read took ${latencyMs} ms");
-/// ```
-pub fn substitute(template: &str, context: &HookContext) -> String {
+pub(super) fn substitute(template: &str, context: &HookContext) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("${") {
@@ -73,16 +66,8 @@ fn placeholder_at(text: &str) -> Option<(&str, usize)> {
 ///
 /// `tool` becomes `HOOK_TOOL`, `latencyMs` becomes `HOOK_LATENCY_MS`, and every character that
 /// is not an ASCII letter or digit becomes `_`. When two keys of one context map to the same
-/// name, the later key (in key order) gets a `_2`, `_3`, ... suffix.
-///
-/// ```
-/// use hooks_runtime::declarative::env_var_name;
-///
-/// assert_eq!(env_var_name("tool"), "HOOK_TOOL");
-/// assert_eq!(env_var_name("latencyMs"), "HOOK_LATENCY_MS");
-/// assert_eq!(env_var_name("my-key.1"), "HOOK_MY_KEY_1");
-/// ```
-pub fn env_var_name(key: &str) -> String {
+/// name, the later key (in key order) gets a `_2`, `_3`, ... suffix ([`unique_env_names`]).
+fn env_var_name(key: &str) -> String {
     let mut name = String::from("HOOK_");
     let mut previous_lower = false;
     for c in key.chars() {
@@ -129,11 +114,11 @@ fn command_value(value: &str) -> String {
 
 /// A command ready to run: the text for `sh -c` and the variables to set in its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PreparedCommand {
+pub(super) struct PreparedCommand {
     /// The script passed to `sh -c`.
-    pub script: String,
+    pub(super) script: String,
     /// `HOOK_*` variables, one for every context value, in key order.
-    pub env: Vec<(String, String)>,
+    pub(super) env: Vec<(String, String)>,
 }
 
 /// Turns a command template into the script and environment that run it.
@@ -146,16 +131,7 @@ pub struct PreparedCommand {
 /// inside double quotes, `'"${HOOK_TOOL}"'` inside single quotes. The quoting only protects the
 /// value from word splitting and globbing; safety does not depend on it, because the value is
 /// never part of the script text.
-///
-/// ```
-/// use hooks_runtime::declarative::{prepare_command, CommandMode, HookContext};
-///
-/// let context = HookContext::from([("tool".to_owned(), "x; touch pwned".to_owned())]);
-/// let prepared = prepare_command("echo ${tool} '${tool}'", CommandMode::Safe, &context);
-/// assert_eq!(prepared.script, r#"echo "${HOOK_TOOL}" ''"${HOOK_TOOL}"''"#);
-/// assert_eq!(prepared.env, vec![("HOOK_TOOL".to_owned(), "x; touch pwned".to_owned())]);
-/// ```
-pub fn prepare_command(template: &str, mode: CommandMode, context: &HookContext) -> PreparedCommand {
+pub(super) fn prepare_command(template: &str, mode: CommandMode, context: &HookContext) -> PreparedCommand {
     let values: HookContext = context.iter().map(|(key, value)| (key.clone(), command_value(value))).collect();
     let names = unique_env_names(&values);
     let script = match mode {
@@ -237,6 +213,33 @@ mod tests {
 
     fn context(pairs: &[(&str, &str)]) -> HookContext {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn an_unknown_placeholder_stays_as_written() {
+        let context = context(&[("tool", "file_read")]);
+        assert_eq!(substitute("${tool} took ${latencyMs} ms", &context), "file_read took ${latencyMs} ms");
+    }
+
+    #[test]
+    fn a_context_key_becomes_an_upper_snake_case_variable() {
+        assert_eq!(env_var_name("tool"), "HOOK_TOOL");
+        assert_eq!(env_var_name("latencyMs"), "HOOK_LATENCY_MS");
+        assert_eq!(env_var_name("my-key.1"), "HOOK_MY_KEY_1");
+    }
+
+    #[test]
+    fn y15_a_value_reaches_a_safe_command_as_a_variable_never_as_text() {
+        let context = context(&[("tool", "x; touch pwned")]);
+        let prepared = prepare_command("echo ${tool} '${tool}'", CommandMode::Safe, &context);
+        assert_eq!(prepared.script, r#"echo "${HOOK_TOOL}" ''"${HOOK_TOOL}"''"#);
+        assert_eq!(prepared.env, vec![("HOOK_TOOL".to_owned(), "x; touch pwned".to_owned())]);
+    }
+
+    #[test]
+    fn y15_a_nul_in_the_command_itself_is_replaced() {
+        let prepared = prepare_command("echo a\0b", CommandMode::Safe, &context(&[]));
+        assert_eq!(prepared.script, format!("echo a{NUL_REPLACEMENT}b"));
     }
 
     #[test]

@@ -141,7 +141,8 @@ impl StoreError {
         &self.message
     }
 
-    /// The same error, of `kind` instead.
+    /// The same error, of `kind` instead (the SQL stores' row mapping, `rows`).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn of_kind(mut self, kind: StoreErrorKind) -> Self {
         self.kind = kind;
         self

@@ -254,18 +254,6 @@ impl MessageStore for InMemoryStore {
         })
     }
 
-    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            thread
-                .inbox
-                .iter()
-                .find(|(id, ..)| id == input_id)
-                .map(|(id, message, at)| inbox::decode(id.clone(), message, *at))
-                .transpose()
-                .map_err(|e| StoreError::other(format!("pending_input: thread `{thread_id}`: {e}")))
-        })
-    }
-
     async fn take_input(
         &self,
         thread_id: &str,

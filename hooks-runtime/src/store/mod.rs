@@ -14,7 +14,9 @@ mod events;
 mod inbox;
 mod memory;
 #[cfg(feature = "postgres")]
-mod postgres;
+pub(crate) mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -24,7 +26,7 @@ pub use inbox::InboxEntry;
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{DEFAULT_SCHEMA, Lease, LeaseGuard, PostgresOptions, PostgresStore};
+pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;

@@ -10,18 +10,18 @@
 //! where there is one, the message id; it never quotes message contents (a corrupt JSON column
 //! is described by the JSON error's kind and position, not by the text it read).
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use hooks_core::{HookMessage, MessageUpdate, Role};
+use hooks_core::{HookMessage, MessageUpdate};
 use rusqlite::types::{ToSql, ToSqlOutput};
 use rusqlite::{
     Connection, OptionalExtension, ParamsFromIter, Row, Transaction, TransactionBehavior, params, params_from_iter,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::rows::{self, Columns, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{InboxEntry, MessageStore, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox};
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -272,7 +272,7 @@ impl SqliteStore {
                 insert_row(&Op::message(operation, &thread_id, &message.id), &tx, message)?;
             }
             if running {
-                let (status, reason) = (ThreadStatus::Running.as_str(), ThreadStatus::Running.reason());
+                let (status, reason) = rows::status_columns(&ThreadStatus::Running);
                 tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
                     .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
                     .map_err(op.sql())?;
@@ -376,136 +376,67 @@ fn sql_kind(e: &rusqlite::Error) -> StoreErrorKind {
     }
 }
 
-/// What an operation works on, so that every error names the operation and its ids.
-struct Op<'a> {
-    name: &'static str,
-    thread_id: &'a str,
-    message_id: Option<&'a str>,
-    /// The message's row (`seq`, its place in the thread), when it was read from one.
-    row: Option<i64>,
-}
-
-impl<'a> Op<'a> {
-    fn thread(name: &'static str, thread_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: None, row: None }
-    }
-
-    fn message(name: &'static str, thread_id: &'a str, message_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: Some(message_id), row: None }
-    }
-
-    fn row(name: &'static str, thread_id: &'a str, row: i64, message_id: Option<&'a str>) -> Self {
-        Op { name, thread_id, message_id, row: Some(row) }
-    }
-
-    /// The one place a store error is worded.
-    fn error(&self, kind: StoreErrorKind, detail: impl fmt::Display) -> StoreError {
-        match (self.message_id, self.row) {
-            (Some(message_id), Some(row)) => StoreError::new(
-                kind,
-                format!("{}: message `{message_id}` (row {row}) in thread `{}`: {detail}", self.name, self.thread_id),
-            ),
-            (None, Some(row)) => {
-                StoreError::new(kind, format!("{}: row {row} in thread `{}`: {detail}", self.name, self.thread_id))
-            }
-            (Some(message_id), None) => StoreError::new(
-                kind,
-                format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id),
-            ),
-            (None, None) => StoreError::new(kind, format!("{}: thread `{}`: {detail}", self.name, self.thread_id)),
-        }
-    }
-
+impl Op<'_> {
     /// Maps an SQLite failure (whose text names tables and constraints, never values), kept as
     /// the error's source.
     fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |e| self.error(sql_kind(&e), format_args!("SQLite: {e}")).with_source(e)
     }
+}
 
-    /// Fails with "no thread" unless the thread exists.
-    fn ensure_thread(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
-        let exists: bool = tx
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)")
-            .and_then(|mut statement| statement.query_row([self.thread_id], |row| row.get(0)))
-            .map_err(self.sql())?;
-        if exists { Ok(()) } else { Err(self.error(StoreErrorKind::NotFound, "no such thread")) }
-    }
+/// Fails with "no thread" unless the thread `op` names exists.
+fn ensure_thread(op: &Op<'_>, tx: &Transaction<'_>) -> Result<(), StoreError> {
+    let exists: bool = tx
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)")
+        .and_then(|mut statement| statement.query_row([op.thread_id], |row| row.get(0)))
+        .map_err(op.sql())?;
+    if exists { Ok(()) } else { Err(op.error(StoreErrorKind::NotFound, "no such thread")) }
+}
 
-    /// Fails, naming the first unreadable row, when the thread has a row that
-    /// [`read_message`] would reject: a write never adds to a history that cannot be read back.
-    fn ensure_readable(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
-        let corrupt: Option<(i64, String)> = tx
-            .prepare_cached(CORRUPT_ROW)
-            .and_then(|mut statement| {
-                statement.query_row([self.thread_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
-            })
-            .map_err(self.sql())?;
-        match corrupt {
-            None => Ok(()),
-            Some((row, message_id)) => Err(self.error(
-                StoreErrorKind::Corrupt,
-                format_args!(
-                    "the thread's stored history is unreadable at message `{message_id}` (row {row}), so nothing \
+/// Fails, naming the first unreadable row, when the thread has a row that
+/// [`read_message`] would reject: a write never adds to a history that cannot be read back.
+fn ensure_readable(op: &Op<'_>, tx: &Transaction<'_>) -> Result<(), StoreError> {
+    let corrupt: Option<(i64, String)> = tx
+        .prepare_cached(CORRUPT_ROW)
+        .and_then(|mut statement| statement.query_row([op.thread_id], |row| Ok((row.get(0)?, row.get(1)?))).optional())
+        .map_err(op.sql())?;
+    match corrupt {
+        None => Ok(()),
+        Some((row, message_id)) => Err(op.error(
+            StoreErrorKind::Corrupt,
+            format_args!(
+                "the thread's stored history is unreadable at message `{message_id}` (row {row}), so nothing \
                  more is written to it; repair or delete that row"
-                ),
-            )),
-        }
+            ),
+        )),
     }
 }
 
-/// A JSON error by kind and position, without the text it was reading.
-fn describe_json_error(e: &serde_json::Error) -> String {
-    let kind = match e.classify() {
-        serde_json::error::Category::Io => "an I/O error",
-        serde_json::error::Category::Syntax => "invalid JSON",
-        serde_json::error::Category::Data => "JSON that is not an object",
-        serde_json::error::Category::Eof => "truncated JSON",
-    };
-    format!("{kind} at line {}, column {}", e.line(), e.column())
-}
+impl Columns for Row<'_> {
+    fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
 
-fn role_from_str(role: &str) -> Option<Role> {
-    [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|known| known.as_str() == role)
-}
+    fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
 
-/// Reads one row of [`READ_COLUMNS`]; every bad value is an error naming the thread, the row and
-/// the message id.
-fn read_message(operation: &'static str, thread_id: &str, row: &Row<'_>) -> Result<HookMessage, StoreError> {
-    let seq: i64 = row.get(11).map_err(Op::thread(operation, thread_id).sql())?;
-    let id: String = row.get(0).map_err(Op::row(operation, thread_id, seq, None).sql())?;
-    let op = Op::row(operation, thread_id, seq, Some(&id));
-    let role: String = row.get(1).map_err(op.sql())?;
-    let role =
-        role_from_str(&role).ok_or_else(|| op.error(StoreErrorKind::Corrupt, format_args!("unknown role `{role}`")))?;
-    let depth: Option<i64> = row.get(8).map_err(op.sql())?;
-    let depth = depth
-        .map(u32::try_from)
-        .transpose()
-        .map_err(|_| op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer"))?;
-    let extra: String = row.get(10).map_err(op.sql())?;
-    let extra: Map<String, Value> = serde_json::from_str(&extra).map_err(|e| {
-        op.error(StoreErrorKind::Corrupt, format_args!("the stored `extra` column holds {}", describe_json_error(&e)))
-    })?;
-    Ok(HookMessage {
-        role,
-        content: row.get(2).map_err(op.sql())?,
-        name: row.get(3).map_err(op.sql())?,
-        tool_calls: row.get(4).map_err(op.sql())?,
-        tool_call_id: row.get(5).map_err(op.sql())?,
-        created_at: row.get(6).map_err(op.sql())?,
-        parent_id: row.get(7).map_err(op.sql())?,
-        depth,
-        silent: row.get(9).map_err(op.sql())?,
-        extra,
-        id,
-    })
+    fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
+
+    fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError> {
+        self.get(column).map_err(op.sql())
+    }
 }
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
 fn write_value(op: &Op<'_>, tx: &Transaction<'_>, key: &str, value: &Value) -> Result<(), StoreError> {
-    let json = serde_json::to_string(value).map_err(|e| {
-        op.error(StoreErrorKind::Other, format_args!("encode thread value `{key}`: {}", describe_json_error(&e)))
-    })?;
+    let json = rows::encode(op, format_args!("thread value `{key}`"), value)?;
     tx.execute(
         "INSERT INTO thread_values (thread_id, key, value) VALUES (?1, ?2, ?3)
          ON CONFLICT (thread_id, key) DO UPDATE SET value = excluded.value",
@@ -515,25 +446,13 @@ fn write_value(op: &Op<'_>, tx: &Transaction<'_>, key: &str, value: &Value) -> R
     Ok(())
 }
 
-/// Every value of the thread; a value that is not JSON is an error naming its key.
-fn read_values(op: &Op<'_>, connection: &Connection) -> Result<Map<String, Value>, StoreError> {
+/// Every value of the thread, key and JSON text, in key order.
+fn read_values(op: &Op<'_>, connection: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     let mut statement = connection
-        .prepare("SELECT key, value FROM thread_values WHERE thread_id = ?1 ORDER BY key")
+        .prepare_cached("SELECT key, value FROM thread_values WHERE thread_id = ?1 ORDER BY key")
         .map_err(op.sql())?;
-    let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
-    let mut values = Map::new();
-    while let Some(row) = rows.next().map_err(op.sql())? {
-        let key: String = row.get(0).map_err(op.sql())?;
-        let json: String = row.get(1).map_err(op.sql())?;
-        let value = serde_json::from_str(&json).map_err(|e| {
-            op.error(
-                StoreErrorKind::Corrupt,
-                format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)),
-            )
-        })?;
-        values.insert(key, value);
-    }
-    Ok(values)
+    let rows = statement.query_map([op.thread_id], |row| Ok((row.get(0)?, row.get(1)?))).map_err(op.sql())?;
+    rows.collect::<Result<_, _>>().map_err(op.sql())
 }
 
 /// The parameters of a message row's insert and update: `?1` the thread, `?2` `key` (the new
@@ -564,45 +483,28 @@ fn message_params<'a>(
 
 /// The thread `op` names and its values, read in the caller's transaction.
 fn read_thread(op: &Op<'_>, connection: &Connection) -> Result<Option<ThreadRecord>, StoreError> {
-    let row = connection
-        .query_row(
-            "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
-            [op.thread_id],
-            |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, Option<String>>(1)?,
-                    row.get::<_, i64>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, Option<String>>(5)?,
-                ))
-            },
-        )
-        .optional()
-        .map_err(op.sql())?;
-    let Some((agent, user_id, created_at, arguments, status, reason)) = row else {
-        return Ok(None);
+    let columns = {
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT agent, user_id, created_at, arguments, status, status_reason FROM threads WHERE id = ?1",
+            )
+            .map_err(op.sql())?;
+        let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
+        match rows.next().map_err(op.sql())? {
+            Some(row) => ThreadColumns::read(op, row)?,
+            None => return Ok(None),
+        }
     };
-    let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
-        op.error(
-            StoreErrorKind::Corrupt,
-            format_args!("the stored `arguments` column holds {}", describe_json_error(&e)),
-        )
-    })?;
-    let status = ThreadStatus::from_columns(&status, reason.as_deref())
-        .map_err(|detail| op.error(StoreErrorKind::Corrupt, detail))?;
-    let values = read_values(op, connection)?;
-    Ok(Some(ThreadRecord { id: op.thread_id.to_owned(), agent, user_id, created_at, arguments, status, values }))
+    columns.into_record(op, read_values(op, connection)?).map(Some)
 }
 
 /// Inserts `message` as the thread's next row, in the caller's transaction: refused for an unknown
 /// thread, an unreadable history, or an id the thread already has.
 fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Result<(), StoreError> {
     let thread_id = op.thread_id;
-    let extra = extra_json(op, message)?;
-    op.ensure_thread(tx)?;
-    Op::thread(op.name, thread_id).ensure_readable(tx)?;
+    let extra = rows::extra_json(op, message)?;
+    ensure_thread(op, tx)?;
+    ensure_readable(&Op::thread(op.name, thread_id), tx)?;
     // Cached statements: a turn inserts several messages, and parsing is most of a small write.
     let exists: bool = tx
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND id = ?2)")
@@ -620,22 +522,14 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
     Ok(())
 }
 
-fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
-    serde_json::to_string(&message.extra).map_err(|e| {
-        op.error(StoreErrorKind::Other, format_args!("encode the extra fields: {}", describe_json_error(&e)))
-    })
-}
-
 #[async_trait::async_trait]
 impl MessageStore for SqliteStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
         let thread = thread.clone();
         self.run("create_thread", move |connection| {
             let op = Op::thread("create_thread", &thread.id);
-            let arguments = serde_json::to_string(&thread.arguments).map_err(|e| {
-                op.error(StoreErrorKind::Other, format_args!("encode the arguments: {}", describe_json_error(&e)))
-            })?;
-            let (status, reason) = (thread.status.as_str(), thread.status.reason());
+            let arguments = rows::encode(&op, "the arguments", &thread.arguments)?;
+            let (status, reason) = rows::status_columns(&thread.status);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             let exists: bool = tx
                 .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&thread.id], |row| row.get(0))
@@ -702,7 +596,7 @@ impl MessageStore for SqliteStore {
         self.run("set_value", move |connection| {
             let op = Op::thread("set_value", &thread_id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
+            ensure_thread(&op, &tx)?;
             write_value(&op, &tx, &key, &value)?;
             tx.commit().map_err(op.sql())
         })
@@ -714,7 +608,7 @@ impl MessageStore for SqliteStore {
         let status = status.clone();
         self.run("set_status", move |connection| {
             let op = Op::thread("set_status", &thread_id);
-            let (status, reason) = (status.as_str(), status.reason());
+            let (status, reason) = rows::status_columns(&status);
             // One statement: its own transaction.
             let changed = connection
                 .prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
@@ -750,7 +644,7 @@ impl MessageStore for SqliteStore {
         self.run("update_message", move |connection| {
             let op = Op::message("update_message", &thread_id, &message_id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
+            ensure_thread(&op, &tx)?;
             let mut message = {
                 let mut statement = tx
                     .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 AND id = ?2"))
@@ -762,7 +656,7 @@ impl MessageStore for SqliteStore {
                 }
             };
             update.apply_to(&mut message);
-            let extra = extra_json(&op, &message)?;
+            let extra = rows::extra_json(&op, &message)?;
             // Every column is written, the id too: it is the row's own (`apply_to` keeps it).
             let assignments = MESSAGE_COLUMN_LIST
                 .iter()
@@ -786,7 +680,7 @@ impl MessageStore for SqliteStore {
             let op = Op::thread("messages", &thread_id);
             // A read transaction: the existence check and the rows see one snapshot.
             let tx = connection.transaction().map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
+            ensure_thread(&op, &tx)?;
             let mut messages = Vec::new();
             {
                 let mut statement = tx
@@ -811,7 +705,7 @@ impl MessageStore for SqliteStore {
         self.run("enqueue_input", move |connection| {
             let op = Op::message("enqueue_input", &thread_id, &id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
+            ensure_thread(&op, &tx)?;
             let inserted = tx
                 .prepare_cached(
                     "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at) VALUES (?1, ?2, ?3, ?4)
@@ -833,9 +727,9 @@ impl MessageStore for SqliteStore {
         self.run("park_tool_calls", move |connection| {
             let op = Op::thread("park_tool_calls", &thread_id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            op.ensure_thread(&tx)?;
+            ensure_thread(&op, &tx)?;
             for call in &calls {
-                let reasons = serde_json::to_string(&call.reasons).map_err(|e| op.error(StoreErrorKind::Other, e))?;
+                let json = ParkedJson::of(&op, call)?;
                 tx.execute(
                     "INSERT INTO parked_tool_calls
                      (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result)
@@ -845,12 +739,12 @@ impl MessageStore for SqliteStore {
                         call.id,
                         call.position,
                         call.tool,
-                        call.arguments.to_string(),
-                        reasons,
+                        json.arguments,
+                        json.reasons,
                         call.requested_at,
                         call.state.as_str(),
                         call.decision_reason,
-                        call.result.as_ref().map(Value::to_string),
+                        json.result,
                     ],
                 )
                 .map_err(op.sql())?;
@@ -870,39 +764,10 @@ impl MessageStore for SqliteStore {
                      FROM parked_tool_calls WHERE thread_id = ?1 ORDER BY position",
                 )
                 .map_err(op.sql())?;
-            let rows = statement
-                .query_map([&thread_id], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, u32>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, i64>(5)?,
-                        row.get::<_, String>(6)?,
-                        row.get::<_, Option<String>>(7)?,
-                        row.get::<_, Option<String>>(8)?,
-                    ))
-                })
-                .map_err(op.sql())?;
+            let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
             let mut calls = Vec::new();
-            for row in rows {
-                let (id, position, tool, arguments, reasons, requested_at, state, decision_reason, result) =
-                    row.map_err(op.sql())?;
-                let json = |text: &str| {
-                    serde_json::from_str::<Value>(text)
-                        .map_err(|e| op.error(StoreErrorKind::Corrupt, describe_json_error(&e)))
-                };
-                let state = ApprovalState::from_name(&state).ok_or_else(|| {
-                    op.error(StoreErrorKind::Corrupt, format_args!("unknown parked call state `{state}`"))
-                })?;
-                let mut call = ParkedToolCall::new(id, tool, json(&arguments)?, position, state);
-                call.reasons = serde_json::from_str(&reasons)
-                    .map_err(|e| op.error(StoreErrorKind::Corrupt, describe_json_error(&e)))?;
-                call.requested_at = requested_at;
-                call.decision_reason = decision_reason;
-                call.result = result.as_deref().map(json).transpose()?;
-                calls.push(call);
+            while let Some(row) = rows.next().map_err(op.sql())? {
+                calls.push(ParkedColumns::read(&op, row)?.into_call(&op)?);
             }
             Ok(calls)
         })
@@ -1031,7 +896,7 @@ impl MessageStore for SqliteStore {
     async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
         let user_id = user_id.to_owned();
         self.run("user_values", move |connection| {
-            let fail = user_error("user_values", &user_id);
+            let fail = rows::user_error("user_values", &user_id);
             let mut statement = connection
                 .prepare_cached("SELECT key, value, updated_at FROM user_values WHERE user_id = ?1 ORDER BY key")
                 .map_err(|e| fail(format!("SQLite: {e}")))?;
@@ -1042,7 +907,7 @@ impl MessageStore for SqliteStore {
                     Ok((row.get(0)?, row.get(1)?, row.get(2)?))
                 };
                 let (key, json, updated_at) = read(row).map_err(|e| fail(format!("SQLite: {e}")))?;
-                values.push(UserValue { value: parse_user_value(&fail, &key, &json)?, key, updated_at });
+                values.push(UserValue { value: rows::user_value(&fail, &key, &json)?, key, updated_at });
             }
             Ok(values)
         })
@@ -1057,11 +922,11 @@ impl MessageStore for SqliteStore {
     ) -> Result<Option<Value>, StoreError> {
         let user_id = user_id.to_owned();
         let key = key.to_owned();
-        let json = value.map(serde_json::to_string).transpose().map_err(|e| {
-            user_error("set_user_value", user_id.as_str())(format!("encode `{key}`: {}", describe_json_error(&e)))
-        })?;
+        let json = value
+            .map(|value| rows::encode_user_value(&rows::user_error("set_user_value", &user_id), &key, value))
+            .transpose()?;
         self.run("set_user_value", move |connection| {
-            let fail = user_error("set_user_value", &user_id);
+            let fail = rows::user_error("set_user_value", &user_id);
             let sql = |e: rusqlite::Error| fail(format!("SQLite: {e}"));
             // Immediate: the old value is read under the write lock, so no other writer comes
             // between the read and the write.
@@ -1082,21 +947,8 @@ impl MessageStore for SqliteStore {
             }
             .map_err(sql)?;
             tx.commit().map_err(sql)?;
-            old.map(|old| parse_user_value(&fail, &key, &old)).transpose()
+            old.map(|old| rows::user_value(&fail, &key, &old)).transpose()
         })
         .await
     }
-}
-
-/// The error of a user value operation: names the operation and the user, never a value.
-fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) -> StoreError + 'a {
-    move |detail| StoreError::other(format!("{operation}: user `{user_id}`: {detail}"))
-}
-
-/// A stored user value; one that is not JSON is an error naming its key.
-fn parse_user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(json).map_err(|e| {
-        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
-            .of_kind(StoreErrorKind::Corrupt)
-    })
 }

@@ -2,6 +2,10 @@
 //!
 //! Expiry is judged by the database server's clock (`clock_timestamp()`), never by the
 //! processes' clocks, so clock skew between machines does not matter.
+//!
+//! Crate-private: the runtime takes a lease for every run through
+//! [`MessageStore::hold_run`](crate::store::MessageStore::hold_run). The package's own tests
+//! drive the lease directly through [`PostgresLeases`] (feature `__test`, not public API).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +13,7 @@ use std::time::Duration;
 use super::{Op, PostgresStore};
 use crate::store::{FailReason, StoreError};
 
-/// A held lease on a thread, from [`PostgresStore::try_acquire_lease`].
+/// A held lease on a thread, from `PostgresStore::try_acquire_lease`.
 ///
 /// `epoch` grows by one every time the thread changes hands, so it also fences: a write that
 /// carries the epoch it was granted can be refused once another owner has taken over.
@@ -25,12 +29,12 @@ pub struct Lease {
     pub ttl: Duration,
     /// Whether the thread was left `running` by a previous owner that is gone (its lease
     /// expired mid-run): acquiring marked it `failed (owner_lost)`, see
-    /// [`PostgresStore::try_acquire_lease`].
+    /// `PostgresStore::try_acquire_lease`.
     pub took_over_a_dead_run: bool,
 }
 
 /// A duration as whole milliseconds for SQL, at least 1.
-fn millis(ttl: Duration) -> i64 {
+pub(super) fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
 }
 
@@ -50,21 +54,7 @@ impl PostgresStore {
     /// same transaction its status becomes `failed (owner_lost)` ([`FailReason::OwnerLost`]) and the lease
     /// says [`took_over_a_dead_run`](Lease::took_over_a_dead_run). Everything the dead owner
     /// committed stays; every write is one transaction, so nothing is half-written.
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// use hooks_runtime::store::PostgresStore;
-    ///
-    /// # async fn run(store: PostgresStore) -> Result<(), hooks_runtime::store::StoreError> {
-    /// let ttl = Duration::from_secs(15);
-    /// if let Some(lease) = store.try_acquire_lease("t1", "host-a:4242:run-7", ttl).await? {
-    ///     // ... run the turn, calling `store.renew_lease(&lease)` every 5 s ...
-    ///     store.release_lease(&lease).await?;
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn try_acquire_lease(
+    pub(crate) async fn try_acquire_lease(
         &self,
         thread_id: &str,
         owner: &str,
@@ -110,7 +100,7 @@ impl PostgresStore {
 
     /// Extends a held lease by its `ttl` from now. `false` means the lease is lost (it expired,
     /// or another owner has it since): its holder must stop working on the thread.
-    pub async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+    pub(crate) async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
         let op = Op::thread("renew_lease", &lease.thread_id);
         let client = self.client(op.name).await?;
         let statement = client
@@ -130,7 +120,7 @@ impl PostgresStore {
 
     /// Gives a held lease up, so that another owner can take the thread at once. `false` means
     /// it was already lost. The row stays, expired, so that epochs keep growing.
-    pub async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+    pub(crate) async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
         let op = Op::thread("release_lease", &lease.thread_id);
         let client = self.client(op.name).await?;
         let statement = client
@@ -146,7 +136,7 @@ impl PostgresStore {
     }
 
     /// Who holds the thread's lease now and with which epoch, or `None` when no live lease.
-    pub async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
+    pub(crate) async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
         let op = Op::thread("lease_holder", thread_id);
         let client = self.client(op.name).await?;
         let row = client
@@ -160,7 +150,7 @@ impl PostgresStore {
     }
 }
 
-/// A lease that renews itself: [`PostgresStore::hold_lease`]. Renewal runs every third of the
+/// A lease that renews itself: `PostgresStore::hold_lease`. Renewal runs every third of the
 /// lease's `ttl` on a task of its own; if a renewal is refused, or none succeeds for a whole
 /// `ttl` (the database unreachable), the lease counts as lost and [`lost`](Self::lost) returns.
 /// Dropping the guard stops renewing and releases the lease in the background.
@@ -181,18 +171,20 @@ impl LeaseGuard {
     }
 
     /// Whether the lease is lost: its holder must stop working on the thread.
+    #[cfg(feature = "__test")]
     pub fn is_lost(&self) -> bool {
         *self.lost.borrow()
     }
 
     /// Waits until the lease is lost (forever while it is renewed), e.g. in a `select!`
     /// beside the turn that it guards.
+    #[cfg(feature = "__test")]
     pub async fn lost(&mut self) {
         // The guard holds the sender, so the channel stays open while this waits.
         let _ = self.lost.subscribe().wait_for(|lost| *lost).await;
     }
 
-    /// The flag behind [`is_lost`](Self::is_lost), for whoever else learns of the loss first.
+    /// The flag behind `is_lost`, for whoever else learns of the loss first.
     pub(super) fn loss_flag(&self) -> Arc<tokio::sync::watch::Sender<bool>> {
         self.lost.clone()
     }
@@ -225,23 +217,7 @@ impl Drop for LeaseGuard {
 impl PostgresStore {
     /// Like [`try_acquire_lease`](Self::try_acquire_lease), and keeps the lease renewed until
     /// the guard is released or dropped. `None` while another owner holds the thread.
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// use hooks_runtime::store::PostgresStore;
-    ///
-    /// # async fn run(store: PostgresStore, turn: impl std::future::Future<Output = ()>) -> Result<(), hooks_runtime::store::StoreError> {
-    /// if let Some(mut guard) = store.hold_lease("t1", "host-a:4242:run-7", Duration::from_secs(15)).await? {
-    ///     tokio::select! {
-    ///         () = turn => {}
-    ///         () = guard.lost() => eprintln!("another process took the thread over; stopping"),
-    ///     }
-    ///     guard.release().await?;
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn hold_lease(
+    pub(crate) async fn hold_lease(
         &self,
         thread_id: &str,
         owner: &str,
@@ -276,10 +252,10 @@ impl PostgresStore {
     }
 }
 
-/// The first pause of [`PostgresStore::wait_for_lease`] between attempts; it doubles up to
+/// The first pause of `PostgresStore::wait_for_lease` between attempts; it doubles up to
 /// [`MAX_LEASE_POLL`].
 const FIRST_LEASE_POLL: Duration = Duration::from_millis(10);
-/// The longest pause of [`PostgresStore::wait_for_lease`] between attempts.
+/// The longest pause of `PostgresStore::wait_for_lease` between attempts.
 const MAX_LEASE_POLL: Duration = Duration::from_millis(250);
 
 impl PostgresStore {
@@ -288,7 +264,7 @@ impl PostgresStore {
     /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
     /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
     /// that of its expiry. `None` when `patience` runs out.
-    pub async fn wait_for_lease(
+    pub(crate) async fn wait_for_lease(
         &self,
         thread_id: &str,
         owner: &str,
@@ -308,5 +284,78 @@ impl PostgresStore {
             tokio::time::sleep(pause.min(deadline - now)).await;
             pause = (pause * 2).min(MAX_LEASE_POLL);
         }
+    }
+}
+
+/// Not public API (feature `__test`): the lease methods of [`PostgresStore`], for this package's
+/// tests, which hold, renew and lose leases by hand. The runtime takes its leases through
+/// [`MessageStore::hold_run`](crate::store::MessageStore::hold_run).
+#[cfg(feature = "__test")]
+pub trait PostgresLeases {
+    /// `PostgresStore::try_acquire_lease`.
+    fn try_acquire_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Option<Lease>, StoreError>> + Send;
+    /// `PostgresStore::renew_lease`.
+    fn renew_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    /// `PostgresStore::release_lease`.
+    fn release_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    /// `PostgresStore::lease_holder`.
+    fn lease_holder(&self, thread_id: &str) -> impl Future<Output = Result<Option<(String, u64)>, StoreError>> + Send;
+    /// `PostgresStore::hold_lease`.
+    fn hold_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
+    /// `PostgresStore::wait_for_lease`.
+    fn wait_for_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+        patience: Duration,
+    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
+}
+
+#[cfg(feature = "__test")]
+impl PostgresLeases for PostgresStore {
+    async fn try_acquire_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        PostgresStore::try_acquire_lease(self, thread_id, owner, ttl).await
+    }
+
+    async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        PostgresStore::renew_lease(self, lease).await
+    }
+
+    async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        PostgresStore::release_lease(self, lease).await
+    }
+
+    async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
+        PostgresStore::lease_holder(self, thread_id).await
+    }
+
+    async fn hold_lease(&self, thread_id: &str, owner: &str, ttl: Duration) -> Result<Option<LeaseGuard>, StoreError> {
+        PostgresStore::hold_lease(self, thread_id, owner, ttl).await
+    }
+
+    async fn wait_for_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+        patience: Duration,
+    ) -> Result<Option<LeaseGuard>, StoreError> {
+        PostgresStore::wait_for_lease(self, thread_id, owner, ttl, patience).await
     }
 }

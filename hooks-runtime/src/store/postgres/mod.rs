@@ -71,25 +71,28 @@
 
 mod events;
 mod fence;
-mod lease;
+// Public types, reachable only through `__test`: the runtime holds leases through `hold_run`.
+#[cfg_attr(not(feature = "__test"), allow(unreachable_pub))]
+pub(crate) mod lease;
 mod schema;
 mod user_events;
 mod user_values;
 
-pub use lease::{Lease, LeaseGuard};
+use lease::Lease;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
-use hooks_core::{HookMessage, MessageUpdate, Role};
-use serde_json::{Map, Value};
+use hooks_core::{HookMessage, MessageUpdate};
+use serde_json::Value;
 use tokio_postgres::types::ToSql;
 
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 use tokio_postgres::{IsolationLevel, NoTls, Row};
 
+use super::rows::{self, Columns, Op, ParkedColumns, ParkedJson, ThreadColumns, describe_json_error, read_message};
 use super::{
     EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
     UserChange, UserValue, inbox,
@@ -226,8 +229,8 @@ impl PostgresOptions {
 
 /// A [`MessageStore`] in PostgreSQL, shared by every runtime process that connects to the same
 /// database and schema. Besides the trait it has thread events across processes
-/// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)) and a lease per running thread
-/// ([`try_acquire_lease`](Self::try_acquire_lease)).
+/// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)); every run holds a lease on its
+/// thread ([`MessageStore::hold_run`]), so that no two processes run one thread at once.
 ///
 /// Cloning is cheap: clones share one pool.
 ///
@@ -403,7 +406,7 @@ impl PostgresStore {
             insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
         }
         if running {
-            let (status, reason) = (ThreadStatus::Running.as_str(), ThreadStatus::Running.reason());
+            let (status, reason) = rows::status_columns(&ThreadStatus::Running);
             let statement = tx
                 .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
                 .await
@@ -523,33 +526,7 @@ pub(super) fn pg_kind(e: &tokio_postgres::Error) -> StoreErrorKind {
     }
 }
 
-/// What an operation works on, so that every error names the operation and its ids.
-struct Op<'a> {
-    name: &'static str,
-    thread_id: &'a str,
-    message_id: Option<&'a str>,
-}
-
-impl<'a> Op<'a> {
-    fn thread(name: &'static str, thread_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: None }
-    }
-
-    fn message(name: &'static str, thread_id: &'a str, message_id: &'a str) -> Self {
-        Op { name, thread_id, message_id: Some(message_id) }
-    }
-
-    /// The one place a store error is worded.
-    fn error(&self, kind: StoreErrorKind, detail: impl fmt::Display) -> StoreError {
-        let message = match self.message_id {
-            Some(message_id) => {
-                format!("{}: message `{message_id}` in thread `{}`: {detail}", self.name, self.thread_id)
-            }
-            None => format!("{}: thread `{}`: {detail}", self.name, self.thread_id),
-        };
-        StoreError::new(kind, message)
-    }
-
+impl Op<'_> {
     /// Maps a PostgreSQL failure, kept as the error's source.
     fn pg(&self) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
         move |e| self.error(pg_kind(&e), describe_pg(&e)).with_source(e)
@@ -568,49 +545,26 @@ impl<'a> Op<'a> {
     }
 }
 
-/// A JSON error by kind and position, without the text it was reading.
-fn describe_json_error(e: &serde_json::Error) -> String {
-    let kind = match e.classify() {
-        serde_json::error::Category::Io => "an I/O error",
-        serde_json::error::Category::Syntax => "invalid JSON",
-        serde_json::error::Category::Data => "JSON of the wrong shape",
-        serde_json::error::Category::Eof => "truncated JSON",
-    };
-    format!("{kind} at line {}, column {}", e.line(), e.column())
-}
+impl Columns for Row {
+    fn text(&self, op: &Op<'_>, column: usize) -> Result<String, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
 
-/// Reads one row of [`READ_COLUMNS`]; a bad value is an error naming the row and message id.
-fn read_message(op: &Op<'_>, row: &Row) -> Result<HookMessage, StoreError> {
-    let seq: i64 = row.try_get(11).map_err(op.pg())?;
-    let id: String = row.try_get(0).map_err(op.pg())?;
-    let at = |detail: String| op.error(StoreErrorKind::Corrupt, format_args!("message `{id}` (row {seq}): {detail}"));
-    let pg = |e: tokio_postgres::Error| at(describe_pg(&e)).with_source(e);
-    let role: String = row.try_get(1).map_err(pg)?;
-    let role = [Role::System, Role::User, Role::Assistant, Role::Tool]
-        .into_iter()
-        .find(|known| known.as_str() == role)
-        .ok_or_else(|| at(format!("unknown role `{role}`")))?;
-    let depth: Option<i64> = row.try_get(8).map_err(pg)?;
-    let depth = depth
-        .map(u32::try_from)
-        .transpose()
-        .map_err(|_| at("the stored depth is not a non-negative 32-bit integer".to_owned()))?;
-    let extra: String = row.try_get(10).map_err(pg)?;
-    let extra: Map<String, Value> = serde_json::from_str(&extra)
-        .map_err(|e| at(format!("the stored `extra` column holds {}", describe_json_error(&e))))?;
-    Ok(HookMessage {
-        role,
-        content: row.try_get(2).map_err(pg)?,
-        name: row.try_get(3).map_err(pg)?,
-        tool_calls: row.try_get(4).map_err(pg)?,
-        tool_call_id: row.try_get(5).map_err(pg)?,
-        created_at: row.try_get(6).map_err(pg)?,
-        parent_id: row.try_get(7).map_err(pg)?,
-        depth,
-        silent: row.try_get(9).map_err(pg)?,
-        extra,
-        id,
-    })
+    fn opt_text(&self, op: &Op<'_>, column: usize) -> Result<Option<String>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn int(&self, op: &Op<'_>, column: usize) -> Result<i64, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn opt_int(&self, op: &Op<'_>, column: usize) -> Result<Option<i64>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
+
+    fn opt_bool(&self, op: &Op<'_>, column: usize) -> Result<Option<bool>, StoreError> {
+        self.try_get(column).map_err(op.pg())
+    }
 }
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
@@ -620,9 +574,7 @@ async fn write_value(
     key: &str,
     value: &Value,
 ) -> Result<(), StoreError> {
-    let json = serde_json::to_string(value).map_err(|e| {
-        op.error(StoreErrorKind::Other, format_args!("encode thread value `{key}`: {}", describe_json_error(&e)))
-    })?;
+    let json = rows::encode(op, format_args!("thread value `{key}`"), value)?;
     let statement = tx
         .prepare_cached(
             "INSERT INTO thread_values (thread_id, key, value) VALUES ($1, $2, $3::text::json)
@@ -632,12 +584,6 @@ async fn write_value(
         .map_err(op.pg())?;
     tx.execute(&statement, &[&op.thread_id, &key, &json]).await.map_err(op.pg())?;
     Ok(())
-}
-
-fn extra_json(op: &Op<'_>, message: &HookMessage) -> Result<String, StoreError> {
-    serde_json::to_string(&message.extra).map_err(|e| {
-        op.error(StoreErrorKind::Other, format_args!("encode the extra fields: {}", describe_json_error(&e)))
-    })
 }
 
 /// The thread `op` names and its values, read in the caller's transaction.
@@ -651,43 +597,20 @@ async fn read_thread(op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Re
     let Some(row) = tx.query_opt(&statement, &[&op.thread_id]).await.map_err(op.pg())? else {
         return Ok(None);
     };
-    let arguments: String = row.try_get(3).map_err(op.pg())?;
-    let arguments: Map<String, Value> = serde_json::from_str(&arguments).map_err(|e| {
-        op.error(
-            StoreErrorKind::Corrupt,
-            format_args!("the stored `arguments` column holds {}", describe_json_error(&e)),
-        )
-    })?;
-    let status: String = row.try_get(4).map_err(op.pg())?;
-    let reason: Option<String> = row.try_get(5).map_err(op.pg())?;
-    let status =
-        ThreadStatus::from_columns(&status, reason.as_deref()).map_err(|d| op.error(StoreErrorKind::Corrupt, d))?;
+    let columns = ThreadColumns::read(op, &row)?;
     let statement = tx
         .prepare_cached("SELECT key, value::text FROM thread_values WHERE thread_id = $1 ORDER BY key")
         .await
         .map_err(op.pg())?;
-    let mut values = Map::new();
-    for value_row in tx.query(&statement, &[&op.thread_id]).await.map_err(op.pg())? {
-        let key: String = value_row.try_get(0).map_err(op.pg())?;
-        let json: String = value_row.try_get(1).map_err(op.pg())?;
-        let value = serde_json::from_str(&json).map_err(|e| {
-            op.error(
-                StoreErrorKind::Corrupt,
-                format_args!("the stored thread value `{key}` holds {}", describe_json_error(&e)),
-            )
-        })?;
-        values.insert(key, value);
-    }
-    let record = ThreadRecord {
-        id: op.thread_id.to_owned(),
-        agent: row.try_get(0).map_err(op.pg())?,
-        user_id: row.try_get(1).map_err(op.pg())?,
-        created_at: row.try_get(2).map_err(op.pg())?,
-        arguments,
-        status,
-        values,
-    };
-    Ok(Some(record))
+    let values = tx
+        .query(&statement, &[&op.thread_id])
+        .await
+        .map_err(op.pg())?
+        .iter()
+        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .collect::<Result<Vec<_>, tokio_postgres::Error>>()
+        .map_err(op.pg())?;
+    columns.into_record(op, values).map(Some)
 }
 
 /// Inserts `message` as the thread's next message, in the caller's transaction (whose fence is
@@ -698,7 +621,7 @@ async fn insert_row(
     message: &HookMessage,
 ) -> Result<(), StoreError> {
     let thread_id = op.thread_id;
-    let extra = extra_json(op, message)?;
+    let extra = rows::extra_json(op, message)?;
     let depth = message.depth.map(i64::from);
     let role = message.role.as_str();
     Op::thread(op.name, thread_id).ensure_thread(tx, true).await?;
@@ -726,10 +649,8 @@ async fn insert_row(
 impl MessageStore for PostgresStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
         let op = Op::thread("create_thread", &thread.id);
-        let arguments = serde_json::to_string(&thread.arguments).map_err(|e| {
-            op.error(StoreErrorKind::Other, format_args!("encode the arguments: {}", describe_json_error(&e)))
-        })?;
-        let (status, reason) = (thread.status.as_str(), thread.status.reason());
+        let arguments = rows::encode(&op, "the arguments", &thread.arguments)?;
+        let (status, reason) = rows::status_columns(&thread.status);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         let statement = tx
@@ -805,7 +726,7 @@ impl MessageStore for PostgresStore {
 
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let op = Op::thread("set_status", thread_id);
-        let (status, reason) = (status.as_str(), status.reason());
+        let (status, reason) = rows::status_columns(status);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
@@ -850,9 +771,9 @@ impl MessageStore for PostgresStore {
         let Some(row) = tx.query_opt(&statement, &[&thread_id, &message_id]).await.map_err(op.pg())? else {
             return Err(op.error(StoreErrorKind::NotFound, "no such message"));
         };
-        let mut message = read_message(&Op::thread(op.name, thread_id), &row)?;
+        let mut message = read_message(op.name, thread_id, &row)?;
         update.apply_to(&mut message);
-        let extra = extra_json(&op, &message)?;
+        let extra = rows::extra_json(&op, &message)?;
         let depth = message.depth.map(i64::from);
         let statement = tx
             .prepare_cached(
@@ -881,7 +802,7 @@ impl MessageStore for PostgresStore {
             .await
             .map_err(op.pg())?;
         let rows = tx.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
-        let messages = rows.iter().map(|row| read_message(&op, row)).collect::<Result<Vec<_>, _>>()?;
+        let messages = rows.iter().map(|row| read_message(op.name, thread_id, row)).collect::<Result<Vec<_>, _>>()?;
         tx.commit().await.map_err(op.pg())?;
         Ok(messages)
     }
@@ -969,9 +890,7 @@ impl MessageStore for PostgresStore {
             .map_err(op.pg())?;
         for call in calls {
             let position = i32::try_from(call.position).map_err(|e| op.error(StoreErrorKind::Other, e))?;
-            let reasons = serde_json::to_string(&call.reasons).map_err(|e| op.error(StoreErrorKind::Other, e))?;
-            let arguments = call.arguments.to_string();
-            let result = call.result.as_ref().map(Value::to_string);
+            let json = ParkedJson::of(&op, call)?;
             tx.execute(
                 &statement,
                 &[
@@ -979,12 +898,12 @@ impl MessageStore for PostgresStore {
                     &call.id,
                     &position,
                     &call.tool,
-                    &arguments,
-                    &reasons,
+                    &json.arguments,
+                    &json.reasons,
                     &call.requested_at,
                     &call.state.as_str(),
                     &call.decision_reason,
-                    &result,
+                    &json.result,
                 ],
             )
             .await
@@ -998,39 +917,14 @@ impl MessageStore for PostgresStore {
         let client = self.client(op.name).await?;
         let statement = client
             .prepare_cached(
-                "SELECT id, position, tool, arguments::text, reasons::text, requested_at, state, decision_reason,
-                        result::text
+                "SELECT id, position::bigint, tool, arguments::text, reasons::text, requested_at, state,
+                        decision_reason, result::text
                  FROM parked_tool_calls WHERE thread_id = $1 ORDER BY position",
             )
             .await
             .map_err(op.pg())?;
         let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
-        rows.iter()
-            .map(|row| {
-                let json =
-                    |text: &str| serde_json::from_str::<Value>(text).map_err(|e| op.error(StoreErrorKind::Corrupt, e));
-                let state: String = row.try_get(6).map_err(op.pg())?;
-                let state = ApprovalState::from_name(&state).ok_or_else(|| {
-                    op.error(StoreErrorKind::Corrupt, format_args!("unknown parked call state `{state}`"))
-                })?;
-                let position: i32 = row.try_get(1).map_err(op.pg())?;
-                let arguments: String = row.try_get(3).map_err(op.pg())?;
-                let mut call = ParkedToolCall::new(
-                    row.try_get::<_, String>(0).map_err(op.pg())?,
-                    row.try_get::<_, String>(2).map_err(op.pg())?,
-                    json(&arguments)?,
-                    u32::try_from(position).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?,
-                    state,
-                );
-                let reasons: String = row.try_get(4).map_err(op.pg())?;
-                call.reasons = serde_json::from_str(&reasons).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?;
-                call.requested_at = row.try_get(5).map_err(op.pg())?;
-                call.decision_reason = row.try_get(7).map_err(op.pg())?;
-                let result: Option<String> = row.try_get(8).map_err(op.pg())?;
-                call.result = result.as_deref().map(json).transpose()?;
-                Ok(call)
-            })
-            .collect()
+        rows.iter().map(|row| ParkedColumns::read(&op, row)?.into_call(&op)).collect()
     }
 
     async fn advance_tool_call(
@@ -1153,8 +1047,7 @@ impl MessageStore for PostgresStore {
             )
             .await
             .map_err(fail)?;
-        let grace = i64::try_from(self.inner.run_lease_ttl.as_millis()).unwrap_or(i64::MAX);
-        let rows = client.query(&statement, &[&grace]).await.map_err(fail)?;
+        let rows = client.query(&statement, &[&lease::millis(self.inner.run_lease_ttl)]).await.map_err(fail)?;
         rows.iter().map(|row| row.try_get(0).map_err(fail)).collect()
     }
 
@@ -1193,9 +1086,9 @@ impl MessageStore for PostgresStore {
                 Err(StoreError::new(
                     StoreErrorKind::Busy,
                     format!(
-                        "thread {thread_id} is being run by another process ({}) and was not released within {} s",
+                        "thread {thread_id} is being run by another process ({}) and was not released within {:?}",
                         holder.as_deref().unwrap_or("unknown owner"),
-                        inner.run_wait.as_secs()
+                        inner.run_wait
                     ),
                 ))
             }

@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 
-use super::{PostgresStore, describe_json_error, describe_pg};
-use crate::store::{StoreError, StoreErrorKind, UserValue};
+use super::{PostgresStore, describe_pg};
+use crate::store::rows::{encode_user_value, user_error, user_value};
+use crate::store::{StoreError, UserValue};
 
 impl PostgresStore {
     /// Every value of `user_id`, ordered by key.
@@ -26,7 +27,7 @@ impl PostgresStore {
                     Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
                 };
                 let (key, json, updated_at) = read().map_err(|e| fail(describe_pg(&e)))?;
-                Ok(UserValue { value: parse(&fail, &key, &json)?, key, updated_at })
+                Ok(UserValue { value: user_value(&fail, &key, &json)?, key, updated_at })
             })
             .collect()
     }
@@ -40,10 +41,7 @@ impl PostgresStore {
     ) -> Result<Option<Value>, StoreError> {
         let fail = user_error("set_user_value", user_id);
         let pg = |e: tokio_postgres::Error| fail(describe_pg(&e));
-        let json = value
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| fail(format!("encode `{key}`: {}", describe_json_error(&e))))?;
+        let json = value.map(|value| encode_user_value(&fail, key, value)).transpose()?;
         let mut client = self.client("set_user_value").await?;
         let tx = client.transaction().await.map_err(pg)?;
         // Hash collisions only make two unrelated keys take turns.
@@ -69,19 +67,6 @@ impl PostgresStore {
         }
         .map_err(pg)?;
         tx.commit().await.map_err(pg)?;
-        old.map(|old| parse(&fail, key, &old)).transpose()
+        old.map(|old| user_value(&fail, key, &old)).transpose()
     }
-}
-
-/// The error of a user value operation: names the operation and the user, never a value.
-fn user_error<'a>(operation: &'static str, user_id: &'a str) -> impl Fn(String) -> StoreError + 'a {
-    move |detail| StoreError::other(format!("{operation}: user `{user_id}`: {detail}"))
-}
-
-/// A stored user value; one that is not JSON is an error naming its key.
-fn parse(fail: &impl Fn(String) -> StoreError, key: &str, json: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(json).map_err(|e| {
-        fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
-            .of_kind(StoreErrorKind::Corrupt)
-    })
 }
