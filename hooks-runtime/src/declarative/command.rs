@@ -10,8 +10,8 @@ use tokio::process::Command;
 use tokio::sync::oneshot;
 
 use super::LOG_TARGET;
-use super::PreparedCommand;
 use super::process_group::ProcessGroup;
+use super::substitution::PreparedCommand;
 
 /// Once the shell has exited, how long to keep reading output that a background child of it
 /// may still be writing, before reporting without it.

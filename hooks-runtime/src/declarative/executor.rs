@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::command::{CommandLimits, run_command};
-use super::{HookAction, HookContext, LOG_TARGET, prepare_command, substitute};
+use super::substitution::{prepare_command, substitute};
+use super::{HookAction, HookContext, LOG_TARGET};
 
 /// How long a command may run before it is killed, unless configured otherwise.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);

@@ -78,6 +78,7 @@
 mod action;
 mod command;
 mod config;
+mod context;
 mod event;
 mod executor;
 mod loader;
@@ -87,18 +88,14 @@ mod registry;
 mod settings;
 mod substitution;
 
-use std::collections::BTreeMap;
-
 pub use action::{CommandMode, HookAction};
 pub use config::HookConfig;
+pub use context::{HookContext, LOG_TARGET};
 pub use event::{HookEvent, UnknownHookEvent};
 pub use executor::{
     DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, MAX_OUTPUT_LINES, executor_fn,
 };
 
-/// The `tracing` target of `[HOOK]` log lines and of command warnings. Its value names the
-/// executor module, where it lived before, so existing log filters keep working.
-pub const LOG_TARGET: &str = "hooks_runtime::declarative::executor";
 pub use loader::{
     KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES,
 };
@@ -111,8 +108,3 @@ pub use settings::{
 };
 pub(crate) use settings::{fire as fire_settings, input as settings_input};
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};
-use substitution::{PreparedCommand, prepare_command, substitute};
-
-/// The values a hook's `${name}` placeholders can refer to. Ordered, so that logs and the
-/// environment of commands are deterministic.
-pub type HookContext = BTreeMap<String, String>;

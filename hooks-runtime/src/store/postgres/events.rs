@@ -27,7 +27,9 @@ use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::{Inner, Op, PostgresStore, describe_pg, pg_kind};
+use super::driver::{describe_pg, pg_kind};
+use super::{Inner, PostgresStore};
+use crate::store::rows::Op;
 use crate::store::{EventSubscription, StoreError, StoreErrorKind, StoredEvent};
 use crate::thread::ThreadEvent;
 
@@ -352,7 +354,10 @@ async fn read_after(client: &Client, thread_id: &str, after: u64) -> Result<Vec<
             let seq: i64 = row.try_get(0).map_err(op.pg())?;
             let json: String = row.try_get(1).map_err(op.pg())?;
             let event = serde_json::from_str(&json).map_err(|e| {
-                op.error(StoreErrorKind::Corrupt, format_args!("event {seq}: {}", super::describe_json_error(&e)))
+                op.error(
+                    StoreErrorKind::Corrupt,
+                    format_args!("event {seq}: {}", crate::store::rows::describe_json_error(&e)),
+                )
             })?;
             Ok(StoredEvent { thread_id: thread_id.to_owned(), seq: seq.unsigned_abs(), event })
         })

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
-use super::{Lease, Op};
+use super::lease::Lease;
+use crate::store::rows::Op;
 use crate::store::{StoreError, StoreErrorKind};
 
 /// What a write of a fenced thread must find in its lease row.

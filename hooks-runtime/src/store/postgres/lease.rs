@@ -10,7 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Op, PostgresStore};
+use super::PostgresStore;
+use crate::store::rows::Op;
 use crate::store::{FailReason, StoreError};
 
 /// A held lease on a thread, from `PostgresStore::try_acquire_lease`.

@@ -157,7 +157,7 @@ CREATE TABLE parked_tool_calls (
 /// transaction; `schema`, when given, is created first. Errors are plain sentences for
 /// [`super::PostgresStore::connect`] to prefix.
 pub(super) async fn migrate(tx: &Transaction<'_>, schema: Option<&str>) -> Result<(), String> {
-    let pg = |e: tokio_postgres::Error| super::describe_pg(&e);
+    let pg = |e: tokio_postgres::Error| super::driver::describe_pg(&e);
     let lock_key = format!("hooks-runtime schema {}", schema.unwrap_or("(search_path)"));
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock_key]).await.map_err(pg)?;
     if let Some(schema) = schema {
@@ -199,7 +199,7 @@ pub(super) async fn migrate(tx: &Transaction<'_>, schema: Option<&str>) -> Resul
     }
     for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
         tx.batch_execute(step).await.map_err(|e| {
-            format!("migrate the schema from version {from} to {}: {}", from + 1, super::describe_pg(&e))
+            format!("migrate the schema from version {from} to {}: {}", from + 1, super::driver::describe_pg(&e))
         })?;
     }
     if version < SCHEMA_VERSION {

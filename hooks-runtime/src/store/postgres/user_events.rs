@@ -19,8 +19,10 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
+use super::PostgresStore;
+use super::driver::describe_pg;
 use super::events::{Follow, LOST};
-use super::{PostgresStore, describe_json_error, describe_pg};
+use crate::store::rows::describe_json_error;
 use crate::store::{StoreError, UserChange};
 
 /// How many changes one read fetches.
