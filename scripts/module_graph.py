@@ -4,14 +4,18 @@
 Each file under `src/` is a module (`mod.rs` is its directory's module; `lib.rs` the root).
 An edge A -> B is a `use` item or an inline path in A (`crate::..`, `super::..`, `self::..`,
 or a child module's name) that resolves to module B, the deepest module its segments name.
-Paths through the crate root's re-exports (`crate::RuntimeError`) resolve to the module the
-root re-exports them from.
+Paths through a module's `pub use` re-exports (`crate::RuntimeError`, `super::ModelError`)
+resolve to the module that defines the item, so importing a re-exported name is no edge to
+the module that re-exports it.
 
-A module may use its ancestors' items (children live inside their parent's namespace), so
-upward edges are listed but not counted for cycles; every other edge is. `#[cfg(test)]` modules
-inside a file count as that file.
+An upward edge (a module using an item its ancestor defines) is listed, and counted for cycles
+only with --count-upward: a parent that uses its children while they use items it defines is
+a cycle then, and the cure is a parent that only declares and re-exports. Inline modules
+(`mod tests { use super::*; }`) are read at their own path, so their `super` names the file's
+module, and their edges count as the file's.
 
-Usage: python3 scripts/module_graph.py [--cycles-only] [CRATE_DIR]   (default: hooks-runtime)
+Usage: python3 scripts/module_graph.py [--cycles-only] [--count-upward] [CRATE_DIR]
+(default: hooks-runtime)
 Prints the graph (not with --cycles-only), then each cycle found; exits 1 when there is one.
 """
 
