@@ -17,7 +17,6 @@ pub(crate) mod context;
 mod error;
 mod handle;
 mod host;
-mod json_member_scanner;
 mod messages;
 mod model_step;
 mod options;
