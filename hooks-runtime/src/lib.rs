@@ -75,6 +75,7 @@ mod events;
 mod governing;
 mod history;
 mod ids;
+mod json_progress;
 pub mod model;
 mod reasons;
 mod runtime;

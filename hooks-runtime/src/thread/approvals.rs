@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::resuming::{self, Finish};
-use super::{RunOutcome, Thread, reentry, run_hold, turn};
+use super::{RunOutcome, RuntimeError, Thread, reentry, run_hold, turn};
 use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
@@ -35,7 +35,7 @@ pub enum ApprovalChoice {
 impl Thread {
     /// The tool calls that wait for a person's decision (A1), in the model's call order, as the
     /// store has them: also after a restart, and those another process parked (A2).
-    pub async fn pending_approvals(&self) -> Result<Vec<ParkedToolCall>, crate::RuntimeError> {
+    pub async fn pending_approvals(&self) -> Result<Vec<ParkedToolCall>, RuntimeError> {
         let parked = self.shared.runtime.store.parked_tool_calls(&self.shared.id).await?;
         Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).collect())
     }
@@ -158,14 +158,14 @@ impl Thread {
     /// the approved calls run, the results are stored in the model's call order and the turn
     /// goes on. While calls still wait, or with nothing parked, it runs nothing and the outcome
     /// reports the thread's status.
-    pub async fn resume_approvals(&self) -> Result<RunOutcome, crate::RuntimeError> {
+    pub async fn resume_approvals(&self) -> Result<RunOutcome, RuntimeError> {
         self.refuse_if_held("resume_approvals")?;
         self.finish_parked(Finish::Resume).await
     }
 
     /// Finishes the parked step under the run lock and hold, as a run; with calls still
     /// waiting (or nothing parked) the outcome just reports the thread's status.
-    pub(crate) async fn finish_parked(&self, how: Finish) -> Result<RunOutcome, crate::RuntimeError> {
+    pub(crate) async fn finish_parked(&self, how: Finish) -> Result<RunOutcome, RuntimeError> {
         let shared = &self.shared;
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
@@ -234,11 +234,11 @@ pub enum ApprovalError {
     },
     /// The store or the run failed.
     #[error(transparent)]
-    Runtime(#[from] super::RuntimeError),
+    Runtime(#[from] RuntimeError),
 }
 
 impl From<crate::store::StoreError> for ApprovalError {
     fn from(error: crate::store::StoreError) -> Self {
-        ApprovalError::Runtime(super::RuntimeError::Store(error))
+        ApprovalError::Runtime(RuntimeError::Store(error))
     }
 }

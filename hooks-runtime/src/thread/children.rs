@@ -29,7 +29,7 @@ pub(crate) async fn spawn(
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
     let child = Thread::create_child(&shared.runtime, relationship.agent.name, options).await?;
-    shared.add_child(relationship.name, child.clone());
+    shared.add_child(relationship.name, child.shared.clone());
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.lock_run().await;
     if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
@@ -55,7 +55,7 @@ pub(crate) fn run_as_tool<'a>(
             None => return HookToolResult::error("the thread no longer exists"),
         };
         let child = match shared.child(relationship) {
-            Some(child) => child,
+            Some(child) => Thread { shared: child },
             None => match spawn(&shared, state, relationship).await {
                 Ok(child) => child,
                 Err(error) => return HookToolResult::error(error.to_string()),

@@ -20,7 +20,6 @@ use hooks_core::{AbortSignal, ThreadState};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::Thread;
 use super::publisher::Publisher;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
@@ -35,8 +34,9 @@ struct Book {
     values: HashMap<String, Value>,
     /// Files stored from tools' attachments, by path.
     files: HashMap<String, String>,
-    /// Child threads, with the relationship each was created for.
-    children: Vec<(&'static str, Thread)>,
+    /// Child threads, with the relationship each was created for. Their shared state rather
+    /// than their `Thread` handles, so that this module needs nothing of the handle's.
+    children: Vec<(&'static str, Arc<ThreadShared>)>,
 }
 
 pub(crate) struct ThreadShared {
@@ -306,8 +306,8 @@ impl ThreadShared {
     }
 
     /// The child thread of `relationship` created first, if any.
-    pub(crate) fn child(&self, relationship: &str) -> Option<Thread> {
-        self.book().children.iter().find(|(name, _)| *name == relationship).map(|(_, thread)| thread.clone())
+    pub(crate) fn child(&self, relationship: &str) -> Option<Arc<ThreadShared>> {
+        self.book().children.iter().find(|(name, _)| *name == relationship).map(|(_, child)| child.clone())
     }
 
     /// How many child threads `relationship` has.
@@ -315,8 +315,8 @@ impl ThreadShared {
         self.book().children.iter().filter(|(name, _)| *name == relationship).count()
     }
 
-    pub(crate) fn add_child(&self, relationship: &'static str, thread: Thread) {
-        self.book().children.push((relationship, thread));
+    pub(crate) fn add_child(&self, relationship: &'static str, child: Arc<ThreadShared>) {
+        self.book().children.push((relationship, child));
     }
 }
 

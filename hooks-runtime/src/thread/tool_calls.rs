@@ -12,7 +12,6 @@ use hooks_core::{
 };
 use serde_json::{Value, json};
 
-use super::json_member_scanner::ProgressScanner;
 use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
@@ -20,6 +19,7 @@ use super::settings_hooks;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
 use crate::governing::gate::Verdict;
+use crate::json_progress::ProgressScanner;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
 use crate::tool::ToolCallOutcome;
 

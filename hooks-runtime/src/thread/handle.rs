@@ -1,0 +1,268 @@
+//! The [`Thread`] handle: creating, opening and reading a thread. The methods that take its run
+//! (sending, queued inputs, aborts) are in `runs`; approvals in `approvals`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use hooks_core::{HookMessage, Side, ThreadState};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::error::RuntimeError;
+use super::options::ThreadOptions;
+use super::shared::ThreadShared;
+use super::{context, host, messages, pipeline, reentry, settings_hooks};
+use crate::dispatch;
+use crate::events::ThreadEvent;
+use crate::runtime::inner::{AgentEntry, RuntimeInner};
+use crate::store::{ThreadRecord, ThreadStatus};
+
+/// A conversation thread of one agent.
+///
+/// ```
+/// use hooks_runtime::prelude::*;
+/// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+/// use hooks_runtime::{Runtime, ThreadOptions};
+///
+/// #[hook(before_create_message, id = "tag_messages")]
+/// fn tag(_state: &ThreadState, mut message: MessageRecord) -> MessageRecord {
+///     message.extra.insert("tagged".into(), true.into());
+///     message
+/// }
+///
+/// define_prompt! { name: echo_prompt, model: "scripted", prompt: "Echo.", hooks: [tag_messages] }
+/// define_agent! { name: echo, side_a: { prompt: echo_prompt, stop_on_response: true } }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let runtime = Runtime::builder()
+///     .agent::<echo>()
+///     .model("scripted", ScriptedModel::new([ScriptedResponse::text("hello")]))
+///     .build()
+///     .unwrap();
+/// let thread = runtime.create_thread("echo", ThreadOptions::default()).await.unwrap();
+/// let outcome = thread.send("hello?").await.unwrap();
+/// assert_eq!(outcome.reply.as_deref(), Some("hello"));
+/// let messages = thread.messages().await.unwrap();
+/// assert!(messages.iter().all(|m| m.extra.get("tagged").is_some()));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Thread {
+    pub(crate) shared: Arc<ThreadShared>,
+}
+
+impl fmt::Debug for Thread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Thread").field("id", &self.shared.id).finish_non_exhaustive()
+    }
+}
+
+impl Thread {
+    /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
+    /// Refused when a prompt of the agent has a `{{name}}` placeholder the arguments lack.
+    pub(crate) async fn create(
+        runtime: &Arc<RuntimeInner>,
+        agent: &str,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
+        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        for prompt in [entry.def.side_a.prompt(), entry.def.side_b.prompt()].into_iter().flatten() {
+            if let Some(argument) = context::first_missing_argument(prompt.prompt, &options.arguments) {
+                return Err(RuntimeError::MissingArgument {
+                    agent: entry.def.name,
+                    prompt: prompt.name,
+                    argument: argument.to_owned(),
+                });
+            }
+        }
+        Thread::insert(runtime, entry, options, false).await
+    }
+
+    /// A subagent's child thread. Its arguments are empty (a subagent tool call carries only a
+    /// message), so its prompt's placeholders are not checked here; each request that sends one
+    /// unfilled logs a warning.
+    pub(crate) async fn create_child(
+        runtime: &Arc<RuntimeInner>,
+        agent: &str,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
+        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        Thread::insert(runtime, entry, options, true).await
+    }
+
+    async fn insert(
+        runtime: &Arc<RuntimeInner>,
+        entry: Arc<AgentEntry>,
+        options: ThreadOptions,
+        subagent: bool,
+    ) -> Result<Thread, RuntimeError> {
+        let agent = entry.def.name;
+        let record = ThreadRecord {
+            id: crate::ids::new_id("thread"),
+            agent: agent.to_owned(),
+            user_id: options.user_id,
+            created_at: crate::ids::now_ms(),
+            arguments: options.arguments,
+            status: ThreadStatus::Idle,
+            values: serde_json::Map::new(),
+        };
+        runtime.store.create_thread(&record).await?;
+        let thread = Thread::from_record(runtime.clone(), entry, record);
+        if subagent {
+            thread.shared.mark_subagent();
+        }
+        thread.run_after_thread_created().await;
+        Ok(thread)
+    }
+
+    /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
+    pub(crate) async fn open(runtime: &Arc<RuntimeInner>, thread_id: &str) -> Result<Thread, RuntimeError> {
+        let record = runtime
+            .store
+            .load_thread(thread_id)
+            .await?
+            .ok_or_else(|| RuntimeError::UnknownThread(thread_id.to_owned()))?;
+        let entry = runtime
+            .agents
+            .get(record.agent.as_str())
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownAgent(record.agent.clone()))?;
+        Ok(Thread::from_record(runtime.clone(), entry, record))
+    }
+
+    fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
+        let shared = Arc::new_cyclic(|weak| {
+            let host = Arc::new(host::ThreadHost { shared: weak.clone() });
+            let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), host);
+            state.user_id = record.user_id.clone();
+            state.created_at = record.created_at;
+            state.arguments = record.arguments.clone();
+            ThreadShared::new(weak.clone(), runtime, entry, record, state)
+        });
+        Thread { shared }
+    }
+
+    /// The thread's id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// The name of the agent that owns the thread now (a handoff changes it).
+    pub fn agent_name(&self) -> &'static str {
+        self.shared.agent().def.name
+    }
+
+    /// The thread's status.
+    pub fn status(&self) -> ThreadStatus {
+        self.shared.status()
+    }
+
+    /// Subscribes to the thread's events (`tool_call_started`, `tool_call_done`, emitted events,
+    /// status changes): those of every run of the thread in this runtime, whichever handle runs
+    /// it (another `open_thread`, the recovery of an inbox).
+    pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.shared.subscribe()
+    }
+
+    /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
+    /// delta of the model, with the model step it belongs to, so a chat UI can show a reply as
+    /// it arrives. The step's `message_created` event (from [`subscribe`](Self::subscribe))
+    /// then carries the whole message, as stored and after the hooks, which is what counts.
+    ///
+    /// Deltas are separate from the other events: they are only built while a subscriber of
+    /// this channel exists, never stored, and never carried to other processes by a store
+    /// (a client of another process gets the whole message only). A subscriber that falls
+    /// behind by more than 1,024 deltas misses some (`RecvError::Lagged`); the final message
+    /// is still whole.
+    ///
+    /// ```
+    /// # use hooks_runtime::prelude::*;
+    /// # use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// # use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+    /// define_prompt! { name: chat_prompt, model: "scripted", prompt: "Chat." }
+    /// define_agent! { name: chat_agent, side_a: { prompt: chat_prompt, stop_on_response: true } }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedResponse::text("Hello there, how can I help?")]);
+    /// let runtime = Runtime::builder().agent::<chat_agent>().model("scripted", model).build().unwrap();
+    /// let thread = runtime.create_thread("chat_agent", ThreadOptions::default()).await.unwrap();
+    /// let mut deltas = thread.subscribe_text_deltas();
+    /// thread.send("Hi").await.unwrap();
+    /// let mut shown = String::new();
+    /// while let Ok(ThreadEvent::MessageDelta { delta, .. }) = deltas.try_recv() {
+    ///     shown.push_str(&delta);
+    /// }
+    /// assert_eq!(shown, "Hello there, how can I help?");
+    /// # }
+    /// ```
+    pub fn subscribe_text_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.shared.subscribe_deltas()
+    }
+
+    /// Every stored message, oldest first.
+    pub async fn messages(&self) -> Result<Vec<HookMessage>, RuntimeError> {
+        Ok(self.shared.runtime.store.messages(&self.shared.id).await?)
+    }
+
+    /// Enables or disables an optional subagent relationship: its child's required hooks run
+    /// only while it is enabled (S4).
+    pub fn set_relationship_enabled(&self, relationship: &str, enabled: bool) -> Result<(), RuntimeError> {
+        let slot = self
+            .shared
+            .agent()
+            .resolved
+            .optional_slot(relationship)
+            .ok_or_else(|| RuntimeError::unknown_relationship(self.shared.agent().def, relationship, true))?;
+        self.shared.set_enabled(slot, enabled);
+        Ok(())
+    }
+
+    /// A thread value: as this process last wrote it, or as the store had it when the thread
+    /// was opened (a value another process writes later shows after reopening).
+    pub fn value(&self, key: &str) -> Option<Value> {
+        self.shared.value(key)
+    }
+
+    /// Sets a thread value and persists it with the thread before returning (M11), so it is
+    /// there after the thread is reopened, from this process or another one sharing the store.
+    /// When the store fails, the value is not set.
+    pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
+        Ok(self.shared.set_value(key, value).await?)
+    }
+
+    /// A file stored from a tool's attachment, by path.
+    pub fn file(&self, path: &str) -> Option<String> {
+        self.shared.file(path)
+    }
+
+    async fn run_after_thread_created(&self) {
+        let state = self.shared.lock_run().await;
+        let pipeline = pipeline::Pipeline::at_rest(&self.shared);
+        if let Some(chain) = pipeline.chain(hooks_core::HookKind::AfterThreadCreated) {
+            crate::dispatch::await_point!(crate::dispatch::after_thread_created(&chain, &state));
+        }
+        // SessionStart of a settings file, for a top-level thread: its context is stored, so
+        // the first turn's request carries it.
+        if !self.shared.is_subagent()
+            && let Some(context) = settings_hooks::session_started(&self.shared).await
+        {
+            let message = settings_hooks::context_message("SessionStart", context);
+            if let Err(error) = messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent).await {
+                tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SessionStart hook was not stored: {}", error.into_hook_error().message());
+            }
+        }
+    }
+
+    /// E8: waiting for the run from inside it would never end (until the hook's timeout, which
+    /// drops the call); fail at once instead.
+    pub(super) fn refuse_if_held(&self, method: &'static str) -> Result<(), RuntimeError> {
+        if reentry::holds_run(&self.shared) { Err(RuntimeError::HeldByCaller { method }) } else { Ok(()) }
+    }
+
+    /// The side that answers a person's message: the side that is not human (side A if both
+    /// are prompts).
+    pub(crate) fn responding_side(entry: &AgentEntry) -> Side {
+        if entry.def.side_a.prompt().is_none() && entry.def.side_b.prompt().is_some() { Side::B } else { Side::A }
+    }
+}
