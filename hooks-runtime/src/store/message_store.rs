@@ -226,7 +226,7 @@ pub trait MessageStore: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// The `seq` ([`StoredEvent::seq`]) of the thread's last event in the store, 0 before the
+    /// The `seq` ([`StoredEvent::seq`](super::StoredEvent::seq)) of the thread's last event in the store, 0 before the
     /// first: a follower of [`MessageStore::subscribe_events`] that has delivered up to it has
     /// seen every event published before this call. 0 from a store that carries no events (the
     /// default).

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The right to run one thread, from [`MessageStore::hold_run`]. The runtime gives it back with
+/// The right to run one thread, from [`MessageStore::hold_run`](super::MessageStore::hold_run). The runtime gives it back with
 /// [`RunHold::release`] when the run ends; one dropped instead (the run's future was dropped)
 /// is given back from a spawned task.
 ///

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One stored user value ([`MessageStore::user_values`]).
+/// One stored user value ([`MessageStore::user_values`](super::MessageStore::user_values)).
 ///
 /// ```
 /// use hooks_runtime::store::UserValue;
@@ -29,7 +29,7 @@ impl UserValue {
 }
 
 /// Something that happened to a user, on its way between processes
-/// ([`MessageStore::publish_user_change`]): a user value change or a new thread of the user.
+/// ([`MessageStore::publish_user_change`](super::MessageStore::publish_user_change)): a user value change or a new thread of the user.
 ///
 /// ```
 /// use hooks_runtime::store::{UserChange, UserChangeKind};
