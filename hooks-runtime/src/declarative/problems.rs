@@ -1,5 +1,5 @@
 //! How both loaders (the YAML hooks document and the settings file) write their problems: one
-//! line each, `<where> (field `<field>`): <what>`, under a count that names the document.
+//! line each, ``<where> (field `<field>`): <what>``, under a count that names the document.
 
 use std::fmt;
 

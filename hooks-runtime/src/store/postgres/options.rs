@@ -4,6 +4,8 @@ use std::time::Duration;
 
 /// The schema [`PostgresStore::connect`] keeps its tables in (created if absent), unless
 /// [`PostgresOptions::schema`] or [`PostgresOptions::search_path`] says otherwise.
+///
+/// [`PostgresStore::connect`]: crate::store::PostgresStore::connect
 pub const DEFAULT_SCHEMA: &str = "agent_hooks";
 
 /// How to connect: the schema and the pool size. [`PostgresStore::connect`] uses the defaults:
@@ -17,6 +19,8 @@ pub const DEFAULT_SCHEMA: &str = "agent_hooks";
 /// assert_eq!(PostgresOptions::new().schema_name(), Some("agent_hooks"));
 /// assert_eq!(PostgresOptions::new().search_path().schema_name(), None);
 /// ```
+///
+/// [`PostgresStore::connect`]: crate::store::PostgresStore::connect
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
     pub(super) schema: Option<String>,
@@ -50,6 +54,8 @@ impl PostgresOptions {
     /// setting `search_path` on every connection. The name must be lower-case ASCII letters,
     /// digits and `_`, not start with a digit, and be at most 40 characters;
     /// [`PostgresStore::connect_with`] refuses others.
+    ///
+    /// [`PostgresStore::connect_with`]: crate::store::PostgresStore::connect_with
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
         self
@@ -71,6 +77,8 @@ impl PostgresOptions {
     /// The most connections the pool opens (at least 1). While there are subscriptions
     /// ([`PostgresStore::subscribe`]), one more connection listens for all of them; while the
     /// user value changes are followed, one more.
+    ///
+    /// [`PostgresStore::subscribe`]: crate::store::PostgresStore::subscribe
     pub fn max_connections(mut self, max_connections: usize) -> Self {
         self.max_connections = max_connections.max(1);
         self
@@ -79,6 +87,8 @@ impl PostgresOptions {
     /// How often a subscription ([`PostgresStore::subscribe`]) reads the events table without
     /// a notification, in case one was lost with a connection (default 5 s). Events normally
     /// arrive by notification within milliseconds; this bounds the delay when one does not.
+    ///
+    /// [`PostgresStore::subscribe`]: crate::store::PostgresStore::subscribe
     pub fn event_poll_interval(mut self, interval: Duration) -> Self {
         self.event_poll_interval = interval.max(Duration::from_millis(10));
         self
