@@ -72,6 +72,11 @@ pub(crate) fn assert_requests_valid(model: &ScriptedModel) {
 
 /// `role(calls: ..)`, `tool(id)` or the role of each message of a request.
 pub(crate) fn shape(request: &ModelRequest) -> Vec<String> {
+    shape_with(request, |message| message.role.clone())
+}
+
+/// [`shape`], with `plain` writing the messages that neither call nor answer a tool.
+pub(crate) fn shape_with(request: &ModelRequest, plain: impl Fn(&LlmMessage) -> String) -> Vec<String> {
     request
         .messages
         .iter()
@@ -82,7 +87,7 @@ pub(crate) fn shape(request: &ModelRequest) -> Vec<String> {
                 format!("{}(calls: {})", message.role, ids.join(","))
             }
             (None, Some(id)) => format!("{}({id})", message.role),
-            (None, None) => message.role.clone(),
+            (None, None) => plain(message),
         })
         .collect()
 }
