@@ -25,10 +25,10 @@ const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// derived from it stays within PostgreSQL's 63-byte identifiers.
 const MAX_SCHEMA_NAME: usize = 40;
 
-/// A [`MessageStore`](crate::store::MessageStore) in PostgreSQL, shared by every runtime process that connects to the same
+/// A [`MessageStore`] in PostgreSQL, shared by every runtime process that connects to the same
 /// database and schema. Besides the trait it has thread events across processes
 /// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)); every run holds a lease on its
-/// thread ([`MessageStore::hold_run`](crate::store::MessageStore::hold_run)), so that no two processes run one thread at once.
+/// thread ([`MessageStore::hold_run`]), so that no two processes run one thread at once.
 ///
 /// Cloning is cheap: clones share one pool.
 ///
@@ -43,6 +43,9 @@ const MAX_SCHEMA_NAME: usize = 40;
 /// # Ok(())
 /// # }
 /// ```
+///
+/// [`MessageStore`]: crate::store::MessageStore
+/// [`MessageStore::hold_run`]: crate::store::MessageStore::hold_run
 #[derive(Clone)]
 pub struct PostgresStore {
     pub(super) inner: Arc<Inner>,
