@@ -86,7 +86,7 @@ pub(crate) async fn decide(
         let body = json!({ "callId": call_id, "decision": decision, "runId": null, "pending": pending });
         return Ok((StatusCode::OK, Json(body)).into_response());
     }
-    let run_id = resume_run_id();
+    let run_id = crate::ids::resume_run_id();
     crate::runs::spawn(
         entry,
         slot,
@@ -180,12 +180,4 @@ pub(crate) async fn refuse_while_waiting(entry: &ThreadEntry) -> Result<(), ApiE
 
 fn ids(calls: &[ParkedToolCall]) -> Vec<String> {
     calls.iter().map(|call| call.id.clone()).collect()
-}
-
-/// An id for a resumed run: unique in this process, which is where run ids mean something.
-fn resume_run_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |time| time.as_millis());
-    format!("resume_{millis:x}{:06x}", COUNT.fetch_add(1, Ordering::Relaxed))
 }

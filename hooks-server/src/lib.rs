@@ -112,6 +112,7 @@ mod config;
 mod error;
 mod event_log;
 mod hook_runs;
+mod ids;
 #[cfg(feature = "inspector")]
 mod inspector;
 mod paging;

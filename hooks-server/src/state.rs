@@ -152,26 +152,12 @@ impl ThreadEntry {
 
     /// The thread as JSON: the record's identity with the live status and the last event id.
     pub(crate) fn to_json(&self) -> Value {
-        let mut value = json!({
-            "id": self.record.id,
-            "agent": self.thread.agent_name(),
-            "userId": self.record.user_id,
-            "createdAt": self.record.created_at,
-            "arguments": self.record.arguments,
-            "lastEventId": self.events.latest().to_string(),
-        });
         let remote = self.remote_status.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let status = match remote {
-            Some(status) => Some(status),
-            None => match serde_json::to_value(self.thread.status()) {
-                Ok(Value::Object(status)) => Some(status),
-                _ => None,
-            },
+            Some(status) => Some(Value::Object(status)),
+            None => serde_json::to_value(self.thread.status()).ok(),
         };
-        if let (Value::Object(map), Some(status)) = (&mut value, status) {
-            map.extend(status);
-        }
-        value
+        thread_json(&self.record, self.thread.agent_name(), self.events.latest().to_string(), status)
     }
 }
 
@@ -379,15 +365,21 @@ async fn evict_idle(threads: Weak<Threads>, idle: Duration, period: Duration) {
 /// A thread this server has not opened, as the store has it, in the shape of
 /// [`ThreadEntry::to_json`].
 fn stored_thread_json(record: &ThreadRecord) -> Value {
+    thread_json(record, &record.agent, "0".to_owned(), serde_json::to_value(&record.status).ok())
+}
+
+/// The one shape of a thread in the API: the record's identity, the agent that has it now, the
+/// last event id, and the fields of its status (when `status` is an object).
+fn thread_json(record: &ThreadRecord, agent: &str, last_event_id: String, status: Option<Value>) -> Value {
     let mut value = json!({
         "id": record.id,
-        "agent": record.agent,
+        "agent": agent,
         "userId": record.user_id,
         "createdAt": record.created_at,
         "arguments": record.arguments,
-        "lastEventId": "0",
+        "lastEventId": last_event_id,
     });
-    if let (Value::Object(map), Ok(Value::Object(status))) = (&mut value, serde_json::to_value(&record.status)) {
+    if let (Value::Object(map), Some(Value::Object(status))) = (&mut value, status) {
         map.extend(status);
     }
     value

@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -38,7 +37,7 @@ pub(crate) async fn events(
 ) -> Result<impl IntoResponse, ApiError> {
     let log = state.user_log(&user);
     let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &log)?;
-    let client_id = format!("client_{}", next_client_number());
+    let client_id = crate::ids::client_id();
     // Made before attaching: if this request is dropped while the attach hooks run, the
     // detach still follows.
     let client = Client {
@@ -51,13 +50,6 @@ pub(crate) async fn events(
     state.runtime.attach_client(&user, &client_id).await;
     log.push(&json!({ "type": "client_attached", "clientId": client_id }));
     Ok(streams::sse(log, cursor, state.config.keep_alive, client))
-}
-
-fn next_client_number() -> String {
-    static CLIENTS: AtomicU64 = AtomicU64::new(0);
-    let started =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis());
-    format!("{started:x}_{}", CLIENTS.fetch_add(1, Ordering::Relaxed) + 1)
 }
 
 /// One connected client of a user; dropping it detaches the client.

@@ -7,7 +7,7 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hooks_runtime::model::{ModelRequest, ScriptedModel, ScriptedResponse};
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
@@ -16,7 +16,7 @@ use hooks_runtime::{
     ToolCallChange,
 };
 use serde_json::{Value, json};
-use support::{Recorder, capture_logs};
+use support::{Recorder, assert_requests_valid, capture_logs, shape};
 
 /// What each hook saw, in order, per thread: `hook:argument-text`.
 static SEEN: Recorder<String> = Recorder::new();
@@ -43,31 +43,6 @@ fn builder(model: &ScriptedModel) -> RuntimeBuilder {
 
 fn tool_messages(messages: &[HookMessage]) -> Vec<&HookMessage> {
     messages.iter().filter(|message| message.role == Role::Tool).collect()
-}
-
-fn assert_requests_valid(model: &ScriptedModel) {
-    for (index, request) in model.requests().iter().enumerate() {
-        if let Err(reason) = ScriptedModel::check_messages(&request.messages) {
-            panic!("request {index} is invalid: {reason}");
-        }
-    }
-}
-
-/// `role(calls: ..)`, `tool(id)` and `role` for each message of a request.
-fn shape(request: &ModelRequest) -> Vec<String> {
-    request
-        .messages
-        .iter()
-        .map(|message| match (&message.tool_calls, &message.tool_call_id) {
-            (Some(calls), _) => {
-                let ids: Vec<&str> =
-                    calls.as_array().unwrap().iter().map(|call| call["id"].as_str().unwrap()).collect();
-                format!("{}(calls: {})", message.role, ids.join(","))
-            }
-            (None, Some(id)) => format!("{}({id})", message.role),
-            (None, None) => message.role.clone(),
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------

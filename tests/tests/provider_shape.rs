@@ -75,21 +75,11 @@ fn runtime(model: &ScriptedModel) -> Runtime {
         .unwrap()
 }
 
-/// `role` for plain messages, `role(calls: ..)` and `tool(id)` for the exchange.
+/// `role: content` for plain messages, `role(calls: ..)` and `tool(id)` for the exchange.
 fn shape(request: &ModelRequest) -> Vec<String> {
-    request
-        .messages
-        .iter()
-        .map(|message| match (&message.tool_calls, &message.tool_call_id) {
-            (Some(calls), _) => {
-                let ids: Vec<&str> =
-                    calls.as_array().unwrap().iter().map(|call| call["id"].as_str().unwrap()).collect();
-                format!("{}(calls: {})", message.role, ids.join(","))
-            }
-            (None, Some(id)) => format!("{}({id})", message.role),
-            (None, None) => format!("{}: {}", message.role, message.content.as_deref().unwrap_or_default()),
-        })
-        .collect()
+    support::shape_with(request, |message| {
+        format!("{}: {}", message.role, message.content.as_deref().unwrap_or_default())
+    })
 }
 
 fn assert_all_valid(model: &ScriptedModel) {

@@ -8,6 +8,7 @@
 
 #![cfg(unix)]
 
+mod support;
 mod support_tools;
 
 use std::path::PathBuf;
@@ -15,13 +16,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::declarative::DeclarativeHookRegistry;
-use hooks_runtime::model::ModelRequest;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{ApprovalReason, Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
+use support::{assert_requests_valid, shape};
 use support_tools::{lock, tool_message};
 
 define_prompt! { name: k_prompt, model: "scripted", prompt: "K.", tools: ["Bash", "Fail"] }
@@ -287,31 +288,6 @@ fn push_step() -> ScriptedResponse {
 fn push_reason() -> ApprovalReason {
     ApprovalReason::new(Some(GUARD_ID), "force push: a person decides")
         .with_context("the remote keeps the old head as backup/main")
-}
-
-fn assert_requests_valid(model: &ScriptedModel) {
-    for (index, request) in model.requests().iter().enumerate() {
-        if let Err(reason) = ScriptedModel::check_messages(&request.messages) {
-            panic!("request {index} is invalid: {reason}");
-        }
-    }
-}
-
-/// `role(calls: ..)`, `tool(id)` or the role of each message of a request.
-fn shape(request: &ModelRequest) -> Vec<String> {
-    request
-        .messages
-        .iter()
-        .map(|message| match (&message.tool_calls, &message.tool_call_id) {
-            (Some(calls), _) => {
-                let ids: Vec<&str> =
-                    calls.as_array().unwrap().iter().map(|call| call["id"].as_str().unwrap()).collect();
-                format!("{}(calls: {})", message.role, ids.join(","))
-            }
-            (None, Some(id)) => format!("{}({id})", message.role),
-            (None, None) => message.role.clone(),
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -1,16 +1,12 @@
 //! Running one `command` action: spawn, capture, time out, report. Every outcome is logged here
 //! and nowhere else, so a failing command can never reach the tool call or the next hook.
 
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
-use tokio::sync::oneshot;
-
 use super::LOG_TARGET;
-use super::process_group::ProcessGroup;
+use super::shell::{self, OutputSink, ShellEnd, Timing};
 use super::substitution::PreparedCommand;
 
 /// Once the shell has exited, how long to keep reading output that a background child of it
@@ -35,67 +31,21 @@ pub(super) struct CommandLimits {
 /// The shell leads a process group of its own, and the whole group is killed when this returns
 /// or is dropped, so nothing the command started outlives the hook (Y14).
 pub(super) async fn run_command(template: &str, command: &PreparedCommand, limits: &CommandLimits) {
-    let mut shell = Command::new("sh");
-    shell
-        .arg("-c")
-        .arg(&command.script)
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Also reaps the shell when the hook is dropped; `group` below kills the rest.
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    shell.process_group(0);
-    let mut child = match shell.spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{template}` could not start: {error}");
-            return;
-        }
-    };
-    // Taken before the shell can be reaped, while its id is still the group's id.
-    let group = ProcessGroup::led_by(&child);
-
+    let mut shell = shell::sh(&command.script);
+    shell.envs(command.env.iter().map(|(k, v)| (k, v)));
     let output = Output::new(limits.max_output_lines);
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let (exited_tx, exited_rx) = oneshot::channel::<()>();
-
-    let run = async {
-        let wait = async {
-            let status = child.wait().await;
-            let _ = exited_tx.send(());
-            status
-        };
-        let read = async {
-            let pumps = async { tokio::join!(pump(stdout, &output), pump(stderr, &output)) };
-            let grace = async {
-                let _ = exited_rx.await;
-                tokio::time::sleep(OUTPUT_GRACE).await;
-            };
-            tokio::select! {
-                _ = pumps => {}
-                () = grace => {}
-            }
-        };
-        tokio::join!(wait, read).0
-    };
-
-    // Bound to a variable so that `run`, which borrows `child`, is dropped before the match.
-    let result = tokio::time::timeout(limits.timeout, run).await;
-    // Whether the shell exited or timed out, whatever it left running in its group goes now.
-    drop(group);
-    match result {
-        Ok(Ok(status)) if status.success() => {}
-        Ok(Ok(status)) => report_failure(template, status, &output),
-        Ok(Err(error)) => {
+    let (mut stdout, mut stderr) = (LineSplitter::new(&output), LineSplitter::new(&output));
+    let timing = Timing { timeout: limits.timeout, output_grace: OUTPUT_GRACE };
+    match shell::run(shell, None, timing, &mut stdout, &mut stderr).await {
+        ShellEnd::Exited(status) if status.success() => {}
+        ShellEnd::Exited(status) => report_failure(template, status, &output),
+        ShellEnd::NotStarted(error) => {
+            tracing::warn!(target: LOG_TARGET, "[HOOK] command `{template}` could not start: {error}");
+        }
+        ShellEnd::NotAwaited(error) => {
             tracing::warn!(target: LOG_TARGET, "[HOOK] command `{template}` could not be awaited: {error}");
         }
-        Err(_elapsed) => {
-            // The group kill above reached the shell too; reap it now rather than leaving it to
-            // `kill_on_drop`, so it is gone when the hook returns.
-            let _ = child.kill().await;
+        ShellEnd::TimedOut => {
             tracing::warn!(
                 target: LOG_TARGET,
                 "[HOOK] command `{template}` did not finish within {:?} and was killed",
@@ -155,26 +105,33 @@ impl Output {
     }
 }
 
-/// Reads one stream to its end, splitting it into lines with bounded memory.
-async fn pump(stream: Option<impl AsyncRead + Unpin>, output: &Output) {
-    let Some(mut stream) = stream else { return };
-    let mut buf = [0u8; 8192];
-    let mut line = Vec::new();
-    loop {
-        let n = match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        for &byte in &buf[..n] {
+/// One stream's sink: splits it into lines with bounded memory, into the shared [`Output`].
+struct LineSplitter<'a> {
+    output: &'a Output,
+    line: Vec<u8>,
+}
+
+impl<'a> LineSplitter<'a> {
+    fn new(output: &'a Output) -> Self {
+        LineSplitter { output, line: Vec::new() }
+    }
+}
+
+impl OutputSink for LineSplitter<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
             if byte == b'\n' {
-                output.push(&line);
-                line.clear();
-            } else if line.len() < MAX_LINE_BYTES {
-                line.push(byte);
+                self.output.push(&self.line);
+                self.line.clear();
+            } else if self.line.len() < MAX_LINE_BYTES {
+                self.line.push(byte);
             }
         }
     }
-    if !line.is_empty() {
-        output.push(&line);
+
+    fn end(&mut self) {
+        if !self.line.is_empty() {
+            self.output.push(&self.line);
+        }
     }
 }

@@ -9,6 +9,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
+use super::problems::{render_problems, write_problem};
 use super::substitution::placeholders;
 use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
 
@@ -72,14 +73,11 @@ impl LoadProblem {
 impl fmt::Display for LoadProblem {
     /// `entry #3 (field `action.type`): unknown action type `email`; ...`, or `document: ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let field = self.field.as_deref();
         match self.entry {
-            Some(index) => write!(f, "entry #{index}")?,
-            None => f.write_str("document")?,
+            Some(index) => write_problem(f, format_args!("entry #{index}"), field, &self.message),
+            None => write_problem(f, "document", field, &self.message),
         }
-        if let Some(field) = &self.field {
-            write!(f, " (field `{field}`)")?;
-        }
-        write!(f, ": {}", self.message)
     }
 }
 
@@ -96,7 +94,7 @@ impl fmt::Display for LoadProblem {
 /// assert!(format!("{error:?}").starts_with("1 problem in hooks document\n  entry #0 (field `event`): unknown event `never`"));
 /// ```
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", render_problems(problems))]
+#[error("{}", render_problems("hooks document", problems))]
 pub struct LoadErrors {
     problems: Vec<LoadProblem>,
 }
@@ -112,15 +110,6 @@ impl LoadErrors {
     pub fn problems(&self) -> &[LoadProblem] {
         &self.problems
     }
-}
-
-fn render_problems(problems: &[LoadProblem]) -> String {
-    let n = problems.len();
-    let mut text = format!("{n} problem{} in hooks document", if n == 1 { "" } else { "s" });
-    for problem in problems {
-        text.push_str(&format!("\n  {problem}"));
-    }
-    text
 }
 
 /// A hook kept from a document, with its index in the `hooks` list.

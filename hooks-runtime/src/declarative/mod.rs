@@ -83,9 +83,11 @@ mod event;
 mod executor;
 mod loader;
 mod matcher;
+mod problems;
 mod process_group;
 mod registry;
 mod settings;
+mod shell;
 mod substitution;
 
 pub use action::{CommandMode, HookAction};

@@ -10,8 +10,11 @@
 //! through its hook as any panic does; they are still caught.
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
+
+use futures_util::FutureExt;
 
 thread_local! {
     /// Whether a hook is running on this thread (nested hooks keep it set).
@@ -55,6 +58,18 @@ impl std::fmt::Display for PanicLocation {
 pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, PanicLocation> {
     let in_hook = enter();
     catch_entered(&in_hook, f)
+}
+
+/// Awaits `future` as hook code: each poll is marked as [`catch`] marks a call, so a panic in
+/// any poll ends it with the panic's location, unprinted; the payload is dropped unread.
+pub(crate) async fn catch_future<F: Future>(future: F) -> Result<F::Output, PanicLocation> {
+    let mut future = std::pin::pin!(future);
+    // The mark is per poll, not across the awaits: between polls other tasks run on the thread.
+    let marked = std::future::poll_fn(move |cx| {
+        let _in_hook = enter();
+        future.as_mut().poll(cx)
+    });
+    AssertUnwindSafe(marked).catch_unwind().await.map_err(located)
 }
 
 /// Marks this thread as running hook code until dropped. A chain's run of sync hooks marks it

@@ -4,7 +4,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hooks_core::AbortSignal;
@@ -56,24 +55,8 @@ pub(crate) async fn guarded<T>(
     }
     tokio::select! {
         biased;
-        output = Caught(future) => output.map_err(StepError::Panicked),
+        output = panics::catch_future(future) => output.map_err(StepError::Panicked),
         () = aborted(signal) => Err(StepError::Aborted),
-    }
-}
-
-/// A boxed future polled as hook code: a panic is caught, recorded by location, not printed.
-pub(crate) struct Caught<'a, T>(pub(crate) Pin<Box<dyn Future<Output = T> + Send + 'a>>);
-
-impl<T> Future for Caught<'_, T> {
-    type Output = Result<T, PanicLocation>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.0.as_mut();
-        match panics::catch(|| future.poll(cx)) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(location) => Poll::Ready(Err(location)),
-        }
     }
 }
 

@@ -4,7 +4,6 @@
 //! selected.
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use hooks_core::{
@@ -16,7 +15,7 @@ use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use super::settings_hooks;
-use crate::dispatch::{self, FailureRule};
+use crate::dispatch::{self, FailureRule, panics};
 use crate::events::ThreadEvent;
 use crate::governing::gate::Verdict;
 use crate::json_progress::ProgressScanner;
@@ -187,7 +186,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     let runtime = &pipeline.shared.runtime;
     if let Some(authorize) = &runtime.authorizer {
         // E9: an authorizer that panics has not authorized the call.
-        let authorized = std::panic::catch_unwind(AssertUnwindSafe(|| authorize(state, call)));
+        let authorized = panics::catch(|| authorize(state, call));
         let authorized = authorized.unwrap_or_else(|_| {
             listener_panicked(pipeline, "the tool authorizer (`authorize_tools`)");
             false
@@ -303,7 +302,7 @@ pub(crate) async fn execute(
 ) -> HookToolResult {
     let listener = pipeline.agent.listener();
     if let Some(listener) = &listener
-        && CatchPanic(listener.before_tool_call(&call.function.name)).await.is_err()
+        && panics::catch_future(listener.before_tool_call(&call.function.name)).await.is_err()
     {
         // E9: the listener's failure; the call goes on.
         listener_panicked(pipeline, "the tool-call listener's `before_tool_call`");
@@ -349,7 +348,7 @@ pub(crate) async fn execute(
             latency: started_at.elapsed(),
             error: result.error.clone(),
         };
-        if CatchPanic(listener.after_tool_call(&call.function.name, &outcome)).await.is_err() {
+        if panics::catch_future(listener.after_tool_call(&call.function.name, &outcome)).await.is_err() {
             listener_panicked(pipeline, "the tool-call listener's `after_tool_call`");
         }
     }
@@ -391,9 +390,9 @@ async fn call_tool(
         }
     };
     // A panicking tool is that call's error, not the thread's.
-    match CatchPanic(tool.call(state, arguments)).await {
+    match panics::catch_future(tool.call(state, arguments)).await {
         Ok(result) => result,
-        Err(()) => HookToolResult::error(format!("the tool {} panicked", call.function.name)),
+        Err(_) => HookToolResult::error(format!("the tool {} panicked", call.function.name)),
     }
 }
 
@@ -488,22 +487,6 @@ async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, re
         message.extra.insert("asset_path".into(), json!(path));
         if messages::create(pipeline, state, message, FailureRule::Prevent).await.is_err() {
             tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "a hook prevented the generated-asset message; the file is kept");
-        }
-    }
-}
-
-/// A boxed future (an `async_trait` method's) polled with panics caught.
-struct CatchPanic<F: ?Sized>(std::pin::Pin<Box<F>>);
-
-impl<F: std::future::Future + ?Sized> std::future::Future for CatchPanic<F> {
-    type Output = Result<F::Output, ()>;
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
-        let future = self.0.as_mut();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Ok(std::task::Poll::Ready(value)) => std::task::Poll::Ready(Ok(value)),
-            Err(_) => std::task::Poll::Ready(Err(())),
         }
     }
 }

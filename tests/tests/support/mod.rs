@@ -5,7 +5,7 @@
 use std::io;
 use std::sync::{Arc, Mutex, Once, PoisonError};
 
-use hooks_runtime::model::ModelRequest;
+use hooks_runtime::model::{ModelRequest, ScriptedModel};
 use hooks_runtime::prelude::*;
 
 /// Values recorded by hooks, keyed by thread id so that tests running in parallel never read
@@ -58,6 +58,38 @@ pub(crate) fn llm_lines(messages: &[LlmMessage]) -> Vec<(String, String)> {
 /// Whether a provider request carries a message with exactly this content.
 pub(crate) fn request_has(request: &ModelRequest, content: &str) -> bool {
     request.messages.iter().any(|m| m.content.as_deref() == Some(content))
+}
+
+/// Fails naming the first request of the model's that a provider would refuse (a tool call
+/// without its answer, an answer without its call, ...).
+pub(crate) fn assert_requests_valid(model: &ScriptedModel) {
+    for (index, request) in model.requests().iter().enumerate() {
+        if let Err(reason) = ScriptedModel::check_messages(&request.messages) {
+            panic!("request {index} is invalid: {reason}");
+        }
+    }
+}
+
+/// `role(calls: ..)`, `tool(id)` or the role of each message of a request.
+pub(crate) fn shape(request: &ModelRequest) -> Vec<String> {
+    shape_with(request, |message| message.role.clone())
+}
+
+/// [`shape`], with `plain` writing the messages that neither call nor answer a tool.
+pub(crate) fn shape_with(request: &ModelRequest, plain: impl Fn(&LlmMessage) -> String) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .map(|message| match (&message.tool_calls, &message.tool_call_id) {
+            (Some(calls), _) => {
+                let ids: Vec<&str> =
+                    calls.as_array().unwrap().iter().map(|call| call["id"].as_str().unwrap()).collect();
+                format!("{}(calls: {})", message.role, ids.join(","))
+            }
+            (None, Some(id)) => format!("{}({id})", message.role),
+            (None, None) => plain(message),
+        })
+        .collect()
 }
 
 /// A buffer that `tracing_subscriber` writes formatted events into.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::event::WITHOUT_COUNTERPART;
 use super::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsEvent, SettingsHook, SettingsMatcher};
 use crate::declarative::MAX_DOCUMENT_BYTES;
+use crate::declarative::problems::{render_problems, write_problem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
 const HOOK_FIELDS: &str = "`type`, `command`, `timeout`, `onFailure` or `statusMessage`";
@@ -44,11 +45,7 @@ impl SettingsProblem {
 impl fmt::Display for SettingsProblem {
     /// ``hooks.PreToolUse[0].hooks[1] (field `type`): ...``, or `document: ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.location.as_deref().unwrap_or("document"))?;
-        if let Some(field) = &self.field {
-            write!(f, " (field `{field}`)")?;
-        }
-        write!(f, ": {}", self.message)
+        write_problem(f, self.location.as_deref().unwrap_or("document"), self.field.as_deref(), &self.message)
     }
 }
 
@@ -66,7 +63,7 @@ impl fmt::Display for SettingsProblem {
 /// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.Notification: "));
 /// ```
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", render(problems))]
+#[error("{}", render_problems("settings hooks", problems))]
 pub struct SettingsErrors {
     problems: Vec<SettingsProblem>,
 }
@@ -82,15 +79,6 @@ impl fmt::Debug for SettingsErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
     }
-}
-
-fn render(problems: &[SettingsProblem]) -> String {
-    let n = problems.len();
-    let mut text = format!("{n} problem{} in settings hooks", if n == 1 { "" } else { "s" });
-    for problem in problems {
-        text.push_str(&format!("\n  {problem}"));
-    }
-    text
 }
 
 /// What a settings file holds: the hooks kept and every problem, ordered by event name, then

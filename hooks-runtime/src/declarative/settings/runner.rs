@@ -2,15 +2,10 @@
 //! cap, killed with its process group at its timeout. Nothing here interprets the output.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
-use tokio::sync::oneshot;
-
 use crate::declarative::LOG_TARGET;
-use crate::declarative::process_group::ProcessGroup;
+use crate::declarative::shell::{self, OutputSink, ShellEnd, Timing};
 
 /// Most bytes of stdout, and of stderr, kept from one hook run; the rest is read and dropped,
 /// so a hook that prints without end neither fills memory nor blocks on a full pipe.
@@ -49,76 +44,26 @@ pub(crate) struct HookRun {
 /// holds stdout open cannot make the call outlast its timeout. `location` names the hook in
 /// the WARN of cut output.
 pub(crate) async fn run(command: &str, stdin: &[u8], cwd: &Path, timeout: Duration, location: &str) -> HookRun {
-    let mut shell = Command::new("sh");
-    shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        // Project hooks name their scripts from the project root, which is the working
-        // directory here.
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    shell.process_group(0);
-    let mut child = match shell.spawn() {
-        Ok(child) => child,
-        Err(error) => {
+    let mut shell = shell::sh(command);
+    // Project hooks name their scripts from the project root, which is the working directory
+    // here.
+    shell.current_dir(cwd).env("CLAUDE_PROJECT_DIR", cwd);
+    let (mut stdout, mut stderr) = (Capture::default(), Capture::default());
+    let timing = Timing { timeout, output_grace: OUTPUT_GRACE };
+    let end = match shell::run(shell, Some(stdin), timing, &mut stdout, &mut stderr).await {
+        ShellEnd::Exited(status) => match status.code() {
+            Some(code) => RunEnd::Exited(code),
+            None => RunEnd::Killed(status.to_string()),
+        },
+        ShellEnd::NotStarted(error) => {
             return HookRun {
                 end: RunEnd::NotRun(format!("could not start: {error}")),
                 stdout: String::new(),
                 stderr: String::new(),
             };
         }
-    };
-    // Taken before the shell can be reaped, while its id is still the group's id.
-    let group = ProcessGroup::led_by(&child);
-    let input = child.stdin.take();
-    let out = child.stdout.take();
-    let err = child.stderr.take();
-    let (mut stdout, mut stderr) = (Capture::default(), Capture::default());
-    let (exited_tx, exited_rx) = oneshot::channel::<()>();
-
-    let work = async {
-        let wait = async {
-            let status = child.wait().await;
-            let _ = exited_tx.send(());
-            status
-        };
-        let io = async {
-            let write = async {
-                if let Some(mut input) = input {
-                    // A hook that does not read its input closes the pipe: not an error.
-                    let _ = input.write_all(stdin).await;
-                }
-            };
-            let streams = async { tokio::join!(write, pump(out, &mut stdout), pump(err, &mut stderr)) };
-            let grace = async {
-                let _ = exited_rx.await;
-                tokio::time::sleep(OUTPUT_GRACE).await;
-            };
-            tokio::select! {
-                _ = streams => {}
-                () = grace => {}
-            }
-        };
-        tokio::join!(wait, io).0
-    };
-    let result = tokio::time::timeout(timeout, work).await;
-    // Whatever the command left running in its group goes now, finished or not.
-    drop(group);
-    let end = match result {
-        Ok(Ok(status)) => match status.code() {
-            Some(code) => RunEnd::Exited(code),
-            None => RunEnd::Killed(status.to_string()),
-        },
-        Ok(Err(error)) => RunEnd::NotRun(format!("could not be awaited: {error}")),
-        Err(_elapsed) => {
-            let _ = child.kill().await;
-            RunEnd::TimedOut(timeout)
-        }
+        ShellEnd::NotAwaited(error) => RunEnd::NotRun(format!("could not be awaited: {error}")),
+        ShellEnd::TimedOut => RunEnd::TimedOut(timeout),
     };
     for (name, capture) in [("stdout", &stdout), ("stderr", &stderr)] {
         if capture.dropped > 0 {
@@ -139,26 +84,17 @@ struct Capture {
     dropped: u64,
 }
 
-impl Capture {
-    fn push(&mut self, bytes: &[u8]) {
+impl OutputSink for Capture {
+    fn write(&mut self, bytes: &[u8]) {
         let room = MAX_SETTINGS_HOOK_OUTPUT_BYTES.saturating_sub(self.kept.len());
         let (keep, drop) = bytes.split_at(room.min(bytes.len()));
         self.kept.extend_from_slice(keep);
         self.dropped += drop.len() as u64;
     }
-
-    fn into_text(self) -> String {
-        String::from_utf8_lossy(&self.kept).into_owned()
-    }
 }
 
-async fn pump(stream: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
-    let Some(mut stream) = stream else { return };
-    let mut buf = [0u8; 8192];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => capture.push(&buf[..n]),
-        }
+impl Capture {
+    fn into_text(self) -> String {
+        String::from_utf8_lossy(&self.kept).into_owned()
     }
 }

@@ -23,12 +23,13 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Mutex, broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
+use super::connection::{Inner, PostgresStore};
 use super::driver::{describe_pg, pg_kind};
-use super::{Inner, PostgresStore};
+use super::hub::{Follow, HUB_BUFFER, HubSenders, LOST, WAKE_ALL};
 use crate::store::rows::Op;
 use crate::store::{EventSubscription, StoreError, StoreErrorKind, StoredEvent};
 use crate::thread::ThreadEvent;
@@ -53,48 +54,6 @@ enum Attempt {
     /// The connection was lost; `committing` names the transaction and the event's `seq` when
     /// it was lost during the commit, which may have succeeded.
     Lost { error: StoreError, committing: Option<(String, u64)> },
-}
-
-/// How many notifications the hub holds for a subscription that has not looked yet; one that
-/// falls further behind reads the table anyway.
-const HUB_BUFFER: usize = 1024;
-/// What the hub tells every subscription after it reconnected: read, a notification may be lost.
-pub(super) const WAKE_ALL: &str = "*";
-/// What the hub tells every subscription when it lost its connection (each reports it).
-pub(super) const LOST: &str = "!";
-
-/// The store's one `LISTEN`ing connection, on the thread events' channel and the user
-/// channel, shared by all its subscriptions: the senders they take a receiver of, while the hub
-/// runs.
-#[derive(Default)]
-pub(super) struct Hub {
-    senders: Mutex<Option<HubSenders>>,
-}
-
-/// Where the hub passes notifications: thread event payloads to thread subscriptions, user
-/// channel payloads to user change subscriptions; [`WAKE_ALL`] and [`LOST`] to both.
-#[derive(Clone)]
-struct HubSenders {
-    threads: broadcast::Sender<Arc<str>>,
-    users: broadcast::Sender<Arc<str>>,
-}
-
-impl HubSenders {
-    fn listened_to(&self) -> bool {
-        self.threads.receiver_count() > 0 || self.users.receiver_count() > 0
-    }
-
-    fn send_to_all(&self, payload: &str) {
-        let _ = self.threads.send(payload.into());
-        let _ = self.users.send(payload.into());
-    }
-}
-
-/// Which of the hub's channels a subscription follows.
-#[derive(Clone, Copy)]
-pub(super) enum Follow {
-    Threads,
-    Users,
 }
 
 impl PostgresStore {

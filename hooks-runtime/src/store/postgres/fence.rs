@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
-use super::lease::Lease;
 use crate::store::rows::Op;
 use crate::store::{StoreError, StoreErrorKind};
 
@@ -35,18 +34,20 @@ pub(super) struct Fences {
 }
 
 impl Fences {
-    /// From now on, writes to `lease`'s thread need `lease`.
-    pub(super) fn hold(&self, lease: &Lease, lost: Arc<watch::Sender<bool>>) {
-        let fence = Fence { owner: lease.owner.clone(), epoch: epoch(lease), lost };
-        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(lease.thread_id.clone(), fence);
+    /// From now on, writes to the thread need the lease of `owner` and `epoch` (a
+    /// [`Lease`](super::lease::Lease)'s fields; passed as such so that the store's shared state
+    /// does not depend on the lease module, which adds methods to the store).
+    pub(super) fn hold(&self, thread_id: &str, owner: &str, epoch: u64, lost: Arc<watch::Sender<bool>>) {
+        let fence = Fence { owner: owner.to_owned(), epoch: sql_epoch(epoch), lost };
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.to_owned(), fence);
     }
 
-    /// Writes to the thread go unchecked again (its run ended), unless a newer lease of this
-    /// store fences it by now.
-    pub(super) fn release(&self, lease: &Lease) {
+    /// Writes to the thread go unchecked again (its run, holding the lease of `epoch`, ended),
+    /// unless a newer lease of this store fences it by now.
+    pub(super) fn release(&self, thread_id: &str, epoch: u64) {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        if held.get(&lease.thread_id).is_some_and(|fence| fence.epoch == epoch(lease)) {
-            held.remove(&lease.thread_id);
+        if held.get(thread_id).is_some_and(|fence| fence.epoch == sql_epoch(epoch)) {
+            held.remove(thread_id);
         }
     }
 
@@ -56,8 +57,8 @@ impl Fences {
     }
 }
 
-fn epoch(lease: &Lease) -> i64 {
-    i64::try_from(lease.epoch).unwrap_or(i64::MAX)
+fn sql_epoch(epoch: u64) -> i64 {
+    i64::try_from(epoch).unwrap_or(i64::MAX)
 }
 
 /// The sentence a refused write ends with.

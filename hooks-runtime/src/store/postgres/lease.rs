@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::PostgresStore;
+use super::connection::PostgresStore;
 use crate::store::rows::Op;
 use crate::store::{FailReason, StoreError};
 

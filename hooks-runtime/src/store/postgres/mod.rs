@@ -69,29 +69,34 @@
 //!
 //! TLS is not negotiated (`NoTls`): run the store on a trusted network or through a local proxy.
 
+// Each module below adds to `PostgresStore`, defined in `connection` with the state its
+// modules share; `hub`, `fence` and `options` are the parts of that state, so imports run one
+// way: from the feature modules and this one down to `connection`, and from there to the parts.
+mod connection;
 mod driver;
 mod events;
 mod fence;
+mod hub;
 // Public types, reachable only through `__test`: the runtime holds leases through `hold_run`.
 #[cfg_attr(not(feature = "__test"), allow(unreachable_pub))]
 pub(crate) mod lease;
+mod options;
 mod schema;
 mod user_events;
 mod user_values;
 
+pub use connection::PostgresStore;
+pub use options::{DEFAULT_SCHEMA, PostgresOptions};
+
 use driver::{describe_pg, pg_kind, read_snapshot};
 
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 use tokio_postgres::types::ToSql;
 
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
-use tokio_postgres::NoTls;
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
@@ -99,297 +104,11 @@ use super::{
     UserChange, UserValue, inbox,
 };
 
-/// How long connecting to the server may take when the URL does not say (`connect_timeout`).
-const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an operation waits for a free pooled connection before failing.
-const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest schema name [`PostgresOptions::schema`] takes, so that the notification channel
-/// derived from it stays within PostgreSQL's 63-byte identifiers.
-const MAX_SCHEMA_NAME: usize = 40;
-
 /// The message columns in the order [`read_message`] reads them, `seq` last.
 const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, \
                             extra::text, seq";
 
-/// The schema [`PostgresStore::connect`] keeps its tables in (created if absent), unless
-/// [`PostgresOptions::schema`] or [`PostgresOptions::search_path`] says otherwise.
-pub const DEFAULT_SCHEMA: &str = "agent_hooks";
-
-/// How to connect: the schema and the pool size. [`PostgresStore::connect`] uses the defaults:
-/// the schema [`DEFAULT_SCHEMA`], at most 16 pooled connections.
-///
-/// ```
-/// use hooks_runtime::store::PostgresOptions;
-///
-/// let options = PostgresOptions::new().schema("agents").max_connections(8);
-/// assert_eq!(options.schema_name(), Some("agents"));
-/// assert_eq!(PostgresOptions::new().schema_name(), Some("agent_hooks"));
-/// assert_eq!(PostgresOptions::new().search_path().schema_name(), None);
-/// ```
-#[derive(Debug, Clone)]
-pub struct PostgresOptions {
-    schema: Option<String>,
-    max_connections: usize,
-    event_poll_interval: Duration,
-    run_lease_ttl: Duration,
-    run_wait: Duration,
-    recovery_sweep: Duration,
-}
-
-impl Default for PostgresOptions {
-    fn default() -> Self {
-        PostgresOptions {
-            schema: Some(DEFAULT_SCHEMA.to_owned()),
-            max_connections: 16,
-            event_poll_interval: Duration::from_secs(5),
-            run_lease_ttl: Duration::from_secs(15),
-            run_wait: Duration::from_secs(300),
-            recovery_sweep: Duration::from_secs(5),
-        }
-    }
-}
-
-impl PostgresOptions {
-    /// The defaults: the schema [`DEFAULT_SCHEMA`], at most 16 pooled connections.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Keeps the store's tables in `schema` (created if missing; default [`DEFAULT_SCHEMA`]) by
-    /// setting `search_path` on every connection. The name must be lower-case ASCII letters,
-    /// digits and `_`, not start with a digit, and be at most 40 characters;
-    /// [`PostgresStore::connect_with`] refuses others.
-    pub fn schema(mut self, schema: impl Into<String>) -> Self {
-        self.schema = Some(schema.into());
-        self
-    }
-
-    /// Keeps the store's tables wherever the connection's own `search_path` points (`public`,
-    /// unless the URL's `options` or the role's settings say otherwise), creating no schema:
-    /// for a database whose tables are already there.
-    pub fn search_path(mut self) -> Self {
-        self.schema = None;
-        self
-    }
-
-    /// The schema the store will use, or `None` for the connection's `search_path`.
-    pub fn schema_name(&self) -> Option<&str> {
-        self.schema.as_deref()
-    }
-
-    /// The most connections the pool opens (at least 1). While there are subscriptions
-    /// ([`PostgresStore::subscribe`]), one more connection listens for all of them; while the
-    /// user value changes are followed, one more.
-    pub fn max_connections(mut self, max_connections: usize) -> Self {
-        self.max_connections = max_connections.max(1);
-        self
-    }
-
-    /// How often a subscription ([`PostgresStore::subscribe`]) reads the events table without
-    /// a notification, in case one was lost with a connection (default 5 s). Events normally
-    /// arrive by notification within milliseconds; this bounds the delay when one does not.
-    pub fn event_poll_interval(mut self, interval: Duration) -> Self {
-        self.event_poll_interval = interval.max(Duration::from_millis(10));
-        self
-    }
-
-    /// The lease a run holds on its thread (default 15 s): renewed every third of it while the
-    /// run goes on, so another process can take a thread whose runner died this long after its
-    /// last renewal. A run that cannot renew it for this long (its process stalled, the
-    /// database unreachable) loses it: nothing more it writes is stored, and it stops before its
-    /// next model step, `failed (lease_lost)`.
-    pub fn run_lease_ttl(mut self, ttl: Duration) -> Self {
-        self.run_lease_ttl = ttl.max(Duration::from_millis(100));
-        self
-    }
-
-    /// How often every runtime on the store looks for threads whose owner died (default 5 s):
-    /// a thread left `running`, or with accepted inputs, whose lease has expired is settled
-    /// `failed (owner_lost)` and its inbox run by whichever process finds it first. A dead
-    /// owner's thread is therefore recovered within `run_lease_ttl` plus this interval.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use hooks_runtime::store::PostgresOptions;
-    ///
-    /// let options = PostgresOptions::new().run_lease_ttl(Duration::from_secs(10)).recovery_sweep(Duration::from_secs(2));
-    /// # let _ = options;
-    /// ```
-    pub fn recovery_sweep(mut self, interval: Duration) -> Self {
-        self.recovery_sweep = interval.max(Duration::from_millis(50));
-        self
-    }
-
-    /// How long a run waits for a thread that another process is running (default 300 s)
-    /// before it fails with an error naming the holder.
-    pub fn run_wait(mut self, wait: Duration) -> Self {
-        self.run_wait = wait;
-        self
-    }
-}
-
-/// A [`MessageStore`] in PostgreSQL, shared by every runtime process that connects to the same
-/// database and schema. Besides the trait it has thread events across processes
-/// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)); every run holds a lease on its
-/// thread ([`MessageStore::hold_run`]), so that no two processes run one thread at once.
-///
-/// Cloning is cheap: clones share one pool.
-///
-/// ```no_run
-/// use hooks_runtime::store::{MessageStore, PostgresStore, ThreadRecord};
-///
-/// # async fn run() -> Result<(), hooks_runtime::store::StoreError> {
-/// let store = PostgresStore::connect("postgres://postgres@127.0.0.1:5432/test").await?;
-/// let thread = ThreadRecord::new("t1", "support", 1_700_000_000_000);
-/// store.create_thread(&thread).await?;
-/// assert_eq!(store.load_thread("t1").await?, Some(thread));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct PostgresStore {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    pool: Pool,
-    /// The connection settings, `search_path` included, for the listening connections.
-    config: tokio_postgres::Config,
-    /// The server, user and database (and schema), without the password, for error texts.
-    target: String,
-    /// The `LISTEN`/`NOTIFY` channel of this schema's thread events.
-    channel: String,
-    /// The `LISTEN`/`NOTIFY` channel of this schema's user value changes.
-    user_channel: String,
-    /// [`PostgresOptions::event_poll_interval`].
-    event_poll_interval: Duration,
-    /// [`PostgresOptions::run_lease_ttl`] and [`PostgresOptions::run_wait`].
-    run_lease_ttl: Duration,
-    run_wait: Duration,
-    /// [`PostgresOptions::recovery_sweep`].
-    recovery_sweep: Duration,
-    /// This store's name as a lease owner: process id and a random part, so that two stores
-    /// of one process (two runtimes) are two owners.
-    owner: String,
-    /// The threads this store's runs hold, whose writes check the lease.
-    fences: fence::Fences,
-    /// The one connection that listens for every subscription's thread events.
-    hub: events::Hub,
-}
-
-impl fmt::Debug for PostgresStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresStore").field("target", &self.inner.target).finish_non_exhaustive()
-    }
-}
-
 impl PostgresStore {
-    /// Connects with the default [`PostgresOptions`]: the tables are in the schema
-    /// [`DEFAULT_SCHEMA`] (`agent_hooks`), created or migrated here.
-    ///
-    /// `url` is a PostgreSQL connection string (`postgres://user:password@host:port/database` or
-    /// `host=... user=...`). Fails when the server cannot be reached (within the URL's
-    /// `connect_timeout`, 10 s by default), when the database has a schema version newer than
-    /// this build's, when it has this store's table names without a schema version, or when
-    /// `agent_hooks` has none of the store's tables and `public` does (connect with
-    /// [`PostgresOptions::search_path`] to use those).
-    pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        Self::connect_with(url, PostgresOptions::default()).await
-    }
-
-    /// Connects with `options`; see [`connect`](Self::connect).
-    ///
-    /// ```no_run
-    /// use hooks_runtime::store::{PostgresOptions, PostgresStore};
-    ///
-    /// # async fn run() -> Result<(), hooks_runtime::store::StoreError> {
-    /// let url = std::env::var("HOOKS_DATABASE_URL").unwrap_or("postgres://postgres@127.0.0.1:5432/test".into());
-    /// let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema("agents")).await?;
-    /// println!("connected to {}", store.target());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
-        let mut config: tokio_postgres::Config =
-            url.parse().map_err(|e| StoreError::other(format!("connect: not a PostgreSQL connection string: {e}")))?;
-        if let Some(schema) = &options.schema {
-            check_schema_name(schema)?;
-            let search_path = format!("-c search_path={schema}");
-            let merged = match config.get_options() {
-                Some(existing) if !existing.is_empty() => format!("{existing} {search_path}"),
-                _ => search_path,
-            };
-            config.options(&merged);
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
-        }
-        let mut target = describe_target(&config);
-        if let Some(schema) = &options.schema {
-            target.push_str(&format!(" (schema `{schema}`)"));
-        }
-        let channel = match &options.schema {
-            Some(schema) => format!("hooks_events_{schema}"),
-            None => "hooks_events".to_owned(),
-        };
-        let connect_timeout = config.get_connect_timeout().copied().unwrap_or(DEFAULT_CONNECT_TIMEOUT);
-        let manager =
-            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
-        let pool = Pool::builder(manager)
-            .max_size(options.max_connections)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(POOL_WAIT_TIMEOUT))
-            .create_timeout(Some(connect_timeout + Duration::from_secs(1)))
-            .build()
-            .map_err(|e| StoreError::other(format!("connect to {target}: build the connection pool: {e}")))?;
-        let store = PostgresStore {
-            inner: Arc::new(Inner {
-                pool,
-                config,
-                target,
-                user_channel: channel.replacen("hooks_events", "hooks_users", 1),
-                channel,
-                event_poll_interval: options.event_poll_interval,
-                run_lease_ttl: options.run_lease_ttl,
-                run_wait: options.run_wait,
-                recovery_sweep: options.recovery_sweep,
-                owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
-                fences: fence::Fences::default(),
-                hub: events::Hub::default(),
-            }),
-        };
-
-        let fail = |kind, detail: String| StoreError::new(kind, format!("connect to {}: {detail}", store.inner.target));
-        let pg = |e: tokio_postgres::Error| fail(pg_kind(&e), describe_pg(&e)).with_source(e);
-        let mut client = store.client("open").await?;
-        let tx = client.transaction().await.map_err(pg)?;
-        // What these refuse is a schema of another version or program.
-        if options.schema.as_deref() == Some(DEFAULT_SCHEMA) {
-            refuse_tables_left_in_public(&tx).await.map_err(|detail| fail(StoreErrorKind::Corrupt, detail))?;
-        }
-        schema::migrate(&tx, options.schema.as_deref())
-            .await
-            .map_err(|detail| fail(StoreErrorKind::Corrupt, detail))?;
-        tx.commit().await.map_err(pg)?;
-        drop(client);
-        Ok(store)
-    }
-
-    /// The server, user, database and schema this store uses, without the password, as error
-    /// texts name it: `postgres://postgres@127.0.0.1:5432/test (schema `agents`)`.
-    pub fn target(&self) -> &str {
-        &self.inner.target
-    }
-
-    /// Refuses a write to a thread whose lease a run of this store held and lost (see
-    /// `fence`); call it first in the write's transaction.
-    async fn check_fence(&self, op: &Op<'_>, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
-        match self.inner.fences.of(op.thread_id) {
-            Some(fence) => fence.check(op, tx).await,
-            None => Ok(()),
-        }
-    }
-
     /// Takes the inbox entry `op` names and inserts `message` in one transaction behind the
     /// fence; with `running`, the thread's status becomes `running` in it too (one commit).
     async fn take(&self, op: Op<'_>, message: Option<&HookMessage>, running: bool) -> Result<bool, StoreError> {
@@ -417,65 +136,6 @@ impl PostgresStore {
         tx.commit().await.map_err(op.pg())?;
         Ok(true)
     }
-
-    /// A pooled connection; a failure names the server, never the password.
-    async fn client(&self, operation: &str) -> Result<Object, StoreError> {
-        self.inner.pool.get().await.map_err(|e| {
-            let detail = match &e {
-                deadpool_postgres::PoolError::Backend(e) => describe_pg(e),
-                other => other.to_string(),
-            };
-            StoreError::connection(format!("{operation}: connect to {}: {detail}", self.inner.target)).with_source(e)
-        })
-    }
-}
-
-/// With the default schema, which has none of the store's tables yet: refuses when `public` has
-/// them, rather than start over beside them with empty tables.
-async fn refuse_tables_left_in_public(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), String> {
-    let sql = format!(
-        "SELECT to_regclass('public.hooks_schema_version') IS NOT NULL \
-         AND to_regclass('{DEFAULT_SCHEMA}.hooks_schema_version') IS NULL"
-    );
-    let left: bool = tx.query_one(&sql, &[]).await.map_err(|e| describe_pg(&e))?.get(0);
-    if left {
-        return Err(format!(
-            "schema `public` has this store's tables and schema `{DEFAULT_SCHEMA}` has none; to keep using \
-             them, connect with `PostgresOptions::new().search_path()` (or `.schema(\"public\")`), or move them \
-             to `{DEFAULT_SCHEMA}` (`ALTER TABLE public.<table> SET SCHEMA {DEFAULT_SCHEMA}` for each)"
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a schema name that would need quoting or not fit a channel name.
-fn check_schema_name(schema: &str) -> Result<(), StoreError> {
-    let mut chars = schema.chars();
-    let starts_well = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
-    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if starts_well && rest_ok && schema.len() <= MAX_SCHEMA_NAME {
-        Ok(())
-    } else {
-        Err(StoreError::other(format!(
-            "connect: schema name `{schema}` is not usable: use lower-case ASCII letters, digits and `_`, not \
-             starting with a digit, at most {MAX_SCHEMA_NAME} characters"
-        )))
-    }
-}
-
-/// `postgres://user@host:port/database`, from the parsed settings: never the password.
-fn describe_target(config: &tokio_postgres::Config) -> String {
-    let user = config.get_user().unwrap_or("");
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        #[cfg(unix)]
-        Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
-        None => "localhost".to_owned(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let database = config.get_dbname().unwrap_or(user);
-    let at = if user.is_empty() { String::new() } else { format!("{user}@") };
-    format!("postgres://{at}{host}:{port}/{database}")
 }
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
@@ -981,11 +641,12 @@ impl MessageStore for PostgresStore {
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
             Some(guard) => {
                 let lost = guard.loss_flag();
-                let took_over = guard.lease().took_over_a_dead_run;
-                inner.fences.hold(guard.lease(), lost.clone());
+                let lease = guard.lease();
+                let took_over = lease.took_over_a_dead_run;
+                inner.fences.hold(&lease.thread_id, &lease.owner, lease.epoch, lost.clone());
                 let store = self.clone();
                 let hold = RunHold::new(move || async move {
-                    store.inner.fences.release(guard.lease());
+                    store.inner.fences.release(&guard.lease().thread_id, guard.lease().epoch);
                     if let Err(error) = guard.release().await {
                         tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
                     }

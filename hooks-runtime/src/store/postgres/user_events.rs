@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::PostgresStore;
+use super::connection::PostgresStore;
 use super::driver::describe_pg;
-use super::events::{Follow, LOST};
+use super::hub::{Follow, LOST};
 use crate::store::rows::describe_json_error;
 use crate::store::{StoreError, UserChange};
 

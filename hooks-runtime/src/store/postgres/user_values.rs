@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::PostgresStore;
+use super::connection::PostgresStore;
 use super::driver::describe_pg;
 use crate::store::rows::{encode_user_value, user_error, user_value};
 use crate::store::{StoreError, UserValue};
