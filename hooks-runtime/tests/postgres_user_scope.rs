@@ -165,6 +165,12 @@ async fn u1_user_value_changed_reaches_another_os_process_once_per_change() {
             // libtest may have written the test's name on the same line.
             if line.ends_with("READY") {
                 ready = true;
+                // The parent's own changes run its hook at once, the child's when the store
+                // delivers them: wait for the child's, so that the order below is the store's.
+                eventually("the child's first change", || {
+                    seen_by(PROCESS_USER, &["client-parent"]).iter().any(|(key, _)| key == "from_child")
+                })
+                .await;
                 parent.set_user_value(PROCESS_USER, "theme", Some(json!("dark"))).await.unwrap();
                 parent.set_user_value(PROCESS_USER, "theme", Some(json!("light"))).await.unwrap();
             } else if let Some(seen) = line.strip_prefix("SEEN ") {
