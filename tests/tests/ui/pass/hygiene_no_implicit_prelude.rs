@@ -33,9 +33,9 @@ async fn watch_values(_user: &hr::UserState) {}
 
 #[::hooks_runtime::hook(tool_call_done, id = "fully_qualified")]
 fn fully_qualified(
-    _state: &::hooks_runtime::ThreadState,
-    _call: &::hooks_runtime::HookToolCall,
-    _result: &::hooks_runtime::HookToolResult,
+    _state: &::hooks_runtime::types::ThreadState,
+    _call: &::hooks_runtime::types::HookToolCall,
+    _result: &::hooks_runtime::types::HookToolResult,
 ) {
 }
 
