@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hooks_runtime::model::{
     Model, ModelError, ModelRequest, ModelStream, OpenAiConfig, OpenAiModel, ScriptedModel, ScriptedResponse,
 };
-use hooks_runtime::{HookMessage, LlmMessage};
+use hooks_runtime::types::{HookMessage, LlmMessage};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt as _};

@@ -379,7 +379,7 @@ fn fake_endpoint(responses: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
 /// The request body's messages checked as a provider checks them.
 fn provider_check(body: &[u8]) -> Result<(), String> {
     let request: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    let messages: Vec<hooks_runtime::LlmMessage> = serde_json::from_value(request["messages"].clone())
+    let messages: Vec<hooks_runtime::types::LlmMessage> = serde_json::from_value(request["messages"].clone())
         .map_err(|e| format!("`messages` is not a list of messages: {e}"))?;
     hooks_runtime::model::ScriptedModel::check_messages(&messages)
 }

@@ -6,7 +6,7 @@ use std::fmt;
 /// hook it stops the step and stores the message as an assistant message.
 ///
 /// ```
-/// use hooks_runtime::HookError;
+/// use hooks_runtime::types::HookError;
 ///
 /// let error = HookError::new("moderation service unreachable");
 /// assert!(!error.is_block());

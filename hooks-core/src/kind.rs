@@ -41,7 +41,7 @@ macro_rules! hook_kinds {
         /// tool calls.
         ///
         /// ```
-        /// use hooks_runtime::{HookKind, HookRole, HookScope};
+        /// use hooks_runtime::definition::{HookKind, HookRole, HookScope};
         ///
         /// let kind = HookKind::from_name("filter_messages").unwrap();
         /// assert_eq!(kind, HookKind::FilterMessages);

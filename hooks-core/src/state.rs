@@ -22,7 +22,7 @@ impl MessageQuery {
     /// The messages of `history` (oldest first) that the query selects, oldest first.
     ///
     /// ```
-    /// use hooks_runtime::{MessageQuery, MessageRecord, Role};
+    /// use hooks_runtime::types::{MessageQuery, MessageRecord, Role};
     ///
     /// let history: Vec<_> = ["a", "b", "c"].map(|text| MessageRecord::new(Role::User, text).into_message()).into();
     /// let last_two = MessageQuery { limit: Some(2), include_silent: true }.select(history);
@@ -68,7 +68,7 @@ pub trait ThreadServices: Send + Sync + 'static {
 /// hook can be called directly:
 ///
 /// ```
-/// use hooks_runtime::{HookMessage, ThreadState};
+/// use hooks_runtime::types::{HookMessage, ThreadState};
 ///
 /// fn limit(_state: &ThreadState, messages: Vec<HookMessage>) -> Vec<HookMessage> {
 ///     let skip = messages.len().saturating_sub(20);
@@ -121,7 +121,7 @@ impl ThreadState {
     /// injected, queued, emitted or stored as a value.
     ///
     /// ```
-    /// use hooks_runtime::{MessageRecord, Role, ThreadState};
+    /// use hooks_runtime::types::{MessageRecord, Role, ThreadState};
     ///
     /// # tokio_like_block_on(async {
     /// let (state, thread) = ThreadState::detached_with_services("thread_1", "support_agent");

@@ -20,7 +20,7 @@ use crate::dispatch::{self, Dispatch, PlainChain, PointRun};
 use crate::thread::context::{interpolate, to_provider_messages};
 
 /// The timeout the benchmarks dispatch with: the runtime's default.
-pub const TIMEOUT: Duration = crate::DEFAULT_HOOK_TIMEOUT;
+pub const TIMEOUT: Duration = crate::definition::DEFAULT_HOOK_TIMEOUT;
 
 /// A chain of one kind as the runtime keeps it: its entries, and their typed form when every hook
 /// of it is a plain sync hook.

@@ -29,20 +29,26 @@
 //! # });
 //! ```
 //!
-//! What the crate root holds, by use:
+//! What the crate root holds: what the quickstart uses, the macros and the modules.
 //!
-//! - Writing hooks: [`macro@hook`], [`define_prompt!`], [`define_agent!`], and the
-//!   specification's data types: [`HookKind`], [`HookMessage`], [`MessageRecord`],
-//!   [`MessageUpdate`], [`HookToolCall`], [`HookToolResult`], [`LlmMessage`], [`ThreadState`],
-//!   [`UserState`], [`HookExecutionContext`], [`HookError`]. The [`prelude`] has what a hook
-//!   author writes.
-//! - Definitions as the macros build them, to read: [`AgentDef`], [`PromptDef`], [`HookDef`],
-//!   [`SideDef`], [`SubagentRelationship`], [`ParentHookRequirement`].
-//! - Composition and resolution: [`ResolvedAgent`], [`explain`], [`explain_json`], [`Registry`].
-//! - Running: [`Runtime`], [`Thread`], [`ThreadEvent`], [`RunOutcome`], with [`model`], [`tool`]
-//!   and [`store`].
-//! - Testing a hook without a runtime: [`DetachedThread`], [`ExecutionState`].
-//! - Declarative YAML tool-call hooks: [`declarative`] (feature `declarative`, on by default).
+//! - Writing hooks: [`macro@hook`], [`define_prompt!`], [`define_agent!`], [`keep_last_messages`],
+//!   and [`macro@async_trait`] for the runtime's async traits. The [`prelude`] has what a hook author
+//!   writes.
+//! - Running: [`Runtime`] (built by a [`RuntimeBuilder`], or a [`BuildError`]), [`AgentHandle`],
+//!   [`Thread`] with its [`ThreadOptions`], [`ThreadEvent`]s and [`RunOutcome`]s (a failed run is
+//!   a [`RunFailed`]), [`RuntimeError`], [`InputId`] for queued inputs and [`Recovery`] after a
+//!   crash; [`explain`] and [`explain_json`] to read an agent's resolved hooks.
+//!
+//! And by module:
+//!
+//! - [`types`]: the specification's data types, as a hook sees them.
+//! - [`definition`]: definitions as the macros build them, to read, and the limits every hook
+//!   runs under.
+//! - [`resolution`]: the registry of linked hooks and each agent's resolved hooks.
+//! - [`model`], [`tool`] and [`store`]: what a runtime is built with.
+//! - [`approvals`]: tool calls that wait for a person.
+//! - [`testing`]: testing a hook without a runtime.
+//! - [`declarative`]: declarative YAML tool-call hooks (feature `declarative`, on by default).
 //!
 //! What the generated code calls (hook handlers and their futures, the linked-hook registry,
 //! resolved chains) is under `__private`, which is not public API.
@@ -53,23 +59,16 @@
 // docs.rs builds with every feature and `--cfg docsrs`: feature-gated items get a badge there.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use hooks_core::{
-    AbortSignal, Agent, AgentDef, Attachment, AttachmentRef, DetachedThread, DuplicateHookId, ExecutionState,
-    ExtraFields, Hook, HookDef, HookError, HookExecutionContext, HookKind, HookLocation, HookMessage, HookResult,
-    HookRole, HookScope, HookSource, HookToolCall, HookToolResult, LlmMessage, MessageQuery, MessageRecord,
-    MessageUpdate, OnFailure, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef,
-    Registry, RegistryError, ResolutionError, ResolvedAgent, Role, Side, SideDef, SubagentRelationship, ThreadServices,
-    ThreadState, ToolAttachment, ToolCallFunction, ToolCallRecord, ToolCallType, ToolDecision, ToolStatus, UserEvent,
-    UserState, explain, explain_json,
-};
+pub use hooks_core::{explain, explain_json};
 pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
-mod approvals;
+pub mod approvals;
 #[cfg(feature = "declarative")]
 #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
 pub mod declarative;
+pub mod definition;
 mod dispatch;
 mod events;
 mod governing;
@@ -78,21 +77,19 @@ mod ids;
 mod json_progress;
 pub mod model;
 mod reasons;
+pub mod resolution;
 mod runtime;
 pub mod store;
+pub mod testing;
 mod thread;
 pub mod tool;
+pub mod types;
 mod user;
 
-pub use approvals::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
-pub use runtime::{AgentHandle, BuildError, DEFAULT_HOOK_TIMEOUT, Runtime, RuntimeBuilder, ToolAuthorizer};
-pub use thread::{
-    ApprovalChoice, ApprovalError, InputId, MAX_HOOK_DEPTH, Recovery, RunFailed, RunOutcome, RuntimeError, Thread,
-    ThreadOptions,
-};
-pub use tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};
+pub use thread::{InputId, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {

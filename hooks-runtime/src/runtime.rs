@@ -20,8 +20,6 @@ use hooks_core::{
 };
 use serde_json::Value;
 
-pub use self::inner::ToolAuthorizer;
-
 use self::inner::{AgentEntry, RuntimeInner};
 use crate::governing::guard::{HookGuard, ToolGuard};
 use crate::governing::schema::ToolSchemas;
@@ -29,7 +27,7 @@ use crate::model::Model;
 use crate::store::{InMemoryStore, MessageStore, UserChange, UserChangeKind, UserValue};
 use crate::thread::{RuntimeError, Thread, ThreadOptions};
 use crate::tool::Tool;
-use crate::tool::{ToolCallListener, ToolCallListenerTarget};
+use crate::tool::{ToolAuthorizer, ToolCallListener, ToolCallListenerTarget};
 use crate::user::UserScope;
 
 /// The default timeout of a hook without `timeout_ms`.

@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use declarative_support::{CallError, CountingListener, Logs, ScratchDir, TestAgent, ctx, journal, recorder};
-use hooks_runtime::ToolCallListenerTarget;
 use hooks_runtime::declarative::{DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, HookMatcher};
+use hooks_runtime::tool::ToolCallListenerTarget;
 
 fn hook(event: HookEvent, matcher: Option<&str>, message: &str) -> HookConfig {
     HookConfig::new(event, matcher.map(HookMatcher::new), HookAction::log(message))

@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 
 use hooks_runtime::__bench;
 use hooks_runtime::__private::ResolvedHook;
-use hooks_runtime::HookDef;
+use hooks_runtime::definition::HookDef;
 use hooks_runtime::prelude::*;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 

@@ -21,10 +21,11 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use hooks_runtime::__test::PostgresLeases;
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, PostgresOptions, PostgresStore, ThreadRecord, ThreadStatus};
-use hooks_runtime::{Role, Runtime};
+use hooks_runtime::types::Role;
 use postgres_support::{PgSchema, database_url};
 
 /// Set in a child: `<schema>,<process label>,<threads>`.

@@ -11,14 +11,14 @@ mod store_fixtures;
 use std::time::Duration;
 
 use hooks_runtime::__test::PostgresLeases;
-use hooks_runtime::MessageRecord;
-use hooks_runtime::Role;
 use hooks_runtime::ThreadEvent;
-use hooks_runtime::ToolStatus;
 use hooks_runtime::store::{
     EventSubscription, FailReason, MessageStore, PostgresOptions, PostgresStore, StopReason, StoreErrorKind,
     StoredEvent, ThreadStatus,
 };
+use hooks_runtime::types::MessageRecord;
+use hooks_runtime::types::Role;
+use hooks_runtime::types::ToolStatus;
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
 use store_fixtures::{message, thread};
@@ -112,8 +112,10 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
     store.publish("old", &ThreadEvent::Status { status: ThreadStatus::Idle }).await.unwrap();
     assert!(store.try_acquire_lease("old", "a", Duration::from_secs(5)).await.unwrap().is_some());
     // The inbox works on the migrated thread.
-    let entry =
-        hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, "late"));
+    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::types::MessageRecord::new(
+        hooks_runtime::types::Role::User,
+        "late",
+    ));
     store.enqueue_input("old", &entry).await.unwrap();
     assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
     // And every later step's: user values.

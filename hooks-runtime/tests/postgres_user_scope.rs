@@ -13,10 +13,11 @@ mod postgres_support;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{PostgresOptions, PostgresStore};
-use hooks_runtime::{Runtime, UserEvent};
+use hooks_runtime::types::UserEvent;
 use postgres_support::{PgSchema, database_url};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use hooks_runtime::store::{
     FailReason, MessageStore, SqliteStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
 };
-use hooks_runtime::{MessageUpdate, Role};
+use hooks_runtime::types::{MessageUpdate, Role};
 use serde_json::json;
 use store_fixtures::{full_message, message, thread};
 
@@ -445,7 +445,7 @@ async fn m11_a_version_1_file_is_migrated_and_keeps_its_threads() {
     assert_eq!(store.set_user_value("alice", "k", Some(&json!(true))).await.unwrap(), None);
     assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(true));
     // The inbox works on the migrated thread.
-    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::MessageRecord::new(Role::User, "late"));
+    let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::types::MessageRecord::new(Role::User, "late"));
     store.enqueue_input("old", &entry).await.unwrap();
     assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hooks_runtime::store::{
     FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
 };
-use hooks_runtime::{HookMessage, MessageRecord, MessageUpdate, Role};
+use hooks_runtime::types::{HookMessage, MessageRecord, MessageUpdate, Role};
 use serde_json::json;
 
 #[cfg(feature = "postgres")]

@@ -13,10 +13,11 @@
 
 use std::time::Duration;
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::{HookRuns, ServerConfig, StaticTokens};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;

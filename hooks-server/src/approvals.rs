@@ -6,7 +6,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use hooks_runtime::{ApprovalChoice, ApprovalError, ParkedToolCall, Role};
+use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, ParkedToolCall};
+use hooks_runtime::types::Role;
 use serde_json::{Value, json};
 
 use crate::auth::User;

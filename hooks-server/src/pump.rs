@@ -213,7 +213,7 @@ mod tests {
         ThreadEvent::ToolCallDone {
             id: id.into(),
             name: "lookup".into(),
-            status: hooks_runtime::ToolStatus::Success,
+            status: hooks_runtime::types::ToolStatus::Success,
             denied: false,
         }
     }

@@ -6,7 +6,8 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use hooks_runtime::{MessageQuery, RuntimeError, ThreadOptions};
+use hooks_runtime::types::MessageQuery;
+use hooks_runtime::{RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
 
 use crate::auth::User;
@@ -199,7 +200,7 @@ pub(crate) async fn send(
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // Accepted means committed: the 202 and its run id come only after the message is in the
     // thread's inbox, so a crash from here on loses nothing (recovery runs it).
-    let message = hooks_runtime::MessageRecord::new(hooks_runtime::Role::User, content);
+    let message = hooks_runtime::types::MessageRecord::new(hooks_runtime::types::Role::User, content);
     let input = entry.thread.queue_message(message).await.map_err(|error| ApiError::store(&error))?;
     let run_id = input.to_string();
     crate::runs::spawn(entry, slot, run_id.clone(), move |entry| async move { entry.thread.run_input(&input).await });

@@ -9,10 +9,11 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
 use serde_json::{Value, json};
 use support::{ALICE, BOB, Server, SseEvent, SseReader};

@@ -20,10 +20,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::{HookRuns, ServerConfig};
 use serde_json::{Value, json};
 use support::{ALICE, PATIENCE, Server};

@@ -13,11 +13,12 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{PostgresOptions, PostgresStore};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
 use serde_json::Value;
 use support::{ALICE, PATIENCE, Server, SseEvent};

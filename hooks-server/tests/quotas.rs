@@ -8,10 +8,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
 use serde_json::{Value, json};
 use support::{ALICE, BOB, Server};

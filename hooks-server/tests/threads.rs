@@ -7,11 +7,12 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{InMemoryStore, MessageStore};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime};
+use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -9,9 +9,10 @@ mod support;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use hooks_runtime::Runtime;
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
-use hooks_runtime::{Runtime, UserEvent};
+use hooks_runtime::types::UserEvent;
 use hooks_server::{ServerConfig, StaticTokens};
 use reqwest::Method;
 use serde_json::json;

@@ -15,7 +15,8 @@ use hooks_runtime::store::{
     FailReason, InMemoryStore, MessageStore, SqliteStore, StopReason, StoreError, ThreadRecord, ThreadStatus, UserValue,
 };
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions, ToolCallListener, ToolCallOutcome};
+use hooks_runtime::tool::{ToolCallListener, ToolCallOutcome};
+use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions};
 use support::capture_logs;
 use tokio::sync::Notify;
 
@@ -90,7 +91,7 @@ async fn e9_panicking_tool_call_listener_is_its_own_failure() {
             .tool(counting_tool(&calls))
             .build()
             .unwrap();
-        use hooks_runtime::ToolCallListenerTarget;
+        use hooks_runtime::tool::ToolCallListenerTarget;
         runtime.agent("e9_agent").unwrap().set_tool_call_listener(Some(Arc::new(PanickingListener { before, after })));
         let thread = runtime.create_thread("e9_agent", ThreadOptions::default()).await.unwrap();
 

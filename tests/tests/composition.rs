@@ -4,11 +4,12 @@
 use std::borrow::Cow;
 
 use hooks_runtime::__private::{self, ActiveContext, Adapter, EnabledRelationships, HookHandler};
-use hooks_runtime::prelude::*;
-use hooks_runtime::{
-    AgentDef, HookDef, PackageSignature, ParentHookRequirement, ParentHookStage, Participant, ResolutionError, Side,
-    SideDef, SubagentRelationship,
+use hooks_runtime::definition::{
+    AgentDef, HookDef, ParentHookRequirement, ParentHookStage, Participant, SideDef, SubagentRelationship,
 };
+use hooks_runtime::prelude::*;
+use hooks_runtime::resolution::ResolutionError;
+use hooks_runtime::types::{PackageSignature, Side};
 use mail_pkg::mail_agent;
 
 mod hooks {

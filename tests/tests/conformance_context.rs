@@ -14,7 +14,8 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{ExecutionState, HookSource, Runtime, RuntimeError, Side, ThreadOptions};
+use hooks_runtime::types::{ExecutionState, HookSource, Side};
+use hooks_runtime::{Runtime, RuntimeError, ThreadOptions};
 use serde_json::json;
 use support::{Recorder, capture_logs, llm_lines, request_has, request_lines, texts};
 

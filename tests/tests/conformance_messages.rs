@@ -11,11 +11,12 @@ mod support_store;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use hooks_runtime::ThreadOptions;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Attachment, MessageQuery, ThreadOptions, ToolAttachment};
+use hooks_runtime::types::{Attachment, MessageQuery, ToolAttachment};
 use serde_json::json;
 use support::{Recorder, capture_logs, request_has, texts};
 

@@ -14,7 +14,8 @@ use hooks_runtime::__private::{self, ActiveContext};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Attachment, AttachmentRef, MessageQuery, Side, ThreadEvent, ThreadOptions};
+use hooks_runtime::types::{Attachment, AttachmentRef, MessageQuery, Side};
+use hooks_runtime::{ThreadEvent, ThreadOptions};
 use serde_json::json;
 use support_tools::{drain, fragments, lock, tool_events, tool_message};
 

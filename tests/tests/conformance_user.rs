@@ -9,11 +9,12 @@ mod support_tools;
 use std::sync::Mutex;
 
 use hooks_runtime::__private::{self, ActiveContext};
+use hooks_runtime::definition::{AgentDef, HookDef, Participant, SideDef};
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
-use hooks_runtime::{
-    AgentDef, BuildError, HookDef, PackageSignature, Participant, ResolutionError, Runtime, Side, SideDef, UserEvent,
-};
+use hooks_runtime::resolution::ResolutionError;
+use hooks_runtime::types::{PackageSignature, Side, UserEvent};
+use hooks_runtime::{BuildError, Runtime};
 use serde_json::json;
 use support_tools::lock;
 

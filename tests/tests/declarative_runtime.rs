@@ -13,7 +13,8 @@ use hooks_runtime::declarative::{
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Runtime, ThreadOptions, ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+use hooks_runtime::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+use hooks_runtime::{Runtime, ThreadOptions};
 use support_tools::{lock, tool_message};
 
 type Log = Arc<Mutex<Vec<String>>>;

@@ -7,14 +7,12 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use hooks_runtime::approvals::{ApprovalDecision, ApprovalError, ApprovalState, ToolCallChange};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{
-    ApprovalDecision, ApprovalError, ApprovalState, Runtime, RuntimeBuilder, RuntimeError, ThreadEvent, ThreadOptions,
-    ToolCallChange,
-};
+use hooks_runtime::{Runtime, RuntimeBuilder, RuntimeError, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
 use support::{Recorder, assert_requests_valid, capture_logs, shape};
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use hooks_runtime::__private::{self, Adapter, HookHandler};
 use hooks_runtime::prelude::*;
-use hooks_runtime::{DetachedThread, ExecutionState, MessageQuery, Side, UserEvent};
+use hooks_runtime::testing::DetachedThread;
+use hooks_runtime::types::{ExecutionState, MessageQuery, Side, UserEvent};
 use serde_json::json;
 
 /// Calls a hook's adapter as the runtime does: a sync hook's answers at once, an async hook's

@@ -3,7 +3,7 @@
 //! shape, deserialized, checked field by field, serialized back and compared as a
 //! `serde_json::Value`, so a renamed, dropped or added field fails the test.
 
-use hooks_runtime::{
+use hooks_runtime::types::{
     Attachment, ExecutionState, HookExecutionContext, HookMessage, HookSource, HookToolCall, HookToolResult,
     LlmMessage, MessageRecord, MessageUpdate, PackageSignature, Role, Side, ToolCallRecord, ToolCallType, ToolStatus,
     UserEvent, UserState,

@@ -13,10 +13,11 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use hooks_runtime::definition::MAX_HOOK_DEPTH;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, ThreadStatus};
-use hooks_runtime::{MAX_HOOK_DEPTH, Runtime, RuntimeError, Thread, ThreadOptions};
+use hooks_runtime::{Runtime, RuntimeError, Thread, ThreadOptions};
 use support::{Recorder, capture_logs, texts};
 
 fn runtime_of(agent: &str, model: ScriptedModel) -> Runtime {

@@ -3,8 +3,9 @@
 //! there (the hooks of `tests`' dependencies only when this binary uses them).
 
 use hooks_runtime::__private::{self, HookHandler};
+use hooks_runtime::definition::{HookDef, HookLocation, HookScope};
 use hooks_runtime::prelude::*;
-use hooks_runtime::{HookDef, HookLocation, HookScope, PackageSignature};
+use hooks_runtime::types::PackageSignature;
 
 /// The line of `greet_thread`'s `#[hook]` attribute, just below.
 const GREET_THREAD_LINE: u32 = line!() + 1;

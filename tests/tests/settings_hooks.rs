@@ -15,12 +15,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hooks_runtime::approvals::ApprovalReason;
 use hooks_runtime::declarative::DeclarativeHookRegistry;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{ApprovalReason, Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
+use hooks_runtime::{Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
 use support::{assert_requests_valid, shape};
 use support_tools::{lock, tool_message};

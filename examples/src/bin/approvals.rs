@@ -15,7 +15,8 @@ use examples::{Options, heading};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::{SqliteStore, ThreadStatus};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
+use hooks_runtime::types::HookToolResult;
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod hooks {

@@ -18,7 +18,8 @@
 use examples::{Options, describe_llm_message, describe_message, heading};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookMessage, HookToolResult, LlmMessage, Runtime, ThreadOptions};
+use hooks_runtime::types::{HookMessage, HookToolResult, LlmMessage};
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod hooks {

@@ -17,7 +17,8 @@ use examples::{Options, heading};
 use hooks_runtime::declarative::{DeclarativeHookRegistry, HookContext, HookEvent};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
+use hooks_runtime::types::HookToolResult;
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod prompts {

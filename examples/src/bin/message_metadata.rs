@@ -13,7 +13,8 @@ use examples::{Options, describe_message, heading};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::SqliteStore;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, MessageRecord, Role, Runtime, ThreadOptions};
+use hooks_runtime::types::{HookToolResult, MessageRecord, Role};
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod hooks {

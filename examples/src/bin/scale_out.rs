@@ -18,7 +18,8 @@ use std::time::Duration;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::store::{MessageStore, PostgresOptions, PostgresStore};
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Runtime, ThreadOptions};
+use hooks_runtime::types::HookToolResult;
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod prompts {

@@ -25,7 +25,8 @@ use hooks_runtime::declarative::DeclarativeHookRegistry;
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{HookToolResult, Role, Runtime, ThreadOptions};
+use hooks_runtime::types::{HookToolResult, Role};
+use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod prompts {

@@ -54,7 +54,7 @@ pub enum HookSource {
 /// The final argument of every thread hook: deterministic provenance metadata.
 ///
 /// ```
-/// use hooks_runtime::{HookExecutionContext, HookSource};
+/// use hooks_runtime::types::{HookExecutionContext, HookSource};
 ///
 /// const CONTEXT: HookExecutionContext = HookExecutionContext::prompt("duplicate_finder");
 /// assert_eq!(

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// overrides an earlier `Ask`, and an `Allow` never overrides either.
 ///
 /// ```
-/// use hooks_runtime::ToolDecision;
+/// use hooks_runtime::types::ToolDecision;
 ///
 /// let decision = ToolDecision::ask("payments over 100 need a person");
 /// assert_eq!(decision.reason(), Some("payments over 100 need a person"));
@@ -73,7 +73,7 @@ impl ToolDecision {
 /// `on_failure = deny` or `on_failure = allow` in `#[hook]`, where it is required.
 ///
 /// ```
-/// use hooks_runtime::OnFailure;
+/// use hooks_runtime::definition::OnFailure;
 ///
 /// assert_eq!(OnFailure::Deny.as_str(), "deny");
 /// ```

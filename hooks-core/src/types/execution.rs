@@ -35,7 +35,7 @@ impl Side {
 /// A cancellation flag shared by an execution and everything it started.
 ///
 /// ```
-/// use hooks_runtime::AbortSignal;
+/// use hooks_runtime::types::AbortSignal;
 ///
 /// let signal = AbortSignal::new();
 /// let seen_by_hook = signal.clone();

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 /// A message in the provider's chat format (spec §6.4), as `prefilter_llm_history` sees it.
 ///
 /// ```
-/// use hooks_runtime::LlmMessage;
+/// use hooks_runtime::types::LlmMessage;
 ///
 /// let message = LlmMessage::new("user", "Is #12 a duplicate?");
 /// assert_eq!(

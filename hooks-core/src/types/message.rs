@@ -31,7 +31,7 @@ impl Role {
 /// A persisted message as hooks see it (spec §6.1).
 ///
 /// ```
-/// use hooks_runtime::{HookMessage, Role};
+/// use hooks_runtime::types::{HookMessage, Role};
 ///
 /// let message: HookMessage = serde_json::from_str(
 ///     r#"{"id":"m1","role":"user","content":"hi","created_at":1700000000000}"#,
@@ -90,7 +90,7 @@ impl HookMessage {
 /// so a hook that adds `metadata` gets it stored.
 ///
 /// ```
-/// use hooks_runtime::{MessageRecord, Role};
+/// use hooks_runtime::types::{MessageRecord, Role};
 ///
 /// let mut record = MessageRecord::new(Role::User, "hello");
 /// record.extra.insert("metadata".into(), serde_json::json!({"step": 1}));

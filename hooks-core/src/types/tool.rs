@@ -23,7 +23,7 @@ pub struct ToolCallFunction {
 /// A tool call as hooks see it (spec §6.2): `{"id","type":"function","function":{name,arguments}}`.
 ///
 /// ```
-/// use hooks_runtime::HookToolCall;
+/// use hooks_runtime::types::HookToolCall;
 ///
 /// let call = HookToolCall::new("call_1", "get_github_issue", r#"{"number":7}"#);
 /// let json = serde_json::to_string(&call).unwrap();
@@ -151,7 +151,7 @@ pub enum Attachment {
 /// A tool result as hooks see it (spec §6.3).
 ///
 /// ```
-/// use hooks_runtime::{HookToolResult, ToolStatus};
+/// use hooks_runtime::types::{HookToolResult, ToolStatus};
 ///
 /// let ok = HookToolResult::success("42");
 /// assert_eq!(ok.status, ToolStatus::Success);

@@ -314,7 +314,7 @@ fn check_shape(cx: &Ctxt, function: &HookFn) {
 }
 
 /// The last path segment of a reference's type: `ThreadState` for `&ThreadState` or
-/// `&hooks_runtime::ThreadState`.
+/// `&hooks_runtime::types::ThreadState`.
 fn referenced_type_name(ty: &Type) -> Option<String> {
     let Type::Reference(reference) = ty else { return None };
     let Type::Path(path) = &*reference.elem else { return None };

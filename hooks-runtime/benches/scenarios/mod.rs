@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::__bench::{self, AssemblyChains};
 use hooks_runtime::__private::{ActiveContext, ResolvedHook};
+use hooks_runtime::definition::HookDef;
 use hooks_runtime::prelude::*;
-use hooks_runtime::{HookDef, Side};
+use hooks_runtime::types::Side;
 
 use crate::harness::Variant;
 

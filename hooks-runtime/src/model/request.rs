@@ -33,7 +33,7 @@ impl ToolSpec {
 /// One provider request: the history after `prefilter_llm_history`, and the tools on offer.
 ///
 /// ```
-/// use hooks_runtime::LlmMessage;
+/// use hooks_runtime::types::LlmMessage;
 /// use hooks_runtime::model::ModelRequest;
 ///
 /// let request = ModelRequest::new("gpt-4o-mini", vec![LlmMessage::new("user", "Hi.")], Vec::new());

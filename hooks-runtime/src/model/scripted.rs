@@ -171,7 +171,7 @@ impl ScriptedModel {
     /// than failing the step.
     ///
     /// ```
-    /// use hooks_runtime::LlmMessage;
+    /// use hooks_runtime::types::LlmMessage;
     /// use hooks_runtime::model::ScriptedModel;
     ///
     /// let call = LlmMessage {

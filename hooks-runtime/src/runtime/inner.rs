@@ -6,18 +6,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use hooks_core::{AgentDef, HookToolCall, ResolvedAgent, ThreadState};
+use hooks_core::{AgentDef, ResolvedAgent};
 
 use crate::dispatch::PlainTable;
 use crate::model::Model;
 use crate::store::MessageStore;
 use crate::tool::Tool;
-use crate::tool::ToolCallListener;
+use crate::tool::{ToolAuthorizer, ToolCallListener};
 use crate::user::UserScope;
-
-/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
-/// listener; it is answered with an error result.
-pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
 
 /// One agent of the runtime: its definition, resolved table (with its plain chains, typed) and
 /// tool-call listener.

@@ -12,7 +12,7 @@ use crate::store::ThreadStatus;
 /// A person's decision on a waiting call, for [`Thread::record_decision`].
 ///
 /// ```
-/// use hooks_runtime::ApprovalChoice;
+/// use hooks_runtime::approvals::ApprovalChoice;
 ///
 /// let choice = ApprovalChoice::Deny { reason: "not this account".into() };
 /// assert!(matches!(choice, ApprovalChoice::Deny { .. }));
@@ -100,7 +100,8 @@ impl Thread {
     /// use hooks_runtime::prelude::*;
     /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
     /// use hooks_runtime::tool::FnTool;
-    /// use hooks_runtime::{ApprovalChoice, Runtime, ThreadOptions};
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    /// use hooks_runtime::approvals::ApprovalChoice;
     ///
     /// define_prompt! { name: wire_prompt, model: "m", prompt: "Wire.", tools: ["wire"] }
     /// define_agent! { name: wirer, side_a: { prompt: wire_prompt, stop_on_response: true } }
@@ -200,7 +201,7 @@ async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
 /// Why a decision on a parked call was refused (A4, G5).
 ///
 /// ```
-/// use hooks_runtime::{ApprovalError, ApprovalState};
+/// use hooks_runtime::approvals::{ApprovalError, ApprovalState};
 ///
 /// let error = ApprovalError::AlreadyDecided { call: "call_1".into(), state: ApprovalState::Approved };
 /// assert!(error.to_string().contains("already decided"));

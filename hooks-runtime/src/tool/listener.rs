@@ -11,7 +11,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_runtime::ToolCallOutcome;
+/// use hooks_runtime::tool::ToolCallOutcome;
 ///
 /// let failed = ToolCallOutcome::failure(Duration::from_millis(12), "no such order");
 /// assert!(!failed.success);
@@ -46,7 +46,7 @@ impl ToolCallOutcome {
 /// cannot veto it. `after_tool_call` is awaited after the tool returned, for success and failure.
 ///
 /// ```
-/// use hooks_runtime::{ToolCallListener, ToolCallOutcome};
+/// use hooks_runtime::tool::{ToolCallListener, ToolCallOutcome};
 ///
 /// struct Printer;
 ///

@@ -1,5 +1,6 @@
-//! Tools a model may call: the [`Tool`] trait, [`FnTool`] for tools written as closures, and
-//! the [`ToolCallListener`] an agent's tool calls report to.
+//! Tools a model may call: the [`Tool`] trait, [`FnTool`] for tools written as closures, the
+//! [`ToolCallListener`] an agent's tool calls report to, and the [`ToolAuthorizer`] a runtime
+//! checks each call with ([`RuntimeBuilder::authorize_tools`](crate::RuntimeBuilder::authorize_tools)).
 
 mod listener;
 
@@ -9,7 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use hooks_core::{HookToolResult, ThreadState};
+use hooks_core::{HookToolCall, HookToolResult, ThreadState};
 use serde_json::Value;
 
 /// A tool a model may call.
@@ -40,6 +41,10 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult;
 }
 
+/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
+/// listener; it is answered with an error result.
+pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
+
 /// Whether a call with these arguments waits for approval (`FnTool::with_approval`).
 type ApprovalCheck = dyn Fn(&Value) -> bool + Send + Sync;
 
@@ -48,7 +53,7 @@ type ToolFuture = Pin<Box<dyn Future<Output = HookToolResult> + Send>>;
 /// A [`Tool`] made of a name, a description and a closure over the arguments.
 ///
 /// ```
-/// use hooks_runtime::HookToolResult;
+/// use hooks_runtime::types::HookToolResult;
 /// use hooks_runtime::tool::FnTool;
 ///
 /// let add = FnTool::new("add", "Adds two numbers.", |args| async move {
@@ -95,7 +100,7 @@ impl FnTool {
     ///
     /// ```
     /// use hooks_runtime::tool::{FnTool, Tool};
-    /// use hooks_runtime::HookToolResult;
+    /// use hooks_runtime::types::HookToolResult;
     /// use serde_json::json;
     ///
     /// let pay = FnTool::new("pay", "Pays an invoice.", |_args| async { HookToolResult::success("paid") })

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use hooks_runtime::declarative::{FnExecutor, HookAction, HookContext, executor_fn};
-use hooks_runtime::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
+use hooks_runtime::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
 /// An agent reduced to what the declarative hooks see: an id, one listener slot, an
 /// authorization check and a tool-call loop that calls the listener only for allowed calls.

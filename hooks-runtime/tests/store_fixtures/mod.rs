@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use hooks_runtime::store::ThreadRecord;
-use hooks_runtime::{HookMessage, Role};
+use hooks_runtime::types::{HookMessage, Role};
 use serde_json::json;
 
 pub(crate) fn thread(id: &str) -> ThreadRecord {

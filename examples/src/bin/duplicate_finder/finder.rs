@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hooks_runtime::HookToolResult;
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::tool::FnTool;
+use hooks_runtime::types::HookToolResult;
 use serde_json::{Value, json};
 
 pub(crate) mod hooks {

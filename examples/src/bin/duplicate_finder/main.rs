@@ -13,7 +13,8 @@
 mod finder;
 
 use examples::{Options, describe_message, heading};
-use hooks_runtime::{Role, Runtime, ThreadOptions};
+use hooks_runtime::types::Role;
+use hooks_runtime::{Runtime, ThreadOptions};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -76,7 +76,7 @@ impl SettingsHook {
 
     /// The id it decides under, where a `before_tool_call` hook has its own: `settings:` and
     /// its [`location`](Self::location). An approval it asks for
-    /// ([`ApprovalReason::hook`](crate::ApprovalReason::hook)) and a denial the model reads
+    /// ([`ApprovalReason::hook`](crate::approvals::ApprovalReason::hook)) and a denial the model reads
     /// name it so.
     pub fn id(&self) -> String {
         format!("settings:{}", self.location)

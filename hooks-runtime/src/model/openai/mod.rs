@@ -47,7 +47,7 @@ const USER_AGENT: &str = concat!("hooks-runtime/", env!("CARGO_PKG_VERSION"));
 /// [abort signal](ModelRequest::abort) ends a wait at once.
 ///
 /// ```no_run
-/// use hooks_runtime::LlmMessage;
+/// use hooks_runtime::types::LlmMessage;
 /// use hooks_runtime::model::{Model, ModelEvent, ModelRequest, OpenAiConfig, OpenAiModel};
 ///
 /// # async fn run() -> Result<(), hooks_runtime::model::ModelError> {

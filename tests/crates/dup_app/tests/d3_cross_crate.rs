@@ -1,6 +1,6 @@
 //! D3 across crates: the registry check fails closed and names both locations.
 
-use hooks_runtime::Registry;
+use hooks_runtime::resolution::Registry;
 
 #[test]
 fn d3_duplicate_id_across_crates_fails_verification_naming_both_locations() {

@@ -2,7 +2,7 @@
 //! parameter may be left out of the Rust signature. Both forms compile, and the one that takes
 //! the context gets the very context the runtime passes.
 use hooks_runtime::prelude::*;
-use hooks_runtime::HookSource;
+use hooks_runtime::types::HookSource;
 use hooks_runtime::__private::{self, Adapter, HookHandler};
 
 #[hook(after_system_message, id = "with_context")]

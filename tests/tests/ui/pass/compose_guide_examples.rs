@@ -101,7 +101,7 @@ mod agents {
 }
 
 use hooks_runtime::prelude::*;
-use hooks_runtime::{ParentHookStage, Participant};
+use hooks_runtime::definition::{ParentHookStage, Participant};
 
 fn main() {
     // The same-named prompt and agent, in their own modules.

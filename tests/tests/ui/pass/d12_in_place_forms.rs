@@ -1,7 +1,7 @@
 //! D12: every transform kind accepts the in-place form (`&mut T`, returning `()` or
 //! `Result<(), HookError>`, sync or `async`, the context optional last) beside the by-value form,
 //! and the definition says which form moves the chain's value.
-use hooks_runtime::HookDef;
+use hooks_runtime::definition::HookDef;
 use hooks_runtime::__private::{self, Adapter, HookHandler};
 use hooks_runtime::prelude::*;
 

@@ -1,7 +1,7 @@
 //! D1, G1: one hook of each of the 18 kinds (15 thread kinds, 3 user-scope kinds) compiles, mixing
 //! sync and async, with and without the context, plain and `Result` returns, `timeout_ms` and
 //! named lifetimes; each companion's `DEF` carries the right kind, asyncness and timeout.
-use hooks_runtime::HookDef;
+use hooks_runtime::definition::HookDef;
 use hooks_runtime::prelude::*;
 
 #[hook(after_thread_created, id = "greet_thread")]
@@ -135,7 +135,7 @@ fn main() {
     check(<show_progress as Hook>::DEF, "show_progress", K::ToolCallStarted, false, None);
     check(<log_tool_done as Hook>::DEF, "log_tool_done", K::ToolCallDone, true, None);
     check(<no_force_push as Hook>::DEF, "no_force_push", K::BeforeToolCall, false, None);
-    assert_eq!(<no_force_push as Hook>::DEF.on_failure, Some(hooks_runtime::OnFailure::Deny));
+    assert_eq!(<no_force_push as Hook>::DEF.on_failure, Some(hooks_runtime::definition::OnFailure::Deny));
     assert_eq!(<log_tool_done as Hook>::DEF.on_failure, None);
     check(<welcome_client as Hook>::DEF, "welcome_client", K::UserClientAttached, false, None);
     check(<farewell_client as Hook>::DEF, "farewell_client", K::UserClientDetached, true, Some(100));

@@ -27,7 +27,7 @@ define_prompt! {
     hooks: [remove_system_messages, limit_to_20_messages],
 }
 
-fn ids(prompt: &hooks_runtime::PromptDef) -> Vec<&'static str> {
+fn ids(prompt: &hooks_runtime::definition::PromptDef) -> Vec<&'static str> {
     prompt.hooks.iter().map(|hook| hook.id).collect()
 }
 

@@ -2,7 +2,8 @@
 //! `ToolDecision` or `Result<ToolDecision, HookError>`, with either failure policy; it composes
 //! in `hooks` lists and `parent_hooks`, and is a runtime-wide guard.
 use hooks_runtime::prelude::*;
-use hooks_runtime::{OnFailure, Runtime};
+use hooks_runtime::Runtime;
+use hooks_runtime::definition::OnFailure;
 use serde_json::Value;
 
 #[hook(before_tool_call, id = "plain_guard", on_failure = deny)]

@@ -1,5 +1,6 @@
 //! The approval records a parked tool call is stored with (A1, A2). The thread pipelines, the
-//! events and the stores all use them, so they live below all three.
+//! events and the stores all use them, so they live below all three: this module imports none
+//! of them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -10,7 +11,7 @@ use serde_json::Value;
 /// `hook` `None`).
 ///
 /// ```
-/// use hooks_runtime::ApprovalReason;
+/// use hooks_runtime::approvals::ApprovalReason;
 ///
 /// let reason = ApprovalReason::new(Some("payment_limit"), "payments over 100 need a person");
 /// assert_eq!(reason.hook.as_deref(), Some("payment_limit"));
@@ -39,7 +40,7 @@ impl ApprovalReason {
     /// The same reason, carrying `context` for the model.
     ///
     /// ```
-    /// use hooks_runtime::ApprovalReason;
+    /// use hooks_runtime::approvals::ApprovalReason;
     ///
     /// let reason = ApprovalReason::new(Some("settings:hooks.PreToolUse[0].hooks[0]"), "force push")
     ///     .with_context("the branch is protected upstream");
@@ -56,7 +57,7 @@ impl ApprovalReason {
 /// (before the tool runs), then `done` once its result is kept.
 ///
 /// ```
-/// use hooks_runtime::ApprovalState;
+/// use hooks_runtime::approvals::ApprovalState;
 ///
 /// assert_eq!(ApprovalState::Pending.as_str(), "pending");
 /// assert_eq!(ApprovalState::from_name("running"), Some(ApprovalState::Running));
@@ -166,7 +167,7 @@ pub enum ApprovalDecision {
 /// fields that move sets.
 ///
 /// ```
-/// use hooks_runtime::{ApprovalState, ToolCallChange};
+/// use hooks_runtime::approvals::{ApprovalState, ToolCallChange};
 ///
 /// let change = ToolCallChange::to(ApprovalState::Denied).with_reason("not today");
 /// assert_eq!(change.state, ApprovalState::Denied);

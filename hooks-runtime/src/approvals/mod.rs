@@ -1,0 +1,21 @@
+//! Tool calls that wait for a person (A1-A5): the records a parked call is stored with
+//! ([`ParkedToolCall`], its [`ApprovalState`] and the [`ApprovalReason`]s it waits for), the
+//! decision a person makes ([`ApprovalChoice`], for
+//! [`Thread::record_decision`](crate::Thread::record_decision)) and why one is refused
+//! ([`ApprovalError`]). A `before_tool_call` hook that answers `ToolDecision::Ask`, a settings
+//! file's `ask`, or a tool's `requires_approval` parks a call; `thread.pending_approvals()`
+//! lists the calls that wait, and `thread.approve(..)` or `thread.deny(..)` decides one.
+//!
+//! ```
+//! use hooks_runtime::approvals::{ApprovalChoice, ApprovalReason};
+//!
+//! let reason = ApprovalReason::new(Some("payment_limit"), "payments over 100 need a person");
+//! assert_eq!(reason.hook.as_deref(), Some("payment_limit"));
+//! let choice = ApprovalChoice::Deny { reason: "not this account".into() };
+//! assert!(matches!(choice, ApprovalChoice::Deny { .. }));
+//! ```
+
+mod records;
+
+pub use self::records::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
+pub use crate::thread::{ApprovalChoice, ApprovalError};
