@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::resuming::{self, Finish};
-use super::{RunOutcome, RuntimeError, Thread, reentry, run_hold, turn};
+use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
 use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
@@ -170,7 +170,7 @@ impl Thread {
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
             let hold = shared.runtime.store.hold_run(&shared.id).await?;
-            run_hold::holding(shared, hold, async {
+            run_permit::holding(shared, hold, async {
                 super::recovery::settle_a_dead_run(shared, &state).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
                 let result = resuming::finish_step(shared, run.state(), how).await;

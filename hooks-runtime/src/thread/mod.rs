@@ -6,17 +6,20 @@
 //!
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
-//! `InputId`); then `shared` (the state a thread's handles share) and `handle` (`Thread`, its
-//! creation and reads); the stages use these. On top, `runs` and `approvals` hold the `Thread`
+//! `InputId`); then `shared` (the state a thread's handles share, split by job into
+//! `active_agent`, `value_cache` and `handle_records`) and `handle` (`Thread`, its creation and
+//! reads); the stages use these. On top, `runs` and `approvals` hold the `Thread`
 //! methods that take a run, so that `handle` needs no stage that needs it back.
 
+mod active_agent;
 mod agents;
 mod approvals;
 mod children;
 pub(crate) mod context;
 mod error;
 mod handle;
-mod host;
+mod handle_records;
+mod hook_services;
 mod messages;
 mod model_step;
 mod options;
@@ -27,12 +30,13 @@ mod publisher;
 mod recovery;
 mod reentry;
 mod resuming;
-mod run_hold;
+mod run_permit;
 mod runs;
 mod settings_hooks;
 mod shared;
 mod tool_calls;
 mod turn;
+mod value_cache;
 
 pub use approvals::{ApprovalChoice, ApprovalError};
 pub use error::RuntimeError;

@@ -64,7 +64,7 @@ pub(crate) async fn finish_step(
     if parked.iter().any(|call| call.state == ApprovalState::Pending) {
         return Ok(None);
     }
-    let side = super::Thread::responding_side(&shared.agent());
+    let side = super::Thread::responding_side(&shared.agent.current());
     super::turn::begin(shared, state, side, true).await;
     let mut outcome = RunOutcome::running();
     let results = carry_out_parked(shared, state, &parked, how).await?;

@@ -1,24 +1,24 @@
-//! Scale-out: a run under the store's hold on its thread ([`RunHold`]). A hold that is lost
+//! Scale-out: a run under the store's permit for its thread ([`RunPermit`]). A permit lost
 //! mid-run (a shared store's lease expired, or another process took the thread over) stops the
 //! run at its next step, as an abort would, and the run ends `failed (lease_lost)`; the store
 //! already refuses what the run still tries to write.
 //!
-//! The hold is released only after the thread's events queued so far reach the store, so that
+//! The permit is released only after the thread's events queued so far reach the store, so that
 //! the next owner's events, in any process, come after this run's.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use super::ThreadShared;
-use crate::store::{FailReason, RunHold, ThreadStatus};
+use crate::store::{FailReason, RunPermit, ThreadStatus};
 
 tokio::task_local! {
     /// The hold of the run in this task, for `finish` to word the status.
-    static HOLD: Arc<RunHold>;
+    static HOLD: Arc<RunPermit>;
 }
 
 /// Runs `run` (a whole run, settled) under `hold`, then releases the hold.
-pub(crate) async fn holding<F: Future>(shared: &ThreadShared, hold: Option<RunHold>, run: F) -> F::Output {
+pub(crate) async fn holding<F: Future>(shared: &ThreadShared, hold: Option<RunPermit>, run: F) -> F::Output {
     let Some(hold) = hold else { return run.await };
     let hold = Arc::new(hold);
     let output = HOLD

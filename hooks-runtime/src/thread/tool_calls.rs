@@ -483,7 +483,7 @@ async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, re
     for attachment in attachments {
         let Attachment::New(file) = attachment else { continue };
         let path = format!("/attachments/{}", file.name);
-        pipeline.shared.keep_file(path.clone(), file.data.clone());
+        pipeline.shared.records.keep_file(path.clone(), file.data.clone());
         let mut message = MessageRecord::new(Role::User, format!("Generated file: {path}"));
         message.extra.insert("asset_path".into(), json!(path));
         if messages::create(pipeline, state, message, FailureRule::Prevent).await.is_err() {

@@ -43,7 +43,8 @@ impl<'a> RunGuard<'a> {
     }
 
     /// The run returned: a run that ended early with an error has not been finished yet.
-    pub(crate) async fn settle(mut self, result: Result<RunOutcome, RuntimeError>) -> Result<RunOutcome, RuntimeError> {
+    /// `result` is returned as it is; only an error's kind is read.
+    pub(crate) async fn settle<T>(mut self, result: Result<T, RuntimeError>) -> Result<T, RuntimeError> {
         if self.state.execution.is_some() {
             // A write the store refused because the run's hold is lost ends the run as a lost
             // hold would, whether or not the hold has noticed yet.
@@ -125,7 +126,7 @@ pub(crate) async fn run_with_messages(
     incoming: Vec<Incoming>,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
-    let side = Thread::responding_side(&shared.agent());
+    let side = Thread::responding_side(&shared.agent.current());
     // Inputs from the inbox mark the thread `running` in the store as they are taken.
     let taken_from_inbox = !incoming.is_empty() && incoming.iter().all(|incoming| incoming.input.is_some());
     begin(shared, state, side, !taken_from_inbox).await;
@@ -154,7 +155,7 @@ pub(crate) async fn run_queued(
         let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
         return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
     }
-    begin(shared, state, Thread::responding_side(&shared.agent()), true).await;
+    begin(shared, state, Thread::responding_side(&shared.agent.current()), true).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
     Ok(finish(shared, state, end, RunOutcome::running()).await)
 }
@@ -202,7 +203,7 @@ pub(crate) async fn finish(
         TurnEnd::Failed(reason) => ThreadStatus::Failed(reason),
         TurnEnd::AwaitingApproval => ThreadStatus::AwaitingApproval,
     };
-    let status = super::run_hold::final_status(status);
+    let status = super::run_permit::final_status(status);
     if let Some(execution) = state.execution.as_mut() {
         execution.stopped = true;
     }
@@ -260,14 +261,14 @@ async fn store_incoming(
 /// message first; a hook that prevents that message prevents the call, and the run fails.
 async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<TurnEnd> {
     loop {
-        let (tool, arguments) = shared.next_queued_tool()?;
+        let (tool, arguments) = shared.records.next_queued_tool()?;
         let pipeline = Pipeline::for_state(shared, state);
         let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
         let mut message = MessageRecord::new(Role::Assistant, "");
         message.content = None;
         message.tool_calls = Some(json!([call]).to_string());
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
-            shared.clear_queued_tools();
+            shared.records.clear_queued_tools();
             return Some(TurnEnd::Failed(FailReason::MessageHookError));
         }
         tool_calls::started_queued(&pipeline, state, &call).await;
@@ -286,7 +287,7 @@ pub(crate) async fn run_execution(
     // Two model sides without `stop_on_response` would converse forever; this bounds it.
     const MAX_TURNS: u32 = 16;
     for _ in 0..MAX_TURNS {
-        let agent = shared.agent();
+        let agent = shared.agent.current();
         let side_def = agent.def.side(side);
         let Participant::Prompt(prompt) = side_def.participant else { return Ok(TurnEnd::Replied) };
         match run_turn(shared, state, side, prompt, outcome).await? {
@@ -312,7 +313,7 @@ async fn run_turn(
     outcome: &mut RunOutcome,
 ) -> Result<TurnEnd, RuntimeError> {
     let runtime = shared.runtime.clone();
-    let max_steps = shared.agent().def.side(side).max_steps.unwrap_or(runtime.default_max_steps);
+    let max_steps = shared.agent.current().def.side(side).max_steps.unwrap_or(runtime.default_max_steps);
     let mut failures: HashMap<String, u32> = HashMap::new();
     let mut steps_in_turn = 0;
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
