@@ -1,6 +1,6 @@
 //! Idle thread entries leave the server's memory: their event log writer stops, and the next
-//! request opens the thread again from the store. Its own test binary, because the counters it reads are the
-//! process's.
+//! request opens the thread again from the store. Its own test binary, because the counters it
+//! reads are the process's.
 
 mod support;
 
