@@ -1,8 +1,9 @@
 //! Threads: identity, state, events, and the pipelines that run hooks where the specification
 //! says. Each pipeline stage is its own module with its error rule in one place:
-//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `agents`
-//! (handoffs), `children` (subagents as child threads). The graph is one-way:
-//! `turn -> agents -> tool_calls -> children`, each using the stages below it.
+//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `step` (one
+//! model step and its messages), `agents` (handoffs), `children` (subagents as child threads).
+//! The graph is one-way: `turn -> step -> agents -> tool_calls -> children`, each using the
+//! stages below it.
 //!
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
@@ -34,6 +35,7 @@ mod run_permit;
 mod runs;
 mod settings_hooks;
 mod shared;
+mod step;
 mod tool_calls;
 mod turn;
 mod value_cache;

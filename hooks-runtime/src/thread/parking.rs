@@ -79,7 +79,7 @@ pub(super) fn execution_of(pipeline: &Pipeline<'_>, name: &str) -> Execution {
 }
 
 /// The repeated-tool-error stop, as for every stored result.
-async fn count_failure(
+pub(super) async fn count_failure(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
