@@ -23,8 +23,8 @@ use crate::hook_runs::HookRuns;
 /// Thread entries alive in this process, every router included; see [`open_thread_entries`].
 static OPEN_ENTRIES: AtomicUsize = AtomicUsize::new(0);
 
-/// How many thread entries (a thread's handle, event log and event log writer) this process holds now,
-/// over every router. For tests of eviction; not a stable interface.
+/// How many thread entries (a thread's handle, event log and event log writer) this process
+/// holds now, over every router. For tests of eviction; not a stable interface.
 #[doc(hidden)]
 pub fn open_thread_entries() -> usize {
     OPEN_ENTRIES.load(Ordering::Relaxed)

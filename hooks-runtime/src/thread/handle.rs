@@ -161,7 +161,7 @@ impl Thread {
     /// status changes): those of every run of the thread in this runtime, whichever handle runs
     /// it (another `open_thread`, the recovery of an inbox).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.subscribe()
+        self.shared.events.subscribe()
     }
 
     /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
@@ -197,7 +197,7 @@ impl Thread {
     /// # }
     /// ```
     pub fn subscribe_text_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.subscribe_deltas()
+        self.shared.events.subscribe_deltas()
     }
 
     /// Every stored message, oldest first.

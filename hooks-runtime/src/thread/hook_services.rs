@@ -64,7 +64,7 @@ impl ThreadServices for HookServices {
 
     fn emit(&self, _state: &ThreadState, event: &str, data: Value) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.emit(ThreadEvent::Custom { event: event.to_owned(), data });
+            shared.events.emit(ThreadEvent::Custom { event: event.to_owned(), data });
         }
     }
 

@@ -8,9 +8,9 @@
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
 //! `InputId`); then `shared` (the state a thread's handles share, split by job into
-//! `active_agent`, `value_cache` and `handle_records`) and `handle` (`Thread`, its creation and
-//! reads); the stages use these. On top, `runs` and `approvals` hold the `Thread`
-//! methods that take a run, so that `handle` needs no stage that needs it back.
+//! `active_agent`, `value_cache`, `handle_records` and `event_emitter`) and `handle` (`Thread`,
+//! its creation and reads); the stages use these. On top, `runs` and `approvals` hold the
+//! `Thread` methods that take a run, so that `handle` needs no stage that needs it back.
 
 mod active_agent;
 mod agents;
@@ -18,6 +18,7 @@ mod approvals;
 mod children;
 pub(crate) mod context;
 mod error;
+mod event_emitter;
 mod handle;
 mod handle_records;
 mod hook_services;

@@ -159,8 +159,8 @@ async fn recover_thread(
     let before = thread.status();
     let settled = {
         let state = shared.lock_run().await;
-        let hold = runtime.store.hold_run(thread_id).await?;
-        super::run_permit::holding(&shared, hold, settle(&shared, &state, before)).await?
+        let permit = runtime.store.hold_run(thread_id).await?;
+        super::run_permit::holding(&shared, permit, settle(&shared, &state, before)).await?
     };
     let inputs = runtime.store.pending_inputs(thread_id).await?.into_iter().map(|entry| InputId(entry.id)).collect();
     Ok((thread, settled, inputs))

@@ -56,7 +56,9 @@ pub(crate) async fn finish_step(
         for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
             let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL);
             if store.advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change).await? {
-                shared.emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
+                shared
+                    .events
+                    .emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
             }
         }
     }

@@ -2,8 +2,8 @@
 //! never reach into its locks.
 //!
 //! The state is split by job into the types it holds: `agent` ([`ActiveAgent`]), `values`
-//! ([`ValueCache`]), `records` ([`HandleRecords`]); the rest (status, abort, events, the run)
-//! is here.
+//! ([`ValueCache`]), `records` ([`HandleRecords`]), `events` ([`EventEmitter`]); the run (its
+//! lock, status, abort signal and accepted inputs) is here.
 //!
 //! Locks, and why there are these. `records` holds the handle's in-memory records that change
 //! in short steps (queues; files; child threads), `values` the value cache, and the links' `run`
@@ -18,16 +18,16 @@
 //! [`ActiveAgent`]: super::active_agent::ActiveAgent
 //! [`ValueCache`]: super::value_cache::ValueCache
 //! [`HandleRecords`]: super::handle_records::HandleRecords
+//! [`EventEmitter`]: super::event_emitter::EventEmitter
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, PoisonError, Weak};
 
 use hooks_core::{AbortSignal, ThreadState};
-use tokio::sync::broadcast;
 
 use super::active_agent::ActiveAgent;
+use super::event_emitter::EventEmitter;
 use super::handle_records::HandleRecords;
-use super::publisher::Publisher;
 use super::value_cache::ValueCache;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
@@ -39,15 +39,13 @@ pub(crate) struct ThreadShared {
     pub(crate) id: String,
     pub(crate) runtime: Arc<RuntimeInner>,
     pub(crate) agent: ActiveAgent,
-    /// Scale-out: the queue of events to publish through the store, in order, when the store
-    /// carries them to other processes (started with the first event).
-    publisher: OnceLock<Publisher>,
     /// The handle's records. Child threads as their shared state rather than their `Thread`
     /// handles, so that this module needs nothing of the handle's.
     pub(crate) records: HandleRecords<Arc<ThreadShared>>,
     pub(crate) values: ValueCache,
-    /// The thread's turn and event channels, shared with every other handle of it in this
-    /// runtime.
+    pub(crate) events: EventEmitter,
+    /// The thread's turn, status, abort signal and accepted inputs, shared with every other
+    /// handle of it in this runtime.
     links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
@@ -65,14 +63,15 @@ impl ThreadShared {
         state: ThreadState,
     ) -> Self {
         let links = runtime.thread_links.for_thread(&record.id, &record.status);
+        let events = EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone());
         ThreadShared {
             me,
             id: record.id,
             runtime,
             agent: ActiveAgent::new(agent),
-            publisher: OnceLock::new(),
             records: HandleRecords::new(),
             values: ValueCache::new(record.values),
+            events,
             links,
             run: tokio::sync::Mutex::new(state),
             subagent: AtomicBool::new(false),
@@ -104,46 +103,6 @@ impl ThreadShared {
         self.me.upgrade()
     }
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.events.subscribe()
-    }
-
-    pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.deltas.subscribe()
-    }
-
-    /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
-    /// event is not even built.
-    pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
-        if self.links.deltas.receiver_count() == 0 {
-            return;
-        }
-        let _ = self.links.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
-    }
-
-    pub(crate) fn emit(&self, event: ThreadEvent) {
-        if self.runtime.store.publishes_events() {
-            self.publish(event.clone());
-        }
-        // No subscriber is not an error: events go to whoever listens at the moment.
-        let _ = self.links.events.send(event);
-    }
-
-    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
-    /// events keep their order) writes it without holding up the run.
-    fn publish(&self, event: ThreadEvent) {
-        let store = &self.runtime.store;
-        self.publisher.get_or_init(|| Publisher::start(store.clone(), self.id.clone())).send(event);
-    }
-
-    /// Waits until every event emitted so far is published through the store (or failed to be):
-    /// a run's events are all in before its hold on the thread is released.
-    pub(crate) async fn flush_published(&self) {
-        if let Some(publisher) = self.publisher.get() {
-            publisher.flush().await;
-        }
-    }
-
     pub(crate) fn status(&self) -> ThreadStatus {
         self.links.run().status.clone()
     }
@@ -163,7 +122,7 @@ impl ThreadShared {
         if store {
             self.store_status(ThreadStatus::Running).await;
         } else {
-            self.emit(ThreadEvent::Status { status: ThreadStatus::Running });
+            self.events.emit(ThreadEvent::Status { status: ThreadStatus::Running });
         }
     }
 
@@ -177,7 +136,7 @@ impl ThreadShared {
     /// the store is the caller's to write.
     pub(crate) fn end_run_now(&self, status: ThreadStatus) {
         self.settle_in_memory(status.clone());
-        self.emit(ThreadEvent::Status { status });
+        self.events.emit(ThreadEvent::Status { status });
     }
 
     fn settle_in_memory(&self, status: ThreadStatus) {
@@ -196,7 +155,7 @@ impl ThreadShared {
         if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
             tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
         }
-        self.emit(ThreadEvent::Status { status });
+        self.events.emit(ThreadEvent::Status { status });
     }
 
     /// Keeps an input just committed to the inbox, so that the run that takes it need not read

@@ -65,7 +65,7 @@ pub(crate) async fn consume_stream(
         match event? {
             ModelEvent::TextDelta(delta) => {
                 caps.add_reply_text(&delta)?;
-                pipeline.shared.emit_delta(step, &delta);
+                pipeline.shared.events.emit_delta(step, &delta);
                 text.push_str(&delta);
             }
             ModelEvent::Finished(reason) => finish_reason = Some(reason),
@@ -123,7 +123,7 @@ pub(crate) async fn consume_stream(
 
 /// T1, T7: the event and the hooks, at the same moment.
 async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
-    pipeline.shared.emit(ThreadEvent::ToolCallStarted {
+    pipeline.shared.events.emit(ThreadEvent::ToolCallStarted {
         id: call.id.clone(),
         name: call.function.name.clone(),
         progress: progress.map(str::to_owned),
@@ -420,7 +420,7 @@ pub(crate) async fn complete_call(
     mut result: HookToolResult,
     denied: bool,
 ) -> HookToolResult {
-    pipeline.shared.emit(ThreadEvent::ToolCallDone {
+    pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,
