@@ -208,10 +208,11 @@ impl Thread {
     /// Enables or disables an optional subagent relationship: its child's required hooks run
     /// only while it is enabled (S4).
     pub fn set_relationship_enabled(&self, relationship: &str, enabled: bool) -> Result<(), RuntimeError> {
-        let slot =
-            self.shared.agent.current().resolved.optional_slot(relationship).ok_or_else(|| {
-                RuntimeError::unknown_relationship(self.shared.agent.current().def, relationship, true)
-            })?;
+        let agent = self.shared.agent.current();
+        let slot = agent
+            .resolved
+            .optional_slot(relationship)
+            .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship, true))?;
         self.shared.agent.set_enabled(slot, enabled);
         Ok(())
     }
@@ -226,7 +227,7 @@ impl Thread {
     /// there after the thread is reopened, from this process or another one sharing the store.
     /// When the store fails, the value is not set.
     pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
-        Ok(self.shared.values.set(self.shared.runtime.store.as_ref(), &self.shared.id, key, value).await?)
+        Ok(self.shared.values.set(key, value).await?)
     }
 
     /// A file stored from a tool's attachment, by path.

@@ -73,12 +73,7 @@ impl ThreadServices for HookServices {
     }
 
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
-        let shared = self.shared()?;
-        shared
-            .values
-            .set(shared.runtime.store.as_ref(), &shared.id, key, value)
-            .await
-            .map_err(|e| HookError::new(e.to_string()))
+        self.shared()?.values.set(key, value).await.map_err(|e| HookError::new(e.to_string()))
     }
 }
 

@@ -63,6 +63,7 @@ impl ThreadShared {
         state: ThreadState,
     ) -> Self {
         let links = runtime.thread_links.for_thread(&record.id, &record.status);
+        let values = ValueCache::new(record.id.clone(), runtime.store.clone(), record.values);
         let events = EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone());
         ThreadShared {
             me,
@@ -70,7 +71,7 @@ impl ThreadShared {
             runtime,
             agent: ActiveAgent::new(agent),
             records: HandleRecords::new(),
-            values: ValueCache::new(record.values),
+            values,
             events,
             links,
             run: tokio::sync::Mutex::new(state),

@@ -1,13 +1,15 @@
 //! A thread's values as last written to the store (M11), read without a store round trip.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
 use crate::store::{MessageStore, StoreError};
 
 pub(crate) struct ValueCache {
+    thread_id: String,
+    store: Arc<dyn MessageStore>,
     /// A std mutex, taken only inside these methods and never held across `.await`.
     values: Mutex<HashMap<String, Value>>,
     /// Held from a value's store write to its cache update, so that the cache ends in the
@@ -16,9 +18,19 @@ pub(crate) struct ValueCache {
 }
 
 impl ValueCache {
-    /// The cache of the values a thread's record had at opening.
-    pub(crate) fn new(values: impl IntoIterator<Item = (String, Value)>) -> Self {
-        ValueCache { values: Mutex::new(values.into_iter().collect()), writes: tokio::sync::Mutex::new(()) }
+    /// The cache of the values the record of `thread_id` had at opening, written through to
+    /// `store`.
+    pub(crate) fn new(
+        thread_id: String,
+        store: Arc<dyn MessageStore>,
+        values: impl IntoIterator<Item = (String, Value)>,
+    ) -> Self {
+        ValueCache {
+            thread_id,
+            store,
+            values: Mutex::new(values.into_iter().collect()),
+            writes: tokio::sync::Mutex::new(()),
+        }
     }
 
     fn values(&self) -> MutexGuard<'_, HashMap<String, Value>> {
@@ -27,15 +39,9 @@ impl ValueCache {
 
     /// M11: the store first, in its own transaction, then the cache; a failed write changes
     /// neither.
-    pub(crate) async fn set(
-        &self,
-        store: &dyn MessageStore,
-        thread_id: &str,
-        key: &str,
-        value: Value,
-    ) -> Result<(), StoreError> {
+    pub(crate) async fn set(&self, key: &str, value: Value) -> Result<(), StoreError> {
         let _writing = self.writes.lock().await;
-        store.set_value(thread_id, key, &value).await?;
+        self.store.set_value(&self.thread_id, key, &value).await?;
         self.values().insert(key.to_owned(), value);
         Ok(())
     }
