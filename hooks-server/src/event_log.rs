@@ -9,8 +9,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 /// The one shape of the notice that events are gone, wherever they were lost: the log's reader
-/// past the retention ([`Read::Lost`]), or a thread's pump that fell behind the runtime (whose
-/// missed events never got ids). `count` is how many events the client will never get.
+/// past the retention ([`Read::Lost`]), or a thread's event log writer that fell behind the
+/// runtime (whose missed events never got ids). `count` is how many events the client will
+/// never get.
 pub(crate) fn events_lost(count: u64) -> Value {
     serde_json::json!({ "type": "events_lost", "count": count })
 }

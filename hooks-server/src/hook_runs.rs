@@ -21,7 +21,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::pump::ServerEvent;
+use crate::event_log_writer::ServerEvent;
 
 /// The runtime's target for hook spans and hook failure logs.
 const HOOK_TARGET: &str = "hooks_runtime::hook";

@@ -111,12 +111,12 @@ mod catalog;
 mod config;
 mod error;
 mod event_log;
+mod event_log_writer;
 mod hook_runs;
 mod ids;
 #[cfg(feature = "inspector")]
 mod inspector;
 mod paging;
-mod pump;
 mod runs;
 mod serve;
 mod state;
@@ -136,9 +136,9 @@ use hooks_runtime::Runtime;
 pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
-pub use hook_runs::{HookRunLayer, HookRuns};
 #[doc(hidden)]
-pub use pump::running_pumps;
+pub use event_log_writer::running_event_log_writers;
+pub use hook_runs::{HookRunLayer, HookRuns};
 pub use serve::{HttpServer, serve};
 #[doc(hidden)]
 pub use state::open_thread_entries;

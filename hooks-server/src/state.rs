@@ -17,14 +17,14 @@ use crate::auth::Authenticator;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::event_log::EventLog;
+use crate::event_log_writer::{EventLogWriter, RemoteStatus, ServerEvent};
 use crate::hook_runs::HookRuns;
-use crate::pump::{Pump, RemoteStatus, ServerEvent};
 
 /// Thread entries alive in this process, every router included; see [`open_thread_entries`].
 static OPEN_ENTRIES: AtomicUsize = AtomicUsize::new(0);
 
-/// How many thread entries (a thread's handle, event log and pump) this process holds now,
-/// over every router. For tests of eviction; not a stable interface.
+/// How many thread entries (a thread's handle, event log and event log writer) this process
+/// holds now, over every router. For tests of eviction; not a stable interface.
 #[doc(hidden)]
 pub fn open_thread_entries() -> usize {
     OPEN_ENTRIES.load(Ordering::Relaxed)
@@ -56,25 +56,25 @@ pub(crate) struct ThreadEntry {
     pub(crate) record: ThreadRecord,
     pub(crate) events: Arc<EventLog>,
     pub(crate) server_events: mpsc::UnboundedSender<ServerEvent>,
-    /// The status a run of another process left, while it is the latest (see [`Pump`]).
+    /// The status a run of another process left, while it is the latest (see [`EventLogWriter`]).
     remote_status: RemoteStatus,
     /// Held by a run from its `run_started` to its `run_finished`, so runs of one thread and
     /// their events never interleave.
     pub(crate) run_gate: Arc<tokio::sync::Mutex<()>>,
-    /// The store, when the log follows its events (see [`Pump`]).
+    /// The store, when the log follows its events (see [`EventLogWriter`]).
     events_store: Option<Arc<dyn MessageStore>>,
     /// Inputs accepted and not finished, the running one included.
     queued: AtomicUsize,
     /// When a request last used the entry, for eviction.
     last_used: Mutex<Instant>,
-    /// The pump, stopped with the entry.
-    pump: tokio::task::AbortHandle,
+    /// The event log writer's task, stopped with the entry.
+    writer: tokio::task::AbortHandle,
     hook_runs: Option<HookRuns>,
 }
 
 impl Drop for ThreadEntry {
     fn drop(&mut self) {
-        self.pump.abort();
+        self.writer.abort();
         if let Some(runs) = &self.hook_runs {
             runs.unregister(&self.record.id, &self.server_events);
         }
@@ -225,7 +225,7 @@ impl AppState {
             return existing;
         }
         // Followed before this server can send to the thread, so that every event of this
-        // process comes back from the store after the subscription starts (see `Pump`).
+        // process comes back from the store after the subscription starts (see `EventLogWriter`).
         let store = self.runtime.store();
         let store_events = match store.subscribe_events(&record.id).await {
             Ok(subscription) => subscription,
@@ -252,7 +252,7 @@ impl AppState {
         self.start_eviction();
         let remote_status = RemoteStatus::default();
         // Subscribed before anyone can send to the thread: no event of a run is missed.
-        let pump = Pump {
+        let writer = EventLogWriter {
             thread_id: record.id.clone(),
             runtime_events: thread.subscribe(),
             server_events: server_rx,
@@ -260,9 +260,9 @@ impl AppState {
             start_seq,
             log: events.clone(),
             remote_status: remote_status.clone(),
-            _running: crate::pump::Running::start(),
+            _running: crate::event_log_writer::Running::start(),
         };
-        let pump = tokio::spawn(pump.run()).abort_handle();
+        let writer = tokio::spawn(writer.run()).abort_handle();
         OPEN_ENTRIES.fetch_add(1, Ordering::Relaxed);
         let entry = Arc::new(ThreadEntry {
             thread,
@@ -274,7 +274,7 @@ impl AppState {
             events_store,
             queued: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
-            pump,
+            writer,
             hook_runs: self.config.hook_runs.clone(),
         });
         threads.insert(entry.record.id.clone(), entry.clone());
@@ -357,7 +357,7 @@ async fn evict_idle(threads: Weak<Threads>, idle: Duration, period: Duration) {
                 true
             }
         });
-        // Dropped outside the lock: dropping stops the pumps.
+        // Dropped outside the lock: dropping stops their event log writers.
         drop(evicted);
     }
 }

@@ -1,6 +1,6 @@
-//! Idle thread entries leave the server's memory: their pump stops, and the next request opens
-//! the thread again from the store. Its own test binary, because the counters it reads are the
-//! process's.
+//! Idle thread entries leave the server's memory: their event log writer stops, and the next
+//! request opens the thread again from the store. Its own test binary, because the counters it
+//! reads are the process's.
 
 mod support;
 
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_server::{HookRuns, ServerConfig, open_thread_entries, running_pumps};
+use hooks_server::{HookRuns, ServerConfig, open_thread_entries, running_event_log_writers};
 use support::{ALICE, PATIENCE, Server};
 
 define_prompt! {
@@ -58,13 +58,13 @@ fn rss_kib() -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idle_thread_is_evicted_with_its_pump_and_reopens_on_the_next_request() {
+async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
     let runs = HookRuns::new();
     let config = config(Duration::from_millis(200)).hook_runs(Some(runs.clone()));
     let server = Server::start(runtime(1), config).await;
     let id = server.create_thread(ALICE, "echo_agent").await;
-    assert_eq!((open_thread_entries(), running_pumps()), (1, 1));
+    assert_eq!((open_thread_entries(), running_event_log_writers()), (1, 1));
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 1 }");
 
     // An open stream keeps the thread, however long it is quiet.
@@ -74,13 +74,13 @@ async fn an_idle_thread_is_evicted_with_its_pump_and_reopens_on_the_next_request
     drop(events);
 
     wait_until("the idle thread is evicted", || open_thread_entries() == 0).await;
-    wait_until("its pump stops", || running_pumps() == 0).await;
+    wait_until("its event log writer stops", || running_event_log_writers() == 0).await;
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 0 }", "its hook-run sink is forgotten too");
 
     // Opened again from the store: it reads, runs and streams as before.
     let (status, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
     assert_eq!(status, 200, "{thread}");
-    assert_eq!((open_thread_entries(), running_pumps()), (1, 1));
+    assert_eq!((open_thread_entries(), running_event_log_writers()), (1, 1));
     let mut events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     let (status, body) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"hi"}"#).await;
     assert_eq!(status, 202, "{body}");
@@ -112,7 +112,7 @@ async fn ten_thousand_empty_threads_leave_no_entry_behind_after_eviction() {
     let peak_entries = open_thread_entries();
     let at_peak = rss_kib();
     wait_until("every idle thread is evicted", || open_thread_entries() == 0).await;
-    wait_until("every pump stops", || running_pumps() == 0).await;
+    wait_until("every event log writer stops", || running_event_log_writers() == 0).await;
     let after = rss_kib();
     println!(
         "10,000 threads created in {created_in:?}; entries at the end of the burst {peak_entries}; \

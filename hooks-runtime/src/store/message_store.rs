@@ -5,7 +5,7 @@ use hooks_core::{HookMessage, MessageUpdate};
 use super::error::{StoreError, StoreErrorKind};
 use super::events::EventSubscription;
 use super::inbox::InboxEntry;
-use super::run_hold::RunHold;
+use super::run_permit::RunPermit;
 use super::thread_record::ThreadRecord;
 use super::user_values::{UserChange, UserValue};
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
@@ -146,14 +146,14 @@ pub trait MessageStore: Send + Sync + 'static {
     }
 
     /// Takes the right to run `thread_id` for this process, for as long as the returned
-    /// [`RunHold`] lives, waiting while another process runs the thread. The runtime calls it at
+    /// [`RunPermit`] lives, waiting while another process runs the thread. The runtime calls it at
     /// the start of every run, after its own per-thread lock.
     ///
     /// A store that one process owns (in memory, SQLite) holds nothing: the runtime's lock
     /// already runs one turn at a time, and this default answers `None` at once. A store that
     /// several processes share (`PostgresStore`, feature `postgres`) holds a lease, so that no two processes run
     /// turns of one thread at once.
-    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
+    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
         let _ = thread_id;
         Ok(None)
     }

@@ -18,7 +18,7 @@ mod message_store;
 pub(crate) mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
-mod run_hold;
+mod run_permit;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod thread_record;
@@ -32,7 +32,7 @@ pub use message_store::MessageStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
-pub use run_hold::RunHold;
+pub use run_permit::RunPermit;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;

@@ -79,6 +79,6 @@ pub(crate) async fn handoff(
     message.extra.insert("handoff_to".into(), json!(target));
     let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
     let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
-    pipeline.shared.hand_off_to(entry);
+    pipeline.shared.agent.hand_off_to(entry);
     TurnEnd::HandedOff(target.to_owned())
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::resuming::{self, Finish};
-use super::{RunOutcome, RuntimeError, Thread, reentry, run_hold, turn};
+use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
 use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
@@ -151,7 +151,7 @@ impl Thread {
             let state = now.iter().find(|call| call.id == call_id).map_or(ApprovalState::Done, |call| call.state);
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });
         }
-        shared.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
+        shared.events.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
         Ok(())
     }
 
@@ -164,14 +164,14 @@ impl Thread {
         self.finish_parked(Finish::Resume).await
     }
 
-    /// Finishes the parked step under the run lock and hold, as a run; with calls still
-    /// waiting (or nothing parked) the outcome just reports the thread's status.
+    /// Finishes the parked step under the run lock and the store's permit, as a run; with calls
+    /// still waiting (or nothing parked) the outcome just reports the thread's status.
     pub(crate) async fn finish_parked(&self, how: Finish) -> Result<RunOutcome, RuntimeError> {
         let shared = &self.shared;
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
-            let hold = shared.runtime.store.hold_run(&shared.id).await?;
-            run_hold::holding(shared, hold, async {
+            let permit = shared.runtime.store.hold_run(&shared.id).await?;
+            run_permit::holding(shared, permit, async {
                 super::recovery::settle_a_dead_run(shared, &state).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
                 let result = resuming::finish_step(shared, run.state(), how).await;

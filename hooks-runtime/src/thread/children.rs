@@ -17,19 +17,19 @@ pub(crate) async fn spawn(
     state: &ThreadState,
     relationship_name: &str,
 ) -> Result<Thread, RuntimeError> {
-    let agent = shared.agent();
+    let agent = shared.agent.current();
     let relationship = agent
         .def
         .relationship(relationship_name)
         .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship_name, false))?;
     if let Some(max) = relationship.max_instances
-        && shared.child_count(relationship.name) >= max as usize
+        && shared.records.child_count(relationship.name) >= max as usize
     {
         return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
     let child = Thread::create_child(&shared.runtime, relationship.agent.name, options).await?;
-    shared.add_child(relationship.name, child.shared.clone());
+    shared.records.add_child(relationship.name, child.shared.clone());
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.lock_run().await;
     if let Some(chain) = pipeline.chain(HookKind::AfterSubagentCreated) {
@@ -54,7 +54,7 @@ pub(crate) fn run_as_tool<'a>(
             Some(shared) => shared,
             None => return HookToolResult::error("the thread no longer exists"),
         };
-        let child = match shared.child(relationship) {
+        let child = match shared.records.child(relationship) {
             Some(child) => Thread { shared: child },
             None => match spawn(&shared, state, relationship).await {
                 Ok(child) => child,

@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 use super::error::RuntimeError;
 use super::options::ThreadOptions;
 use super::shared::ThreadShared;
-use super::{context, host, messages, pipeline, reentry, settings_hooks};
+use super::{context, hook_services, messages, pipeline, reentry, settings_hooks};
 use crate::dispatch;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
@@ -132,8 +132,8 @@ impl Thread {
 
     fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
         let shared = Arc::new_cyclic(|weak| {
-            let host = Arc::new(host::ThreadHost { shared: weak.clone() });
-            let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), host);
+            let services = Arc::new(hook_services::HookServices { shared: weak.clone() });
+            let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), services);
             state.user_id = record.user_id.clone();
             state.created_at = record.created_at;
             state.arguments = record.arguments.clone();
@@ -149,7 +149,7 @@ impl Thread {
 
     /// The name of the agent that owns the thread now (a handoff changes it).
     pub fn agent_name(&self) -> &'static str {
-        self.shared.agent().def.name
+        self.shared.agent.current().def.name
     }
 
     /// The thread's status.
@@ -161,7 +161,7 @@ impl Thread {
     /// status changes): those of every run of the thread in this runtime, whichever handle runs
     /// it (another `open_thread`, the recovery of an inbox).
     pub fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.subscribe()
+        self.shared.events.subscribe()
     }
 
     /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
@@ -197,7 +197,7 @@ impl Thread {
     /// # }
     /// ```
     pub fn subscribe_text_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.shared.subscribe_deltas()
+        self.shared.events.subscribe_deltas()
     }
 
     /// Every stored message, oldest first.
@@ -208,32 +208,31 @@ impl Thread {
     /// Enables or disables an optional subagent relationship: its child's required hooks run
     /// only while it is enabled (S4).
     pub fn set_relationship_enabled(&self, relationship: &str, enabled: bool) -> Result<(), RuntimeError> {
-        let slot = self
-            .shared
-            .agent()
+        let agent = self.shared.agent.current();
+        let slot = agent
             .resolved
             .optional_slot(relationship)
-            .ok_or_else(|| RuntimeError::unknown_relationship(self.shared.agent().def, relationship, true))?;
-        self.shared.set_enabled(slot, enabled);
+            .ok_or_else(|| RuntimeError::unknown_relationship(agent.def, relationship, true))?;
+        self.shared.agent.set_enabled(slot, enabled);
         Ok(())
     }
 
     /// A thread value: as this process last wrote it, or as the store had it when the thread
     /// was opened (a value another process writes later shows after reopening).
     pub fn value(&self, key: &str) -> Option<Value> {
-        self.shared.value(key)
+        self.shared.values.get(key)
     }
 
     /// Sets a thread value and persists it with the thread before returning (M11), so it is
     /// there after the thread is reopened, from this process or another one sharing the store.
     /// When the store fails, the value is not set.
     pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
-        Ok(self.shared.set_value(key, value).await?)
+        Ok(self.shared.values.set(key, value).await?)
     }
 
     /// A file stored from a tool's attachment, by path.
     pub fn file(&self, path: &str) -> Option<String> {
-        self.shared.file(path)
+        self.shared.records.file(path)
     }
 
     async fn run_after_thread_created(&self) {

@@ -94,7 +94,7 @@ pub(crate) async fn create_from(
             message
         }
     };
-    pipeline.shared.emit(ThreadEvent::MessageCreated {
+    pipeline.shared.events.emit(ThreadEvent::MessageCreated {
         id: stored.id.clone(),
         role: stored.role,
         message: std::sync::Arc::new(stored.clone()),

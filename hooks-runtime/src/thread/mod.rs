@@ -1,22 +1,27 @@
 //! Threads: identity, state, events, and the pipelines that run hooks where the specification
 //! says. Each pipeline stage is its own module with its error rule in one place:
-//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `agents`
-//! (handoffs), `children` (subagents as child threads). The graph is one-way:
-//! `turn -> agents -> tool_calls -> children`, each using the stages below it.
+//! `context` (R1-R8), `messages` (M1-M10), `tool_calls` (T1-T7), `turn` (the loop), `step` (one
+//! model step and its messages), `agents` (handoffs), `children` (subagents as child threads).
+//! The graph is one-way: `turn -> step -> agents -> tool_calls -> children`, each using the
+//! stages below it.
 //!
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
-//! `InputId`); then `shared` (the state a thread's handles share) and `handle` (`Thread`, its
-//! creation and reads); the stages use these. On top, `runs` and `approvals` hold the `Thread`
-//! methods that take a run, so that `handle` needs no stage that needs it back.
+//! `InputId`); then `shared` (the state a thread's handles share, split by job into
+//! `active_agent`, `value_cache`, `handle_records` and `event_emitter`) and `handle` (`Thread`,
+//! its creation and reads); the stages use these. On top, `runs` and `approvals` hold the
+//! `Thread` methods that take a run, so that `handle` needs no stage that needs it back.
 
+mod active_agent;
 mod agents;
 mod approvals;
 mod children;
 pub(crate) mod context;
 mod error;
+mod event_emitter;
 mod handle;
-mod host;
+mod handle_records;
+mod hook_services;
 mod messages;
 mod model_step;
 mod options;
@@ -27,12 +32,14 @@ mod publisher;
 mod recovery;
 mod reentry;
 mod resuming;
-mod run_hold;
+mod run_permit;
 mod runs;
 mod settings_hooks;
 mod shared;
+mod step;
 mod tool_calls;
 mod turn;
+mod value_cache;
 
 pub use approvals::{ApprovalChoice, ApprovalError};
 pub use error::RuntimeError;

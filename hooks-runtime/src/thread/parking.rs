@@ -79,7 +79,7 @@ pub(super) fn execution_of(pipeline: &Pipeline<'_>, name: &str) -> Execution {
 }
 
 /// The repeated-tool-error stop, as for every stored result.
-async fn count_failure(
+pub(super) async fn count_failure(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
@@ -123,7 +123,7 @@ async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
         return TurnEnd::Failed(crate::reasons::FailReason::StoreError);
     }
     for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
-        shared.emit(ThreadEvent::ApprovalRequested {
+        shared.events.emit(ThreadEvent::ApprovalRequested {
             id: call.id.clone(),
             name: call.tool.clone(),
             reasons: call.reasons.clone(),

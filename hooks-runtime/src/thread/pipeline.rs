@@ -24,11 +24,16 @@ impl<'t> Pipeline<'t> {
             Some(execution) => ActiveContext::Side(execution.current_side),
             None => ActiveContext::AtRest,
         };
-        Pipeline { shared, agent: shared.agent(), active, enabled: shared.enabled() }
+        Pipeline { shared, agent: shared.agent.current(), active, enabled: shared.agent.enabled() }
     }
 
     pub(crate) fn at_rest(shared: &'t ThreadShared) -> Self {
-        Pipeline { shared, agent: shared.agent(), active: ActiveContext::AtRest, enabled: shared.enabled() }
+        Pipeline {
+            shared,
+            agent: shared.agent.current(),
+            active: ActiveContext::AtRest,
+            enabled: shared.agent.enabled(),
+        }
     }
 
     /// The chain of `kind`, ready to run, or `None` when it has no hook: the call site skips an

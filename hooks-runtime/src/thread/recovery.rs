@@ -159,8 +159,8 @@ async fn recover_thread(
     let before = thread.status();
     let settled = {
         let state = shared.lock_run().await;
-        let hold = runtime.store.hold_run(thread_id).await?;
-        super::run_hold::holding(&shared, hold, settle(&shared, &state, before)).await?
+        let permit = runtime.store.hold_run(thread_id).await?;
+        super::run_permit::holding(&shared, permit, settle(&shared, &state, before)).await?
     };
     let inputs = runtime.store.pending_inputs(thread_id).await?.into_iter().map(|entry| InputId(entry.id)).collect();
     Ok((thread, settled, inputs))
@@ -189,7 +189,7 @@ async fn settle(shared: &Arc<ThreadShared>, state: &ThreadState, before: ThreadS
 /// At the start of a run under its hold: when the hold was taken over from an owner that died
 /// mid-run (a shared store's expired lease), the dead run is settled first, as recovery would.
 pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
-    if super::run_hold::took_over_a_dead_run() {
+    if super::run_permit::took_over_a_dead_run() {
         settle_taken_over(shared, state).await?;
     }
     Ok(())

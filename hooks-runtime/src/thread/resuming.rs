@@ -56,7 +56,9 @@ pub(crate) async fn finish_step(
         for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
             let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL);
             if store.advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change).await? {
-                shared.emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
+                shared
+                    .events
+                    .emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
             }
         }
     }
@@ -64,7 +66,7 @@ pub(crate) async fn finish_step(
     if parked.iter().any(|call| call.state == ApprovalState::Pending) {
         return Ok(None);
     }
-    let side = super::Thread::responding_side(&shared.agent());
+    let side = super::Thread::responding_side(&shared.agent.current());
     super::turn::begin(shared, state, side, true).await;
     let mut outcome = RunOutcome::running();
     let results = carry_out_parked(shared, state, &parked, how).await?;

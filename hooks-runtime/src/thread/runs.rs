@@ -1,13 +1,13 @@
 //! The [`Thread`] methods that take the thread's run: a sent message, queued inputs, messages
 //! written at rest, subagents, aborts.
 
-use hooks_core::{HookError, HookMessage, MessageRecord, MessageUpdate, Role};
+use hooks_core::{HookError, HookMessage, MessageRecord, MessageUpdate, Role, ThreadState};
 
 use super::error::{RuntimeError, held_by_caller};
 use super::handle::Thread;
 use super::options::InputId;
 use super::outcome::{Prevented, RunOutcome};
-use super::{children, messages, pipeline, recovery, reentry, resuming, run_hold, turn};
+use super::{children, messages, pipeline, recovery, reentry, resuming, run_permit, turn};
 use crate::dispatch;
 use crate::store::{InboxEntry, ThreadStatus};
 
@@ -26,20 +26,9 @@ impl Thread {
     /// memory at once and in the store right after (E9). Called from a hook of this same thread,
     /// it fails at once with [`RuntimeError::HeldByCaller`].
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
-        self.refuse_if_held("send")?;
-        reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.lock_run().await;
-            // Scale-out: the store's hold on the thread, so no other process runs it meanwhile.
-            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            run_hold::holding(&self.shared, hold, async {
-                recovery::settle_a_dead_run(&self.shared, &state).await?;
-                resuming::refuse_while_waiting(&self.shared).await?;
-                let mut run = turn::RunGuard::new(&self.shared, &mut state);
-                let incoming = vec![turn::Incoming::direct(message)];
-                let result = turn::run_with_messages(&self.shared, run.state(), incoming, Prevented::FailRun).await;
-                run.settle(result).await
-            })
-            .await
+        self.as_a_run("send", async move |state| {
+            let incoming = vec![turn::Incoming::direct(message)];
+            turn::run_with_messages(&self.shared, state, incoming, Prevented::FailRun).await
         })
         .await
     }
@@ -85,28 +74,7 @@ impl Thread {
     /// inbox and the run fails `message_hook_error`. `None`, without a run, when the input is no
     /// longer in the inbox (a run, of this process or another, took it).
     pub async fn run_input(&self, input: &InputId) -> Result<Option<RunOutcome>, RuntimeError> {
-        self.refuse_if_held("run_input")?;
-        reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.lock_run().await;
-            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            run_hold::holding(&self.shared, hold, async {
-                recovery::settle_a_dead_run(&self.shared, &state).await?;
-                resuming::refuse_while_waiting(&self.shared).await?;
-                let mut run = turn::RunGuard::new(&self.shared, &mut state);
-                let result = turn::run_input(&self.shared, run.state(), input.as_str()).await;
-                match result {
-                    Ok(None) => {
-                        run.settle(Ok(RunOutcome::running())).await?;
-                        Ok(None)
-                    }
-                    result => {
-                        run.settle(result.map(|outcome| outcome.unwrap_or_else(RunOutcome::running))).await.map(Some)
-                    }
-                }
-            })
-            .await
-        })
-        .await
+        self.as_a_run("run_input", async |state| turn::run_input(&self.shared, state, input.as_str()).await).await
     }
 
     /// Runs what is queued: the inbox's messages are stored (M7), tool calls queued with
@@ -115,15 +83,30 @@ impl Thread {
     /// one is prevented, no turn starts and the status becomes failed.
     /// Settles the thread's status like [`Thread::send_message`] when dropped before it finished.
     pub async fn run_queued(&self) -> Result<RunOutcome, RuntimeError> {
-        self.refuse_if_held("run_queued")?;
-        reentry::holding_run(&self.shared, async {
-            let mut state = self.shared.lock_run().await;
-            let hold = self.shared.runtime.store.hold_run(&self.shared.id).await?;
-            run_hold::holding(&self.shared, hold, async {
-                recovery::settle_a_dead_run(&self.shared, &state).await?;
-                resuming::refuse_while_waiting(&self.shared).await?;
-                let mut run = turn::RunGuard::new(&self.shared, &mut state);
-                let result = turn::run_queued(&self.shared, run.state()).await;
+        self.as_a_run("run_queued", async |state| turn::run_queued(&self.shared, state).await).await
+    }
+
+    /// Runs `body` as a run of the thread, for `method`: refused when called from a hook of
+    /// this thread; under the thread's run lock and the store's permit; after settling a run
+    /// that died and refusing while tool calls wait for approvals; settled whichever way it ends
+    /// (E9, [`turn::RunGuard`]).
+    async fn as_a_run<T>(
+        &self,
+        method: &'static str,
+        body: impl AsyncFnOnce(&mut ThreadState) -> Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
+        self.refuse_if_held(method)?;
+        let shared = &self.shared;
+        reentry::holding_run(shared, async {
+            let mut state = shared.lock_run().await;
+            // Scale-out: the store's permit to run the thread, so no other process runs it
+            // meanwhile.
+            let permit = shared.runtime.store.hold_run(&shared.id).await?;
+            run_permit::holding(shared, permit, async {
+                recovery::settle_a_dead_run(shared, &state).await?;
+                resuming::refuse_while_waiting(shared).await?;
+                let mut run = turn::RunGuard::new(shared, &mut state);
+                let result = body(run.state()).await;
                 run.settle(result).await
             })
             .await

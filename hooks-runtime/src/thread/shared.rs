@@ -1,59 +1,51 @@
 //! The state a thread's handles, its runs and its hooks share, behind methods: the pipelines
 //! never reach into its locks.
 //!
-//! Locks, and why there are these five. `book` holds the handle's in-memory records that change
-//! in short steps (queues; files; child threads; the value cache), and the links' `run` the
-//! thread's status and abort signal, which a run sets and clears together and which every
-//! handle of the thread sees; both are std mutexes, taken only inside these methods and never
+//! The state is split by job into the types it holds: `agent` ([`ActiveAgent`]), `values`
+//! ([`ValueCache`]), `records` ([`HandleRecords`]), `events` ([`EventEmitter`]); the run (its
+//! lock, status, abort signal and accepted inputs) is here.
+//!
+//! Locks, and why there are these. `records` holds the handle's in-memory records that change
+//! in short steps (queues; files; child threads), `values` the value cache, and the links' `run`
+//! the thread's status and abort signal, which a run sets and clears together and which every
+//! handle of the thread sees; all are std mutexes, taken only inside their methods and never
 //! held across `.await` or while another lock is taken, so they have no lock order. The links'
-//! `turn` is taken before `run` (see `lock_run`). `agent` is read on
-//! every pipeline and written by a handoff. `value_writes` orders a value's store write with its
+//! `turn` is taken before `run` (see `lock_run`). The agent is read on every pipeline and
+//! written by a handoff. The value cache's write lock orders a value's store write with its
 //! cache update. `run` is the run's `ThreadState`, held for a whole operation (a send, an
 //! injection) across `.await`; a method here never takes it, except where said.
+//!
+//! [`ActiveAgent`]: super::active_agent::ActiveAgent
+//! [`ValueCache`]: super::value_cache::ValueCache
+//! [`HandleRecords`]: super::handle_records::HandleRecords
+//! [`EventEmitter`]: super::event_emitter::EventEmitter
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, Weak};
 
-use hooks_core::__private::EnabledRelationships;
 use hooks_core::{AbortSignal, ThreadState};
-use serde_json::Value;
-use tokio::sync::broadcast;
 
-use super::publisher::Publisher;
+use super::active_agent::ActiveAgent;
+use super::event_emitter::EventEmitter;
+use super::handle_records::HandleRecords;
+use super::value_cache::ValueCache;
 use crate::events::ThreadEvent;
 use crate::runtime::inner::{AgentEntry, RuntimeInner};
 use crate::runtime::thread_links::Links;
-use crate::store::{InboxEntry, StoreError, ThreadRecord, ThreadStatus};
-
-/// The in-memory records of a thread handle, behind one lock. The status and the running
-/// execution's abort signal are the thread's, in its [`Links`].
-struct Book {
-    queued_tools: VecDeque<(String, Value)>,
-    /// The thread values as last written to the store (M11), read without a store round trip.
-    values: HashMap<String, Value>,
-    /// Files stored from tools' attachments, by path.
-    files: HashMap<String, String>,
-    /// Child threads, with the relationship each was created for. Their shared state rather
-    /// than their `Thread` handles, so that this module needs nothing of the handle's.
-    children: Vec<(&'static str, Arc<ThreadShared>)>,
-}
+use crate::store::{InboxEntry, ThreadRecord, ThreadStatus};
 
 pub(crate) struct ThreadShared {
     me: Weak<ThreadShared>,
     pub(crate) id: String,
     pub(crate) runtime: Arc<RuntimeInner>,
-    agent: RwLock<Arc<AgentEntry>>,
-    enabled: AtomicU64,
-    /// Scale-out: the queue of events to publish through the store, in order, when the store
-    /// carries them to other processes (started with the first event).
-    publisher: OnceLock<Publisher>,
-    book: Mutex<Book>,
-    /// Held from a value's store write to its cache update, so that the cache ends in the
-    /// order the store did.
-    value_writes: tokio::sync::Mutex<()>,
-    /// The thread's turn and event channels, shared with every other handle of it in this
-    /// runtime.
+    pub(crate) agent: ActiveAgent,
+    /// The handle's records. Child threads as their shared state rather than their `Thread`
+    /// handles, so that this module needs nothing of the handle's.
+    pub(crate) records: HandleRecords<Arc<ThreadShared>>,
+    pub(crate) values: ValueCache,
+    pub(crate) events: EventEmitter,
+    /// The thread's turn, status, abort signal and accepted inputs, shared with every other
+    /// handle of it in this runtime.
     links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
@@ -71,20 +63,16 @@ impl ThreadShared {
         state: ThreadState,
     ) -> Self {
         let links = runtime.thread_links.for_thread(&record.id, &record.status);
+        let values = ValueCache::new(record.id.clone(), runtime.store.clone(), record.values);
+        let events = EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone());
         ThreadShared {
             me,
             id: record.id,
             runtime,
-            agent: RwLock::new(agent),
-            enabled: AtomicU64::new(0),
-            publisher: OnceLock::new(),
-            book: Mutex::new(Book {
-                queued_tools: VecDeque::new(),
-                values: record.values.into_iter().collect(),
-                files: HashMap::new(),
-                children: Vec::new(),
-            }),
-            value_writes: tokio::sync::Mutex::new(()),
+            agent: ActiveAgent::new(agent),
+            records: HandleRecords::new(),
+            values,
+            events,
             links,
             run: tokio::sync::Mutex::new(state),
             subagent: AtomicBool::new(false),
@@ -100,10 +88,6 @@ impl ThreadShared {
         self.subagent.load(Ordering::Relaxed)
     }
 
-    fn book(&self) -> MutexGuard<'_, Book> {
-        self.book.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Waits for the run's state: whoever holds it runs the thread.
     pub(crate) async fn lock_run(&self) -> RunLock<'_> {
         // The thread's turn first: another handle of the same thread waits here.
@@ -116,85 +100,8 @@ impl ThreadShared {
         Arc::as_ptr(&self.links) as usize
     }
 
-    /// The agent that owns the thread now.
-    pub(crate) fn agent(&self) -> Arc<AgentEntry> {
-        self.agent.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// A handoff: `agent` owns the thread from now on.
-    pub(crate) fn hand_off_to(&self, agent: Arc<AgentEntry>) {
-        *self.agent.write().unwrap_or_else(PoisonError::into_inner) = agent;
-    }
-
     pub(crate) fn self_arc(&self) -> Option<Arc<ThreadShared>> {
         self.me.upgrade()
-    }
-
-    pub(crate) fn enabled(&self) -> EnabledRelationships {
-        EnabledRelationships::from_bits(self.enabled.load(Ordering::Acquire))
-    }
-
-    /// Enables or disables the optional relationship in `slot`.
-    pub(crate) fn set_enabled(&self, slot: usize, enabled: bool) {
-        if enabled {
-            self.enabled.fetch_or(1 << slot, Ordering::AcqRel);
-        } else {
-            self.enabled.fetch_and(!(1 << slot), Ordering::AcqRel);
-        }
-    }
-
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.events.subscribe()
-    }
-
-    pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.deltas.subscribe()
-    }
-
-    /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
-    /// event is not even built.
-    pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
-        if self.links.deltas.receiver_count() == 0 {
-            return;
-        }
-        let _ = self.links.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
-    }
-
-    pub(crate) fn emit(&self, event: ThreadEvent) {
-        if self.runtime.store.publishes_events() {
-            self.publish(event.clone());
-        }
-        // No subscriber is not an error: events go to whoever listens at the moment.
-        let _ = self.links.events.send(event);
-    }
-
-    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
-    /// events keep their order) writes it without holding up the run.
-    fn publish(&self, event: ThreadEvent) {
-        let store = &self.runtime.store;
-        self.publisher.get_or_init(|| Publisher::start(store.clone(), self.id.clone())).send(event);
-    }
-
-    /// Waits until every event emitted so far is published through the store (or failed to be):
-    /// a run's events are all in before its hold on the thread is released.
-    pub(crate) async fn flush_published(&self) {
-        if let Some(publisher) = self.publisher.get() {
-            publisher.flush().await;
-        }
-    }
-
-    /// M11: the store first, in its own transaction, then the cache; a failed write changes
-    /// neither.
-    pub(crate) async fn set_value(&self, key: &str, value: Value) -> Result<(), StoreError> {
-        let _writing = self.value_writes.lock().await;
-        self.runtime.store.set_value(&self.id, key, &value).await?;
-        self.book().values.insert(key.to_owned(), value);
-        Ok(())
-    }
-
-    /// A thread value as this process last wrote it, or as the store had it at opening.
-    pub(crate) fn value(&self, key: &str) -> Option<Value> {
-        self.book().values.get(key).cloned()
     }
 
     pub(crate) fn status(&self) -> ThreadStatus {
@@ -216,7 +123,7 @@ impl ThreadShared {
         if store {
             self.store_status(ThreadStatus::Running).await;
         } else {
-            self.emit(ThreadEvent::Status { status: ThreadStatus::Running });
+            self.events.emit(ThreadEvent::Status { status: ThreadStatus::Running });
         }
     }
 
@@ -230,7 +137,7 @@ impl ThreadShared {
     /// the store is the caller's to write.
     pub(crate) fn end_run_now(&self, status: ThreadStatus) {
         self.settle_in_memory(status.clone());
-        self.emit(ThreadEvent::Status { status });
+        self.events.emit(ThreadEvent::Status { status });
     }
 
     fn settle_in_memory(&self, status: ThreadStatus) {
@@ -249,7 +156,7 @@ impl ThreadShared {
         if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
             tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
         }
-        self.emit(ThreadEvent::Status { status });
+        self.events.emit(ThreadEvent::Status { status });
     }
 
     /// Keeps an input just committed to the inbox, so that the run that takes it need not read
@@ -283,40 +190,6 @@ impl ThreadShared {
         if let Some(signal) = self.links.run().abort.as_ref() {
             signal.abort();
         }
-    }
-
-    pub(crate) fn queue_tool(&self, tool: &str, arguments: Value) {
-        self.book().queued_tools.push_back((tool.to_owned(), arguments));
-    }
-
-    pub(crate) fn next_queued_tool(&self) -> Option<(String, Value)> {
-        self.book().queued_tools.pop_front()
-    }
-
-    pub(crate) fn clear_queued_tools(&self) {
-        self.book().queued_tools.clear();
-    }
-
-    pub(crate) fn file(&self, path: &str) -> Option<String> {
-        self.book().files.get(path).cloned()
-    }
-
-    pub(crate) fn keep_file(&self, path: String, data: String) {
-        self.book().files.insert(path, data);
-    }
-
-    /// The child thread of `relationship` created first, if any.
-    pub(crate) fn child(&self, relationship: &str) -> Option<Arc<ThreadShared>> {
-        self.book().children.iter().find(|(name, _)| *name == relationship).map(|(_, child)| child.clone())
-    }
-
-    /// How many child threads `relationship` has.
-    pub(crate) fn child_count(&self, relationship: &str) -> usize {
-        self.book().children.iter().filter(|(name, _)| *name == relationship).count()
-    }
-
-    pub(crate) fn add_child(&self, relationship: &'static str, child: Arc<ThreadShared>) {
-        self.book().children.push((relationship, child));
     }
 }
 

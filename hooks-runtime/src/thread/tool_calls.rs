@@ -64,7 +64,7 @@ pub(crate) async fn consume_stream(
         match event? {
             ModelEvent::TextDelta(delta) => {
                 caps.add_reply_text(&delta)?;
-                pipeline.shared.emit_delta(step, &delta);
+                pipeline.shared.events.emit_delta(step, &delta);
                 text.push_str(&delta);
             }
             ModelEvent::Finished(reason) => finish_reason = Some(reason),
@@ -122,7 +122,7 @@ pub(crate) async fn consume_stream(
 
 /// T1, T7: the event and the hooks, at the same moment.
 async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
-    pipeline.shared.emit(ThreadEvent::ToolCallStarted {
+    pipeline.shared.events.emit(ThreadEvent::ToolCallStarted {
         id: call.id.clone(),
         name: call.function.name.clone(),
         progress: progress.map(str::to_owned),
@@ -419,7 +419,7 @@ pub(crate) async fn complete_call(
     mut result: HookToolResult,
     denied: bool,
 ) -> HookToolResult {
-    pipeline.shared.emit(ThreadEvent::ToolCallDone {
+    pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,
@@ -482,7 +482,7 @@ async fn store_generated_assets(pipeline: &Pipeline<'_>, state: &ThreadState, re
     for attachment in attachments {
         let Attachment::New(file) = attachment else { continue };
         let path = format!("/attachments/{}", file.name);
-        pipeline.shared.keep_file(path.clone(), file.data.clone());
+        pipeline.shared.records.keep_file(path.clone(), file.data.clone());
         let mut message = MessageRecord::new(Role::User, format!("Generated file: {path}"));
         message.extra.insert("asset_path".into(), json!(path));
         if messages::create(pipeline, state, message, FailureRule::Prevent).await.is_err() {

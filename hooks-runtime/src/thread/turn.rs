@@ -5,20 +5,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hooks_core::{ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState};
+use hooks_core::{
+    AbortSignal, ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState,
+};
 use serde_json::json;
-use tracing::Instrument as _;
 
-use super::agents::{handoff, handoff_target, subagent_relationship, tool_specs};
-use super::context;
+use super::agents::{handoff, handoff_target};
 use super::messages::{self, CreateError};
-use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
 use super::settings_hooks::{self, PromptCheck};
 use super::tool_calls::{self, Execution};
-use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd};
+use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step};
 use crate::dispatch::FailureRule;
-use crate::model::{ModelError, ModelRequest};
 use crate::store::{FailReason, InboxEntry, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
@@ -43,7 +41,8 @@ impl<'a> RunGuard<'a> {
     }
 
     /// The run returned: a run that ended early with an error has not been finished yet.
-    pub(crate) async fn settle(mut self, result: Result<RunOutcome, RuntimeError>) -> Result<RunOutcome, RuntimeError> {
+    /// `result` is returned as it is; only an error's kind is read.
+    pub(crate) async fn settle<T>(mut self, result: Result<T, RuntimeError>) -> Result<T, RuntimeError> {
         if self.state.execution.is_some() {
             // A write the store refused because the run's hold is lost ends the run as a lost
             // hold would, whether or not the hold has noticed yet.
@@ -125,7 +124,7 @@ pub(crate) async fn run_with_messages(
     incoming: Vec<Incoming>,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
-    let side = Thread::responding_side(&shared.agent());
+    let side = Thread::responding_side(&shared.agent.current());
     // Inputs from the inbox mark the thread `running` in the store as they are taken.
     let taken_from_inbox = !incoming.is_empty() && incoming.iter().all(|incoming| incoming.input.is_some());
     begin(shared, state, side, !taken_from_inbox).await;
@@ -154,7 +153,7 @@ pub(crate) async fn run_queued(
         let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
         return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
     }
-    begin(shared, state, Thread::responding_side(&shared.agent()), true).await;
+    begin(shared, state, Thread::responding_side(&shared.agent.current()), true).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
     Ok(finish(shared, state, end, RunOutcome::running()).await)
 }
@@ -202,7 +201,7 @@ pub(crate) async fn finish(
         TurnEnd::Failed(reason) => ThreadStatus::Failed(reason),
         TurnEnd::AwaitingApproval => ThreadStatus::AwaitingApproval,
     };
-    let status = super::run_hold::final_status(status);
+    let status = super::run_permit::final_status(status);
     if let Some(execution) = state.execution.as_mut() {
         execution.stopped = true;
     }
@@ -260,14 +259,14 @@ async fn store_incoming(
 /// message first; a hook that prevents that message prevents the call, and the run fails.
 async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<TurnEnd> {
     loop {
-        let (tool, arguments) = shared.next_queued_tool()?;
+        let (tool, arguments) = shared.records.next_queued_tool()?;
         let pipeline = Pipeline::for_state(shared, state);
         let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
         let mut message = MessageRecord::new(Role::Assistant, "");
         message.content = None;
         message.tool_calls = Some(json!([call]).to_string());
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
-            shared.clear_queued_tools();
+            shared.records.clear_queued_tools();
             return Some(TurnEnd::Failed(FailReason::MessageHookError));
         }
         tool_calls::started_queued(&pipeline, state, &call).await;
@@ -286,7 +285,7 @@ pub(crate) async fn run_execution(
     // Two model sides without `stop_on_response` would converse forever; this bounds it.
     const MAX_TURNS: u32 = 16;
     for _ in 0..MAX_TURNS {
-        let agent = shared.agent();
+        let agent = shared.agent.current();
         let side_def = agent.def.side(side);
         let Participant::Prompt(prompt) = side_def.participant else { return Ok(TurnEnd::Replied) };
         match run_turn(shared, state, side, prompt, outcome).await? {
@@ -311,158 +310,31 @@ async fn run_turn(
     prompt: &'static PromptDef,
     outcome: &mut RunOutcome,
 ) -> Result<TurnEnd, RuntimeError> {
-    let runtime = shared.runtime.clone();
-    let max_steps = shared.agent().def.side(side).max_steps.unwrap_or(runtime.default_max_steps);
+    let max_steps = shared.agent.current().def.side(side).max_steps.unwrap_or(shared.runtime.default_max_steps);
     let mut failures: HashMap<String, u32> = HashMap::new();
     let mut steps_in_turn = 0;
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
     let mut stop_hook_active = false;
     loop {
-        let Some(execution) = state.execution.as_mut() else { return Ok(TurnEnd::Failed(FailReason::NoExecution)) };
-        if execution.abort_signal.is_aborted() {
-            return Ok(TurnEnd::Stopped(StopReason::Aborted));
-        }
-        let abort = execution.abort_signal.clone();
-        if steps_in_turn >= max_steps {
-            return Ok(TurnEnd::Stopped(StopReason::MaxSteps));
-        }
-        steps_in_turn += 1;
-        execution.step_count += 1;
-        outcome.steps += 1;
+        let abort = match begin_step(state, &mut steps_in_turn, max_steps, outcome) {
+            Ok(abort) => abort,
+            Err(end) => return Ok(end),
+        };
         let state: &ThreadState = state;
         let pipeline = Pipeline::for_state(shared, state);
-
-        let history = match context::assemble(&pipeline, state, prompt).await? {
-            Ok(history) => history,
-            Err(blocked) => {
-                // R7: the gate's message is stored as an assistant message, the provider
-                // request does not run.
-                let mut message = MessageRecord::new(Role::Assistant, blocked.message());
-                message.extra.insert("hook_blocked".into(), json!(true));
-                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
-                return Ok(TurnEnd::Stopped(StopReason::HookBlocked));
-            }
-        };
-        let mut request = ModelRequest::new(prompt.model, history, tool_specs(&pipeline, prompt));
-        // A model that waits (to retry, say) gives up when the run is aborted.
-        request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
-        let Some(model) = runtime.models.get(prompt.model).cloned() else {
-            return Ok(TurnEnd::Failed(FailReason::UnknownModel));
-        };
-        let span = model_step_span(prompt.model, outcome.steps);
-        let response = async {
-            match model_step::guarded(&abort, model.stream(request)).await {
-                Ok(Ok(mut stream)) => tool_calls::consume_stream(&pipeline, state, stream.as_mut(), &abort).await,
-                Ok(Err(error)) => Err(StepError::Model(error)),
-                Err(step) => Err(step),
-            }
-        }
-        .instrument(span.clone())
-        .await;
-        let response = match response {
+        let response = match step::respond(&pipeline, state, prompt, &abort, outcome).await? {
             Ok(response) => response,
-            // What the step streamed so far is dropped: only complete messages are kept.
-            Err(StepError::Aborted | StepError::Model(ModelError::Cancelled)) => {
-                return Ok(TurnEnd::Stopped(StopReason::Aborted));
-            }
-            Err(StepError::Panicked(location)) => {
-                tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
-                let error = format!("the model `{}` panicked", prompt.model);
-                let mut message = MessageRecord::new(Role::Assistant, "");
-                message.content = None;
-                message.extra.insert("status".into(), json!("failed"));
-                message.extra.insert("error".into(), json!(error));
-                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
-                outcome.error = Some(error);
-                return Ok(TurnEnd::Failed(FailReason::Panicked));
-            }
-            Err(StepError::Model(error)) => {
-                // M9: the failed status of a model step is written whatever the hooks do.
-                tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "model step failed: {error}");
-                let mut message = MessageRecord::new(Role::Assistant, "");
-                message.content = None;
-                message.extra.insert("status".into(), json!("failed"));
-                message.extra.insert("error".into(), json!(error.to_string()));
-                let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
-                outcome.error = Some(error.to_string());
-                return Ok(TurnEnd::Failed(FailReason::ModelError));
-            }
+            Err(end) => return Ok(end),
         };
-        record_step(&span, &response);
-        // M9: the model step's message is written whatever the hooks do.
-        let mut message = MessageRecord::new(Role::Assistant, response.text.clone());
-        if response.text.is_empty() {
-            message.content = None;
-        }
-        message.extra.insert("finish_reason".into(), json!(response.finish_reason));
-        if let Some(usage) = response.usage {
-            message.extra.insert("usage".into(), json!(usage));
-            *outcome.usage.get_or_insert_default() += usage;
-        }
-        outcome.finish_reason = Some(response.finish_reason.clone());
-        if !response.calls.is_empty() {
-            message.tool_calls = Some(json!(response.calls).to_string());
-        }
-        let _ = messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await;
-        if !response.text.is_empty() {
-            outcome.reply = Some(response.text.clone());
-        }
+        step::store_reply(&pipeline, state, &response, outcome).await;
         if response.calls.is_empty() {
-            // Stop / SubagentStop of a settings file: a block goes on with its reason, as a
-            // user message, within `max_steps`.
-            let stop = settings_hooks::stop_continues(shared, &response.text, stop_hook_active);
-            let Some(stop) = settings_hooks::unless_aborted(state, stop).await else {
-                return Ok(TurnEnd::Stopped(StopReason::Aborted));
-            };
-            if let Some(reason) = stop {
-                stop_hook_active = true;
-                let event = if shared.is_subagent() { "SubagentStop" } else { "Stop" };
-                let _ = messages::create(
-                    &pipeline,
-                    state,
-                    settings_hooks::context_message(event, reason),
-                    FailureRule::Prevent,
-                )
-                .await;
-                continue;
-            }
-            return Ok(TurnEnd::Replied);
-        }
-        let handoff_in_step =
-            response.calls.iter().any(|call| handoff_target(&pipeline, prompt, &call.function.name).is_some());
-        if !handoff_in_step {
-            // A1: every call of the step is governed before any runs; calls that wait park the step.
-            if let Some(end) = super::parking::run_step(&pipeline, state, &response.calls, &mut failures).await {
-                return Ok(end);
+            match stop_hooks(&pipeline, state, &response.text, &mut stop_hook_active).await {
+                Some(end) => return Ok(end),
+                None => continue,
             }
         }
-        for call in response.calls.iter().filter(|_| handoff_in_step) {
-            if let Some(target) = handoff_target(&pipeline, prompt, &call.function.name) {
-                return Ok(handoff(&pipeline, state, call, target).await);
-            }
-            let execution = match subagent_relationship(&pipeline, &call.function.name) {
-                Some(relationship) => Execution::Subagent(relationship),
-                None => Execution::Tool,
-            };
-            let result = tool_calls::run_call(&pipeline, state, call, execution).await;
-            let streak = failures.entry(call.function.name.clone()).or_default();
-            if result.is_success() {
-                *streak = 0;
-            } else {
-                *streak += 1;
-                if *streak >= runtime.repeated_tool_error_limit {
-                    // M10: the notice may be prevented; the stop still happens.
-                    let notice = MessageRecord::new(
-                        Role::User,
-                        format!(
-                            "The tool `{}` failed {} times in a row; the turn stops here.",
-                            call.function.name, streak
-                        ),
-                    );
-                    let _ = messages::create(&pipeline, state, notice, FailureRule::Prevent).await;
-                    return Ok(TurnEnd::Stopped(StopReason::RepeatedToolError));
-                }
-            }
+        if let Some(end) = run_calls(&pipeline, state, prompt, &response.calls, &mut failures).await {
+            return Ok(end);
         }
         if let Some(end) = run_queued_tools(shared, state).await {
             return Ok(end);
@@ -470,30 +342,73 @@ async fn run_turn(
     }
 }
 
-/// The span of one model step (target `hooks_runtime::model`, INFO): the model's name and the
-/// step, then the finish reason and the tokens once the response is complete. When nothing
-/// listens at INFO for the target, it costs a check.
-fn model_step_span(model: &str, step: u32) -> tracing::Span {
-    tracing::info_span!(
-        target: "hooks_runtime::model",
-        "model_step",
-        model,
-        step,
-        finish_reason = tracing::field::Empty,
-        prompt_tokens = tracing::field::Empty,
-        completion_tokens = tracing::field::Empty,
-        total_tokens = tracing::field::Empty,
-    )
+/// Counts a step about to run, and returns the run's abort signal; or how the turn ends
+/// instead (no execution, aborted, `max_steps` reached).
+fn begin_step(
+    state: &mut ThreadState,
+    steps_in_turn: &mut u32,
+    max_steps: u32,
+    outcome: &mut RunOutcome,
+) -> Result<AbortSignal, TurnEnd> {
+    let Some(execution) = state.execution.as_mut() else { return Err(TurnEnd::Failed(FailReason::NoExecution)) };
+    if execution.abort_signal.is_aborted() {
+        return Err(TurnEnd::Stopped(StopReason::Aborted));
+    }
+    let abort = execution.abort_signal.clone();
+    if *steps_in_turn >= max_steps {
+        return Err(TurnEnd::Stopped(StopReason::MaxSteps));
+    }
+    *steps_in_turn += 1;
+    execution.step_count += 1;
+    outcome.steps += 1;
+    Ok(abort)
 }
 
-fn record_step(span: &tracing::Span, response: &tool_calls::Response) {
-    if span.is_disabled() {
-        return;
+/// After a reply without tool calls: how the turn ends, or `None` when a settings file's Stop /
+/// SubagentStop hook blocks and the turn goes on with its reason, as a user message, within
+/// `max_steps`.
+async fn stop_hooks(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    reply: &str,
+    stop_hook_active: &mut bool,
+) -> Option<TurnEnd> {
+    let shared = pipeline.shared;
+    let stop = settings_hooks::stop_continues(shared, reply, *stop_hook_active);
+    let Some(stop) = settings_hooks::unless_aborted(state, stop).await else {
+        return Some(TurnEnd::Stopped(StopReason::Aborted));
+    };
+    let Some(reason) = stop else { return Some(TurnEnd::Replied) };
+    *stop_hook_active = true;
+    let event = if shared.is_subagent() { "SubagentStop" } else { "Stop" };
+    let message = settings_hooks::context_message(event, reason);
+    let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
+    None
+}
+
+/// The step's tool calls. A step that hands off runs its calls in order up to the handoff,
+/// ungoverned; any other step is governed as a whole first ([`parking::run_step`]).
+async fn run_calls(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    prompt: &'static PromptDef,
+    calls: &[HookToolCall],
+    failures: &mut HashMap<String, u32>,
+) -> Option<TurnEnd> {
+    let handoff_in_step = calls.iter().any(|call| handoff_target(pipeline, prompt, &call.function.name).is_some());
+    if !handoff_in_step {
+        // A1: every call of the step is governed before any runs; calls that wait park the step.
+        return parking::run_step(pipeline, state, calls, failures).await;
     }
-    span.record("finish_reason", response.finish_reason.as_str());
-    if let Some(usage) = response.usage {
-        span.record("prompt_tokens", usage.prompt_tokens);
-        span.record("completion_tokens", usage.completion_tokens);
-        span.record("total_tokens", usage.total_tokens);
+    for call in calls {
+        if let Some(target) = handoff_target(pipeline, prompt, &call.function.name) {
+            return Some(handoff(pipeline, state, call, target).await);
+        }
+        let result =
+            tool_calls::run_call(pipeline, state, call, parking::execution_of(pipeline, &call.function.name)).await;
+        if let Some(end) = parking::count_failure(pipeline, state, call, &result, failures).await {
+            return Some(end);
+        }
     }
+    None
 }

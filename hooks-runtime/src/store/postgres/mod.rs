@@ -100,7 +100,7 @@ use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    EventSubscription, InboxEntry, MessageStore, RunHold, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
+    EventSubscription, InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
     UserChange, UserValue, inbox,
 };
 
@@ -636,7 +636,7 @@ impl MessageStore for PostgresStore {
     /// it, every write of this store to the thread checks the lease in its own transaction and
     /// is refused once it is lost, so nothing of the old run lands after another process took
     /// the thread over; the runtime stops the run at its next step, `failed (lease_lost)`.
-    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunHold>, StoreError> {
+    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
         let inner = &self.inner;
         match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
             Some(guard) => {
@@ -645,7 +645,7 @@ impl MessageStore for PostgresStore {
                 let took_over = lease.took_over_a_dead_run;
                 inner.fences.hold(&lease.thread_id, &lease.owner, lease.epoch, lost.clone());
                 let store = self.clone();
-                let hold = RunHold::new(move || async move {
+                let hold = RunPermit::new(move || async move {
                     store.inner.fences.release(&guard.lease().thread_id, guard.lease().epoch);
                     if let Err(error) = guard.release().await {
                         tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");

@@ -30,17 +30,18 @@ use crate::event_log::EventLog;
 /// unreachable), it is logged anyway.
 const HOLD_MAX: Duration = Duration::from_secs(30);
 
-/// Pumps running in this process, every router included; see [`running_pumps`].
+/// Event log writers running in this process, every router included; see
+/// [`running_event_log_writers`].
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
-/// How many thread pumps run in this process now. For tests of eviction; not a stable
+/// How many threads' event log writers run in this process now. For tests of eviction; not a stable
 /// interface.
 #[doc(hidden)]
-pub fn running_pumps() -> usize {
+pub fn running_event_log_writers() -> usize {
     RUNNING.load(Ordering::Relaxed)
 }
 
-/// Counts a pump from its creation until its task ends or is aborted.
+/// Counts a writer from its creation until its task ends or is aborted.
 pub(crate) struct Running;
 
 impl Running {
@@ -56,7 +57,7 @@ impl Drop for Running {
     }
 }
 
-/// A message to a thread's pump from the server itself.
+/// A message to a thread's event log writer from the server itself.
 pub(crate) enum ServerEvent {
     /// Log this event once every runtime event before it is logged, then say so.
     Ordered(Value, Option<oneshot::Sender<()>>),
@@ -70,8 +71,8 @@ pub(crate) enum ServerEvent {
 /// handle knows it then).
 pub(crate) type RemoteStatus = Arc<Mutex<Option<Map<String, Value>>>>;
 
-/// What a pump reads and where it writes.
-pub(crate) struct Pump {
+/// What a thread's event log writer reads and where it writes.
+pub(crate) struct EventLogWriter {
     pub(crate) thread_id: String,
     pub(crate) runtime_events: broadcast::Receiver<ThreadEvent>,
     pub(crate) server_events: mpsc::UnboundedReceiver<ServerEvent>,
@@ -82,7 +83,7 @@ pub(crate) struct Pump {
     pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
-    /// Counted among the [`running_pumps`] while the pump exists.
+    /// Counted among the [`running_event_log_writers`] while the writer exists.
     pub(crate) _running: Running,
 }
 
@@ -94,7 +95,7 @@ struct Held {
     since: Instant,
 }
 
-impl Pump {
+impl EventLogWriter {
     /// Runs until the thread's runtime events end (or the task is aborted: the entry was evicted).
     pub(crate) async fn run(mut self) {
         let mut logged_seq = self.start_seq;
@@ -225,14 +226,14 @@ mod tests {
         log: Arc<EventLog>,
     }
 
-    /// A pump following a store (fed by hand) that started after `start_seq`.
+    /// A writer following a store (fed by hand) that started after `start_seq`.
     fn start(start_seq: u64) -> Harness {
         let (runtime, runtime_events) = broadcast::channel(64);
         let (server, server_events) = mpsc::unbounded_channel();
         let (store, stored) = mpsc::channel(64);
         let subscription = EventSubscription::new(stored, tokio::spawn(std::future::pending()));
         let log = Arc::new(EventLog::new(100));
-        let pump = Pump {
+        let writer = EventLogWriter {
             thread_id: "t1".into(),
             runtime_events,
             server_events,
@@ -242,7 +243,7 @@ mod tests {
             remote_status: RemoteStatus::default(),
             _running: Running::start(),
         };
-        tokio::spawn(pump.run());
+        tokio::spawn(writer.run());
         Harness { runtime, server, store, log }
     }
 
@@ -264,42 +265,42 @@ mod tests {
 
     #[tokio::test]
     async fn an_event_the_store_never_got_neither_repeats_nor_reorders_the_ones_after_it() {
-        let pump = start(0);
+        let writer = start(0);
         // The runtime emits three events; the store got the first and the third (the second's
         // write failed for good), each once.
         for id in ["a", "b", "c"] {
-            pump.runtime.send(tool_done(id)).unwrap();
+            writer.runtime.send(tool_done(id)).unwrap();
         }
-        pump.store.send(stored(1, &tool_done("a"))).await.unwrap();
-        pump.store.send(stored(2, &tool_done("c"))).await.unwrap();
+        writer.store.send(stored(1, &tool_done("a"))).await.unwrap();
+        writer.store.send(stored(2, &tool_done("c"))).await.unwrap();
         let status = ThreadEvent::Status { status: ThreadStatus::Idle };
-        pump.runtime.send(status.clone()).unwrap();
-        pump.store.send(stored(3, &status)).await.unwrap();
-        let events = logged(&pump.log, 3).await;
+        writer.runtime.send(status.clone()).unwrap();
+        writer.store.send(stored(3, &status)).await.unwrap();
+        let events = logged(&writer.log, 3).await;
         let ids: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("status")).collect();
         assert_eq!(ids, ["a", "c", "status"]);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(pump.log.latest(), 3, "nothing logged twice");
+        assert_eq!(writer.log.latest(), 3, "nothing logged twice");
     }
 
     #[tokio::test]
     async fn a_server_event_waits_for_the_stores_events_up_to_its_seq() {
-        let pump = start(4);
+        let writer = start(4);
         // At or below where the subscription started: logged at once.
         let (done, first) = oneshot::channel();
-        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_started" }), seq: 4, done }).unwrap();
+        writer.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_started" }), seq: 4, done }).unwrap();
         first.await.unwrap();
         let (done, mut finished) = oneshot::channel();
-        pump.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_finished" }), seq: 6, done }).unwrap();
+        writer.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_finished" }), seq: 6, done }).unwrap();
         // A hook run sent after it keeps its place behind it.
-        pump.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
-        pump.store.send(stored(5, &tool_done("a"))).await.unwrap();
+        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        writer.store.send(stored(5, &tool_done("a"))).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(finished.try_recv().is_err(), "logged before the store's event 6");
-        pump.store.send(stored(6, &tool_done("b"))).await.unwrap();
+        writer.store.send(stored(6, &tool_done("b"))).await.unwrap();
         finished.await.unwrap();
         let kinds: Vec<String> =
-            logged(&pump.log, 5).await.iter().map(|event| event["type"].as_str().unwrap().to_owned()).collect();
+            logged(&writer.log, 5).await.iter().map(|event| event["type"].as_str().unwrap().to_owned()).collect();
         assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
     }
 }

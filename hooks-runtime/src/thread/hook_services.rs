@@ -16,18 +16,18 @@ use super::reentry::{MAX_HOOK_DEPTH, Nested, TooDeep};
 use crate::dispatch::FailureRule;
 use crate::events::ThreadEvent;
 
-pub(crate) struct ThreadHost {
+pub(crate) struct HookServices {
     pub(crate) shared: Weak<ThreadShared>,
 }
 
-impl ThreadHost {
+impl HookServices {
     fn shared(&self) -> HookResult<std::sync::Arc<ThreadShared>> {
         self.shared.upgrade().ok_or_else(|| HookError::new("the thread no longer exists"))
     }
 }
 
 #[async_trait::async_trait]
-impl ThreadServices for ThreadHost {
+impl ThreadServices for HookServices {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
         let shared = self.shared()?;
         let messages = shared.runtime.store.messages(&shared.id).await.map_err(|e| HookError::new(e.to_string()))?;
@@ -58,22 +58,22 @@ impl ThreadServices for ThreadHost {
 
     fn queue_tool(&self, _state: &ThreadState, tool: &str, arguments: Value) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.queue_tool(tool, arguments);
+            shared.records.queue_tool(tool, arguments);
         }
     }
 
     fn emit(&self, _state: &ThreadState, event: &str, data: Value) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.emit(ThreadEvent::Custom { event: event.to_owned(), data });
+            shared.events.emit(ThreadEvent::Custom { event: event.to_owned(), data });
         }
     }
 
     async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
-        self.shared.upgrade()?.value(key)
+        self.shared.upgrade()?.values.get(key)
     }
 
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
-        self.shared()?.set_value(key, value).await.map_err(|e| HookError::new(e.to_string()))
+        self.shared()?.values.set(key, value).await.map_err(|e| HookError::new(e.to_string()))
     }
 }
 

@@ -1,55 +1,55 @@
-//! Scale-out: a run under the store's hold on its thread ([`RunHold`]). A hold that is lost
+//! Scale-out: a run under the store's permit for its thread ([`RunPermit`]). A permit lost
 //! mid-run (a shared store's lease expired, or another process took the thread over) stops the
 //! run at its next step, as an abort would, and the run ends `failed (lease_lost)`; the store
 //! already refuses what the run still tries to write.
 //!
-//! The hold is released only after the thread's events queued so far reach the store, so that
+//! The permit is released only after the thread's events queued so far reach the store, so that
 //! the next owner's events, in any process, come after this run's.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use super::ThreadShared;
-use crate::store::{FailReason, RunHold, ThreadStatus};
+use crate::store::{FailReason, RunPermit, ThreadStatus};
 
 tokio::task_local! {
-    /// The hold of the run in this task, for `finish` to word the status.
-    static HOLD: Arc<RunHold>;
+    /// The permit of the run in this task, for `finish` to word the status.
+    static PERMIT: Arc<RunPermit>;
 }
 
-/// Runs `run` (a whole run, settled) under `hold`, then releases the hold.
-pub(crate) async fn holding<F: Future>(shared: &ThreadShared, hold: Option<RunHold>, run: F) -> F::Output {
-    let Some(hold) = hold else { return run.await };
-    let hold = Arc::new(hold);
-    let output = HOLD
-        .scope(hold.clone(), async {
+/// Runs `run` (a whole run, settled) under `permit`, then releases the permit.
+pub(crate) async fn holding<F: Future>(shared: &ThreadShared, permit: Option<RunPermit>, run: F) -> F::Output {
+    let Some(permit) = permit else { return run.await };
+    let permit = Arc::new(permit);
+    let output = PERMIT
+        .scope(permit.clone(), async {
             let mut run = std::pin::pin!(run);
             tokio::select! {
                 output = &mut run => return output,
-                () = hold.lost() => {}
+                () = permit.lost() => {}
             }
             tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "the run's lease on the thread was lost; stopping the run at its next step");
             shared.abort();
             run.await
         })
         .await;
-    shared.flush_published().await;
+    shared.events.flush_published().await;
     // The scope's clone is gone, so this is the only one left.
-    if let Some(hold) = Arc::into_inner(hold) {
-        hold.release().await;
+    if let Some(permit) = Arc::into_inner(permit) {
+        permit.release().await;
     }
     output
 }
 
 /// Whether the run in this task holds a thread taken over from an owner that died mid-run.
 pub(crate) fn took_over_a_dead_run() -> bool {
-    HOLD.try_with(|hold| hold.took_over_a_dead_run()).unwrap_or(false)
+    PERMIT.try_with(|permit| permit.took_over_a_dead_run()).unwrap_or(false)
 }
 
-/// The status a run ends with: `failed (lease_lost)` when its hold was lost, whatever else
+/// The status a run ends with: `failed (lease_lost)` when its permit was lost, whatever else
 /// it was ending with.
 pub(crate) fn final_status(status: ThreadStatus) -> ThreadStatus {
-    if HOLD.try_with(|hold| hold.is_lost()).unwrap_or(false) {
+    if PERMIT.try_with(|permit| permit.is_lost()).unwrap_or(false) {
         ThreadStatus::Failed(FailReason::LeaseLost)
     } else {
         status

@@ -1,0 +1,66 @@
+//! A thread's events: to the subscribers of every handle of the thread in this runtime and,
+//! when the store carries events to other processes, through the store, in order.
+
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::broadcast;
+
+use super::publisher::Publisher;
+use crate::events::ThreadEvent;
+use crate::runtime::thread_links::Links;
+use crate::store::MessageStore;
+
+pub(crate) struct EventEmitter {
+    thread_id: String,
+    store: Arc<dyn MessageStore>,
+    /// The thread's event channels, shared with every other handle of it in this runtime.
+    links: Arc<Links>,
+    /// Scale-out: the queue of events to publish through the store, in order, when the store
+    /// carries them to other processes (started with the first event).
+    publisher: OnceLock<Publisher>,
+}
+
+impl EventEmitter {
+    pub(crate) fn new(thread_id: String, store: Arc<dyn MessageStore>, links: Arc<Links>) -> Self {
+        EventEmitter { thread_id, store, links, publisher: OnceLock::new() }
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.links.events.subscribe()
+    }
+
+    pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.links.deltas.subscribe()
+    }
+
+    /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
+    /// event is not even built.
+    pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
+        if self.links.deltas.receiver_count() == 0 {
+            return;
+        }
+        let _ = self.links.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
+    }
+
+    pub(crate) fn emit(&self, event: ThreadEvent) {
+        if self.store.publishes_events() {
+            self.publish(event.clone());
+        }
+        // No subscriber is not an error: events go to whoever listens at the moment.
+        let _ = self.links.events.send(event);
+    }
+
+    /// Queues an event for the store, whose publisher task (one per thread, so the thread's
+    /// events keep their order) writes it without holding up the run.
+    fn publish(&self, event: ThreadEvent) {
+        self.publisher.get_or_init(|| Publisher::start(self.store.clone(), self.thread_id.clone())).send(event);
+    }
+
+    /// Waits until every event emitted so far is published through the store (or failed to be):
+    /// a run's events are all in before its permit to run the thread is released.
+    pub(crate) async fn flush_published(&self) {
+        if let Some(publisher) = self.publisher.get() {
+            publisher.flush().await;
+        }
+    }
+}

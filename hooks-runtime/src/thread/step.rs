@@ -1,0 +1,148 @@
+//! One model step of a turn: the context is assembled, the model streams its response, and the
+//! step's message is written, whichever way the step ended.
+
+use hooks_core::{AbortSignal, HookError, MessageRecord, PromptDef, Role, ThreadState};
+use serde_json::json;
+use tracing::Instrument as _;
+
+use super::agents::tool_specs;
+use super::context;
+use super::messages;
+use super::model_step::{self, StepError};
+use super::pipeline::Pipeline;
+use super::tool_calls::{self, Response};
+use super::{RunOutcome, RuntimeError, TurnEnd};
+use crate::dispatch::FailureRule;
+use crate::model::{ModelError, ModelRequest};
+use crate::store::{FailReason, StopReason};
+
+/// The model's complete response to the context of `prompt`, or how the turn ends without one
+/// (its message already written).
+pub(crate) async fn respond(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    prompt: &'static PromptDef,
+    abort: &AbortSignal,
+    outcome: &mut RunOutcome,
+) -> Result<Result<Response, TurnEnd>, RuntimeError> {
+    let history = match context::assemble(pipeline, state, prompt).await? {
+        Ok(history) => history,
+        Err(blocked) => {
+            store_blocked(pipeline, state, &blocked).await;
+            return Ok(Err(TurnEnd::Stopped(StopReason::HookBlocked)));
+        }
+    };
+    let mut request = ModelRequest::new(prompt.model, history, tool_specs(pipeline, prompt));
+    // A model that waits (to retry, say) gives up when the run is aborted.
+    request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
+    let Some(model) = pipeline.shared.runtime.models.get(prompt.model).cloned() else {
+        return Ok(Err(TurnEnd::Failed(FailReason::UnknownModel)));
+    };
+    let span = model_step_span(prompt.model, outcome.steps);
+    let response = async {
+        match model_step::guarded(abort, model.stream(request)).await {
+            Ok(Ok(mut stream)) => tool_calls::consume_stream(pipeline, state, stream.as_mut(), abort).await,
+            Ok(Err(error)) => Err(StepError::Model(error)),
+            Err(step) => Err(step),
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    let thread = &pipeline.shared.id;
+    match response {
+        Ok(response) => {
+            record_step(&span, &response);
+            Ok(Ok(response))
+        }
+        // What the step streamed so far is dropped: only complete messages are kept.
+        Err(StepError::Aborted | StepError::Model(ModelError::Cancelled)) => {
+            Ok(Err(TurnEnd::Stopped(StopReason::Aborted)))
+        }
+        Err(StepError::Panicked(location)) => {
+            tracing::error!(target: "hooks_runtime::thread", thread = %thread, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
+            let error = format!("the model `{}` panicked", prompt.model);
+            store_failed_step(pipeline, state, &error).await;
+            outcome.error = Some(error);
+            Ok(Err(TurnEnd::Failed(FailReason::Panicked)))
+        }
+        Err(StepError::Model(error)) => {
+            // M9: the failed status of a model step is written whatever the hooks do.
+            tracing::warn!(target: "hooks_runtime::thread", thread = %thread, "model step failed: {error}");
+            store_failed_step(pipeline, state, &error.to_string()).await;
+            outcome.error = Some(error.to_string());
+            Ok(Err(TurnEnd::Failed(FailReason::ModelError)))
+        }
+    }
+}
+
+/// R7: the gate's message is stored as an assistant message, the provider request does not
+/// run.
+async fn store_blocked(pipeline: &Pipeline<'_>, state: &ThreadState, blocked: &HookError) {
+    let mut message = MessageRecord::new(Role::Assistant, blocked.message());
+    message.extra.insert("hook_blocked".into(), json!(true));
+    let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
+}
+
+/// A step that failed (`error`) is written as an assistant message with status `failed`.
+async fn store_failed_step(pipeline: &Pipeline<'_>, state: &ThreadState, error: &str) {
+    let mut message = MessageRecord::new(Role::Assistant, "");
+    message.content = None;
+    message.extra.insert("status".into(), json!("failed"));
+    message.extra.insert("error".into(), json!(error));
+    let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
+}
+
+/// M9: the model step's message is written whatever the hooks do; `outcome` takes its usage,
+/// finish reason and reply.
+pub(crate) async fn store_reply(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    response: &Response,
+    outcome: &mut RunOutcome,
+) {
+    let mut message = MessageRecord::new(Role::Assistant, response.text.clone());
+    if response.text.is_empty() {
+        message.content = None;
+    }
+    message.extra.insert("finish_reason".into(), json!(response.finish_reason));
+    if let Some(usage) = response.usage {
+        message.extra.insert("usage".into(), json!(usage));
+        *outcome.usage.get_or_insert_default() += usage;
+    }
+    outcome.finish_reason = Some(response.finish_reason.clone());
+    if !response.calls.is_empty() {
+        message.tool_calls = Some(json!(response.calls).to_string());
+    }
+    let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
+    if !response.text.is_empty() {
+        outcome.reply = Some(response.text.clone());
+    }
+}
+
+/// The span of one model step (target `hooks_runtime::model`, INFO): the model's name and the
+/// step, then the finish reason and the tokens once the response is complete. When nothing
+/// listens at INFO for the target, it costs a check.
+fn model_step_span(model: &str, step: u32) -> tracing::Span {
+    tracing::info_span!(
+        target: "hooks_runtime::model",
+        "model_step",
+        model,
+        step,
+        finish_reason = tracing::field::Empty,
+        prompt_tokens = tracing::field::Empty,
+        completion_tokens = tracing::field::Empty,
+        total_tokens = tracing::field::Empty,
+    )
+}
+
+fn record_step(span: &tracing::Span, response: &tool_calls::Response) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("finish_reason", response.finish_reason.as_str());
+    if let Some(usage) = response.usage {
+        span.record("prompt_tokens", usage.prompt_tokens);
+        span.record("completion_tokens", usage.completion_tokens);
+        span.record("total_tokens", usage.total_tokens);
+    }
+}
