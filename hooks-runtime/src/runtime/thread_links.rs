@@ -23,7 +23,7 @@ pub(crate) struct Links {
     /// The thread's turn.
     pub(crate) turn: tokio::sync::Mutex<()>,
     /// The thread's status and its run's abort signal.
-    run: Mutex<RunBook>,
+    run: Mutex<StatusAndAbort>,
     /// Inputs this runtime committed to the thread's inbox and no run of it has taken yet, by
     /// id, with their message and time: on a store one process owns, a run takes them from
     /// here instead of reading the inbox back (see `ThreadShared::accepted_input`).
@@ -36,7 +36,7 @@ pub(crate) struct Links {
 }
 
 /// The thread's status, and the running execution's abort signal while a run goes.
-pub(crate) struct RunBook {
+pub(crate) struct StatusAndAbort {
     pub(crate) status: ThreadStatus,
     pub(crate) abort: Option<AbortSignal>,
 }
@@ -45,7 +45,7 @@ impl Links {
     fn new(status: ThreadStatus) -> Self {
         Links {
             turn: tokio::sync::Mutex::new(()),
-            run: Mutex::new(RunBook { status, abort: None }),
+            run: Mutex::new(StatusAndAbort { status, abort: None }),
             accepted: Mutex::default(),
             events: broadcast::channel(EVENTS_CAPACITY).0,
             deltas: broadcast::channel(DELTAS_CAPACITY).0,
@@ -53,7 +53,7 @@ impl Links {
     }
 
     /// The status and abort signal; held only for a short step, never across `.await`.
-    pub(crate) fn run(&self) -> MutexGuard<'_, RunBook> {
+    pub(crate) fn run(&self) -> MutexGuard<'_, StatusAndAbort> {
         self.run.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
