@@ -9,7 +9,7 @@ fn now_millis() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis())
 }
 
-/// The id of a client attached to a user's stream: `client_<ms>_<n>`, `n` counting clients
+/// The id of a client attached to a user's stream: `client_<ms>_<n>`, `<ms>` in hex, `n` counting clients
 /// from 1.
 pub(crate) fn client_id() -> String {
     static CLIENTS: AtomicU64 = AtomicU64::new(0);
