@@ -89,7 +89,7 @@ mod user;
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};
-pub use thread::{InputId, Recovery, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
+pub use thread::{InputId, Recovery, RecoveryPolicy, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 
 /// What a hook author needs: `use hooks_runtime::prelude::*;`.
 pub mod prelude {

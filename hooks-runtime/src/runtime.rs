@@ -124,6 +124,7 @@ pub struct RuntimeBuilder {
     default_max_steps: u32,
     max_reply_bytes: usize,
     max_tool_argument_bytes: usize,
+    recovery_policy: crate::RecoveryPolicy,
     #[cfg(feature = "declarative")]
     settings: Option<crate::declarative::DeclarativeHookRegistry>,
 }
@@ -272,6 +273,22 @@ impl RuntimeBuilder {
         self
     }
 
+    /// What recovery does with a turn that its process's death interrupted (O8):
+    /// [`RecoveryPolicy::Resume`] (the default) asks the model again and ends the turn with a
+    /// reply, [`RecoveryPolicy::Settle`] stops it `failed (owner_lost)`. Either way, a tool call
+    /// that was running keeps its "interrupted" result and never runs again.
+    ///
+    /// ```
+    /// use hooks_runtime::{RecoveryPolicy, Runtime};
+    ///
+    /// let builder = Runtime::builder().recovery_policy(RecoveryPolicy::Settle);
+    /// # let _ = builder;
+    /// ```
+    pub fn recovery_policy(mut self, policy: crate::RecoveryPolicy) -> Self {
+        self.recovery_policy = policy;
+        self
+    }
+
     /// Applies the hooks of a Claude Code-format settings file
     /// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json))
     /// to every thread of every agent, subagent threads included: that format has no per-agent
@@ -364,8 +381,8 @@ impl RuntimeBuilder {
                 default_max_steps: self.default_max_steps,
                 max_reply_bytes: self.max_reply_bytes,
                 max_tool_argument_bytes: self.max_tool_argument_bytes,
-                recovery: Default::default(),
-                thread_links: Default::default(),
+                recovery: recovery_state::RecoveryState::new(self.recovery_policy),
+                live_threads: Default::default(),
                 #[cfg(feature = "declarative")]
                 settings: self.settings,
             }),
@@ -403,6 +420,7 @@ impl Runtime {
             default_max_steps: 25,
             max_reply_bytes: crate::thread::DEFAULT_MAX_REPLY_BYTES,
             max_tool_argument_bytes: crate::thread::DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
+            recovery_policy: crate::RecoveryPolicy::Resume,
             #[cfg(feature = "declarative")]
             settings: None,
         }

@@ -75,8 +75,11 @@ async fn takeover_pause(_state: &ThreadState, _messages: &mut Vec<HookMessage>) 
 define_prompt! { name: takeover_prompt, model: "scripted", prompt: "p", hooks: [takeover_pause] }
 define_agent! { name: takeover_agent, side_a: { prompt: takeover_prompt, stop_on_response: true } }
 
+/// Recovery settles (rather than resumes) the turn B takes over, so B's own turn is the one
+/// that follows.
 async fn takeover_runtime(schema: &PgSchema, reply: &str) -> Runtime {
     Runtime::builder()
+        .recovery_policy(hooks_runtime::RecoveryPolicy::Settle)
         .agent::<takeover_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text(reply)]))
         .store(schema.store().await)

@@ -45,6 +45,9 @@ impl MessageStore for FlakyInbox {
     async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         self.inner.set_status(id, status).await
     }
+    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        self.inner.hand_off(id, agent, message).await
+    }
     async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         self.inner.insert_message(id, message).await
     }

@@ -277,6 +277,9 @@ impl MessageStore for FailingInserts {
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         self.inner.set_status(thread_id, status).await
     }
+    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        self.inner.hand_off(id, agent, message).await
+    }
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         if self.failing.load(Ordering::SeqCst) {
             return Err(StoreError::other("disk full"));

@@ -14,7 +14,7 @@ use hooks_runtime::store::{
     FailReason, InMemoryStore, InboxEntry, MessageStore, SqliteStore, StopReason, ThreadRecord, ThreadStatus,
 };
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
+use hooks_runtime::{RecoveryPolicy, Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
 
 define_prompt! { name: durable_prompt, model: "m", prompt: "Work.", tools: ["durable_tool"] }
 define_agent! { name: durable_agent, side_a: { prompt: durable_prompt, stop_on_response: true }, side_b: { human: true } }
@@ -33,8 +33,20 @@ fn slow_tool() -> FnTool {
     })
 }
 
+/// A runtime whose recovery settles an interrupted turn and stops it (`failed (owner_lost)`).
 fn runtime_on(store: Arc<dyn MessageStore>, model: impl Model) -> Runtime {
-    Runtime::builder().agent::<durable_agent>().model("m", model).tool(quick_tool()).store_arc(store).build().unwrap()
+    runtime_with(store, model, RecoveryPolicy::Settle)
+}
+
+fn runtime_with(store: Arc<dyn MessageStore>, model: impl Model, policy: RecoveryPolicy) -> Runtime {
+    Runtime::builder()
+        .agent::<durable_agent>()
+        .model("m", model)
+        .tool(quick_tool())
+        .store_arc(store)
+        .recovery_policy(policy)
+        .build()
+        .unwrap()
 }
 
 fn texts(messages: &[HookMessage]) -> Vec<String> {
@@ -98,6 +110,14 @@ async fn a_store_without_an_inbox_refuses_queue_message_naming_what_to_implement
         }
         async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), hooks_runtime::store::StoreError> {
             self.0.set_status(id, status).await
+        }
+        async fn hand_off(
+            &self,
+            id: &str,
+            agent: &str,
+            message: Option<&HookMessage>,
+        ) -> Result<(), hooks_runtime::store::StoreError> {
+            self.0.hand_off(id, agent, message).await
         }
         async fn insert_message(
             &self,
@@ -233,8 +253,50 @@ async fn the_first_use_of_a_runtime_recovers_without_a_new_send() {
     assert_provider_valid(&thread.messages().await.unwrap());
 }
 
+/// O8: under the default policy the interrupted turn goes on by itself: the open call keeps its
+/// interrupted result, the model is asked again and replies, then the inbox runs.
+async fn a_crashed_turn_resumes_to_a_reply(store: Arc<dyn MessageStore>) {
+    let thread_id = leave_a_crashed_run(store.as_ref()).await;
+    let model = ScriptedModel::new([ScriptedResponse::text("resumed"), ScriptedResponse::text("answered")]);
+    let runtime = runtime_with(store.clone(), model.clone(), RecoveryPolicy::default());
+    let mut recovery = runtime.recover().await.unwrap();
+    assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
+    assert_eq!(recovery.continued, std::slice::from_ref(&thread_id));
+    recovery.wait_for_inboxes().await;
+    let messages = store.messages(&thread_id).await.unwrap();
+    assert_provider_valid(&messages);
+    let interrupted = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_open")).unwrap();
+    assert!(interrupted.content.as_deref().unwrap().contains("interrupted"), "{:?}", interrupted.content);
+    assert_eq!(texts(&messages)[3..], ["resumed", "second", "answered"]);
+    assert_eq!(model.requests().len(), 2, "asked again once, then for the input; the tool never ran");
+    ScriptedModel::check_messages(&model.requests()[0].messages).unwrap();
+    assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, ThreadStatus::Idle);
+    assert!(runtime.recover().await.unwrap().continued.is_empty(), "a finished turn is not resumed twice");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_recovered_thread_without_inputs_is_left_failed_owner_lost() {
+async fn o8_a_crashed_turn_resumes_to_a_reply_in_memory() {
+    a_crashed_turn_resumes_to_a_reply(Arc::new(InMemoryStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o8_a_crashed_turn_resumes_to_a_reply_on_sqlite() {
+    a_crashed_turn_resumes_to_a_reply(Arc::new(SqliteStore::in_memory().unwrap())).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o8_a_crashed_turn_resumes_to_a_reply_on_postgres() {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
+        .await
+        .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"));
+    a_crashed_turn_resumes_to_a_reply(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o8_the_settle_policy_leaves_a_recovered_thread_without_inputs_failed_owner_lost() {
     let store: Arc<dyn MessageStore> = Arc::new(InMemoryStore::new());
     let thread_id = leave_a_crashed_run(store.as_ref()).await;
     // No input: the settlement is the last word.

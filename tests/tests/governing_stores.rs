@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks_runtime::approvals::{ApprovalError, ApprovalOutcome};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{MessageStore, SqliteStore, ThreadStatus};
@@ -142,13 +143,17 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
     child.wait().unwrap();
     assert_eq!(runs_of(&runs), 1);
 
-    let model = ScriptedModel::new([ScriptedResponse::text("Noted.")]);
+    let model = ScriptedModel::new([ScriptedResponse::text("Noted."), ScriptedResponse::text("Nothing more.")]);
     let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
     let recovered = runtime(store.clone(), model.clone(), runs.clone(), Duration::ZERO);
-    let recovery = recovered.recover().await.unwrap();
+    let mut recovery = recovered.recover().await.unwrap();
     assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
+    // The turn goes on by itself (O8): the model is asked again and replies.
+    assert_eq!(recovery.continued, std::slice::from_ref(&thread_id));
+    recovery.wait_for_inboxes().await;
     let thread = recovered.open_thread(&thread_id).await.unwrap();
-    assert_eq!(thread.status(), ThreadStatus::Failed("owner_lost".into()));
+    assert_eq!(thread.status(), ThreadStatus::Idle);
+    assert_eq!(thread.messages().await.unwrap().last().unwrap().content.as_deref(), Some("Noted."));
     assert!(thread.pending_approvals().await.unwrap().is_empty());
     assert!(store.parked_tool_calls(&thread_id).await.unwrap().is_empty());
     let messages = thread.messages().await.unwrap();
@@ -157,7 +162,10 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
     assert_eq!(results.len(), 1, "one result for the call");
     assert!(results[0].content.as_deref().unwrap().contains("interrupted"), "{:?}", results[0].content);
     let again = thread.approve("call_pay").await.unwrap_err();
-    assert!(again.to_string().contains("call_pay"), "{again}");
+    assert!(matches!(again, ApprovalError::AlreadyDecided { .. }), "{again}");
+    let record = thread.approval("call_pay").await.unwrap().expect("the ledger keeps the decided call");
+    assert_eq!(record.outcome(), Some(ApprovalOutcome::Interrupted));
+    assert_eq!(record.decided_by.as_deref(), Some("person"));
     // The thread goes on; the history the model sees is valid; the tool never ran again.
     assert_eq!(thread.send("and now?").await.unwrap().status, ThreadStatus::Idle);
     ScriptedModel::check_messages(&model.requests()[0].messages).unwrap();

@@ -17,5 +17,7 @@
 
 mod records;
 
-pub use self::records::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
+pub use self::records::{
+    ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
+};
 pub use crate::thread::{ApprovalChoice, ApprovalError};

@@ -124,9 +124,57 @@ pub struct ParkedToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision_reason: Option<String>,
     /// The kept result of a `done` call: the tool result as the hooks left it, and whether it is
-    /// a denial.
+    /// a denial (`denied`) or an interruption (`interrupted`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// Who decided it (O7): `person` for a decision through [`Thread::record_decision`]
+    /// (or `approve`, `deny`, the server's approval routes), `abort` for a call an abort denied,
+    /// or the id of the hook that decided it; `None` while it waits, and for a call that never
+    /// waited (the gate allowed or denied it).
+    ///
+    /// [`Thread::record_decision`]: crate::Thread::record_decision
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// When it was decided, milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<i64>,
+    /// Whether its step is finished (every result of the step stored): a settled call no longer
+    /// waits or runs, and stays readable through [`Thread::approval`](crate::Thread::approval)
+    /// as the ledger of what was decided and what became of it.
+    #[serde(default)]
+    pub settled: bool,
+}
+
+/// What became of a decided call (O7), from its kept result.
+///
+/// ```
+/// use hooks_runtime::approvals::{ApprovalOutcome, ApprovalState, ParkedToolCall};
+///
+/// let call = ParkedToolCall::new("call_1", "refund", serde_json::json!({}), 0, ApprovalState::Pending);
+/// assert_eq!(call.outcome(), None, "a waiting call has no outcome yet");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalOutcome {
+    /// The tool ran; its result (a success or the tool's own error) is stored.
+    Ran,
+    /// The call never ran: denied by a person, a hook, the gate or an abort.
+    Denied,
+    /// The tool was running when its process stopped; it never runs again, and the model was
+    /// told that it may or may not have taken effect.
+    Interrupted,
+}
+
+impl ApprovalOutcome {
+    /// The outcome as JSON names it: `ran`, `denied` or `interrupted`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOutcome::Ran => "ran",
+            ApprovalOutcome::Denied => "denied",
+            ApprovalOutcome::Interrupted => "interrupted",
+        }
+    }
 }
 
 impl ParkedToolCall {
@@ -148,6 +196,30 @@ impl ParkedToolCall {
             position,
             decision_reason: None,
             result: None,
+            decided_by: None,
+            decided_at: None,
+            settled: false,
+        }
+    }
+
+    /// What became of the call once its result is kept (`done`), or of a denied one: `None`
+    /// while it waits, is approved, or runs.
+    pub fn outcome(&self) -> Option<ApprovalOutcome> {
+        match self.state {
+            ApprovalState::Denied => Some(ApprovalOutcome::Denied),
+            ApprovalState::Done => {
+                let flag = |name: &str| {
+                    self.result.as_ref().and_then(|kept| kept.get(name)).and_then(Value::as_bool).unwrap_or(false)
+                };
+                Some(if flag("interrupted") {
+                    ApprovalOutcome::Interrupted
+                } else if flag("denied") {
+                    ApprovalOutcome::Denied
+                } else {
+                    ApprovalOutcome::Ran
+                })
+            }
+            _ => None,
         }
     }
 }
@@ -183,12 +255,37 @@ pub struct ToolCallChange {
     pub decision_reason: Option<String>,
     /// The kept result (moving to `done`).
     pub result: Option<Value>,
+    /// Who decides (moving from `pending`), as [`ParkedToolCall::decided_by`] keeps it.
+    pub decided_by: Option<String>,
+    /// When, set with `decided_by`.
+    pub decided_at: Option<i64>,
 }
 
 impl ToolCallChange {
     /// A move to `state` that sets nothing else.
     pub fn to(state: ApprovalState) -> Self {
-        ToolCallChange { state, arguments: None, decision_reason: None, result: None }
+        ToolCallChange {
+            state,
+            arguments: None,
+            decision_reason: None,
+            result: None,
+            decided_by: None,
+            decided_at: None,
+        }
+    }
+
+    /// Sets who decides (`person`, `abort`, or a hook's id), and that it is decided now.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ToolCallChange};
+    ///
+    /// let change = ToolCallChange::to(ApprovalState::Approved).by("person");
+    /// assert_eq!(change.decided_by.as_deref(), Some("person"));
+    /// ```
+    pub fn by(mut self, decider: impl Into<String>) -> Self {
+        self.decided_by = Some(decider.into());
+        self.decided_at = Some(crate::ids::now_ms());
+        self
     }
 
     /// Sets the arguments.
@@ -220,6 +317,12 @@ impl ToolCallChange {
         }
         if let Some(result) = &self.result {
             call.result = Some(result.clone());
+        }
+        if let Some(decider) = &self.decided_by {
+            call.decided_by = Some(decider.clone());
+        }
+        if let Some(at) = self.decided_at {
+            call.decided_at = Some(at);
         }
     }
 }

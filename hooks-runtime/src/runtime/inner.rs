@@ -53,9 +53,8 @@ pub(crate) struct RuntimeInner {
     pub(crate) max_tool_argument_bytes: usize,
     /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
     pub(crate) recovery: super::recovery_state::RecoveryState,
-    /// The turn lock and event channels of every thread with a live handle, shared by its
-    /// handles.
-    pub(crate) thread_links: super::thread_links::ThreadLinks,
+    /// The live state of every thread a handle holds: one per thread (O1).
+    pub(crate) live_threads: super::thread_links::LiveThreads,
     /// Hooks of a Claude Code-format settings file, for every thread (`thread::settings_hooks`).
     #[cfg(feature = "declarative")]
     pub(crate) settings: Option<crate::declarative::DeclarativeHookRegistry>,

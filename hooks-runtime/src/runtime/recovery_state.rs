@@ -9,6 +9,8 @@ use tokio::sync::OnceCell;
 /// A runtime's recovery bookkeeping.
 #[derive(Default)]
 pub(crate) struct RecoveryState {
+    /// What recovery does with an interrupted turn.
+    pub(crate) policy: crate::thread::RecoveryPolicy,
     /// The recovery of the first use, done once.
     pub(crate) first_use: OnceCell<()>,
     /// Whether the sweeper of a shared store runs (it starts once).
@@ -22,6 +24,10 @@ pub(crate) struct RecoveryState {
 }
 
 impl RecoveryState {
+    pub(crate) fn new(policy: crate::thread::RecoveryPolicy) -> Self {
+        RecoveryState { policy, ..RecoveryState::default() }
+    }
+
     /// A run of `thread_id` started (`true`) or ended (`false`) in this process.
     pub(crate) fn note_run(&self, thread_id: &str, running: bool) {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);

@@ -1,10 +1,11 @@
-//! What every `Thread` handle of one thread shares in a runtime (a server's, recovery's, one from
-//! `open_thread`): the turn lock, which every handle takes before it runs the thread, so runs of
-//! one thread take turns however many handles it has; the status and the running execution's
-//! abort signal, so every handle says how the thread is and can abort its run; and the event
-//! channels, so a subscriber of any handle sees the runs of all of them (a server's client sees
-//! the run that recovery resumed on a handle of its own).
+//! A thread's live parts and the runtime's map of live threads. `Links`: the turn lock, which
+//! every run takes before it runs the thread; the status and the running execution's abort
+//! signal; the inputs accepted here and not yet taken; and the event channels. `LiveThreads`:
+//! one live state per thread id (O1), so every handle of a thread (a server's, recovery's, one
+//! from `open_thread`) is the same thread: a handoff, a value or an abort through one is seen
+//! through all, and a subscriber of any sees every run, a recovered one's included.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -42,7 +43,7 @@ pub(crate) struct StatusAndAbort {
 }
 
 impl Links {
-    fn new(status: ThreadStatus) -> Self {
+    pub(crate) fn new(status: ThreadStatus) -> Self {
         Links {
             turn: tokio::sync::Mutex::new(()),
             run: Mutex::new(StatusAndAbort { status, abort: None }),
@@ -58,33 +59,46 @@ impl Links {
     }
 }
 
-/// The runtime's thread links by thread id; an entry lives while a handle of its thread does.
+/// The runtime's live threads by id (O1): one shared state per thread in a process, held by
+/// its `Thread` handles, here only weakly, so that a thread no handle holds is gone. Typed as
+/// `Any` so that the runtime's layer needs nothing of the thread's.
 #[derive(Default)]
-pub(crate) struct ThreadLinks(Mutex<ById>);
+pub(crate) struct LiveThreads(Mutex<ById>);
+
+type LiveThread = Weak<dyn Any + Send + Sync>;
 
 #[derive(Default)]
 struct ById {
-    by_thread: HashMap<String, Weak<Links>>,
+    by_thread: HashMap<String, LiveThread>,
     /// The size at which entries no handle holds are forgotten: twice the size after the last
     /// pruning, so pruning costs amortized constant time per new thread.
     prune_at: usize,
 }
 
-impl ThreadLinks {
-    /// The links of `thread_id`: the ones its other live handles hold (whose status is the
-    /// live one), or new ones with `status`, as the store has it.
-    pub(crate) fn for_thread(&self, thread_id: &str, status: &ThreadStatus) -> Arc<Links> {
-        let mut links = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(shared) = links.by_thread.get(thread_id).and_then(Weak::upgrade) {
-            return shared;
+impl LiveThreads {
+    /// The live state of `thread_id`, if a handle of it lives.
+    pub(crate) fn get<T: Any + Send + Sync>(&self, thread_id: &str) -> Option<Arc<T>> {
+        let live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
+    }
+
+    /// The live state of `thread_id`, or `make()`'s, kept as its live state from now on: of two
+    /// opens of one thread at once, both get the same state.
+    pub(crate) fn get_or_insert<T: Any + Send + Sync>(&self, thread_id: &str, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+        let mut live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(thread) =
+            live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
+        {
+            return thread;
         }
-        if links.by_thread.len() >= links.prune_at {
-            links.by_thread.retain(|_, shared| shared.strong_count() > 0);
-            links.prune_at = (links.by_thread.len() * 2).max(64);
+        if live.by_thread.len() >= live.prune_at {
+            live.by_thread.retain(|_, thread| thread.strong_count() > 0);
+            live.prune_at = (live.by_thread.len() * 2).max(64);
         }
-        let shared = Arc::new(Links::new(status.clone()));
-        links.by_thread.insert(thread_id.to_owned(), Arc::downgrade(&shared));
-        shared
+        let thread = make();
+        let erased: Arc<dyn Any + Send + Sync> = thread.clone();
+        live.by_thread.insert(thread_id.to_owned(), Arc::downgrade(&erased));
+        thread
     }
 }
 
@@ -93,19 +107,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn handles_of_one_thread_share_links_and_forgotten_ones_are_pruned() {
-        let links = ThreadLinks::default();
-        let first = links.for_thread("t1", &ThreadStatus::Running);
-        // A second handle opened from an older record keeps the live status.
-        let second = links.for_thread("t1", &ThreadStatus::Idle);
+    fn one_state_per_thread_and_forgotten_ones_are_pruned() {
+        let live = LiveThreads::default();
+        let first = live.get_or_insert("t1", || Arc::new(1_u32));
+        let second = live.get_or_insert("t1", || Arc::new(2_u32));
         assert!(Arc::ptr_eq(&first, &second));
-        assert_eq!(second.run().status, ThreadStatus::Running);
-        assert!(!Arc::ptr_eq(&first, &links.for_thread("t2", &ThreadStatus::Idle)));
+        assert_eq!(live.get::<u32>("t1").as_deref(), Some(&1));
+        assert!(!Arc::ptr_eq(&first, &live.get_or_insert("t2", || Arc::new(1_u32))));
         drop((first, second));
+        assert!(live.get::<u32>("t1").is_none(), "a thread no handle holds is gone");
         for n in 0..1000 {
-            drop(links.for_thread(&format!("other{n}"), &ThreadStatus::Idle));
+            drop(live.get_or_insert(&format!("other{n}"), || Arc::new(n)));
         }
-        let size = links.0.lock().unwrap().by_thread.len();
+        let size = live.0.lock().unwrap().by_thread.len();
         assert!(size <= 130, "{size} entries kept for threads no handle holds");
     }
 }

@@ -24,8 +24,43 @@ struct StoredThread {
     messages: Vec<HookMessage>,
     /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
     inbox: Vec<(String, String, i64)>,
-    /// The calls parked for approvals, in call order.
+    /// The calls parked for approvals, in call order, settled ones (the ledger) included.
     parked: Vec<ParkedToolCall>,
+}
+
+/// The tool call a message is the result of.
+fn tool_result_of(message: &HookMessage) -> Option<&str> {
+    if message.role == hooks_core::Role::Tool { message.tool_call_id.as_deref() } else { None }
+}
+
+impl StoredThread {
+    /// Appends `message`, refusing a second message of its id and a second result of its tool
+    /// call (O4).
+    fn push_message(&mut self, message: &HookMessage) -> Result<(), StoreError> {
+        if self.messages.iter().any(|m| m.id == message.id) {
+            return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
+        }
+        if let Some(call) = tool_result_of(message)
+            && self.messages.iter().any(|m| tool_result_of(m) == Some(call))
+        {
+            return Err(StoreError::conflict(format!(
+                "thread `{}`: a result of tool call `{call}` is already stored; a tool call has one result",
+                self.record.id
+            )));
+        }
+        self.messages.push(message.clone());
+        Ok(())
+    }
+
+    /// Whether the thread waits for approvals with no call left to decide (O6), its last
+    /// decision older than `decided_before`: the decider resumes the turn at once itself.
+    fn awaits_nothing(&self, decided_before: i64) -> bool {
+        self.record.status == ThreadStatus::AwaitingApproval
+            && !self.parked.iter().any(|call| {
+                !call.settled
+                    && (call.state == ApprovalState::Pending || call.decided_at.is_some_and(|at| at > decided_before))
+            })
+    }
 }
 
 impl InMemoryStore {
@@ -56,10 +91,7 @@ impl InMemoryStore {
         self.with_thread(thread_id, |thread| {
             let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
             if let Some(message) = message {
-                if thread.messages.iter().any(|m| m.id == message.id) {
-                    return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
-                }
-                thread.messages.push(message.clone());
+                thread.push_message(message)?;
             }
             thread.inbox.remove(place);
             if running {
@@ -97,15 +129,28 @@ impl MessageStore for InMemoryStore {
 
     async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
         self.with_thread(thread_id, |thread| {
-            thread.parked.extend(calls.iter().cloned());
-            thread.parked.sort_by_key(|call| call.position);
+            // A settled call of a reused id gives way to the new one.
+            thread.parked.retain(|old| !(old.settled && calls.iter().any(|call| call.id == old.id)));
+            let (settled, mut step): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut thread.parked).into_iter().partition(|call| call.settled);
+            step.extend(calls.iter().cloned());
+            step.sort_by_key(|call| call.position);
+            thread.parked = settled;
+            thread.parked.append(&mut step);
             Ok(())
         })
     }
 
     async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(threads.get(thread_id).map(|thread| thread.parked.clone()).unwrap_or_default())
+        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
+        Ok(parked.iter().filter(|call| !call.settled).cloned().collect())
+    }
+
+    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
+        Ok(parked.iter().rev().find(|call| call.id == call_id).cloned())
     }
 
     async fn advance_tool_call(
@@ -116,7 +161,7 @@ impl MessageStore for InMemoryStore {
         change: &ToolCallChange,
     ) -> Result<bool, StoreError> {
         self.with_thread(thread_id, |thread| {
-            match thread.parked.iter_mut().find(|call| call.id == call_id && call.state == from) {
+            match thread.parked.iter_mut().find(|call| !call.settled && call.id == call_id && call.state == from) {
                 Some(call) => {
                     change.apply(call);
                     Ok(true)
@@ -126,9 +171,9 @@ impl MessageStore for InMemoryStore {
         })
     }
 
-    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
         self.with_thread(thread_id, |thread| {
-            thread.parked.clear();
+            thread.parked.iter_mut().for_each(|call| call.settled = true);
             Ok(())
         })
     }
@@ -154,11 +199,18 @@ impl MessageStore for InMemoryStore {
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         self.with_thread(thread_id, |thread| {
-            if thread.messages.iter().any(|m| m.id == message.id) {
-                return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
-            }
-            thread.messages.push(message.clone());
+            thread.push_message(message)?;
             Ok(message.clone())
+        })
+    }
+
+    async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            if let Some(message) = message {
+                thread.push_message(message)?;
+            }
+            thread.record.agent = agent.to_owned();
+            Ok(())
         })
     }
 
@@ -218,13 +270,19 @@ impl MessageStore for InMemoryStore {
         Ok(old.map(|(value, _)| value))
     }
 
-    /// Threads left `running` and threads with inputs: a runtime rebuilt over a store that
-    /// outlived the previous one (a clone of its `Arc`) recovers them.
+    /// Threads left `running`, threads with inputs, and threads waiting for approvals with no
+    /// call left to decide: a runtime rebuilt over a store that outlived the previous one (a
+    /// clone of its `Arc`) recovers them.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let decided_before = crate::ids::now_ms() - i64::try_from(super::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         let mut unsettled: Vec<String> = threads
             .values()
-            .filter(|thread| thread.record.status == ThreadStatus::Running || !thread.inbox.is_empty())
+            .filter(|thread| {
+                thread.record.status == ThreadStatus::Running
+                    || !thread.inbox.is_empty()
+                    || thread.awaits_nothing(decided_before)
+            })
             .map(|thread| thread.record.id.clone())
             .collect();
         unsettled.sort();

@@ -32,8 +32,15 @@ pub trait MessageStore: Send + Sync + 'static {
     async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError>;
     /// Sets a thread's status.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError>;
-    /// Inserts a message (its id and `created_at` already set) and returns it as stored.
+    /// Inserts a message (its id and `created_at` already set) and returns it as stored. A tool
+    /// result (`role: tool`) for a call that already has one stored is refused as a
+    /// [`Conflict`](StoreErrorKind::Conflict): a tool call has at most one result (O4).
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError>;
+    /// A handoff (O2): `agent` owns the thread from now on ([`ThreadRecord::agent`] says so),
+    /// written in the one transaction that inserts `message`, the handoff's message (`None`
+    /// when a hook prevented it), so a crash never keeps one without the other. A thread
+    /// reopened afterwards, in this process or another, continues with `agent`.
+    async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError>;
     /// Applies an update to a message and returns the message as stored after it.
     async fn update_message(
         &self,
@@ -130,9 +137,11 @@ pub trait MessageStore: Send + Sync + 'static {
         self.take_input(thread_id, input_id, message).await
     }
 
-    /// The threads a run may have left unsettled: status `running`, or inputs in the inbox. A
-    /// store that several processes share leaves out threads that a live owner holds. The
-    /// runtime's recovery settles and resumes them (`Runtime::recover`). The default has none.
+    /// The threads a run may have left unsettled: status `running`, inputs in the inbox, or
+    /// status `awaiting_approval` with no call still pending (every call decided, the turn never
+    /// resumed: O6). A store that several processes share leaves out threads that a live owner
+    /// holds, and inputs that a live process accepted (O3). The runtime's recovery settles and
+    /// resumes them (`Runtime::recover`). The default has none.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
         Ok(Vec::new())
     }
@@ -167,16 +176,24 @@ pub trait MessageStore: Send + Sync + 'static {
             StoreErrorKind::Unsupported,
             format!(
                 "park_tool_calls: thread `{thread_id}`: this store keeps no approvals; implement MessageStore::park_tool_calls, \
-             parked_tool_calls, advance_tool_call and clear_parked_tool_calls together"
+             parked_tool_calls, tool_call, advance_tool_call and settle_parked_tool_calls together"
             ),
         ))
     }
 
-    /// The thread's parked calls, in the step's call order. The default (a store without
-    /// approvals) has none.
+    /// The calls of the thread's parked step (not yet [settled](MessageStore::settle_parked_tool_calls)),
+    /// in the step's call order. The default (a store without approvals) has none.
     async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
         let _ = thread_id;
         Ok(Vec::new())
+    }
+
+    /// Parked call `call_id` of the thread, settled or not: the ledger of a decision (O7), which
+    /// answers for as long as the thread lives. When a later step parked a call of the same id
+    /// (a model that reuses ids), that later call. The default looks among
+    /// [`parked_tool_calls`](MessageStore::parked_tool_calls), so it forgets settled calls.
+    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
+        Ok(self.parked_tool_calls(thread_id).await?.into_iter().find(|call| call.id == call_id))
     }
 
     /// Moves parked call `call_id` from state `from` as `change` says, in one conditional
@@ -196,8 +213,10 @@ pub trait MessageStore: Send + Sync + 'static {
         ))
     }
 
-    /// Removes every parked call of the thread, once their results are stored.
-    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+    /// Settles the thread's parked step once its results are stored: its calls leave
+    /// [`parked_tool_calls`](MessageStore::parked_tool_calls) and stay readable through
+    /// [`tool_call`](MessageStore::tool_call), each with its decision and result.
+    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
         let _ = thread_id;
         Ok(())
     }

@@ -270,11 +270,16 @@ pub(super) struct ParkedColumns {
     state: String,
     decision_reason: Option<String>,
     result: Option<String>,
+    decided_by: Option<String>,
+    decided_at: Option<i64>,
+    settled: bool,
 }
 
+/// The columns [`ParkedColumns::read`] reads, in its order.
+pub(super) const PARKED_COLUMN_LIST: &str = "id, position, tool, arguments, reasons, requested_at, state, decision_reason, result, decided_by, decided_at, settled";
+
 impl ParkedColumns {
-    /// Reads `id, position, tool, arguments, reasons, requested_at, state, decision_reason,
-    /// result`, in that order.
+    /// Reads [`PARKED_COLUMN_LIST`], in that order.
     pub(super) fn read(op: &Op<'_>, row: &impl Columns) -> Result<Self, StoreError> {
         Ok(ParkedColumns {
             id: row.text(op, 0)?,
@@ -286,6 +291,9 @@ impl ParkedColumns {
             state: row.text(op, 6)?,
             decision_reason: row.opt_text(op, 7)?,
             result: row.opt_text(op, 8)?,
+            decided_by: row.opt_text(op, 9)?,
+            decided_at: row.opt_int(op, 10)?,
+            settled: row.opt_bool(op, 11)?.unwrap_or(false),
         })
     }
 
@@ -302,6 +310,9 @@ impl ParkedColumns {
         call.reasons = decode(op, format_args!("reasons of parked call `{}`", call.id), &self.reasons)?;
         call.requested_at = self.requested_at;
         call.decision_reason = self.decision_reason;
+        call.decided_by = self.decided_by;
+        call.decided_at = self.decided_at;
+        call.settled = self.settled;
         call.result = self
             .result
             .as_deref()
@@ -377,6 +388,9 @@ mod tests {
             state: "approved".to_owned(),
             decision_reason: Some("fine".to_owned()),
             result: Some(r#""done""#.to_owned()),
+            decided_by: Some("person".to_owned()),
+            decided_at: Some(10),
+            settled: true,
         }
     }
 
@@ -452,10 +466,12 @@ mod tests {
         );
         assert_eq!(record.status, ThreadStatus::Failed(FailReason::parse("model_error")));
         let call: Vec<Value> =
-            serde_json::from_str(r#"["c1", 1, "rm", "{}", "[]", 9, "pending", null, null]"#).unwrap();
+            serde_json::from_str(r#"["c1", 1, "rm", "{}", "[]", 9, "denied", null, null, "person", 10, true]"#)
+                .unwrap();
         let call = ParkedColumns::read(&op, &Fake(call)).unwrap().into_call(&op).unwrap();
         assert_eq!((call.id.as_str(), call.position, call.tool.as_str()), ("c1", 1, "rm"));
-        assert_eq!((call.requested_at, call.state), (9, ApprovalState::Pending));
+        assert_eq!((call.requested_at, call.state), (9, ApprovalState::Denied));
+        assert_eq!((call.decided_by.as_deref(), call.decided_at, call.settled), (Some("person"), Some(10), true));
     }
 
     #[test]

@@ -77,7 +77,17 @@ pub(crate) async fn handoff(
         .unwrap_or_default();
     let mut message = MessageRecord::new(Role::User, text);
     message.extra.insert("handoff_to".into(), json!(target));
-    let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
+    // O2: the store records the new agent with the message (or alone, when a hook prevents the
+    // message); the live state follows only once the store has it.
+    let origin = messages::Origin::Handoff(target);
+    match messages::create_from(pipeline, state, message, FailureRule::Prevent, origin).await {
+        Ok(_) | Err(messages::CreateError::Prevented(_)) => {}
+        Err(error) => {
+            let error = error.into_hook_error();
+            tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, agent = target, "the handoff could not be stored: {}", error.message());
+            return TurnEnd::Failed(crate::reasons::FailReason::StoreError);
+        }
+    }
     let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
     pipeline.shared.agent.hand_off_to(entry);
     TurnEnd::HandedOff(target.to_owned())

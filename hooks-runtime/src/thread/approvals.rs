@@ -9,6 +9,9 @@ use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCall
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
 
+/// Who decided, in the ledger, for a decision through [`Thread::record_decision`].
+const PERSON: &str = "person";
+
 /// A person's decision on a waiting call, for [`Thread::record_decision`].
 ///
 /// ```
@@ -127,7 +130,12 @@ impl Thread {
         let store = &shared.runtime.store;
         let parked = store.parked_tool_calls(&shared.id).await?;
         let Some(call) = parked.iter().find(|call| call.id == call_id) else {
-            return Err(ApprovalError::UnknownCall { thread: shared.id.clone(), call: call_id.to_owned() });
+            // O7: a call of a finished step is in the ledger, decided; only a call that never
+            // waited here is unknown.
+            return Err(match store.tool_call(&shared.id, call_id).await? {
+                Some(call) => ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state },
+                None => ApprovalError::UnknownCall { thread: shared.id.clone(), call: call_id.to_owned() },
+            });
         };
         if call.state != ApprovalState::Pending {
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state });
@@ -145,14 +153,52 @@ impl Thread {
                 (ToolCallChange::to(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
             }
         };
-        // A4: one conditional write; of two deciders, in any processes, one wins.
+        let change = change.by(PERSON);
+        // A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
         if !store.advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change).await? {
-            let now = store.parked_tool_calls(&shared.id).await?;
-            let state = now.iter().find(|call| call.id == call_id).map_or(ApprovalState::Done, |call| call.state);
+            let now = store.tool_call(&shared.id, call_id).await?;
+            let state = now.map_or(ApprovalState::Done, |call| call.state);
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });
         }
         shared.events.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
         Ok(())
+    }
+
+    /// The ledger's record of tool call `call_id` (O7): a call that waits, or one that waited
+    /// and was decided, for as long as the thread lives: its decision (`state`), who decided
+    /// ([`decided_by`](ParkedToolCall::decided_by)), the arguments it ran with (edited ones
+    /// included) and, once its step is finished, what became of it
+    /// ([`outcome`](ParkedToolCall::outcome)). `None` for a call that never waited for approval.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::ApprovalOutcome;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: ledger_prompt, model: "m", prompt: "Pay.", tools: ["pay"] }
+    /// define_agent! { name: ledger_agent, side_a: { prompt: ledger_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| true);
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<ledger_agent>().model("m", model).tool(pay).build().unwrap();
+    /// let thread = runtime.create_thread("ledger_agent", ThreadOptions::default()).await.unwrap();
+    /// thread.send("pay 5").await.unwrap();
+    /// thread.approve("call_1").await.unwrap();
+    /// let record = thread.approval("call_1").await.unwrap().expect("the ledger keeps it");
+    /// assert_eq!(record.decided_by.as_deref(), Some("person"));
+    /// assert_eq!(record.outcome(), Some(ApprovalOutcome::Ran));
+    /// // Deciding it again is refused as already decided, here or in any other process.
+    /// assert!(thread.approve("call_1").await.is_err());
+    /// # });
+    /// ```
+    pub async fn approval(&self, call_id: &str) -> Result<Option<ParkedToolCall>, RuntimeError> {
+        Ok(self.shared.runtime.store.tool_call(&self.shared.id, call_id).await?)
     }
 
     /// Resumes the turn of a parked step whose calls are all decided ([`Thread::record_decision`]):
@@ -209,15 +255,18 @@ async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApprovalError {
-    /// No call of this id waits on the thread.
-    #[error("the thread `{thread}` has no tool call `{call}` waiting for approval; list them with `pending_approvals`")]
+    /// No call of this id ever waited for approval on the thread.
+    #[error(
+        "the thread `{thread}` has no tool call `{call}` that waits or waited for approval; list the waiting ones with `pending_approvals`"
+    )]
     UnknownCall {
         /// The thread.
         thread: String,
         /// The call id asked for.
         call: String,
     },
-    /// The call was decided before (here or in another process).
+    /// The call was decided before (here or in another process, by a person or an abort); its
+    /// record stays readable through [`Thread::approval`].
     #[error("the tool call `{call}` was already decided (it is {}); a call is decided once", state.as_str())]
     AlreadyDecided {
         /// The call.

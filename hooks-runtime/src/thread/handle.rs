@@ -115,8 +115,12 @@ impl Thread {
         Ok(thread)
     }
 
-    /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
+    /// Reopens a stored thread: its live state when a handle of it lives in this runtime (no
+    /// store read), else as the store has it; its agent must be in the runtime.
     pub(crate) async fn open(runtime: &Arc<RuntimeInner>, thread_id: &str) -> Result<Thread, RuntimeError> {
+        if let Some(thread) = Thread::live(runtime, thread_id) {
+            return Ok(thread);
+        }
         let record = runtime
             .store
             .load_thread(thread_id)
@@ -130,16 +134,27 @@ impl Thread {
         Ok(Thread::from_record(runtime.clone(), entry, record))
     }
 
+    /// The thread's live state in this runtime (O1): the one its other handles hold, or a new
+    /// one from `record`.
     fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
-        let shared = Arc::new_cyclic(|weak| {
-            let services = Arc::new(hook_services::HookServices { shared: weak.clone() });
-            let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), services);
-            state.user_id = record.user_id.clone();
-            state.created_at = record.created_at;
-            state.arguments = record.arguments.clone();
-            ThreadShared::new(weak.clone(), runtime, entry, record, state)
+        let map = runtime.clone();
+        let id = record.id.clone();
+        let shared = map.live_threads.get_or_insert(&id, || {
+            Arc::new_cyclic(|weak| {
+                let services = Arc::new(hook_services::HookServices { shared: weak.clone() });
+                let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), services);
+                state.user_id = record.user_id.clone();
+                state.created_at = record.created_at;
+                state.arguments = record.arguments.clone();
+                ThreadShared::new(weak.clone(), runtime, entry, record, state)
+            })
         });
         Thread { shared }
+    }
+
+    /// A handle of the thread's live state in this runtime, if a handle of it lives.
+    pub(crate) fn live(runtime: &RuntimeInner, thread_id: &str) -> Option<Thread> {
+        runtime.live_threads.get::<ThreadShared>(thread_id).map(|shared| Thread { shared })
     }
 
     /// The thread's id.

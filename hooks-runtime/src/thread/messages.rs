@@ -41,18 +41,30 @@ pub(crate) async fn create(
     record: MessageRecord,
     rule: FailureRule,
 ) -> Result<HookMessage, CreateError> {
-    create_from(pipeline, state, record, rule, None).await
+    create_from(pipeline, state, record, rule, Origin::Run).await
 }
 
-/// [`create`] for a message taken from the thread's inbox entry `input` by a run: the entry
-/// leaves the inbox in the insert's transaction, or alone when a hook prevents the message
-/// (M7), and that transaction stores the run's `running` status.
+/// Where a message comes from, which says what its insert writes with it, in one transaction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Origin<'a> {
+    /// The run's own message: inserted alone.
+    Run,
+    /// Inbox entry `input`, taken by a run: the entry leaves the inbox in the insert's
+    /// transaction, or alone when a hook prevents the message (M7), and that transaction
+    /// stores the run's `running` status.
+    Input(&'a str),
+    /// A handoff's message: the thread's agent becomes this one in the insert's transaction, or
+    /// alone when a hook prevents the message (M10, O2).
+    Handoff(&'static str),
+}
+
+/// [`create`] for a message from `origin`.
 pub(crate) async fn create_from(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     mut record: MessageRecord,
     rule: FailureRule,
-    input: Option<&str>,
+    origin: Origin<'_>,
 ) -> Result<HookMessage, CreateError> {
     if record.id.is_empty() {
         record.id = crate::ids::new_id("msg");
@@ -64,25 +76,31 @@ pub(crate) async fn create_from(
     if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {
         let prevented = dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule));
         if let Err(error) = prevented {
-            if let Some(input) = input {
-                // M7: a prevented queued message leaves the queue.
-                pipeline
-                    .shared
-                    .runtime
-                    .store
-                    .take_input_running(&pipeline.shared.id, input, None)
-                    .await
-                    .map_err(CreateError::Store)?;
-                pipeline.shared.forget_accepted(input);
+            let store = &pipeline.shared.runtime.store;
+            match origin {
+                Origin::Run => {}
+                Origin::Input(input) => {
+                    // M7: a prevented queued message leaves the queue.
+                    store.take_input_running(&pipeline.shared.id, input, None).await.map_err(CreateError::Store)?;
+                    pipeline.shared.forget_accepted(input);
+                }
+                // M10: the handoff happens all the same.
+                Origin::Handoff(agent) => {
+                    store.hand_off(&pipeline.shared.id, agent, None).await.map_err(CreateError::Store)?;
+                }
             }
             return Err(CreateError::Prevented(error));
         }
     }
     let message = record.clone().into_message();
     let store = &pipeline.shared.runtime.store;
-    let stored = match input {
-        None => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
-        Some(input) => {
+    let stored = match origin {
+        Origin::Run => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
+        Origin::Handoff(agent) => {
+            store.hand_off(&pipeline.shared.id, agent, Some(&message)).await.map_err(CreateError::Store)?;
+            message
+        }
+        Origin::Input(input) => {
             let taken = store
                 .take_input_running(&pipeline.shared.id, input, Some(&message))
                 .await

@@ -109,6 +109,11 @@ pub(super) fn kept(result: &HookToolResult, denied: bool) -> Value {
     json!({ "result": result, "denied": denied })
 }
 
+/// The kept result of a call that was running when its process stopped: it never runs again.
+pub(super) fn kept_interrupted(result: &HookToolResult) -> Value {
+    json!({ "result": result, "denied": false, "interrupted": true })
+}
+
 /// A kept result, as it was kept.
 pub(super) fn unkept(value: &Value) -> Option<(HookToolResult, bool)> {
     let result = serde_json::from_value(value.get("result")?.clone()).ok()?;

@@ -1,5 +1,5 @@
-//! Recovery: settling the runs that a stopped process left unsettled, and running the inputs it
-//! had accepted.
+//! Recovery: settling the runs that a stopped process left unsettled, continuing their turns,
+//! and running the inputs it had accepted.
 //!
 //! When: once at a runtime's first use (its first `create_thread` or `open_thread`), and
 //! whenever [`Runtime::recover`](crate::Runtime::recover) is called; on a store that several
@@ -7,27 +7,56 @@
 //! also every sweep interval, by a task that lives as long as the runtime.
 //!
 //! What, per thread the store names ([`MessageStore::unsettled_threads`](crate::store::MessageStore::unsettled_threads)),
-//! under the thread's run lock and the store's hold on it, as a run would be:
-//! - a thread still `running` becomes `failed (owner_lost)`, stored and sent as a status event;
-//! - its history is made provider-valid: every stored tool call without a result gets an error
-//!   result (`tool_status: error`) saying the run was interrupted. A reply that was streaming
-//!   when the process stopped was never stored (only complete messages are), so nothing partial
-//!   is left to mark;
+//! under the thread's run lock and the store's hold on it, as a run would be, in a task of its
+//! own (the recovery waits only for the settling):
+//! - a thread still `running` (its owner died mid-turn) is settled: a parked step's call that
+//!   was running is interrupted and never runs again, an approved call that never started runs
+//!   (O6); every stored tool call without a result gets an error result saying the run was
+//!   interrupted, so the history is provider-valid. A reply that was streaming was never stored
+//!   (only complete messages are), so nothing partial is left to mark. Then, under
+//!   [`RecoveryPolicy::Resume`] (the default), the turn goes on: the model is asked again and
+//!   the thread ends its turn with a reply (O8); under [`RecoveryPolicy::Settle`] it becomes
+//!   `failed (owner_lost)`;
+//! - a thread `awaiting_approval` whose calls are all decided, whose decider died before
+//!   resuming the turn, resumes it (O6);
 //! - then every input still in its inbox runs, one run each, in acceptance order.
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, Weak};
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
+use tokio::sync::oneshot;
 
 use super::messages;
 use super::pipeline::Pipeline;
-use super::{InputId, RuntimeError, Thread, ThreadShared};
+use super::resuming::ParkedStep;
+use super::{InputId, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, reentry, run_permit};
 use crate::dispatch::FailureRule;
 use crate::runtime::inner::RuntimeInner;
 use crate::store::{FailReason, ThreadStatus};
 
 use super::tool_calls::INTERRUPTED_TOOL_CALL;
+
+/// What recovery does with a turn that its process's death interrupted (O8); set with
+/// [`RuntimeBuilder::recovery_policy`](crate::RuntimeBuilder::recovery_policy).
+///
+/// ```
+/// use hooks_runtime::RecoveryPolicy;
+///
+/// assert_eq!(RecoveryPolicy::default(), RecoveryPolicy::Resume);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum RecoveryPolicy {
+    /// The turn goes on where it stopped: calls that were running keep their "interrupted"
+    /// results and never run again, the model is asked again, and the person gets a reply
+    /// without sending again.
+    #[default]
+    Resume,
+    /// The turn stops: the thread becomes `failed (owner_lost)` with its history made
+    /// provider-valid, and waits for the next message.
+    Settle,
+}
 
 /// What a recovery did.
 ///
@@ -46,6 +75,10 @@ pub struct Recovery {
     pub settled: Vec<String>,
     /// Threads whose inbox had inputs, which now run in the background.
     pub resumed: Vec<String>,
+    /// Threads whose turn goes on in the background: a turn interrupted by its process's death
+    /// ([`RecoveryPolicy::Resume`], O8), or a step whose calls were all decided but whose turn
+    /// never resumed (O6).
+    pub continued: Vec<String>,
     /// Threads that could not be recovered, with the error (logged too); the next recovery
     /// tries them again.
     pub failed: Vec<(String, String)>,
@@ -53,7 +86,7 @@ pub struct Recovery {
 }
 
 impl Recovery {
-    /// Waits until the inbox runs this recovery started have ended.
+    /// Waits until the turns this recovery continues and the inbox runs it started have ended.
     pub async fn wait_for_inboxes(&mut self) {
         for run in self.runs.drain(..) {
             let _ = run.await;
@@ -88,10 +121,11 @@ pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>) {
 }
 
 fn log(recovery: &Recovery) {
-    if !recovery.settled.is_empty() || !recovery.resumed.is_empty() {
+    if !recovery.settled.is_empty() || !recovery.resumed.is_empty() || !recovery.continued.is_empty() {
         tracing::warn!(
             target: "hooks_runtime::recovery",
             settled = ?recovery.settled,
+            continued = ?recovery.continued,
             resumed = ?recovery.resumed,
             "recovered threads that a stopped process left unsettled"
         );
@@ -123,53 +157,124 @@ pub(crate) async fn recover(runtime: &Arc<RuntimeInner>) -> Result<Recovery, Run
         if !runtime.recovery.busy.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.clone()) {
             continue;
         }
-        match recover_thread(runtime, &thread_id).await {
-            Ok((thread, settled, inputs)) => {
-                if settled {
+        let thread = match Thread::open(runtime, &thread_id).await {
+            Ok(thread) => thread,
+            Err(error) => {
+                failed(runtime, &mut recovery, &thread_id, error.to_string());
+                continue;
+            }
+        };
+        let (settled_tx, settled) = oneshot::channel();
+        let task = tokio::spawn(recover_thread(runtime.clone(), thread, settled_tx));
+        match settled.await {
+            Ok(Ok(report)) => {
+                if report.settled {
                     recovery.settled.push(thread_id.clone());
                 }
-                if inputs.is_empty() {
-                    done(runtime, &thread_id);
-                } else {
-                    recovery.resumed.push(thread_id.clone());
-                    recovery.runs.push(tokio::spawn(run_inbox(runtime.clone(), thread, inputs)));
+                if report.continues {
+                    recovery.continued.push(thread_id.clone());
                 }
+                if report.inputs {
+                    recovery.resumed.push(thread_id.clone());
+                }
+                recovery.runs.push(task);
             }
-            Err(error) => {
-                tracing::error!(target: "hooks_runtime::recovery", thread = %thread_id, "could not recover the thread: {error}");
-                recovery.failed.push((thread_id.clone(), error.to_string()));
-                done(runtime, &thread_id);
+            Ok(Err(error)) => failed(runtime, &mut recovery, &thread_id, error.to_string()),
+            Err(_) => {
+                failed(runtime, &mut recovery, &thread_id, "the recovery task stopped before settling".to_owned())
             }
         }
     }
     Ok(recovery)
 }
 
+fn failed(runtime: &RuntimeInner, recovery: &mut Recovery, thread_id: &str, error: String) {
+    tracing::error!(target: "hooks_runtime::recovery", thread = %thread_id, "could not recover the thread: {error}");
+    recovery.failed.push((thread_id.to_owned(), error));
+    done(runtime, thread_id);
+}
+
 fn done(runtime: &RuntimeInner, thread_id: &str) {
     runtime.recovery.busy.lock().unwrap_or_else(PoisonError::into_inner).remove(thread_id);
 }
 
-/// Settles one thread; returns it, whether it was left running, and its inbox's inputs.
-async fn recover_thread(
-    runtime: &Arc<RuntimeInner>,
-    thread_id: &str,
-) -> Result<(Thread, bool, Vec<InputId>), RuntimeError> {
-    let thread = Thread::open(runtime, thread_id).await?;
-    let shared = thread.shared.clone();
-    let before = thread.status();
-    let settled = {
-        let state = shared.lock_run().await;
-        let permit = runtime.store.hold_run(thread_id).await?;
-        super::run_permit::holding(&shared, permit, settle(&shared, &state, before)).await?
-    };
-    let inputs = runtime.store.pending_inputs(thread_id).await?.into_iter().map(|entry| InputId(entry.id)).collect();
-    Ok((thread, settled, inputs))
+/// What settling one thread found, sent as soon as it is settled.
+struct Report {
+    /// It was left running or waiting with nothing to decide.
+    settled: bool,
+    /// Its turn goes on.
+    continues: bool,
+    /// Its inbox has inputs, which run next.
+    inputs: bool,
 }
 
-/// Under the thread's hold: a run left `running` is settled. On a shared store, taking the hold
-/// of a dead owner has already marked it `failed (owner_lost)`; it is settled all the same
-/// (history, event), since nobody else did.
-async fn settle(shared: &Arc<ThreadShared>, state: &ThreadState, before: ThreadStatus) -> Result<bool, RuntimeError> {
+/// How a thread goes on once settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settlement {
+    /// Nothing was left unsettled.
+    Nothing,
+    /// Settled; nothing more to run (calls still wait, or the settle policy stopped the turn).
+    Settled,
+    /// Settled; the interrupted turn goes on (O8).
+    ContinueTurn,
+    /// Every call of the parked step is decided and the turn never resumed (O6).
+    FinishParkedStep,
+}
+
+/// The recovery of one thread, in a task of its own: settled under the thread's run lock and
+/// the store's hold (the report sent then), its turn continued under the same hold, then its
+/// inbox run.
+async fn recover_thread(
+    runtime: Arc<RuntimeInner>,
+    thread: Thread,
+    report: oneshot::Sender<Result<Report, RuntimeError>>,
+) {
+    let shared = thread.shared.clone();
+    let before = thread.status();
+    let policy = runtime.recovery.policy;
+    let mut report = Some(report);
+    let recovered = reentry::holding_run(&shared, async {
+        let mut state = shared.lock_run().await;
+        let permit = runtime.store.hold_run(&shared.id).await?;
+        run_permit::holding(&shared, permit, async {
+            let settlement = settle(&shared, &state, before, policy).await?;
+            let inputs = !runtime.store.pending_inputs(&shared.id).await?.is_empty();
+            let continues = matches!(settlement, Settlement::ContinueTurn | Settlement::FinishParkedStep);
+            let settled = settlement != Settlement::Nothing;
+            if let Some(report) = report.take() {
+                let _ = report.send(Ok(Report { settled, continues, inputs }));
+            }
+            continue_turn(&shared, &mut state, settlement).await;
+            Ok::<_, RuntimeError>(())
+        })
+        .await
+    })
+    .await;
+    if let Err(error) = recovered {
+        match report.take() {
+            // The recovery reports it and forgets the thread.
+            Some(report) => {
+                let _ = report.send(Err(error));
+                return;
+            }
+            None => {
+                tracing::error!(target: "hooks_runtime::recovery", thread = %shared.id, "the recovered thread's turn could not go on: {error}")
+            }
+        }
+    }
+    run_inbox(&thread).await;
+    done(&runtime, &shared.id);
+}
+
+/// Under the thread's hold: what was left unsettled is settled, and how the thread goes on is
+/// returned. On a shared store, taking the hold of a dead owner has already marked it
+/// `failed (owner_lost)`; it is settled all the same (history, event), since nobody else did.
+async fn settle(
+    shared: &Arc<ThreadShared>,
+    state: &ThreadState,
+    before: ThreadStatus,
+    policy: RecoveryPolicy,
+) -> Result<Settlement, RuntimeError> {
     let now = shared
         .runtime
         .store
@@ -178,34 +283,110 @@ async fn settle(shared: &Arc<ThreadShared>, state: &ThreadState, before: ThreadS
         .ok_or_else(|| RuntimeError::UnknownThread(shared.id.clone()))?
         .status;
     let owner_lost = ThreadStatus::Failed(FailReason::OwnerLost);
-    let left_running = now == ThreadStatus::Running || (before == ThreadStatus::Running && now == owner_lost);
-    if !left_running {
-        return Ok(false);
+    let left_running = now == ThreadStatus::Running
+        || (before == ThreadStatus::Running && now == owner_lost)
+        || super::run_permit::took_over_a_dead_run();
+    if left_running {
+        return settle_taken_over(shared, state, policy).await;
     }
-    settle_taken_over(shared, state).await?;
-    Ok(true)
+    if now == ThreadStatus::AwaitingApproval && super::resuming::waiting_calls(shared).await?.is_empty() {
+        return Ok(Settlement::FinishParkedStep);
+    }
+    Ok(Settlement::Nothing)
 }
 
 /// At the start of a run under its hold: when the hold was taken over from an owner that died
-/// mid-run (a shared store's expired lease), the dead run is settled first, as recovery would.
+/// mid-run (a shared store's dead owner), the dead run is settled first and stopped: the run
+/// that starts now goes on with its own message.
 pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
     if super::run_permit::took_over_a_dead_run() {
-        settle_taken_over(shared, state).await?;
+        settle_taken_over(shared, state, RecoveryPolicy::Settle).await?;
     }
     Ok(())
 }
 
-/// Settles a dead owner's run: its open tool calls answered, `failed (owner_lost)` stored and
-/// sent. A parked step is settled first (A4): a call that was running is interrupted and never
-/// runs again; while calls still wait, the thread waits again instead.
-async fn settle_taken_over(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
-    if super::resuming::recover_parked(shared, state).await? {
-        shared.end_run(ThreadStatus::AwaitingApproval).await;
-        return Ok(());
+/// Settles a dead owner's run. A parked step first (A4): a call that was running is
+/// interrupted and never runs again; while calls still wait, the thread waits again; once all
+/// are decided, the step is finished (its approved calls run, O6), by the continued turn under
+/// `Resume`. Then every open tool call is answered, and the turn goes on (`Resume`) or stops
+/// `failed (owner_lost)` (`Settle`).
+async fn settle_taken_over(
+    shared: &ThreadShared,
+    state: &ThreadState,
+    policy: RecoveryPolicy,
+) -> Result<Settlement, RuntimeError> {
+    match super::resuming::interrupt_parked(shared, state).await? {
+        ParkedStep::Waiting => {
+            shared.end_run(ThreadStatus::AwaitingApproval).await;
+            return Ok(Settlement::Settled);
+        }
+        ParkedStep::Decided if policy == RecoveryPolicy::Resume => return Ok(Settlement::FinishParkedStep),
+        ParkedStep::Decided => super::resuming::settle_decided(shared, state).await?,
+        ParkedStep::None => {}
     }
     answer_open_tool_calls(shared, state).await?;
-    shared.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
-    Ok(())
+    match policy {
+        RecoveryPolicy::Resume => Ok(Settlement::ContinueTurn),
+        RecoveryPolicy::Settle => {
+            shared.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
+            Ok(Settlement::Settled)
+        }
+    }
+}
+
+/// The settled thread's turn goes on, as `settlement` says; its outcome is logged.
+async fn continue_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState, settlement: Settlement) {
+    let outcome = match settlement {
+        Settlement::ContinueTurn => resume_turn(shared, state).await,
+        Settlement::FinishParkedStep => {
+            let mut run = super::turn::RunGuard::new(shared, state);
+            let finished = super::resuming::finish_step(shared, run.state(), super::resuming::Finish::Resume).await;
+            match run.settle(finished).await {
+                Ok(Some(outcome)) => Ok(outcome),
+                // Nothing was parked after all: the turn goes on from its history.
+                Ok(None) => resume_turn(shared, state).await,
+                Err(error) => Err(error),
+            }
+        }
+        Settlement::Nothing | Settlement::Settled => return,
+    };
+    match outcome {
+        Ok(outcome) => {
+            tracing::info!(target: "hooks_runtime::recovery", thread = %shared.id, "the interrupted turn went on: {outcome}")
+        }
+        Err(error) => {
+            tracing::error!(target: "hooks_runtime::recovery", thread = %shared.id, "the interrupted turn could not go on: {error}")
+        }
+    }
+}
+
+/// O8: the turn goes on from its stored history, as a run: the model is asked again, unless
+/// the history already ends with the turn's reply (the process died just after storing it).
+async fn resume_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState) -> Result<RunOutcome, RuntimeError> {
+    let history = shared.runtime.store.messages(&shared.id).await?;
+    let side = Thread::responding_side(&shared.agent.current());
+    let mut run = super::turn::RunGuard::new(shared, state);
+    let resumed = async {
+        super::turn::begin(shared, run.state(), side, true).await;
+        let mut outcome = RunOutcome::running();
+        let end = if replied(&history) {
+            TurnEnd::Replied
+        } else {
+            super::turn::run_execution(shared, run.state(), side, &mut outcome).await?
+        };
+        Ok(super::turn::finish(shared, run.state(), end, outcome).await)
+    }
+    .await;
+    run.settle(resumed).await
+}
+
+/// Whether a turn's history ends with its reply: an assistant message that calls no tool.
+fn replied(history: &[hooks_core::HookMessage]) -> bool {
+    history
+        .iter()
+        .rev()
+        .find(|message| message.silent != Some(true))
+        .is_some_and(|message| message.role == Role::Assistant && message.tool_calls.is_none())
 }
 
 /// Gives every stored tool call without a result an error result, so the history is one a
@@ -237,9 +418,16 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
 }
 
 /// The inbox of a recovered thread, one run per input, in order.
-async fn run_inbox(runtime: Arc<RuntimeInner>, thread: Thread, inputs: Vec<InputId>) {
-    for input in &inputs {
-        match thread.run_input(input).await {
+async fn run_inbox(thread: &Thread) {
+    let inputs = match thread.shared.runtime.store.pending_inputs(thread.id()).await {
+        Ok(entries) => entries.into_iter().map(|entry| InputId(entry.id)),
+        Err(error) => {
+            tracing::error!(target: "hooks_runtime::recovery", thread = %thread.id(), "could not read the recovered thread's inbox: {error}");
+            return;
+        }
+    };
+    for input in inputs {
+        match thread.run_input(&input).await {
             Ok(Some(outcome)) => {
                 tracing::info!(target: "hooks_runtime::recovery", thread = %thread.id(), input = %input, "recovered input ran: {outcome}")
             }
@@ -249,5 +437,4 @@ async fn run_inbox(runtime: Arc<RuntimeInner>, thread: Thread, inputs: Vec<Input
             }
         }
     }
-    done(&runtime, thread.id());
 }

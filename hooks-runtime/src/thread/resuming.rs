@@ -8,13 +8,16 @@ use std::sync::Arc;
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
 
-use super::parking::{execution_of, kept, unkept};
+use super::parking::{execution_of, kept, kept_interrupted, unkept};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, INTERRUPTED_TOOL_CALL};
 use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
 use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::StoreError;
+
+/// Who decided, in the ledger, a call that an abort denied.
+const ABORT: &str = "abort";
 
 /// The error result of a call whose run was aborted while it waited for approval.
 pub(crate) const ABORTED_APPROVAL: &str = "the run was aborted while this tool call waited for approval";
@@ -54,7 +57,7 @@ pub(crate) async fn finish_step(
     }
     if how == Finish::Abort {
         for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
-            let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL);
+            let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL).by(ABORT);
             if store.advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change).await? {
                 shared
                     .events
@@ -69,10 +72,10 @@ pub(crate) async fn finish_step(
     let side = super::Thread::responding_side(&shared.agent.current());
     super::turn::begin(shared, state, side, true).await;
     let mut outcome = RunOutcome::running();
-    let results = carry_out_parked(shared, state, &parked, how).await?;
+    let results = carry_out_parked(shared, state, &parked).await?;
     let state_ref: &ThreadState = state;
     store_in_order(shared, state_ref, &results).await?;
-    store.clear_parked_tool_calls(&shared.id).await?;
+    store.settle_parked_tool_calls(&shared.id).await?;
     let end = match how {
         Finish::Resume => super::turn::run_execution(shared, state, side, &mut outcome).await?,
         Finish::Abort => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
@@ -81,12 +84,13 @@ pub(crate) async fn finish_step(
 }
 
 /// Each parked call's result, in call order: approved calls run (marked `running` first, A4),
-/// denied ones get their denial, kept results are read back.
+/// denied ones get their denial, kept results are read back. An approved call runs under an
+/// abort too: its approval came first and was announced, so the abort only denies the calls
+/// still waiting (O7: one outcome, the same in the store, the events and the model's result).
 async fn carry_out_parked(
     shared: &ThreadShared,
     state: &ThreadState,
     parked: &[ParkedToolCall],
-    how: Finish,
 ) -> Result<Vec<(HookToolCall, HookToolResult, bool)>, RuntimeError> {
     let store = &shared.runtime.store;
     let pipeline = Pipeline::for_state(shared, state);
@@ -101,7 +105,7 @@ async fn carry_out_parked(
                 }
                 None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), false),
             },
-            ApprovalState::Approved if how == Finish::Resume => {
+            ApprovalState::Approved => {
                 let running = ToolCallChange::to(ApprovalState::Running);
                 if !store.advance_tool_call(&shared.id, &row.id, ApprovalState::Approved, &running).await? {
                     // Another run took it: it is that run's to finish.
@@ -124,8 +128,9 @@ async fn carry_out_parked(
             _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), true),
         };
         let result = tool_calls::complete_call(&pipeline, state, &call, result, denied).await;
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, denied));
-        store.advance_tool_call(&shared.id, &row.id, row.state_after_start(how), &change).await?;
+        let kept = if row.state == ApprovalState::Running { kept_interrupted(&result) } else { kept(&result, denied) };
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept);
+        store.advance_tool_call(&shared.id, &row.id, row.state_after_start(), &change).await?;
         results.push((call, result, denied));
     }
     Ok(results)
@@ -133,10 +138,10 @@ async fn carry_out_parked(
 
 impl ParkedToolCall {
     /// The state this call is in once its run began: an approved call was moved to `running`.
-    fn state_after_start(&self, how: Finish) -> ApprovalState {
-        match (self.state, how) {
-            (ApprovalState::Approved, Finish::Resume) => ApprovalState::Running,
-            (state, _) => state,
+    fn state_after_start(&self) -> ApprovalState {
+        match self.state {
+            ApprovalState::Approved => ApprovalState::Running,
+            state => state,
         }
     }
 }
@@ -161,30 +166,44 @@ async fn store_in_order(
     Ok(())
 }
 
+/// A parked step, as a recovered process found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParkedStep {
+    /// Nothing is parked.
+    None,
+    /// Calls still wait for a decision.
+    Waiting,
+    /// Every call is decided; the step is not finished.
+    Decided,
+}
+
 /// Recovery of a thread whose process stopped with a parked step: a call that was running is
-/// recorded as interrupted and never runs again (A4). With calls still waiting, the thread
-/// waits again; otherwise the step is finished without running anything and the caller settles
-/// the run. `true` when calls still wait.
-pub(crate) async fn recover_parked(shared: &ThreadShared, state: &ThreadState) -> Result<bool, RuntimeError> {
+/// recorded as interrupted and never runs again (A4). Says whether calls still wait.
+pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState) -> Result<ParkedStep, RuntimeError> {
     let store = &shared.runtime.store;
     let parked = store.parked_tool_calls(&shared.id).await?;
     if parked.is_empty() {
-        return Ok(false);
+        return Ok(ParkedStep::None);
     }
     let pipeline = Pipeline::at_rest(shared);
     for row in parked.iter().filter(|row| row.state == ApprovalState::Running) {
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
         let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, false).await;
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, false));
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept_interrupted(&result));
         store.advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change).await?;
     }
+    let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);
+    Ok(if waiting { ParkedStep::Waiting } else { ParkedStep::Decided })
+}
+
+/// Finishes a decided parked step without going on with the turn: its approved calls run (O6),
+/// and every result is stored in call order.
+pub(crate) async fn settle_decided(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
+    let store = &shared.runtime.store;
     let parked = store.parked_tool_calls(&shared.id).await?;
-    if parked.iter().any(|row| row.state == ApprovalState::Pending) {
-        return Ok(true);
-    }
-    let results = carry_out_parked(shared, state, &parked, Finish::Abort).await?;
+    let results = carry_out_parked(shared, state, &parked).await?;
     store_in_order(shared, state, &results).await?;
-    store.clear_parked_tool_calls(&shared.id).await?;
-    Ok(false)
+    store.settle_parked_tool_calls(&shared.id).await?;
+    Ok(())
 }

@@ -44,8 +44,7 @@ pub(crate) struct ThreadShared {
     pub(crate) records: HandleRecords<Arc<ThreadShared>>,
     pub(crate) values: ValueCache,
     pub(crate) events: EventEmitter,
-    /// The thread's turn, status, abort signal and accepted inputs, shared with every other
-    /// handle of it in this runtime.
+    /// The thread's turn, status, abort signal and accepted inputs.
     links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
@@ -62,7 +61,7 @@ impl ThreadShared {
         record: ThreadRecord,
         state: ThreadState,
     ) -> Self {
-        let links = runtime.thread_links.for_thread(&record.id, &record.status);
+        let links = Arc::new(Links::new(record.status.clone()));
         let values = ValueCache::new(record.id.clone(), runtime.store.clone(), record.values);
         let events = EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone());
         ThreadShared {

@@ -238,7 +238,8 @@ async fn store_incoming(
                 continue;
             }
         };
-        match messages::create_from(&pipeline, state, record, FailureRule::Prevent, input.as_deref()).await {
+        let origin = input.as_deref().map_or(messages::Origin::Run, messages::Origin::Input);
+        match messages::create_from(&pipeline, state, record, FailureRule::Prevent, origin).await {
             Ok(_) => {
                 stored += 1;
                 if let Some(context) = context {

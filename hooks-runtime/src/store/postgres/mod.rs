@@ -322,6 +322,22 @@ impl MessageStore for PostgresStore {
         Ok(message.clone())
     }
 
+    async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        let op = Op::thread("hand_off", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        if let Some(message) = message {
+            insert_row(&Op::message("hand_off", thread_id, &message.id), &tx, message).await?;
+        }
+        let changed =
+            tx.execute("UPDATE threads SET agent = $2 WHERE id = $1", &[&thread_id, &agent]).await.map_err(op.pg())?;
+        if changed == 0 {
+            return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
+        }
+        tx.commit().await.map_err(op.pg())
+    }
+
     async fn update_message(
         &self,
         thread_id: &str,
@@ -454,14 +470,21 @@ impl MessageStore for PostgresStore {
         let statement = tx
             .prepare_cached(
                 "INSERT INTO parked_tool_calls
-                 (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result)
-                 VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json, $7, $8, $9, $10::text::json)",
+                 (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result,
+                  decided_by, decided_at)
+                 VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json, $7, $8, $9, $10::text::json, $11, $12)",
             )
+            .await
+            .map_err(op.pg())?;
+        // A settled call of a reused id gives way to the new one.
+        let reused = tx
+            .prepare_cached("DELETE FROM parked_tool_calls WHERE thread_id = $1 AND id = $2 AND settled")
             .await
             .map_err(op.pg())?;
         for call in calls {
             let position = i32::try_from(call.position).map_err(|e| op.error(StoreErrorKind::Other, e))?;
             let json = ParkedJson::of(&op, call)?;
+            tx.execute(&reused, &[&thread_id, &call.id]).await.map_err(op.pg())?;
             tx.execute(
                 &statement,
                 &[
@@ -475,6 +498,8 @@ impl MessageStore for PostgresStore {
                     &call.state.as_str(),
                     &call.decision_reason,
                     &json.result,
+                    &call.decided_by,
+                    &call.decided_at,
                 ],
             )
             .await
@@ -487,15 +512,24 @@ impl MessageStore for PostgresStore {
         let op = Op::thread("parked_tool_calls", thread_id);
         let client = self.client(op.name).await?;
         let statement = client
-            .prepare_cached(
-                "SELECT id, position::bigint, tool, arguments::text, reasons::text, requested_at, state,
-                        decision_reason, result::text
-                 FROM parked_tool_calls WHERE thread_id = $1 ORDER BY position",
-            )
+            .prepare_cached(&format!(
+                "SELECT {PARKED_SELECT} FROM parked_tool_calls WHERE thread_id = $1 AND NOT settled ORDER BY position"
+            ))
             .await
             .map_err(op.pg())?;
         let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
         rows.iter().map(|row| ParkedColumns::read(&op, row)?.into_call(&op)).collect()
+    }
+
+    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
+        let op = Op::message("tool_call", thread_id, call_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(&format!("SELECT {PARKED_SELECT} FROM parked_tool_calls WHERE thread_id = $1 AND id = $2"))
+            .await
+            .map_err(op.pg())?;
+        let row = client.query_opt(&statement, &[&thread_id, &call_id]).await.map_err(op.pg())?;
+        row.map(|row| ParkedColumns::read(&op, &row)?.into_call(&op)).transpose()
     }
 
     async fn advance_tool_call(
@@ -512,8 +546,9 @@ impl MessageStore for PostgresStore {
         let statement = client
             .prepare_cached(
                 "UPDATE parked_tool_calls SET state = $1, arguments = COALESCE($2::text::json, arguments),
-                 decision_reason = COALESCE($3, decision_reason), result = COALESCE($4::text::json, result)
-                 WHERE thread_id = $5 AND id = $6 AND state = $7",
+                 decision_reason = COALESCE($3, decision_reason), result = COALESCE($4::text::json, result),
+                 decided_by = COALESCE($8, decided_by), decided_at = COALESCE($9, decided_at)
+                 WHERE thread_id = $5 AND id = $6 AND state = $7 AND NOT settled",
             )
             .await
             .map_err(op.pg())?;
@@ -530,6 +565,8 @@ impl MessageStore for PostgresStore {
                     &thread_id,
                     &call_id,
                     &from.as_str(),
+                    &change.decided_by,
+                    &change.decided_at,
                 ],
             )
             .await
@@ -537,12 +574,14 @@ impl MessageStore for PostgresStore {
         Ok(moved == 1)
     }
 
-    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
-        let op = Op::thread("clear_parked_tool_calls", thread_id);
+    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        let op = Op::thread("settle_parked_tool_calls", thread_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
-        tx.execute("DELETE FROM parked_tool_calls WHERE thread_id = $1", &[&thread_id]).await.map_err(op.pg())?;
+        tx.execute("UPDATE parked_tool_calls SET settled = true WHERE thread_id = $1 AND NOT settled", &[&thread_id])
+            .await
+            .map_err(op.pg())?;
         tx.commit().await.map_err(op.pg())
     }
 
@@ -597,8 +636,9 @@ impl MessageStore for PostgresStore {
         self.take(Op::message("take_input_running", thread_id, input_id), message, true).await
     }
 
-    /// Threads left `running`, or with inputs accepted longer than a lease's ttl ago, that no
-    /// live lease holds: their owner died, or never started the run.
+    /// Threads left `running`, with inputs accepted longer than a lease's ttl ago, or waiting
+    /// for approvals with every call decided longer than a grace period ago (O6), that no live
+    /// lease holds: their owner died, or never started the run.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
         let fail = |e: tokio_postgres::Error| {
             StoreError::new(pg_kind(&e), format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e))).with_source(e)
@@ -611,6 +651,11 @@ impl MessageStore for PostgresStore {
                      UNION
                      SELECT thread_id FROM thread_inbox
                      WHERE stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
+                     UNION
+                     SELECT t.id FROM threads t WHERE t.status = 'awaiting_approval' AND NOT EXISTS (
+                         SELECT 1 FROM parked_tool_calls p WHERE p.thread_id = t.id AND NOT p.settled
+                         AND (p.state = 'pending' OR p.decided_at > $2)
+                     )
                  ) c
                  WHERE NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = c.id
                                    AND l.expires_at > clock_timestamp())
@@ -618,7 +663,11 @@ impl MessageStore for PostgresStore {
             )
             .await
             .map_err(fail)?;
-        let rows = client.query(&statement, &[&lease::millis(self.inner.run_lease_ttl)]).await.map_err(fail)?;
+        let decided_before = crate::ids::now_ms() - lease::millis(crate::store::RESUME_GRACE);
+        let rows = client
+            .query(&statement, &[&lease::millis(self.inner.run_lease_ttl), &decided_before])
+            .await
+            .map_err(fail)?;
         rows.iter().map(|row| row.try_get(0).map_err(fail)).collect()
     }
 
@@ -667,6 +716,10 @@ impl MessageStore for PostgresStore {
         }
     }
 }
+
+/// The columns of a parked call as [`ParkedColumns::read`] reads them, cast where it needs text.
+const PARKED_SELECT: &str = "id, position::bigint, tool, arguments::text, reasons::text, requested_at, state,
+    decision_reason, result::text, decided_by, decided_at, settled";
 
 /// The parameters of a message row's insert and update, `$1` to `$12`: the thread, the message's
 /// id, then its columns in the order both statements name them. The one place the columns meet

@@ -12,8 +12,16 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 7] =
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, USER_VALUES_STEP, AWAITING_APPROVAL_STEP, PARKED_CALLS_STEP];
+pub(super) const MIGRATIONS: [&str; 8] = [
+    SCHEMA_V1,
+    SCHEMA_V2,
+    SCHEMA_V3,
+    SCHEMA_V4,
+    USER_VALUES_STEP,
+    AWAITING_APPROVAL_STEP,
+    PARKED_CALLS_STEP,
+    ONE_TRUTH_STEP,
+];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
 const OWN_TABLES: [&str; 9] = [
@@ -151,6 +159,33 @@ CREATE TABLE parked_tool_calls (
     result JSON,
     PRIMARY KEY (thread_id, id)
 );
+";
+
+/// One thread, one truth (O4, O7): who decided a parked call, when, and whether its step is
+/// settled (the ledger keeps settled calls); and at most one stored result per tool call,
+/// refused by a trigger (a unique index would refuse to migrate a database that already holds a
+/// second result, and this step loses nothing). Inserts of one thread are serialized by the
+/// lock on its row that every insert takes, so the trigger's check cannot race.
+const ONE_TRUTH_STEP: &str = "
+ALTER TABLE parked_tool_calls
+    ADD COLUMN decided_by TEXT,
+    ADD COLUMN decided_at BIGINT,
+    ADD COLUMN settled BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX messages_by_tool_call ON messages (thread_id, tool_call_id) WHERE role = 'tool';
+CREATE FUNCTION hooks_one_result_per_tool_call() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF NEW.role = 'tool' AND NEW.tool_call_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM messages WHERE thread_id = NEW.thread_id AND role = 'tool' AND tool_call_id = NEW.tool_call_id
+    ) THEN
+        RAISE EXCEPTION 'a result of this tool call is already stored; a tool call has one result'
+            USING ERRCODE = 'unique_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER messages_one_result_per_tool_call BEFORE INSERT ON messages
+    FOR EACH ROW EXECUTE FUNCTION hooks_one_result_per_tool_call();
 ";
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's

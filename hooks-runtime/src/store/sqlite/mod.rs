@@ -1,5 +1,9 @@
 //! The SQLite [`MessageStore`]: threads and messages in one file that several processes can share.
 //!
+//! Several processes on one file are supported: each store opened on a file is an owner
+//! (`owner`), a run holds its thread as that owner, and recovery settles only threads whose
+//! owner died (O3).
+//!
 //! Each operation runs on tokio's blocking pool ([`tokio::task::spawn_blocking`]) against a
 //! connection behind a mutex that is only locked inside the blocking closure, so no async worker
 //! thread ever waits on SQLite. Every write is one immediate transaction; the file is in WAL mode
@@ -21,107 +25,39 @@ use rusqlite::{
 };
 use serde_json::Value;
 
-use super::rows::{self, Columns, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
-use super::{InboxEntry, MessageStore, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox};
+mod owner;
+mod schema;
+
+use self::owner::ProcessOwner;
+use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
+use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
+use super::{
+    InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox,
+};
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
-/// The schema version this build writes and reads, kept in `PRAGMA user_version`: the number of
-/// [`MIGRATIONS`] applied.
-const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// How often a store on a file looks for threads whose owner died.
+const RECOVERY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
 
-/// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
-/// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
-/// version (from a newer build) is refused.
-const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP, PARKED_CALLS_STEP];
+/// The longest pause between two tries to hold a thread that a live owner runs.
+const HOLD_POLL_MAX: Duration = Duration::from_millis(100);
 
-/// How long a statement waits for another connection's lock before failing.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Version 1: threads and messages; `seq` is the insertion order of a message in its thread.
-const SCHEMA_V1: &str = "
-CREATE TABLE IF NOT EXISTS threads (
-    id TEXT PRIMARY KEY NOT NULL,
-    agent TEXT NOT NULL,
-    user_id TEXT,
-    created_at INTEGER NOT NULL,
-    arguments TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_reason TEXT
-) STRICT;
-CREATE TABLE IF NOT EXISTS messages (
-    thread_id TEXT NOT NULL REFERENCES threads(id),
-    seq INTEGER NOT NULL,
-    id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    content TEXT,
-    name TEXT,
-    tool_calls TEXT,
-    tool_call_id TEXT,
-    created_at INTEGER NOT NULL,
-    parent_id TEXT,
-    depth INTEGER,
-    silent INTEGER,
-    extra TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (thread_id, id),
-    UNIQUE (thread_id, seq)
-) STRICT;
-";
-
-/// Version 2: thread values (M11), one row per key, its value as JSON text.
-const SCHEMA_V2: &str = "
-CREATE TABLE thread_values (
-    thread_id TEXT NOT NULL REFERENCES threads(id),
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (thread_id, key)
-) STRICT;
-";
-
-/// Version 3: each thread's inbox of accepted inputs, in acceptance order (`seq`); the message
-/// is the accepted record as JSON text. The partial index finds threads left `running` for
-/// recovery without reading the others.
-const SCHEMA_V3: &str = "
-CREATE TABLE thread_inbox (
-    seq INTEGER PRIMARY KEY,
-    thread_id TEXT NOT NULL REFERENCES threads(id),
-    id TEXT NOT NULL,
-    message TEXT NOT NULL,
-    enqueued_at INTEGER NOT NULL,
-    UNIQUE (thread_id, id)
-) STRICT;
-CREATE INDEX thread_inbox_by_thread ON thread_inbox (thread_id, seq);
-CREATE INDEX threads_running ON threads (id) WHERE status = 'running';
-";
-
-/// User values (U1), one row per user and key, its value as JSON text; `updated_at` in
-/// milliseconds since the Unix epoch.
-const USER_VALUES_STEP: &str = "
-CREATE TABLE user_values (
-    user_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    updated_at INTEGER NOT NULL,
-    PRIMARY KEY (user_id, key)
-) STRICT;
-";
-
-/// Tool calls parked for approvals (A1, A2), one row per call of the parked step, `position`
-/// its place in the model's call order; `arguments`, `reasons` and `result` as JSON text.
-const PARKED_CALLS_STEP: &str = "
-CREATE TABLE parked_tool_calls (
-    thread_id TEXT NOT NULL REFERENCES threads(id),
-    id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    reasons TEXT NOT NULL,
-    requested_at INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'running', 'done')),
-    decision_reason TEXT,
-    result TEXT,
-    PRIMARY KEY (thread_id, id)
-) STRICT;
-";
+/// The candidates for recovery, each with the owner to ask whether it lives: threads left
+/// `running` (with the owner holding them, kind 0), threads with inputs (with the process that
+/// accepted each, kind 1), threads waiting for approvals with no call pending (with the owner
+/// holding them, kind 0; only once the last decision is older than `?1`, as the decider resumes
+/// the turn itself right after). Sorted by thread, so one thread's rows are together.
+const UNSETTLED: &str = "
+SELECT t.id, o.owner, 0 FROM threads t LEFT JOIN thread_owners o ON o.thread_id = t.id WHERE t.status = 'running'
+UNION ALL
+SELECT thread_id, owner, 1 FROM thread_inbox
+UNION ALL
+SELECT t.id, o.owner, 0 FROM threads t LEFT JOIN thread_owners o ON o.thread_id = t.id
+WHERE t.status = 'awaiting_approval' AND NOT EXISTS (
+    SELECT 1 FROM parked_tool_calls p WHERE p.thread_id = t.id AND p.settled = 0
+    AND (p.state = 'pending' OR p.decided_at > ?1)
+)
+ORDER BY 1";
 
 /// The rows of a thread that [`read_message`] cannot read, as SQL, so that a write can refuse a
 /// thread whose history is unreadable without decoding every row. Column types are enforced by
@@ -184,13 +120,18 @@ const READ_COLUMNS: &str =
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+    /// This store as the owner of the runs it holds, for a file (O3); `None` in memory, where
+    /// no other process can reach the database.
+    owner: Option<Arc<ProcessOwner>>,
 }
 
 impl SqliteStore {
     /// Opens the database file at `path`, creating the file and its schema if needed.
     ///
     /// The file is put in WAL mode and every statement waits up to a few seconds for another
-    /// process's lock. A file of an older schema version is migrated in place; a file written by
+    /// process's lock. Several processes may open one file and run its threads: the store keeps
+    /// a lock file of its own in the folder `<path>.owners` while it lives, by which the others
+    /// tell that its runs are live (O3), so the folder beside the file must be writable. A file of an older schema version is migrated in place; a file written by
     /// a newer version of this crate (a higher schema version) is refused, and so is a database
     /// that already has tables but no schema version: it belongs to another program, and
     /// this store neither adopts nor changes it. This call blocks: from async code, call it in
@@ -210,7 +151,13 @@ impl SqliteStore {
         };
         let mut connection = Connection::open(&path).map_err(|e| open_error((sql_kind(&e), e.to_string())))?;
         prepare(&mut connection, true).map_err(open_error)?;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: Some(path) })
+        let owner = ProcessOwner::register(&path).map_err(|e| {
+            open_error((
+                StoreErrorKind::Connection,
+                format!("register this process as an owner in `{}.owners`: {e}", path.display()),
+            ))
+        })?;
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: Some(path), owner: Some(Arc::new(owner)) })
     }
 
     /// A new, empty database in memory, gone when the store (and its clones) are dropped.
@@ -228,7 +175,7 @@ impl SqliteStore {
         };
         let mut connection = Connection::open_in_memory().map_err(|e| open_error((sql_kind(&e), e.to_string())))?;
         prepare(&mut connection, false).map_err(open_error)?;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None })
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None, owner: None })
     }
 
     /// The database file, or `None` for a store in memory.
@@ -281,6 +228,64 @@ impl SqliteStore {
             Ok(true)
         })
         .await
+    }
+
+    /// One try to hold `thread_id` as `owner`: `Some(took_over_a_dead_run)` once held, `None`
+    /// while a live owner holds it.
+    async fn try_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) -> Result<Option<bool>, StoreError> {
+        let (owner, thread_id) = (owner.clone(), thread_id.to_owned());
+        self.run("hold_run", move |connection| {
+            let op = Op::thread("hold_run", &thread_id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            ensure_thread(&op, &tx)?;
+            let holder: Option<String> = tx
+                .prepare_cached("SELECT owner FROM thread_owners WHERE thread_id = ?1")
+                .and_then(|mut statement| statement.query_row([&thread_id], |row| row.get(0)).optional())
+                .map_err(op.sql())?;
+            if holder.as_deref().is_some_and(|holder| owner.is_alive(holder, &thread_id)) {
+                return Ok(None);
+            }
+            tx.prepare_cached(
+                "INSERT INTO thread_owners (thread_id, owner, since) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, since = excluded.since",
+            )
+            .and_then(|mut statement| statement.execute(params![thread_id, owner.id(), crate::ids::now_ms()]))
+            .map_err(op.sql())?;
+            // A thread still `running` that no live owner holds was left so by a run that died.
+            let (failed, reason) = rows::status_columns(&ThreadStatus::Failed(super::FailReason::OwnerLost));
+            let took_over = tx
+                .prepare_cached(
+                    "UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1 AND status = 'running'",
+                )
+                .and_then(|mut statement| statement.execute(params![thread_id, failed, reason]))
+                .map_err(op.sql())?
+                == 1;
+            tx.commit().map_err(op.sql())?;
+            owner.note_holding(&thread_id, true);
+            Ok(Some(took_over))
+        })
+        .await
+    }
+
+    /// Gives `thread_id` back: the owner row goes, if it is still this owner's.
+    async fn release_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) {
+        let (owner, thread_id) = (owner.clone(), thread_id.to_owned());
+        let released = self
+            .run("release_hold", move |connection| {
+                let op = Op::thread("release_hold", &thread_id);
+                let result = connection
+                    .prepare_cached("DELETE FROM thread_owners WHERE thread_id = ?1 AND owner = ?2")
+                    .and_then(|mut statement| statement.execute([&thread_id, owner.id()]))
+                    .map_err(op.sql());
+                owner.note_holding(&thread_id, false);
+                result.map(|_| ())
+            })
+            .await;
+        if let Err(error) = released {
+            // The row stays; this owner's next hold takes it back, and another process takes it
+            // once this one is gone.
+            tracing::warn!(target: "hooks_runtime::store", "could not release a thread's owner row: {error}");
+        }
     }
 
     /// Runs `action` on the connection in tokio's blocking pool; the mutex is held only there.
@@ -357,8 +362,8 @@ fn prepare(connection: &mut Connection, file: bool) -> Result<(), (StoreErrorKin
 }
 
 /// The kind of an SQLite failure: a file that cannot be opened is [`StoreErrorKind::Connection`],
-/// a lock held past the busy timeout [`StoreErrorKind::Busy`], a uniqueness violation
-/// [`StoreErrorKind::Conflict`], a file that is no database [`StoreErrorKind::Corrupt`].
+/// a lock held past the busy timeout [`StoreErrorKind::Busy`], a uniqueness violation (or a
+/// second result of a tool call, refused by a trigger) [`StoreErrorKind::Conflict`], a file that is no database [`StoreErrorKind::Corrupt`].
 fn sql_kind(e: &rusqlite::Error) -> StoreErrorKind {
     use rusqlite::ErrorCode;
     match e.sqlite_error_code() {
@@ -368,7 +373,8 @@ fn sql_kind(e: &rusqlite::Error) -> StoreErrorKind {
         Some(ErrorCode::ConstraintViolation)
             if matches!(e, rusqlite::Error::SqliteFailure(failure, _)
                 if failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                    || failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE) =>
+                    || failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER) =>
         {
             StoreErrorKind::Conflict
         }
@@ -632,6 +638,26 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        let (thread_id, agent, message) = (thread_id.to_owned(), agent.to_owned(), message.cloned());
+        self.run("hand_off", move |connection| {
+            let op = Op::thread("hand_off", &thread_id);
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            if let Some(message) = &message {
+                insert_row(&Op::message("hand_off", &thread_id, &message.id), &tx, message)?;
+            }
+            let changed = tx
+                .prepare_cached("UPDATE threads SET agent = ?2 WHERE id = ?1")
+                .and_then(|mut statement| statement.execute([&thread_id, &agent]))
+                .map_err(op.sql())?;
+            if changed == 0 {
+                return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
+            }
+            tx.commit().map_err(op.sql())
+        })
+        .await
+    }
+
     async fn update_message(
         &self,
         thread_id: &str,
@@ -702,16 +728,17 @@ impl MessageStore for SqliteStore {
         let op = Op::message("enqueue_input", &thread_id, &entry.id);
         let message = inbox::encode(entry).map_err(|e| op.error(StoreErrorKind::Other, e))?;
         let (id, at) = (entry.id.clone(), entry.enqueued_at);
+        let owner = self.owner.as_ref().map(|owner| owner.id().to_owned());
         self.run("enqueue_input", move |connection| {
             let op = Op::message("enqueue_input", &thread_id, &id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             ensure_thread(&op, &tx)?;
             let inserted = tx
                 .prepare_cached(
-                    "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at) VALUES (?1, ?2, ?3, ?4)
+                    "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at, owner) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (thread_id, id) DO NOTHING",
                 )
-                .and_then(|mut statement| statement.execute(params![thread_id, id, message, at]))
+                .and_then(|mut statement| statement.execute(params![thread_id, id, message, at, owner]))
                 .map_err(op.sql())?;
             if inserted == 0 {
                 return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
@@ -730,10 +757,15 @@ impl MessageStore for SqliteStore {
             ensure_thread(&op, &tx)?;
             for call in &calls {
                 let json = ParkedJson::of(&op, call)?;
+                // A settled call of a reused id gives way to the new one.
+                tx.prepare_cached("DELETE FROM parked_tool_calls WHERE thread_id = ?1 AND id = ?2 AND settled = 1")
+                    .and_then(|mut statement| statement.execute([&thread_id, &call.id]))
+                    .map_err(op.sql())?;
                 tx.execute(
                     "INSERT INTO parked_tool_calls
-                     (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result,
+                      decided_by, decided_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                     params![
                         thread_id,
                         call.id,
@@ -745,6 +777,8 @@ impl MessageStore for SqliteStore {
                         call.state.as_str(),
                         call.decision_reason,
                         json.result,
+                        call.decided_by,
+                        call.decided_at,
                     ],
                 )
                 .map_err(op.sql())?;
@@ -759,10 +793,9 @@ impl MessageStore for SqliteStore {
         self.run("parked_tool_calls", move |connection| {
             let op = Op::thread("parked_tool_calls", &thread_id);
             let mut statement = connection
-                .prepare_cached(
-                    "SELECT id, position, tool, arguments, reasons, requested_at, state, decision_reason, result
-                     FROM parked_tool_calls WHERE thread_id = ?1 ORDER BY position",
-                )
+                .prepare_cached(&format!(
+                    "SELECT {PARKED_COLUMN_LIST} FROM parked_tool_calls WHERE thread_id = ?1 AND settled = 0 ORDER BY position"
+                ))
                 .map_err(op.sql())?;
             let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
             let mut calls = Vec::new();
@@ -770,6 +803,24 @@ impl MessageStore for SqliteStore {
                 calls.push(ParkedColumns::read(&op, row)?.into_call(&op)?);
             }
             Ok(calls)
+        })
+        .await
+    }
+
+    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
+        let (thread_id, call_id) = (thread_id.to_owned(), call_id.to_owned());
+        self.run("tool_call", move |connection| {
+            let op = Op::message("tool_call", &thread_id, &call_id);
+            let mut statement = connection
+                .prepare_cached(&format!(
+                    "SELECT {PARKED_COLUMN_LIST} FROM parked_tool_calls WHERE thread_id = ?1 AND id = ?2"
+                ))
+                .map_err(op.sql())?;
+            let mut rows = statement.query([&thread_id, &call_id]).map_err(op.sql())?;
+            match rows.next().map_err(op.sql())? {
+                Some(row) => Ok(Some(ParkedColumns::read(&op, row)?.into_call(&op)?)),
+                None => Ok(None),
+            }
         })
         .await
     }
@@ -788,8 +839,9 @@ impl MessageStore for SqliteStore {
             let moved = connection
                 .execute(
                     "UPDATE parked_tool_calls SET state = ?1, arguments = COALESCE(?2, arguments),
-                     decision_reason = COALESCE(?3, decision_reason), result = COALESCE(?4, result)
-                     WHERE thread_id = ?5 AND id = ?6 AND state = ?7",
+                     decision_reason = COALESCE(?3, decision_reason), result = COALESCE(?4, result),
+                     decided_by = COALESCE(?8, decided_by), decided_at = COALESCE(?9, decided_at)
+                     WHERE thread_id = ?5 AND id = ?6 AND state = ?7 AND settled = 0",
                     params![
                         change.state.as_str(),
                         change.arguments.as_ref().map(Value::to_string),
@@ -798,6 +850,8 @@ impl MessageStore for SqliteStore {
                         thread_id,
                         call_id,
                         from.as_str(),
+                        change.decided_by,
+                        change.decided_at,
                     ],
                 )
                 .map_err(op.sql())?;
@@ -806,11 +860,13 @@ impl MessageStore for SqliteStore {
         .await
     }
 
-    async fn clear_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
-        self.run("clear_parked_tool_calls", move |connection| {
-            let op = Op::thread("clear_parked_tool_calls", &thread_id);
-            connection.execute("DELETE FROM parked_tool_calls WHERE thread_id = ?1", [&thread_id]).map_err(op.sql())?;
+        self.run("settle_parked_tool_calls", move |connection| {
+            let op = Op::thread("settle_parked_tool_calls", &thread_id);
+            connection
+                .execute("UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0", [&thread_id])
+                .map_err(op.sql())?;
             Ok(())
         })
         .await
@@ -873,26 +929,68 @@ impl MessageStore for SqliteStore {
         self.take("take_input_running", thread_id, input_id, message, true).await
     }
 
-    /// Threads left `running` and threads with inputs in their inbox. The file has no owner
-    /// per thread, so this assumes that the process recovering is the only one running the
-    /// file's threads (as at its start).
+    /// Threads left `running`, threads with inputs in their inbox, and threads waiting for
+    /// approvals with no call left to decide, leaving out those a live owner holds and the
+    /// inputs a live process accepted (O3): another process on the file runs its own.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let owner = self.owner.clone();
         self.run("unsettled_threads", move |connection| {
             let fail = |e: rusqlite::Error| {
                 StoreError::new(sql_kind(&e), format!("unsettled_threads: SQLite: {e}")).with_source(e)
             };
-            let mut statement = connection
-                .prepare(
-                    "SELECT id FROM threads WHERE status = 'running'
-                     UNION SELECT thread_id FROM thread_inbox ORDER BY 1",
-                )
+            let mut statement = connection.prepare(UNSETTLED).map_err(fail)?;
+            let decided_before =
+                crate::ids::now_ms() - i64::try_from(super::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map([decided_before], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)? == 1))
+                })
                 .map_err(fail)?;
-            let rows = statement.query_map([], |row| row.get(0)).map_err(fail)?;
-            rows.collect::<Result<_, _>>().map_err(fail)
+            let mut unsettled = Vec::new();
+            for row in rows {
+                let (thread_id, holder, input) = row.map_err(fail)?;
+                let alive = match (&owner, &holder) {
+                    // An input this store accepted is its own to run, whenever its run comes.
+                    (Some(owner), Some(holder)) if input && holder == owner.id() => true,
+                    (Some(owner), Some(holder)) => owner.is_alive(holder, &thread_id),
+                    _ => false,
+                };
+                if !alive && unsettled.last() != Some(&thread_id) {
+                    unsettled.push(thread_id);
+                }
+            }
+            Ok(unsettled)
         })
         .await
     }
 
+    /// Every few seconds on a file, which several processes may share: a thread whose owner
+    /// died is settled (and its accepted inputs run) by a live process without waiting for a
+    /// restart. `None` in memory.
+    fn recovery_sweep_interval(&self) -> Option<Duration> {
+        self.owner.as_ref().map(|_| RECOVERY_SWEEP_INTERVAL)
+    }
+
+    /// On a file, holds the thread as this store's owner (O3): waits while a live owner (another
+    /// process, or another runtime of this store) runs it, and takes it over from a dead one,
+    /// whose run left `running` becomes `failed (owner_lost)` in the same transaction, for the
+    /// runtime to settle. In memory, nothing to hold.
+    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
+        let Some(owner) = self.owner.clone() else { return Ok(None) };
+        let mut pause = Duration::from_millis(5);
+        let took_over = loop {
+            if let Some(took_over) = self.try_hold(&owner, thread_id).await? {
+                break took_over;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(HOLD_POLL_MAX);
+        };
+        let (store, thread_id) = (self.clone(), thread_id.to_owned());
+        Ok(Some(
+            RunPermit::new(move || async move { store.release_hold(&owner, &thread_id).await })
+                .after_a_dead_run(took_over),
+        ))
+    }
     async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
         let user_id = user_id.to_owned();
         self.run("user_values", move |connection| {
