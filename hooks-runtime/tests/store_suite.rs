@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use hooks_runtime::approvals::{ApprovalOutcome, ApprovalState, ParkedToolCall, ToolCallChange};
 use hooks_runtime::store::{
     FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
 };
@@ -219,6 +220,99 @@ async fn a_thread_left_running_is_unsettled_and_a_settled_one_is_not<F: Fixture>
     assert_eq!(store.unsettled_threads().await.unwrap(), ["running"]);
     store.set_status("running", &ThreadStatus::Idle).await.unwrap();
     assert!(store.unsettled_threads().await.unwrap().is_empty());
+    f.finish().await;
+}
+
+async fn o2_a_handoff_is_stored_with_its_message_and_alone<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.hand_off("t1", "billing", Some(&message("m1", Role::User, "over to billing"))).await.unwrap();
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().agent, "billing");
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
+    // A handoff whose message a hook prevented changes the agent alone.
+    store.hand_off("t1", "refunds", None).await.unwrap();
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().agent, "refunds");
+    // One transaction: a message that cannot be stored leaves the agent as it was.
+    assert!(store.hand_off("t1", "sales", Some(&message("m1", Role::User, "again"))).await.is_err());
+    assert_eq!(store.load_thread("t1").await.unwrap().unwrap().agent, "refunds");
+    assert_eq!(store.hand_off("nope", "sales", None).await.unwrap_err().kind(), StoreErrorKind::NotFound);
+    f.finish().await;
+}
+
+fn tool_result(id: &str, call: &str, text: &str) -> HookMessage {
+    let mut result = message(id, Role::Tool, text);
+    result.tool_call_id = Some(call.into());
+    result
+}
+
+async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    store.create_thread(&thread("t2")).await.unwrap();
+    store.insert_message("t1", &tool_result("r1", "call_1", "refunded")).await.unwrap();
+    let second = store.insert_message("t1", &tool_result("r2", "call_1", "interrupted")).await.unwrap_err();
+    assert_eq!(second.kind(), StoreErrorKind::Conflict, "{second}");
+    // Through an inbox take and a handoff too.
+    store.enqueue_input("t1", &entry("next")).await.unwrap();
+    let input = store.pending_inputs("t1").await.unwrap().remove(0);
+    assert!(store.take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again"))).await.is_err());
+    assert!(store.hand_off("t1", "billing", Some(&tool_result("r4", "call_1", "again"))).await.is_err());
+    // Another call, or the same call id in another thread, is another call.
+    store.insert_message("t1", &tool_result("r5", "call_2", "done")).await.unwrap();
+    store.insert_message("t2", &tool_result("r1", "call_1", "done")).await.unwrap();
+    assert_eq!(ids(&store.messages("t1").await.unwrap()), ["r1", "r5"]);
+    f.finish().await;
+}
+
+async fn o7_a_settled_call_stays_in_the_ledger_and_is_never_decided_again<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    store.create_thread(&thread("t1")).await.unwrap();
+    let waiting = ParkedToolCall::new("call_1", "refund", json!({"amount": 250}), 0, ApprovalState::Pending);
+    store.park_tool_calls("t1", &[waiting]).await.unwrap();
+    let approve = ToolCallChange::to(ApprovalState::Approved).with_arguments(json!({"amount": 200})).by("person");
+    assert!(store.advance_tool_call("t1", "call_1", ApprovalState::Pending, &approve).await.unwrap());
+    let done = ToolCallChange::to(ApprovalState::Done).with_result(json!({"result": {}, "denied": false}));
+    assert!(store.advance_tool_call("t1", "call_1", ApprovalState::Approved, &done).await.unwrap());
+    store.settle_parked_tool_calls("t1").await.unwrap();
+    assert!(store.parked_tool_calls("t1").await.unwrap().is_empty(), "a settled step no longer waits");
+    let record = store.tool_call("t1", "call_1").await.unwrap().expect("the ledger keeps it");
+    assert_eq!((record.state, record.settled), (ApprovalState::Done, true));
+    assert_eq!((record.decided_by.as_deref(), record.arguments["amount"].as_i64()), (Some("person"), Some(200)));
+    assert!(record.decided_at.is_some());
+    assert_eq!(record.outcome(), Some(ApprovalOutcome::Ran));
+    // A settled call never moves again, whoever tries.
+    let late = ToolCallChange::to(ApprovalState::Denied).by("person");
+    assert!(!store.advance_tool_call("t1", "call_1", ApprovalState::Done, &late).await.unwrap());
+    assert!(store.tool_call("t1", "nope").await.unwrap().is_none());
+    // A later step that reuses the id parks it again; the ledger then answers for the new one.
+    let again = ParkedToolCall::new("call_1", "refund", json!({"amount": 5}), 0, ApprovalState::Pending);
+    store.park_tool_calls("t1", &[again]).await.unwrap();
+    assert_eq!(store.tool_call("t1", "call_1").await.unwrap().unwrap().state, ApprovalState::Pending);
+    assert_eq!(store.parked_tool_calls("t1").await.unwrap().len(), 1);
+    f.finish().await;
+}
+
+async fn o6_a_thread_waiting_with_every_call_decided_is_unsettled<F: Fixture>() {
+    let f = F::open().await;
+    let store = f.store();
+    for id in ["decided", "waiting", "just_decided"] {
+        store.create_thread(&thread(id)).await.unwrap();
+        store.set_status(id, &ThreadStatus::AwaitingApproval).await.unwrap();
+    }
+    let mut decided = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Approved);
+    decided.decided_at = Some(now_ms() - 60_000);
+    store.park_tool_calls("decided", &[decided.clone()]).await.unwrap();
+    let pending = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Pending);
+    store.park_tool_calls("waiting", &[decided, pending.clone()]).await.unwrap_err();
+    store.park_tool_calls("waiting", &[pending]).await.unwrap();
+    // Decided a moment ago: its decider resumes the turn itself.
+    let mut fresh = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Approved);
+    fresh.decided_at = Some(now_ms());
+    store.park_tool_calls("just_decided", &[fresh]).await.unwrap();
+    assert_eq!(store.unsettled_threads().await.unwrap(), ["decided"]);
     f.finish().await;
 }
 
@@ -631,6 +725,10 @@ macro_rules! suite {
                 a_thread_left_running_is_unsettled_and_a_settled_one_is_not,
                 one_pending_input_is_read_alone_while_it_is_in_the_inbox,
                 a_running_take_sets_the_status_with_the_take_and_only_then,
+                o2_a_handoff_is_stored_with_its_message_and_alone,
+                o4_a_tool_call_has_one_stored_result,
+                o7_a_settled_call_stays_in_the_ledger_and_is_never_decided_again,
+                o6_a_thread_waiting_with_every_call_decided_is_unsettled,
             );
         }
     };

@@ -129,6 +129,13 @@ impl MessageStore for InMemoryStore {
 
     async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
         self.with_thread(thread_id, |thread| {
+            // One row per call id, as the durable stores' keys say; nothing is parked otherwise.
+            for (place, call) in calls.iter().enumerate() {
+                let twice = calls[..place].iter().any(|earlier| earlier.id == call.id);
+                if twice || thread.parked.iter().any(|old| !old.settled && old.id == call.id) {
+                    return Err(StoreError::conflict(format!("tool call `{}` is already parked", call.id)));
+                }
+            }
             // A settled call of a reused id gives way to the new one.
             thread.parked.retain(|old| !(old.settled && calls.iter().any(|call| call.id == old.id)));
             let (settled, mut step): (Vec<_>, Vec<_>) =

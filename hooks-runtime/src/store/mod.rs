@@ -43,5 +43,5 @@ pub use crate::events::ThreadStatus;
 
 /// How long after a parked step's last decision recovery leaves the turn to the decider, which
 /// resumes it at once; a decider that died in between leaves it to recovery after this (O6).
-pub(crate) const RESUME_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const RESUME_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 pub use crate::reasons::{FailReason, StopReason};
