@@ -250,6 +250,45 @@ async fn o3_a_second_process_on_one_sqlite_file_never_settles_a_live_run_and_wai
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A second result of one tool call, as a second process's recovery would have written it
+/// next to the live run's: refused by the store, whatever writes it.
+async fn one_result_per_call(store: Arc<dyn MessageStore>) {
+    use hooks_runtime::store::{StoreErrorKind, ThreadRecord};
+    use hooks_runtime::types::{MessageRecord, Role};
+    let record = ThreadRecord::new(format!("o4_{}", std::process::id()), "slow_agent", 1);
+    store.create_thread(&record).await.unwrap();
+    let result = |id: &str, text: &str| {
+        let mut message = MessageRecord::new(Role::Tool, text);
+        message.id = id.into();
+        message.tool_call_id = Some("call_refund".into());
+        message.into_message()
+    };
+    store.insert_message(&record.id, &result("m1", "refunded")).await.unwrap();
+    let second = store.insert_message(&record.id, &result("m2", "interrupted")).await.unwrap_err();
+    assert_eq!(second.kind(), StoreErrorKind::Conflict, "{second}");
+    let texts: Vec<_> = store.messages(&record.id).await.unwrap().into_iter().filter_map(|m| m.content).collect();
+    assert_eq!(texts, ["refunded"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o4_a_second_result_of_one_tool_call_is_refused_in_memory_and_on_sqlite() {
+    one_result_per_call(Arc::new(InMemoryStore::new())).await;
+    let dir = scratch("o4");
+    one_result_per_call(open_sqlite(&dir.join("threads.db"))).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o4_a_second_result_of_one_tool_call_is_refused_on_postgres() {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
+        .await
+        .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"));
+    one_result_per_call(Arc::new(store)).await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // O6: an approval acknowledged just before a crash is carried out by recovery.
 

@@ -236,6 +236,16 @@ pub trait MessageStore: Send + Sync + 'static {
         Ok(())
     }
 
+    /// [`publish_event`](MessageStore::publish_event) for several events of one thread, in
+    /// order: what the runtime's publisher found queued at once. A store that can write them in
+    /// one transaction should; the default publishes them one by one.
+    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
+        for event in events {
+            self.publish_event(thread_id, event).await?;
+        }
+        Ok(())
+    }
+
     /// Follows the events that every process publishes for `thread_id` (this one's included,
     /// in the order [`MessageStore::publish_event`] stored them), starting with the first one
     /// published after this call: a process that serves clients sees the runs of the others.

@@ -27,16 +27,26 @@ impl Publisher {
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 handle.spawn(async move {
+                    let mut batch = Vec::new();
                     while let Some(item) = items.recv().await {
-                        match item {
-                            Item::Event(event) => {
-                                if let Err(error) = store.publish_event(&thread_id, &event).await {
-                                    tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish a thread event to the store: {error}");
-                                }
+                        // Everything queued meanwhile goes in one write.
+                        let mut flushes = Vec::new();
+                        let mut next = Some(item);
+                        while let Some(item) = next {
+                            match item {
+                                Item::Event(event) => batch.push(event),
+                                Item::Flush(done) => flushes.push(done),
                             }
-                            Item::Flush(done) => {
-                                let _ = done.send(());
-                            }
+                            next = items.try_recv().ok();
+                        }
+                        if !batch.is_empty()
+                            && let Err(error) = store.publish_events(&thread_id, &batch).await
+                        {
+                            tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish {} thread events to the store: {error}", batch.len());
+                        }
+                        batch.clear();
+                        for done in flushes {
+                            let _ = done.send(());
                         }
                     }
                 });

@@ -25,14 +25,17 @@ use rusqlite::{
 };
 use serde_json::Value;
 
+mod events;
 mod owner;
 mod schema;
 
+use self::events::EventHub;
 use self::owner::ProcessOwner;
 use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserValue, inbox,
+    EventSubscription, InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
+    UserValue, inbox,
 };
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -123,6 +126,9 @@ pub struct SqliteStore {
     /// This store as the owner of the runs it holds, for a file (O3); `None` in memory, where
     /// no other process can reach the database.
     owner: Option<Arc<ProcessOwner>>,
+    /// The followers of this file's thread events, for a file (O5); `None` in memory, where no
+    /// other process can follow.
+    events: Option<Arc<EventHub>>,
 }
 
 impl SqliteStore {
@@ -157,7 +163,12 @@ impl SqliteStore {
                 format!("register this process as an owner in `{}.owners`: {e}", path.display()),
             ))
         })?;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: Some(path), owner: Some(Arc::new(owner)) })
+        Ok(Self {
+            connection: Arc::new(Mutex::new(connection)),
+            path: Some(path),
+            owner: Some(Arc::new(owner)),
+            events: Some(Arc::new(EventHub::new())),
+        })
     }
 
     /// A new, empty database in memory, gone when the store (and its clones) are dropped.
@@ -175,7 +186,7 @@ impl SqliteStore {
         };
         let mut connection = Connection::open_in_memory().map_err(|e| open_error((sql_kind(&e), e.to_string())))?;
         prepare(&mut connection, false).map_err(open_error)?;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None, owner: None })
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), path: None, owner: None, events: None })
     }
 
     /// The database file, or `None` for a store in memory.
@@ -962,6 +973,31 @@ impl MessageStore for SqliteStore {
             Ok(unsettled)
         })
         .await
+    }
+
+    /// On a file, which other processes may follow (O5): every event is appended to the file's
+    /// event log. In memory, no.
+    fn publishes_events(&self) -> bool {
+        self.events.is_some()
+    }
+
+    async fn publish_event(&self, thread_id: &str, event: &crate::events::ThreadEvent) -> Result<(), StoreError> {
+        self.append_events(thread_id, std::slice::from_ref(event)).await
+    }
+
+    /// One transaction for the whole batch.
+    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
+        self.append_events(thread_id, events).await
+    }
+
+    /// Follows the thread's events on the file, every process's: another process's reach the
+    /// follower within about 100 ms of their commit, this store's at once.
+    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
+        self.follow_events(thread_id).await
+    }
+
+    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        self.last_event_seq(thread_id).await
     }
 
     /// Every few seconds on a file, which several processes may share: a thread whose owner

@@ -101,8 +101,9 @@ CREATE TABLE parked_tool_calls (
 ) STRICT;
 ";
 
-/// One thread, one truth (O2-O4, O7): the owner of each running thread (`owner`, a live
-/// process's id, see `owner.rs`); the process that accepted each inbox entry; who decided a
+/// One thread, one truth (O2-O5, O7): the owner of each running thread (`owner`, a live
+/// process's id, see `owner.rs`); the process that accepted each inbox entry; each thread's
+/// events, for the other processes on the file (`seq` counts a thread's events from 1); who decided a
 /// parked call, when, and whether its step is settled (the ledger keeps settled calls); and at most
 /// one stored result per tool call, refused by a trigger (a unique index would refuse to
 /// migrate a file that already holds a second result, and this step loses nothing).
@@ -111,6 +112,12 @@ CREATE TABLE thread_owners (
     thread_id TEXT PRIMARY KEY NOT NULL REFERENCES threads(id),
     owner TEXT NOT NULL,
     since INTEGER NOT NULL
+) STRICT;
+CREATE TABLE thread_events (
+    thread_id TEXT NOT NULL REFERENCES threads(id),
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
 ) STRICT;
 ALTER TABLE thread_inbox ADD COLUMN owner TEXT;
 ALTER TABLE parked_tool_calls ADD COLUMN decided_by TEXT;
