@@ -87,12 +87,11 @@ impl SqliteStore {
         self.run("publish_event", move |connection| {
             let op = Op::thread("publish_event", &thread_id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            let mut seq: i64 = tx
+            let last: i64 = tx
                 .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM thread_events WHERE thread_id = ?1")
                 .and_then(|mut statement| statement.query_row([&thread_id], |row| row.get(0)))
                 .map_err(op.sql())?;
-            for event in &encoded {
-                seq += 1;
+            for (seq, event) in (last + 1..).zip(&encoded) {
                 tx.prepare_cached("INSERT INTO thread_events (thread_id, seq, event) VALUES (?1, ?2, ?3)")
                     .and_then(|mut statement| statement.execute(params![thread_id, seq, event]))
                     .map_err(op.sql())?;
