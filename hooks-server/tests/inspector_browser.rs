@@ -227,7 +227,7 @@ fn payment_runtime() -> Runtime {
             FnTool::new("pay", "Pays someone.", |arguments: Value| async move {
                 HookToolResult::success(format!("paid {}", arguments["amount"]))
             })
-            .with_approval(|_| true),
+            .with_approval(|_| ToolDecision::ask("payments need a person")),
         )
         .build()
         .expect("runtime")

@@ -48,7 +48,7 @@ fn pay_tool(runs: PathBuf, then: Duration) -> FnTool {
             HookToolResult::success("paid")
         }
     })
-    .with_approval(|_| true)
+    .with_approval(|_| ToolDecision::ask("payments need a person"))
 }
 
 fn runs_of(path: &Path) -> usize {

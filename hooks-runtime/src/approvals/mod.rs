@@ -18,4 +18,5 @@
 mod records;
 
 pub use self::records::{ApprovalDecision, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange};
+pub use crate::governing::caps::MAX_REASON_BYTES;
 pub use crate::thread::{ApprovalChoice, ApprovalError};

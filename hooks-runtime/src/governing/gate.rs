@@ -78,15 +78,16 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| error.to_string())
 }
 
-/// Governs `call`. With no guard, no hook and a tool that asks for no approval, this parses the
-/// arguments (which the tool needs anyway) and nothing else.
+/// Governs `call`, whose `arguments` the caller parsed (and checked against the tool's schema,
+/// G9). With no guard, no hook and a tool that asks for no approval, this does nothing.
 pub(crate) async fn govern(
     runtime: &RuntimeInner,
     chain: Option<Dispatch<'_>>,
     state: &ThreadState,
     call: &HookToolCall,
+    arguments: Result<Value, String>,
 ) -> Governed {
-    let mut arguments = match parse_arguments(&call.function.arguments) {
+    let mut arguments = match arguments {
         Ok(arguments) => arguments,
         Err(error) => return Governed { verdict: Verdict::Allow, arguments: Err(error) },
     };
@@ -110,14 +111,20 @@ pub(crate) async fn govern(
             }
         }
     }
+    // G11: the tool's own decision, in the same type, combined as G4 says.
     if !matches!(verdict, Verdict::Deny { .. })
         && let Some(tool) = tool
-        && tool.requires_approval(&arguments)
     {
-        let reason = ApprovalReason::new(None, format!("the tool `{}` requires approval", tool.name()));
-        match &mut verdict {
-            Verdict::Ask(reasons) => reasons.push(reason),
-            _ => verdict = Verdict::Ask(vec![reason]),
+        match tool.requires_approval(&arguments) {
+            ToolDecision::Deny { reason } => verdict = Verdict::Deny { hook: tool.name().to_owned(), reason },
+            ToolDecision::Ask { reason } => {
+                let reason = ApprovalReason::new(None, reason);
+                match &mut verdict {
+                    Verdict::Ask(reasons) => reasons.push(reason),
+                    _ => verdict = Verdict::Ask(vec![reason]),
+                }
+            }
+            _ => {}
         }
     }
     Governed { verdict, arguments: Ok(arguments) }
