@@ -1,17 +1,18 @@
-//! Governing tool calls, round two (G8, G9, the caps on reasons) on the in-memory store:
-//! arguments edited on approval pass the guards again, the model's arguments are checked
-//! against the tool's schema before any decider sees them, and reasons handed in are capped.
+//! Governing tool calls, round two (G8, G9, G11, G12, the caps on reasons) on the in-memory
+//! store: arguments edited on approval pass the guards again, the model's arguments are checked
+//! against the tool's schema before any decider sees them, the authorizer and the tool decide
+//! in the type hooks do, an interrupted call is marked so, and reasons handed in are capped.
 
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hooks_runtime::approvals::{ApprovalError, ApprovalState, MAX_REASON_BYTES};
+use hooks_runtime::approvals::{ApprovalError, ApprovalState, MAX_REASON_BYTES, ToolCallChange};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
-use hooks_runtime::{Runtime, ThreadOptions};
+use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
 use support::{Recorder, assert_requests_valid};
 
@@ -308,5 +309,65 @@ async fn g11_the_authorizer_and_the_tool_decide_with_reasons_in_one_type() {
         Some("the tool call was denied by `g11_wire`: wires over 10000 are done at a branch")
     );
     assert_eq!(denied.extra["tool_denied"], true);
+    assert_requests_valid(&model);
+}
+
+// ---------------------------------------------------------------------------------------------
+// G12: a call its process's death interrupted is marked so, apart from denials and failures.
+
+#[tokio::test(flavor = "current_thread")]
+async fn g12_a_call_left_running_is_marked_interrupted_in_the_result_and_the_event() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "g8_refund", r#"{"amount":500,"order":"A-1"}"#)
+            .then_tool_call("call_2", "g8_refund", r#"{"amount":600,"order":"A-2"}"#)
+            .then_tool_call("call_3", "g8_refund", r#"{"amount":2000,"order":"A-3"}"#),
+        ScriptedResponse::text("Done."),
+    ]);
+    let runtime = Runtime::builder()
+        .model("scripted", model.clone())
+        .agent::<g9_agent>()
+        .tool(refund_tool(&RUNS))
+        .guard::<g8_refund_limit>()
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("g9_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("refund").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    // What a process that died while running the approved call_1 leaves in the store.
+    let store = runtime.store();
+    let approved = ToolCallChange::to(ApprovalState::Approved);
+    assert!(store.advance_tool_call(thread.id(), "call_1", ApprovalState::Pending, &approved).await.unwrap());
+    let running = ToolCallChange::to(ApprovalState::Running);
+    assert!(store.advance_tool_call(thread.id(), "call_1", ApprovalState::Approved, &running).await.unwrap());
+    let mut events = thread.subscribe();
+    let outcome = thread.approve("call_2").await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("Done."), "{outcome}");
+    assert_eq!(RUNS.load(Ordering::SeqCst), 1, "the interrupted call never runs again");
+
+    let done: Vec<Value> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter(|event| matches!(event, ThreadEvent::ToolCallDone { .. }))
+        .map(|event| serde_json::to_value(&event).unwrap())
+        .collect();
+    let marks: Vec<_> =
+        done.iter().map(|e| (e["id"].as_str().unwrap(), e.get("interrupted"), e.get("denied"))).collect();
+    assert_eq!(marks, [("call_1", Some(&json!(true)), None), ("call_2", None, None),], "{done:#?}");
+    let messages = thread.messages().await.unwrap();
+    let marked: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| {
+            let id = m.tool_call_id.clone().unwrap();
+            (id, m.extra.get("tool_interrupted").cloned(), m.extra.get("tool_denied").cloned())
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("call_1".to_owned(), Some(json!(true)), None),
+            ("call_2".to_owned(), None, None),
+            ("call_3".to_owned(), None, Some(json!(true))),
+        ],
+        "interrupted, run and denied, each told apart"
+    );
     assert_requests_valid(&model);
 }

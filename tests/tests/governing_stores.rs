@@ -156,6 +156,7 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
         messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).collect();
     assert_eq!(results.len(), 1, "one result for the call");
     assert!(results[0].content.as_deref().unwrap().contains("interrupted"), "{:?}", results[0].content);
+    assert_eq!(results[0].extra["tool_interrupted"], true, "G12: marked interrupted, apart from failures");
     let again = thread.approve("call_pay").await.unwrap_err();
     assert!(again.to_string().contains("call_pay"), "{again}");
     // The thread goes on; the history the model sees is valid; the tool never ran again.

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::TurnEnd;
 use super::agents::subagent_relationship;
 use super::pipeline::Pipeline;
-use super::tool_calls::{self, Admission, Execution};
+use super::tool_calls::{self, Admission, CallEnd, Execution};
 use crate::approvals::{ApprovalState, ParkedToolCall};
 use crate::events::ThreadEvent;
 
@@ -36,8 +36,8 @@ pub(crate) async fn run_step(
     let first_wait = admitted.iter().position(|(_, _, admission)| matches!(admission, Admission::Ask { .. }));
     let Some(first_wait) = first_wait else {
         for (call, execution, admission) in admitted {
-            let (result, denied) = tool_calls::carry_out(pipeline, state, call, execution, admission).await;
-            let result = tool_calls::finish_call(pipeline, state, call, result, denied).await;
+            let (result, end) = tool_calls::carry_out(pipeline, state, call, execution, admission).await;
+            let result = tool_calls::finish_call(pipeline, state, call, result, end).await;
             if let Some(end) = count_failure(pipeline, state, call, &result, failures).await {
                 return Some(end);
             }
@@ -56,16 +56,16 @@ pub(crate) async fn run_step(
             parked.push(waiting);
             continue;
         }
-        let (result, denied) = tool_calls::carry_out(pipeline, state, call, execution, admission).await;
-        let result = tool_calls::complete_call(pipeline, state, call, result, denied).await;
+        let (result, end) = tool_calls::carry_out(pipeline, state, call, execution, admission).await;
+        let result = tool_calls::complete_call(pipeline, state, call, result, end).await;
         if (position as usize) < first_wait {
-            tool_calls::store_result(pipeline, state, call, &result, denied).await;
+            tool_calls::store_result(pipeline, state, call, &result, end).await;
             continue;
         }
         let arguments = crate::governing::gate::parse_arguments(&call.function.arguments).unwrap_or(Value::Null);
         let mut done = ParkedToolCall::new(&call.id, &call.function.name, arguments, position, ApprovalState::Done);
         done.requested_at = requested_at;
-        done.result = Some(kept(&result, denied));
+        done.result = Some(kept(&result, end));
         parked.push(done);
     }
     Some(park(pipeline, parked).await)
@@ -105,14 +105,26 @@ pub(super) async fn count_failure(
 }
 
 /// A result as a parked call keeps it.
-pub(super) fn kept(result: &HookToolResult, denied: bool) -> Value {
-    json!({ "result": result, "denied": denied })
+pub(super) fn kept(result: &HookToolResult, end: CallEnd) -> Value {
+    let mut kept = json!({ "result": result, "denied": end.denied() });
+    if end.interrupted() {
+        kept["interrupted"] = json!(true);
+    }
+    kept
 }
 
 /// A kept result, as it was kept.
-pub(super) fn unkept(value: &Value) -> Option<(HookToolResult, bool)> {
+pub(super) fn unkept(value: &Value) -> Option<(HookToolResult, CallEnd)> {
     let result = serde_json::from_value(value.get("result")?.clone()).ok()?;
-    Some((result, value.get("denied").and_then(Value::as_bool).unwrap_or(false)))
+    let flag = |name: &str| value.get(name).and_then(Value::as_bool).unwrap_or(false);
+    let end = if flag("denied") {
+        CallEnd::Denied
+    } else if flag("interrupted") {
+        CallEnd::Interrupted
+    } else {
+        CallEnd::Ran
+    };
+    Some((result, end))
 }
 
 /// A1: the step's calls are stored with the thread, then announced; the run stops.

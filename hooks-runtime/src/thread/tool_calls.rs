@@ -276,6 +276,45 @@ pub(crate) fn approval_context(reasons: &[crate::approvals::ApprovalReason]) -> 
     reasons.first().and_then(|reason| reason.context.as_deref())
 }
 
+/// How a call ended, apart from its result's status: the stored result, the kept result of a
+/// parked call and `tool_call_done` say which (G3, G12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallEnd {
+    /// It ran (or failed to, or was refused before any decider): its result is the tool's.
+    Ran,
+    /// A decider denied it (G3).
+    Denied,
+    /// Its process died while it ran, or before its result was kept (G12).
+    Interrupted,
+}
+
+impl CallEnd {
+    pub(crate) fn denied(self) -> bool {
+        self == CallEnd::Denied
+    }
+
+    pub(crate) fn interrupted(self) -> bool {
+        self == CallEnd::Interrupted
+    }
+}
+
+/// A call that its process's death interrupted, found by recovery (G12): `tool_call_done`
+/// marked `interrupted`, and the stored form of its result, an error marked
+/// `tool_interrupted`, so a reader tells it from a failure without reading its text.
+pub(crate) fn interrupted_message(shared: &super::ThreadShared, call: &HookToolCall) -> MessageRecord {
+    let result = HookToolResult::error(INTERRUPTED_TOOL_CALL);
+    shared.events.emit(ThreadEvent::ToolCallDone {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        status: result.status,
+        denied: false,
+        interrupted: true,
+    });
+    let mut message = tool_message(call, &result);
+    message.extra.insert("tool_interrupted".into(), json!(true));
+    message
+}
+
 /// The error result a denied call is answered with (G3): the model reads who denied it (a
 /// hook or guard by its id, else a person) and why.
 pub(crate) fn denial_result(hook: Option<&str>, reason: &str) -> HookToolResult {
@@ -298,32 +337,32 @@ pub(crate) async fn run_call(
         Admission::Ask { .. } => {
             let result =
                 denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
-            finish_call(pipeline, state, call, result, true).await
+            finish_call(pipeline, state, call, result, CallEnd::Denied).await
         }
         admission => {
-            let (result, denied) = carry_out(pipeline, state, call, execution, admission).await;
-            finish_call(pipeline, state, call, result, denied).await
+            let (result, end) = carry_out(pipeline, state, call, execution, admission).await;
+            finish_call(pipeline, state, call, result, end).await
         }
     }
 }
 
-/// The tool result of an admitted call (not one that asks): refused, denied, or run. The
-/// second value says whether the call was denied.
+/// The tool result of an admitted call (not one that asks): refused, denied, or run, and how
+/// it ended.
 pub(crate) async fn carry_out(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
     execution: Execution,
     admission: Admission,
-) -> (HookToolResult, bool) {
+) -> (HookToolResult, CallEnd) {
     match admission {
-        Admission::Refused(result) => (result, false),
-        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), true),
+        Admission::Refused(result) => (result, CallEnd::Ran),
+        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), CallEnd::Denied),
         Admission::Run { arguments, context } => {
-            (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, false)
+            (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, CallEnd::Ran)
         }
         Admission::Ask { arguments, reasons } => {
-            (execute(pipeline, state, call, execution, Ok(arguments), approval_context(&reasons)).await, false)
+            (execute(pipeline, state, call, execution, Ok(arguments), approval_context(&reasons)).await, CallEnd::Ran)
         }
     }
 }
@@ -440,10 +479,10 @@ pub(crate) async fn finish_call(
     state: &ThreadState,
     call: &HookToolCall,
     result: HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) -> HookToolResult {
-    let result = complete_call(pipeline, state, call, result, denied).await;
-    store_result(pipeline, state, call, &result, denied).await;
+    let result = complete_call(pipeline, state, call, result, end).await;
+    store_result(pipeline, state, call, &result, end).await;
     result
 }
 
@@ -455,13 +494,14 @@ pub(crate) async fn complete_call(
     state: &ThreadState,
     call: &HookToolCall,
     mut result: HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) -> HookToolResult {
     pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,
-        denied,
+        denied: end.denied(),
+        interrupted: end.interrupted(),
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
@@ -484,11 +524,13 @@ pub(crate) async fn store_result(
     state: &ThreadState,
     call: &HookToolCall,
     result: &HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) {
     let mut message = tool_message(call, result);
-    if denied {
-        message.extra.insert("tool_denied".into(), json!(true));
+    match end {
+        CallEnd::Denied => _ = message.extra.insert("tool_denied".into(), json!(true)),
+        CallEnd::Interrupted => _ = message.extra.insert("tool_interrupted".into(), json!(true)),
+        CallEnd::Ran => {}
     }
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
