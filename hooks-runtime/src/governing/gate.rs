@@ -94,8 +94,11 @@ pub(crate) async fn govern(
     let tool = runtime.tools.get(&call.function.name);
     let mut verdict = Verdict::Allow;
     let mut decided = false;
+    // G10: asked once per call, so a gate nobody traces builds no span.
+    let traced = (!runtime.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
     for guard in &runtime.guards {
-        if apply(runtime, tool, state, call, Link::Guard(guard.as_ref()), &mut arguments, &mut verdict).await {
+        let link = Link::Guard(guard.as_ref());
+        if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
             decided = true;
             break;
         }
@@ -106,7 +109,7 @@ pub(crate) async fn govern(
                 continue;
             }
             let link = Link::Hook(entry, dispatch.timeout_of(entry));
-            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict).await {
+            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
                 break;
             }
         }
@@ -131,7 +134,9 @@ pub(crate) async fn govern(
 }
 
 /// Runs one link on `arguments` and folds its decision into `verdict`; `true` when the chain
-/// ends here (a `Deny`, or a failure that fails closed).
+/// ends here (a `Deny`, or a failure that fails closed). With `traced`, the run is a hook span
+/// like any other hook's (id, kind, source, duration), with its decision (G10).
+#[allow(clippy::too_many_arguments)]
 async fn apply(
     runtime: &RuntimeInner,
     tool: Option<&Arc<dyn Tool>>,
@@ -140,9 +145,56 @@ async fn apply(
     link: Link<'_>,
     arguments: &mut Value,
     verdict: &mut Verdict,
+    traced: bool,
 ) -> bool {
+    if !traced {
+        return decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).await.0;
+    }
+    traced_apply(runtime, tool, state, call, link, arguments, verdict).await
+}
+
+/// [`apply`] inside a hook span: the path taken when someone listens for hook spans.
+#[cold]
+async fn traced_apply(
+    runtime: &RuntimeInner,
+    tool: Option<&Arc<dyn Tool>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    link: Link<'_>,
+    arguments: &mut Value,
+    verdict: &mut Verdict,
+) -> bool {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        target: dispatch::TARGET,
+        "hook",
+        hook.id = link.id(),
+        hook.kind = hooks_core::HookKind::BeforeToolCall.name(),
+        hook.source = link.source(),
+        hook.decision = tracing::field::Empty,
+        duration_us = tracing::field::Empty,
+    );
+    let started_at = std::time::Instant::now();
+    let (ends, decision) =
+        decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
+    span.record("hook.decision", decision);
+    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    ends
+}
+
+/// One link's run and its fold into `verdict`: whether the chain ends here, and the link's
+/// decision in a word (`allow`, `deny`, `ask`, or what its failure decided).
+async fn decide_and_fold(
+    runtime: &RuntimeInner,
+    tool: Option<&Arc<dyn Tool>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    link: &Link<'_>,
+    arguments: &mut Value,
+    verdict: &mut Verdict,
+) -> (bool, &'static str) {
     let before = arguments.clone();
-    let outcome = match &link {
+    let outcome = match link {
         Link::Guard(guard) => {
             let timeout = guard.timeout().unwrap_or(runtime.hook_timeout);
             dispatch::governing::decide(guard.blocking(), timeout, || guard.decide(state, call, arguments)).await
@@ -171,7 +223,7 @@ async fn apply(
     match outcome {
         Ok(ToolDecision::Deny { reason }) => {
             *verdict = Verdict::Deny { hook: link.id().to_owned(), reason };
-            true
+            (true, "deny")
         }
         Ok(ToolDecision::Ask { reason }) => {
             let reason = ApprovalReason::new(Some(link.id()), reason);
@@ -179,16 +231,16 @@ async fn apply(
                 Verdict::Ask(reasons) => reasons.push(reason),
                 _ => *verdict = Verdict::Ask(vec![reason]),
             }
-            false
+            (false, "ask")
         }
-        Ok(_) => false,
+        Ok(_) => (false, "allow"),
         Err(failure) => {
             // The failed hook's changes are undone, whatever its policy (E7).
             *arguments = before;
             let on_failure = link.on_failure();
             dispatch::governing::log_failure(link.id(), &link.source(), &failure, on_failure);
             if on_failure != OnFailure::Deny {
-                return false;
+                return (false, "allow (on_failure)");
             }
             *verdict = Verdict::Deny {
                 hook: link.id().to_owned(),
@@ -198,7 +250,7 @@ async fn apply(
                     failure_word(&failure)
                 ),
             };
-            true
+            (true, "deny (on_failure)")
         }
     }
 }
