@@ -371,3 +371,39 @@ async fn g12_a_call_left_running_is_marked_interrupted_in_the_result_and_the_eve
     );
     assert_requests_valid(&model);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A message a hook blocks: the reason it gave reaches the caller.
+
+#[hook(before_create_message, id = "blocks_account_numbers")]
+fn blocks_account_numbers(_state: &ThreadState, message: MessageRecord) -> Result<MessageRecord, HookError> {
+    match message.content.as_deref() {
+        Some(text) if text.contains("ACCT") => Err(HookError::block("account numbers are not sent to the model")),
+        Some(text) if text.contains("BROKEN") => Err(HookError::new("SECRET detail of a failure")),
+        _ => Ok(message),
+    }
+}
+
+define_prompt! { name: blocked_prompt, model: "scripted", prompt: "Hi." }
+define_agent! {
+    name: blocked_agent,
+    side_a: { prompt: blocked_prompt, stop_on_response: true },
+    side_b: { human: true },
+    hooks: [blocks_account_numbers],
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn blocked_a_blocked_messages_reason_reaches_the_outcome_and_a_failure_stays_in_the_logs() {
+    let model = ScriptedModel::new([]);
+    let runtime = Runtime::builder().model("scripted", model).agent::<blocked_agent>().build().unwrap();
+    let thread = runtime.create_thread("blocked_agent", ThreadOptions::default()).await.unwrap();
+    let outcome = thread.send("pay ACCT 12-34").await.unwrap();
+    assert!(outcome.is_failed(), "{outcome}");
+    assert_eq!(outcome.blocked.as_deref(), Some("account numbers are not sent to the model"));
+    assert!(outcome.to_string().contains("account numbers are not sent to the model"), "{outcome}");
+
+    let outcome = thread.send("BROKEN").await.unwrap();
+    assert!(outcome.is_failed(), "{outcome}");
+    assert_eq!(outcome.blocked, None, "an ordinary failure gives no reason");
+    assert!(!outcome.to_string().contains("SECRET"), "{outcome}");
+}

@@ -2,6 +2,7 @@
 //! side's steps (context assembly, model, tool calls) and, without `stop_on_response`, hands the
 //! turn to the other side until a person's side is reached.
 
+use crate::governing::caps::cap_hook_reason;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -228,6 +229,7 @@ async fn store_incoming(
             PromptCheck::Pass(context) => context,
             PromptCheck::Blocked(reason) => {
                 outcome.error = Some(format!("a UserPromptSubmit hook blocked the message: {reason}"));
+                outcome.blocked = Some(cap_hook_reason("UserPromptSubmit", reason));
                 // As a prevented message (M7): a blocked queued message leaves the queue.
                 if let Some(input) = &input {
                     shared.runtime.store.take_input(&shared.id, input, None).await?;
@@ -246,9 +248,20 @@ async fn store_incoming(
                     let _ = messages::create(&pipeline, state, message, FailureRule::Prevent).await;
                 }
             }
-            Err(CreateError::Prevented(_)) if prevented == Prevented::FailRun => return Ok(0),
+            Err(CreateError::Prevented(error)) => {
+                // A hook that blocks (`HookError::block`) gives its reason to the sender; an
+                // ordinary failure's message is for the logs only.
+                if error.is_block() {
+                    let reason = cap_hook_reason("before_create_message", error.message().to_owned());
+                    outcome.error = Some(format!("a before_create_message hook blocked the message: {reason}"));
+                    outcome.blocked = Some(reason);
+                }
+                if prevented == Prevented::FailRun {
+                    return Ok(0);
+                }
+            }
             // Another run stored it: not this run's message.
-            Err(CreateError::Prevented(_) | CreateError::Taken) => {}
+            Err(CreateError::Taken) => {}
             Err(CreateError::Store(error)) => return Err(RuntimeError::Store(error)),
         }
     }
