@@ -407,3 +407,68 @@ async fn blocked_a_blocked_messages_reason_reaches_the_outcome_and_a_failure_sta
     assert_eq!(outcome.blocked, None, "an ordinary failure gives no reason");
     assert!(!outcome.to_string().contains("SECRET"), "{outcome}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A stop for repeated tool errors: every call of the stored message has its result, and no
+// decider runs for a call that will not run.
+
+#[hook(before_tool_call, id = "stop_watch", on_failure = deny)]
+fn stop_watch(state: &ThreadState, call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    SEEN.record(&state.thread_id, format!("guard:{}", call.id));
+    ToolDecision::allow()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn stop_after_repeated_tool_errors_answers_every_call_and_governs_none_it_will_not_run() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let failing = FnTool::new("stop_failing", "Always fails.", |_args| async {
+        RUNS.fetch_add(1, Ordering::SeqCst);
+        HookToolResult::error("the service is down")
+    });
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "stop_failing", "{}")
+            .then_tool_call("call_2", "stop_failing", "{}")
+            .then_tool_call("call_3", "stop_failing", "{}")
+            .then_tool_call("call_4", "stop_failing", "{}"),
+        ScriptedResponse::text("Sorry."),
+    ]);
+    let runtime = Runtime::builder()
+        .model("scripted", model.clone())
+        .agent::<stop_agent>()
+        .tool(failing)
+        .guard::<stop_watch>()
+        .repeated_tool_error_limit(3)
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("stop_agent", ThreadOptions::default()).await.unwrap();
+    let mut events = thread.subscribe();
+    let outcome = thread.send("try").await.unwrap();
+    assert_eq!(outcome.status, ThreadStatus::Stopped(hooks_runtime::store::StopReason::RepeatedToolError), "{outcome}");
+    assert_eq!(RUNS.load(Ordering::SeqCst), 3);
+    assert_eq!(SEEN.of(thread.id()), ["guard:call_1", "guard:call_2", "guard:call_3"], "call_4 was never governed");
+    let messages = thread.messages().await.unwrap();
+    let roles: Vec<String> = messages
+        .iter()
+        .map(|m| match &m.tool_call_id {
+            Some(id) => format!("tool({id})"),
+            None => format!("{:?}", m.role).to_lowercase(),
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool(call_1)", "tool(call_2)", "tool(call_3)", "tool(call_4)", "user"]);
+    let last = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_4")).unwrap();
+    assert!(last.content.as_deref().unwrap().contains("not run"), "{last:?}");
+    let done = std::iter::from_fn(|| events.try_recv().ok())
+        .filter(|event| matches!(event, ThreadEvent::ToolCallDone { .. }))
+        .count();
+    assert_eq!(done, 4, "every call's tool_call_done");
+    // The next turn's request is valid.
+    thread.send("again").await.unwrap();
+    assert_requests_valid(&model);
+}
+
+define_prompt! { name: stop_prompt, model: "scripted", prompt: "Try.", tools: ["stop_failing"] }
+define_agent! {
+    name: stop_agent,
+    side_a: { prompt: stop_prompt, stop_on_response: true },
+    side_b: { human: true },
+}

@@ -400,7 +400,7 @@ async fn stop_hooks(
 }
 
 /// The step's tool calls. A step that hands off runs its calls in order up to the handoff,
-/// ungoverned; any other step is governed as a whole first ([`parking::run_step`]).
+/// ungoverned; any other step is governed call by call ([`parking::run_step`]).
 async fn run_calls(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
@@ -410,17 +410,21 @@ async fn run_calls(
 ) -> Option<TurnEnd> {
     let handoff_in_step = calls.iter().any(|call| handoff_target(pipeline, prompt, &call.function.name).is_some());
     if !handoff_in_step {
-        // A1: every call of the step is governed before any runs; calls that wait park the step.
+        // A1: calls that wait park the step once the others have run.
         return parking::run_step(pipeline, state, calls, failures).await;
     }
-    for call in calls {
+    for (position, call) in calls.iter().enumerate() {
         if let Some(target) = handoff_target(pipeline, prompt, &call.function.name) {
             return Some(handoff(pipeline, state, call, target).await);
         }
         let result =
             tool_calls::run_call(pipeline, state, call, parking::execution_of(pipeline, &call.function.name)).await;
-        if let Some(end) = parking::count_failure(pipeline, state, call, &result, failures).await {
-            return Some(end);
+        if let Some((tool, streak)) = parking::failed_too_often(pipeline, call, &result, failures) {
+            // Every call of the stored assistant message gets a result; the later ones never run.
+            for later in &calls[position + 1..] {
+                parking::not_run(pipeline, state, later, &tool, streak).await;
+            }
+            return Some(parking::stop_notice(pipeline, state, &tool, streak).await);
         }
     }
     None
