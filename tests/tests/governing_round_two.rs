@@ -472,3 +472,42 @@ define_agent! {
     side_a: { prompt: stop_prompt, stop_on_response: true },
     side_b: { human: true },
 }
+
+// ---------------------------------------------------------------------------------------------
+// G10: a governing hook run is a hook span (id, kind, source, duration) with its decision.
+
+#[hook(before_tool_call, id = "g10_asks", on_failure = deny)]
+fn g10_asks(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::ask("a person looks at every refund")
+}
+
+define_prompt! { name: g10_prompt, model: "scripted", prompt: "Refunds.", tools: ["g8_refund"], hooks: [g10_asks] }
+define_agent! { name: g10_agent, side_a: { prompt: g10_prompt, stop_on_response: true } }
+
+#[tokio::test(flavor = "current_thread")]
+async fn g10_a_guard_and_a_before_tool_call_hook_are_hook_spans_with_their_decision() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let (logs, _guard) = support::capture_logs_with_spans();
+    let model =
+        ScriptedModel::new([ScriptedResponse::tool_call("call_1", "g8_refund", r#"{"amount":5,"order":"A-1"}"#)]);
+    let runtime = Runtime::builder()
+        .model("scripted", model)
+        .agent::<g10_agent>()
+        .tool(refund_tool(&RUNS))
+        .guard::<g9_watch>()
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("g10_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("refund").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    let closed = logs.lines_with("close");
+    let spans: Vec<&String> = closed.iter().filter(|line| line.contains("hook.kind=\"before_tool_call\"")).collect();
+    assert_eq!(spans.len(), 2, "{}", logs.contents());
+    for (span, id, source, decision) in
+        [(spans[0], "g9_watch", "runtime", "allow"), (spans[1], "g10_asks", "prompt:g10_prompt", "ask")]
+    {
+        assert!(span.contains(&format!("hook.id=\"{id}\"")), "{span}");
+        assert!(span.contains(&format!("hook.source=\"{source}\"")), "{span}");
+        assert!(span.contains(&format!("hook.decision=\"{decision}\"")), "{span}");
+        assert!(span.contains("duration_us="), "{span}");
+    }
+}

@@ -1,7 +1,9 @@
-//! Governing hook runs on a thread's event stream (G10): with the [`HookRuns`] layer in the
-//! `tracing` subscriber, each runtime-wide guard and `before_tool_call` hook that runs shows as
-//! a `hook_run` event like any other hook's (id, kind, source, duration) with its decision; an
-//! interrupted call's `tool_call_done` says so (G12).
+//! Governing tool calls over HTTP, round two: with the [`HookRuns`] layer in the `tracing`
+//! subscriber, each runtime-wide guard and `before_tool_call` hook that runs shows as a
+//! `hook_run` event like any other hook's (id, kind, source, duration) with its decision (G10);
+//! the model's arguments that fail the tool's schema reach no decider or tool (G9); the
+//! authorizer and the tool decide in the type hooks do (G11); an interrupted call's
+//! `tool_call_done` and stored result say so (G12).
 
 mod support;
 
@@ -139,4 +141,94 @@ async fn g12_an_interrupted_call_is_marked_in_tool_call_done_and_the_stored_resu
     let (_, body) = server.get(&format!("/threads/{thread}/messages"), ALICE).await;
     let interrupted = body["messages"].as_array().unwrap().iter().find(|m| m["tool_call_id"] == "call_1").unwrap();
     assert_eq!(interrupted["tool_interrupted"], true, "{interrupted}");
+}
+
+define_prompt! { name: g9_prompt, model: "scripted", prompt: "Pay.", tools: ["pay"], hooks: [g10_policy] }
+define_agent! {
+    name: g9_agent,
+    side_a: { prompt: g9_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g9_arguments_the_schema_refuses_get_an_error_result_naming_the_path_and_nothing_runs() {
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = runs.clone();
+    let pay = FnTool::new("pay", "Pays.", move |_args| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { HookToolResult::success("paid") }
+    })
+    .with_parameters(json!({"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}));
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":"SECRET-five"}"#),
+        ScriptedResponse::text("I will try again."),
+    ]);
+    let runtime = Runtime::builder().agent::<g9_agent>().model("scripted", model).tool(pay).build().unwrap();
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let thread = server.create_thread(ALICE, "g9_agent").await;
+    let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
+    server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"go"}"#).await;
+    let events = stream.until("run_finished").await;
+    assert_eq!(events.last().unwrap().data["status"], "idle", "not parked: g10_policy never saw it; {events:#?}");
+    assert!(!events.iter().any(|e| e.kind() == "approval_requested"), "{events:#?}");
+    let done = events.iter().find(|e| e.kind() == "tool_call_done").unwrap();
+    assert_eq!(done.data["status"], "error", "{done:?}");
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let (_, body) = server.get(&format!("/threads/{thread}/messages"), ALICE).await;
+    let result = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
+    let text = result["content"].as_str().unwrap();
+    assert!(text.contains("/amount") && text.contains("/properties/amount/type"), "{text}");
+    assert!(!text.contains("SECRET"), "never the values: {text}");
+}
+
+define_prompt! { name: g11_prompt, model: "scripted", prompt: "Pay.", tools: ["transfer", "lookup"] }
+define_agent! {
+    name: g11_agent,
+    side_a: { prompt: g11_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g11_the_authorizers_ask_and_the_tools_deny_carry_their_reasons() {
+    let transfer = tool("transfer").with_approval(|_| ToolDecision::deny("transfers are done at a branch"));
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "transfer", "{}").then_tool_call("call_2", "lookup", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let runtime = Runtime::builder()
+        .agent::<g11_agent>()
+        .model("scripted", model)
+        .tool(transfer)
+        .tool(tool("lookup"))
+        .authorize_tools(|_, call| {
+            if call.name() == "lookup" {
+                ToolDecision::ask("lookups are logged by a person")
+            } else {
+                ToolDecision::allow()
+            }
+        })
+        .build()
+        .unwrap();
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let thread = server.create_thread(ALICE, "g11_agent").await;
+    let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
+    server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"go"}"#).await;
+    let events = stream.until("run_finished").await;
+    let done = events.iter().find(|e| e.kind() == "tool_call_done").unwrap();
+    assert_eq!((done.data["id"].as_str(), done.data["denied"].as_bool()), (Some("call_1"), Some(true)), "{done:?}");
+    let (_, body) = server.get(&format!("/threads/{thread}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"][0]["id"], "call_2", "{body}");
+    assert_eq!(
+        body["approvals"][0]["reasons"],
+        json!([{"hook": "authorize_tools", "reason": "lookups are logged by a person"}]),
+        "{body}"
+    );
+    let (status, body) =
+        server.post(&format!("/threads/{thread}/approvals/call_2"), ALICE, r#"{"decision":"approve"}"#).await;
+    assert_eq!(status, 202, "{body}");
+    stream.until("run_finished").await;
+    let (_, body) = server.get(&format!("/threads/{thread}/messages"), ALICE).await;
+    let denial = body["messages"].as_array().unwrap().iter().find(|m| m["tool_call_id"] == "call_1").unwrap();
+    assert_eq!(denial["content"], "the tool call was denied by `transfer`: transfers are done at a branch");
+    assert_eq!(denial["tool_denied"], true);
 }
