@@ -41,7 +41,7 @@ pub(crate) async fn regovern(shared: &ThreadShared, parked: &ParkedToolCall, arg
         match tool_calls::admit(&pipeline, &state, &call).await {
             // The schema was checked before; what is left is an abort, which is no approval.
             Admission::Refused(result) => {
-                Regoverned::Denied { hook: tool_calls::AUTHORIZER.to_owned(), reason: result.error.unwrap_or_default() }
+                Regoverned::Denied { hook: "the runtime".to_owned(), reason: result.error.unwrap_or_default() }
             }
             Admission::Denied { hook, reason } => Regoverned::Denied { hook, reason },
             Admission::Run { arguments: Ok(arguments), .. } | Admission::Ask { arguments, .. } => {
