@@ -13,6 +13,12 @@
 //! `before_tool_call` hook against the same turn governed by 4 runtime-wide guards that allow
 //! the call and rewrite nothing (`cargo bench -p hooks-runtime --bench turn -- governed`).
 //!
+//! A fourth group measures the check of the model's arguments against the tool's schema (G9):
+//! one check alone (a compiled schema of five properties against arguments that satisfy it),
+//! and a turn with one tool call whose tool declares that schema against the same turn whose
+//! tool declares none (`{"type": "object"}`, also checked)
+//! (`cargo bench -p hooks-runtime --bench turn -- schema`).
+//!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
 //! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
 //! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
@@ -401,8 +407,122 @@ fn governed_turns(tokio: &tokio::runtime::Runtime) {
     );
 }
 
+/// The parameters of the schema group's tool: five properties of four types, one required,
+/// nothing else allowed.
+fn bench_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "key": {"type": "string", "minLength": 1, "maxLength": 200},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+            "exact": {"type": "boolean"},
+            "note": {"type": "string"},
+        },
+        "required": ["key"],
+        "additionalProperties": false,
+    })
+}
+
+/// The arguments the schema group's model writes: they satisfy [`bench_schema`].
+const SCHEMA_ARGUMENTS: &str = r#"{"key":"answer","limit":10,"tags":["a","b"],"exact":true}"#;
+
+/// The schema-group runtime: the tool agent, its tool with [`bench_schema`] or with none.
+fn schema_runtime(model: &ScriptedModel, schema: bool) -> Runtime {
+    let lookup = hooks_runtime::tool::FnTool::new("lookup", "Looks a number up.", |_args| async {
+        HookToolResult::success("42")
+    });
+    let lookup = if schema { lookup.with_parameters(bench_schema()) } else { lookup };
+    Runtime::builder().agent::<a_tool>().model("scripted", model.clone()).tool(lookup).build().expect("resolves")
+}
+
+/// Times `n` sends of a turn with one tool call whose tool has the schema or none.
+fn run_schema(tokio: &tokio::runtime::Runtime, schema: bool, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let mut model = ScriptedModel::default();
+        let mut runtime = schema_runtime(&model, schema);
+        let mut total = Duration::ZERO;
+        for i in 0..n {
+            if i % SENDS_PER_RUNTIME == SENDS_PER_RUNTIME - 1 {
+                model = ScriptedModel::default();
+                runtime = schema_runtime(&model, schema);
+            }
+            let thread = thread_with_history(&runtime, "a_tool").await;
+            model.push_all([
+                ScriptedResponse::tool_call("call_1", "lookup", SCHEMA_ARGUMENTS),
+                ScriptedResponse::text("It is 42."),
+            ]);
+            let started = Instant::now();
+            let outcome = thread.send("Look it up.").await;
+            total += started.elapsed();
+            black_box(outcome.unwrap());
+        }
+        total
+    })
+}
+
+/// The schema group (G9): one check alone, then a turn with the schema against one without.
+fn schema_turns(tokio: &tokio::runtime::Runtime) {
+    let arguments: serde_json::Value = serde_json::from_str(SCHEMA_ARGUMENTS).unwrap();
+    let with = hooks_runtime::__bench::SchemaCheck::new(bench_schema());
+    let without = hooks_runtime::__bench::SchemaCheck::new(serde_json::json!({"type": "object"}));
+    assert!(with.check(&arguments) && without.check(&arguments));
+    assert!(!with.check(&serde_json::json!({"key": 5})), "the schema refuses what it should");
+    tokio.block_on(async {
+        for schema in [false, true] {
+            let model = ScriptedModel::default();
+            let runtime = schema_runtime(&model, schema);
+            let thread = thread_with_history(&runtime, "a_tool").await;
+            model.push_all([
+                ScriptedResponse::tool_call("call_1", "lookup", SCHEMA_ARGUMENTS),
+                ScriptedResponse::text("It is 42."),
+            ]);
+            let outcome = thread.send("Look it up.").await.unwrap();
+            assert_eq!(outcome.reply.as_deref(), Some("It is 42."));
+            let messages = thread.messages().await.unwrap();
+            assert!(messages.iter().any(|m| m.content.as_deref() == Some("42")), "the tool ran");
+        }
+    });
+    println!("\nSchema check (G9): one check, then a turn with one tool call, schema of 5 properties against none");
+    let (with, without, arguments) = (&with, &without, &arguments);
+    let checks = harness::measure(
+        "one check of the arguments",
+        vec![
+            harness::Variant::new("check, schema of 5 properties", move |n| {
+                harness::time(n, || _ = black_box(with.check(black_box(arguments))))
+            }),
+            harness::Variant::new("check, {\"type\": \"object\"}", move |n| {
+                harness::time(n, || _ = black_box(without.check(black_box(arguments))))
+            }),
+        ],
+    );
+    let turns = harness::measure(
+        "a turn with one tool call, schema against none",
+        vec![
+            harness::Variant::new("one tool call, no schema", move |n| run_schema(tokio, false, n)),
+            harness::Variant::new("one tool call, schema of 5 properties", move |n| run_schema(tokio, true, n)),
+        ],
+    );
+    println!("\n| measured | ns | x reference |");
+    println!("|---|---:|---:|");
+    println!("| check, `{{\"type\": \"object\"}}` | {:.0} | - |", checks.ns("check, {\"type\": \"object\"}"));
+    println!("| check, schema of 5 properties | {:.0} | - |", checks.ns("check, schema of 5 properties"));
+    println!("| turn, one tool call, no schema | {:.0} | 1.000x |", turns.ns("one tool call, no schema"));
+    println!(
+        "| turn, one tool call, schema of 5 properties | {:.0} | {:.3}x |",
+        turns.ns("one tool call, schema of 5 properties"),
+        turns.ratio("one tool call, schema of 5 properties", "one tool call, no schema")
+    );
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    if std::env::args().any(|arg| arg == "schema") {
+        harness::set_defaults(10, 41);
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        schema_turns(&tokio);
         return;
     }
     if std::env::args().any(|arg| arg == "governed") {
@@ -458,5 +578,6 @@ fn main() {
     }
     durable_turns(tokio);
     governed_turns(tokio);
+    schema_turns(tokio);
     println!("\nThe machine is shared and noisy: compare ratios, not times.");
 }

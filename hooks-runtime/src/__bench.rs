@@ -130,3 +130,27 @@ pub fn assemble_plain(state: &ThreadState, prompt: &PromptDef, snapshot: Vec<Hoo
     let system = interpolate(prompt.prompt, state);
     to_provider_messages(system, &snapshot, prompt)
 }
+
+/// The check of a tool's arguments against its parameters schema (G9), as the gate runs it on
+/// every call: the schema compiled once (on the first check), each check a validation.
+pub struct SchemaCheck {
+    schemas: crate::governing::schema::ToolSchemas,
+    tool: std::sync::Arc<dyn crate::tool::Tool>,
+}
+
+impl SchemaCheck {
+    /// The check of a tool named `bench` whose parameters are `parameters`.
+    pub fn new(parameters: serde_json::Value) -> Self {
+        let tool = crate::tool::FnTool::new("bench", "A bench tool.", |_args| async {
+            hooks_core::HookToolResult::success("")
+        })
+        .with_parameters(parameters);
+        let schemas = crate::governing::schema::ToolSchemas::new([&"bench".to_owned()]);
+        SchemaCheck { schemas, tool: std::sync::Arc::new(tool) }
+    }
+
+    /// Whether `arguments` satisfy the schema.
+    pub fn check(&self, arguments: &serde_json::Value) -> bool {
+        self.schemas.check(Some(&self.tool), arguments).is_ok()
+    }
+}

@@ -101,6 +101,10 @@ pub enum ThreadEvent {
         /// present in the JSON only when it was.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         denied: bool,
+        /// Whether the call was interrupted by its process's death (G12): it may or may not
+        /// have run, and nothing runs it again; present in the JSON only when it was.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupted: bool,
     },
     /// A tool call waits for a person's approval (A1):
     /// `{"type":"approval_requested","id","name","reasons":[{"hook","reason"}]}`.
@@ -176,6 +180,7 @@ mod tests {
             name: "write_file".into(),
             status: ToolStatus::Error,
             denied: false,
+            interrupted: false,
         };
         assert_eq!(
             serde_json::to_value(&done).unwrap(),

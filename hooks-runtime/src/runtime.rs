@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use hooks_core::{
     AgentDef, HookToolCall, Participant, Registry, RegistryError, ResolutionError, ResolvedAgent, ThreadState,
-    UserEvent,
+    ToolDecision, UserEvent,
 };
 use serde_json::Value;
 
@@ -185,11 +185,27 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The tool authorization check; a denied call is answered with an error result and fires no
-    /// tool-call listener.
+    /// The tool authorization check, asked first about every tool call whose arguments satisfy
+    /// the tool's schema (G9, G11): `Deny` answers the call with a denial carrying the reason
+    /// (no guard, hook, tool-call listener or tool runs for it), `Ask` makes it wait for a
+    /// person unless the gate denies it, `Allow` leaves it to the gate.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::types::ToolDecision;
+    ///
+    /// let builder = Runtime::builder().authorize_tools(|state, call| {
+    ///     if call.name() == "shell" && state.thread_id.starts_with("guest_") {
+    ///         ToolDecision::deny("guests have no shell")
+    ///     } else {
+    ///         ToolDecision::allow()
+    ///     }
+    /// });
+    /// # let _ = builder;
+    /// ```
     pub fn authorize_tools(
         mut self,
-        check: impl Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync + 'static,
+        check: impl Fn(&ThreadState, &HookToolCall) -> ToolDecision + Send + Sync + 'static,
     ) -> Self {
         self.authorizer = Some(Arc::new(check));
         self

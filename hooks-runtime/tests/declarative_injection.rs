@@ -200,7 +200,13 @@ async fn runtime_error_texts_carry_no_shell_syntax_of_their_own() {
         .agent::<runtime_texts_agent>()
         .model("scripted", model)
         .tool(known)
-        .authorize_tools(|_state, call| call.function.name != "runtime_texts_denied")
+        .authorize_tools(|_state, call| {
+            if call.function.name == "runtime_texts_denied" {
+                ToolDecision::deny("not authorized")
+            } else {
+                ToolDecision::allow()
+            }
+        })
         .build()
         .unwrap();
     DeclarativeHookRegistry::of([HookConfig::new(

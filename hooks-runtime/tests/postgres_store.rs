@@ -348,6 +348,7 @@ fn run_events(n: usize) -> Vec<ThreadEvent> {
                 name: "lookup".into(),
                 status: ToolStatus::Success,
                 denied: false,
+                interrupted: false,
             },
             _ => ThreadEvent::Status { status: ThreadStatus::Running },
         })

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, ParkedToolCall};
+use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, MAX_REASON_BYTES, ParkedToolCall};
 use hooks_runtime::types::Role;
 use serde_json::{Value, json};
 
@@ -45,6 +45,12 @@ fn call_json(call: &ParkedToolCall) -> Value {
 /// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny", "reason"?,
 /// "arguments"?}`: decides one waiting call.
 ///
+/// Edited `arguments` must satisfy the tool's schema (422 `invalid_arguments`, nothing
+/// decided) and are governed again by the guards and hooks (G8): a deny answers 409
+/// `edit_denied` with the reason, and the call is denied as a person's denial would deny it
+/// (the turn goes on in the background once no call waits). A `reason` over
+/// `MAX_REASON_BYTES` is 413 `reason_too_large`, nothing decided.
+///
 /// The answer comes once the decision is stored, and the turn it resumes runs in the
 /// background, as `POST /threads/{id}/messages` runs its turn: a resumed turn runs tools and
 /// model steps for as long as any run does, so a client that waited on the request would hold
@@ -66,23 +72,42 @@ pub(crate) async fn decide(
         _ => "approved",
     };
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
+    // G8: edited arguments a guard denies deny the call; the turn goes on as after a denial,
+    // and the answer says why.
+    let mut edit_denied = None;
     if let Err(error) = entry.thread.record_decision(&call_id, choice).await {
-        return Err(match error {
-            // Once its step is finished a call is no longer parked: a second decision that
-            // comes after the resumed run is refused as one that comes during it.
-            ApprovalError::UnknownCall { .. } if has_result(&entry, &call_id).await => ApiError::new(
-                StatusCode::CONFLICT,
-                "already_decided",
-                format!(
-                    "the tool call `{}` was already decided and its result is stored; a call is decided once",
-                    printable(&call_id)
+        if let ApprovalError::EditDenied { .. } = &error {
+            edit_denied = Some(decision_error(&entry, &error));
+        } else {
+            return Err(match error {
+                // Once its step is finished a call is no longer parked: a second decision that
+                // comes after the resumed run is refused as one that comes during it.
+                ApprovalError::UnknownCall { .. } if has_result(&entry, &call_id).await => ApiError::new(
+                    StatusCode::CONFLICT,
+                    "already_decided",
+                    format!(
+                        "the tool call `{}` was already decided and its result is stored; a call is decided once",
+                        printable(&call_id)
+                    ),
                 ),
-            ),
-            error => decision_error(&entry, &error),
-        });
+                error => decision_error(&entry, &error),
+            });
+        }
     }
     // A failed read resumes all the same: with calls still waiting, the run does nothing.
     let pending = entry.thread.pending_approvals().await.map(|calls| ids(&calls)).unwrap_or_default();
+    if let Some(denied) = edit_denied {
+        if pending.is_empty() {
+            let run_id = crate::ids::resume_run_id();
+            crate::runs::spawn(
+                entry,
+                slot,
+                run_id,
+                |entry| async move { entry.thread.resume_approvals().await.map(Some) },
+            );
+        }
+        return Err(denied);
+    }
     if !pending.is_empty() {
         let body = json!({ "callId": call_id, "decision": decision, "runId": null, "pending": pending });
         return Ok((StatusCode::OK, Json(body)).into_response());
@@ -155,6 +180,20 @@ fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_arguments",
             format!("the edited arguments of `{}` do not satisfy the tool's schema: {problem}", printable(call)),
+        ),
+        // G8: the reason is the guard's, written for people and the model; never the values.
+        ApprovalError::EditDenied { call, hook, reason } => ApiError::new(
+            StatusCode::CONFLICT,
+            "edit_denied",
+            format!(
+                "the edited arguments of `{}` were denied by `{hook}`: {reason}; the call is denied and the turn goes on",
+                printable(call)
+            ),
+        ),
+        ApprovalError::ReasonTooLong { bytes, .. } => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "reason_too_large",
+            format!("field `reason` is {bytes} bytes; the limit is {MAX_REASON_BYTES} bytes"),
         ),
         other => ApiError::store(other),
     }

@@ -216,6 +216,7 @@ mod tests {
             name: "lookup".into(),
             status: hooks_runtime::types::ToolStatus::Success,
             denied: false,
+            interrupted: false,
         }
     }
 

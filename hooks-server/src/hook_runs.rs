@@ -1,5 +1,5 @@
 //! Hook runs on the thread event streams: a `tracing` layer that reads the runtime's hook spans
-//! (id, kind, source, duration) and its failure logs, and sends each to the event log of the
+//! (id, kind, source, duration, and a governing hook's decision) and its failure logs, and sends each to the event log of the
 //! thread whose run they belong to, as `hook_run` and `hook_failed` events; and what each
 //! `filter_messages` chain did to the request's history, as `messages_filtered`
 //! (`{"before", "after"}`: the message counts around the chain).
@@ -123,6 +123,8 @@ struct HookFields {
     id: String,
     kind: String,
     source: String,
+    /// A governing hook's decision (`allow`, `deny`, `ask`, or what its failure decided).
+    decision: Option<String>,
     thread: String,
     duration_us: Option<u64>,
     messages_before: Option<u64>,
@@ -135,6 +137,7 @@ impl Visit for HookFields {
             "hook.id" | "hook_id" => self.id = value.to_owned(),
             "hook.kind" | "hook_kind" => self.kind = value.to_owned(),
             "hook.source" => self.source = value.to_owned(),
+            "hook.decision" => self.decision = Some(value.to_owned()),
             "thread" => self.thread = value.to_owned(),
             _ => {}
         }
@@ -199,13 +202,20 @@ where
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
         let event = match span.extensions().get::<Noted>() {
-            Some(Noted::Hook { fields, started }) => json!({
-                "type": "hook_run",
-                "hookId": fields.id,
-                "kind": fields.kind,
-                "source": fields.source,
-                "durationUs": fields.duration_us.unwrap_or_else(|| started.elapsed().as_micros() as u64),
-            }),
+            Some(Noted::Hook { fields, started }) => {
+                let mut run = json!({
+                    "type": "hook_run",
+                    "hookId": fields.id,
+                    "kind": fields.kind,
+                    "source": fields.source,
+                    "durationUs": fields.duration_us.unwrap_or_else(|| started.elapsed().as_micros() as u64),
+                });
+                // G10: a governing hook's run says what it decided.
+                if let Some(decision) = &fields.decision {
+                    run["decision"] = json!(decision);
+                }
+                run
+            }
             Some(Noted::Filter { fields }) => match (fields.messages_before, fields.messages_after) {
                 (Some(before), Some(after)) => json!({ "type": "messages_filtered", "before": before, "after": after }),
                 // The chain did not finish (its run was dropped): nothing to report.

@@ -35,13 +35,17 @@ where
             |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
         let finished = match result {
             Ok(Ok(outcome)) => {
-                let (status, steps) = match outcome {
-                    Some(outcome) => (outcome.status, outcome.steps),
-                    None => (entry.thread.status(), 0),
+                let (status, steps, blocked) = match outcome {
+                    Some(outcome) => (outcome.status, outcome.steps, outcome.blocked),
+                    None => (entry.thread.status(), 0, None),
                 };
                 let mut value = json!({ "type": "run_finished", "runId": run_id, "steps": steps });
                 if let (Value::Object(map), Ok(Value::Object(status))) = (&mut value, serde_json::to_value(&status)) {
                     map.extend(status);
+                }
+                // The reason a hook gave the sender when it blocked the run's message.
+                if let Some(blocked) = blocked {
+                    value["blocked"] = json!(blocked);
                 }
                 value
             }

@@ -1,8 +1,8 @@
 //! A6 over real HTTP: a thread's owner lists the tool calls that wait for approval and decides
 //! them; the decision resumes the turn in the background with its events on the thread's
 //! stream; anyone else gets the 404 of a missing thread; second decisions, bad bodies and
-//! arguments the tool's schema refuses are 4xx naming what was wrong; a message while calls
-//! wait is 409 naming them.
+//! arguments the tool's schema refuses are 4xx naming what was wrong; edited arguments a hook
+//! denies are 409 with its reason (G8); a message while calls wait is 409 naming them.
 
 mod support;
 
@@ -23,12 +23,22 @@ fn payment_limit(_state: &ThreadState, call: &HookToolCall, _arguments: &mut Val
     if call.name() == "pay" { ToolDecision::ask("payments need a person") } else { ToolDecision::allow() }
 }
 
+/// Payments over 1000 never run, edited on approval or not (G8).
+#[hook(before_tool_call, id = "payment_cap", on_failure = deny)]
+fn payment_cap(_state: &ThreadState, _call: &HookToolCall, arguments: &mut Value) -> ToolDecision {
+    if arguments["amount"].as_f64().unwrap_or(0.0) > 1000.0 {
+        ToolDecision::deny("payments over 1000 are refused")
+    } else {
+        ToolDecision::allow()
+    }
+}
+
 define_prompt! {
     name: pay_prompt,
     model: "scripted",
     prompt: "Pay what is asked.",
     tools: ["pay"],
-    hooks: [payment_limit],
+    hooks: [payment_limit, payment_cap],
 }
 
 define_agent! {
@@ -170,6 +180,43 @@ async fn a6_a_denial_never_runs_the_tool_and_the_model_reads_the_reason() {
     let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
     let result = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the denial").clone();
     assert_eq!(result["content"], "the tool call was denied: over budget");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g8_edited_arguments_a_hook_denies_are_409_with_its_reason_and_the_call_is_denied() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, mut stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let (status, body) =
+        decide(&server, &id, "call_1", r#"{"decision":"approve","arguments":{"amount":5000,"to":"bob"}}"#).await;
+    assert_eq!((status, code(&body)), (409, "edit_denied"), "{body}");
+    assert!(message(&body).contains("`payment_cap`: payments over 1000 are refused"), "{body}");
+    assert!(!message(&body).contains("5000"), "never the values: {body}");
+    let events = stream.until("run_finished").await;
+    assert_eq!(event(&events, "approval_resolved").data["decision"], "denied");
+    let done = event(&events, "tool_call_done");
+    assert_eq!(done.data["denied"].as_bool(), Some(true), "{events:#?}");
+    assert_eq!(events.last().unwrap().data["status"], "idle", "the turn went on");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the edited payment never ran");
+    let (_, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    let result = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the denial").clone();
+    assert_eq!(
+        result["content"],
+        "the tool call was denied: the arguments edited on approval were denied by `payment_cap`: payments over 1000 are refused"
+    );
+    let (status, body) = decide(&server, &id, "call_1", r#"{"decision":"approve"}"#).await;
+    assert_eq!((status, code(&body)), (409, "already_decided"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caps_a_denial_reason_over_the_limit_is_413_naming_it_and_decides_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let long = "r".repeat(hooks_runtime::approvals::MAX_REASON_BYTES + 1);
+    let (status, body) = decide(&server, &id, "call_1", &json!({"decision": "deny", "reason": long}).to_string()).await;
+    assert_eq!((status, code(&body)), (413, "reason_too_large"), "{body}");
+    assert!(message(&body).contains("the limit is 65536 bytes"), "{body}");
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"][0]["id"], "call_1", "nothing was decided: {body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,9 @@
 //! on. The page is then saved to `target/inspector.png`. A run whose tool calls wait for
 //! approval shows them with Approve and Deny; deciding them from the page finishes the run, and
 //! the denied call shows as a denial among the events (A6); the page with both calls waiting is
-//! saved to `target/inspector-approvals.png`.
+//! saved to `target/inspector-approvals.png`. A runtime-wide guard's run shows among the hook
+//! runs with its decision (G10), and a call its process's death interrupted shows as
+//! interrupted among the events and the messages (G12).
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
@@ -75,6 +77,13 @@ define_agent! {
     name: weather_agent,
     side_a: { prompt: forecast_prompt, subagents: [{ agent: auditor }], stop_on_response: true, max_steps: 4 },
     side_b: { human: true },
+}
+
+/// A runtime-wide guard of the weather runtime: its run shows among the hook runs, with its
+/// decision (G10).
+#[hook(before_tool_call, id = "inspect_guard", on_failure = deny)]
+fn inspect_guard(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::allow()
 }
 
 define_prompt! {
@@ -205,6 +214,7 @@ fn runtime() -> Runtime {
             })
             .with_progress_argument("query"),
         )
+        .guard::<inspect_guard>()
         .build()
         .expect("runtime")
 }
@@ -227,7 +237,7 @@ fn payment_runtime() -> Runtime {
             FnTool::new("pay", "Pays someone.", |arguments: Value| async move {
                 HookToolResult::success(format!("paid {}", arguments["amount"]))
             })
-            .with_approval(|_| true),
+            .with_approval(|_| ToolDecision::ask("payments need a person")),
         )
         .build()
         .expect("runtime")
@@ -348,6 +358,9 @@ async fn check_page(client: Client, base: String) {
     ] {
         at("hook_run", hook);
     }
+    // A governing hook run, with its decision (G10).
+    let guard = at("hook_run", "inspect_guard (before_tool_call, runtime)");
+    assert!(events[guard][2].ends_with(", decided allow"), "{:?}", events[guard]);
     // What the filter chain did to each request's history: the first request has the user's
     // message, the second also the tool call and its result.
     at("messages_filtered", "filter_messages kept 1 of 1 messages");
@@ -437,10 +450,7 @@ async fn check_approvals(client: Client, base: String) {
     client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
 
     let waiting = wait_rows(&client, "#approval-rows tr[data-call]", "the waiting calls", |rows| rows.len() == 2).await;
-    assert_eq!(
-        waiting[0][..3],
-        ["call_1", r#"pay {"amount":5,"to":"bob"}"#, "the tool `pay` requires approval [the tool]"]
-    );
+    assert_eq!(waiting[0][..3], ["call_1", r#"pay {"amount":5,"to":"bob"}"#, "payments need a person [the tool]"]);
     // Arguments are text, never markup.
     assert_eq!(waiting[1][1], r#"pay {"amount":900,"to":"<b>mallory</b>"}"#, "{waiting:#?}");
     let bold = client.execute("return document.querySelectorAll('#approval-rows b').length", vec![]).await;
@@ -469,7 +479,7 @@ async fn check_approvals(client: Client, base: String) {
     .await;
     let details: Vec<(&str, &str)> = events.iter().map(|row| (row[1].as_str(), row[2].as_str())).collect();
     for expected in [
-        ("approval_requested", "pay (call_1) waits: the tool `pay` requires approval [the tool]"),
+        ("approval_requested", "pay (call_1) waits: payments need a person [the tool]"),
         ("approval_resolved", "call_1: approved"),
         ("approval_resolved", "call_2: denied"),
         ("tool_call_done", "pay (call_1): success"),
@@ -487,8 +497,41 @@ async fn check_approvals(client: Client, base: String) {
     let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 5).await;
     let contents: Vec<&str> = messages.iter().map(|row| row[1].as_str()).collect();
     assert!(contents.contains(&"result of call_1: paid 5"), "{contents:#?}");
-    assert!(contents.contains(&"result of call_2: the tool call was denied: too much"), "{contents:#?}");
+    // The stored denial is marked as one.
+    assert!(contents.contains(&"result of call_2: denied the tool call was denied: too much"), "{contents:#?}");
     assert_eq!(contents.last(), Some(&"One payment made."));
+}
+
+/// G12 from the page: a call left `running` by a process that died is finished as interrupted
+/// when the step resumes; its `tool_call_done` row and its stored result show it as
+/// interrupted, apart from denials and failures.
+async fn check_interrupted(client: Client, base: String, thread: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+    let selector = format!("#threads li[data-thread='{thread}']");
+    wait_rows(&client, &selector, "the parked thread", |rows| rows.len() == 1).await;
+    client.find(Locator::Css(&selector)).await.expect("the thread").click().await.expect("open it");
+    wait_rows(&client, "#approval-rows tr[data-call]", "call_2 waiting", |rows| rows.len() == 1).await;
+    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] button.approve")).await;
+    approve.expect("Approve of call_2").click().await.expect("approve");
+    let events = wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
+        rows.iter().filter(|row| row[1] == "run_finished").count() == 2
+    })
+    .await;
+    let interrupted = rows(&client, "#event-rows tr.interrupted").await;
+    assert_eq!(interrupted.len(), 1, "the interrupted call, and only it, shows as one: {events:#?}");
+    assert!(interrupted[0][2].starts_with("pay (call_1): interrupted"), "{interrupted:?}");
+    let pill = client.find(Locator::Css("#event-rows tr.interrupted .pill")).await.expect("its pill");
+    assert_eq!(pill.attr("class").await.expect("class").as_deref(), Some("pill interrupted"));
+    let messages = wait_rows(&client, "#message-rows tr", "the results", |rows| {
+        rows.iter().any(|row| row[1].starts_with("result of call_1"))
+    })
+    .await;
+    let result = messages.iter().find(|row| row[1].starts_with("result of call_1")).unwrap();
+    assert!(result[1].contains("interrupted"), "{result:?}");
+    let marks = client.execute("return document.querySelectorAll('#message-rows .pill.interrupted').length", vec![]);
+    assert_eq!(marks.await.expect("count"), json!(1), "{messages:#?}");
 }
 
 /// A router without hook-run recording: the page shows the code that turns it on.
@@ -546,6 +589,34 @@ async fn a6_approvals_are_decided_from_the_page_in_chromium() {
     let profile = Profile::new();
     let client = browser(&driver, &profile).await;
     let checked = tokio::spawn(check_approvals(client.clone(), server.base.clone())).await;
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
+    use hooks_runtime::approvals::{ApprovalState, ToolCallChange};
+    let runtime = payment_runtime();
+    let store = runtime.store().clone();
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    let thread = server.create_thread(ALICE, "payment_agent").await;
+    let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
+    let (status, body) = server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"Pay."}"#).await;
+    assert_eq!(status, 202, "{body}");
+    stream.until("run_finished").await;
+    // What a process that died while running the approved call_1 leaves in the store.
+    let approved = ToolCallChange::to(ApprovalState::Approved);
+    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
+    let running = ToolCallChange::to(ApprovalState::Running);
+    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
+
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check_interrupted(client.clone(), server.base.clone(), thread)).await;
     let _ = client.close().await;
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());

@@ -644,12 +644,14 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
                 name: "t7_bare_plain".into(),
                 status: ToolStatus::Success,
                 denied: false,
+                interrupted: false,
             },
             ThreadEvent::ToolCallDone {
                 id: "call_write".into(),
                 name: "t7_bare_write".into(),
                 status: ToolStatus::Error,
                 denied: false,
+                interrupted: false,
             },
         ]
     );

@@ -93,7 +93,9 @@ async fn y5_denied_tool_call_fires_no_declarative_hook_while_allowed_calls_do() 
         .tool(recording_tool("y5_denied", &log, HookToolResult::success("should not run")))
         .tool(recording_tool("y5_allowed", &log, HookToolResult::success("ok")))
         .tool(recording_tool("y5_failing", &log, HookToolResult::error("broken")))
-        .authorize_tools(|_state, call| call.function.name != "y5_denied")
+        .authorize_tools(|_state, call| {
+            if call.function.name == "y5_denied" { ToolDecision::deny("not authorized") } else { ToolDecision::allow() }
+        })
         .build()
         .unwrap();
     let registry = recording(

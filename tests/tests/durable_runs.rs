@@ -208,6 +208,7 @@ async fn recovery_settles_and_runs_the_inbox(store: Arc<dyn MessageStore>) {
     assert_provider_valid(&messages);
     let interrupted = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_open")).unwrap();
     assert_eq!(interrupted.extra.get("tool_status"), Some(&serde_json::json!("error")));
+    assert_eq!(interrupted.extra.get("tool_interrupted"), Some(&serde_json::json!(true)), "G12: marked, not a failure");
     assert_eq!(texts(&messages)[3..], ["second", "answered"]);
     assert!(store.pending_inputs(&thread_id).await.unwrap().is_empty());
     assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, ThreadStatus::Idle);

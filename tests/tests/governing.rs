@@ -125,7 +125,7 @@ async fn g2_a_call_refused_by_authorize_tools_is_not_governed() {
         .agent::<g2_agent>()
         .tool(counting_tool("g2_tool", &RUNS))
         .guard::<g2_guard_marks>()
-        .authorize_tools(|_, _| false)
+        .authorize_tools(|_, _| ToolDecision::deny("not here"))
         .build()
         .unwrap();
     let thread = runtime.create_thread("g2_agent", ThreadOptions::default()).await.unwrap();
@@ -555,8 +555,11 @@ async fn a3_denying_gives_the_model_the_reason_and_the_turn_goes_on() {
 async fn a3_edited_arguments_are_checked_against_the_schema() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let model = ScriptedModel::new(one_call("g5_pay", r#"{"amount":5,"to":"bob"}"#));
-    let runtime =
-        builder(&model).agent::<a3_edit_agent>().tool(payment_tool(&RUNS).with_approval(|_| true)).build().unwrap();
+    let runtime = builder(&model)
+        .agent::<a3_edit_agent>()
+        .tool(payment_tool(&RUNS).with_approval(|_| ToolDecision::ask("payments need a person")))
+        .build()
+        .unwrap();
     let thread = runtime.create_thread("a3_edit_agent", ThreadOptions::default()).await.unwrap();
     assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
     let pending = thread.pending_approvals().await.unwrap();

@@ -49,7 +49,7 @@ fn pay_tool(runs: PathBuf, then: Duration) -> FnTool {
             HookToolResult::success("paid")
         }
     })
-    .with_approval(|_| true)
+    .with_approval(|_| ToolDecision::ask("payments need a person"))
 }
 
 fn runs_of(path: &Path) -> usize {
@@ -161,6 +161,7 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
         messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).collect();
     assert_eq!(results.len(), 1, "one result for the call");
     assert!(results[0].content.as_deref().unwrap().contains("interrupted"), "{:?}", results[0].content);
+    assert_eq!(results[0].extra["tool_interrupted"], true, "G12: marked interrupted, apart from failures");
     let again = thread.approve("call_pay").await.unwrap_err();
     assert!(matches!(again, ApprovalError::AlreadyDecided { .. }), "{again}");
     let record = thread.approval("call_pay").await.unwrap().expect("the ledger keeps the decided call");

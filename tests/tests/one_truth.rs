@@ -36,7 +36,7 @@ fn pay_tool(runs: PathBuf) -> FnTool {
             HookToolResult::success("paid")
         }
     })
-    .with_approval(|_| true)
+    .with_approval(|_| ToolDecision::ask("payments need a person"))
 }
 
 fn runs_of(path: &Path) -> usize {

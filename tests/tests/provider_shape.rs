@@ -242,7 +242,7 @@ async fn r9_the_scripted_model_refuses_what_a_provider_refuses() {
 }
 
 #[tokio::test]
-async fn r9_calls_left_without_a_result_by_a_stopped_run_are_not_sent() {
+async fn r9_a_run_stopped_for_repeated_tool_errors_answers_every_call_it_did_not_run() {
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_a", "no_such_tool", "{}").then_tool_call("call_b", "no_such_tool", "{}"),
         ScriptedResponse::text("Sorry."),
@@ -255,14 +255,23 @@ async fn r9_calls_left_without_a_result_by_a_stopped_run_are_not_sent() {
         .build()
         .unwrap();
     let thread = runtime.create_thread("r9_past_tools_agent", ThreadOptions::default()).await.unwrap();
-    // The first failure stops the turn: `call_b` never runs and has no result.
+    // The first failure stops the turn: `call_b` never runs, and is answered so.
     let first = thread.send("Try it.").await.unwrap();
     assert_eq!(first.status, ThreadStatus::Stopped(StopReason::RepeatedToolError), "{first}");
     let second = thread.send("Again?").await.unwrap().into_result().unwrap();
     assert_eq!(second.reply.as_deref(), Some("Sorry."));
     assert_all_valid(&model);
     let sent = shape(&model.requests()[1]);
-    assert_eq!(sent[..4], ["system: R9 with past tools.", "user: Try it.", "assistant(calls: call_a)", "tool(call_a)"]);
+    assert_eq!(
+        sent[..5],
+        [
+            "system: R9 with past tools.",
+            "user: Try it.",
+            "assistant(calls: call_a,call_b)",
+            "tool(call_a)",
+            "tool(call_b)"
+        ]
+    );
     assert_eq!(sent.last().map(String::as_str), Some("user: Again?"));
 }
 

@@ -20,4 +20,5 @@ mod records;
 pub use self::records::{
     ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
 };
+pub use crate::governing::caps::MAX_REASON_BYTES;
 pub use crate::thread::{ApprovalChoice, ApprovalError};

@@ -78,23 +78,27 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| error.to_string())
 }
 
-/// Governs `call`. With no guard, no hook and a tool that asks for no approval, this parses the
-/// arguments (which the tool needs anyway) and nothing else.
+/// Governs `call`, whose `arguments` the caller parsed (and checked against the tool's schema,
+/// G9). With no guard, no hook and a tool that asks for no approval, this does nothing.
 pub(crate) async fn govern(
     runtime: &RuntimeInner,
     chain: Option<Dispatch<'_>>,
     state: &ThreadState,
     call: &HookToolCall,
+    arguments: Result<Value, String>,
 ) -> Governed {
-    let mut arguments = match parse_arguments(&call.function.arguments) {
+    let mut arguments = match arguments {
         Ok(arguments) => arguments,
         Err(error) => return Governed { verdict: Verdict::Allow, arguments: Err(error) },
     };
     let tool = runtime.tools.get(&call.function.name);
     let mut verdict = Verdict::Allow;
     let mut decided = false;
+    // G10: asked once per call, so a gate nobody traces builds no span.
+    let traced = (!runtime.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
     for guard in &runtime.guards {
-        if apply(runtime, tool, state, call, Link::Guard(guard.as_ref()), &mut arguments, &mut verdict).await {
+        let link = Link::Guard(guard.as_ref());
+        if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
             decided = true;
             break;
         }
@@ -105,26 +109,34 @@ pub(crate) async fn govern(
                 continue;
             }
             let link = Link::Hook(entry, dispatch.timeout_of(entry));
-            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict).await {
+            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
                 break;
             }
         }
     }
+    // G11: the tool's own decision, in the same type, combined as G4 says.
     if !matches!(verdict, Verdict::Deny { .. })
         && let Some(tool) = tool
-        && tool.requires_approval(&arguments)
     {
-        let reason = ApprovalReason::new(None, format!("the tool `{}` requires approval", tool.name()));
-        match &mut verdict {
-            Verdict::Ask(reasons) => reasons.push(reason),
-            _ => verdict = Verdict::Ask(vec![reason]),
+        match tool.requires_approval(&arguments) {
+            ToolDecision::Deny { reason } => verdict = Verdict::Deny { hook: tool.name().to_owned(), reason },
+            ToolDecision::Ask { reason } => {
+                let reason = ApprovalReason::new(None, reason);
+                match &mut verdict {
+                    Verdict::Ask(reasons) => reasons.push(reason),
+                    _ => verdict = Verdict::Ask(vec![reason]),
+                }
+            }
+            _ => {}
         }
     }
     Governed { verdict, arguments: Ok(arguments) }
 }
 
 /// Runs one link on `arguments` and folds its decision into `verdict`; `true` when the chain
-/// ends here (a `Deny`, or a failure that fails closed).
+/// ends here (a `Deny`, or a failure that fails closed). With `traced`, the run is a hook span
+/// like any other hook's (id, kind, source, duration), with its decision (G10).
+#[allow(clippy::too_many_arguments)]
 async fn apply(
     runtime: &RuntimeInner,
     tool: Option<&Arc<dyn Tool>>,
@@ -133,9 +145,56 @@ async fn apply(
     link: Link<'_>,
     arguments: &mut Value,
     verdict: &mut Verdict,
+    traced: bool,
 ) -> bool {
+    if !traced {
+        return decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).await.0;
+    }
+    traced_apply(runtime, tool, state, call, link, arguments, verdict).await
+}
+
+/// [`apply`] inside a hook span: the path taken when someone listens for hook spans.
+#[cold]
+async fn traced_apply(
+    runtime: &RuntimeInner,
+    tool: Option<&Arc<dyn Tool>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    link: Link<'_>,
+    arguments: &mut Value,
+    verdict: &mut Verdict,
+) -> bool {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        target: dispatch::TARGET,
+        "hook",
+        hook.id = link.id(),
+        hook.kind = hooks_core::HookKind::BeforeToolCall.name(),
+        hook.source = link.source(),
+        hook.decision = tracing::field::Empty,
+        duration_us = tracing::field::Empty,
+    );
+    let started_at = std::time::Instant::now();
+    let (ends, decision) =
+        decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
+    span.record("hook.decision", decision);
+    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    ends
+}
+
+/// One link's run and its fold into `verdict`: whether the chain ends here, and the link's
+/// decision in a word (`allow`, `deny`, `ask`, or what its failure decided).
+async fn decide_and_fold(
+    runtime: &RuntimeInner,
+    tool: Option<&Arc<dyn Tool>>,
+    state: &ThreadState,
+    call: &HookToolCall,
+    link: &Link<'_>,
+    arguments: &mut Value,
+    verdict: &mut Verdict,
+) -> (bool, &'static str) {
     let before = arguments.clone();
-    let outcome = match &link {
+    let outcome = match link {
         Link::Guard(guard) => {
             let timeout = guard.timeout().unwrap_or(runtime.hook_timeout);
             dispatch::governing::decide(guard.blocking(), timeout, || guard.decide(state, call, arguments)).await
@@ -164,7 +223,7 @@ async fn apply(
     match outcome {
         Ok(ToolDecision::Deny { reason }) => {
             *verdict = Verdict::Deny { hook: link.id().to_owned(), reason };
-            true
+            (true, "deny")
         }
         Ok(ToolDecision::Ask { reason }) => {
             let reason = ApprovalReason::new(Some(link.id()), reason);
@@ -172,16 +231,16 @@ async fn apply(
                 Verdict::Ask(reasons) => reasons.push(reason),
                 _ => *verdict = Verdict::Ask(vec![reason]),
             }
-            false
+            (false, "ask")
         }
-        Ok(_) => false,
+        Ok(_) => (false, "allow"),
         Err(failure) => {
             // The failed hook's changes are undone, whatever its policy (E7).
             *arguments = before;
             let on_failure = link.on_failure();
             dispatch::governing::log_failure(link.id(), &link.source(), &failure, on_failure);
             if on_failure != OnFailure::Deny {
-                return false;
+                return (false, "allow (on_failure)");
             }
             *verdict = Verdict::Deny {
                 hook: link.id().to_owned(),
@@ -191,7 +250,7 @@ async fn apply(
                     failure_word(&failure)
                 ),
             };
-            true
+            (true, "deny (on_failure)")
         }
     }
 }

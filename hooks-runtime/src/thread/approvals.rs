@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
+use super::edited_arguments::{self, Regoverned};
 use super::resuming::{self, Finish};
 use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
-use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approvals::{ApprovalDecision, ApprovalState, MAX_REASON_BYTES, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::ThreadStatus;
 
@@ -57,7 +58,7 @@ impl Thread {
     /// define_agent! { name: payer, side_a: { prompt: pay_prompt, stop_on_response: true } }
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| true);
+    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| ToolDecision::ask("payments need a person"));
     /// let model = ScriptedModel::new([
     ///     ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5}"#),
     ///     ScriptedResponse::text("Paid."),
@@ -76,7 +77,10 @@ impl Thread {
     }
 
     /// Approves waiting call `call_id` with edited arguments, which must satisfy the tool's
-    /// parameters schema (G5); otherwise as [`Thread::approve`].
+    /// parameters schema (G5) and are governed again as the model's were (G8): a deny of a
+    /// runtime-wide guard or a `before_tool_call` hook denies the call and answers
+    /// [`ApprovalError::EditDenied`] (after the turn went on), an ask is answered by this
+    /// approval; otherwise as [`Thread::approve`].
     pub async fn approve_with(&self, call_id: &str, arguments: Value) -> Result<RunOutcome, ApprovalError> {
         self.decide(call_id, ApprovalChoice::Approve { arguments: Some(arguments) }).await
     }
@@ -88,8 +92,16 @@ impl Thread {
     }
 
     async fn decide(&self, call_id: &str, choice: ApprovalChoice) -> Result<RunOutcome, ApprovalError> {
-        self.record_decision(call_id, choice).await?;
-        Ok(self.finish_parked(Finish::Resume).await?)
+        match self.record_decision(call_id, choice).await {
+            Ok(()) => Ok(self.finish_parked(Finish::Resume).await?),
+            // G8: the call is denied as a person's denial would deny it, and the turn goes on
+            // when it was the last to decide; the decider learns why from the error.
+            Err(denied @ ApprovalError::EditDenied { .. }) => {
+                self.finish_parked(Finish::Resume).await?;
+                Err(denied)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Stores a decision on waiting call `call_id` (one conditional write, A4) and sends
@@ -110,7 +122,7 @@ impl Thread {
     /// define_agent! { name: wirer, side_a: { prompt: wire_prompt, stop_on_response: true } }
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let wire = FnTool::new("wire", "Wires money.", |_args| async { HookToolResult::success("sent") }).with_approval(|_| true);
+    /// let wire = FnTool::new("wire", "Wires money.", |_args| async { HookToolResult::success("sent") }).with_approval(|_| ToolDecision::ask("payments need a person"));
     /// let model = ScriptedModel::new([
     ///     ScriptedResponse::tool_call("call_1", "wire", r#"{"amount":5}"#),
     ///     ScriptedResponse::text("Not sent."),
@@ -147,14 +159,41 @@ impl Thread {
             ApprovalChoice::Approve { arguments: Some(arguments) } => {
                 crate::governing::gate::check_edited(&shared.runtime, &call.tool, &arguments)
                     .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
-                (ToolCallChange::to(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
+                // G8: the edit is governed again; a deny denies the call, and says why.
+                match edited_arguments::regovern(shared, call, arguments).await {
+                    Regoverned::Approved(arguments) => (
+                        ToolCallChange::to(ApprovalState::Approved).with_arguments(arguments),
+                        ApprovalDecision::Approved,
+                    ),
+                    Regoverned::Denied { hook, reason } => {
+                        let denial = format!("the arguments edited on approval were denied by `{hook}`: {reason}");
+                        // The ledger names the hook that denied the edit (O7).
+                        let change = ToolCallChange::to(ApprovalState::Denied).with_reason(denial).by(hook.as_str());
+                        self.advance(call_id, change, ApprovalDecision::Denied).await?;
+                        return Err(ApprovalError::EditDenied { call: call_id.to_owned(), hook, reason });
+                    }
+                }
+            }
+            ApprovalChoice::Deny { reason } if reason.len() > MAX_REASON_BYTES => {
+                return Err(ApprovalError::ReasonTooLong { call: call_id.to_owned(), bytes: reason.len() });
             }
             ApprovalChoice::Deny { reason } => {
                 (ToolCallChange::to(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
             }
         };
-        let change = change.by(PERSON);
-        // A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
+        self.advance(call_id, change.by(PERSON), resolved).await
+    }
+
+    /// A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
+    /// The winner announces the decision.
+    async fn advance(
+        &self,
+        call_id: &str,
+        change: ToolCallChange,
+        resolved: ApprovalDecision,
+    ) -> Result<(), ApprovalError> {
+        let shared = &self.shared;
+        let store = &shared.runtime.store;
         if !store.advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change).await? {
             let now = store.tool_call(&shared.id, call_id).await?;
             let state = now.map_or(ApprovalState::Done, |call| call.state);
@@ -181,7 +220,7 @@ impl Thread {
     /// define_agent! { name: ledger_agent, side_a: { prompt: ledger_prompt, stop_on_response: true } }
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| true);
+    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| ToolDecision::ask("payments need a person"));
     /// let model = ScriptedModel::new([
     ///     ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5}"#),
     ///     ScriptedResponse::text("Paid."),
@@ -273,6 +312,28 @@ pub enum ApprovalError {
         call: String,
         /// Where it stands now.
         state: ApprovalState,
+    },
+    /// Arguments edited on approval were denied when governed again (G8): by a runtime-wide
+    /// guard, a `before_tool_call` hook, a settings file's `PreToolUse` hook or rule, or
+    /// `authorize_tools`. The call is denied (the model reads the reason) and the turn goes on
+    /// as after a denial; [`Thread::approve_with`] resumes it before answering with this.
+    #[error("the edited arguments of `{call}` were denied by `{hook}`: {reason}; the call is denied")]
+    EditDenied {
+        /// The call.
+        call: String,
+        /// The deciding hook or guard's id (`authorize_tools` for the authorizer).
+        hook: String,
+        /// Why, as the decider gave it.
+        reason: String,
+    },
+    /// A denial's reason is longer than [`MAX_REASON_BYTES`]: it would reach the model's next
+    /// request and the store. Nothing was decided.
+    #[error("the reason given to deny `{call}` is {bytes} bytes; the limit is {} bytes", MAX_REASON_BYTES)]
+    ReasonTooLong {
+        /// The call.
+        call: String,
+        /// The reason's length in bytes.
+        bytes: usize,
     },
     /// Arguments edited on approval do not satisfy the tool's schema.
     #[error("the edited arguments of `{call}` are refused: {problem}")]

@@ -17,6 +17,7 @@ mod agents;
 mod approvals;
 mod children;
 pub(crate) mod context;
+mod edited_arguments;
 mod error;
 mod event_emitter;
 mod handle;

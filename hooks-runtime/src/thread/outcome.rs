@@ -21,6 +21,12 @@ pub struct RunOutcome {
     pub handed_off_to: Option<String>,
     /// What went wrong when the run failed outside the hooks, such as the model's error.
     pub error: Option<String>,
+    /// The reason a hook gave when it blocked the message that started the run: a
+    /// `before_create_message` hook's [`HookError::block`](crate::types::HookError::block), or a
+    /// settings file's `UserPromptSubmit` hook. Written by the hook for the person sending (an
+    /// ordinary hook failure's message stays in the logs); capped at
+    /// [`MAX_REASON_BYTES`](crate::approvals::MAX_REASON_BYTES).
+    pub blocked: Option<String>,
     /// The tokens the run's model steps used, summed; `None` when no step reported usage.
     pub usage: Option<Usage>,
     /// Why the last model step's reply ended. [`FinishReason::Length`] means the reply was cut
@@ -42,7 +48,16 @@ impl RunOutcome {
     /// assert_eq!(done.to_string(), "the run completed after 1 model step");
     /// ```
     pub fn new(status: ThreadStatus, steps: u32) -> Self {
-        RunOutcome { status, steps, reply: None, handed_off_to: None, error: None, usage: None, finish_reason: None }
+        RunOutcome {
+            status,
+            steps,
+            reply: None,
+            handed_off_to: None,
+            error: None,
+            blocked: None,
+            usage: None,
+            finish_reason: None,
+        }
     }
 
     /// A run that has started and not ended yet.

@@ -24,7 +24,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, Weak};
 
-use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
+use hooks_core::{HookToolCall, Role, ThreadState};
 use tokio::sync::oneshot;
 
 use super::messages;
@@ -34,8 +34,6 @@ use super::{InputId, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, re
 use crate::dispatch::FailureRule;
 use crate::runtime::inner::RuntimeInner;
 use crate::store::{FailReason, ThreadStatus};
-
-use super::tool_calls::INTERRUPTED_TOOL_CALL;
 
 /// What recovery does with a turn that its process's death interrupted (O8); set with
 /// [`RuntimeBuilder::recovery_policy`](crate::RuntimeBuilder::recovery_policy).
@@ -408,7 +406,7 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
         .collect();
     let pipeline = Pipeline::at_rest(shared);
     for call in &open {
-        let message = super::tool_calls::tool_message(call, &HookToolResult::error(INTERRUPTED_TOOL_CALL));
+        let message = super::tool_calls::interrupted_message(shared, call);
         messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await.map_err(|error| match error {
             messages::CreateError::Store(error) => RuntimeError::Store(error),
             other => RuntimeError::Store(crate::store::StoreError::other(other.into_hook_error().message())),

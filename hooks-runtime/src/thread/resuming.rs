@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
 
-use super::parking::{execution_of, kept, kept_interrupted, unkept};
+use super::parking::{execution_of, kept, unkept};
 use super::pipeline::Pipeline;
-use super::tool_calls::{self, INTERRUPTED_TOOL_CALL};
+use super::tool_calls::{self, CallEnd, INTERRUPTED_TOOL_CALL};
 use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
 use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
@@ -91,19 +91,19 @@ async fn carry_out_parked(
     shared: &ThreadShared,
     state: &ThreadState,
     parked: &[ParkedToolCall],
-) -> Result<Vec<(HookToolCall, HookToolResult, bool)>, RuntimeError> {
+) -> Result<Vec<(HookToolCall, HookToolResult, CallEnd)>, RuntimeError> {
     let store = &shared.runtime.store;
     let pipeline = Pipeline::for_state(shared, state);
     let mut results = Vec::with_capacity(parked.len());
     for row in parked {
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
-        let (result, denied) = match row.state {
+        let (result, end) = match row.state {
             ApprovalState::Done => match row.result.as_ref().and_then(unkept) {
                 Some(kept) => {
                     results.push((call, kept.0, kept.1));
                     continue;
                 }
-                None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), false),
+                None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
             },
             ApprovalState::Approved => {
                 let running = ToolCallChange::to(ApprovalState::Running);
@@ -118,20 +118,19 @@ async fn carry_out_parked(
                 let context = tool_calls::approval_context(&row.reasons);
                 let arguments = Ok(row.arguments.clone());
                 let result = tool_calls::execute(&pipeline, state, &call, execution, arguments, context).await;
-                (result, false)
+                (result, CallEnd::Ran)
             }
             ApprovalState::Denied => {
                 let reason = row.decision_reason.as_deref().unwrap_or("a person denied it");
-                (tool_calls::denial_result(None, reason), true)
+                (tool_calls::denial_result(None, reason), CallEnd::Denied)
             }
-            ApprovalState::Running => (HookToolResult::error(INTERRUPTED_TOOL_CALL), false),
-            _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), true),
+            ApprovalState::Running => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
+            _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), CallEnd::Denied),
         };
-        let result = tool_calls::complete_call(&pipeline, state, &call, result, denied).await;
-        let kept = if row.state == ApprovalState::Running { kept_interrupted(&result) } else { kept(&result, denied) };
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept);
+        let result = tool_calls::complete_call(&pipeline, state, &call, result, end).await;
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, end));
         store.advance_tool_call(&shared.id, &row.id, row.state_after_start(), &change).await?;
-        results.push((call, result, denied));
+        results.push((call, result, end));
     }
     Ok(results)
 }
@@ -151,7 +150,7 @@ impl ParkedToolCall {
 async fn store_in_order(
     shared: &ThreadShared,
     state: &ThreadState,
-    results: &[(HookToolCall, HookToolResult, bool)],
+    results: &[(HookToolCall, HookToolResult, CallEnd)],
 ) -> Result<(), RuntimeError> {
     let history = shared.runtime.store.messages(&shared.id).await?;
     let stored: HashSet<&str> = history
@@ -160,8 +159,8 @@ async fn store_in_order(
         .filter_map(|message| message.tool_call_id.as_deref())
         .collect();
     let pipeline = Pipeline::for_state(shared, state);
-    for (call, result, denied) in results.iter().filter(|(call, ..)| !stored.contains(call.id.as_str())) {
-        tool_calls::store_result(&pipeline, state, call, result, *denied).await;
+    for (call, result, end) in results.iter().filter(|(call, ..)| !stored.contains(call.id.as_str())) {
+        tool_calls::store_result(&pipeline, state, call, result, *end).await;
     }
     Ok(())
 }
@@ -189,8 +188,8 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
     for row in parked.iter().filter(|row| row.state == ApprovalState::Running) {
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
-        let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, false).await;
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept_interrupted(&result));
+        let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, CallEnd::Interrupted).await;
+        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, CallEnd::Interrupted));
         store.advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change).await?;
     }
     let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use hooks_core::{
     AbortSignal, Attachment, HookKind, HookToolCall, HookToolResult, MessageRecord, Role, ThreadState, ToolCallRecord,
+    ToolDecision,
 };
 use serde_json::{Value, json};
 
@@ -15,8 +16,10 @@ use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use super::settings_hooks;
+use crate::approvals::ApprovalReason;
 use crate::dispatch::{self, FailureRule, panics};
 use crate::events::ThreadEvent;
+use crate::governing::caps::cap_hook_reason;
 use crate::governing::gate::Verdict;
 use crate::json_progress::ProgressScanner;
 use crate::model::{FinishReason, ModelError, ModelEvent, ModelStream, Usage};
@@ -154,11 +157,13 @@ pub(crate) enum Execution {
     Subagent(&'static str),
 }
 
-/// What the checks before a tool decided about one call: `authorize_tools`, then the gate (G2).
+/// What the checks before a tool decided about one call: the schema (G9), `authorize_tools`,
+/// then the gate (G2).
 pub(crate) enum Admission {
-    /// `authorize_tools` refused it (Y5): this error result, no listener, no gate.
+    /// Its arguments fail the tool's schema (G9), or the run was aborted: this error result, no
+    /// decider, no listener, no tool.
     Refused(HookToolResult),
-    /// The gate denied it (G3).
+    /// `authorize_tools` (Y5, by the name [`AUTHORIZER`]) or the gate (G3) denied it.
     Denied {
         /// The deciding hook or guard.
         hook: String,
@@ -175,28 +180,43 @@ pub(crate) enum Admission {
     /// It waits for a person (A1).
     Ask {
         /// Who asked and why.
-        reasons: Vec<crate::approvals::ApprovalReason>,
+        reasons: Vec<ApprovalReason>,
         /// The arguments as the hooks left them.
         arguments: Value,
     },
 }
 
-/// `authorize_tools` and the gate for one call whose arguments have fully streamed.
+/// The schema check of the model's arguments (G9), `authorize_tools` and the gate for one call
+/// whose arguments have fully streamed.
 pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> Admission {
     let runtime = &pipeline.shared.runtime;
+    let arguments = crate::governing::gate::parse_arguments(&call.function.arguments);
+    // G9: arguments the tool's schema refuses reach no decider and no tool; the model reads
+    // where they are wrong (never their values) and may call again in its next step.
+    if let Ok(parsed) = &arguments
+        && let Err(violation) = runtime.schemas.check(runtime.tools.get(&call.function.name), parsed)
+    {
+        return Admission::Refused(HookToolResult::error(format!(
+            "the tool call {} was not run: {violation}; call it again with arguments that satisfy it",
+            call.function.name
+        )));
+    }
+    // G11: the authorizer answers in the type every decider answers with; its ask joins the
+    // others' (G4).
+    let mut authorizer_asked = None;
     if let Some(authorize) = &runtime.authorizer {
         // E9: an authorizer that panics has not authorized the call.
-        let authorized = panics::catch(|| authorize(state, call));
-        let authorized = authorized.unwrap_or_else(|_| {
+        let decision = panics::catch(|| authorize(state, call)).unwrap_or_else(|_| {
             listener_panicked(pipeline, "the tool authorizer (`authorize_tools`)");
-            false
+            ToolDecision::deny(format!("the authorizer panicked, so the call {} is not authorized", call.function.name))
         });
-        if !authorized {
-            // Y5: a denied call never reaches the tool or the listener.
-            return Admission::Refused(HookToolResult::error(format!(
-                "the tool call {} was not authorized",
-                call.function.name
-            )));
+        match decision {
+            // Y5: a denied call never reaches the gate, the tool or the listener.
+            ToolDecision::Deny { reason } => {
+                return Admission::Denied { hook: AUTHORIZER.to_owned(), reason: cap_hook_reason(AUTHORIZER, reason) };
+            }
+            ToolDecision::Ask { reason } => authorizer_asked = Some(ApprovalReason::new(Some(AUTHORIZER), reason)),
+            _ => {}
         }
     }
     // PreToolUse of a settings file: may deny the call (the gate is not asked), ask, or rewrite
@@ -204,22 +224,37 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     let settings =
         match settings_hooks::unless_aborted(state, settings_hooks::govern_tool_call(pipeline, state, call)).await {
             Some(Ok(governed)) => governed,
-            Some(Err(denial)) => return Admission::Denied { hook: denial.hook, reason: denial.reason },
+            Some(Err(denial)) => {
+                let reason = cap_hook_reason(&denial.hook, denial.reason);
+                return Admission::Denied { hook: denial.hook, reason };
+            }
             None => return Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
         };
     let settings_hooks::Governed { rewritten, context, asked } = settings;
+    let arguments = match &rewritten {
+        // A settings hook's rewrite was checked against the schema where it was made (G5).
+        Some(rewritten) => crate::governing::gate::parse_arguments(&rewritten.function.arguments),
+        None => arguments,
+    };
     let call = rewritten.as_ref().unwrap_or(call);
     let chain = pipeline.chain(HookKind::BeforeToolCall);
-    let governed = crate::governing::gate::govern(runtime, chain, state, call).await;
+    let governed = crate::governing::gate::govern(runtime, chain, state, call, arguments).await;
     // G4 across both: a gate deny wins; any ask, from either, makes one approval.
-    let mut reasons = asked;
+    let mut reasons: Vec<ApprovalReason> = authorizer_asked.into_iter().chain(asked).collect();
     match (governed.verdict, governed.arguments) {
-        (Verdict::Deny { hook, reason }, _) => Admission::Denied { hook, reason },
+        (Verdict::Deny { hook, reason }, _) => {
+            let reason = cap_hook_reason(&hook, reason);
+            Admission::Denied { hook, reason }
+        }
         // Only parsed arguments are governed.
         (_, Err(error)) => Admission::Run { arguments: Err(error), context },
         (verdict, Ok(arguments)) => {
             if let Verdict::Ask(more) = verdict {
                 reasons.extend(more);
+            }
+            for reason in &mut reasons {
+                let hook = reason.hook.as_deref().unwrap_or("the tool");
+                reason.reason = cap_hook_reason(hook, std::mem::take(&mut reason.reason));
             }
             match reasons.first_mut() {
                 None => Admission::Run { arguments: Ok(arguments), context },
@@ -233,9 +268,51 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     }
 }
 
+/// The name a decision of `authorize_tools` is recorded under, as a hook's id would be.
+pub(crate) const AUTHORIZER: &str = "authorize_tools";
+
 /// The context for the model that a parked call carries (on its first reason, see `admit`).
 pub(crate) fn approval_context(reasons: &[crate::approvals::ApprovalReason]) -> Option<&str> {
     reasons.first().and_then(|reason| reason.context.as_deref())
+}
+
+/// How a call ended, apart from its result's status: the stored result, the kept result of a
+/// parked call and `tool_call_done` say which (G3, G12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallEnd {
+    /// It ran (or failed to, or was refused before any decider): its result is the tool's.
+    Ran,
+    /// A decider denied it (G3).
+    Denied,
+    /// Its process died while it ran, or before its result was kept (G12).
+    Interrupted,
+}
+
+impl CallEnd {
+    pub(crate) fn denied(self) -> bool {
+        self == CallEnd::Denied
+    }
+
+    pub(crate) fn interrupted(self) -> bool {
+        self == CallEnd::Interrupted
+    }
+}
+
+/// A call that its process's death interrupted, found by recovery (G12): `tool_call_done`
+/// marked `interrupted`, and the stored form of its result, an error marked
+/// `tool_interrupted`, so a reader tells it from a failure without reading its text.
+pub(crate) fn interrupted_message(shared: &super::ThreadShared, call: &HookToolCall) -> MessageRecord {
+    let result = HookToolResult::error(INTERRUPTED_TOOL_CALL);
+    shared.events.emit(ThreadEvent::ToolCallDone {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        status: result.status,
+        denied: false,
+        interrupted: true,
+    });
+    let mut message = tool_message(call, &result);
+    message.extra.insert("tool_interrupted".into(), json!(true));
+    message
 }
 
 /// The error result a denied call is answered with (G3): the model reads who denied it (a
@@ -260,32 +337,32 @@ pub(crate) async fn run_call(
         Admission::Ask { .. } => {
             let result =
                 denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
-            finish_call(pipeline, state, call, result, true).await
+            finish_call(pipeline, state, call, result, CallEnd::Denied).await
         }
         admission => {
-            let (result, denied) = carry_out(pipeline, state, call, execution, admission).await;
-            finish_call(pipeline, state, call, result, denied).await
+            let (result, end) = carry_out(pipeline, state, call, execution, admission).await;
+            finish_call(pipeline, state, call, result, end).await
         }
     }
 }
 
-/// The tool result of an admitted call (not one that asks): refused, denied, or run. The
-/// second value says whether the call was denied.
+/// The tool result of an admitted call (not one that asks): refused, denied, or run, and how
+/// it ended.
 pub(crate) async fn carry_out(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
     execution: Execution,
     admission: Admission,
-) -> (HookToolResult, bool) {
+) -> (HookToolResult, CallEnd) {
     match admission {
-        Admission::Refused(result) => (result, false),
-        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), true),
+        Admission::Refused(result) => (result, CallEnd::Ran),
+        Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), CallEnd::Denied),
         Admission::Run { arguments, context } => {
-            (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, false)
+            (execute(pipeline, state, call, execution, arguments, context.as_deref()).await, CallEnd::Ran)
         }
         Admission::Ask { arguments, reasons } => {
-            (execute(pipeline, state, call, execution, Ok(arguments), approval_context(&reasons)).await, false)
+            (execute(pipeline, state, call, execution, Ok(arguments), approval_context(&reasons)).await, CallEnd::Ran)
         }
     }
 }
@@ -402,10 +479,10 @@ pub(crate) async fn finish_call(
     state: &ThreadState,
     call: &HookToolCall,
     result: HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) -> HookToolResult {
-    let result = complete_call(pipeline, state, call, result, denied).await;
-    store_result(pipeline, state, call, &result, denied).await;
+    let result = complete_call(pipeline, state, call, result, end).await;
+    store_result(pipeline, state, call, &result, end).await;
     result
 }
 
@@ -417,13 +494,14 @@ pub(crate) async fn complete_call(
     state: &ThreadState,
     call: &HookToolCall,
     mut result: HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) -> HookToolResult {
     pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,
-        denied,
+        denied: end.denied(),
+        interrupted: end.interrupted(),
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
@@ -446,11 +524,13 @@ pub(crate) async fn store_result(
     state: &ThreadState,
     call: &HookToolCall,
     result: &HookToolResult,
-    denied: bool,
+    end: CallEnd,
 ) {
     let mut message = tool_message(call, result);
-    if denied {
-        message.extra.insert("tool_denied".into(), json!(true));
+    match end {
+        CallEnd::Denied => _ = message.extra.insert("tool_denied".into(), json!(true)),
+        CallEnd::Interrupted => _ = message.extra.insert("tool_interrupted".into(), json!(true)),
+        CallEnd::Ran => {}
     }
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());

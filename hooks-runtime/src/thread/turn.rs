@@ -2,6 +2,7 @@
 //! side's steps (context assembly, model, tool calls) and, without `stop_on_response`, hands the
 //! turn to the other side until a person's side is reached.
 
+use crate::governing::caps::cap_hook_reason;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -228,6 +229,7 @@ async fn store_incoming(
             PromptCheck::Pass(context) => context,
             PromptCheck::Blocked(reason) => {
                 outcome.error = Some(format!("a UserPromptSubmit hook blocked the message: {reason}"));
+                outcome.blocked = Some(cap_hook_reason("UserPromptSubmit", reason));
                 // As a prevented message (M7): a blocked queued message leaves the queue.
                 if let Some(input) = &input {
                     shared.runtime.store.take_input(&shared.id, input, None).await?;
@@ -247,9 +249,20 @@ async fn store_incoming(
                     let _ = messages::create(&pipeline, state, message, FailureRule::Prevent).await;
                 }
             }
-            Err(CreateError::Prevented(_)) if prevented == Prevented::FailRun => return Ok(0),
+            Err(CreateError::Prevented(error)) => {
+                // A hook that blocks (`HookError::block`) gives its reason to the sender; an
+                // ordinary failure's message is for the logs only.
+                if error.is_block() {
+                    let reason = cap_hook_reason("before_create_message", error.message().to_owned());
+                    outcome.error = Some(format!("a before_create_message hook blocked the message: {reason}"));
+                    outcome.blocked = Some(reason);
+                }
+                if prevented == Prevented::FailRun {
+                    return Ok(0);
+                }
+            }
             // Another run stored it: not this run's message.
-            Err(CreateError::Prevented(_) | CreateError::Taken) => {}
+            Err(CreateError::Taken) => {}
             Err(CreateError::Store(error)) => return Err(RuntimeError::Store(error)),
         }
     }
@@ -388,7 +401,7 @@ async fn stop_hooks(
 }
 
 /// The step's tool calls. A step that hands off runs its calls in order up to the handoff,
-/// ungoverned; any other step is governed as a whole first ([`parking::run_step`]).
+/// ungoverned; any other step is governed call by call ([`parking::run_step`]).
 async fn run_calls(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
@@ -398,17 +411,21 @@ async fn run_calls(
 ) -> Option<TurnEnd> {
     let handoff_in_step = calls.iter().any(|call| handoff_target(pipeline, prompt, &call.function.name).is_some());
     if !handoff_in_step {
-        // A1: every call of the step is governed before any runs; calls that wait park the step.
+        // A1: calls that wait park the step once the others have run.
         return parking::run_step(pipeline, state, calls, failures).await;
     }
-    for call in calls {
+    for (position, call) in calls.iter().enumerate() {
         if let Some(target) = handoff_target(pipeline, prompt, &call.function.name) {
             return Some(handoff(pipeline, state, call, target).await);
         }
         let result =
             tool_calls::run_call(pipeline, state, call, parking::execution_of(pipeline, &call.function.name)).await;
-        if let Some(end) = parking::count_failure(pipeline, state, call, &result, failures).await {
-            return Some(end);
+        if let Some((tool, streak)) = parking::failed_too_often(pipeline, call, &result, failures) {
+            // Every call of the stored assistant message gets a result; the later ones never run.
+            for later in &calls[position + 1..] {
+                parking::not_run(pipeline, state, later, &tool, streak).await;
+            }
+            return Some(parking::stop_notice(pipeline, state, &tool, streak).await);
         }
     }
     None

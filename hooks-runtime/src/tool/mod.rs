@@ -10,7 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use hooks_core::{HookToolCall, HookToolResult, ThreadState};
+use hooks_core::{HookToolCall, HookToolResult, ThreadState, ToolDecision};
 use serde_json::Value;
 
 /// A tool a model may call.
@@ -31,22 +31,54 @@ pub trait Tool: Send + Sync + 'static {
     fn progress_argument(&self) -> Option<&str> {
         None
     }
-    /// Whether a call with these arguments (as the `before_tool_call` hooks left them) waits for
-    /// a person's approval before it runs (A1). The default is `false`.
-    fn requires_approval(&self, arguments: &Value) -> bool {
+    /// The tool's own decision on a call with these arguments (as the `before_tool_call` hooks
+    /// left them), in the decision type every decider answers with (G11): `Allow` (the
+    /// default), `Ask` (the call waits for a person's approval, A1, told the reason) or `Deny`
+    /// (the call never runs; the model reads the reason, as from a hook named for the tool).
+    /// It is asked after the guards and hooks, unless one of them denied the call.
+    ///
+    /// ```
+    /// use hooks_runtime::tool::Tool;
+    /// use hooks_runtime::types::{HookToolResult, ThreadState, ToolDecision};
+    /// use serde_json::{Value, json};
+    ///
+    /// struct Transfer;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl Tool for Transfer {
+    ///     fn name(&self) -> &str { "transfer" }
+    ///     fn description(&self) -> &str { "Moves money." }
+    ///     fn requires_approval(&self, arguments: &Value) -> ToolDecision {
+    ///         match arguments["amount"].as_f64().unwrap_or(0.0) {
+    ///             amount if amount > 10_000.0 => ToolDecision::deny("transfers over 10000 are done at a branch"),
+    ///             amount if amount > 100.0 => ToolDecision::ask("transfers over 100 need a person"),
+    ///             _ => ToolDecision::allow(),
+    ///         }
+    ///     }
+    ///     async fn call(&self, _state: &ThreadState, _arguments: Value) -> HookToolResult {
+    ///         HookToolResult::success("moved")
+    ///     }
+    /// }
+    ///
+    /// assert_eq!(Transfer.requires_approval(&json!({"amount": 5})), ToolDecision::allow());
+    /// assert!(matches!(Transfer.requires_approval(&json!({"amount": 500})), ToolDecision::Ask { .. }));
+    /// ```
+    fn requires_approval(&self, arguments: &Value) -> ToolDecision {
         let _ = arguments;
-        false
+        ToolDecision::Allow
     }
     /// Runs the tool. A failure is an error result, not a panic.
     async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult;
 }
 
-/// Decides whether a tool call may run. A denied call never reaches the tool or the tool-call
-/// listener; it is answered with an error result.
-pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> bool + Send + Sync;
+/// Decides whether a tool call may run, before anything else governs it (G11): `Allow` lets
+/// the gate decide, `Deny` answers the call with a denial carrying the reason (it never reaches
+/// the gate, the tool or the tool-call listener), `Ask` makes it wait for a person, unless the
+/// gate denies it.
+pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> ToolDecision + Send + Sync;
 
-/// Whether a call with these arguments waits for approval (`FnTool::with_approval`).
-type ApprovalCheck = dyn Fn(&Value) -> bool + Send + Sync;
+/// The tool's own decision on a call with these arguments (`FnTool::with_approval`).
+type ApprovalCheck = dyn Fn(&Value) -> ToolDecision + Send + Sync;
 
 type ToolFuture = Pin<Box<dyn Future<Output = HookToolResult> + Send>>;
 
@@ -95,21 +127,27 @@ impl FnTool {
         self
     }
 
-    /// Makes the calls for which `requires` answers `true` wait for a person's approval
-    /// ([`Tool::requires_approval`]).
+    /// The tool's own decision on each call ([`Tool::requires_approval`]): the calls for which
+    /// `decide` answers `Ask` wait for a person's approval, those it answers `Deny` never run.
     ///
     /// ```
     /// use hooks_runtime::tool::{FnTool, Tool};
-    /// use hooks_runtime::types::HookToolResult;
+    /// use hooks_runtime::types::{HookToolResult, ToolDecision};
     /// use serde_json::json;
     ///
     /// let pay = FnTool::new("pay", "Pays an invoice.", |_args| async { HookToolResult::success("paid") })
-    ///     .with_approval(|arguments| arguments["amount"].as_f64().unwrap_or(0.0) > 100.0);
-    /// assert!(pay.requires_approval(&json!({"amount": 250})));
-    /// assert!(!pay.requires_approval(&json!({"amount": 20})));
+    ///     .with_approval(|arguments| {
+    ///         if arguments["amount"].as_f64().unwrap_or(0.0) > 100.0 {
+    ///             ToolDecision::ask("payments over 100 need a person")
+    ///         } else {
+    ///             ToolDecision::allow()
+    ///         }
+    ///     });
+    /// assert!(matches!(pay.requires_approval(&json!({"amount": 250})), ToolDecision::Ask { .. }));
+    /// assert_eq!(pay.requires_approval(&json!({"amount": 20})), ToolDecision::allow());
     /// ```
-    pub fn with_approval(mut self, requires: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
-        self.requires_approval = Some(Arc::new(requires));
+    pub fn with_approval(mut self, decide: impl Fn(&Value) -> ToolDecision + Send + Sync + 'static) -> Self {
+        self.requires_approval = Some(Arc::new(decide));
         self
     }
 
@@ -144,8 +182,8 @@ impl Tool for FnTool {
         self.progress_argument.as_deref()
     }
 
-    fn requires_approval(&self, arguments: &Value) -> bool {
-        self.requires_approval.as_ref().is_some_and(|requires| requires(arguments))
+    fn requires_approval(&self, arguments: &Value) -> ToolDecision {
+        self.requires_approval.as_ref().map_or(ToolDecision::Allow, |decide| decide(arguments))
     }
 
     async fn call(&self, _state: &ThreadState, arguments: Value) -> HookToolResult {

@@ -128,6 +128,15 @@ impl io::Write for LogBuffer {
 /// default that is interested in everything (a bare registry, which writes nothing) is installed
 /// once, and the interest cache is rebuilt once the capturing subscriber is in place.
 pub(crate) fn capture_logs() -> (LogBuffer, tracing::subscriber::DefaultGuard) {
+    capture(tracing_subscriber::fmt::format::FmtSpan::NONE)
+}
+
+/// [`capture_logs`], with a line for each span as it closes, its fields as last recorded.
+pub(crate) fn capture_logs_with_spans() -> (LogBuffer, tracing::subscriber::DefaultGuard) {
+    capture(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+}
+
+fn capture(spans: tracing_subscriber::fmt::format::FmtSpan) -> (LogBuffer, tracing::subscriber::DefaultGuard) {
     static GLOBAL: Once = Once::new();
     GLOBAL.call_once(|| {
         let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
@@ -138,6 +147,7 @@ pub(crate) fn capture_logs() -> (LogBuffer, tracing::subscriber::DefaultGuard) {
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .with_max_level(tracing::Level::TRACE)
+        .with_span_events(spans)
         .finish();
     let guard = tracing::subscriber::set_default(subscriber);
     tracing::callsite::rebuild_interest_cache();
