@@ -19,6 +19,10 @@
 //! tool declares none (`{"type": "object"}`, also checked)
 //! (`cargo bench -p hooks-runtime --bench turn -- schema`).
 //!
+//! A fifth group times `runtime.open_thread(id)` of a thread with a live handle (one live state
+//! per thread: a look-up in the runtime's map, no store read) against `thread.clone()`, the
+//! `Arc` clone it amounts to (`cargo bench -p hooks-runtime --bench turn -- open`).
+//!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
 //! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
 //! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
@@ -515,8 +519,46 @@ fn schema_turns(tokio: &tokio::runtime::Runtime) {
     );
 }
 
+/// Times `n` handles of one live thread: by `open_thread` or by a clone of a handle.
+fn run_open(tokio: &tokio::runtime::Runtime, by_open: bool, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let runtime = build_runtime(&ScriptedModel::default());
+        let thread = runtime.create_thread(CASES[0].agent, ThreadOptions::default()).await.unwrap();
+        let id = thread.id().to_owned();
+        let started = Instant::now();
+        for _ in 0..n {
+            if by_open {
+                black_box(runtime.open_thread(black_box(&id)).await.unwrap());
+            } else {
+                black_box(black_box(&thread).clone());
+            }
+        }
+        started.elapsed()
+    })
+}
+
+fn open_handles(tokio: &tokio::runtime::Runtime) {
+    println!("\nA handle of a live thread: runtime.open_thread(id) against thread.clone()");
+    let variants = vec![
+        harness::Variant::new("thread.clone()", move |n| run_open(tokio, false, n)),
+        harness::Variant::new("runtime.open_thread(id)", move |n| run_open(tokio, true, n)),
+    ];
+    let group = harness::measure("a handle of a live thread", variants);
+    println!("\n| handle | ns each | x clone |");
+    println!("|---|---:|---:|");
+    for label in ["thread.clone()", "runtime.open_thread(id)"] {
+        println!("| {label} | {:.0} | {:.2}x |", group.ns(label), group.ratio(label, "thread.clone()"));
+    }
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    if std::env::args().any(|arg| arg == "open") {
+        harness::set_defaults(10, 41);
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        open_handles(&tokio);
         return;
     }
     if std::env::args().any(|arg| arg == "schema") {
@@ -579,5 +621,6 @@ fn main() {
     durable_turns(tokio);
     governed_turns(tokio);
     schema_turns(tokio);
+    open_handles(tokio);
     println!("\nThe machine is shared and noisy: compare ratios, not times.");
 }

@@ -215,6 +215,7 @@ impl SqliteStore {
         let thread_id = thread_id.to_owned();
         let input_id = input_id.to_owned();
         let message = message.cloned();
+        let owner = self.owner.clone();
         self.run(operation, move |connection| {
             let op = Op::message(operation, &thread_id, &input_id);
             // One transaction for both: the input leaves the inbox exactly when its message is in.
@@ -234,6 +235,9 @@ impl SqliteStore {
                 tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
                     .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
                     .map_err(op.sql())?;
+                if let Some(owner) = &owner {
+                    owner_row(&op, &tx, owner, &thread_id, true)?;
+                }
             }
             tx.commit().map_err(op.sql())?;
             Ok(true)
@@ -278,7 +282,8 @@ impl SqliteStore {
         .await
     }
 
-    /// Gives `thread_id` back: the owner row goes, if it is still this owner's.
+    /// Gives `thread_id` back: the owner row goes, if it is still this owner's (a run that set
+    /// its final status took it with that write already, so this commits no change).
     async fn release_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) {
         let (owner, thread_id) = (owner.clone(), thread_id.to_owned());
         let released = self
@@ -399,6 +404,34 @@ impl Op<'_> {
     fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |e| self.error(sql_kind(&e), format_args!("SQLite: {e}")).with_source(e)
     }
+}
+
+/// A status write's owner row, in its transaction. A run that a hold of this store holds owns
+/// the thread while its status is `running` (`running`: the row is this owner's, written again
+/// when a write between took it), and gives it up with the status that ends it (the row goes,
+/// so the hold's release writes nothing). A status written without a hold of this store
+/// changes no row.
+fn owner_row(
+    op: &Op<'_>,
+    tx: &Transaction<'_>,
+    owner: &ProcessOwner,
+    thread_id: &str,
+    running: bool,
+) -> Result<(), StoreError> {
+    if !owner.holds(thread_id) {
+        return Ok(());
+    }
+    let written = if running {
+        tx.prepare_cached(
+            "INSERT INTO thread_owners (thread_id, owner, since) VALUES (?1, ?2, ?3)
+             ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner WHERE owner <> excluded.owner",
+        )
+        .and_then(|mut statement| statement.execute(params![thread_id, owner.id(), crate::ids::now_ms()]))
+    } else {
+        tx.prepare_cached("DELETE FROM thread_owners WHERE thread_id = ?1 AND owner = ?2")
+            .and_then(|mut statement| statement.execute([thread_id, owner.id()]))
+    };
+    written.map(|_| ()).map_err(op.sql())
 }
 
 /// Fails with "no thread" unless the thread `op` names exists.
@@ -620,18 +653,28 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    /// Sets the status, and this store's owner row of the thread in the same transaction (see
+    /// [`owner_row`]): a run's end costs one commit.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
+        let running = *status == ThreadStatus::Running;
+        let owner = self.owner.clone();
         let status = status.clone();
         self.run("set_status", move |connection| {
             let op = Op::thread("set_status", &thread_id);
             let (status, reason) = rows::status_columns(&status);
-            // One statement: its own transaction.
-            let changed = connection
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+            let changed = tx
                 .prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
                 .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
                 .map_err(op.sql())?;
-            if changed == 0 { Err(op.error(StoreErrorKind::NotFound, "no such thread")) } else { Ok(()) }
+            if changed == 0 {
+                return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
+            }
+            if let Some(owner) = &owner {
+                owner_row(&op, &tx, owner, &thread_id, running)?;
+            }
+            tx.commit().map_err(op.sql())
         })
         .await
     }

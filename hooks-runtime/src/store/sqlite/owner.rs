@@ -91,6 +91,13 @@ impl ProcessOwner {
     }
 }
 
+impl ProcessOwner {
+    /// Whether a run of this store holds `thread_id` now.
+    pub(super) fn holds(&self, thread_id: &str) -> bool {
+        self.holding.lock().unwrap_or_else(PoisonError::into_inner).contains(thread_id)
+    }
+}
+
 impl Drop for ProcessOwner {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.folder.join(format!("{}.lock", self.id)));
