@@ -17,6 +17,7 @@
 
 mod records;
 
+pub(crate) use self::records::RESUME_GRACE;
 pub use self::records::{
     ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
 };

@@ -5,6 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// How long after a parked step's last decision recovery leaves the turn to the decider, which
+/// resumes it at once; a decider that died in between leaves it to recovery after this (O6).
+pub(crate) const RESUME_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Who asked for an approval and why: a `before_tool_call` hook or guard by its id, a settings
 /// file's `PreToolUse` hook by `settings:` and its place in the file
 /// (`settings:hooks.PreToolUse[0].hooks[0]`), or the tool itself (`Tool::requires_approval`,

@@ -281,7 +281,8 @@ impl MessageStore for InMemoryStore {
     /// call left to decide: a runtime rebuilt over a store that outlived the previous one (a
     /// clone of its `Arc`) recovers them.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        let decided_before = crate::ids::now_ms() - i64::try_from(super::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+        let decided_before =
+            crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         let mut unsettled: Vec<String> = threads
             .values()

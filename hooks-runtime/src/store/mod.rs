@@ -40,8 +40,4 @@ pub use thread_record::ThreadRecord;
 pub use user_values::{UserChange, UserChangeKind, UserValue};
 
 pub use crate::events::ThreadStatus;
-
-/// How long after a parked step's last decision recovery leaves the turn to the decider, which
-/// resumes it at once; a decider that died in between leaves it to recovery after this (O6).
-pub(crate) const RESUME_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 pub use crate::reasons::{FailReason, StopReason};

@@ -33,28 +33,8 @@ use super::resuming::ParkedStep;
 use super::{InputId, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, reentry, run_permit};
 use crate::dispatch::FailureRule;
 use crate::runtime::inner::RuntimeInner;
+pub use crate::runtime::recovery_state::RecoveryPolicy;
 use crate::store::{FailReason, ThreadStatus};
-
-/// What recovery does with a turn that its process's death interrupted (O8); set with
-/// [`RuntimeBuilder::recovery_policy`](crate::RuntimeBuilder::recovery_policy).
-///
-/// ```
-/// use hooks_runtime::RecoveryPolicy;
-///
-/// assert_eq!(RecoveryPolicy::default(), RecoveryPolicy::Resume);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum RecoveryPolicy {
-    /// The turn goes on where it stopped: calls that were running keep their "interrupted"
-    /// results and never run again, the model is asked again, and the person gets a reply
-    /// without sending again.
-    #[default]
-    Resume,
-    /// The turn stops: the thread becomes `failed (owner_lost)` with its history made
-    /// provider-valid, and waits for the next message.
-    Settle,
-}
 
 /// What a recovery did.
 ///

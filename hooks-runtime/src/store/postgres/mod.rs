@@ -663,7 +663,7 @@ impl MessageStore for PostgresStore {
             )
             .await
             .map_err(fail)?;
-        let decided_before = crate::ids::now_ms() - lease::millis(crate::store::RESUME_GRACE);
+        let decided_before = crate::ids::now_ms() - lease::millis(crate::approvals::RESUME_GRACE);
         let rows = client
             .query(&statement, &[&lease::millis(self.inner.run_lease_ttl), &decided_before])
             .await

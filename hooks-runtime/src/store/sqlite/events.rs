@@ -15,7 +15,6 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{mpsc, watch};
 
-use super::SqliteStore;
 use crate::store::rows::Op;
 use crate::store::{EventSubscription, StoreError, StoreErrorKind, StoredEvent};
 
@@ -39,7 +38,7 @@ impl EventHub {
     }
 
     /// Wakes the followers: the file may hold new events.
-    fn wake(&self) {
+    pub(super) fn wake(&self) {
         self.changed.send_modify(|version| *version = version.wrapping_add(1));
     }
 
@@ -70,108 +69,101 @@ impl EventHub {
     }
 }
 
-impl SqliteStore {
-    /// Appends `events` to the thread's events, in order, in one transaction.
-    pub(super) async fn append_events(
-        &self,
-        thread_id: &str,
-        events: &[crate::events::ThreadEvent],
-    ) -> Result<(), StoreError> {
-        let Some(hub) = self.events.clone() else { return Ok(()) };
-        let op = Op::thread("publish_event", thread_id);
-        let encoded = events
-            .iter()
-            .map(|event| serde_json::to_string(event).map_err(|e| op.error(StoreErrorKind::Other, e)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let thread_id = thread_id.to_owned();
-        self.run("publish_event", move |connection| {
-            let op = Op::thread("publish_event", &thread_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            let last: i64 = tx
-                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM thread_events WHERE thread_id = ?1")
-                .and_then(|mut statement| statement.query_row([&thread_id], |row| row.get(0)))
-                .map_err(op.sql())?;
-            for (seq, event) in (last + 1..).zip(&encoded) {
-                tx.prepare_cached("INSERT INTO thread_events (thread_id, seq, event) VALUES (?1, ?2, ?3)")
-                    .and_then(|mut statement| statement.execute(params![thread_id, seq, event]))
-                    .map_err(op.sql())?;
-            }
-            tx.commit().map_err(op.sql())
-        })
-        .await?;
-        hub.wake();
-        Ok(())
+/// Appends `events` (as JSON text) to the thread's events, in order, in one transaction.
+pub(super) fn append(connection: &mut Connection, thread_id: &str, events: &[String]) -> Result<(), StoreError> {
+    let op = Op::thread("publish_event", thread_id);
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| sql(&op, e))?;
+    let last: i64 = tx
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM thread_events WHERE thread_id = ?1")
+        .and_then(|mut statement| statement.query_row([thread_id], |row| row.get(0)))
+        .map_err(|e| sql(&op, e))?;
+    for (seq, event) in (last + 1..).zip(events) {
+        tx.prepare_cached("INSERT INTO thread_events (thread_id, seq, event) VALUES (?1, ?2, ?3)")
+            .and_then(|mut statement| statement.execute(params![thread_id, seq, event]))
+            .map_err(|e| sql(&op, e))?;
     }
+    tx.commit().map_err(|e| sql(&op, e))
+}
 
-    /// The thread's events after `after`, in `seq` order.
-    pub(super) async fn events_after(&self, thread_id: &str, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("subscribe_events", move |connection| {
-            let op = Op::thread("subscribe_events", &thread_id);
-            let mut statement = connection
-                .prepare_cached("SELECT seq, event FROM thread_events WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq")
-                .map_err(op.sql())?;
-            let after = i64::try_from(after).unwrap_or(i64::MAX);
-            let rows = statement
-                .query_map(params![thread_id, after], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
-                .map_err(op.sql())?;
-            let mut events = Vec::new();
-            for row in rows {
-                let (seq, event) = row.map_err(op.sql())?;
-                let event = crate::store::rows::decode(&op, format_args!("event {seq}"), &event)?;
-                events.push(StoredEvent::new(thread_id.clone(), u64::try_from(seq).unwrap_or(0), event));
-            }
-            Ok(events)
-        })
+/// The thread's events after `after`, in `seq` order.
+pub(super) fn read_after(connection: &Connection, thread_id: &str, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
+    let op = Op::thread("subscribe_events", thread_id);
+    let mut statement = connection
+        .prepare_cached("SELECT seq, event FROM thread_events WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq")
+        .map_err(|e| sql(&op, e))?;
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let rows = statement
+        .query_map(params![thread_id, after], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+        .map_err(|e| sql(&op, e))?;
+    let mut events = Vec::new();
+    for row in rows {
+        let (seq, event) = row.map_err(|e| sql(&op, e))?;
+        let event = crate::store::rows::decode(&op, format_args!("event {seq}"), &event)?;
+        events.push(StoredEvent::new(thread_id, u64::try_from(seq).unwrap_or(0), event));
+    }
+    Ok(events)
+}
+
+/// The `seq` of the thread's last event, 0 before the first.
+pub(super) fn last_seq(connection: &Connection, thread_id: &str) -> Result<u64, StoreError> {
+    let op = Op::thread("latest_event_seq", thread_id);
+    let seq: Option<i64> = connection
+        .prepare_cached("SELECT MAX(seq) FROM thread_events WHERE thread_id = ?1")
+        .and_then(|mut statement| statement.query_row([thread_id], |row| row.get(0)).optional())
+        .map_err(|e| sql(&op, e))?
+        .flatten();
+    Ok(seq.and_then(|seq| u64::try_from(seq).ok()).unwrap_or(0))
+}
+
+fn sql(op: &Op<'_>, error: rusqlite::Error) -> StoreError {
+    op.error(StoreErrorKind::Other, format_args!("SQLite: {error}")).with_source(error)
+}
+
+/// Runs `read` on the connection in tokio's blocking pool.
+async fn read_blocking<T: Send + 'static>(
+    connection: &Arc<Mutex<Connection>>,
+    read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let connection = connection.clone();
+    tokio::task::spawn_blocking(move || read(&connection.lock().unwrap_or_else(PoisonError::into_inner)))
         .await
-    }
+        .map_err(|_| StoreError::other("subscribe_events: the blocking read stopped"))?
+}
 
-    /// The `seq` of the thread's last event, 0 before the first.
-    pub(super) async fn last_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("latest_event_seq", move |connection| {
-            let op = Op::thread("latest_event_seq", &thread_id);
-            let seq: Option<i64> = connection
-                .prepare_cached("SELECT MAX(seq) FROM thread_events WHERE thread_id = ?1")
-                .and_then(|mut statement| statement.query_row([&thread_id], |row| row.get(0)).optional())
-                .map_err(op.sql())?
-                .flatten();
-            Ok(seq.and_then(|seq| u64::try_from(seq).ok()).unwrap_or(0))
-        })
-        .await
-    }
-
-    /// Follows the thread's events from the first one appended after this call.
-    pub(super) async fn follow_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
-        let Some(hub) = self.events.clone() else { return Ok(None) };
-        let mut changed = hub.changed.subscribe();
-        hub.watch(Arc::downgrade(&self.connection));
-        let mut last = self.last_event_seq(thread_id).await?;
-        let (events, receiver) = mpsc::channel(FOLLOWER_BUFFER);
-        let (store, thread_id) = (self.clone(), thread_id.to_owned());
-        let task = tokio::spawn(async move {
-            loop {
-                match store.events_after(&thread_id, last).await {
-                    Ok(read) => {
-                        for event in read {
-                            last = event.seq;
-                            if events.send(Ok(event)).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    // Reported, then read again at the next change: nothing is skipped.
-                    Err(error) => {
-                        if events.send(Err(error)).await.is_err() {
+/// Follows the thread's events after `start`, reading on whenever `hub` says the file changed.
+pub(super) fn follow(
+    connection: Arc<Mutex<Connection>>,
+    hub: &Arc<EventHub>,
+    thread_id: String,
+    start: u64,
+) -> EventSubscription {
+    let mut changed = hub.changed.subscribe();
+    hub.watch(Arc::downgrade(&connection));
+    let (events, receiver) = mpsc::channel(FOLLOWER_BUFFER);
+    let task = tokio::spawn(async move {
+        let mut last = start;
+        loop {
+            let id = thread_id.clone();
+            match read_blocking(&connection, move |connection| read_after(connection, &id, last)).await {
+                Ok(read) => {
+                    for event in read {
+                        last = event.seq;
+                        if events.send(Ok(event)).await.is_err() {
                             return;
                         }
                     }
                 }
-                if changed.changed().await.is_err() {
-                    return;
+                // Reported, then read again at the next change: nothing is skipped.
+                Err(error) => {
+                    if events.send(Err(error)).await.is_err() {
+                        return;
+                    }
                 }
             }
-        });
-        Ok(Some(EventSubscription::new(receiver, task)))
-    }
+            if changed.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    EventSubscription::new(receiver, task)
 }

@@ -245,6 +245,20 @@ impl SqliteStore {
         .await
     }
 
+    /// Appends `events` to the file's event log, then wakes this store's followers.
+    async fn append_events(&self, thread_id: &str, batch: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
+        let Some(hub) = self.events.clone() else { return Ok(()) };
+        let op = Op::thread("publish_event", thread_id);
+        let encoded = batch
+            .iter()
+            .map(|event| serde_json::to_string(event).map_err(|e| op.error(StoreErrorKind::Other, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let thread_id = thread_id.to_owned();
+        self.run("publish_event", move |connection| events::append(connection, &thread_id, &encoded)).await?;
+        hub.wake();
+        Ok(())
+    }
+
     /// One try to hold `thread_id` as `owner`: `Some(took_over_a_dead_run)` once held, `None`
     /// while a live owner holds it.
     async fn try_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) -> Result<Option<bool>, StoreError> {
@@ -994,7 +1008,7 @@ impl MessageStore for SqliteStore {
             };
             let mut statement = connection.prepare(UNSETTLED).map_err(fail)?;
             let decided_before =
-                crate::ids::now_ms() - i64::try_from(super::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+                crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
             let rows = statement
                 .query_map([decided_before], |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)? == 1))
@@ -1036,11 +1050,17 @@ impl MessageStore for SqliteStore {
     /// Follows the thread's events on the file, every process's: another process's reach the
     /// follower within about 100 ms of their commit, this store's at once.
     async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
-        self.follow_events(thread_id).await
+        let Some(hub) = &self.events else { return Ok(None) };
+        let start = self.latest_event_seq(thread_id).await?;
+        Ok(Some(events::follow(self.connection.clone(), hub, thread_id.to_owned(), start)))
     }
 
     async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
-        self.last_event_seq(thread_id).await
+        if self.events.is_none() {
+            return Ok(0);
+        }
+        let thread_id = thread_id.to_owned();
+        self.run("latest_event_seq", move |connection| events::last_seq(connection, &thread_id)).await
     }
 
     /// Every few seconds on a file, which several processes may share: a thread whose owner
