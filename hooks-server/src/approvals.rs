@@ -7,7 +7,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, MAX_REASON_BYTES, ParkedToolCall};
-use hooks_runtime::types::Role;
 use serde_json::{Value, json};
 
 use crate::auth::User;
@@ -79,19 +78,9 @@ pub(crate) async fn decide(
         if let ApprovalError::EditDenied { .. } = &error {
             edit_denied = Some(decision_error(&entry, &error));
         } else {
-            return Err(match error {
-                // Once its step is finished a call is no longer parked: a second decision that
-                // comes after the resumed run is refused as one that comes during it.
-                ApprovalError::UnknownCall { .. } if has_result(&entry, &call_id).await => ApiError::new(
-                    StatusCode::CONFLICT,
-                    "already_decided",
-                    format!(
-                        "the tool call `{}` was already decided and its result is stored; a call is decided once",
-                        printable(&call_id)
-                    ),
-                ),
-                error => decision_error(&entry, &error),
-            });
+            // A call of a finished step is `AlreadyDecided` from the runtime's ledger, as one
+            // decided during the step is.
+            return Err(decision_error(&entry, &error));
         }
     }
     // A failed read resumes all the same: with calls still waiting, the run does nothing.
@@ -149,11 +138,6 @@ fn parse_choice(body: Value) -> Result<ApprovalChoice, ApiError> {
 }
 
 /// Whether the thread's history holds a result of tool call `call_id`.
-async fn has_result(entry: &ThreadEntry, call_id: &str) -> bool {
-    let Ok(history) = entry.thread.messages().await else { return false };
-    history.iter().any(|message| message.role == Role::Tool && message.tool_call_id.as_deref() == Some(call_id))
-}
-
 fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
     match error {
         ApprovalError::UnknownCall { call, .. } => ApiError::new(
