@@ -156,6 +156,28 @@ async fn o2_a_handoff_survives_a_restart_on_postgres() {
     a_handoff_survives_a_restart(connect().await, connect().await).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o2_a_live_handle_follows_a_handoff_and_a_value_made_in_another_process() {
+    let dir = scratch("o2-live");
+    let db = dir.join("threads.db");
+    let model = ScriptedModel::new([ScriptedResponse::text("Billing here.")]);
+    let here = runtime(open_sqlite(&db), model.clone(), dir.join("runs"));
+    let live = here.create_thread("front_agent", ThreadOptions::default()).await.unwrap();
+
+    let elsewhere = runtime(open_sqlite(&db), ScriptedModel::new([hands_off()]), dir.join("runs"));
+    let other = elsewhere.open_thread(live.id()).await.unwrap();
+    other.send("I was charged twice").await.unwrap();
+    other.set_value("ticket", json!(7)).await.unwrap();
+
+    // The next run here reads the thread back: the new agent answers, with the new value.
+    let outcome = live.send("hello?").await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("Billing here."), "{outcome}");
+    assert!(system_prompt(&model, 0).contains("Billing desk."), "{}", system_prompt(&model, 0));
+    assert_eq!(live.agent_name(), "billing_agent");
+    assert_eq!(live.value("ticket"), Some(json!(7)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // O3, O4: a second process on one SQLite file never settles a live run, and waits its turn.
 

@@ -232,8 +232,10 @@ impl Thread {
         Ok(())
     }
 
-    /// A thread value: as this process last wrote it, or as the store had it when the thread
-    /// was opened (a value another process writes later shows after reopening).
+    /// A thread value: as this process last wrote it, or as the store had it when the live
+    /// state was made. On a store that other processes share (an SQLite file, PostgreSQL) every
+    /// run reads the values back as it starts, so a value another process wrote shows from the
+    /// next run of the thread here.
     pub fn value(&self, key: &str) -> Option<Value> {
         self.shared.values.get(key)
     }

@@ -184,6 +184,30 @@ impl ThreadShared {
         self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input);
     }
 
+    /// At the start of a run that holds the thread on a store other processes share: the agent
+    /// and the values as the store has them, since another process may have handed the thread
+    /// off or written a value since this live state was made (O2). A failed read is logged; the
+    /// run goes on with what this process knew.
+    pub(crate) async fn follow_the_store(&self) {
+        let record = match self.runtime.store.load_thread(&self.id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(target: "hooks_runtime::thread", thread = %self.id, "the run goes on without reading the thread's agent and values back: {error}");
+                return;
+            }
+        };
+        if record.agent != self.agent.current().def.name {
+            match self.runtime.agents.get(record.agent.as_str()) {
+                Some(entry) => self.agent.hand_off_to(entry.clone()),
+                None => {
+                    tracing::error!(target: "hooks_runtime::thread", thread = %self.id, agent = %record.agent, "another process handed the thread to an agent this runtime does not have; it runs with the agent it had")
+                }
+            }
+        }
+        self.values.reload(record.values).await;
+    }
+
     /// Fires the running execution's abort signal, if a run is going.
     pub(crate) fn abort(&self) {
         if let Some(signal) = self.links.run().abort.as_ref() {

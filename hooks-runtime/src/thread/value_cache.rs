@@ -46,6 +46,13 @@ impl ValueCache {
         Ok(())
     }
 
+    /// The values as the store has them now (another process may have written some), in the
+    /// order of this process's writes: a write of this process in flight lands after it.
+    pub(crate) async fn reload(&self, values: impl IntoIterator<Item = (String, Value)>) {
+        let _writing = self.writes.lock().await;
+        *self.values() = values.into_iter().collect();
+    }
+
     /// A thread value as this process last wrote it, or as the store had it at opening.
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
         self.values().get(key).cloned()
