@@ -22,6 +22,9 @@ type UserValues = BTreeMap<String, (Value, i64)>;
 struct StoredThread {
     record: ThreadRecord,
     messages: Vec<HookMessage>,
+    /// The ids of `messages`, so that an insert checks for a duplicate in constant time (a
+    /// step with many tool calls stores as many results).
+    ids: std::collections::HashSet<String>,
     /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
     inbox: Vec<(String, String, i64)>,
     /// The calls parked for approvals, in call order.
@@ -56,7 +59,7 @@ impl InMemoryStore {
         self.with_thread(thread_id, |thread| {
             let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
             if let Some(message) = message {
-                if thread.messages.iter().any(|m| m.id == message.id) {
+                if !thread.ids.insert(message.id.clone()) {
                     return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
                 }
                 thread.messages.push(message.clone());
@@ -90,7 +93,13 @@ impl MessageStore for InMemoryStore {
         }
         threads.insert(
             thread.id.clone(),
-            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new(), parked: Vec::new() },
+            StoredThread {
+                record: thread.clone(),
+                messages: Vec::new(),
+                ids: Default::default(),
+                inbox: Vec::new(),
+                parked: Vec::new(),
+            },
         );
         Ok(())
     }
@@ -154,7 +163,7 @@ impl MessageStore for InMemoryStore {
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
         self.with_thread(thread_id, |thread| {
-            if thread.messages.iter().any(|m| m.id == message.id) {
+            if !thread.ids.insert(message.id.clone()) {
                 return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
             }
             thread.messages.push(message.clone());
