@@ -19,7 +19,8 @@ async fn a_hundred_thousand_tool_calls_in_one_response_are_assembled_in_linear_t
     let mut response = ScriptedResponse::default();
     for index in 0..CALLS {
         // No tool has this name: the first call fails and, with a limit of one failure, the turn
-        // stops there, so what is measured is the response's assembly.
+        // stops there; what is measured is the response's assembly and the results that say
+        // the other calls were not run (one store insert each).
         response = response.then_tool_call(&format!("call_{index}"), "missing", r#"{"n":1}"#);
     }
     let runtime = Runtime::builder()

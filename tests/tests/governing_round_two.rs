@@ -157,7 +157,20 @@ fn g9_watch(state: &ThreadState, _call: &HookToolCall, arguments: &mut Value) ->
     ToolDecision::allow()
 }
 
-define_prompt! { name: g9_prompt, model: "scripted", prompt: "Refunds.", tools: ["g8_refund"] }
+#[hook(tool_call_done, id = "g9_done_seen")]
+fn g9_done_seen(state: &ThreadState, call: &HookToolCall, _result: &HookToolResult) {
+    SEEN.record(&state.thread_id, format!("done:{}", call.id));
+}
+
+#[hook(after_tool_call_failure, id = "g9_failure_seen")]
+fn g9_failure_seen(state: &ThreadState, call: &HookToolCall, _result: &HookToolResult) -> Option<HookToolResult> {
+    SEEN.record(&state.thread_id, format!("failure:{}", call.id));
+    None
+}
+
+define_prompt! {
+    name: g9_prompt, model: "scripted", prompt: "Refunds.", tools: ["g8_refund"], hooks: [g9_done_seen, g9_failure_seen],
+}
 define_agent! { name: g9_agent, side_a: { prompt: g9_prompt, stop_on_response: true } }
 
 #[tokio::test(flavor = "current_thread")]
@@ -186,7 +199,11 @@ async fn g9_arguments_the_schema_refuses_reach_no_hook_or_tool_and_the_model_may
     let outcome = thread.send("refund 5").await.unwrap();
     assert_eq!(outcome.reply.as_deref(), Some("Refunded."), "{outcome}");
     assert_eq!(RUNS.load(Ordering::SeqCst), 1, "only the valid call ran");
-    assert_eq!(SEEN.of(thread.id()), [r#"guard:{"amount":5,"order":"A-1"}"#], "the guard saw only the valid call");
+    assert_eq!(
+        SEEN.of(thread.id()),
+        [r#"guard:{"amount":5,"order":"A-1"}"#, "done:call_3"],
+        "no decider and no tool hook ran for the invalid calls"
+    );
     assert_eq!(authorized.load(Ordering::SeqCst), 1, "nor did authorize_tools see the invalid ones");
     let results = tool_results(&thread.messages().await.unwrap());
     assert!(results[0].contains("/amount") && results[0].contains("/properties/amount/type"), "{}", results[0]);

@@ -2,9 +2,12 @@
 //! ([`ParkedToolCall`], its [`ApprovalState`] and the [`ApprovalReason`]s it waits for), the
 //! decision a person makes ([`ApprovalChoice`], for
 //! [`Thread::record_decision`](crate::Thread::record_decision)) and why one is refused
-//! ([`ApprovalError`]). A `before_tool_call` hook that answers `ToolDecision::Ask`, a settings
-//! file's `ask`, or a tool's `requires_approval` parks a call; `thread.pending_approvals()`
-//! lists the calls that wait, and `thread.approve(..)` or `thread.deny(..)` decides one.
+//! ([`ApprovalError`]). A `before_tool_call` hook or guard that answers `ToolDecision::Ask`, a
+//! settings file's `ask`, `authorize_tools` (its reason under the hook id `authorize_tools`) or
+//! a tool's `requires_approval` answering `Ask` parks a call; `thread.pending_approvals()`
+//! lists the calls that wait, and `thread.approve(..)`, `thread.approve_with(..)` (the edited
+//! arguments governed again) or `thread.deny(..)` decides one. Reasons are capped at
+//! [`MAX_REASON_BYTES`].
 //!
 //! ```
 //! use hooks_runtime::approvals::{ApprovalChoice, ApprovalReason};

@@ -22,6 +22,12 @@ type UserValues = BTreeMap<String, (Value, i64)>;
 struct StoredThread {
     record: ThreadRecord,
     messages: Vec<HookMessage>,
+    /// The ids of `messages`, so that an insert checks for a duplicate in constant time (a
+    /// step with many tool calls stores as many results).
+    ids: std::collections::HashSet<String>,
+    /// The tool calls that have a stored result, so that a second one is refused (O4), also
+    /// in constant time.
+    answered: std::collections::HashSet<String>,
     /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
     inbox: Vec<(String, String, i64)>,
     /// The calls parked for approvals, in call order, settled ones (the ledger) included.
@@ -37,17 +43,18 @@ impl StoredThread {
     /// Appends `message`, refusing a second message of its id and a second result of its tool
     /// call (O4).
     fn push_message(&mut self, message: &HookMessage) -> Result<(), StoreError> {
-        if self.messages.iter().any(|m| m.id == message.id) {
+        if self.ids.contains(&message.id) {
             return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
         }
         if let Some(call) = tool_result_of(message)
-            && self.messages.iter().any(|m| tool_result_of(m) == Some(call))
+            && !self.answered.insert(call.to_owned())
         {
             return Err(StoreError::conflict(format!(
                 "thread `{}`: a result of tool call `{call}` is already stored; a tool call has one result",
                 self.record.id
             )));
         }
+        self.ids.insert(message.id.clone());
         self.messages.push(message.clone());
         Ok(())
     }
@@ -122,7 +129,14 @@ impl MessageStore for InMemoryStore {
         }
         threads.insert(
             thread.id.clone(),
-            StoredThread { record: thread.clone(), messages: Vec::new(), inbox: Vec::new(), parked: Vec::new() },
+            StoredThread {
+                record: thread.clone(),
+                messages: Vec::new(),
+                ids: Default::default(),
+                answered: Default::default(),
+                inbox: Vec::new(),
+                parked: Vec::new(),
+            },
         );
         Ok(())
     }

@@ -40,7 +40,7 @@ pub(crate) async fn regovern(shared: &ThreadShared, parked: &ParkedToolCall, arg
         let call = HookToolCall::new(parked.id.clone(), parked.tool.clone(), arguments.to_string());
         match tool_calls::admit(&pipeline, &state, &call).await {
             // The schema was checked before; what is left is an abort, which is no approval.
-            Admission::Refused(result) => {
+            Admission::Refused(result) | Admission::Invalid(result) => {
                 Regoverned::Denied { hook: "the runtime".to_owned(), reason: result.error.unwrap_or_default() }
             }
             Admission::Denied { hook, reason } => Regoverned::Denied { hook, reason },

@@ -160,8 +160,11 @@ pub(crate) enum Execution {
 /// What the checks before a tool decided about one call: the schema (G9), `authorize_tools`,
 /// then the gate (G2).
 pub(crate) enum Admission {
-    /// Its arguments fail the tool's schema (G9), or the run was aborted: this error result, no
-    /// decider, no listener, no tool.
+    /// Its arguments fail the tool's schema (G9): this error result, and nothing else runs for
+    /// it (no decider, listener, tool or tool hook).
+    Invalid(HookToolResult),
+    /// The run was aborted before it was governed: this error result, no decider, no listener,
+    /// no tool.
     Refused(HookToolResult),
     /// `authorize_tools` (Y5, by the name [`AUTHORIZER`]) or the gate (G3) denied it.
     Denied {
@@ -196,7 +199,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     if let Ok(parsed) = &arguments
         && let Err(violation) = runtime.schemas.check(runtime.tools.get(&call.function.name), parsed)
     {
-        return Admission::Refused(HookToolResult::error(format!(
+        return Admission::Invalid(HookToolResult::error(format!(
             "the tool call {} was not run: {violation}; call it again with arguments that satisfy it",
             call.function.name
         )));
@@ -286,6 +289,8 @@ pub(crate) enum CallEnd {
     Denied,
     /// Its process died while it ran, or before its result was kept (G12).
     Interrupted,
+    /// Its arguments failed the tool's schema (G9): no decider, tool or tool hook ran for it.
+    Invalid,
 }
 
 impl CallEnd {
@@ -356,6 +361,7 @@ pub(crate) async fn carry_out(
     admission: Admission,
 ) -> (HookToolResult, CallEnd) {
     match admission {
+        Admission::Invalid(result) => (result, CallEnd::Invalid),
         Admission::Refused(result) => (result, CallEnd::Ran),
         Admission::Denied { hook, reason } => (denial_result(Some(&hook), &reason), CallEnd::Denied),
         Admission::Run { arguments, context } => {
@@ -488,7 +494,8 @@ pub(crate) async fn finish_call(
 
 /// T4-T6: the result as the tool returned it goes to `tool_call_done`, then the
 /// success/failure chain may replace it, then `before_store_tool_result`. A denied call (G3)
-/// goes through them as a failed one.
+/// goes through them as a failed one; a call whose arguments the schema refused (G9) through
+/// none of them (it has the event alone).
 pub(crate) async fn complete_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
@@ -503,6 +510,10 @@ pub(crate) async fn complete_call(
         denied: end.denied(),
         interrupted: end.interrupted(),
     });
+    if end == CallEnd::Invalid {
+        // G9: a call whose arguments the schema refused never ran; no tool hook sees it.
+        return result;
+    }
     if let Some(chain) = pipeline.chain(HookKind::ToolCallDone) {
         dispatch::await_point!(dispatch::tool_call_done(&chain, state, call, &result));
     }
@@ -530,7 +541,7 @@ pub(crate) async fn store_result(
     match end {
         CallEnd::Denied => _ = message.extra.insert("tool_denied".into(), json!(true)),
         CallEnd::Interrupted => _ = message.extra.insert("tool_interrupted".into(), json!(true)),
-        CallEnd::Ran => {}
+        CallEnd::Ran | CallEnd::Invalid => {}
     }
     if let Err(error) = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, "could not store a tool result: {}", error.into_hook_error().message());
