@@ -62,7 +62,7 @@ fn k1_a_bare_hooks_object_loads_as_the_whole_file_does() {
 }
 
 #[test]
-fn k1_unknown_events_types_and_fields_are_named_and_only_their_entry_is_skipped() {
+fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_closed() {
     let text = r#"{"hooks": {
       "PreToolUse": [
         {"matcher": "Bash", "hooks": [
@@ -82,18 +82,36 @@ fn k1_unknown_events_types_and_fields_are_named_and_only_their_entry_is_skipped(
       "SessionEnd": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
     }}"#;
     let report = SettingsReport::from_json(text);
-    let kept: Vec<&str> = report.kept.iter().map(|h| h.command()).collect();
-    assert_eq!(kept, ["./kept.sh"]);
+    // Every entry of a known event is kept: unknown fields ignored, the others with why they
+    // cannot run (a guard among them denies rather than vanish).
+    let kept: Vec<(&str, &str, bool)> =
+        report.kept.iter().map(|h| (h.location(), h.command(), h.cannot_run().is_some())).collect();
+    assert_eq!(
+        kept,
+        [
+            ("hooks.PreToolUse[0].hooks[0]", "./kept.sh", false),
+            ("hooks.PreToolUse[0].hooks[1]", "", true),
+            ("hooks.PreToolUse[0].hooks[2]", "", true),
+            ("hooks.PreToolUse[0].hooks[3]", "./typo.sh", false),
+            ("hooks.PreToolUse[0].hooks[4]", "./t.sh", true),
+            ("hooks.PreToolUse[0].hooks[5]", "", true),
+            ("hooks.PreToolUse[1].hooks[0]", "./w.sh", false),
+            ("hooks.PreToolUse[2].hooks[0]", "./bad-regex.sh", true),
+        ]
+    );
+    let bad_regex = &report.kept[7];
+    assert!(bad_regex.matcher().matches("Anything"), "an unreadable matcher guards every tool");
+    assert!(bad_regex.cannot_run().unwrap().starts_with("its group's `matcher` is not a valid regular expression"));
     let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     let expected = [
         "hooks.Notification: the event `Notification` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreCompact: the event `PreCompact` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run",
         "hooks.PreToolUse[0].hooks[2] (field `type`): unknown hook type `webhook`; expected `command`",
-        "hooks.PreToolUse[0].hooks[3] (field `tiemout`): unknown field; expected `type`, `command`, `timeout`, `onFailure` or `statusMessage`",
+        "hooks.PreToolUse[0].hooks[3] (field `tiemout`): unknown field, ignored; expected `type`, `command`, `if`, `timeout`, `onFailure` or `statusMessage`",
         "hooks.PreToolUse[0].hooks[4] (field `timeout`): expected a positive number of seconds, found `-1`",
         "hooks.PreToolUse[0].hooks[5] (field `command`): missing",
-        "hooks.PreToolUse[1] (field `comment`): unknown field; expected `matcher` or `hooks`",
+        "hooks.PreToolUse[1] (field `comment`): unknown field, ignored; expected `matcher` or `hooks`",
     ];
     assert_eq!(problems.iter().filter(|p| p.starts_with("hooks.PreToolUse[0].hooks[1] ")).count(), 1, "only its type");
     for line in expected {

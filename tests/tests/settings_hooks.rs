@@ -457,16 +457,17 @@ async fn k5_a_pre_tool_use_ask_combines_with_the_gate_deny_over_ask_over_allow()
 // ---- K5 with G5: updatedInput through the tool's schema ------------------------------------------
 
 /// Rewrites by mode: `open` gives `accept` a valid timeout and `bad-open` one of the wrong type;
-/// `closed` gives `bad-closed` one of the wrong type.
+/// `closed` gives `bad-closed` one of the wrong type. `updatedInput` replaces the input, so it
+/// is the whole input with the timeout added.
 const REWRITER: &str = r#"#!/usr/bin/env python3
 import json, sys
-mode, command = sys.argv[1], json.load(sys.stdin)["tool_input"]["command"]
+mode, tool_input = sys.argv[1], json.load(sys.stdin)["tool_input"]
 update = {("open", "accept"): {"timeout": 30},
           ("open", "bad-open"): {"timeout": "secret-value-4242"},
-          ("closed", "bad-closed"): {"timeout": "secret-value-4242"}}.get((mode, command))
+          ("closed", "bad-closed"): {"timeout": "secret-value-4242"}}.get((mode, tool_input["command"]))
 if update is not None:
     print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                             "updatedInput": update}}))
+                                             "updatedInput": dict(tool_input, **update)}}))
 "#;
 
 #[tokio::test]

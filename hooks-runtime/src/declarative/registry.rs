@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use super::{
     DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LOG_TARGET, LoadErrors,
-    LoadReport, SettingsErrors, SettingsHook, SettingsReport,
+    LoadReport, SettingsErrors, SettingsHook, SettingsPermissions, SettingsReport, SettingsState,
 };
 use crate::dispatch::panics::{self, PanicLocation};
 use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
@@ -50,6 +50,10 @@ struct Inner {
     hooks: Vec<HookConfig>,
     /// Hooks of a Claude Code-format settings file, run with that format's protocol.
     settings: Vec<SettingsHook>,
+    /// The same file's `permissions` rules.
+    permissions: SettingsPermissions,
+    /// What those hooks remember while a runtime runs them.
+    settings_state: Arc<SettingsState>,
     executor: Arc<dyn HookExecutor>,
 }
 
@@ -76,6 +80,8 @@ impl DeclarativeHookRegistry {
             inner: Arc::new(Inner {
                 hooks: hooks.into_iter().collect(),
                 settings: Vec::new(),
+                permissions: SettingsPermissions::default(),
+                settings_state: Arc::default(),
                 executor: Arc::new(DefaultHookExecutor::default()),
             }),
         }
@@ -142,10 +148,12 @@ impl DeclarativeHookRegistry {
     /// Loads the `hooks` object of a Claude Code-format settings file (the whole file, whose
     /// other keys are ignored, or a bare `{"hooks": ...}`); never fails.
     ///
-    /// A hook or matcher group with an unknown or unsupported event, hook type or field, or a
-    /// bad value, is skipped with a WARN naming where it is and the field; so is every hook of
-    /// an event that this runtime has no counterpart for (`Notification`, `PreCompact`,
-    /// `SessionEnd`, ...). A document that is not such JSON loads nothing, with an ERROR. Use
+    /// Every problem is a WARN naming where it is and the field. An unknown field is ignored
+    /// and its handler runs; an entry that cannot run as written (an unknown hook type, a
+    /// command naming an unset variable, a bad value) never runs, and where it guards
+    /// (`PreToolUse`) it denies every call its matcher selects, naming the entry. The hooks of
+    /// an event this runtime has no counterpart for are reported and not kept. A document that
+    /// is not such JSON loads nothing, with an ERROR. Use
     /// [`from_settings_json_strict`](Self::from_settings_json_strict) to refuse any of that.
     ///
     /// ```
@@ -173,30 +181,39 @@ impl DeclarativeHookRegistry {
     ///     r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "true", "tiemout": 5}]}]}}"#,
     /// )
     /// .unwrap_err();
-    /// assert_eq!(errors.problems().len(), 1); // the matcher; its group's hooks are not looked at
+    /// assert_eq!(errors.problems().len(), 2); // the matcher, and the field
     /// assert!(errors.problems()[0].to_string().starts_with("hooks.PreToolUse[0] (field `matcher`): not a valid regular expression"));
+    /// assert!(errors.problems()[1].to_string().starts_with("hooks.PreToolUse[0].hooks[0] (field `tiemout`): unknown field, ignored"));
     /// ```
     pub fn from_settings_json_strict(json: &str) -> Result<Self, SettingsErrors> {
-        SettingsReport::from_json(json).into_strict().map(Self::of_settings)
+        let mut report = SettingsReport::from_json(json);
+        let permissions = std::mem::take(&mut report.permissions);
+        report.into_strict().map(|hooks| Self::of_settings(hooks, permissions))
     }
 
     /// The registry of a validated settings file's kept hooks, logging its problems: ERROR for
-    /// a rejected document, WARN for each skipped hook or group.
+    /// a rejected document, WARN for each other problem.
     pub fn from_settings_report(report: SettingsReport) -> Self {
         let rejected = report.has_document_problem();
         for problem in &report.problems {
             if rejected {
                 tracing::error!("settings hooks ignored, no hooks loaded: {problem}");
             } else {
-                tracing::warn!("settings hook skipped: {problem}");
+                tracing::warn!("settings hooks: {problem}");
             }
         }
-        Self::of_settings(report.kept)
+        Self::of_settings(report.kept, report.permissions)
     }
 
-    fn of_settings(settings: Vec<SettingsHook>) -> Self {
+    fn of_settings(settings: Vec<SettingsHook>, permissions: SettingsPermissions) -> Self {
         DeclarativeHookRegistry {
-            inner: Arc::new(Inner { hooks: Vec::new(), settings, executor: Arc::new(DefaultHookExecutor::default()) }),
+            inner: Arc::new(Inner {
+                hooks: Vec::new(),
+                settings,
+                permissions,
+                settings_state: Arc::default(),
+                executor: Arc::new(DefaultHookExecutor::default()),
+            }),
         }
     }
 
@@ -211,9 +228,22 @@ impl DeclarativeHookRegistry {
             inner: Arc::new(Inner {
                 hooks: self.inner.hooks.clone(),
                 settings: self.inner.settings.clone(),
+                permissions: self.inner.permissions.clone(),
+                settings_state: self.inner.settings_state.clone(),
                 executor: Arc::new(executor),
             }),
         }
+    }
+
+    /// The settings file's `permissions` rules, which govern every tool call of a runtime given
+    /// this registry ([`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks)).
+    pub fn settings_permissions(&self) -> &SettingsPermissions {
+        &self.inner.permissions
+    }
+
+    /// What the settings hooks remember while a runtime runs them.
+    pub(crate) fn settings_state(&self) -> &SettingsState {
+        &self.inner.settings_state
     }
 
     /// The hooks, in declaration order.
@@ -221,9 +251,9 @@ impl DeclarativeHookRegistry {
         &self.inner.hooks
     }
 
-    /// Whether there are no hooks, of either format.
+    /// Whether there are no hooks, of either format, and no `permissions` rule.
     pub fn is_empty(&self) -> bool {
-        self.inner.hooks.is_empty() && self.inner.settings.is_empty()
+        self.inner.hooks.is_empty() && self.inner.settings.is_empty() && self.inner.permissions.is_empty()
     }
 
     /// Sets this registry as `target`'s tool-call listener, replacing any listener it had, then

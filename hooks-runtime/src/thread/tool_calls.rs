@@ -207,7 +207,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
             Some(Err(denial)) => return Admission::Denied { hook: denial.hook, reason: denial.reason },
             None => return Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
         };
-    let settings_hooks::Governed { rewritten, context, asked } = settings;
+    let settings_hooks::Governed { rewritten, context, asked, pre_approved } = settings;
     let call = rewritten.as_ref().unwrap_or(call);
     let chain = pipeline.chain(HookKind::BeforeToolCall);
     let governed = crate::governing::gate::govern(runtime, chain, state, call).await;
@@ -219,7 +219,8 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
         (_, Err(error)) => Admission::Run { arguments: Err(error), context },
         (verdict, Ok(arguments)) => {
             if let Verdict::Ask(more) = verdict {
-                reasons.extend(more);
+                // A settings file's allow rule stands in for the tool's own approval only.
+                reasons.extend(more.into_iter().filter(|reason| !(pre_approved && reason.hook.is_none())));
             }
             match reasons.first_mut() {
                 None => Admission::Run { arguments: Ok(arguments), context },

@@ -58,6 +58,12 @@ impl SettingsEvent {
         }
     }
 
+    /// Whether it is about one tool call (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`):
+    /// its matcher and `if` select tool calls.
+    pub const fn is_tool_event(self) -> bool {
+        matches!(self, SettingsEvent::PreToolUse | SettingsEvent::PostToolUse | SettingsEvent::PostToolUseFailure)
+    }
+
     /// The event named `name`, exactly as the file spells it (the format is case-sensitive).
     pub fn from_name(name: &str) -> Option<SettingsEvent> {
         SettingsEvent::ALL.into_iter().find(|event| event.name() == name)

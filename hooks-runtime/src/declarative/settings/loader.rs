@@ -8,12 +8,16 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::event::WITHOUT_COUNTERPART;
-use super::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsEvent, SettingsHook, SettingsMatcher};
+use super::variables::unset_variables;
+use super::{
+    DEFAULT_SETTINGS_HOOK_TIMEOUT, PermissionRule, RuleKind, SettingsEvent, SettingsHook, SettingsMatcher,
+    SettingsPermissions,
+};
 use crate::declarative::MAX_DOCUMENT_BYTES;
 use crate::declarative::problems::{render_problems, write_problem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
-const HOOK_FIELDS: &str = "`type`, `command`, `timeout`, `onFailure` or `statusMessage`";
+const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure` or `statusMessage`";
 
 /// One thing wrong with a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,8 +88,12 @@ impl fmt::Debug for SettingsErrors {
 /// What a settings file holds: the hooks kept and every problem, ordered by event name, then
 /// as the file lists them within an event.
 ///
-/// A hook or group with a problem is left out; the rest load. A document problem (not JSON,
-/// not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
+/// Every entry of a known event is kept. An unknown field is a problem and is ignored (the
+/// handler runs without it); an entry that cannot run as written (an unknown hook type, a
+/// command naming an unset variable, a bad value, an unreadable matcher) is kept with why
+/// ([`SettingsHook::cannot_run`]): it never runs, and a `PreToolUse` one denies the calls its
+/// matcher selects. An unknown event is a problem and its hooks are not kept. A document
+/// problem (not JSON, not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
 /// settings file's own (`permissions`, `env`, ...) and are ignored.
 ///
 /// ```
@@ -97,19 +105,24 @@ impl fmt::Debug for SettingsErrors {
 ///     {"type": "prompt", "prompt": "Is this safe?"}
 ///   ]}]
 /// }}"#);
-/// assert_eq!(report.kept.len(), 1);
+/// assert_eq!(report.kept.len(), 2);
 /// assert_eq!(
 ///     report.problems[0].to_string(),
 ///     "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run"
 /// );
+/// // A guard that cannot run denies what its matcher selects, rather than vanish.
+/// assert!(report.kept[1].cannot_run().is_some());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsReport {
-    /// The valid hooks.
+    /// The hooks, those that cannot run as written included.
     pub kept: Vec<SettingsHook>,
     /// Every problem.
     pub problems: Vec<SettingsProblem>,
+    /// The file's `permissions` rules. A rule of `deny` or `ask` that cannot be read is a
+    /// problem and still guards every call of the tool it names.
+    pub permissions: SettingsPermissions,
 }
 
 impl SettingsReport {
@@ -172,6 +185,9 @@ fn validate_document(document: &Value) -> SettingsReport {
         )));
         return report;
     };
+    if let Some(permissions) = root.get("permissions") {
+        validate_permissions(permissions, &mut report);
+    }
     let events = match root.get("hooks") {
         Some(Value::Object(events)) => events,
         None => {
@@ -224,42 +240,35 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &
         ));
         return;
     };
-    let before = report.problems.len();
+    // An unknown field is ignored, as the format's own runner ignores it: the group still runs.
     for key in fields.keys().filter(|key| !matches!(key.as_str(), "matcher" | "hooks")) {
         report.problems.push(SettingsProblem::at(
             location,
             Some(key),
-            format!("unknown field; expected {GROUP_FIELDS}"),
+            format!("unknown field, ignored; expected {GROUP_FIELDS}"),
         ));
     }
-    let matcher = match fields.get("matcher") {
-        None | Some(Value::Null) => Some(SettingsMatcher::all()),
+    // A matcher that cannot be read selects nothing we can know: its hooks cannot run, and a
+    // guard among them denies every call rather than vanish.
+    let (matcher, matcher_problem) = match fields.get("matcher") {
+        None | Some(Value::Null) => (SettingsMatcher::all(), None),
         Some(Value::String(pattern)) => match SettingsMatcher::new(pattern.as_str()) {
-            Ok(matcher) => Some(matcher),
+            Ok(matcher) => (matcher, None),
             Err(error) => {
                 let error = error.to_string().lines().last().unwrap_or_default().trim().to_owned();
-                report.problems.push(SettingsProblem::at(
-                    location,
-                    Some("matcher"),
-                    format!("not a valid regular expression: {error}"),
-                ));
-                None
+                (SettingsMatcher::all(), Some(format!("not a valid regular expression: {error}")))
             }
         },
-        Some(other) => {
-            report.problems.push(SettingsProblem::at(
-                location,
-                Some("matcher"),
-                format!("expected a string, found {}", describe(other)),
-            ));
-            None
-        }
+        Some(other) => (SettingsMatcher::all(), Some(format!("expected a string, found {}", describe(other)))),
     };
+    if let Some(message) = &matcher_problem {
+        report.problems.push(SettingsProblem::at(location, Some("matcher"), message.clone()));
+    }
     let hooks = match fields.get("hooks") {
-        Some(Value::Array(hooks)) => Some(hooks),
+        Some(Value::Array(hooks)) => hooks,
         None | Some(Value::Null) => {
             report.problems.push(SettingsProblem::at(location, Some("hooks"), "missing; expected a list of hooks"));
-            None
+            return;
         }
         Some(other) => {
             report.problems.push(SettingsProblem::at(
@@ -267,116 +276,187 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &
                 Some("hooks"),
                 format!("expected a list of hooks, found {}", describe(other)),
             ));
-            None
+            return;
         }
     };
-    // A group with a problem of its own keeps none of its hooks: its matcher decides which
-    // tools they guard, and a guard must not widen or vanish silently.
-    let (Some(matcher), Some(hooks)) = (matcher, hooks) else { return };
-    if report.problems.len() > before {
-        return;
-    }
+    let group_problem = matcher_problem.map(|message| format!("its group's `matcher` is {message}"));
     for (index, hook) in hooks.iter().enumerate() {
         let location = format!("{location}.hooks[{index}]");
-        if let Some(hook) = validate_hook(event, &matcher, &location, hook, report) {
-            report.kept.push(hook);
-        }
+        let hook = validate_hook(event, &matcher, group_problem.as_deref(), &location, hook, report);
+        report.kept.push(hook);
     }
 }
 
+/// One hook entry. It is always kept: one that cannot run as written carries why
+/// ([`SettingsHook::cannot_run`]), so that a guard among such entries fails closed.
 fn validate_hook(
     event: SettingsEvent,
     matcher: &SettingsMatcher,
+    group_problem: Option<&str>,
     location: &str,
     hook: &Value,
     report: &mut SettingsReport,
-) -> Option<SettingsHook> {
-    let Value::Object(fields) = hook else {
-        report.problems.push(SettingsProblem::at(
-            location,
-            None,
-            format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook)),
-        ));
-        return None;
-    };
-    // A hook of another type has fields of its own: its type is the one thing to say.
-    let kind_problem = match fields.get("type") {
-        Some(Value::String(kind)) if kind == "command" => None,
-        Some(Value::String(kind)) if matches!(kind.as_str(), "prompt" | "agent" | "http" | "mcp_tool") => {
-            Some(format!("hook type `{kind}` is not supported here; only `command` hooks run"))
-        }
-        Some(Value::String(kind)) => Some(format!("unknown hook type `{kind}`; expected `command`")),
-        None | Some(Value::Null) => Some("missing; expected `command`".to_owned()),
-        Some(other) => Some(format!("expected the string `command`, found {}", describe(other))),
-    };
-    if let Some(message) = kind_problem {
-        report.problems.push(SettingsProblem::at(location, Some("type"), message));
-        return None;
-    }
-    let mut problems = Vec::new();
-    let mut problem = |field: &str, message: String| problems.push(SettingsProblem::at(location, Some(field), message));
-    for key in fields.keys() {
-        if !matches!(key.as_str(), "type" | "command" | "timeout" | "onFailure" | "statusMessage") {
-            problem(key, format!("unknown field; expected {HOOK_FIELDS}"));
-        }
-    }
-    let command = string_field(fields, "command", &mut problem);
-    if command.as_deref().is_some_and(|command| command.trim().is_empty()) {
-        problem("command", "empty; give the command to run".to_owned());
-    }
-    let timeout = match fields.get("timeout") {
-        None | Some(Value::Null) => Some(DEFAULT_SETTINGS_HOOK_TIMEOUT),
-        Some(Value::Number(seconds)) => match seconds.as_f64().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
-            Some(Ok(timeout)) => Some(timeout),
-            _ => {
-                problem("timeout", format!("expected a positive number of seconds, found `{seconds}`"));
-                None
-            }
-        },
-        Some(other) => {
-            problem("timeout", format!("expected a number of seconds, found {}", describe(other)));
-            None
-        }
-    };
-    let fail_closed = match fields.get("onFailure") {
-        None | Some(Value::Null) => Some(false),
-        Some(Value::String(mode)) if mode == "block" => Some(true),
-        Some(Value::String(mode)) if mode == "continue" => Some(false),
-        Some(other) => {
-            problem("onFailure", format!("expected `block` or `continue`, found {}", describe(other)));
-            None
-        }
-    };
-    if let Some(status) = fields.get("statusMessage").filter(|v| !v.is_string() && !v.is_null()) {
-        problem("statusMessage", format!("expected a string, found {}", describe(status)));
-    }
-    let failed = !problems.is_empty();
-    report.problems.append(&mut problems);
-    if failed {
-        return None;
-    }
-    Some(SettingsHook {
+) -> SettingsHook {
+    let mut entry = SettingsHook {
         event,
         matcher: matcher.clone(),
-        command: command?,
-        timeout: timeout?,
-        fail_closed: fail_closed?,
+        command: String::new(),
+        timeout: DEFAULT_SETTINGS_HOOK_TIMEOUT,
+        fail_closed: false,
         location: location.to_owned(),
-    })
-}
-
-fn string_field(fields: &Map<String, Value>, key: &str, problem: &mut impl FnMut(&str, String)) -> Option<String> {
-    match fields.get(key) {
-        Some(Value::String(text)) => Some(text.clone()),
+        cannot_run: group_problem.map(str::to_owned),
+        condition: None,
+    };
+    let Value::Object(fields) = hook else {
+        let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
+        report.problems.push(SettingsProblem::at(location, None, message.clone()));
+        entry.cannot_run.get_or_insert(message);
+        return entry;
+    };
+    // Why it cannot run, first problem first; every problem is reported.
+    let mut fatal: Vec<String> = Vec::new();
+    let mut problem = |field: &str, message: String, stops_it: bool| {
+        if stops_it {
+            fatal.push(format!("`{field}`: {message}"));
+        }
+        report.problems.push(SettingsProblem::at(location, Some(field), message));
+    };
+    let kind = match fields.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
         None | Some(Value::Null) => {
-            problem(key, "missing".to_owned());
-            None
+            problem("type", "missing; expected `command`".to_owned(), true);
+            ""
         }
         Some(other) => {
-            problem(key, format!("expected a string, found {}", describe(other)));
-            None
+            problem("type", format!("expected the string `command`, found {}", describe(other)), true);
+            ""
+        }
+    };
+    match kind {
+        "command" | "" => {}
+        "prompt" | "agent" | "http" | "mcp_tool" => {
+            problem("type", format!("hook type `{kind}` is not supported here; only `command` hooks run"), true)
+        }
+        other => problem("type", format!("unknown hook type `{}`; expected `command`", shown(other)), true),
+    }
+    if kind != "command" {
+        // A hook of another type has fields of its own: its type is the one thing to say.
+        entry.cannot_run.get_or_insert_with(|| fatal.join("; "));
+        return entry;
+    }
+    let known = |key: &str| matches!(key, "type" | "command" | "if" | "timeout" | "onFailure" | "statusMessage");
+    for key in fields.keys().filter(|key| !known(key)) {
+        // Claude Code ignores a field it does not know, and so does this runtime: the
+        // handler runs without it.
+        problem(key, format!("unknown field, ignored; expected {HOOK_FIELDS}"), false);
+    }
+    {
+        match fields.get("command") {
+            Some(Value::String(command)) if command.trim().is_empty() => {
+                problem("command", "empty; give the command to run".to_owned(), true)
+            }
+            Some(Value::String(command)) => {
+                for name in unset_variables(command, &|name| name == "CLAUDE_PROJECT_DIR") {
+                    problem(
+                        "command",
+                        format!("names the variable `{name}`, which is not set here (it would expand to nothing)"),
+                        true,
+                    );
+                }
+                entry.command = command.clone();
+            }
+            None | Some(Value::Null) => problem("command", "missing".to_owned(), true),
+            Some(other) => problem("command", format!("expected a string, found {}", describe(other)), true),
         }
     }
+    match fields.get("if") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(rule)) if event.is_tool_event() => match PermissionRule::parse(rule) {
+            Ok(rule) => entry.condition = Some(rule),
+            Err(error) => problem("if", format!("not a rule in the `Tool(pattern)` syntax: {error}"), true),
+        },
+        Some(Value::String(_)) => {
+            problem("if", "only the tool events use `if`; ignored".to_owned(), false);
+        }
+        Some(other) => problem("if", format!("expected a rule such as `Bash(git *)`, found {}", describe(other)), true),
+    }
+    match fields.get("timeout") {
+        None | Some(Value::Null) => {}
+        Some(Value::Number(seconds)) => match seconds.as_f64().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
+            Some(Ok(timeout)) => entry.timeout = timeout,
+            _ => problem("timeout", format!("expected a positive number of seconds, found `{seconds}`"), true),
+        },
+        Some(other) => problem("timeout", format!("expected a number of seconds, found {}", describe(other)), true),
+    }
+    match fields.get("onFailure") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(mode)) if mode == "block" => entry.fail_closed = true,
+        Some(Value::String(mode)) if mode == "continue" => {}
+        Some(other) => problem("onFailure", format!("expected `block` or `continue`, found {}", describe(other)), true),
+    }
+    if let Some(status) = fields.get("statusMessage").filter(|v| !v.is_string() && !v.is_null()) {
+        problem("statusMessage", format!("expected a string, found {}", describe(status)), false);
+    }
+    if entry.cannot_run.is_none() && !fatal.is_empty() {
+        entry.cannot_run = Some(fatal.join("; "));
+    }
+    entry
+}
+
+fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
+    let Value::Object(lists) = permissions else {
+        report.problems.push(SettingsProblem::at(
+            "permissions",
+            None,
+            format!("expected an object of `allow`, `ask` and `deny` lists, found {}", describe(permissions)),
+        ));
+        return;
+    };
+    // Its other keys (`defaultMode`, `additionalDirectories`, ...) are the format's own, with no
+    // counterpart here.
+    for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
+        let location = format!("permissions.{}", kind.name());
+        let rules = match lists.get(kind.name()) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Array(rules)) => rules,
+            Some(other) => {
+                let message = format!("expected a list of rules, found {}", describe(other));
+                report.problems.push(SettingsProblem::at(&location, None, message));
+                continue;
+            }
+        };
+        for (index, rule) in rules.iter().enumerate() {
+            let location = format!("{location}[{index}]");
+            let Value::String(text) = rule else {
+                let message = format!("expected a rule such as `Bash(git push:*)`, found {}", describe(rule));
+                report.problems.push(SettingsProblem::at(&location, None, message));
+                continue;
+            };
+            match PermissionRule::parse(text) {
+                Ok(rule) => report.permissions.list_mut(kind).push(rule),
+                Err(error) => {
+                    let guard = (kind != RuleKind::Allow).then(|| SettingsPermissions::whole_tool(text)).flatten();
+                    let then = match &guard {
+                        Some(_) => "; it applies to every call of its tool",
+                        None => "; ignored",
+                    };
+                    report.problems.push(SettingsProblem::at(
+                        &location,
+                        None,
+                        format!("`{}`: {error}{then}", shown(text)),
+                    ));
+                    report.permissions.list_mut(kind).extend(guard);
+                }
+            }
+        }
+    }
+}
+
+/// `text` for a message: control characters escaped, at most 40 characters.
+fn shown(text: &str) -> String {
+    let cut: String = text.chars().take(40).collect();
+    let escaped: String = cut.escape_debug().collect();
+    if text.chars().count() > 40 { format!("{escaped}...") } else { escaped }
 }
 
 fn describe(value: &Value) -> String {

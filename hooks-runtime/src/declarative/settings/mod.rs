@@ -31,16 +31,39 @@ mod fire;
 mod hook;
 mod loader;
 mod matcher;
+mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
+mod state;
+mod variables;
 
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::{SettingsErrors, SettingsProblem, SettingsReport};
 pub use matcher::SettingsMatcher;
+pub(crate) use permissions::RuleKind;
+pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 
-pub(crate) use fire::{fire, input};
+pub(crate) use fire::{Given, fire, input};
+
+/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
+/// hook's `systemMessage` to the person (never to the model): data `{"hook", "event", "message"}`.
+///
+/// ```
+/// assert_eq!(hooks_runtime::declarative::SETTINGS_MESSAGE_EVENT, "settings_hook_message");
+/// ```
+pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
+
+/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries the
+/// `stopReason` of a settings hook that answered `continue: false` to the person (never to the
+/// model): data `{"hook", "event", "reason"}`. The turn then stops, `stopped (hook_stopped)`.
+///
+/// ```
+/// assert_eq!(hooks_runtime::declarative::SETTINGS_STOP_EVENT, "settings_hook_stop");
+/// ```
+pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
+pub(crate) use state::SettingsState;
 
 #[cfg(test)]
 mod tests;

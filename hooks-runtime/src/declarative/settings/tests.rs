@@ -127,7 +127,7 @@ fn k2_a_group_matcher_selects_the_hooks_of_a_tool_event() {
         report
             .kept
             .iter()
-            .filter(|hook| hook.selects(SettingsEvent::PreToolUse, Some(tool)))
+            .filter(|hook| hook.selects(SettingsEvent::PreToolUse, Some(tool), None))
             .map(|hook| hook.command())
             .collect()
     };
@@ -286,7 +286,7 @@ fn answer(permission: Option<(Permission, &str)>) -> Answer {
 fn combined(answers: Vec<Answer>) -> ToolVerdict {
     let hooks = pre_hooks(&vec![("true", 1, false); answers.len()]);
     let verdict: Verdict = fire::combine(SettingsEvent::PreToolUse, hooks.iter().zip(answers), None);
-    pre_tool_use::answer_of(verdict, &json!({})).verdict
+    pre_tool_use::answer_of(verdict).verdict
 }
 
 #[test]
@@ -316,17 +316,22 @@ fn rewriting(input: &str) -> String {
 }
 
 #[tokio::test]
-async fn k6_two_rewrites_merge_key_by_key_over_the_arguments() {
-    let (first, second) = (rewriting(r#"{"command": "ls -la"}"#), rewriting(r#"{"timeout": 5}"#));
-    let hooks = pre_hooks(&[(&first, 30, false), (&second, 30, false)]);
-    let answer = evaluate(&hooks, json!({"command": "ls", "description": "list"})).await;
+async fn k10_an_updated_input_replaces_the_input_whole() {
+    // A hook can drop a key: the tool gets exactly the hook's input, as in Claude Code.
+    let dropping = rewriting(r#"{"command": "ls -la"}"#);
+    let answer = evaluate(&pre_hooks(&[(&dropping, 30, false)]), json!({"command": "ls", "description": "list"})).await;
     assert_eq!(answer.verdict, ToolVerdict::Allow);
-    assert_eq!(answer.arguments, Some(json!({"command": "ls -la", "description": "list", "timeout": 5})));
+    assert_eq!(answer.arguments, Some(json!({"command": "ls -la"})));
+    // Two hooks that give the same input agree.
+    let hooks = pre_hooks(&[(&dropping, 30, false), (&dropping, 30, false)]);
+    let answer = evaluate(&hooks, json!({"command": "ls", "description": "list"})).await;
+    assert_eq!(answer.arguments, Some(json!({"command": "ls -la"})));
 }
 
 #[tokio::test]
 async fn k6_a_conflicting_rewrite_is_the_later_hooks_failure_never_an_overwrite() {
     let (first, second) = (rewriting(r#"{"command": "ls -la"}"#), rewriting(r#"{"command": "rm -rf /", "x": 1}"#));
+    // Different inputs conflict, whichever keys differ.
     let open = evaluate(&pre_hooks(&[(&first, 30, false), (&second, 30, false)]), json!({"command": "ls"})).await;
     assert_eq!(open.verdict, ToolVerdict::Allow);
     assert_eq!(open.arguments, Some(json!({"command": "ls -la"})), "the later hook's whole rewrite is dropped");
@@ -358,18 +363,20 @@ async fn k5_a_rewrite_the_check_rejects_is_its_hooks_failure() {
             _ => Ok(()),
         }
     };
-    let (good, bad) = (rewriting(r#"{"description": "list"}"#), rewriting(r#"{"timeout": "soon"}"#));
+    let (good, bad) = (
+        rewriting(r#"{"command": "ls", "description": "list"}"#),
+        rewriting(r#"{"command": "ls", "timeout": "soon"}"#),
+    );
     let accepted = evaluate_checked(&pre_hooks(&[(&good, 30, false)]), json!({"command": "ls"}), &check).await;
     assert_eq!(accepted.arguments, Some(json!({"command": "ls", "description": "list"})));
 
     let open = evaluate_checked(&pre_hooks(&[(&bad, 30, false)]), json!({"command": "ls"}), &check).await;
     assert_eq!((open.verdict, open.arguments), (ToolVerdict::Allow, None), "the arguments stay as they were");
 
-    let closed =
-        evaluate_checked(&pre_hooks(&[(&good, 30, false), (&bad, 30, true)]), json!({"command": "ls"}), &check).await;
+    let closed = evaluate_checked(&pre_hooks(&[(&bad, 30, true)]), json!({"command": "ls"}), &check).await;
     assert!(
         matches!(&closed.verdict, ToolVerdict::Deny { hook, reason }
-            if hook == "settings:hooks.PreToolUse[0].hooks[1]" && reason.contains("/properties/timeout/type")),
+            if hook == "settings:hooks.PreToolUse[0].hooks[0]" && reason.contains("/properties/timeout/type")),
         "{closed:?}"
     );
 

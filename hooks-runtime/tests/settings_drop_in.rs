@@ -1,0 +1,291 @@
+//! Claude Code hooks dropped in unchanged, as their scripts expect (CONFORMANCE K1 revised,
+//! K7-K12): a guard never fails open by surprise, and the output fields mean what they mean
+//! there. The hooks are small scripts written here, following that format's protocol.
+
+#![cfg(all(feature = "declarative", unix))]
+
+mod declarative_support;
+
+use std::sync::{Arc, Mutex};
+
+use declarative_support::{Logs, ScratchDir};
+use hooks_runtime::approvals::ParkedToolCall;
+use hooks_runtime::declarative::{DeclarativeHookRegistry, SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::store::{StopReason, ThreadStatus};
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+use serde_json::{Value, json};
+
+define_prompt! { name: drop_prompt, model: "scripted", prompt: "Ops.", tools: ["Bash", "Write"] }
+define_agent! { name: drop_agent, side_a: { prompt: drop_prompt, stop_on_response: true, max_steps: 6 }, side_b: { human: true } }
+
+/// What one run under a settings file did.
+struct Ran {
+    /// The thread's messages.
+    messages: Vec<HookMessage>,
+    /// The arguments each tool call that ran got, `(tool, arguments)`.
+    ran: Vec<(String, Value)>,
+    /// The custom thread events, `(name, data)`.
+    events: Vec<(String, Value)>,
+    status: ThreadStatus,
+    /// The model's requests, as it read them.
+    model: ScriptedModel,
+    /// The calls waiting for a person.
+    pending: Vec<ParkedToolCall>,
+}
+
+impl Ran {
+    /// The texts of the tool results, in order.
+    fn results(&self) -> Vec<String> {
+        self.messages.iter().filter(|m| m.role == Role::Tool).map(|m| m.content.clone().unwrap_or_default()).collect()
+    }
+
+    /// Everything the model was sent, as one text.
+    fn model_read(&self) -> String {
+        format!("{:?}", self.model.requests())
+    }
+}
+
+fn recording_tool(name: &'static str, ran: &Arc<Mutex<Vec<(String, Value)>>>) -> FnTool {
+    let ran = ran.clone();
+    FnTool::new(name, "Records its arguments.", move |arguments| {
+        let ran = ran.clone();
+        async move {
+            ran.lock().unwrap().push((name.to_owned(), arguments));
+            HookToolResult::success("ok")
+        }
+    })
+}
+
+/// Runs `calls` (one per model step, then a text reply) under the settings file `settings`.
+async fn run(settings: &Value, calls: &[(&str, Value)]) -> Ran {
+    let registry = DeclarativeHookRegistry::from_settings_json(&settings.to_string());
+    run_with(registry, calls).await
+}
+
+async fn run_with(registry: DeclarativeHookRegistry, calls: &[(&str, Value)]) -> Ran {
+    let mut script: Vec<ScriptedResponse> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| ScriptedResponse::tool_call(&format!("call_{i}"), tool, &arguments.to_string()))
+        .collect();
+    script.push(ScriptedResponse::text("done"));
+    let model = ScriptedModel::new(script);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let runtime = Runtime::builder()
+        .agent::<drop_agent>()
+        .model("scripted", model.clone())
+        .tool(recording_tool("Bash", &ran))
+        .tool(recording_tool("Write", &ran).with_approval(|arguments| arguments["needs_approval"] == true))
+        .settings_hooks(registry)
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("drop_agent", ThreadOptions::default()).await.unwrap();
+    let mut subscription = thread.subscribe();
+    thread.send("go").await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(event) = subscription.try_recv() {
+        if let ThreadEvent::Custom { event, data } = event {
+            events.push((event, data));
+        }
+    }
+    let ran = ran.lock().unwrap().clone();
+    let pending = thread.pending_approvals().await.unwrap();
+    Ran { messages: thread.messages().await.unwrap(), ran, events, status: thread.status(), model, pending }
+}
+
+fn pre_tool_use(matcher: &str, hooks: Value) -> Value {
+    json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": hooks}]}})
+}
+
+/// A hook command printing `output` as its JSON answer.
+fn answering(output: Value) -> Value {
+    json!({"type": "command", "command": format!("printf '%s' '{output}'")})
+}
+
+// ---- K1 revised --------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k1_a_guard_with_fields_we_do_not_know_still_runs_and_denies() {
+    let (logs, _guard) = Logs::capture();
+    let guard = json!({"type": "command", "command": "echo 'no rm -rf' >&2; exit 2",
+        "shell": "bash", "frobnicate": {"x": 1}, "statusMessage": "Checking"});
+    let ran = run(&pre_tool_use("Bash", json!([guard])), &[("Bash", json!({"command": "rm -rf build"}))]).await;
+    assert!(ran.ran.is_empty(), "the guard ran and denied: {:?}", ran.ran);
+    assert!(ran.results()[0].contains("no rm -rf"), "{:?}", ran.results());
+    let warnings = logs.events("WARN").join("\n");
+    for field in ["shell", "frobnicate"] {
+        assert!(
+            warnings.contains(&format!("hooks.PreToolUse[0].hooks[0] (field `{field}`): unknown field, ignored")),
+            "{warnings}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn k1_a_guard_that_cannot_run_denies_the_calls_its_matcher_selects_naming_the_entry() {
+    let (logs, _guard) = Logs::capture();
+    let settings = json!({"hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "node \"${CLAUDE_PLUGIN_ROOT}/guard.js\""}]},
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "true", "onFailure": "blok"}]}
+        ],
+        // An observer that cannot run is a WARN, and guards nothing.
+        "PostToolUse": [{"hooks": [{"type": "teleport", "command": "true"}]}]
+    }});
+    let ran =
+        run(&settings, &[("Bash", json!({"command": "git push --force origin main"})), ("Write", json!({}))]).await;
+    assert!(ran.ran.is_empty(), "neither guarded call ran: {:?}", ran.ran);
+    let results = ran.results();
+    assert!(
+        results[0].contains("settings:hooks.PreToolUse[0].hooks[0]")
+            && results[0].contains("the variable `CLAUDE_PLUGIN_ROOT`, which is not set"),
+        "{results:?}"
+    );
+    assert!(results[1].contains("settings:hooks.PreToolUse[1].hooks[0]") && results[1].contains("`onFailure`"));
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains("hooks.PostToolUse[0].hooks[0] (field `type`): unknown hook type `teleport`"),
+        "{warnings}"
+    );
+
+    // A tool the broken guard's matcher does not select runs.
+    let only_bash = pre_tool_use("Bash", json!([{"type": "command", "command": "$NOT_SET_ANYWHERE_K1/g.sh"}]));
+    let ran = run(&only_bash, &[("Write", json!({"path": "a"}))]).await;
+    assert_eq!(ran.ran.len(), 1);
+}
+
+#[test]
+fn k1_strict_loading_makes_every_problem_an_error() {
+    let text = pre_tool_use("Bash", json!([{"type": "command", "command": "./g.sh", "shell": "bash"}])).to_string();
+    assert_eq!(DeclarativeHookRegistry::from_settings_json(&text).settings_hooks().len(), 1);
+    let errors = DeclarativeHookRegistry::from_settings_json_strict(&text).unwrap_err();
+    assert_eq!(errors.problems().len(), 1);
+    assert_eq!(errors.problems()[0].field.as_deref(), Some("shell"));
+}
+
+// ---- K10 -----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k10_continue_false_stops_the_turn_with_the_reason_for_the_person_not_the_model() {
+    let stop = answering(json!({"continue": false, "stopReason": "Budget-exhausted-K10"}));
+    let ran =
+        run(&pre_tool_use("Bash", json!([stop])), &[("Bash", json!({"command": "ls"})), ("Write", json!({}))]).await;
+    assert!(ran.ran.is_empty(), "the stopped call did not run: {:?}", ran.ran);
+    assert_eq!(ran.status, ThreadStatus::Stopped(StopReason::HookStopped));
+    let stops: Vec<&Value> =
+        ran.events.iter().filter(|(name, _)| name == SETTINGS_STOP_EVENT).map(|(_, d)| d).collect();
+    assert_eq!(stops.len(), 1, "{:?}", ran.events);
+    assert_eq!(stops[0]["reason"], "Budget-exhausted-K10");
+    assert_eq!(stops[0]["hook"], "settings:hooks.PreToolUse[0].hooks[0]");
+    assert_eq!(ran.model.requests().len(), 1, "no model step after the stop");
+    assert!(!format!("{:?}", ran.messages).contains("Budget-exhausted-K10"), "never stored for the model");
+
+    // From PostToolUse: the call ran, and the turn stops before the next step.
+    let settings =
+        json!({"hooks": {"PostToolUse": [{"hooks": [answering(json!({"continue": false, "stopReason": "enough"}))]}]}});
+    let ran = run(&settings, &[("Bash", json!({"command": "ls"})), ("Write", json!({}))]).await;
+    assert_eq!(ran.ran.len(), 1);
+    assert_eq!(ran.status, ThreadStatus::Stopped(StopReason::HookStopped));
+    assert_eq!(ran.model.requests().len(), 1);
+    assert!(!ran.model_read().contains("enough"));
+}
+
+#[tokio::test]
+async fn k10_updated_input_replaces_the_tool_input() {
+    let rewrite = answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow", "updatedInput": {"command": "ls -la"}}}));
+    let ran =
+        run(&pre_tool_use("Bash", json!([rewrite])), &[("Bash", json!({"command": "ls", "description": "x"}))]).await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls -la"}))], "a hook can drop a key");
+}
+
+#[tokio::test]
+async fn k10_defer_passes_the_decision_on_and_is_no_failure() {
+    let (logs, _guard) = Logs::capture();
+    let defer =
+        answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}}));
+    let ran = run(&pre_tool_use("Bash", json!([defer.clone()])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "deferred to the next decider, which lets it run");
+    assert!(!logs.events("WARN").join("\n").contains("failed"), "{}", logs.text());
+    // Deferring never weakens another hook's deny.
+    let deny = json!({"type": "command", "command": "echo stop >&2; exit 2"});
+    let ran = run(&pre_tool_use("Bash", json!([defer, deny])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert!(ran.ran.is_empty());
+}
+
+#[tokio::test]
+async fn k10_system_message_reaches_the_person_as_a_thread_event() {
+    let hook = answering(json!({"systemMessage": "Heads-up-K10", "suppressOutput": true}));
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+    let messages: Vec<&Value> =
+        ran.events.iter().filter(|(name, _)| name == SETTINGS_MESSAGE_EVENT).map(|(_, d)| d).collect();
+    assert_eq!(messages.len(), 1, "{:?}", ran.events);
+    assert_eq!(messages[0]["message"], "Heads-up-K10");
+    assert_eq!(messages[0]["event"], "PreToolUse");
+    assert!(!ran.model_read().contains("Heads-up-K10"), "not for the model");
+    assert_eq!(ran.ran.len(), 1);
+}
+
+#[tokio::test]
+async fn k10_suppress_output_keeps_stdout_out_of_the_logs() {
+    for (suppress, logged) in [(true, false), (false, true)] {
+        let (logs, _guard) = Logs::capture_filtered("debug");
+        let hook = answering(json!({"suppressOutput": suppress, "note": "Printed-K10-Marker"}));
+        run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+        assert_eq!(logs.text().contains("Printed-K10-Marker"), logged, "suppressOutput {suppress}:\n{}", logs.text());
+    }
+}
+
+// ---- K9 -----------------------------------------------------------------------------------
+
+/// A hook that allows every call, as many published "auto-approve" hooks do.
+fn allowing() -> Value {
+    answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}))
+}
+
+#[tokio::test]
+async fn k9_permission_rules_govern_deny_over_ask_over_allow_and_a_hook_allow_skips_neither() {
+    let settings = json!({
+        "permissions": {"deny": ["Bash(git push:*)"], "ask": ["Bash(rm *)"], "allow": ["Bash", "Write"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [allowing()]}]}
+    });
+    let ran = run(
+        &settings,
+        &[("Bash", json!({"command": "git push --force origin main"})), ("Bash", json!({"command": "ls"}))],
+    )
+    .await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls"}))]);
+    assert!(
+        ran.results()[0].contains("`settings:permissions.deny[0]`") && ran.results()[0].contains("Bash(git push:*)"),
+        "{:?}",
+        ran.results()
+    );
+
+    let ran = run(&settings, &[("Bash", json!({"command": "rm -rf build"}))]).await;
+    assert!(ran.ran.is_empty(), "an ask rule waits for a person, whatever the hook said");
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+    assert_eq!(ran.pending[0].reasons[0].hook.as_deref(), Some("settings:permissions.ask[0]"));
+
+    // An allow rule stands in for the tool's own approval; without it, the call waits.
+    let ran = run(&settings, &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.ran.len(), 1, "{:?}", ran.status);
+    let ran = run(&json!({"hooks": {}}), &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+}
+
+#[tokio::test]
+async fn k9_a_handlers_if_selects_calls_with_the_rule_syntax() {
+    let guard = json!({"type": "command", "command": "echo 'no git here' >&2; exit 2", "if": "Bash(git *)"});
+    let settings = pre_tool_use("Bash", json!([guard]));
+    let ran = run(&settings, &[("Bash", json!({"command": "git status"})), ("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls"}))]);
+    assert!(ran.results()[0].contains("no git here"));
+}
+
+#[allow(dead_code)]
+fn scratch() -> ScratchDir {
+    ScratchDir::new("drop-in")
+}
