@@ -72,6 +72,11 @@ async fn run_with(registry: DeclarativeHookRegistry, calls: &[(&str, Value)]) ->
         .map(|(i, (tool, arguments))| ScriptedResponse::tool_call(&format!("call_{i}"), tool, &arguments.to_string()))
         .collect();
     script.push(ScriptedResponse::text("done"));
+    run_script(registry, script).await
+}
+
+/// Runs the model's `script` under `registry`.
+async fn run_script(registry: DeclarativeHookRegistry, script: Vec<ScriptedResponse>) -> Ran {
     let model = ScriptedModel::new(script);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let runtime = Runtime::builder()
@@ -285,7 +290,64 @@ async fn k9_a_handlers_if_selects_calls_with_the_rule_syntax() {
     assert!(ran.results()[0].contains("no git here"));
 }
 
-#[allow(dead_code)]
-fn scratch() -> ScratchDir {
-    ScratchDir::new("drop-in")
+// ---- K7 -----------------------------------------------------------------------------------
+
+/// A loop-until-done Stop hook as such hooks are published: it reads the last assistant text
+/// from the transcript and blocks the stop until it says DONE. It keeps a copy for the test.
+const LOOP_UNTIL_DONE: &str = r#"input=$(cat)
+path=$(printf '%s' "$input" | jq -r '.transcript_path')
+cp "$path" "$DIR/copy.jsonl"; printf '%s' "$path" > "$DIR/path"
+last=$(grep '"role":"assistant"' "$path" | tail -1 | jq -r '.message.content | map(select(.type == "text")) | map(.text) | join("\n")')
+case "$last" in *DONE*) exit 0;; esac
+printf '{"decision": "block", "reason": "not done yet"}'
+"#;
+
+#[tokio::test]
+async fn k7_transcript_path_names_the_threads_history_in_claude_codes_shape_current_when_the_hook_runs() {
+    let dir = ScratchDir::new("k7");
+    let command = format!("DIR='{}'; {LOOP_UNTIL_DONE}", dir.0.display());
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let registry = DeclarativeHookRegistry::from_settings_json_strict(&settings.to_string()).unwrap();
+    let script = vec![
+        ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": "ls"}).to_string()),
+        ScriptedResponse::text("working on it"),
+        ScriptedResponse::text("all DONE"),
+    ];
+    let ran = run_script(registry, script).await;
+    assert_eq!(ran.model.requests().len(), 3, "the hook read the transcript and continued the turn once");
+    assert!(ran.messages.iter().any(|m| m.content.as_deref() == Some("not done yet")));
+
+    let copy = std::fs::read_to_string(dir.0.join("copy.jsonl")).unwrap();
+    let lines: Vec<Value> = copy.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let shape: Vec<(String, String)> = lines
+        .iter()
+        .map(|line| {
+            let content = &line["message"]["content"];
+            let first =
+                if content.is_string() { "string".to_owned() } else { content[0]["type"].as_str().unwrap().to_owned() };
+            (line["type"].as_str().unwrap().to_owned(), first)
+        })
+        .collect();
+    let expected = [
+        ("user", "string"),
+        ("assistant", "tool_use"),
+        ("user", "tool_result"),
+        ("assistant", "text"),
+        ("user", "string"),
+        ("assistant", "text"),
+    ];
+    assert_eq!(shape, expected.map(|(a, b)| (a.to_owned(), b.to_owned())), "{copy}");
+    assert_eq!(lines[0]["message"], json!({"role": "user", "content": "go"}));
+    assert_eq!(
+        lines[1]["message"]["content"][0],
+        json!({"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": "ls"}})
+    );
+    assert_eq!(lines[2]["message"]["content"][0]["tool_use_id"], "call_1");
+    assert_eq!(lines[2]["message"]["content"][0]["content"], "ok");
+    assert_eq!(lines[5]["message"]["content"][0]["text"], "all DONE", "current when the hook ran");
+    assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+
+    // Removed with the runtime.
+    let path = std::fs::read_to_string(dir.0.join("path")).unwrap();
+    assert!(!std::path::Path::new(&path).exists(), "{path} outlived its runtime");
 }

@@ -109,5 +109,7 @@ pub use settings::{
     SETTINGS_STOP_EVENT, SettingsErrors, SettingsEvent, SettingsHook, SettingsMatcher, SettingsPermissions,
     SettingsProblem, SettingsReport,
 };
-pub(crate) use settings::{Given, RuleKind, SettingsState, fire as fire_settings, input as settings_input};
+pub(crate) use settings::{
+    Given, RuleKind, SettingsState, fire as fire_settings, input as settings_input, render_transcript,
+};
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

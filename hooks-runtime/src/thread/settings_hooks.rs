@@ -61,8 +61,8 @@ pub(crate) async fn govern_tool_call(
 ) -> Result<Governed, Denial> {
     #[cfg(feature = "declarative")]
     {
-        use crate::declarative::RuleKind;
         use crate::declarative::pre_tool_use::{self, ToolCallInput, ToolVerdict};
+        use crate::declarative::{RuleKind, SettingsEvent};
         let _ = state;
         let Some(registry) = pipeline.shared.runtime.settings.as_ref() else { return Ok(Governed::default()) };
         let shared = pipeline.shared;
@@ -75,8 +75,14 @@ pub(crate) async fn govern_tool_call(
         let mut governed = Governed::default();
         let hooks = registry.settings_hooks();
         if !hooks.is_empty() {
-            let input =
-                ToolCallInput { session_id: &shared.id, tool_name: name, tool_use_id: &call.id, arguments: &arguments };
+            let transcript = transcript(shared, hooks, SettingsEvent::PreToolUse, Some(name), Some(&arguments)).await;
+            let input = ToolCallInput {
+                session_id: &shared.id,
+                tool_name: name,
+                tool_use_id: &call.id,
+                arguments: &arguments,
+                transcript_path: transcript.as_ref().and_then(|(_, path)| path.as_str()),
+            };
             let runtime = &shared.runtime;
             let tool = runtime.tools.get(name);
             let schema =
@@ -155,6 +161,7 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
             fields.push(("error", Value::from(result.error.clone().unwrap_or_default())));
             fields.push(("is_interrupt", Value::Bool(false)));
         }
+        fields.extend(transcript(pipeline.shared, hooks, event, Some(&call.function.name), Some(&tool_input)).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &pipeline.shared.id, &cwd, fields);
         let verdict =
@@ -208,7 +215,9 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
         let event = SettingsEvent::UserPromptSubmit;
         let prompt = record.content.clone().unwrap_or_default();
         let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, vec![("prompt", Value::from(prompt))]);
+        let mut fields = vec![("prompt", Value::from(prompt))];
+        fields.extend(transcript(shared, hooks, event, None, None).await);
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
         let verdict = crate::declarative::fire_settings(hooks, event, None, None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         let mut reasons = verdict.blocks;
@@ -239,7 +248,9 @@ pub(crate) async fn session_started(shared: &ThreadShared) -> Option<String> {
         let hooks = settings(shared)?;
         let event = SettingsEvent::SessionStart;
         let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, vec![("source", json!("startup"))]);
+        let mut fields = vec![("source", json!("startup"))];
+        fields.extend(transcript(shared, hooks, event, Some("startup"), None).await);
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
         let verdict = crate::declarative::fire_settings(hooks, event, Some("startup"), None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
@@ -260,8 +271,9 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
         let hooks = settings(shared)?;
         let event = if shared.is_subagent() { SettingsEvent::SubagentStop } else { SettingsEvent::Stop };
         let cwd = cwd();
-        let fields =
+        let mut fields =
             vec![("stop_hook_active", Value::Bool(stop_hook_active)), ("last_assistant_message", json!(reply))];
+        fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
         let verdict = crate::declarative::fire_settings(hooks, event, None, None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
@@ -293,6 +305,41 @@ pub(crate) fn stop_requested(shared: &ThreadShared) -> bool {
     {
         let _ = shared;
         false
+    }
+}
+
+/// K7: `transcript_path` and the file it names, the thread's history as the store holds it
+/// now, in Claude Code's transcript shape. Written only when a hook that can run is selected
+/// (it may read the file); `None` otherwise, or when the file cannot be written (a WARN: the
+/// hooks still run, without the field).
+#[cfg(feature = "declarative")]
+async fn transcript(
+    shared: &ThreadShared,
+    hooks: &[crate::declarative::SettingsHook],
+    event: crate::declarative::SettingsEvent,
+    subject: Option<&str>,
+    tool_input: Option<&Value>,
+) -> Option<(&'static str, Value)> {
+    let reads = hooks.iter().any(|hook| hook.cannot_run().is_none() && hook.selects(event, subject, tool_input));
+    let state = state_of(shared)?;
+    if !reads {
+        return None;
+    }
+    let written = async {
+        let path = state.transcript_path(&shared.id)?;
+        let messages = shared.runtime.store.messages(&shared.id).await.map_err(std::io::Error::other)?;
+        let text = crate::declarative::render_transcript(&shared.id, &cwd(), &messages);
+        // Off the async workers: a long history is a large file.
+        let target = path.clone();
+        tokio::task::spawn_blocking(move || std::fs::write(target, text)).await.map_err(std::io::Error::other)??;
+        Ok::<_, std::io::Error>(path)
+    };
+    match written.await {
+        Ok(path) => Some(("transcript_path", Value::from(path.to_string_lossy().into_owned()))),
+        Err(error) => {
+            tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "[HOOK] the transcript for {event} hooks could not be written: {error}");
+            None
+        }
     }
 }
 

@@ -35,6 +35,7 @@ mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
 mod state;
+mod transcript;
 mod variables;
 
 pub use event::SettingsEvent;
@@ -64,6 +65,7 @@ pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
 /// ```
 pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
+pub(crate) use transcript::render as render_transcript;
 
 #[cfg(test)]
 mod tests;

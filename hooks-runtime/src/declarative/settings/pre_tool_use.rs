@@ -46,6 +46,8 @@ pub(crate) struct ToolCallInput<'a> {
     pub(crate) tool_name: &'a str,
     pub(crate) tool_use_id: &'a str,
     pub(crate) arguments: &'a Value,
+    /// The thread's transcript file, when one was written for these hooks.
+    pub(crate) transcript_path: Option<&'a str>,
 }
 
 /// Runs the `PreToolUse` hooks that match `call.tool_name` and combines them. `check` judges
@@ -66,7 +68,10 @@ pub(crate) async fn evaluate(
             ("tool_name", Value::from(call.tool_name)),
             ("tool_input", tool_input),
             ("tool_use_id", Value::from(call.tool_use_id)),
-        ],
+        ]
+        .into_iter()
+        .chain(call.transcript_path.map(|path| ("transcript_path", Value::from(path))))
+        .collect(),
     );
     let rewrite_check = |update: &Map<String, Value>| {
         let rewritten = Value::Object(update.clone());

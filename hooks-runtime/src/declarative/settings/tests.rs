@@ -43,8 +43,13 @@ async fn evaluate_checked(
     arguments: Value,
     check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
 ) -> PreToolUseAnswer {
-    let call =
-        ToolCallInput { session_id: "thread_1", tool_name: "Bash", tool_use_id: "call_1", arguments: &arguments };
+    let call = ToolCallInput {
+        session_id: "thread_1",
+        tool_name: "Bash",
+        tool_use_id: "call_1",
+        arguments: &arguments,
+        transcript_path: None,
+    };
     pre_tool_use::evaluate(hooks, &call, &cwd(), check).await
 }
 
