@@ -351,3 +351,45 @@ async fn k7_transcript_path_names_the_threads_history_in_claude_codes_shape_curr
     let path = std::fs::read_to_string(dir.0.join("path")).unwrap();
     assert!(!std::path::Path::new(&path).exists(), "{path} outlived its runtime");
 }
+
+// ---- K8 -----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k8_a_plugin_folder_loads_and_its_commands_see_plugin_root_and_project_dir() {
+    let plugin = ScratchDir::new("k8-plugin");
+    std::fs::create_dir_all(plugin.0.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plugin.0.join("hooks")).unwrap();
+    std::fs::write(plugin.0.join(".claude-plugin/plugin.json"), r#"{"name": "git-guard", "version": "1.0.0"}"#).unwrap();
+    std::fs::write(
+        plugin.0.join("hooks/hooks.json"),
+        r#"{"description": "Git safety", "hooks": {"PreToolUse": [{"matcher": "Bash",
+            "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/guard.sh\""}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.0.join("guard.sh"),
+        r#"printf '%s\n%s\n' "$CLAUDE_PLUGIN_ROOT" "$CLAUDE_PROJECT_DIR" > "$CLAUDE_PLUGIN_ROOT/env.txt"
+case "$(cat)" in *"push --force"*) echo "force push blocked by the plugin" >&2; exit 2;; esac
+"#,
+    )
+    .unwrap();
+    let plugin_hooks = DeclarativeHookRegistry::from_plugin_dir_strict(&plugin.0).unwrap();
+    assert_eq!(plugin_hooks.settings_hooks()[0].location(), "plugin:git-guard:hooks.PreToolUse[0].hooks[0]");
+    let project = DeclarativeHookRegistry::from_settings_json_strict(r#"{"hooks": {}}"#).unwrap();
+    let registry = project.with_settings_of(&plugin_hooks);
+    let ran = run_with(
+        registry,
+        &[("Bash", json!({"command": "git push --force origin main"})), ("Bash", json!({"command": "git status"}))],
+    )
+    .await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "git status"}))]);
+    assert!(ran.results()[0].contains("force push blocked by the plugin"), "{:?}", ran.results());
+    let env = std::fs::read_to_string(plugin.0.join("env.txt")).unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(env, format!("{}\n{}\n", plugin.0.display(), cwd.display()));
+
+    // The same command outside a plugin cannot run: it guards by denying.
+    let hooks = std::fs::read_to_string(plugin.0.join("hooks/hooks.json")).unwrap();
+    let outside = DeclarativeHookRegistry::from_settings_json(&hooks);
+    assert!(outside.settings_hooks()[0].cannot_run().is_some());
+}

@@ -191,6 +191,50 @@ impl DeclarativeHookRegistry {
         report.into_strict().map(|hooks| Self::of_settings(hooks, permissions))
     }
 
+    /// Loads a Claude Code plugin folder's hooks ([`SettingsReport::from_plugin_dir`]), never
+    /// failing: its problems are logged as [`from_settings_json`](Self::from_settings_json)'s.
+    /// Combine it with the project's settings with [`with_settings_of`](Self::with_settings_of).
+    pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
+        Self::from_settings_report(SettingsReport::from_plugin_dir(folder))
+    }
+
+    /// Loads a plugin folder's hooks, or returns every problem in it at once.
+    pub fn from_plugin_dir_strict(folder: &std::path::Path) -> Result<Self, SettingsErrors> {
+        let mut report = SettingsReport::from_plugin_dir(folder);
+        let permissions = std::mem::take(&mut report.permissions);
+        report.into_strict().map(|hooks| Self::of_settings(hooks, permissions))
+    }
+
+    /// This registry's settings hooks and `permissions` rules followed by `other`'s: a project's
+    /// settings file and its plugins, given to one runtime.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
+    ///
+    /// let project = DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./a.sh"}]}]}}"#);
+    /// let user = DeclarativeHookRegistry::from_settings_json(r#"{"permissions": {"deny": ["Bash(rm *)"]}, "hooks": {}}"#);
+    /// let both = project.with_settings_of(&user);
+    /// assert_eq!(both.settings_hooks().len(), 1);
+    /// assert_eq!(both.settings_permissions().deny.len(), 1);
+    /// ```
+    pub fn with_settings_of(&self, other: &DeclarativeHookRegistry) -> Self {
+        let mut settings = self.inner.settings.clone();
+        settings.extend(other.inner.settings.iter().cloned());
+        let mut permissions = self.inner.permissions.clone();
+        permissions.allow.extend(other.inner.permissions.allow.iter().cloned());
+        permissions.ask.extend(other.inner.permissions.ask.iter().cloned());
+        permissions.deny.extend(other.inner.permissions.deny.iter().cloned());
+        DeclarativeHookRegistry {
+            inner: Arc::new(Inner {
+                hooks: self.inner.hooks.clone(),
+                settings,
+                permissions,
+                settings_state: Arc::default(),
+                executor: self.inner.executor.clone(),
+            }),
+        }
+    }
+
     /// The registry of a validated settings file's kept hooks, logging its problems: ERROR for
     /// a rejected document, WARN for each other problem.
     pub fn from_settings_report(report: SettingsReport) -> Self {

@@ -95,7 +95,8 @@ pub(crate) async fn fire_checked(
             );
             return Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() };
         }
-        let run = runner::run(&hook.command, input, cwd, hook.timeout, &hook.location).await;
+        let run =
+            runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location).await;
         let answer = answer::read(event, &run, hook.fail_closed);
         if !answer.suppress_output && !run.stdout.trim().is_empty() {
             tracing::debug!(target: LOG_TARGET, "[HOOK] settings hook {} printed: {}", hook.location, run.stdout.trim());

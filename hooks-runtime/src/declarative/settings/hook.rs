@@ -1,6 +1,7 @@
 //! One command hook of a settings file, as loaded.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -46,6 +47,8 @@ pub struct SettingsHook {
     pub(super) cannot_run: Option<String>,
     /// The `if` field: on the tool events, it runs only for the calls this rule selects.
     pub(super) condition: Option<PermissionRule>,
+    /// The plugin folder it came from: its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
+    pub(super) plugin_root: Option<PathBuf>,
 }
 
 impl SettingsHook {
@@ -103,6 +106,13 @@ impl SettingsHook {
     /// name it so.
     pub fn id(&self) -> String {
         format!("settings:{}", self.location)
+    }
+
+    /// The plugin folder it came from, if it came from one
+    /// ([`DeclarativeHookRegistry::from_plugin_dir`](crate::declarative::DeclarativeHookRegistry::from_plugin_dir)):
+    /// its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
+    pub fn plugin_root(&self) -> Option<&Path> {
+        self.plugin_root.as_deref()
     }
 
     /// Its `if` rule (`"if": "Bash(git push:*)"`): on the tool events it runs only for the

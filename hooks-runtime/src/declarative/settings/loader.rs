@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io::Read;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -129,7 +130,7 @@ impl SettingsReport {
     /// Parses and validates `json`; never fails or panics.
     pub fn from_json(json: &str) -> Self {
         match serde_json::from_str::<UniqueKeys>(json) {
-            Ok(UniqueKeys(document)) => validate_document(&document),
+            Ok(UniqueKeys(document)) => validate_document(&document, &Source::default()),
             Err(error) => SettingsReport {
                 problems: vec![SettingsProblem::document(format!("not valid JSON: {error}"))],
                 ..Self::default()
@@ -150,6 +151,70 @@ impl SettingsReport {
             },
         };
         SettingsReport { problems: vec![SettingsProblem::document(problem)], ..Self::default() }
+    }
+
+    /// Reads a Claude Code plugin folder as that format's runner does: its manifest
+    /// `.claude-plugin/plugin.json` (its `name`; its `hooks`, a path relative to the folder or
+    /// an inline `{"hooks": ...}` object) and, by default, `hooks/hooks.json`. Its hooks'
+    /// locations start `plugin:<name>:` and their commands run with `CLAUDE_PLUGIN_ROOT` set to
+    /// `folder` (and `CLAUDE_PROJECT_DIR` to the working directory, the project's). A folder
+    /// without a readable manifest or hooks file is a document problem.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let folder = std::env::temp_dir().join(format!("doc-plugin-{}", std::process::id()));
+    /// std::fs::create_dir_all(folder.join(".claude-plugin")).unwrap();
+    /// std::fs::create_dir_all(folder.join("hooks")).unwrap();
+    /// std::fs::write(folder.join(".claude-plugin/plugin.json"), r#"{"name": "guards"}"#).unwrap();
+    /// std::fs::write(folder.join("hooks/hooks.json"), r#"{"hooks": {"PreToolUse": [{"matcher": "Bash",
+    ///   "hooks": [{"type": "command", "command": "node "${CLAUDE_PLUGIN_ROOT}/guard.js""}]}]}}"#).unwrap();
+    /// let report = SettingsReport::from_plugin_dir(&folder);
+    /// assert!(report.problems.is_empty(), "{:?}", report.problems);
+    /// assert_eq!(report.kept[0].location(), "plugin:guards:hooks.PreToolUse[0].hooks[0]");
+    /// assert_eq!(report.kept[0].plugin_root(), Some(folder.as_path()));
+    /// # std::fs::remove_dir_all(&folder).unwrap();
+    /// ```
+    pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
+        let document_problem = |message: String| SettingsReport {
+            problems: vec![SettingsProblem::document(message)],
+            ..Self::default()
+        };
+        let read = |path: &std::path::Path| -> Result<Value, String> {
+            let file = std::fs::File::open(path).map_err(|error| format!("{} could not be read: {error}", path.display()))?;
+            let mut text = String::new();
+            file.take(MAX_DOCUMENT_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|error| format!("{} could not be read: {error}", path.display()))?;
+            serde_json::from_str::<UniqueKeys>(&text)
+                .map(|UniqueKeys(value)| value)
+                .map_err(|error| format!("{} is not valid JSON: {error}", path.display()))
+        };
+        let manifest_path = folder.join(".claude-plugin").join("plugin.json");
+        let manifest = match read(&manifest_path) {
+            Ok(Value::Object(manifest)) => manifest,
+            Ok(_) => return document_problem(format!("{} is not a JSON object", manifest_path.display())),
+            Err(error) => return document_problem(format!("not a plugin folder: {error}")),
+        };
+        let Some(name) = manifest.get("name").and_then(Value::as_str).filter(|name| !name.trim().is_empty()) else {
+            return document_problem(format!("{} has no `name`", manifest_path.display()));
+        };
+        let document = match manifest.get("hooks") {
+            Some(Value::Object(inline)) => Value::Object(inline.clone()),
+            Some(Value::String(path)) => {
+                let relative = path.replace("${CLAUDE_PLUGIN_ROOT}", &folder.to_string_lossy());
+                match read(&folder.join(relative)) {
+                    Ok(document) => document,
+                    Err(error) => return document_problem(error),
+                }
+            }
+            _ => match read(&folder.join("hooks").join("hooks.json")) {
+                Ok(document) => document,
+                Err(error) => return document_problem(error),
+            },
+        };
+        let source = Source { plugin_root: Some(folder.to_path_buf()), prefix: format!("plugin:{}:", shown(name)) };
+        validate_document(&document, &source)
     }
 
     /// Whether `text` is a document of this format: JSON whose top level is an object with a
@@ -176,7 +241,15 @@ impl SettingsReport {
     }
 }
 
-fn validate_document(document: &Value) -> SettingsReport {
+/// Where a document comes from: a settings file, or a plugin's hooks file, whose commands run
+/// with `CLAUDE_PLUGIN_ROOT` and whose locations start `plugin:<name>:`.
+#[derive(Default)]
+pub(super) struct Source {
+    pub(super) plugin_root: Option<PathBuf>,
+    pub(super) prefix: String,
+}
+
+pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsReport {
     let mut report = SettingsReport::default();
     let Value::Object(root) = document else {
         report.problems.push(SettingsProblem::document(format!(
@@ -205,7 +278,7 @@ fn validate_document(document: &Value) -> SettingsReport {
         }
     };
     for (name, groups) in events {
-        let location = format!("hooks.{name}");
+        let location = format!("{}hooks.{}", source.prefix, shown(name));
         let Some(event) = SettingsEvent::from_name(name) else {
             let message = if WITHOUT_COUNTERPART.contains(&name.as_str()) {
                 format!("the event `{name}` has no counterpart in this runtime, so its hooks never run; remove them")
@@ -225,13 +298,13 @@ fn validate_document(document: &Value) -> SettingsReport {
             continue;
         };
         for (index, group) in groups.iter().enumerate() {
-            validate_group(event, &format!("{location}[{index}]"), group, &mut report);
+            validate_group(event, &format!("{location}[{index}]"), group, source, &mut report);
         }
     }
     report
 }
 
-fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &mut SettingsReport) {
+fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &Source, report: &mut SettingsReport) {
     let Value::Object(fields) = group else {
         report.problems.push(SettingsProblem::at(
             location,
@@ -282,7 +355,7 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &
     let group_problem = matcher_problem.map(|message| format!("its group's `matcher` is {message}"));
     for (index, hook) in hooks.iter().enumerate() {
         let location = format!("{location}.hooks[{index}]");
-        let hook = validate_hook(event, &matcher, group_problem.as_deref(), &location, hook, report);
+        let hook = validate_hook(event, &matcher, group_problem.as_deref(), &location, hook, source, report);
         report.kept.push(hook);
     }
 }
@@ -295,6 +368,7 @@ fn validate_hook(
     group_problem: Option<&str>,
     location: &str,
     hook: &Value,
+    source: &Source,
     report: &mut SettingsReport,
 ) -> SettingsHook {
     let mut entry = SettingsHook {
@@ -306,6 +380,7 @@ fn validate_hook(
         location: location.to_owned(),
         cannot_run: group_problem.map(str::to_owned),
         condition: None,
+        plugin_root: source.plugin_root.clone(),
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
@@ -356,7 +431,9 @@ fn validate_hook(
                 problem("command", "empty; give the command to run".to_owned(), true)
             }
             Some(Value::String(command)) => {
-                for name in unset_variables(command, &|name| name == "CLAUDE_PROJECT_DIR") {
+                let provided =
+                    |name: &str| name == "CLAUDE_PROJECT_DIR" || (name == "CLAUDE_PLUGIN_ROOT" && source.plugin_root.is_some());
+                for name in unset_variables(command, &provided) {
                     problem(
                         "command",
                         format!("names the variable `{name}`, which is not set here (it would expand to nothing)"),
