@@ -359,7 +359,8 @@ async fn k8_a_plugin_folder_loads_and_its_commands_see_plugin_root_and_project_d
     let plugin = ScratchDir::new("k8-plugin");
     std::fs::create_dir_all(plugin.0.join(".claude-plugin")).unwrap();
     std::fs::create_dir_all(plugin.0.join("hooks")).unwrap();
-    std::fs::write(plugin.0.join(".claude-plugin/plugin.json"), r#"{"name": "git-guard", "version": "1.0.0"}"#).unwrap();
+    std::fs::write(plugin.0.join(".claude-plugin/plugin.json"), r#"{"name": "git-guard", "version": "1.0.0"}"#)
+        .unwrap();
     std::fs::write(
         plugin.0.join("hooks/hooks.json"),
         r#"{"description": "Git safety", "hooks": {"PreToolUse": [{"matcher": "Bash",
@@ -392,4 +393,53 @@ case "$(cat)" in *"push --force"*) echo "force push blocked by the plugin" >&2; 
     let hooks = std::fs::read_to_string(plugin.0.join("hooks/hooks.json")).unwrap();
     let outside = DeclarativeHookRegistry::from_settings_json(&hooks);
     assert!(outside.settings_hooks()[0].cannot_run().is_some());
+}
+
+// ---- K11 ----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k11_permission_request_decides_a_would_be_approval_at_once_in_the_hooks_name() {
+    let decide = |behavior: &str| {
+        answering(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": behavior, "message": "not-today-K11"}}}))
+    };
+    let settings =
+        |behavior: &str| json!({"hooks": {"PermissionRequest": [{"matcher": "Write", "hooks": [decide(behavior)]}]}});
+    let ran = run(&settings("allow"), &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.ran.len(), 1, "approved by the hook: {:?}", ran.status);
+    assert!(ran.pending.is_empty());
+    let decided = ran.events.iter().find(|(name, _)| name == "settings_hook_approval").expect("recorded");
+    assert_eq!(
+        decided.1,
+        json!({"hook": "settings:hooks.PermissionRequest[0].hooks[0]", "call": "call_0", "decision": "approved"})
+    );
+
+    let ran = run(&settings("deny"), &[("Write", json!({"needs_approval": true}))]).await;
+    assert!(ran.ran.is_empty() && ran.pending.is_empty());
+    assert!(
+        ran.results()[0].contains("`settings:hooks.PermissionRequest[0].hooks[0]`: not-today-K11"),
+        "{:?}",
+        ran.results()
+    );
+
+    // A call that needs no approval never fires it.
+    let dir = ScratchDir::new("k11-pr");
+    let record = json!({"type": "command", "command": format!("cat > '{}/fired'", dir.0.display())});
+    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [record]}]}});
+    run(&settings, &[("Write", json!({}))]).await;
+    assert!(!dir.0.join("fired").exists());
+}
+
+#[tokio::test]
+async fn k11_notification_fires_when_a_call_waits_for_a_person() {
+    let dir = ScratchDir::new("k11-notify");
+    let record = json!({"type": "command", "command": format!("cat > '{}/notification.json'", dir.0.display())});
+    let settings = json!({"hooks": {"Notification": [{"hooks": [record]}]}});
+    let ran = run(&settings, &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("notification.json")).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["notification_type"], "permission_prompt");
+    assert!(input["message"].as_str().unwrap().contains("Write"));
 }

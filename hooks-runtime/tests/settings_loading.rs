@@ -77,7 +77,7 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
         {"matcher": "Bash(", "hooks": [{"type": "command", "command": "./bad-regex.sh"}]}
       ],
       "preToolUse": [{"hooks": [{"type": "command", "command": "./case.sh"}]}],
-      "Notification": [{"hooks": [{"type": "command", "command": "notify-send"}]}],
+      "ConfigChange": [{"hooks": [{"type": "command", "command": "notify-send"}]}],
       "PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}],
       "SessionEnd": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
     }}"#;
@@ -104,7 +104,7 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
     assert!(bad_regex.cannot_run().unwrap().starts_with("its group's `matcher` is not a valid regular expression"));
     let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     let expected = [
-        "hooks.Notification: the event `Notification` has no counterpart in this runtime, so its hooks never run; remove them",
+        "hooks.ConfigChange: the event `ConfigChange` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreCompact: the event `PreCompact` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run",
         "hooks.PreToolUse[0].hooks[2] (field `type`): unknown hook type `webhook`; expected `command`",
@@ -203,12 +203,12 @@ fn k1_check_reads_a_settings_file_in_both_modes() {
 
     // Any JSON with a `hooks` object is this format, whatever its name.
     let mixed = dir.file("hooks.conf");
-    std::fs::write(&mixed, r#"{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "x"}]}], "Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}"#).unwrap();
+    std::fs::write(&mixed, r#"{"hooks": {"ConfigChange": [{"hooks": [{"type": "command", "command": "x"}]}], "Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}"#).unwrap();
     let lenient = hooks(&["check", &mixed]);
     assert_eq!(lenient.status.code(), Some(0));
     let err = String::from_utf8_lossy(&lenient.stderr);
     assert!(
-        err.contains(&format!("warning: {mixed}: hooks.Notification: the event `Notification` has no counterpart")),
+        err.contains(&format!("warning: {mixed}: hooks.ConfigChange: the event `ConfigChange` has no counterpart")),
         "{err}"
     );
     let strict = hooks(&["check", &mixed, "--strict"]);

@@ -27,7 +27,7 @@ as is, or a shell-mode command that splices in ${tool}).
 A `.json` file, or any JSON with a `hooks` object, is read as a Claude Code-format settings file
 (other top-level keys ignored): its kept hooks, and a warning for each hook or
 group skipped (an unknown or unsupported event, type or field, an event with no
-counterpart here such as Notification, a bad matcher).
+counterpart here such as PreCompact, a bad matcher).
 
   --strict   exit with status 1 when anything was skipped or warned about (for CI)
 

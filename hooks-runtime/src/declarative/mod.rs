@@ -110,6 +110,6 @@ pub use settings::{
     SettingsProblem, SettingsReport,
 };
 pub(crate) use settings::{
-    Given, RuleKind, SettingsState, fire as fire_settings, input as settings_input, render_transcript,
+    Given, Permission, RuleKind, SettingsState, fire as fire_settings, input as settings_input, render_transcript,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

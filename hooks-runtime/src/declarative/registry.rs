@@ -163,10 +163,10 @@ impl DeclarativeHookRegistry {
     ///   "permissions": {"allow": ["Bash(ls:*)"]},
     ///   "hooks": {
     ///     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
-    ///     "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    ///     "PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}]
     ///   }
     /// }"#);
-    /// assert_eq!(registry.settings_hooks().len(), 1); // Notification has no counterpart: skipped, with a WARN
+    /// assert_eq!(registry.settings_hooks().len(), 1); // PreCompact has no counterpart: reported with a WARN
     /// ```
     pub fn from_settings_json(json: &str) -> Self {
         Self::from_settings_report(SettingsReport::from_json(json))

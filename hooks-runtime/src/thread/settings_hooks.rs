@@ -15,9 +15,7 @@
 use std::future::Future;
 
 use hooks_core::{HookToolCall, HookToolResult, MessageRecord, Role, ThreadState};
-#[cfg(feature = "declarative")]
-use serde_json::Value;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::ThreadShared;
 use super::pipeline::Pipeline;
@@ -181,6 +179,118 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
     #[cfg(not(feature = "declarative"))]
     {
         let _ = (pipeline, call, result);
+    }
+}
+
+/// What a `PermissionRequest` hook decided for a call about to wait for approval.
+pub(crate) enum PermissionAnswer {
+    /// Approved by the hook: run with these arguments.
+    Allow { hook: String, arguments: Value },
+    /// Denied by the hook, for this reason.
+    Deny(Denial),
+}
+
+/// K11: `PermissionRequest` for a call about to wait for a person (`reasons` say who asked):
+/// a hook's `allow` or `deny` decides the approval at once, in the hook's name (deny >
+/// allow); `None` leaves it to a person.
+pub(crate) async fn permission_request(
+    pipeline: &Pipeline<'_>,
+    call: &HookToolCall,
+    arguments: &Value,
+    reasons: &[ApprovalReason],
+) -> Option<PermissionAnswer> {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let shared = pipeline.shared;
+        let hooks = settings(shared)?;
+        let event = SettingsEvent::PermissionRequest;
+        let name = call.function.name.as_str();
+        let suggestions: Vec<Value> =
+            reasons.iter().map(|reason| json!({"hook": reason.hook, "reason": reason.reason})).collect();
+        let mut fields = vec![
+            ("tool_name", Value::from(name)),
+            ("tool_input", arguments.clone()),
+            ("tool_use_id", Value::from(call.id.as_str())),
+            ("permission_suggestions", Value::Array(suggestions)),
+        ];
+        fields.extend(transcript(shared, hooks, event, Some(name), Some(arguments)).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict = crate::declarative::fire_settings(hooks, event, Some(name), Some(arguments), &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
+        let (permission, given) = verdict.permission?;
+        let first = given.into_iter().next()?;
+        match permission {
+            crate::declarative::Permission::Deny => {
+                tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the PermissionRequest hook {} denied the approval of {name}", first.hook);
+                let reason = if first.reason.trim().is_empty() {
+                    "denied by a PermissionRequest hook".to_owned()
+                } else {
+                    first.reason
+                };
+                Some(PermissionAnswer::Deny(Denial { hook: first.hook, reason }))
+            }
+            crate::declarative::Permission::Allow => {
+                tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the PermissionRequest hook {} approved {name}", first.hook);
+                let arguments = verdict.updated_input.map_or_else(|| arguments.clone(), Value::Object);
+                Some(PermissionAnswer::Allow { hook: first.hook, arguments })
+            }
+            _ => None,
+        }
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = (pipeline, call, arguments, reasons);
+        None
+    }
+}
+
+/// K11: `Notification` for a call that now waits for a person; observes only (a
+/// `systemMessage` still reaches the person).
+pub(crate) async fn notify_waiting(shared: &ThreadShared, tool: &str) {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let Some(hooks) = settings(shared) else { return };
+        let event = SettingsEvent::Notification;
+        let mut fields = vec![
+            ("message", Value::from(format!("Claude needs your permission to use {tool}"))),
+            ("notification_type", Value::from("permission_prompt")),
+        ];
+        fields.extend(transcript(shared, hooks, event, Some("permission_prompt"), None).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict =
+            crate::declarative::fire_settings(hooks, event, Some("permission_prompt"), None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = (shared, tool);
+    }
+}
+
+/// K11: `SubagentStart` for a subagent's new child thread: its context, to store.
+pub(crate) async fn subagent_started(shared: &ThreadShared) -> Option<String> {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let hooks = settings(shared)?;
+        let event = SettingsEvent::SubagentStart;
+        let agent = shared.agent.current().def.name;
+        let mut fields = vec![("agent_id", Value::from(shared.id.as_str())), ("agent_type", Value::from(agent))];
+        fields.extend(transcript(shared, hooks, event, Some(agent), None).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict = crate::declarative::fire_settings(hooks, event, Some(agent), None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
+        (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = shared;
+        None
     }
 }
 

@@ -226,8 +226,25 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
                 None => Admission::Run { arguments: Ok(arguments), context },
                 Some(first) => {
                     // The parked call keeps the context for the model, for when it is approved.
-                    first.context = context;
-                    Admission::Ask { reasons, arguments }
+                    first.context = context.clone();
+                    // K11: a PermissionRequest hook may decide the approval at once.
+                    match settings_hooks::permission_request(pipeline, call, &arguments, &reasons).await {
+                        Some(settings_hooks::PermissionAnswer::Allow { hook, arguments }) => {
+                            pipeline.shared.events.emit(crate::events::ThreadEvent::Custom {
+                                event: "settings_hook_approval".to_owned(),
+                                data: serde_json::json!({"hook": hook, "call": call.id, "decision": "approved"}),
+                            });
+                            Admission::Run { arguments: Ok(arguments), context }
+                        }
+                        Some(settings_hooks::PermissionAnswer::Deny(denial)) => {
+                            pipeline.shared.events.emit(crate::events::ThreadEvent::Custom {
+                                event: "settings_hook_approval".to_owned(),
+                                data: serde_json::json!({"hook": denial.hook, "call": call.id, "decision": "denied"}),
+                            });
+                            Admission::Denied { hook: denial.hook, reason: denial.reason }
+                        }
+                        None => Admission::Ask { reasons, arguments },
+                    }
                 }
             }
         }

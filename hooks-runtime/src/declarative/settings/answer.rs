@@ -69,7 +69,9 @@ pub(crate) fn failed(event: SettingsEvent, failure: String, fail_closed: bool) -
 
 fn blocked(event: SettingsEvent, reason: String) -> Answer {
     match event {
-        SettingsEvent::PreToolUse => Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() },
+        SettingsEvent::PreToolUse | SettingsEvent::PermissionRequest => {
+            Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() }
+        }
         _ => Answer { block: Some(reason), ..Answer::default() },
     }
 }
@@ -163,6 +165,26 @@ fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {
             {
                 answer.permission = Some((permission, reason));
             }
+        }
+        // PermissionRequest: `{"decision": {"behavior": "allow" | "deny", "updatedInput", "message"}}`.
+        match specific.get("decision") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(decision)) if event == SettingsEvent::PermissionRequest => {
+                let message = text("message", decision)?.unwrap_or_default();
+                match text("behavior", decision)?.as_deref() {
+                    Some("allow") => answer.permission = Some((Permission::Allow, message)),
+                    Some("deny") => answer.permission = Some((Permission::Deny, message)),
+                    other => {
+                        return Err(format!("printed the decision behavior {other:?}; expected `allow` or `deny`"));
+                    }
+                }
+                match decision.get("updatedInput") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(input)) => answer.updated_input = Some(input.clone()),
+                    Some(other) => return Err(format!("printed `updatedInput` as {other}, not an object")),
+                }
+            }
+            Some(other) => return Err(format!("printed `decision` as {other}, not an object of this event")),
         }
         match specific.get("updatedInput") {
             None | Some(Value::Null) => {}

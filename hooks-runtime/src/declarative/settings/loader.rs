@@ -62,10 +62,10 @@ impl fmt::Display for SettingsProblem {
 /// use hooks_runtime::declarative::DeclarativeHookRegistry;
 ///
 /// let errors = DeclarativeHookRegistry::from_settings_json_strict(
-///     r#"{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}}"#,
+///     r#"{"hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}]}}"#,
 /// )
 /// .unwrap_err();
-/// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.Notification: "));
+/// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.PreCompact: "));
 /// ```
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", render_problems("settings hooks", problems))]
@@ -176,12 +176,11 @@ impl SettingsReport {
     /// # std::fs::remove_dir_all(&folder).unwrap();
     /// ```
     pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
-        let document_problem = |message: String| SettingsReport {
-            problems: vec![SettingsProblem::document(message)],
-            ..Self::default()
-        };
+        let document_problem =
+            |message: String| SettingsReport { problems: vec![SettingsProblem::document(message)], ..Self::default() };
         let read = |path: &std::path::Path| -> Result<Value, String> {
-            let file = std::fs::File::open(path).map_err(|error| format!("{} could not be read: {error}", path.display()))?;
+            let file =
+                std::fs::File::open(path).map_err(|error| format!("{} could not be read: {error}", path.display()))?;
             let mut text = String::new();
             file.take(MAX_DOCUMENT_BYTES + 1)
                 .read_to_string(&mut text)
@@ -431,8 +430,9 @@ fn validate_hook(
                 problem("command", "empty; give the command to run".to_owned(), true)
             }
             Some(Value::String(command)) => {
-                let provided =
-                    |name: &str| name == "CLAUDE_PROJECT_DIR" || (name == "CLAUDE_PLUGIN_ROOT" && source.plugin_root.is_some());
+                let provided = |name: &str| {
+                    name == "CLAUDE_PROJECT_DIR" || (name == "CLAUDE_PLUGIN_ROOT" && source.plugin_root.is_some())
+                };
                 for name in unset_variables(command, &provided) {
                     problem(
                         "command",

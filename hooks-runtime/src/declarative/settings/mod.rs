@@ -46,6 +46,7 @@ pub(crate) use permissions::RuleKind;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 
+pub(crate) use answer::Permission;
 pub(crate) use fire::{Given, fire, input};
 
 /// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
