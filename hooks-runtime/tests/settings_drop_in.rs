@@ -443,3 +443,36 @@ async fn k11_notification_fires_when_a_call_waits_for_a_person() {
     assert_eq!(input["notification_type"], "permission_prompt");
     assert!(input["message"].as_str().unwrap().contains("Write"));
 }
+
+// ---- K12 ----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k12_an_async_hook_runs_without_holding_the_event_and_its_output_is_ignored() {
+    let dir = ScratchDir::new("k12-async");
+    let marker = dir.0.join("ran");
+    let hook = json!({"type": "command", "async": true,
+        "command": format!("cat > '{}.tmp'; mv '{0}.tmp' '{0}'; echo 'would deny' >&2; exit 2", marker.display())});
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "its exit 2 decided nothing: {:?}", ran.results());
+    // It did run, on its own: wait for its file (bounded, never a timing assertion).
+    for _ in 0..500 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    assert_eq!(input["tool_name"], "Bash");
+}
+
+#[tokio::test]
+async fn k12_a_once_hook_runs_once_per_thread() {
+    let dir = ScratchDir::new("k12-once");
+    let log = dir.0.join("log");
+    let hook = json!({"type": "command", "once": true, "command": format!("echo ran >> '{}'", log.display())});
+    let calls =
+        [("Bash", json!({"command": "a"})), ("Bash", json!({"command": "b"})), ("Bash", json!({"command": "c"}))];
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &calls).await;
+    assert_eq!(ran.ran.len(), 3);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
+}

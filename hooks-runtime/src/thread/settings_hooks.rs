@@ -75,6 +75,7 @@ pub(crate) async fn govern_tool_call(
         if !hooks.is_empty() {
             let transcript = transcript(shared, hooks, SettingsEvent::PreToolUse, Some(name), Some(&arguments)).await;
             let input = ToolCallInput {
+                once: once_of(shared),
                 session_id: &shared.id,
                 tool_name: name,
                 tool_use_id: &call.id,
@@ -162,9 +163,16 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
         fields.extend(transcript(pipeline.shared, hooks, event, Some(&call.function.name), Some(&tool_input)).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &pipeline.shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, event, Some(&call.function.name), Some(&tool_input), &input, &cwd)
-                .await;
+        let verdict = crate::declarative::fire_settings(
+            hooks,
+            once_of(pipeline.shared),
+            event,
+            Some(&call.function.name),
+            Some(&tool_input),
+            &input,
+            &cwd,
+        )
+        .await;
         tell_person(pipeline.shared, event.name(), verdict.messages);
         for stop in verdict.stops {
             request_stop(pipeline.shared, event.name(), stop);
@@ -217,7 +225,9 @@ pub(crate) async fn permission_request(
         fields.extend(transcript(shared, hooks, event, Some(name), Some(arguments)).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, Some(name), Some(arguments), &input, &cwd).await;
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(name), Some(arguments), &input, &cwd)
+                .await;
         tell_person(shared, event.name(), verdict.messages);
         let (permission, given) = verdict.permission?;
         let first = given.into_iter().next()?;
@@ -261,8 +271,16 @@ pub(crate) async fn notify_waiting(shared: &ThreadShared, tool: &str) {
         fields.extend(transcript(shared, hooks, event, Some("permission_prompt"), None).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, event, Some("permission_prompt"), None, &input, &cwd).await;
+        let verdict = crate::declarative::fire_settings(
+            hooks,
+            once_of(shared),
+            event,
+            Some("permission_prompt"),
+            None,
+            &input,
+            &cwd,
+        )
+        .await;
         tell_person(shared, event.name(), verdict.messages);
     }
     #[cfg(not(feature = "declarative"))]
@@ -283,7 +301,8 @@ pub(crate) async fn subagent_started(shared: &ThreadShared) -> Option<String> {
         fields.extend(transcript(shared, hooks, event, Some(agent), None).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, Some(agent), None, &input, &cwd).await;
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(agent), None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
     }
@@ -328,7 +347,7 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
         let mut fields = vec![("prompt", Value::from(prompt))];
         fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, None, None, &input, &cwd).await;
+        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         let mut reasons = verdict.blocks;
         for stop in verdict.stops {
@@ -361,7 +380,8 @@ pub(crate) async fn session_started(shared: &ThreadShared) -> Option<String> {
         let mut fields = vec![("source", json!("startup"))];
         fields.extend(transcript(shared, hooks, event, Some("startup"), None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, Some("startup"), None, &input, &cwd).await;
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some("startup"), None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
     }
@@ -385,7 +405,7 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
             vec![("stop_hook_active", Value::Bool(stop_hook_active)), ("last_assistant_message", json!(reply))];
         fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, None, None, &input, &cwd).await;
+        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
         tell_person(shared, event.name(), verdict.messages);
         // `continue: false` ends the turn, which was ending anyway: its reason is the person's.
         for stop in &verdict.stops {
@@ -483,6 +503,12 @@ fn emit_stop(shared: &ThreadShared, event: &str, stop: &crate::declarative::Give
     shared
         .events
         .emit(crate::events::ThreadEvent::Custom { event: crate::declarative::SETTINGS_STOP_EVENT.to_owned(), data });
+}
+
+/// The thread a hook fires in, for its `once`.
+#[cfg(feature = "declarative")]
+fn once_of(shared: &ThreadShared) -> Option<(&crate::declarative::SettingsState, &str)> {
+    Some((state_of(shared)?, shared.id.as_str()))
 }
 
 #[cfg(feature = "declarative")]

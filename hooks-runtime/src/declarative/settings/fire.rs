@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::answer::{self, Answer, Permission};
 use super::runner;
-use super::{SettingsEvent, SettingsHook};
+use super::{SettingsEvent, SettingsHook, SettingsState};
 use crate::declarative::LOG_TARGET;
 
 /// One hook's reason for a permission decision, with the id of the hook that gave it.
@@ -19,6 +19,10 @@ pub(crate) struct Given {
     /// The reason as the hook gave it (possibly empty).
     pub(crate) reason: String,
 }
+
+/// The runtime's state and the thread an event fires in, for the hooks that run `once`;
+/// `None` runs them every time.
+pub(crate) type Once<'a> = Option<(&'a SettingsState, &'a str)>;
 
 /// A check of a rewrite: the `updatedInput`s merged so far, `Err` with why they are rejected.
 /// Only `PreToolUse` has one (the tool's schema); it must say where, never the values.
@@ -58,18 +62,21 @@ pub(crate) fn input(event: SettingsEvent, session_id: &str, cwd: &Path, fields: 
 /// once, and combines their answers.
 pub(crate) async fn fire(
     hooks: &[SettingsHook],
+    once: Once<'_>,
     event: SettingsEvent,
     subject: Option<&str>,
     tool_input: Option<&Value>,
     input: &[u8],
     cwd: &Path,
 ) -> Verdict {
-    fire_checked(hooks, event, subject, tool_input, input, cwd, None).await
+    fire_checked(hooks, once, event, subject, tool_input, input, cwd, None).await
 }
 
 /// [`fire`], each hook's rewrite checked by `check` as it is merged.
+#[allow(clippy::too_many_arguments)] // each is one part of the event, named at the call
 pub(crate) async fn fire_checked(
     hooks: &[SettingsHook],
+    once: Once<'_>,
     event: SettingsEvent,
     subject: Option<&str>,
     tool_input: Option<&Value>,
@@ -83,7 +90,21 @@ pub(crate) async fn fire_checked(
         .iter()
         .filter(|hook| hook.selects(event, subject, tool_input))
         .filter(|hook| hook.cannot_run.is_none() || event == SettingsEvent::PreToolUse)
+        // K12: a `once` hook runs the first time it is selected in a thread, never again.
+        .filter(|hook| !hook.once || once.is_none_or(|(state, thread)| state.first_time(thread, &hook.location)))
         .collect();
+    // K12: an `async` hook runs without holding the event; its output is ignored.
+    let (background, selected): (Vec<&SettingsHook>, Vec<&SettingsHook>) =
+        selected.into_iter().partition(|hook| hook.run_async && hook.cannot_run.is_none());
+    for hook in background {
+        let (hook, input, cwd) = (hook.clone(), input.to_vec(), cwd.to_path_buf());
+        tokio::spawn(async move {
+            let run =
+                runner::run(&hook.command, &input, &cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
+                    .await;
+            tracing::debug!(target: LOG_TARGET, "[HOOK] async settings hook {} ended: {:?}", hook.location, run.end);
+        });
+    }
     if selected.is_empty() {
         return Verdict::default();
     }

@@ -49,6 +49,10 @@ pub struct SettingsHook {
     pub(super) condition: Option<PermissionRule>,
     /// The plugin folder it came from: its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
     pub(super) plugin_root: Option<PathBuf>,
+    /// `async: true`: runs without holding the event; its output is ignored.
+    pub(super) run_async: bool,
+    /// `once: true`: runs the first time it is selected in a thread only.
+    pub(super) once: bool,
 }
 
 impl SettingsHook {
@@ -113,6 +117,16 @@ impl SettingsHook {
     /// its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
     pub fn plugin_root(&self) -> Option<&Path> {
         self.plugin_root.as_deref()
+    }
+
+    /// Whether it runs without holding its event (`"async": true`); its output is ignored.
+    pub fn is_async(&self) -> bool {
+        self.run_async
+    }
+
+    /// Whether it runs once per thread only (`"once": true`).
+    pub fn is_once(&self) -> bool {
+        self.once
     }
 
     /// Its `if` rule (`"if": "Bash(git push:*)"`): on the tool events it runs only for the

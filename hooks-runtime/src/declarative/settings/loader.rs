@@ -18,7 +18,7 @@ use crate::declarative::MAX_DOCUMENT_BYTES;
 use crate::declarative::problems::{render_problems, write_problem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
-const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure` or `statusMessage`";
+const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`";
 
 /// One thing wrong with a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -380,6 +380,8 @@ fn validate_hook(
         cannot_run: group_problem.map(str::to_owned),
         condition: None,
         plugin_root: source.plugin_root.clone(),
+        run_async: false,
+        once: false,
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
@@ -418,7 +420,9 @@ fn validate_hook(
         entry.cannot_run.get_or_insert_with(|| fatal.join("; "));
         return entry;
     }
-    let known = |key: &str| matches!(key, "type" | "command" | "if" | "timeout" | "onFailure" | "statusMessage");
+    let known = |key: &str| {
+        matches!(key, "type" | "command" | "if" | "timeout" | "onFailure" | "async" | "once" | "statusMessage")
+    };
     for key in fields.keys().filter(|key| !known(key)) {
         // Claude Code ignores a field it does not know, and so does this runtime: the
         // handler runs without it.
@@ -444,6 +448,14 @@ fn validate_hook(
             }
             None | Some(Value::Null) => problem("command", "missing".to_owned(), true),
             Some(other) => problem("command", format!("expected a string, found {}", describe(other)), true),
+        }
+    }
+    for key in ["async", "once"] {
+        match fields.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(on)) if key == "async" => entry.run_async = *on,
+            Some(Value::Bool(on)) => entry.once = *on,
+            Some(other) => problem(key, format!("expected `true` or `false`, found {}", describe(other)), true),
         }
     }
     match fields.get("if") {

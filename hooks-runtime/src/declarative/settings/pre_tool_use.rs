@@ -42,6 +42,8 @@ pub(crate) struct PreToolUseAnswer {
 
 /// One tool call as its `PreToolUse` hooks see it.
 pub(crate) struct ToolCallInput<'a> {
+    /// The runtime's state and the thread, for the hooks that run `once` per thread.
+    pub(crate) once: Option<(&'a super::SettingsState, &'a str)>,
     pub(crate) session_id: &'a str,
     pub(crate) tool_name: &'a str,
     pub(crate) tool_use_id: &'a str,
@@ -82,6 +84,7 @@ pub(crate) async fn evaluate(
     let rewrite_check: RewriteCheck<'_> = &rewrite_check;
     let verdict = fire::fire_checked(
         hooks,
+        call.once,
         SettingsEvent::PreToolUse,
         Some(call.tool_name),
         Some(call.arguments),

@@ -14,6 +14,8 @@ use super::fire::Given;
 pub(crate) struct SettingsState {
     /// The first hook that asked each thread's turn to stop, not yet acted on.
     stops: Mutex<HashMap<String, Given>>,
+    /// The `once` hooks that have run, by thread and location.
+    ran_once: Mutex<std::collections::HashSet<(String, String)>>,
     /// The transcripts' folder, made the first time a hook could read one.
     transcripts: OnceLock<PathBuf>,
 }
@@ -59,6 +61,11 @@ impl SettingsState {
     /// Records that `given.hook` asked the turn of `thread` to stop; the first request stands.
     pub(crate) fn request_stop(&self, thread: &str, given: Given) {
         lock(&self.stops).entry(thread.to_owned()).or_insert(given);
+    }
+
+    /// Whether the `once` hook at `location` runs now in `thread`: the first time only.
+    pub(crate) fn first_time(&self, thread: &str, location: &str) -> bool {
+        lock(&self.ran_once).insert((thread.to_owned(), location.to_owned()))
     }
 
     /// The stop asked for `thread`, left in place.

@@ -44,6 +44,7 @@ async fn evaluate_checked(
     check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
 ) -> PreToolUseAnswer {
     let call = ToolCallInput {
+        once: None,
         session_id: "thread_1",
         tool_name: "Bash",
         tool_use_id: "call_1",
