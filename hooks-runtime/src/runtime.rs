@@ -348,6 +348,16 @@ impl RuntimeBuilder {
                 }
             }
         }
+        // A settings hook whose matcher names none of the tools never runs: say so once, here.
+        #[cfg(feature = "declarative")]
+        if let Some(settings) = &self.settings {
+            let mut tools: Vec<&str> = self.tools.keys().map(|name| name.as_ref()).collect();
+            tools.extend(agents.keys().copied());
+            tools.sort_unstable();
+            for warning in settings.settings_tool_warnings(&tools) {
+                tracing::warn!("settings hooks: {warning}");
+            }
+        }
         let users = UserScope::new(&registry);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {

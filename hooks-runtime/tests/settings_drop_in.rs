@@ -476,3 +476,17 @@ async fn k12_a_once_hook_runs_once_per_thread() {
     assert_eq!(ran.ran.len(), 3);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
 }
+
+#[tokio::test]
+async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
+    let (logs, _guard) = Logs::capture();
+    let settings = pre_tool_use("bash", json!([{"type": "command", "command": "exit 2"}]));
+    let ran = run(&settings, &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "`bash` does not match `Bash`, as in Claude Code");
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains("settings hooks: hooks.PreToolUse[0] (field `matcher`): `bash` names none of the tools (`Bash`, `Write`, `drop_agent`)")
+            && warnings.contains("did you mean `Bash`?"),
+        "{warnings}"
+    );
+}

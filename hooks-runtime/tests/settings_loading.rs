@@ -225,3 +225,46 @@ fn k1_check_reads_a_settings_file_in_both_modes() {
         assert!(err.contains(&format!("warning: {broken}: document: not valid JSON")), "{err}");
     }
 }
+
+#[test]
+fn k1_check_escapes_control_characters_and_cuts_long_names() {
+    let dir = ScratchDir::new("settings-check-escape");
+    let file = dir.file("hostile.json");
+    let long = "N".repeat(1 << 20);
+    let text = serde_json::json!({"hooks": {
+        "\u{1b}]0;pwned\u{7}\u{1b}[2J": [],
+        long.clone(): [],
+        "PreToolUse": [{"hooks": [{"type": "command", "command": "true", "\u{1b}[31mred": 1}]}]
+    }})
+    .to_string();
+    std::fs::write(&file, text).unwrap();
+    let output = hooks(&["check", &file]);
+    let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!out.contains('\u{1b}') && !err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(err.contains("\\u{1b}]0;pwned\\u{7}"), "{err}");
+    assert!(output.stderr.len() < 20_000, "a 1 MB name printed whole: {} bytes", output.stderr.len());
+}
+
+#[test]
+fn k2_check_with_tools_warns_on_a_matcher_that_names_none_of_them() {
+    let dir = ScratchDir::new("settings-check-tools");
+    let file = dir.file("settings.json");
+    std::fs::write(
+        &file,
+        r#"{"hooks": {"PreToolUse": [
+            {"matcher": "Refund", "hooks": [{"type": "command", "command": "./guard.sh"}]},
+            {"matcher": "lookup|refund", "hooks": [{"type": "command", "command": "./ok.sh"}]}
+        ]}}"#,
+    )
+    .unwrap();
+    let plain = hooks(&["check", &file, "--strict"]);
+    assert_eq!(plain.status.code(), Some(0), "without --tools there is nothing to compare with");
+    let output = hooks(&["check", &file, "--strict", "--tools", "refund,lookup"]);
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("hooks.PreToolUse[0] (field `matcher`): `Refund` names none of the tools (`refund`, `lookup`), so its hooks never run; matchers are case-sensitive: did you mean `refund`?"),
+        "{err}"
+    );
+    assert!(!err.contains("hooks.PreToolUse[1]"), "{err}");
+}

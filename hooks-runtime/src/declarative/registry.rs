@@ -285,6 +285,15 @@ impl DeclarativeHookRegistry {
         &self.inner.permissions
     }
 
+    /// A warning for each settings-hook group of a tool event whose matcher names none of
+    /// `tools` (see [`SettingsReport::check_tools`]); `RuntimeBuilder::build` logs them for
+    /// the runtime's tools.
+    pub fn settings_tool_warnings(&self, tools: &[&str]) -> Vec<String> {
+        let mut report = SettingsReport { kept: self.inner.settings.clone(), ..SettingsReport::default() };
+        report.check_tools(tools);
+        report.problems.iter().map(ToString::to_string).collect()
+    }
+
     /// What the settings hooks remember while a runtime runs them.
     pub(crate) fn settings_state(&self) -> &SettingsState {
         &self.inner.settings_state

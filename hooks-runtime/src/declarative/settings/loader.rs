@@ -216,6 +216,48 @@ impl SettingsReport {
         validate_document(&document, &source)
     }
 
+    /// Adds a problem for each group of a tool event whose matcher names none of `tools` (the
+    /// runtime's tool names): its hooks would never run. Matchers are case-sensitive, as in
+    /// Claude Code; a name that differs from a tool only in case is pointed out.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let mut report = SettingsReport::from_json(r#"{"hooks": {"PreToolUse": [
+    ///   {"matcher": "Refund", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}"#);
+    /// report.check_tools(&["refund", "lookup"]);
+    /// assert_eq!(
+    ///     report.problems[0].to_string(),
+    ///     "hooks.PreToolUse[0] (field `matcher`): `Refund` names none of the tools (`refund`, `lookup`), so its hooks never run; matchers are case-sensitive: did you mean `refund`?"
+    /// );
+    /// ```
+    pub fn check_tools(&mut self, tools: &[&str]) {
+        let mut seen: Vec<&str> = Vec::new();
+        for hook in &self.kept {
+            let Some(group) = hook.location.rsplit_once(".hooks[").map(|(group, _)| group) else { continue };
+            if !hook.event.is_tool_event()
+                || seen.contains(&group)
+                || tools.iter().any(|tool| hook.matcher.matches(tool))
+            {
+                continue;
+            }
+            seen.push(group);
+            let pattern = hook.matcher.pattern();
+            let listed = tools.iter().map(|tool| format!("`{}`", shown(tool))).collect::<Vec<_>>().join(", ");
+            let near: Vec<&&str> =
+                tools.iter().filter(|tool| pattern.split('|').any(|name| name.eq_ignore_ascii_case(tool))).collect();
+            let hint = match near.first() {
+                Some(tool) => format!("; matchers are case-sensitive: did you mean `{}`?", shown(tool)),
+                None => String::new(),
+            };
+            self.problems.push(SettingsProblem::at(
+                group,
+                Some("matcher"),
+                format!("`{}` names none of the tools ({listed}), so its hooks never run{hint}", shown(pattern)),
+            ));
+        }
+    }
+
     /// Whether `text` is a document of this format: JSON whose top level is an object with a
     /// `hooks` object. The `hooks` command-line tool tells the two formats apart with it.
     ///
@@ -316,7 +358,7 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &
     for key in fields.keys().filter(|key| !matches!(key.as_str(), "matcher" | "hooks")) {
         report.problems.push(SettingsProblem::at(
             location,
-            Some(key),
+            Some(&shown(key)),
             format!("unknown field, ignored; expected {GROUP_FIELDS}"),
         ));
     }
@@ -426,7 +468,7 @@ fn validate_hook(
     for key in fields.keys().filter(|key| !known(key)) {
         // Claude Code ignores a field it does not know, and so does this runtime: the
         // handler runs without it.
-        problem(key, format!("unknown field, ignored; expected {HOOK_FIELDS}"), false);
+        problem(&shown(key), format!("unknown field, ignored; expected {HOOK_FIELDS}"), false);
     }
     {
         match fields.get("command") {
