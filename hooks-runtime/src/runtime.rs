@@ -280,7 +280,11 @@ impl RuntimeBuilder {
     /// reads; `UserPromptSubmit` may block a sent user message before it is stored (the run
     /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
     /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
-    /// with a reason, within `max_steps`. A second call replaces the first registry.
+    /// with a reason, within `max_steps`; `SubagentStart`, `PermissionRequest` and
+    /// `Notification` act at their points, and the file's `permissions` rules govern every tool
+    /// call through the gate. A second call replaces the first registry (combine registries
+    /// with `DeclarativeHookRegistry::with_settings_of`). `build` logs a WARN for a tool-event
+    /// matcher that names none of the runtime's tools.
     ///
     /// A `PreToolUse` `deny` is a denial by the hook's id (`settings:hooks.PreToolUse[0].hooks[0]`,
     /// [`SettingsHook::id`](crate::declarative::SettingsHook::id)), before the gate; an `ask`

@@ -20,9 +20,9 @@
 //! stderr as the reason; exit 0 applies the JSON on stdout; any other exit, JSON that does not
 //! parse or a timeout is logged at WARN and ignored, or, for a hook marked
 //! `"onFailure": "block"`, denies. Matching hooks of one event run at once; decisions combine
-//! deny > ask > allow, and `updatedInput`s merge key by key (a key two hooks set differently is
-//! a failure of the later one, whose rewrite is dropped; so is a rewrite that leaves arguments
-//! the tool's `parameters()` schema rejects). A `PreToolUse` `ask` is an approval of the
+//! deny > ask > allow, and an `updatedInput` replaces the input (two hooks that give different
+//! ones: the later one has failed, and its rewrite is dropped; so is a rewrite that the tool's
+//! `parameters()` schema rejects). A `PreToolUse` `ask` is an approval of the
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
