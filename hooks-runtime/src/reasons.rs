@@ -136,6 +136,8 @@ reasons! {
             "the run's future was dropped before it finished (its caller gave up on it, such as a timeout)",
         RepeatedToolError = "repeated_tool_error" =>
             "one tool failed `repeated_tool_error_limit` times in a row in the turn",
+        HookStopped = "hook_stopped" =>
+            "a settings file's PreToolUse or PostToolUse hook answered `continue: false`; its `stopReason` went to the person as a `settings_hook_stop` event",
     }
 }
 

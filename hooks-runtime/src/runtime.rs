@@ -313,7 +313,11 @@ impl RuntimeBuilder {
     /// reads; `UserPromptSubmit` may block a sent user message before it is stored (the run
     /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
     /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
-    /// with a reason, within `max_steps`. A second call replaces the first registry.
+    /// with a reason, within `max_steps`; `SubagentStart`, `PermissionRequest` and
+    /// `Notification` act at their points, and the file's `permissions` rules govern every tool
+    /// call through the gate. A second call replaces the first registry (combine registries
+    /// with `DeclarativeHookRegistry::with_settings_of`). `build` logs a WARN for a tool-event
+    /// matcher that names none of the runtime's tools.
     ///
     /// A `PreToolUse` `deny` is a denial by the hook's id (`settings:hooks.PreToolUse[0].hooks[0]`,
     /// [`SettingsHook::id`](crate::declarative::SettingsHook::id)), before the gate; an `ask`
@@ -379,6 +383,16 @@ impl RuntimeBuilder {
                 {
                     return Err(BuildError::UnknownTool { prompt: prompt.name, tool });
                 }
+            }
+        }
+        // A settings hook whose matcher names none of the tools never runs: say so once, here.
+        #[cfg(feature = "declarative")]
+        if let Some(settings) = &self.settings {
+            let mut tools: Vec<&str> = self.tools.keys().map(|name| name.as_ref()).collect();
+            tools.extend(agents.keys().copied());
+            tools.sort_unstable();
+            for warning in settings.settings_tool_warnings(&tools) {
+                tracing::warn!("settings hooks: {warning}");
             }
         }
         let users = UserScope::new(&registry);

@@ -62,7 +62,7 @@ fn k1_a_bare_hooks_object_loads_as_the_whole_file_does() {
 }
 
 #[test]
-fn k1_unknown_events_types_and_fields_are_named_and_only_their_entry_is_skipped() {
+fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_closed() {
     let text = r#"{"hooks": {
       "PreToolUse": [
         {"matcher": "Bash", "hooks": [
@@ -77,23 +77,41 @@ fn k1_unknown_events_types_and_fields_are_named_and_only_their_entry_is_skipped(
         {"matcher": "Bash(", "hooks": [{"type": "command", "command": "./bad-regex.sh"}]}
       ],
       "preToolUse": [{"hooks": [{"type": "command", "command": "./case.sh"}]}],
-      "Notification": [{"hooks": [{"type": "command", "command": "notify-send"}]}],
+      "ConfigChange": [{"hooks": [{"type": "command", "command": "notify-send"}]}],
       "PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}],
       "SessionEnd": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
     }}"#;
     let report = SettingsReport::from_json(text);
-    let kept: Vec<&str> = report.kept.iter().map(|h| h.command()).collect();
-    assert_eq!(kept, ["./kept.sh"]);
+    // Every entry of a known event is kept: unknown fields ignored, the others with why they
+    // cannot run (a guard among them denies rather than vanish).
+    let kept: Vec<(&str, &str, bool)> =
+        report.kept.iter().map(|h| (h.location(), h.command(), h.cannot_run().is_some())).collect();
+    assert_eq!(
+        kept,
+        [
+            ("hooks.PreToolUse[0].hooks[0]", "./kept.sh", false),
+            ("hooks.PreToolUse[0].hooks[1]", "", true),
+            ("hooks.PreToolUse[0].hooks[2]", "", true),
+            ("hooks.PreToolUse[0].hooks[3]", "./typo.sh", false),
+            ("hooks.PreToolUse[0].hooks[4]", "./t.sh", true),
+            ("hooks.PreToolUse[0].hooks[5]", "", true),
+            ("hooks.PreToolUse[1].hooks[0]", "./w.sh", false),
+            ("hooks.PreToolUse[2].hooks[0]", "./bad-regex.sh", true),
+        ]
+    );
+    let bad_regex = &report.kept[7];
+    assert!(bad_regex.matcher().matches("Anything"), "an unreadable matcher guards every tool");
+    assert!(bad_regex.cannot_run().unwrap().starts_with("its group's `matcher` is not a valid regular expression"));
     let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     let expected = [
-        "hooks.Notification: the event `Notification` has no counterpart in this runtime, so its hooks never run; remove them",
+        "hooks.ConfigChange: the event `ConfigChange` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreCompact: the event `PreCompact` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run",
         "hooks.PreToolUse[0].hooks[2] (field `type`): unknown hook type `webhook`; expected `command`",
-        "hooks.PreToolUse[0].hooks[3] (field `tiemout`): unknown field; expected `type`, `command`, `timeout`, `onFailure` or `statusMessage`",
+        "hooks.PreToolUse[0].hooks[3] (field `tiemout`): unknown field, ignored; expected `type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`",
         "hooks.PreToolUse[0].hooks[4] (field `timeout`): expected a positive number of seconds, found `-1`",
         "hooks.PreToolUse[0].hooks[5] (field `command`): missing",
-        "hooks.PreToolUse[1] (field `comment`): unknown field; expected `matcher` or `hooks`",
+        "hooks.PreToolUse[1] (field `comment`): unknown field, ignored; expected `matcher` or `hooks`",
     ];
     assert_eq!(problems.iter().filter(|p| p.starts_with("hooks.PreToolUse[0].hooks[1] ")).count(), 1, "only its type");
     for line in expected {
@@ -185,12 +203,12 @@ fn k1_check_reads_a_settings_file_in_both_modes() {
 
     // Any JSON with a `hooks` object is this format, whatever its name.
     let mixed = dir.file("hooks.conf");
-    std::fs::write(&mixed, r#"{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "x"}]}], "Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}"#).unwrap();
+    std::fs::write(&mixed, r#"{"hooks": {"ConfigChange": [{"hooks": [{"type": "command", "command": "x"}]}], "Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}"#).unwrap();
     let lenient = hooks(&["check", &mixed]);
     assert_eq!(lenient.status.code(), Some(0));
     let err = String::from_utf8_lossy(&lenient.stderr);
     assert!(
-        err.contains(&format!("warning: {mixed}: hooks.Notification: the event `Notification` has no counterpart")),
+        err.contains(&format!("warning: {mixed}: hooks.ConfigChange: the event `ConfigChange` has no counterpart")),
         "{err}"
     );
     let strict = hooks(&["check", &mixed, "--strict"]);
@@ -206,4 +224,47 @@ fn k1_check_reads_a_settings_file_in_both_modes() {
         let err = String::from_utf8_lossy(&output.stderr);
         assert!(err.contains(&format!("warning: {broken}: document: not valid JSON")), "{err}");
     }
+}
+
+#[test]
+fn k1_check_escapes_control_characters_and_cuts_long_names() {
+    let dir = ScratchDir::new("settings-check-escape");
+    let file = dir.file("hostile.json");
+    let long = "N".repeat(1 << 20);
+    let text = serde_json::json!({"hooks": {
+        "\u{1b}]0;pwned\u{7}\u{1b}[2J": [],
+        long.clone(): [],
+        "PreToolUse": [{"hooks": [{"type": "command", "command": "true", "\u{1b}[31mred": 1}]}]
+    }})
+    .to_string();
+    std::fs::write(&file, text).unwrap();
+    let output = hooks(&["check", &file]);
+    let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!out.contains('\u{1b}') && !err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(err.contains("\\u{1b}]0;pwned\\u{7}"), "{err}");
+    assert!(output.stderr.len() < 20_000, "a 1 MB name printed whole: {} bytes", output.stderr.len());
+}
+
+#[test]
+fn k2_check_with_tools_warns_on_a_matcher_that_names_none_of_them() {
+    let dir = ScratchDir::new("settings-check-tools");
+    let file = dir.file("settings.json");
+    std::fs::write(
+        &file,
+        r#"{"hooks": {"PreToolUse": [
+            {"matcher": "Refund", "hooks": [{"type": "command", "command": "./guard.sh"}]},
+            {"matcher": "lookup|refund", "hooks": [{"type": "command", "command": "./ok.sh"}]}
+        ]}}"#,
+    )
+    .unwrap();
+    let plain = hooks(&["check", &file, "--strict"]);
+    assert_eq!(plain.status.code(), Some(0), "without --tools there is nothing to compare with");
+    let output = hooks(&["check", &file, "--strict", "--tools", "refund,lookup"]);
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("hooks.PreToolUse[0] (field `matcher`): `Refund` names none of the tools (`refund`, `lookup`), so its hooks never run; matchers are case-sensitive: did you mean `refund`?"),
+        "{err}"
+    );
+    assert!(!err.contains("hooks.PreToolUse[1]"), "{err}");
 }

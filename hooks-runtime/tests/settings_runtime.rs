@@ -94,7 +94,7 @@ async fn k6_a_conflicting_rewrite_is_logged_with_the_key_and_both_hooks_never_th
     let messages = one_call(json!([rewrite("ls SECRET-ONE"), rewrite("ls SECRET-TWO")]), "ls").await;
     let warnings = logs.events("WARN").join("\n");
     assert!(
-        warnings.contains("failed: its updatedInput sets `command` (set by hooks.PreToolUse[0].hooks[0]) to another value; its rewrite is dropped; it fails open"),
+        warnings.contains("failed: its updatedInput differs from the one hooks.PreToolUse[0].hooks[0] gave (in `command`); its rewrite is dropped; it fails open"),
         "{warnings}"
     );
     assert!(warnings.contains("settings hook hooks.PreToolUse[0].hooks[1] ("), "{warnings}");

@@ -168,14 +168,23 @@ async fn k3_every_stdin_field_reaches_the_script_as_json_data() {
     assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome:?}");
 
     let cwd = std::env::current_dir().unwrap().to_str().unwrap().to_owned();
+    // Every event names the thread's transcript (K7); the rest is compared whole.
+    let recorded = |event: &str| -> Vec<Value> {
+        let mut inputs = dir.recorded(event);
+        for input in &mut inputs {
+            let path = input.as_object_mut().unwrap().remove("transcript_path").expect("transcript_path");
+            assert!(path.as_str().unwrap().ends_with(".jsonl"), "{path}");
+        }
+        inputs
+    };
     let base = |event: &str| json!({"session_id": thread.id(), "hook_event_name": event, "cwd": cwd, "permission_mode": "default"});
     let with = |mut value: Value, fields: Value| {
         value.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
         value
     };
-    assert_eq!(dir.recorded("SessionStart"), [with(base("SessionStart"), json!({"source": "startup"}))]);
-    assert_eq!(dir.recorded("UserPromptSubmit"), [with(base("UserPromptSubmit"), json!({"prompt": "hello $(id)"}))]);
-    let pre = dir.recorded("PreToolUse");
+    assert_eq!(recorded("SessionStart"), [with(base("SessionStart"), json!({"source": "startup"}))]);
+    assert_eq!(recorded("UserPromptSubmit"), [with(base("UserPromptSubmit"), json!({"prompt": "hello $(id)"}))]);
+    let pre = recorded("PreToolUse");
     assert_eq!(
         pre[0],
         with(
@@ -188,7 +197,7 @@ async fn k3_every_stdin_field_reaches_the_script_as_json_data() {
         with(base("PreToolUse"), json!({"tool_name": "Fail", "tool_input": {}, "tool_use_id": "call_2"}))
     );
     assert_eq!(
-        dir.recorded("PostToolUse"),
+        recorded("PostToolUse"),
         [with(
             base("PostToolUse"),
             json!({"tool_name": "Bash", "tool_input": {"command": hostile}, "tool_use_id": "call_1",
@@ -196,14 +205,14 @@ async fn k3_every_stdin_field_reaches_the_script_as_json_data() {
         )]
     );
     assert_eq!(
-        dir.recorded("PostToolUseFailure"),
+        recorded("PostToolUseFailure"),
         [with(
             base("PostToolUseFailure"),
             json!({"tool_name": "Fail", "tool_input": {}, "tool_use_id": "call_2", "error": "disk full", "is_interrupt": false})
         )]
     );
     assert_eq!(
-        dir.recorded("Stop"),
+        recorded("Stop"),
         [with(base("Stop"), json!({"stop_hook_active": false, "last_assistant_message": "done"}))]
     );
     assert!(!std::path::Path::new(&dir.path("pwned")).exists(), "a value ran as shell text");
@@ -457,16 +466,17 @@ async fn k5_a_pre_tool_use_ask_combines_with_the_gate_deny_over_ask_over_allow()
 // ---- K5 with G5: updatedInput through the tool's schema ------------------------------------------
 
 /// Rewrites by mode: `open` gives `accept` a valid timeout and `bad-open` one of the wrong type;
-/// `closed` gives `bad-closed` one of the wrong type.
+/// `closed` gives `bad-closed` one of the wrong type. `updatedInput` replaces the input, so it
+/// is the whole input with the timeout added.
 const REWRITER: &str = r#"#!/usr/bin/env python3
 import json, sys
-mode, command = sys.argv[1], json.load(sys.stdin)["tool_input"]["command"]
+mode, tool_input = sys.argv[1], json.load(sys.stdin)["tool_input"]
 update = {("open", "accept"): {"timeout": 30},
           ("open", "bad-open"): {"timeout": "secret-value-4242"},
-          ("closed", "bad-closed"): {"timeout": "secret-value-4242"}}.get((mode, command))
+          ("closed", "bad-closed"): {"timeout": "secret-value-4242"}}.get((mode, tool_input["command"]))
 if update is not None:
     print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                             "updatedInput": update}}))
+                                             "updatedInput": dict(tool_input, **update)}}))
 "#;
 
 #[tokio::test]
@@ -690,6 +700,31 @@ async fn k5_settings_hooks_govern_subagent_threads_and_fire_subagent_stop_there(
     let stop = dir.recorded("stop");
     assert_eq!((stop.len(), stop[0]["session_id"].as_str()), (1, Some(parent.id())));
     assert_eq!(dir.recorded("session_start").len(), 1, "SessionStart for the top-level thread only");
+}
+
+#[tokio::test]
+async fn k11_subagent_start_fires_for_a_child_thread_and_its_context_reaches_the_child() {
+    let dir = Scratch::new("subagent-start");
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_child", "k_child", r#"{"message": "clean up"}"#),
+        ScriptedResponse::text("child done"),
+        ScriptedResponse::text("parent done"),
+    ]);
+    let context =
+        r#"{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "Child-context-K11"}}"#;
+    let hooks = settings(json!({
+        "SubagentStart": [{"hooks": [command(&format!("{}; printf '%s' '{context}'", recorder(&dir.path("start"))))]}]
+    }));
+    let runtime = runtime(model.clone(), hooks, &Calls::default());
+    let parent = thread(&runtime, "k_parent").await;
+    assert_eq!(parent.send("go").await.unwrap().reply.as_deref(), Some("parent done"));
+    let start = dir.recorded("start");
+    assert_eq!(start.len(), 1, "once, for the child only");
+    assert_eq!(start[0]["hook_event_name"], "SubagentStart");
+    assert_eq!(start[0]["agent_type"], "k_child");
+    assert_ne!(start[0]["session_id"], parent.id());
+    let child_request = format!("{:?}", model.requests()[1]);
+    assert!(child_request.contains("Child-context-K11"), "{child_request}");
 }
 
 // ---- Abort ------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use hooks_runtime::declarative::{LoadReport, MAX_DOCUMENT_BYTES, SettingsReport};
 
-const USAGE: &str = "usage: hooks check FILE... [--strict]
+const USAGE: &str = "usage: hooks check FILE... [--strict] [--tools a,b,c]
 
 Loads declarative hooks YAML files and prints, for each, the hooks it keeps,
 a warning for each entry it skips and one for each kept hook that is probably
@@ -27,9 +27,14 @@ as is, or a shell-mode command that splices in ${tool}).
 A `.json` file, or any JSON with a `hooks` object, is read as a Claude Code-format settings file
 (other top-level keys ignored): its kept hooks, and a warning for each hook or
 group skipped (an unknown or unsupported event, type or field, an event with no
-counterpart here such as Notification, a bad matcher).
+counterpart here such as PreCompact, a bad matcher).
 
-  --strict   exit with status 1 when anything was skipped or warned about (for CI)
+  --strict       exit with status 1 when anything was skipped or warned about (for CI)
+  --tools a,b,c  the runtime's tool names: warn on a settings-file matcher of a tool event
+                 that names none of them (matchers are case-sensitive)
+
+Everything printed from a file has its control characters escaped and long
+texts cut.
 
 Exit status: 0 when every file was read, 1 when a document is rejected whole
 (nothing would load) and, in strict mode, when a file has a problem or a
@@ -43,6 +48,7 @@ const EXIT_PROBLEMS: u8 = 1;
 struct Args {
     files: Vec<String>,
     strict: bool,
+    tools: Option<Vec<String>>,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
@@ -53,11 +59,17 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command `{other}`")),
         None => return Err("missing command".to_owned()),
     }
-    let (mut files, mut strict) = (Vec::new(), false);
-    for arg in args {
+    let (mut files, mut strict, mut tools) = (Vec::new(), false, None);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--strict" if !strict => strict = true,
             "--strict" => return Err("`--strict` given twice".to_owned()),
+            "--tools" if tools.is_none() => {
+                let list = args.next().ok_or("`--tools` needs a list of tool names, such as `--tools Bash,Read`")?;
+                tools =
+                    Some(list.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect());
+            }
+            "--tools" => return Err("`--tools` given twice".to_owned()),
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
             _ => files.push(arg),
@@ -66,7 +78,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     if files.is_empty() {
         return Err("missing FILE".to_owned());
     }
-    Ok(Args { files, strict })
+    Ok(Args { files, strict, tools })
 }
 
 fn main() -> ExitCode {
@@ -85,9 +97,14 @@ fn main() -> ExitCode {
     for file in &args.files {
         let file_status = match read(file) {
             Ok(Report::Yaml(report)) => check(file, &report, args.strict),
-            Ok(Report::Settings(report)) => check_settings(file, &report, args.strict),
+            Ok(Report::Settings(mut report)) => {
+                if let Some(tools) = &args.tools {
+                    report.check_tools(&tools.iter().map(String::as_str).collect::<Vec<_>>());
+                }
+                check_settings(file, &report, args.strict)
+            }
             Err(problem) => {
-                eprintln!("error: {problem}");
+                eprintln!("error: {}", printable(&problem));
                 EXIT_USAGE
             }
         };
@@ -139,14 +156,15 @@ fn refuse_unless_regular(path: &str, metadata: &std::fs::Metadata) -> Result<(),
 
 /// Prints the report of `path`; its exit status.
 fn check(path: &str, report: &LoadReport, strict: bool) -> u8 {
+    let path = &printable(path);
     for kept in &report.kept {
-        println!("{path}: kept #{} {}", kept.index, kept.config);
+        println!("{path}: kept #{} {}", kept.index, printable(&kept.config.to_string()));
     }
     for problem in &report.problems {
-        eprintln!("warning: {path}: {problem}");
+        eprintln!("warning: {path}: {}", printable(&problem.to_string()));
     }
     for warning in &report.warnings {
-        eprintln!("warning: {path}: {warning}");
+        eprintln!("warning: {path}: {}", printable(&warning.to_string()));
     }
     let skipped = report.skipped_entries().len();
     let warnings = report.warnings.len();
@@ -180,11 +198,12 @@ fn check(path: &str, report: &LoadReport, strict: bool) -> u8 {
 
 /// Prints the report of the settings file `path`; its exit status, as [`check`]'s.
 fn check_settings(path: &str, report: &SettingsReport, strict: bool) -> u8 {
+    let path = &printable(path);
     for hook in &report.kept {
-        println!("{path}: kept {} {hook}", hook.location());
+        println!("{path}: kept {} {}", printable(hook.location()), printable(&hook.to_string()));
     }
     for problem in &report.problems {
-        eprintln!("warning: {path}: {problem}");
+        eprintln!("warning: {path}: {}", printable(&problem.to_string()));
     }
     let problems = report.problems.len();
     println!(
@@ -203,6 +222,27 @@ fn check_settings(path: &str, report: &SettingsReport, strict: bool) -> u8 {
         return EXIT_PROBLEMS;
     }
     0
+}
+
+/// Longest text printed from a file, in characters: a 1 MB name is cut, not printed twice.
+const MAX_PRINTED_CHARS: usize = 400;
+
+/// `text` safe for a terminal: control characters escaped (an ESC sequence in a file cannot
+/// clear the screen or set the title), line breaks kept, cut at [`MAX_PRINTED_CHARS`].
+fn printable(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_PRINTED_CHARS {
+            out.push_str(&format!("... ({} more characters)", text.chars().count() - count));
+            break;
+        }
+        if c.is_control() && c != '\n' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn plural(n: usize) -> &'static str {

@@ -105,8 +105,11 @@ pub use matcher::HookMatcher;
 pub use registry::DeclarativeHookRegistry;
 pub(crate) use settings::pre_tool_use;
 pub use settings::{
-    DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, SettingsErrors, SettingsEvent, SettingsHook,
-    SettingsMatcher, SettingsProblem, SettingsReport,
+    DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, PermissionRule, SETTINGS_MESSAGE_EVENT,
+    SETTINGS_STOP_EVENT, SettingsErrors, SettingsEvent, SettingsHook, SettingsMatcher, SettingsPermissions,
+    SettingsProblem, SettingsReport,
 };
-pub(crate) use settings::{fire as fire_settings, input as settings_input};
+pub(crate) use settings::{
+    Given, Permission, RuleKind, SettingsState, fire as fire_settings, input as settings_input, render_transcript,
+};
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

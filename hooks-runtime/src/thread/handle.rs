@@ -268,6 +268,15 @@ impl Thread {
                 tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SessionStart hook was not stored: {}", error.into_hook_error().message());
             }
         }
+        // SubagentStart, for a subagent's child thread.
+        if self.shared.is_subagent()
+            && let Some(context) = settings_hooks::subagent_started(&self.shared).await
+        {
+            let message = settings_hooks::context_message("SubagentStart", context);
+            if let Err(error) = messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent).await {
+                tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SubagentStart hook was not stored: {}", error.into_hook_error().message());
+            }
+        }
     }
 
     /// E8: waiting for the run from inside it would never end (until the hook's timeout, which

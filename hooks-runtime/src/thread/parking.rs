@@ -168,6 +168,8 @@ async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
             name: call.tool.clone(),
             reasons: call.reasons.clone(),
         });
+        // K11: a settings file's Notification hooks learn that a call waits for a person.
+        super::settings_hooks::notify_waiting(shared, &call.tool).await;
     }
     TurnEnd::AwaitingApproval
 }

@@ -15,9 +15,7 @@
 use std::future::Future;
 
 use hooks_core::{HookToolCall, HookToolResult, MessageRecord, Role, ThreadState};
-#[cfg(feature = "declarative")]
-use serde_json::Value;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::ThreadShared;
 use super::pipeline::Pipeline;
@@ -34,6 +32,9 @@ pub(crate) struct Governed {
     pub(crate) rewritten: Option<HookToolCall>,
     pub(crate) context: Option<String>,
     pub(crate) asked: Vec<ApprovalReason>,
+    /// A `permissions.allow` rule selects the call: the tool's own approval is not asked (a
+    /// hook's or rule's ask still is).
+    pub(crate) pre_approved: bool,
 }
 
 /// A `PreToolUse` denial: the call does not run and the gate is not asked.
@@ -59,38 +60,73 @@ pub(crate) async fn govern_tool_call(
     #[cfg(feature = "declarative")]
     {
         use crate::declarative::pre_tool_use::{self, ToolCallInput, ToolVerdict};
+        use crate::declarative::{RuleKind, SettingsEvent};
         let _ = state;
-        let Some(hooks) = settings(pipeline.shared) else { return Ok(Governed::default()) };
+        let Some(registry) = pipeline.shared.runtime.settings.as_ref() else { return Ok(Governed::default()) };
+        let shared = pipeline.shared;
+        // K10: after a hook's `continue: false` no further call of the turn runs.
+        if let Some(stop) = registry.settings_state().stop_pending(&shared.id) {
+            return Err(Denial { hook: stop.hook, reason: STOPPING.to_owned() });
+        }
         let arguments: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|_| json!({}));
-        let input = ToolCallInput {
-            session_id: &pipeline.shared.id,
-            tool_name: &call.function.name,
-            tool_use_id: &call.id,
-            arguments: &arguments,
-        };
-        let runtime = &pipeline.shared.runtime;
-        let tool = runtime.tools.get(&call.function.name);
-        let schema =
-            |arguments: &Value| runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string());
-        let answer = pre_tool_use::evaluate(hooks, &input, &cwd(), &schema).await;
         let name = &call.function.name;
-        let asked = match answer.verdict {
-            ToolVerdict::Allow => Vec::new(),
-            ToolVerdict::Deny { hook, reason } => {
-                // The audit line of a refusal: which call and why, never its arguments.
-                tracing::info!(target: "hooks_runtime::thread", thread = %pipeline.shared.id, call = %call.id, "the PreToolUse hook {hook} denied the tool call {name}: {reason}");
-                return Err(Denial { hook, reason });
+        let mut governed = Governed::default();
+        let hooks = registry.settings_hooks();
+        if !hooks.is_empty() {
+            let transcript = transcript(shared, hooks, SettingsEvent::PreToolUse, Some(name), Some(&arguments)).await;
+            let input = ToolCallInput {
+                once: once_of(shared),
+                session_id: &shared.id,
+                tool_name: name,
+                tool_use_id: &call.id,
+                arguments: &arguments,
+                transcript_path: transcript.as_ref().and_then(|(_, path)| path.as_str()),
+            };
+            let runtime = &shared.runtime;
+            let tool = runtime.tools.get(name);
+            let schema =
+                |arguments: &Value| runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string());
+            let answer = pre_tool_use::evaluate(hooks, &input, &cwd(), &schema).await;
+            tell_person(shared, "PreToolUse", answer.messages);
+            for stop in answer.stops {
+                request_stop(shared, "PreToolUse", stop);
             }
-            ToolVerdict::Ask(given) => {
-                given.into_iter().map(|given| ApprovalReason::new(Some(&given.hook), given.reason)).collect()
-            }
+            governed.asked = match answer.verdict {
+                ToolVerdict::Allow => Vec::new(),
+                ToolVerdict::Deny { hook, reason } => {
+                    // The audit line of a refusal: which call and why, never its arguments.
+                    tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the PreToolUse hook {hook} denied the tool call {name}: {reason}");
+                    return Err(Denial { hook, reason });
+                }
+                ToolVerdict::Ask(given) => {
+                    given.into_iter().map(|given| ApprovalReason::new(Some(&given.hook), given.reason)).collect()
+                }
+            };
+            governed.context = answer.context;
+            governed.rewritten = answer.arguments.map(|arguments| {
+                let mut call = call.clone();
+                call.function.arguments = arguments.to_string();
+                call
+            });
+        }
+        // K9: the file's `permissions` on the arguments as the hooks left them, deny > ask >
+        // allow; a hook's allow skips neither a deny nor an ask rule.
+        let arguments = match &governed.rewritten {
+            Some(rewritten) => serde_json::from_str(&rewritten.function.arguments).unwrap_or(arguments),
+            None => arguments,
         };
-        let rewritten = answer.arguments.map(|arguments| {
-            let mut call = call.clone();
-            call.function.arguments = arguments.to_string();
-            call
-        });
-        Ok(Governed { rewritten, context: answer.context, asked })
+        match registry.settings_permissions().decide(name, &arguments) {
+            Some((RuleKind::Deny, id, rule)) => {
+                tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the settings rule {id} `{rule}` denied the tool call {name}");
+                return Err(Denial { hook: id, reason: format!("the settings file's rule `{rule}` denies it") });
+            }
+            Some((RuleKind::Ask, id, rule)) => governed
+                .asked
+                .push(ApprovalReason::new(Some(&id), format!("the settings file's rule `{rule}` asks for approval"))),
+            Some((RuleKind::Allow, _, _)) => governed.pre_approved = true,
+            None => {}
+        }
+        Ok(governed)
     }
     #[cfg(not(feature = "declarative"))]
     {
@@ -109,9 +145,10 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
         let success = result.is_success();
         let event = if success { SettingsEvent::PostToolUse } else { SettingsEvent::PostToolUseFailure };
         let tool_input: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|_| json!({}));
+        let tool_input = if tool_input.is_object() { tool_input } else { json!({}) };
         let mut fields = vec![
             ("tool_name", Value::from(call.function.name.as_str())),
-            ("tool_input", if tool_input.is_object() { tool_input } else { json!({}) }),
+            ("tool_input", tool_input.clone()),
             ("tool_use_id", Value::from(call.id.as_str())),
         ];
         if success {
@@ -123,12 +160,25 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
             fields.push(("error", Value::from(result.error.clone().unwrap_or_default())));
             fields.push(("is_interrupt", Value::Bool(false)));
         }
+        fields.extend(transcript(pipeline.shared, hooks, event, Some(&call.function.name), Some(&tool_input)).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &pipeline.shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, Some(&call.function.name), &input, &cwd).await;
+        let verdict = crate::declarative::fire_settings(
+            hooks,
+            once_of(pipeline.shared),
+            event,
+            Some(&call.function.name),
+            Some(&tool_input),
+            &input,
+            &cwd,
+        )
+        .await;
+        tell_person(pipeline.shared, event.name(), verdict.messages);
+        for stop in verdict.stops {
+            request_stop(pipeline.shared, event.name(), stop);
+        }
         let mut notes: Vec<String> =
             verdict.blocks.into_iter().map(|reason| format!("A hook says: {reason}")).collect();
-        notes.extend(verdict.stops.into_iter().map(|reason| format!("A hook asks to stop: {reason}")));
         notes.extend(verdict.contexts);
         if !notes.is_empty() {
             add_context(result, &notes.join("\n"));
@@ -137,6 +187,129 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
     #[cfg(not(feature = "declarative"))]
     {
         let _ = (pipeline, call, result);
+    }
+}
+
+/// What a `PermissionRequest` hook decided for a call about to wait for approval.
+pub(crate) enum PermissionAnswer {
+    /// Approved by the hook: run with these arguments.
+    Allow { hook: String, arguments: Value },
+    /// Denied by the hook, for this reason.
+    Deny(Denial),
+}
+
+/// K11: `PermissionRequest` for a call about to wait for a person (`reasons` say who asked):
+/// a hook's `allow` or `deny` decides the approval at once, in the hook's name (deny >
+/// allow); `None` leaves it to a person.
+pub(crate) async fn permission_request(
+    pipeline: &Pipeline<'_>,
+    call: &HookToolCall,
+    arguments: &Value,
+    reasons: &[ApprovalReason],
+) -> Option<PermissionAnswer> {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let shared = pipeline.shared;
+        let hooks = settings(shared)?;
+        let event = SettingsEvent::PermissionRequest;
+        let name = call.function.name.as_str();
+        let suggestions: Vec<Value> =
+            reasons.iter().map(|reason| json!({"hook": reason.hook, "reason": reason.reason})).collect();
+        let mut fields = vec![
+            ("tool_name", Value::from(name)),
+            ("tool_input", arguments.clone()),
+            ("tool_use_id", Value::from(call.id.as_str())),
+            ("permission_suggestions", Value::Array(suggestions)),
+        ];
+        fields.extend(transcript(shared, hooks, event, Some(name), Some(arguments)).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(name), Some(arguments), &input, &cwd)
+                .await;
+        tell_person(shared, event.name(), verdict.messages);
+        let (permission, given) = verdict.permission?;
+        let first = given.into_iter().next()?;
+        match permission {
+            crate::declarative::Permission::Deny => {
+                tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the PermissionRequest hook {} denied the approval of {name}", first.hook);
+                let reason = if first.reason.trim().is_empty() {
+                    "denied by a PermissionRequest hook".to_owned()
+                } else {
+                    first.reason
+                };
+                Some(PermissionAnswer::Deny(Denial { hook: first.hook, reason }))
+            }
+            crate::declarative::Permission::Allow => {
+                tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the PermissionRequest hook {} approved {name}", first.hook);
+                let arguments = verdict.updated_input.map_or_else(|| arguments.clone(), Value::Object);
+                Some(PermissionAnswer::Allow { hook: first.hook, arguments })
+            }
+            _ => None,
+        }
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = (pipeline, call, arguments, reasons);
+        None
+    }
+}
+
+/// K11: `Notification` for a call that now waits for a person; observes only (a
+/// `systemMessage` still reaches the person).
+pub(crate) async fn notify_waiting(shared: &ThreadShared, tool: &str) {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let Some(hooks) = settings(shared) else { return };
+        let event = SettingsEvent::Notification;
+        let mut fields = vec![
+            ("message", Value::from(format!("Claude needs your permission to use {tool}"))),
+            ("notification_type", Value::from("permission_prompt")),
+        ];
+        fields.extend(transcript(shared, hooks, event, Some("permission_prompt"), None).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict = crate::declarative::fire_settings(
+            hooks,
+            once_of(shared),
+            event,
+            Some("permission_prompt"),
+            None,
+            &input,
+            &cwd,
+        )
+        .await;
+        tell_person(shared, event.name(), verdict.messages);
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = (shared, tool);
+    }
+}
+
+/// K11: `SubagentStart` for a subagent's new child thread: its context, to store.
+pub(crate) async fn subagent_started(shared: &ThreadShared) -> Option<String> {
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::SettingsEvent;
+        let hooks = settings(shared)?;
+        let event = SettingsEvent::SubagentStart;
+        let agent = shared.agent.current().def.name;
+        let mut fields = vec![("agent_id", Value::from(shared.id.as_str())), ("agent_type", Value::from(agent))];
+        fields.extend(transcript(shared, hooks, event, Some(agent), None).await);
+        let cwd = cwd();
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(agent), None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
+        (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = shared;
+        None
     }
 }
 
@@ -171,10 +344,17 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
         let event = SettingsEvent::UserPromptSubmit;
         let prompt = record.content.clone().unwrap_or_default();
         let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, vec![("prompt", Value::from(prompt))]);
-        let verdict = crate::declarative::fire_settings(hooks, event, None, &input, &cwd).await;
+        let mut fields = vec![("prompt", Value::from(prompt))];
+        fields.extend(transcript(shared, hooks, event, None, None).await);
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
         let mut reasons = verdict.blocks;
-        reasons.extend(verdict.stops);
+        for stop in verdict.stops {
+            // The message is not stored and no run starts: the stop is already carried out.
+            emit_stop(shared, event.name(), &stop);
+            reasons.push(stop.reason);
+        }
         if !reasons.is_empty() {
             let reason = reasons.join("; ");
             tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "a UserPromptSubmit hook blocked a user message: {reason}");
@@ -197,8 +377,12 @@ pub(crate) async fn session_started(shared: &ThreadShared) -> Option<String> {
         let hooks = settings(shared)?;
         let event = SettingsEvent::SessionStart;
         let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, vec![("source", json!("startup"))]);
-        let verdict = crate::declarative::fire_settings(hooks, event, Some("startup"), &input, &cwd).await;
+        let mut fields = vec![("source", json!("startup"))];
+        fields.extend(transcript(shared, hooks, event, Some("startup"), None).await);
+        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some("startup"), None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
     }
     #[cfg(not(feature = "declarative"))]
@@ -217,10 +401,16 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
         let hooks = settings(shared)?;
         let event = if shared.is_subagent() { SettingsEvent::SubagentStop } else { SettingsEvent::Stop };
         let cwd = cwd();
-        let fields =
+        let mut fields =
             vec![("stop_hook_active", Value::Bool(stop_hook_active)), ("last_assistant_message", json!(reply))];
+        fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, event, None, &input, &cwd).await;
+        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
+        tell_person(shared, event.name(), verdict.messages);
+        // `continue: false` ends the turn, which was ending anyway: its reason is the person's.
+        for stop in &verdict.stops {
+            emit_stop(shared, event.name(), stop);
+        }
         (verdict.stops.is_empty() && !verdict.blocks.is_empty()).then(|| verdict.blocks.join("\n"))
     }
     #[cfg(not(feature = "declarative"))]
@@ -228,6 +418,102 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
         let _ = (shared, reply, stop_hook_active);
         None
     }
+}
+
+/// The reason a call is denied with once a hook has stopped the turn.
+#[cfg(feature = "declarative")]
+const STOPPING: &str = "the turn is stopping: a hook answered `continue: false`";
+
+/// Whether a settings hook asked the turn of this thread to stop (`continue: false` from a
+/// `PreToolUse` or `PostToolUse` hook); taken, so the turn acts on it once.
+pub(crate) fn stop_requested(shared: &ThreadShared) -> bool {
+    #[cfg(feature = "declarative")]
+    {
+        state_of(shared).and_then(|state| state.take_stop(&shared.id)).is_some()
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = shared;
+        false
+    }
+}
+
+/// K7: `transcript_path` and the file it names, the thread's history as the store holds it
+/// now, in Claude Code's transcript shape. Written only when a hook that can run is selected
+/// (it may read the file); `None` otherwise, or when the file cannot be written (a WARN: the
+/// hooks still run, without the field).
+#[cfg(feature = "declarative")]
+async fn transcript(
+    shared: &ThreadShared,
+    hooks: &[crate::declarative::SettingsHook],
+    event: crate::declarative::SettingsEvent,
+    subject: Option<&str>,
+    tool_input: Option<&Value>,
+) -> Option<(&'static str, Value)> {
+    let reads = hooks.iter().any(|hook| hook.cannot_run().is_none() && hook.selects(event, subject, tool_input));
+    let state = state_of(shared)?;
+    if !reads {
+        return None;
+    }
+    let written = async {
+        let path = state.transcript_path(&shared.id)?;
+        let messages = shared.runtime.store.messages(&shared.id).await.map_err(std::io::Error::other)?;
+        let text = crate::declarative::render_transcript(&shared.id, &cwd(), &messages);
+        // Off the async workers: a long history is a large file.
+        let target = path.clone();
+        tokio::task::spawn_blocking(move || std::fs::write(target, text)).await.map_err(std::io::Error::other)??;
+        Ok::<_, std::io::Error>(path)
+    };
+    match written.await {
+        Ok(path) => Some(("transcript_path", Value::from(path.to_string_lossy().into_owned()))),
+        Err(error) => {
+            tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "[HOOK] the transcript for {event} hooks could not be written: {error}");
+            None
+        }
+    }
+}
+
+/// Each `systemMessage` to the person, as a thread event; never to the model.
+#[cfg(feature = "declarative")]
+fn tell_person(shared: &ThreadShared, event: &str, messages: Vec<crate::declarative::Given>) {
+    for given in messages {
+        tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, "[HOOK] {} ({event}) says to the person: {}", given.hook, given.reason);
+        let data = json!({"hook": given.hook, "event": event, "message": given.reason});
+        shared.events.emit(crate::events::ThreadEvent::Custom {
+            event: crate::declarative::SETTINGS_MESSAGE_EVENT.to_owned(),
+            data,
+        });
+    }
+}
+
+/// A hook's `continue: false`: its `stopReason` to the person, and the turn stops at its next
+/// step (no further tool call of it runs).
+#[cfg(feature = "declarative")]
+fn request_stop(shared: &ThreadShared, event: &str, stop: crate::declarative::Given) {
+    emit_stop(shared, event, &stop);
+    if let Some(state) = state_of(shared) {
+        state.request_stop(&shared.id, stop);
+    }
+}
+
+#[cfg(feature = "declarative")]
+fn emit_stop(shared: &ThreadShared, event: &str, stop: &crate::declarative::Given) {
+    tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, "[HOOK] {} ({event}) stops the turn: {}", stop.hook, stop.reason);
+    let data = json!({"hook": stop.hook, "event": event, "reason": stop.reason});
+    shared
+        .events
+        .emit(crate::events::ThreadEvent::Custom { event: crate::declarative::SETTINGS_STOP_EVENT.to_owned(), data });
+}
+
+/// The thread a hook fires in, for its `once`.
+#[cfg(feature = "declarative")]
+fn once_of(shared: &ThreadShared) -> Option<(&crate::declarative::SettingsState, &str)> {
+    Some((state_of(shared)?, shared.id.as_str()))
+}
+
+#[cfg(feature = "declarative")]
+fn state_of(shared: &ThreadShared) -> Option<&crate::declarative::SettingsState> {
+    Some(shared.runtime.settings.as_ref()?.settings_state())
 }
 
 /// Waits for settings hooks unless the run's abort fires first, then `None`: dropping them

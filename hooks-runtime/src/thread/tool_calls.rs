@@ -233,7 +233,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
             }
             None => return Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
         };
-    let settings_hooks::Governed { rewritten, context, asked } = settings;
+    let settings_hooks::Governed { rewritten, context, asked, pre_approved } = settings;
     let arguments = match &rewritten {
         // A settings hook's rewrite was checked against the schema where it was made (G5).
         Some(rewritten) => crate::governing::gate::parse_arguments(&rewritten.function.arguments),
@@ -253,7 +253,8 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
         (_, Err(error)) => Admission::Run { arguments: Err(error), context },
         (verdict, Ok(arguments)) => {
             if let Verdict::Ask(more) = verdict {
-                reasons.extend(more);
+                // A settings file's allow rule stands in for the tool's own approval only.
+                reasons.extend(more.into_iter().filter(|reason| !(pre_approved && reason.hook.is_none())));
             }
             for reason in &mut reasons {
                 let hook = reason.hook.as_deref().unwrap_or("the tool");
@@ -263,8 +264,25 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
                 None => Admission::Run { arguments: Ok(arguments), context },
                 Some(first) => {
                     // The parked call keeps the context for the model, for when it is approved.
-                    first.context = context;
-                    Admission::Ask { reasons, arguments }
+                    first.context = context.clone();
+                    // K11: a PermissionRequest hook may decide the approval at once.
+                    match settings_hooks::permission_request(pipeline, call, &arguments, &reasons).await {
+                        Some(settings_hooks::PermissionAnswer::Allow { hook, arguments }) => {
+                            pipeline.shared.events.emit(crate::events::ThreadEvent::Custom {
+                                event: "settings_hook_approval".to_owned(),
+                                data: serde_json::json!({"hook": hook, "call": call.id, "decision": "approved"}),
+                            });
+                            Admission::Run { arguments: Ok(arguments), context }
+                        }
+                        Some(settings_hooks::PermissionAnswer::Deny(denial)) => {
+                            pipeline.shared.events.emit(crate::events::ThreadEvent::Custom {
+                                event: "settings_hook_approval".to_owned(),
+                                data: serde_json::json!({"hook": denial.hook, "call": call.id, "decision": "denied"}),
+                            });
+                            Admission::Denied { hook: denial.hook, reason: denial.reason }
+                        }
+                        None => Admission::Ask { reasons, arguments },
+                    }
                 }
             }
         }

@@ -347,7 +347,12 @@ async fn run_turn(
                 None => continue,
             }
         }
-        if let Some(end) = run_calls(&pipeline, state, prompt, &response.calls, &mut failures).await {
+        let ended = run_calls(&pipeline, state, prompt, &response.calls, &mut failures).await;
+        // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
+        if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && settings_hooks::stop_requested(shared) {
+            return Ok(TurnEnd::Stopped(StopReason::HookStopped));
+        }
+        if let Some(end) = ended {
             return Ok(end);
         }
         if let Some(end) = run_queued_tools(shared, state).await {

@@ -8,8 +8,9 @@ use hooks_runtime::declarative::{DeclarativeHookRegistry, MAX_DOCUMENT_BYTES, Se
 /// - None panics; the reader and the string loaders agree.
 /// - The strict loader succeeds exactly when there is no problem, and then keeps the same hooks;
 ///   otherwise it returns exactly the report's problems.
-/// - A rejected document keeps nothing; kept hooks have distinct locations, a command and a
-///   positive timeout; everything renders.
+/// - A rejected document keeps nothing; kept hooks have distinct locations and a positive
+///   timeout, and one that can run has a command; one that cannot run comes with a problem;
+///   everything renders.
 pub(crate) fn check_settings_loader(data: &[u8]) {
     let from_reader = SettingsReport::from_reader(data);
     let Ok(text) = std::str::from_utf8(data) else {
@@ -39,7 +40,11 @@ pub(crate) fn check_settings_loader(data: &[u8]) {
     locations.sort_unstable();
     assert!(locations.windows(2).all(|w| w[0] != w[1]), "two kept hooks at one location: {locations:?}");
     for hook in &report.kept {
-        assert!(!hook.command().trim().is_empty(), "a hook without a command was kept");
+        if hook.cannot_run().is_none() {
+            assert!(!hook.command().trim().is_empty(), "a hook without a command can run");
+        } else {
+            assert!(!report.problems.is_empty(), "a hook that cannot run, and no problem said");
+        }
         assert!(!hook.timeout().is_zero(), "a hook with no time to run was kept");
         let _ = hook.to_string();
         let _ = hook.matcher().matches("Bash");

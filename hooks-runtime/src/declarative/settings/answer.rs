@@ -10,6 +10,8 @@ use super::runner::{HookRun, RunEnd};
 /// A permission decision of a `PreToolUse` hook. Ordered by strength: the strongest wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Permission {
+    /// `defer`: no decision; never kept in an answer.
+    Defer,
     Allow,
     Ask,
     Deny,
@@ -30,6 +32,10 @@ pub(crate) struct Answer {
     pub(crate) context: Option<String>,
     /// Why the hook failed, when it did (already turned into a denial if it fails closed).
     pub(crate) failure: Option<String>,
+    /// `systemMessage`: for the person, never the model.
+    pub(crate) system_message: Option<String>,
+    /// `suppressOutput: true`: its stdout is kept out of the logs.
+    pub(crate) suppress_output: bool,
 }
 
 /// Reads `run` as the answer of a hook of `event`.
@@ -63,7 +69,9 @@ pub(crate) fn failed(event: SettingsEvent, failure: String, fail_closed: bool) -
 
 fn blocked(event: SettingsEvent, reason: String) -> Answer {
     match event {
-        SettingsEvent::PreToolUse => Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() },
+        SettingsEvent::PreToolUse | SettingsEvent::PermissionRequest => {
+            Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() }
+        }
         _ => Answer { block: Some(reason), ..Answer::default() },
     }
 }
@@ -99,9 +107,6 @@ fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {
     let output: Map<String, Value> =
         serde_json::from_str(trimmed).map_err(|error| format!("printed JSON that does not parse: {error}"))?;
     let mut answer = Answer::default();
-    if let Some(message) = output.get("systemMessage").and_then(Value::as_str) {
-        tracing::info!(target: crate::declarative::LOG_TARGET, "[HOOK] settings hook message: {message}");
-    }
     let text = |key: &str, map: &Map<String, Value>| -> Result<Option<String>, String> {
         match map.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -109,6 +114,12 @@ fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {
             Some(other) => Err(format!("printed `{key}` as {other}, not a string")),
         }
     };
+    answer.system_message = text("systemMessage", &output)?.filter(|message| !message.trim().is_empty());
+    match output.get("suppressOutput") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(suppress)) => answer.suppress_output = *suppress,
+        Some(other) => return Err(format!("printed `suppressOutput` as {other}, not a boolean")),
+    }
     match output.get("continue") {
         None | Some(Value::Null) | Some(Value::Bool(true)) => {}
         Some(Value::Bool(false)) => {
@@ -138,17 +149,42 @@ fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {
                 "allow" => Permission::Allow,
                 "ask" => Permission::Ask,
                 "deny" => Permission::Deny,
+                // The hook passes the decision on to whatever decides next, as if it had not
+                // answered (its other fields still count).
+                "defer" => Permission::Defer,
                 other => {
                     return Err(format!(
-                        "printed the unknown permissionDecision `{other}`; expected allow, deny or ask"
+                        "printed the unknown permissionDecision `{other}`; expected allow, deny, ask or defer"
                     ));
                 }
             };
             let reason = text("permissionDecisionReason", specific)?.unwrap_or_default();
             // With a `decision: "block"` too, the stronger of the two stands.
-            if answer.permission.as_ref().is_none_or(|(current, _)| permission > *current) {
+            if permission != Permission::Defer
+                && answer.permission.as_ref().is_none_or(|(current, _)| permission > *current)
+            {
                 answer.permission = Some((permission, reason));
             }
+        }
+        // PermissionRequest: `{"decision": {"behavior": "allow" | "deny", "updatedInput", "message"}}`.
+        match specific.get("decision") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(decision)) if event == SettingsEvent::PermissionRequest => {
+                let message = text("message", decision)?.unwrap_or_default();
+                match text("behavior", decision)?.as_deref() {
+                    Some("allow") => answer.permission = Some((Permission::Allow, message)),
+                    Some("deny") => answer.permission = Some((Permission::Deny, message)),
+                    other => {
+                        return Err(format!("printed the decision behavior {other:?}; expected `allow` or `deny`"));
+                    }
+                }
+                match decision.get("updatedInput") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(input)) => answer.updated_input = Some(input.clone()),
+                    Some(other) => return Err(format!("printed `updatedInput` as {other}, not an object")),
+                }
+            }
+            Some(other) => return Err(format!("printed `decision` as {other}, not an object of this event")),
         }
         match specific.get("updatedInput") {
             None | Some(Value::Null) => {}
@@ -161,8 +197,11 @@ fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {
         && let Some(stop) = answer.stop.clone()
         && answer.permission.as_ref().is_none_or(|(p, _)| *p != Permission::Deny)
     {
-        // A run the hook wants stopped does not run this tool either.
-        answer.permission = Some((Permission::Deny, stop));
+        // A run the hook wants stopped does not run this tool either. The stop reason is the
+        // person's; the model reads only that the turn stopped.
+        let _ = stop;
+        answer.permission =
+            Some((Permission::Deny, "a PreToolUse hook stopped the turn (`continue: false`)".to_owned()));
     }
     Ok(answer)
 }

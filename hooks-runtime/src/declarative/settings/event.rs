@@ -11,7 +11,7 @@ use std::fmt;
 ///
 /// assert_eq!(SettingsEvent::from_name("PreToolUse"), Some(SettingsEvent::PreToolUse));
 /// assert_eq!(SettingsEvent::Stop.name(), "Stop");
-/// assert_eq!(SettingsEvent::from_name("Notification"), None);
+/// assert_eq!(SettingsEvent::from_name("PreCompact"), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -31,11 +31,18 @@ pub enum SettingsEvent {
     Stop,
     /// As [`Stop`](Self::Stop), for the turn of a subagent's child thread.
     SubagentStop,
+    /// A tool call is about to wait for a person's approval: may decide it at once (`allow`
+    /// or `deny` in `hookSpecificOutput.decision.behavior`), recorded as decided by the hook.
+    PermissionRequest,
+    /// A tool call waits for a person (its approval was requested): observes only.
+    Notification,
+    /// A subagent's child thread was created: may add context for its first turn.
+    SubagentStart,
 }
 
 impl SettingsEvent {
     /// Every event, in declaration order.
-    pub const ALL: [SettingsEvent; 7] = [
+    pub const ALL: [SettingsEvent; 10] = [
         SettingsEvent::PreToolUse,
         SettingsEvent::PostToolUse,
         SettingsEvent::PostToolUseFailure,
@@ -43,6 +50,9 @@ impl SettingsEvent {
         SettingsEvent::SessionStart,
         SettingsEvent::Stop,
         SettingsEvent::SubagentStop,
+        SettingsEvent::PermissionRequest,
+        SettingsEvent::Notification,
+        SettingsEvent::SubagentStart,
     ];
 
     /// The name as the settings file writes it (`PreToolUse`).
@@ -55,7 +65,22 @@ impl SettingsEvent {
             SettingsEvent::SessionStart => "SessionStart",
             SettingsEvent::Stop => "Stop",
             SettingsEvent::SubagentStop => "SubagentStop",
+            SettingsEvent::PermissionRequest => "PermissionRequest",
+            SettingsEvent::Notification => "Notification",
+            SettingsEvent::SubagentStart => "SubagentStart",
         }
+    }
+
+    /// Whether it is about one tool call (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`):
+    /// its matcher and `if` select tool calls.
+    pub const fn is_tool_event(self) -> bool {
+        matches!(
+            self,
+            SettingsEvent::PreToolUse
+                | SettingsEvent::PostToolUse
+                | SettingsEvent::PostToolUseFailure
+                | SettingsEvent::PermissionRequest
+        )
     }
 
     /// The event named `name`, exactly as the file spells it (the format is case-sensitive).
@@ -73,12 +98,9 @@ impl fmt::Display for SettingsEvent {
 /// Events of the format that this runtime has no point for: a file that uses them is told so
 /// at load time, rather than the hook silently never running.
 pub(super) const WITHOUT_COUNTERPART: &[&str] = &[
-    "Notification",
-    "PermissionRequest",
     "PreCompact",
     "PostCompact",
     "SessionEnd",
-    "SubagentStart",
     "Setup",
     "TeammateIdle",
     "TaskCompleted",

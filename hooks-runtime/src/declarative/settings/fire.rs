@@ -1,5 +1,6 @@
 //! Firing an event: every matching hook runs at once, on the same JSON input, and their
-//! answers combine (deny > ask > allow; rewrites merged key by key; contexts in file order).
+//! answers combine (deny > ask > allow; a rewrite replaces the input, and two different ones
+//! conflict; contexts in file order).
 
 use std::path::Path;
 
@@ -7,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::answer::{self, Answer, Permission};
 use super::runner;
-use super::{SettingsEvent, SettingsHook};
+use super::{SettingsEvent, SettingsHook, SettingsState};
 use crate::declarative::LOG_TARGET;
 
 /// One hook's reason for a permission decision, with the id of the hook that gave it.
@@ -18,6 +19,10 @@ pub(crate) struct Given {
     /// The reason as the hook gave it (possibly empty).
     pub(crate) reason: String,
 }
+
+/// The runtime's state and the thread an event fires in, for the hooks that run `once`;
+/// `None` runs them every time.
+pub(crate) type Once<'a> = Option<(&'a SettingsState, &'a str)>;
 
 /// A check of a rewrite: the `updatedInput`s merged so far, `Err` with why they are rejected.
 /// Only `PreToolUse` has one (the tool's schema); it must say where, never the values.
@@ -30,9 +35,11 @@ pub(crate) struct Verdict {
     pub(crate) permission: Option<(Permission, Vec<Given>)>,
     /// Reasons of the hooks that blocked (exit 2 or `decision: "block"`), file order.
     pub(crate) blocks: Vec<String>,
-    /// Reasons of the hooks that answered `continue: false`.
-    pub(crate) stops: Vec<String>,
-    /// The `updatedInput`s merged key by key, when any hook gave one.
+    /// The hooks that answered `continue: false`, with their `stopReason`s (for the person).
+    pub(crate) stops: Vec<Given>,
+    /// The hooks' `systemMessage`s (for the person), file order.
+    pub(crate) messages: Vec<Given>,
+    /// The `updatedInput` the tool is to get in place of its input, when a hook gave one.
     pub(crate) updated_input: Option<Map<String, Value>>,
     /// Every `additionalContext` (or context text), file order.
     pub(crate) contexts: Vec<String>,
@@ -51,49 +58,87 @@ pub(crate) fn input(event: SettingsEvent, session_id: &str, cwd: &Path, fields: 
     serde_json::to_vec(&Value::Object(input)).unwrap_or_default()
 }
 
-/// Runs the hooks of `event` that select `subject`, all at once, and combines their answers.
+/// Runs the hooks of `event` that select `subject` (and, by their `if`, `tool_input`), all at
+/// once, and combines their answers.
 pub(crate) async fn fire(
     hooks: &[SettingsHook],
+    once: Once<'_>,
     event: SettingsEvent,
     subject: Option<&str>,
+    tool_input: Option<&Value>,
     input: &[u8],
     cwd: &Path,
 ) -> Verdict {
-    fire_checked(hooks, event, subject, input, cwd, None).await
+    fire_checked(hooks, once, event, subject, tool_input, input, cwd, None).await
 }
 
 /// [`fire`], each hook's rewrite checked by `check` as it is merged.
+#[allow(clippy::too_many_arguments)] // each is one part of the event, named at the call
 pub(crate) async fn fire_checked(
     hooks: &[SettingsHook],
+    once: Once<'_>,
     event: SettingsEvent,
     subject: Option<&str>,
+    tool_input: Option<&Value>,
     input: &[u8],
     cwd: &Path,
     check: Option<RewriteCheck<'_>>,
 ) -> Verdict {
-    let selected: Vec<&SettingsHook> = hooks.iter().filter(|hook| hook.selects(event, subject)).collect();
+    // An entry that cannot run observes nothing (its WARN was the load's), but one that guards
+    // denies what its matcher selects: skipping a guard is failing open.
+    let selected: Vec<&SettingsHook> = hooks
+        .iter()
+        .filter(|hook| hook.selects(event, subject, tool_input))
+        .filter(|hook| hook.cannot_run.is_none() || event == SettingsEvent::PreToolUse)
+        // K12: a `once` hook runs the first time it is selected in a thread, never again.
+        .filter(|hook| !hook.once || once.is_none_or(|(state, thread)| state.first_time(thread, &hook.location)))
+        .collect();
+    // K12: an `async` hook runs without holding the event; its output is ignored.
+    let (background, selected): (Vec<&SettingsHook>, Vec<&SettingsHook>) =
+        selected.into_iter().partition(|hook| hook.run_async && hook.cannot_run.is_none());
+    for hook in background {
+        let (hook, input, cwd) = (hook.clone(), input.to_vec(), cwd.to_path_buf());
+        tokio::spawn(async move {
+            let run =
+                runner::run(&hook.command, &input, &cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
+                    .await;
+            tracing::debug!(target: LOG_TARGET, "[HOOK] async settings hook {} ended: {:?}", hook.location, run.end);
+        });
+    }
     if selected.is_empty() {
         return Verdict::default();
     }
     let runs = selected.iter().map(|hook| async move {
-        let run = runner::run(&hook.command, input, cwd, hook.timeout, &hook.location).await;
-        answer::read(event, &run, hook.fail_closed)
+        if let Some(why) = &hook.cannot_run {
+            let reason = format!(
+                "the settings hook {} cannot run as written ({why}); it guards this tool, so the call is denied",
+                hook.location
+            );
+            return Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() };
+        }
+        let run =
+            runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location).await;
+        let answer = answer::read(event, &run, hook.fail_closed);
+        if !answer.suppress_output && !run.stdout.trim().is_empty() {
+            tracing::debug!(target: LOG_TARGET, "[HOOK] settings hook {} printed: {}", hook.location, run.stdout.trim());
+        }
+        answer
     });
     let answers = futures_util::future::join_all(runs).await;
     combine(event, selected.into_iter().zip(answers), check)
 }
 
-/// Combines answers given in file order. A hook whose `updatedInput` sets a key that an earlier
-/// hook set to another value, or whose rewrite `check` rejects, has failed: its rewrite is
-/// dropped (a denial if it fails closed), never silently applied over the earlier one.
+/// Combines answers given in file order. A hook whose `updatedInput` differs from an earlier
+/// hook's, or whose rewrite `check` rejects, has failed: its rewrite is dropped (a denial if it
+/// fails closed), never silently applied over the earlier one.
 pub(crate) fn combine<'h>(
     event: SettingsEvent,
     answers: impl IntoIterator<Item = (&'h SettingsHook, Answer)>,
     check: Option<RewriteCheck<'_>>,
 ) -> Verdict {
     let mut verdict = Verdict::default();
-    // Which hook set each key, to name it in a conflict.
-    let mut set_by: Map<String, Value> = Map::new();
+    // Which hook gave the input, to name it in a conflict.
+    let mut set_by: Option<String> = None;
     for (hook, mut answer) in answers {
         if let Some(update) = answer.updated_input.take()
             && let Err(failure) = merge(&mut verdict, &mut set_by, hook, update, check)
@@ -122,45 +167,44 @@ pub(crate) fn combine<'h>(
             }
         }
         verdict.blocks.extend(answer.block);
-        verdict.stops.extend(answer.stop);
+        verdict.stops.extend(answer.stop.map(|reason| Given { hook: hook.id(), reason }));
+        verdict.messages.extend(answer.system_message.map(|reason| Given { hook: hook.id(), reason }));
         verdict.contexts.extend(answer.context.filter(|context| !context.trim().is_empty()));
     }
     verdict
 }
 
-/// Merges one hook's `update` into the verdict's rewrite, or says why it cannot be: a key an
-/// earlier hook set to another value, or a merged rewrite that `check` rejects.
+/// Takes one hook's `update` as the input the tool is to get (it replaces the input whole, as
+/// in the format's own runner), or says why it cannot: an earlier hook gave another input, or
+/// `check` rejects it.
 fn merge(
     verdict: &mut Verdict,
-    set_by: &mut Map<String, Value>,
+    set_by: &mut Option<String>,
     hook: &SettingsHook,
     update: Map<String, Value>,
     check: Option<RewriteCheck<'_>>,
 ) -> Result<(), String> {
-    let merged = verdict.updated_input.as_ref();
-    let conflicts: Vec<&String> = update
-        .iter()
-        .filter(|(key, value)| merged.and_then(|merged| merged.get(*key)).is_some_and(|set| set != *value))
-        .map(|(k, _)| k)
-        .collect();
-    if !conflicts.is_empty() {
-        let names = conflicts
-            .iter()
-            .map(|key| format!("`{key}` (set by {})", set_by[key.as_str()].as_str().unwrap_or("an earlier hook")))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(format!("its updatedInput sets {names} to another value; its rewrite is dropped"));
+    if let Some(earlier) = &verdict.updated_input {
+        if *earlier == update {
+            return Ok(());
+        }
+        let keys: Vec<&String> = update
+            .keys()
+            .chain(earlier.keys())
+            .filter(|key| update.get(*key) != earlier.get(*key))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let names = keys.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(", ");
+        let by = set_by.as_deref().unwrap_or("an earlier hook");
+        return Err(format!("its updatedInput differs from the one {by} gave (in {names}); its rewrite is dropped"));
     }
-    let mut candidate = merged.cloned().unwrap_or_default();
-    candidate.extend(update.iter().map(|(key, value)| (key.clone(), value.clone())));
     if let Some(check) = check {
-        check(&candidate)
+        check(&update)
             .map_err(|violation| format!("its updatedInput is rejected: {violation}; its rewrite is dropped"))?;
     }
-    for key in update.keys() {
-        set_by.insert(key.clone(), Value::from(hook.location.as_str()));
-    }
-    verdict.updated_input = Some(candidate);
+    *set_by = Some(hook.location.clone());
+    verdict.updated_input = Some(update);
     Ok(())
 }
 

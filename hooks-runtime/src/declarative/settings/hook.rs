@@ -1,9 +1,12 @@
 //! One command hook of a settings file, as loaded.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{SettingsEvent, SettingsMatcher};
+use serde_json::Value;
+
+use super::{PermissionRule, SettingsEvent, SettingsMatcher};
 
 /// How long a settings hook's command may run when its entry gives no `timeout`, as in the
 /// format's own runner.
@@ -39,6 +42,17 @@ pub struct SettingsHook {
     pub(super) timeout: Duration,
     pub(super) fail_closed: bool,
     pub(super) location: String,
+    /// Why the entry cannot run as written (an unknown hook type, an unset variable, a bad
+    /// value): such an entry never runs, and a `PreToolUse` one denies what its matcher selects.
+    pub(super) cannot_run: Option<String>,
+    /// The `if` field: on the tool events, it runs only for the calls this rule selects.
+    pub(super) condition: Option<PermissionRule>,
+    /// The plugin folder it came from: its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
+    pub(super) plugin_root: Option<PathBuf>,
+    /// `async: true`: runs without holding the event; its output is ignored.
+    pub(super) run_async: bool,
+    /// `once: true`: runs the first time it is selected in a thread only.
+    pub(super) once: bool,
 }
 
 impl SettingsHook {
@@ -74,6 +88,22 @@ impl SettingsHook {
         &self.location
     }
 
+    /// Why the entry cannot run as written, if it cannot: an unknown hook type, a command naming
+    /// a variable that is unset, a bad `timeout` or `onFailure`. Such an entry never runs; a
+    /// `PreToolUse` one denies every call its matcher selects (a guard never fails open), an
+    /// entry of another event only observes and is skipped with the load's WARN.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let report = SettingsReport::from_json(r#"{"hooks": {"PreToolUse": [{"matcher": "Bash",
+    ///   "hooks": [{"type": "command", "command": "./guard.sh", "onFailure": "blok"}]}]}}"#);
+    /// assert_eq!(report.kept[0].cannot_run(), Some("`onFailure`: expected `block` or `continue`, found the string \"blok\""));
+    /// ```
+    pub fn cannot_run(&self) -> Option<&str> {
+        self.cannot_run.as_deref()
+    }
+
     /// The id it decides under, where a `before_tool_call` hook has its own: `settings:` and
     /// its [`location`](Self::location). An approval it asks for
     /// ([`ApprovalReason::hook`](crate::approvals::ApprovalReason::hook)) and a denial the model reads
@@ -82,10 +112,38 @@ impl SettingsHook {
         format!("settings:{}", self.location)
     }
 
+    /// The plugin folder it came from, if it came from one
+    /// ([`DeclarativeHookRegistry::from_plugin_dir`](crate::declarative::DeclarativeHookRegistry::from_plugin_dir)):
+    /// its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
+    pub fn plugin_root(&self) -> Option<&Path> {
+        self.plugin_root.as_deref()
+    }
+
+    /// Whether it runs without holding its event (`"async": true`); its output is ignored.
+    pub fn is_async(&self) -> bool {
+        self.run_async
+    }
+
+    /// Whether it runs once per thread only (`"once": true`).
+    pub fn is_once(&self) -> bool {
+        self.once
+    }
+
+    /// Its `if` rule (`"if": "Bash(git push:*)"`): on the tool events it runs only for the
+    /// calls the rule selects, in the syntax of the file's `permissions`.
+    pub fn condition(&self) -> Option<&PermissionRule> {
+        self.condition.as_ref()
+    }
+
     /// Whether it runs for `event` with the matched value `subject` (a tool name, or the
-    /// `SessionStart` source).
-    pub(crate) fn selects(&self, event: SettingsEvent, subject: Option<&str>) -> bool {
-        self.event == event && subject.is_none_or(|subject| self.matcher.matches(subject))
+    /// `SessionStart` source) and, on a tool event, the call's `tool_input`.
+    pub(crate) fn selects(&self, event: SettingsEvent, subject: Option<&str>, tool_input: Option<&Value>) -> bool {
+        self.event == event
+            && subject.is_none_or(|subject| self.matcher.matches(subject))
+            && match (&self.condition, subject, tool_input) {
+                (Some(rule), Some(tool), Some(input)) => rule.selects(tool, input),
+                _ => true,
+            }
     }
 }
 
@@ -93,6 +151,13 @@ impl fmt::Display for SettingsHook {
     /// `PreToolUse matcher=Bash command "./guard.sh" timeout=5s fails closed`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} matcher={} command {:?} timeout={:?}", self.event, self.matcher, self.command, self.timeout)?;
-        f.write_str(if self.fail_closed { " fails closed" } else { " fails open" })
+        f.write_str(if self.fail_closed { " fails closed" } else { " fails open" })?;
+        match &self.cannot_run {
+            Some(why) if self.event == SettingsEvent::PreToolUse => {
+                write!(f, "; cannot run ({why}), so it denies every call its matcher selects")
+            }
+            Some(why) => write!(f, "; cannot run ({why}), so it is skipped"),
+            None => Ok(()),
+        }
     }
 }

@@ -3,17 +3,22 @@
 
 use std::fmt;
 use std::io::Read;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use super::event::WITHOUT_COUNTERPART;
-use super::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsEvent, SettingsHook, SettingsMatcher};
+use super::variables::unset_variables;
+use super::{
+    DEFAULT_SETTINGS_HOOK_TIMEOUT, PermissionRule, RuleKind, SettingsEvent, SettingsHook, SettingsMatcher,
+    SettingsPermissions,
+};
 use crate::declarative::MAX_DOCUMENT_BYTES;
 use crate::declarative::problems::{render_problems, write_problem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
-const HOOK_FIELDS: &str = "`type`, `command`, `timeout`, `onFailure` or `statusMessage`";
+const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`";
 
 /// One thing wrong with a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +62,10 @@ impl fmt::Display for SettingsProblem {
 /// use hooks_runtime::declarative::DeclarativeHookRegistry;
 ///
 /// let errors = DeclarativeHookRegistry::from_settings_json_strict(
-///     r#"{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}}"#,
+///     r#"{"hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}]}}"#,
 /// )
 /// .unwrap_err();
-/// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.Notification: "));
+/// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.PreCompact: "));
 /// ```
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", render_problems("settings hooks", problems))]
@@ -84,8 +89,12 @@ impl fmt::Debug for SettingsErrors {
 /// What a settings file holds: the hooks kept and every problem, ordered by event name, then
 /// as the file lists them within an event.
 ///
-/// A hook or group with a problem is left out; the rest load. A document problem (not JSON,
-/// not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
+/// Every entry of a known event is kept. An unknown field is a problem and is ignored (the
+/// handler runs without it); an entry that cannot run as written (an unknown hook type, a
+/// command naming an unset variable, a bad value, an unreadable matcher) is kept with why
+/// ([`SettingsHook::cannot_run`]): it never runs, and a `PreToolUse` one denies the calls its
+/// matcher selects. An unknown event is a problem and its hooks are not kept. A document
+/// problem (not JSON, not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
 /// settings file's own (`permissions`, `env`, ...) and are ignored.
 ///
 /// ```
@@ -97,26 +106,31 @@ impl fmt::Debug for SettingsErrors {
 ///     {"type": "prompt", "prompt": "Is this safe?"}
 ///   ]}]
 /// }}"#);
-/// assert_eq!(report.kept.len(), 1);
+/// assert_eq!(report.kept.len(), 2);
 /// assert_eq!(
 ///     report.problems[0].to_string(),
 ///     "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run"
 /// );
+/// // A guard that cannot run denies what its matcher selects, rather than vanish.
+/// assert!(report.kept[1].cannot_run().is_some());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsReport {
-    /// The valid hooks.
+    /// The hooks, those that cannot run as written included.
     pub kept: Vec<SettingsHook>,
     /// Every problem.
     pub problems: Vec<SettingsProblem>,
+    /// The file's `permissions` rules. A rule of `deny` or `ask` that cannot be read is a
+    /// problem and still guards every call of the tool it names.
+    pub permissions: SettingsPermissions,
 }
 
 impl SettingsReport {
     /// Parses and validates `json`; never fails or panics.
     pub fn from_json(json: &str) -> Self {
         match serde_json::from_str::<UniqueKeys>(json) {
-            Ok(UniqueKeys(document)) => validate_document(&document),
+            Ok(UniqueKeys(document)) => validate_document(&document, &Source::default()),
             Err(error) => SettingsReport {
                 problems: vec![SettingsProblem::document(format!("not valid JSON: {error}"))],
                 ..Self::default()
@@ -137,6 +151,111 @@ impl SettingsReport {
             },
         };
         SettingsReport { problems: vec![SettingsProblem::document(problem)], ..Self::default() }
+    }
+
+    /// Reads a Claude Code plugin folder as that format's runner does: its manifest
+    /// `.claude-plugin/plugin.json` (its `name`; its `hooks`, a path relative to the folder or
+    /// an inline `{"hooks": ...}` object) and, by default, `hooks/hooks.json`. Its hooks'
+    /// locations start `plugin:<name>:` and their commands run with `CLAUDE_PLUGIN_ROOT` set to
+    /// `folder` (and `CLAUDE_PROJECT_DIR` to the working directory, the project's). A folder
+    /// without a readable manifest or hooks file is a document problem.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let folder = std::env::temp_dir().join(format!("doc-plugin-{}", std::process::id()));
+    /// std::fs::create_dir_all(folder.join(".claude-plugin")).unwrap();
+    /// std::fs::create_dir_all(folder.join("hooks")).unwrap();
+    /// std::fs::write(folder.join(".claude-plugin/plugin.json"), r#"{"name": "guards"}"#).unwrap();
+    /// std::fs::write(folder.join("hooks/hooks.json"), r#"{"hooks": {"PreToolUse": [{"matcher": "Bash",
+    ///   "hooks": [{"type": "command", "command": "node "${CLAUDE_PLUGIN_ROOT}/guard.js""}]}]}}"#).unwrap();
+    /// let report = SettingsReport::from_plugin_dir(&folder);
+    /// assert!(report.problems.is_empty(), "{:?}", report.problems);
+    /// assert_eq!(report.kept[0].location(), "plugin:guards:hooks.PreToolUse[0].hooks[0]");
+    /// assert_eq!(report.kept[0].plugin_root(), Some(folder.as_path()));
+    /// # std::fs::remove_dir_all(&folder).unwrap();
+    /// ```
+    pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
+        let document_problem =
+            |message: String| SettingsReport { problems: vec![SettingsProblem::document(message)], ..Self::default() };
+        let read = |path: &std::path::Path| -> Result<Value, String> {
+            let file =
+                std::fs::File::open(path).map_err(|error| format!("{} could not be read: {error}", path.display()))?;
+            let mut text = String::new();
+            file.take(MAX_DOCUMENT_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|error| format!("{} could not be read: {error}", path.display()))?;
+            serde_json::from_str::<UniqueKeys>(&text)
+                .map(|UniqueKeys(value)| value)
+                .map_err(|error| format!("{} is not valid JSON: {error}", path.display()))
+        };
+        let manifest_path = folder.join(".claude-plugin").join("plugin.json");
+        let manifest = match read(&manifest_path) {
+            Ok(Value::Object(manifest)) => manifest,
+            Ok(_) => return document_problem(format!("{} is not a JSON object", manifest_path.display())),
+            Err(error) => return document_problem(format!("not a plugin folder: {error}")),
+        };
+        let Some(name) = manifest.get("name").and_then(Value::as_str).filter(|name| !name.trim().is_empty()) else {
+            return document_problem(format!("{} has no `name`", manifest_path.display()));
+        };
+        let document = match manifest.get("hooks") {
+            Some(Value::Object(inline)) => Value::Object(inline.clone()),
+            Some(Value::String(path)) => {
+                let relative = path.replace("${CLAUDE_PLUGIN_ROOT}", &folder.to_string_lossy());
+                match read(&folder.join(relative)) {
+                    Ok(document) => document,
+                    Err(error) => return document_problem(error),
+                }
+            }
+            _ => match read(&folder.join("hooks").join("hooks.json")) {
+                Ok(document) => document,
+                Err(error) => return document_problem(error),
+            },
+        };
+        let source = Source { plugin_root: Some(folder.to_path_buf()), prefix: format!("plugin:{}:", shown(name)) };
+        validate_document(&document, &source)
+    }
+
+    /// Adds a problem for each group of a tool event whose matcher names none of `tools` (the
+    /// runtime's tool names): its hooks would never run. Matchers are case-sensitive, as in
+    /// Claude Code; a name that differs from a tool only in case is pointed out.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let mut report = SettingsReport::from_json(r#"{"hooks": {"PreToolUse": [
+    ///   {"matcher": "Refund", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}"#);
+    /// report.check_tools(&["refund", "lookup"]);
+    /// assert_eq!(
+    ///     report.problems[0].to_string(),
+    ///     "hooks.PreToolUse[0] (field `matcher`): `Refund` names none of the tools (`refund`, `lookup`), so its hooks never run; matchers are case-sensitive: did you mean `refund`?"
+    /// );
+    /// ```
+    pub fn check_tools(&mut self, tools: &[&str]) {
+        let mut seen: Vec<&str> = Vec::new();
+        for hook in &self.kept {
+            let Some(group) = hook.location.rsplit_once(".hooks[").map(|(group, _)| group) else { continue };
+            if !hook.event.is_tool_event()
+                || seen.contains(&group)
+                || tools.iter().any(|tool| hook.matcher.matches(tool))
+            {
+                continue;
+            }
+            seen.push(group);
+            let pattern = hook.matcher.pattern();
+            let listed = tools.iter().map(|tool| format!("`{}`", shown(tool))).collect::<Vec<_>>().join(", ");
+            let near: Vec<&&str> =
+                tools.iter().filter(|tool| pattern.split('|').any(|name| name.eq_ignore_ascii_case(tool))).collect();
+            let hint = match near.first() {
+                Some(tool) => format!("; matchers are case-sensitive: did you mean `{}`?", shown(tool)),
+                None => String::new(),
+            };
+            self.problems.push(SettingsProblem::at(
+                group,
+                Some("matcher"),
+                format!("`{}` names none of the tools ({listed}), so its hooks never run{hint}", shown(pattern)),
+            ));
+        }
     }
 
     /// Whether `text` is a document of this format: JSON whose top level is an object with a
@@ -163,7 +282,15 @@ impl SettingsReport {
     }
 }
 
-fn validate_document(document: &Value) -> SettingsReport {
+/// Where a document comes from: a settings file, or a plugin's hooks file, whose commands run
+/// with `CLAUDE_PLUGIN_ROOT` and whose locations start `plugin:<name>:`.
+#[derive(Default)]
+pub(super) struct Source {
+    pub(super) plugin_root: Option<PathBuf>,
+    pub(super) prefix: String,
+}
+
+pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsReport {
     let mut report = SettingsReport::default();
     let Value::Object(root) = document else {
         report.problems.push(SettingsProblem::document(format!(
@@ -172,6 +299,9 @@ fn validate_document(document: &Value) -> SettingsReport {
         )));
         return report;
     };
+    if let Some(permissions) = root.get("permissions") {
+        validate_permissions(permissions, &mut report);
+    }
     let events = match root.get("hooks") {
         Some(Value::Object(events)) => events,
         None => {
@@ -189,7 +319,7 @@ fn validate_document(document: &Value) -> SettingsReport {
         }
     };
     for (name, groups) in events {
-        let location = format!("hooks.{name}");
+        let location = format!("{}hooks.{}", source.prefix, shown(name));
         let Some(event) = SettingsEvent::from_name(name) else {
             let message = if WITHOUT_COUNTERPART.contains(&name.as_str()) {
                 format!("the event `{name}` has no counterpart in this runtime, so its hooks never run; remove them")
@@ -209,13 +339,13 @@ fn validate_document(document: &Value) -> SettingsReport {
             continue;
         };
         for (index, group) in groups.iter().enumerate() {
-            validate_group(event, &format!("{location}[{index}]"), group, &mut report);
+            validate_group(event, &format!("{location}[{index}]"), group, source, &mut report);
         }
     }
     report
 }
 
-fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &mut SettingsReport) {
+fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &Source, report: &mut SettingsReport) {
     let Value::Object(fields) = group else {
         report.problems.push(SettingsProblem::at(
             location,
@@ -224,42 +354,35 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &
         ));
         return;
     };
-    let before = report.problems.len();
+    // An unknown field is ignored, as the format's own runner ignores it: the group still runs.
     for key in fields.keys().filter(|key| !matches!(key.as_str(), "matcher" | "hooks")) {
         report.problems.push(SettingsProblem::at(
             location,
-            Some(key),
-            format!("unknown field; expected {GROUP_FIELDS}"),
+            Some(&shown(key)),
+            format!("unknown field, ignored; expected {GROUP_FIELDS}"),
         ));
     }
-    let matcher = match fields.get("matcher") {
-        None | Some(Value::Null) => Some(SettingsMatcher::all()),
+    // A matcher that cannot be read selects nothing we can know: its hooks cannot run, and a
+    // guard among them denies every call rather than vanish.
+    let (matcher, matcher_problem) = match fields.get("matcher") {
+        None | Some(Value::Null) => (SettingsMatcher::all(), None),
         Some(Value::String(pattern)) => match SettingsMatcher::new(pattern.as_str()) {
-            Ok(matcher) => Some(matcher),
+            Ok(matcher) => (matcher, None),
             Err(error) => {
                 let error = error.to_string().lines().last().unwrap_or_default().trim().to_owned();
-                report.problems.push(SettingsProblem::at(
-                    location,
-                    Some("matcher"),
-                    format!("not a valid regular expression: {error}"),
-                ));
-                None
+                (SettingsMatcher::all(), Some(format!("not a valid regular expression: {error}")))
             }
         },
-        Some(other) => {
-            report.problems.push(SettingsProblem::at(
-                location,
-                Some("matcher"),
-                format!("expected a string, found {}", describe(other)),
-            ));
-            None
-        }
+        Some(other) => (SettingsMatcher::all(), Some(format!("expected a string, found {}", describe(other)))),
     };
+    if let Some(message) = &matcher_problem {
+        report.problems.push(SettingsProblem::at(location, Some("matcher"), message.clone()));
+    }
     let hooks = match fields.get("hooks") {
-        Some(Value::Array(hooks)) => Some(hooks),
+        Some(Value::Array(hooks)) => hooks,
         None | Some(Value::Null) => {
             report.problems.push(SettingsProblem::at(location, Some("hooks"), "missing; expected a list of hooks"));
-            None
+            return;
         }
         Some(other) => {
             report.problems.push(SettingsProblem::at(
@@ -267,116 +390,204 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, report: &
                 Some("hooks"),
                 format!("expected a list of hooks, found {}", describe(other)),
             ));
-            None
+            return;
         }
     };
-    // A group with a problem of its own keeps none of its hooks: its matcher decides which
-    // tools they guard, and a guard must not widen or vanish silently.
-    let (Some(matcher), Some(hooks)) = (matcher, hooks) else { return };
-    if report.problems.len() > before {
-        return;
-    }
+    let group_problem = matcher_problem.map(|message| format!("its group's `matcher` is {message}"));
     for (index, hook) in hooks.iter().enumerate() {
         let location = format!("{location}.hooks[{index}]");
-        if let Some(hook) = validate_hook(event, &matcher, &location, hook, report) {
-            report.kept.push(hook);
-        }
+        let hook = validate_hook(event, &matcher, group_problem.as_deref(), &location, hook, source, report);
+        report.kept.push(hook);
     }
 }
 
+/// One hook entry. It is always kept: one that cannot run as written carries why
+/// ([`SettingsHook::cannot_run`]), so that a guard among such entries fails closed.
 fn validate_hook(
     event: SettingsEvent,
     matcher: &SettingsMatcher,
+    group_problem: Option<&str>,
     location: &str,
     hook: &Value,
+    source: &Source,
     report: &mut SettingsReport,
-) -> Option<SettingsHook> {
-    let Value::Object(fields) = hook else {
-        report.problems.push(SettingsProblem::at(
-            location,
-            None,
-            format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook)),
-        ));
-        return None;
-    };
-    // A hook of another type has fields of its own: its type is the one thing to say.
-    let kind_problem = match fields.get("type") {
-        Some(Value::String(kind)) if kind == "command" => None,
-        Some(Value::String(kind)) if matches!(kind.as_str(), "prompt" | "agent" | "http" | "mcp_tool") => {
-            Some(format!("hook type `{kind}` is not supported here; only `command` hooks run"))
-        }
-        Some(Value::String(kind)) => Some(format!("unknown hook type `{kind}`; expected `command`")),
-        None | Some(Value::Null) => Some("missing; expected `command`".to_owned()),
-        Some(other) => Some(format!("expected the string `command`, found {}", describe(other))),
-    };
-    if let Some(message) = kind_problem {
-        report.problems.push(SettingsProblem::at(location, Some("type"), message));
-        return None;
-    }
-    let mut problems = Vec::new();
-    let mut problem = |field: &str, message: String| problems.push(SettingsProblem::at(location, Some(field), message));
-    for key in fields.keys() {
-        if !matches!(key.as_str(), "type" | "command" | "timeout" | "onFailure" | "statusMessage") {
-            problem(key, format!("unknown field; expected {HOOK_FIELDS}"));
-        }
-    }
-    let command = string_field(fields, "command", &mut problem);
-    if command.as_deref().is_some_and(|command| command.trim().is_empty()) {
-        problem("command", "empty; give the command to run".to_owned());
-    }
-    let timeout = match fields.get("timeout") {
-        None | Some(Value::Null) => Some(DEFAULT_SETTINGS_HOOK_TIMEOUT),
-        Some(Value::Number(seconds)) => match seconds.as_f64().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
-            Some(Ok(timeout)) => Some(timeout),
-            _ => {
-                problem("timeout", format!("expected a positive number of seconds, found `{seconds}`"));
-                None
-            }
-        },
-        Some(other) => {
-            problem("timeout", format!("expected a number of seconds, found {}", describe(other)));
-            None
-        }
-    };
-    let fail_closed = match fields.get("onFailure") {
-        None | Some(Value::Null) => Some(false),
-        Some(Value::String(mode)) if mode == "block" => Some(true),
-        Some(Value::String(mode)) if mode == "continue" => Some(false),
-        Some(other) => {
-            problem("onFailure", format!("expected `block` or `continue`, found {}", describe(other)));
-            None
-        }
-    };
-    if let Some(status) = fields.get("statusMessage").filter(|v| !v.is_string() && !v.is_null()) {
-        problem("statusMessage", format!("expected a string, found {}", describe(status)));
-    }
-    let failed = !problems.is_empty();
-    report.problems.append(&mut problems);
-    if failed {
-        return None;
-    }
-    Some(SettingsHook {
+) -> SettingsHook {
+    let mut entry = SettingsHook {
         event,
         matcher: matcher.clone(),
-        command: command?,
-        timeout: timeout?,
-        fail_closed: fail_closed?,
+        command: String::new(),
+        timeout: DEFAULT_SETTINGS_HOOK_TIMEOUT,
+        fail_closed: false,
         location: location.to_owned(),
-    })
-}
-
-fn string_field(fields: &Map<String, Value>, key: &str, problem: &mut impl FnMut(&str, String)) -> Option<String> {
-    match fields.get(key) {
-        Some(Value::String(text)) => Some(text.clone()),
+        cannot_run: group_problem.map(str::to_owned),
+        condition: None,
+        plugin_root: source.plugin_root.clone(),
+        run_async: false,
+        once: false,
+    };
+    let Value::Object(fields) = hook else {
+        let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
+        report.problems.push(SettingsProblem::at(location, None, message.clone()));
+        entry.cannot_run.get_or_insert(message);
+        return entry;
+    };
+    // Why it cannot run, first problem first; every problem is reported.
+    let mut fatal: Vec<String> = Vec::new();
+    let mut problem = |field: &str, message: String, stops_it: bool| {
+        if stops_it {
+            fatal.push(format!("`{field}`: {message}"));
+        }
+        report.problems.push(SettingsProblem::at(location, Some(field), message));
+    };
+    let kind = match fields.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
         None | Some(Value::Null) => {
-            problem(key, "missing".to_owned());
-            None
+            problem("type", "missing; expected `command`".to_owned(), true);
+            ""
         }
         Some(other) => {
-            problem(key, format!("expected a string, found {}", describe(other)));
-            None
+            problem("type", format!("expected the string `command`, found {}", describe(other)), true);
+            ""
+        }
+    };
+    match kind {
+        "command" | "" => {}
+        "prompt" | "agent" | "http" | "mcp_tool" => {
+            problem("type", format!("hook type `{kind}` is not supported here; only `command` hooks run"), true)
+        }
+        other => problem("type", format!("unknown hook type `{}`; expected `command`", shown(other)), true),
+    }
+    if kind != "command" {
+        // A hook of another type has fields of its own: its type is the one thing to say.
+        entry.cannot_run.get_or_insert_with(|| fatal.join("; "));
+        return entry;
+    }
+    let known = |key: &str| {
+        matches!(key, "type" | "command" | "if" | "timeout" | "onFailure" | "async" | "once" | "statusMessage")
+    };
+    for key in fields.keys().filter(|key| !known(key)) {
+        // Claude Code ignores a field it does not know, and so does this runtime: the
+        // handler runs without it.
+        problem(&shown(key), format!("unknown field, ignored; expected {HOOK_FIELDS}"), false);
+    }
+    {
+        match fields.get("command") {
+            Some(Value::String(command)) if command.trim().is_empty() => {
+                problem("command", "empty; give the command to run".to_owned(), true)
+            }
+            Some(Value::String(command)) => {
+                let provided = |name: &str| {
+                    name == "CLAUDE_PROJECT_DIR" || (name == "CLAUDE_PLUGIN_ROOT" && source.plugin_root.is_some())
+                };
+                for name in unset_variables(command, &provided) {
+                    problem(
+                        "command",
+                        format!("names the variable `{name}`, which is not set here (it would expand to nothing)"),
+                        true,
+                    );
+                }
+                entry.command = command.clone();
+            }
+            None | Some(Value::Null) => problem("command", "missing".to_owned(), true),
+            Some(other) => problem("command", format!("expected a string, found {}", describe(other)), true),
         }
     }
+    for key in ["async", "once"] {
+        match fields.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(on)) if key == "async" => entry.run_async = *on,
+            Some(Value::Bool(on)) => entry.once = *on,
+            Some(other) => problem(key, format!("expected `true` or `false`, found {}", describe(other)), true),
+        }
+    }
+    match fields.get("if") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(rule)) if event.is_tool_event() => match PermissionRule::parse(rule) {
+            Ok(rule) => entry.condition = Some(rule),
+            Err(error) => problem("if", format!("not a rule in the `Tool(pattern)` syntax: {error}"), true),
+        },
+        Some(Value::String(_)) => {
+            problem("if", "only the tool events use `if`; ignored".to_owned(), false);
+        }
+        Some(other) => problem("if", format!("expected a rule such as `Bash(git *)`, found {}", describe(other)), true),
+    }
+    match fields.get("timeout") {
+        None | Some(Value::Null) => {}
+        Some(Value::Number(seconds)) => match seconds.as_f64().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
+            Some(Ok(timeout)) => entry.timeout = timeout,
+            _ => problem("timeout", format!("expected a positive number of seconds, found `{seconds}`"), true),
+        },
+        Some(other) => problem("timeout", format!("expected a number of seconds, found {}", describe(other)), true),
+    }
+    match fields.get("onFailure") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(mode)) if mode == "block" => entry.fail_closed = true,
+        Some(Value::String(mode)) if mode == "continue" => {}
+        Some(other) => problem("onFailure", format!("expected `block` or `continue`, found {}", describe(other)), true),
+    }
+    if let Some(status) = fields.get("statusMessage").filter(|v| !v.is_string() && !v.is_null()) {
+        problem("statusMessage", format!("expected a string, found {}", describe(status)), false);
+    }
+    if entry.cannot_run.is_none() && !fatal.is_empty() {
+        entry.cannot_run = Some(fatal.join("; "));
+    }
+    entry
+}
+
+fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
+    let Value::Object(lists) = permissions else {
+        report.problems.push(SettingsProblem::at(
+            "permissions",
+            None,
+            format!("expected an object of `allow`, `ask` and `deny` lists, found {}", describe(permissions)),
+        ));
+        return;
+    };
+    // Its other keys (`defaultMode`, `additionalDirectories`, ...) are the format's own, with no
+    // counterpart here.
+    for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
+        let location = format!("permissions.{}", kind.name());
+        let rules = match lists.get(kind.name()) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Array(rules)) => rules,
+            Some(other) => {
+                let message = format!("expected a list of rules, found {}", describe(other));
+                report.problems.push(SettingsProblem::at(&location, None, message));
+                continue;
+            }
+        };
+        for (index, rule) in rules.iter().enumerate() {
+            let location = format!("{location}[{index}]");
+            let Value::String(text) = rule else {
+                let message = format!("expected a rule such as `Bash(git push:*)`, found {}", describe(rule));
+                report.problems.push(SettingsProblem::at(&location, None, message));
+                continue;
+            };
+            match PermissionRule::parse(text) {
+                Ok(rule) => report.permissions.list_mut(kind).push(rule),
+                Err(error) => {
+                    let guard = (kind != RuleKind::Allow).then(|| SettingsPermissions::whole_tool(text)).flatten();
+                    let then = match &guard {
+                        Some(_) => "; it applies to every call of its tool",
+                        None => "; ignored",
+                    };
+                    report.problems.push(SettingsProblem::at(
+                        &location,
+                        None,
+                        format!("`{}`: {error}{then}", shown(text)),
+                    ));
+                    report.permissions.list_mut(kind).extend(guard);
+                }
+            }
+        }
+    }
+}
+
+/// `text` for a message: control characters escaped, at most 40 characters.
+fn shown(text: &str) -> String {
+    let cut: String = text.chars().take(40).collect();
+    let escaped: String = cut.escape_debug().collect();
+    if text.chars().count() > 40 { format!("{escaped}...") } else { escaped }
 }
 
 fn describe(value: &Value) -> String {

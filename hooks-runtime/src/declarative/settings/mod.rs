@@ -20,9 +20,9 @@
 //! stderr as the reason; exit 0 applies the JSON on stdout; any other exit, JSON that does not
 //! parse or a timeout is logged at WARN and ignored, or, for a hook marked
 //! `"onFailure": "block"`, denies. Matching hooks of one event run at once; decisions combine
-//! deny > ask > allow, and `updatedInput`s merge key by key (a key two hooks set differently is
-//! a failure of the later one, whose rewrite is dropped; so is a rewrite that leaves arguments
-//! the tool's `parameters()` schema rejects). A `PreToolUse` `ask` is an approval of the
+//! deny > ask > allow, and an `updatedInput` replaces the input (two hooks that give different
+//! ones: the later one has failed, and its rewrite is dropped; so is a rewrite that the tool's
+//! `parameters()` schema rejects). A `PreToolUse` `ask` is an approval of the
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
@@ -31,16 +31,42 @@ mod fire;
 mod hook;
 mod loader;
 mod matcher;
+mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
+mod state;
+mod transcript;
+mod variables;
 
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::{SettingsErrors, SettingsProblem, SettingsReport};
 pub use matcher::SettingsMatcher;
+pub(crate) use permissions::RuleKind;
+pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 
-pub(crate) use fire::{fire, input};
+pub(crate) use answer::Permission;
+pub(crate) use fire::{Given, fire, input};
+
+/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
+/// hook's `systemMessage` to the person (never to the model): data `{"hook", "event", "message"}`.
+///
+/// ```
+/// assert_eq!(hooks_runtime::declarative::SETTINGS_MESSAGE_EVENT, "settings_hook_message");
+/// ```
+pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
+
+/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries the
+/// `stopReason` of a settings hook that answered `continue: false` to the person (never to the
+/// model): data `{"hook", "event", "reason"}`. The turn then stops, `stopped (hook_stopped)`.
+///
+/// ```
+/// assert_eq!(hooks_runtime::declarative::SETTINGS_STOP_EVENT, "settings_hook_stop");
+/// ```
+pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
+pub(crate) use state::SettingsState;
+pub(crate) use transcript::render as render_transcript;
 
 #[cfg(test)]
 mod tests;

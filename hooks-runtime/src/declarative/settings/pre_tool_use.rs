@@ -28,21 +28,28 @@ pub(crate) enum ToolVerdict {
     Ask(Vec<Given>),
 }
 
-/// The combined answer: the decision, the arguments as rewritten (`None`: unchanged) and the
-/// context for the model.
+/// The combined answer: the decision, the arguments as rewritten (`None`: unchanged), the
+/// context for the model, and for the person the hooks that stop the turn (`continue: false`)
+/// and their `systemMessage`s.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PreToolUseAnswer {
     pub(crate) verdict: ToolVerdict,
     pub(crate) arguments: Option<Value>,
     pub(crate) context: Option<String>,
+    pub(crate) stops: Vec<Given>,
+    pub(crate) messages: Vec<Given>,
 }
 
 /// One tool call as its `PreToolUse` hooks see it.
 pub(crate) struct ToolCallInput<'a> {
+    /// The runtime's state and the thread, for the hooks that run `once` per thread.
+    pub(crate) once: Option<(&'a super::SettingsState, &'a str)>,
     pub(crate) session_id: &'a str,
     pub(crate) tool_name: &'a str,
     pub(crate) tool_use_id: &'a str,
     pub(crate) arguments: &'a Value,
+    /// The thread's transcript file, when one was written for these hooks.
+    pub(crate) transcript_path: Option<&'a str>,
 }
 
 /// Runs the `PreToolUse` hooks that match `call.tool_name` and combines them. `check` judges
@@ -63,33 +70,34 @@ pub(crate) async fn evaluate(
             ("tool_name", Value::from(call.tool_name)),
             ("tool_input", tool_input),
             ("tool_use_id", Value::from(call.tool_use_id)),
-        ],
+        ]
+        .into_iter()
+        .chain(call.transcript_path.map(|path| ("transcript_path", Value::from(path))))
+        .collect(),
     );
     let rewrite_check = |update: &Map<String, Value>| {
-        let rewritten = Value::Object(laid_over(call.arguments, update.clone()));
+        let rewritten = Value::Object(update.clone());
         // As in the gate, only a change is checked: arguments the model wrote that the schema
         // rejects are not a hook's failure.
         if rewritten == *call.arguments { Ok(()) } else { check(&rewritten) }
     };
     let rewrite_check: RewriteCheck<'_> = &rewrite_check;
-    let verdict =
-        fire::fire_checked(hooks, SettingsEvent::PreToolUse, Some(call.tool_name), &input, cwd, Some(rewrite_check))
-            .await;
-    answer_of(verdict, call.arguments)
+    let verdict = fire::fire_checked(
+        hooks,
+        call.once,
+        SettingsEvent::PreToolUse,
+        Some(call.tool_name),
+        Some(call.arguments),
+        &input,
+        cwd,
+        Some(rewrite_check),
+    )
+    .await;
+    answer_of(verdict)
 }
 
-/// `update` laid over the original arguments key by key, as the tool is to get them.
-fn laid_over(arguments: &Value, update: Map<String, Value>) -> Map<String, Value> {
-    let mut rewritten = match arguments {
-        Value::Object(original) => original.clone(),
-        _ => Map::new(),
-    };
-    rewritten.extend(update);
-    rewritten
-}
-
-/// The decision of a combined verdict; a rewrite is laid over the original arguments key by key.
-pub(crate) fn answer_of(verdict: Verdict, arguments: &Value) -> PreToolUseAnswer {
+/// The decision of a combined verdict; a rewrite replaces the arguments whole.
+pub(crate) fn answer_of(verdict: Verdict) -> PreToolUseAnswer {
     let verdict_of = match verdict.permission {
         Some((Permission::Deny, given)) => {
             let hook = given.first().map(|given| given.hook.clone()).unwrap_or_default();
@@ -109,9 +117,9 @@ pub(crate) fn answer_of(verdict: Verdict, arguments: &Value) -> PreToolUseAnswer
                 })
                 .collect(),
         ),
-        Some((Permission::Allow, _)) | None => ToolVerdict::Allow,
+        Some((Permission::Allow | Permission::Defer, _)) | None => ToolVerdict::Allow,
     };
-    let arguments = verdict.updated_input.map(|update| Value::Object(laid_over(arguments, update)));
+    let arguments = verdict.updated_input.map(Value::Object);
     let context = (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"));
-    PreToolUseAnswer { verdict: verdict_of, arguments, context }
+    PreToolUseAnswer { verdict: verdict_of, arguments, context, stops: verdict.stops, messages: verdict.messages }
 }

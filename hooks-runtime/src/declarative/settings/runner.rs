@@ -36,18 +36,28 @@ pub(crate) struct HookRun {
     pub(crate) stderr: String,
 }
 
-/// Runs `sh -c <command>` in `cwd` (also its `CLAUDE_PROJECT_DIR`) with `stdin` written to
-/// it, within `timeout`.
+/// Runs `sh -c <command>` in `cwd` (also its `CLAUDE_PROJECT_DIR`; `CLAUDE_PLUGIN_ROOT` is
+/// `plugin_root` when the hook is a plugin's) with `stdin` written to it, within `timeout`.
 ///
 /// The shell leads a process group of its own, killed when the shell has exited (after a short
 /// grace for output), at the timeout, or when this future is dropped: a background child that
 /// holds stdout open cannot make the call outlast its timeout. `location` names the hook in
 /// the WARN of cut output.
-pub(crate) async fn run(command: &str, stdin: &[u8], cwd: &Path, timeout: Duration, location: &str) -> HookRun {
+pub(crate) async fn run(
+    command: &str,
+    stdin: &[u8],
+    cwd: &Path,
+    plugin_root: Option<&Path>,
+    timeout: Duration,
+    location: &str,
+) -> HookRun {
     let mut shell = shell::sh(command);
     // Project hooks name their scripts from the project root, which is the working directory
-    // here.
+    // here; a plugin's name theirs from the plugin's folder.
     shell.current_dir(cwd).env("CLAUDE_PROJECT_DIR", cwd);
+    if let Some(root) = plugin_root {
+        shell.env("CLAUDE_PLUGIN_ROOT", root);
+    }
     let (mut stdout, mut stderr) = (Capture::default(), Capture::default());
     let timing = Timing { timeout, output_grace: OUTPUT_GRACE };
     let end = match shell::run(shell, Some(stdin), timing, &mut stdout, &mut stderr).await {

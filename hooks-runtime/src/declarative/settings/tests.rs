@@ -43,8 +43,14 @@ async fn evaluate_checked(
     arguments: Value,
     check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
 ) -> PreToolUseAnswer {
-    let call =
-        ToolCallInput { session_id: "thread_1", tool_name: "Bash", tool_use_id: "call_1", arguments: &arguments };
+    let call = ToolCallInput {
+        once: None,
+        session_id: "thread_1",
+        tool_name: "Bash",
+        tool_use_id: "call_1",
+        arguments: &arguments,
+        transcript_path: None,
+    };
     pre_tool_use::evaluate(hooks, &call, &cwd(), check).await
 }
 
@@ -127,7 +133,7 @@ fn k2_a_group_matcher_selects_the_hooks_of_a_tool_event() {
         report
             .kept
             .iter()
-            .filter(|hook| hook.selects(SettingsEvent::PreToolUse, Some(tool)))
+            .filter(|hook| hook.selects(SettingsEvent::PreToolUse, Some(tool), None))
             .map(|hook| hook.command())
             .collect()
     };
@@ -147,7 +153,7 @@ async fn k3_the_event_reaches_the_command_as_json_on_stdin() {
         Path::new("/somewhere"),
         vec![("tool_name", json!("Bash")), ("tool_input", json!({"command": "ls"}))],
     );
-    let run = runner::run("cat", &input, &cwd(), Duration::from_secs(30), "test").await;
+    let run = runner::run("cat", &input, &cwd(), None, Duration::from_secs(30), "test").await;
     assert_eq!(run.end, RunEnd::Exited(0));
     let seen: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -160,7 +166,7 @@ async fn k3_the_event_reaches_the_command_as_json_on_stdin() {
 #[tokio::test]
 async fn k3_the_command_runs_in_the_working_directory() {
     let dir = scratch("cwd");
-    let run = runner::run("pwd", b"", &dir, Duration::from_secs(30), "test").await;
+    let run = runner::run("pwd", b"", &dir, None, Duration::from_secs(30), "test").await;
     assert_eq!(Path::new(run.stdout.trim()).canonicalize().unwrap(), dir.canonicalize().unwrap());
 }
 
@@ -171,7 +177,7 @@ async fn k3_a_script_whose_child_holds_stdout_open_is_killed_at_its_timeout_with
     let started = Instant::now();
     // The child keeps stdout open and the shell waits: only the timeout ends the call.
     let command = format!("sleep {sleep} & echo started; wait");
-    let run = runner::run(&command, b"", &cwd(), Duration::from_millis(500), "test").await;
+    let run = runner::run(&command, b"", &cwd(), None, Duration::from_millis(500), "test").await;
     assert_eq!(run.end, RunEnd::TimedOut(Duration::from_millis(500)));
     assert!(started.elapsed() < SETTLE, "the call took {:?}", started.elapsed());
     assert_eq!(run.stdout, "started\n", "what it printed before the timeout is kept");
@@ -185,7 +191,7 @@ async fn k3_a_finished_shell_does_not_wait_for_a_background_child_holding_stdout
     let started = Instant::now();
     let command = format!(r#"sleep {sleep} & echo '{{"decision": "block", "reason": "r"}}'"#);
     // The deadline is the timeout (a minute), not stdout's end (the child's 300+ s).
-    let run = runner::run(&command, b"", &cwd(), Duration::from_secs(60), "test").await;
+    let run = runner::run(&command, b"", &cwd(), None, Duration::from_secs(60), "test").await;
     assert_eq!(run.end, RunEnd::Exited(0));
     assert!(started.elapsed() < SETTLE, "the call waited for stdout's end: {:?}", started.elapsed());
     assert!(run.stdout.contains("block"), "{run:?}");
@@ -196,7 +202,7 @@ async fn k3_a_finished_shell_does_not_wait_for_a_background_child_holding_stdout
 async fn k3_output_over_the_cap_is_cut_and_the_rest_dropped() {
     // 3 MiB on each stream; the call neither blocks on a full pipe nor keeps more than the cap.
     let command = "head -c 3145728 /dev/zero | tr '\\0' a; head -c 3145728 /dev/zero | tr '\\0' b >&2";
-    let run = runner::run(command, b"", &cwd(), Duration::from_secs(60), "test").await;
+    let run = runner::run(command, b"", &cwd(), None, Duration::from_secs(60), "test").await;
     assert_eq!(run.end, RunEnd::Exited(0));
     assert_eq!(run.stdout.len(), MAX_SETTINGS_HOOK_OUTPUT_BYTES);
     assert_eq!(run.stderr.len(), MAX_SETTINGS_HOOK_OUTPUT_BYTES);
@@ -206,7 +212,7 @@ async fn k3_output_over_the_cap_is_cut_and_the_rest_dropped() {
 #[tokio::test]
 async fn k3_a_hook_that_does_not_read_its_input_is_not_an_error() {
     let big = vec![b'x'; 4 * 1024 * 1024];
-    let run = runner::run("exit 0", &big, &cwd(), Duration::from_secs(30), "test").await;
+    let run = runner::run("exit 0", &big, &cwd(), None, Duration::from_secs(30), "test").await;
     assert_eq!(run.end, RunEnd::Exited(0));
 }
 
@@ -286,7 +292,7 @@ fn answer(permission: Option<(Permission, &str)>) -> Answer {
 fn combined(answers: Vec<Answer>) -> ToolVerdict {
     let hooks = pre_hooks(&vec![("true", 1, false); answers.len()]);
     let verdict: Verdict = fire::combine(SettingsEvent::PreToolUse, hooks.iter().zip(answers), None);
-    pre_tool_use::answer_of(verdict, &json!({})).verdict
+    pre_tool_use::answer_of(verdict).verdict
 }
 
 #[test]
@@ -316,17 +322,22 @@ fn rewriting(input: &str) -> String {
 }
 
 #[tokio::test]
-async fn k6_two_rewrites_merge_key_by_key_over_the_arguments() {
-    let (first, second) = (rewriting(r#"{"command": "ls -la"}"#), rewriting(r#"{"timeout": 5}"#));
-    let hooks = pre_hooks(&[(&first, 30, false), (&second, 30, false)]);
-    let answer = evaluate(&hooks, json!({"command": "ls", "description": "list"})).await;
+async fn k10_an_updated_input_replaces_the_input_whole() {
+    // A hook can drop a key: the tool gets exactly the hook's input, as in Claude Code.
+    let dropping = rewriting(r#"{"command": "ls -la"}"#);
+    let answer = evaluate(&pre_hooks(&[(&dropping, 30, false)]), json!({"command": "ls", "description": "list"})).await;
     assert_eq!(answer.verdict, ToolVerdict::Allow);
-    assert_eq!(answer.arguments, Some(json!({"command": "ls -la", "description": "list", "timeout": 5})));
+    assert_eq!(answer.arguments, Some(json!({"command": "ls -la"})));
+    // Two hooks that give the same input agree.
+    let hooks = pre_hooks(&[(&dropping, 30, false), (&dropping, 30, false)]);
+    let answer = evaluate(&hooks, json!({"command": "ls", "description": "list"})).await;
+    assert_eq!(answer.arguments, Some(json!({"command": "ls -la"})));
 }
 
 #[tokio::test]
 async fn k6_a_conflicting_rewrite_is_the_later_hooks_failure_never_an_overwrite() {
     let (first, second) = (rewriting(r#"{"command": "ls -la"}"#), rewriting(r#"{"command": "rm -rf /", "x": 1}"#));
+    // Different inputs conflict, whichever keys differ.
     let open = evaluate(&pre_hooks(&[(&first, 30, false), (&second, 30, false)]), json!({"command": "ls"})).await;
     assert_eq!(open.verdict, ToolVerdict::Allow);
     assert_eq!(open.arguments, Some(json!({"command": "ls -la"})), "the later hook's whole rewrite is dropped");
@@ -358,18 +369,20 @@ async fn k5_a_rewrite_the_check_rejects_is_its_hooks_failure() {
             _ => Ok(()),
         }
     };
-    let (good, bad) = (rewriting(r#"{"description": "list"}"#), rewriting(r#"{"timeout": "soon"}"#));
+    let (good, bad) = (
+        rewriting(r#"{"command": "ls", "description": "list"}"#),
+        rewriting(r#"{"command": "ls", "timeout": "soon"}"#),
+    );
     let accepted = evaluate_checked(&pre_hooks(&[(&good, 30, false)]), json!({"command": "ls"}), &check).await;
     assert_eq!(accepted.arguments, Some(json!({"command": "ls", "description": "list"})));
 
     let open = evaluate_checked(&pre_hooks(&[(&bad, 30, false)]), json!({"command": "ls"}), &check).await;
     assert_eq!((open.verdict, open.arguments), (ToolVerdict::Allow, None), "the arguments stay as they were");
 
-    let closed =
-        evaluate_checked(&pre_hooks(&[(&good, 30, false), (&bad, 30, true)]), json!({"command": "ls"}), &check).await;
+    let closed = evaluate_checked(&pre_hooks(&[(&bad, 30, true)]), json!({"command": "ls"}), &check).await;
     assert!(
         matches!(&closed.verdict, ToolVerdict::Deny { hook, reason }
-            if hook == "settings:hooks.PreToolUse[0].hooks[1]" && reason.contains("/properties/timeout/type")),
+            if hook == "settings:hooks.PreToolUse[0].hooks[0]" && reason.contains("/properties/timeout/type")),
         "{closed:?}"
     );
 

@@ -1,0 +1,85 @@
+//! What the hooks of one settings file remember while a runtime runs them: the turns a hook
+//! asked to stop (`continue: false`), which the turn loop reads at its next step, and the
+//! folder of the threads' transcripts (`transcript_path`), removed with the state.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use super::fire::Given;
+
+/// Per runtime, by thread id.
+#[derive(Debug, Default)]
+pub(crate) struct SettingsState {
+    /// The first hook that asked each thread's turn to stop, not yet acted on.
+    stops: Mutex<HashMap<String, Given>>,
+    /// The `once` hooks that have run, by thread and location.
+    ran_once: Mutex<std::collections::HashSet<(String, String)>>,
+    /// The transcripts' folder, made the first time a hook could read one.
+    transcripts: OnceLock<PathBuf>,
+}
+
+impl Drop for SettingsState {
+    fn drop(&mut self) {
+        if let Some(folder) = self.transcripts.get() {
+            let _ = std::fs::remove_dir_all(folder);
+        }
+    }
+}
+
+impl SettingsState {
+    /// Where the transcript of `thread` is written: a file in a folder of this state's own
+    /// (made now if need be, readable by this user only), named for the thread.
+    pub(crate) fn transcript_path(&self, thread: &str) -> std::io::Result<PathBuf> {
+        let folder = match self.transcripts.get() {
+            Some(folder) => folder,
+            None => {
+                static NEXT: AtomicUsize = AtomicUsize::new(0);
+                let folder = std::env::temp_dir().join(format!(
+                    "hooks-transcripts-{}-{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
+                ));
+                let mut builder = std::fs::DirBuilder::new();
+                builder.recursive(true);
+                #[cfg(unix)]
+                std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+                builder.create(&folder)?;
+                if self.transcripts.set(folder.clone()).is_err() {
+                    // Another hook made one first: use it.
+                    let _ = std::fs::remove_dir_all(&folder);
+                }
+                self.transcripts.get().expect("set above")
+            }
+        };
+        let name: String =
+            thread.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        Ok(folder.join(format!("{name}.jsonl")))
+    }
+
+    /// Records that `given.hook` asked the turn of `thread` to stop; the first request stands.
+    pub(crate) fn request_stop(&self, thread: &str, given: Given) {
+        lock(&self.stops).entry(thread.to_owned()).or_insert(given);
+    }
+
+    /// Whether the `once` hook at `location` runs now in `thread`: the first time only.
+    pub(crate) fn first_time(&self, thread: &str, location: &str) -> bool {
+        lock(&self.ran_once).insert((thread.to_owned(), location.to_owned()))
+    }
+
+    /// The stop asked for `thread`, left in place.
+    pub(crate) fn stop_pending(&self, thread: &str) -> Option<Given> {
+        lock(&self.stops).get(thread).cloned()
+    }
+
+    /// The stop asked for `thread`, taken: the turn acts on it once.
+    pub(crate) fn take_stop(&self, thread: &str) -> Option<Given> {
+        lock(&self.stops).remove(thread)
+    }
+}
+
+/// The map even when a thread panicked holding it: each entry is written whole.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,498 @@
+//! Claude Code hooks dropped in unchanged, as their scripts expect (CONFORMANCE K1 revised,
+//! K7-K12): a guard never fails open by surprise, and the output fields mean what they mean
+//! there. The hooks are small scripts written here, following that format's protocol.
+
+#![cfg(all(feature = "declarative", unix))]
+
+mod declarative_support;
+
+use std::sync::{Arc, Mutex};
+
+use declarative_support::{Logs, ScratchDir};
+use hooks_runtime::approvals::ParkedToolCall;
+use hooks_runtime::declarative::{DeclarativeHookRegistry, SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
+use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+use hooks_runtime::prelude::*;
+use hooks_runtime::store::{StopReason, ThreadStatus};
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+use serde_json::{Value, json};
+
+define_prompt! { name: drop_prompt, model: "scripted", prompt: "Ops.", tools: ["Bash", "Write"] }
+define_agent! { name: drop_agent, side_a: { prompt: drop_prompt, stop_on_response: true, max_steps: 6 }, side_b: { human: true } }
+
+/// What one run under a settings file did.
+struct Ran {
+    /// The thread's messages.
+    messages: Vec<HookMessage>,
+    /// The arguments each tool call that ran got, `(tool, arguments)`.
+    ran: Vec<(String, Value)>,
+    /// The custom thread events, `(name, data)`.
+    events: Vec<(String, Value)>,
+    status: ThreadStatus,
+    /// The model's requests, as it read them.
+    model: ScriptedModel,
+    /// The calls waiting for a person.
+    pending: Vec<ParkedToolCall>,
+}
+
+impl Ran {
+    /// The texts of the tool results, in order.
+    fn results(&self) -> Vec<String> {
+        self.messages.iter().filter(|m| m.role == Role::Tool).map(|m| m.content.clone().unwrap_or_default()).collect()
+    }
+
+    /// Everything the model was sent, as one text.
+    fn model_read(&self) -> String {
+        format!("{:?}", self.model.requests())
+    }
+}
+
+fn recording_tool(name: &'static str, ran: &Arc<Mutex<Vec<(String, Value)>>>) -> FnTool {
+    let ran = ran.clone();
+    FnTool::new(name, "Records its arguments.", move |arguments| {
+        let ran = ran.clone();
+        async move {
+            ran.lock().unwrap().push((name.to_owned(), arguments));
+            HookToolResult::success("ok")
+        }
+    })
+}
+
+/// Runs `calls` (one per model step, then a text reply) under the settings file `settings`.
+async fn run(settings: &Value, calls: &[(&str, Value)]) -> Ran {
+    let registry = DeclarativeHookRegistry::from_settings_json(&settings.to_string());
+    run_with(registry, calls).await
+}
+
+async fn run_with(registry: DeclarativeHookRegistry, calls: &[(&str, Value)]) -> Ran {
+    let mut script: Vec<ScriptedResponse> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| ScriptedResponse::tool_call(&format!("call_{i}"), tool, &arguments.to_string()))
+        .collect();
+    script.push(ScriptedResponse::text("done"));
+    run_script(registry, script).await
+}
+
+/// Runs the model's `script` under `registry`.
+async fn run_script(registry: DeclarativeHookRegistry, script: Vec<ScriptedResponse>) -> Ran {
+    let model = ScriptedModel::new(script);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let runtime = Runtime::builder()
+        .agent::<drop_agent>()
+        .model("scripted", model.clone())
+        .tool(recording_tool("Bash", &ran))
+        .tool(recording_tool("Write", &ran).with_approval(|arguments| {
+            if arguments["needs_approval"] == true {
+                ToolDecision::ask("needs approval")
+            } else {
+                ToolDecision::allow()
+            }
+        }))
+        .settings_hooks(registry)
+        .build()
+        .unwrap();
+    let thread = runtime.create_thread("drop_agent", ThreadOptions::default()).await.unwrap();
+    let mut subscription = thread.subscribe();
+    thread.send("go").await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(event) = subscription.try_recv() {
+        if let ThreadEvent::Custom { event, data } = event {
+            events.push((event, data));
+        }
+    }
+    let ran = ran.lock().unwrap().clone();
+    let pending = thread.pending_approvals().await.unwrap();
+    Ran { messages: thread.messages().await.unwrap(), ran, events, status: thread.status(), model, pending }
+}
+
+fn pre_tool_use(matcher: &str, hooks: Value) -> Value {
+    json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": hooks}]}})
+}
+
+/// A hook command printing `output` as its JSON answer.
+fn answering(output: Value) -> Value {
+    json!({"type": "command", "command": format!("printf '%s' '{output}'")})
+}
+
+// ---- K1 revised --------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k1_a_guard_with_fields_we_do_not_know_still_runs_and_denies() {
+    let (logs, _guard) = Logs::capture();
+    let guard = json!({"type": "command", "command": "echo 'no rm -rf' >&2; exit 2",
+        "shell": "bash", "frobnicate": {"x": 1}, "statusMessage": "Checking"});
+    let ran = run(&pre_tool_use("Bash", json!([guard])), &[("Bash", json!({"command": "rm -rf build"}))]).await;
+    assert!(ran.ran.is_empty(), "the guard ran and denied: {:?}", ran.ran);
+    assert!(ran.results()[0].contains("no rm -rf"), "{:?}", ran.results());
+    let warnings = logs.events("WARN").join("\n");
+    for field in ["shell", "frobnicate"] {
+        assert!(
+            warnings.contains(&format!("hooks.PreToolUse[0].hooks[0] (field `{field}`): unknown field, ignored")),
+            "{warnings}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn k1_a_guard_that_cannot_run_denies_the_calls_its_matcher_selects_naming_the_entry() {
+    let (logs, _guard) = Logs::capture();
+    let settings = json!({"hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "node \"${CLAUDE_PLUGIN_ROOT}/guard.js\""}]},
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "true", "onFailure": "blok"}]}
+        ],
+        // An observer that cannot run is a WARN, and guards nothing.
+        "PostToolUse": [{"hooks": [{"type": "teleport", "command": "true"}]}]
+    }});
+    let ran =
+        run(&settings, &[("Bash", json!({"command": "git push --force origin main"})), ("Write", json!({}))]).await;
+    assert!(ran.ran.is_empty(), "neither guarded call ran: {:?}", ran.ran);
+    let results = ran.results();
+    assert!(
+        results[0].contains("settings:hooks.PreToolUse[0].hooks[0]")
+            && results[0].contains("the variable `CLAUDE_PLUGIN_ROOT`, which is not set"),
+        "{results:?}"
+    );
+    assert!(results[1].contains("settings:hooks.PreToolUse[1].hooks[0]") && results[1].contains("`onFailure`"));
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains("hooks.PostToolUse[0].hooks[0] (field `type`): unknown hook type `teleport`"),
+        "{warnings}"
+    );
+
+    // A tool the broken guard's matcher does not select runs.
+    let only_bash = pre_tool_use("Bash", json!([{"type": "command", "command": "$NOT_SET_ANYWHERE_K1/g.sh"}]));
+    let ran = run(&only_bash, &[("Write", json!({"path": "a"}))]).await;
+    assert_eq!(ran.ran.len(), 1);
+}
+
+#[test]
+fn k1_strict_loading_makes_every_problem_an_error() {
+    let text = pre_tool_use("Bash", json!([{"type": "command", "command": "./g.sh", "shell": "bash"}])).to_string();
+    assert_eq!(DeclarativeHookRegistry::from_settings_json(&text).settings_hooks().len(), 1);
+    let errors = DeclarativeHookRegistry::from_settings_json_strict(&text).unwrap_err();
+    assert_eq!(errors.problems().len(), 1);
+    assert_eq!(errors.problems()[0].field.as_deref(), Some("shell"));
+}
+
+// ---- K10 -----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k10_continue_false_stops_the_turn_with_the_reason_for_the_person_not_the_model() {
+    let stop = answering(json!({"continue": false, "stopReason": "Budget-exhausted-K10"}));
+    let ran =
+        run(&pre_tool_use("Bash", json!([stop])), &[("Bash", json!({"command": "ls"})), ("Write", json!({}))]).await;
+    assert!(ran.ran.is_empty(), "the stopped call did not run: {:?}", ran.ran);
+    assert_eq!(ran.status, ThreadStatus::Stopped(StopReason::HookStopped));
+    let stops: Vec<&Value> =
+        ran.events.iter().filter(|(name, _)| name == SETTINGS_STOP_EVENT).map(|(_, d)| d).collect();
+    assert_eq!(stops.len(), 1, "{:?}", ran.events);
+    assert_eq!(stops[0]["reason"], "Budget-exhausted-K10");
+    assert_eq!(stops[0]["hook"], "settings:hooks.PreToolUse[0].hooks[0]");
+    assert_eq!(ran.model.requests().len(), 1, "no model step after the stop");
+    assert!(!format!("{:?}", ran.messages).contains("Budget-exhausted-K10"), "never stored for the model");
+
+    // From PostToolUse: the call ran, and the turn stops before the next step.
+    let settings =
+        json!({"hooks": {"PostToolUse": [{"hooks": [answering(json!({"continue": false, "stopReason": "enough"}))]}]}});
+    let ran = run(&settings, &[("Bash", json!({"command": "ls"})), ("Write", json!({}))]).await;
+    assert_eq!(ran.ran.len(), 1);
+    assert_eq!(ran.status, ThreadStatus::Stopped(StopReason::HookStopped));
+    assert_eq!(ran.model.requests().len(), 1);
+    assert!(!ran.model_read().contains("enough"));
+}
+
+#[tokio::test]
+async fn k10_updated_input_replaces_the_tool_input() {
+    let rewrite = answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow", "updatedInput": {"command": "ls -la"}}}));
+    let ran =
+        run(&pre_tool_use("Bash", json!([rewrite])), &[("Bash", json!({"command": "ls", "description": "x"}))]).await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls -la"}))], "a hook can drop a key");
+}
+
+#[tokio::test]
+async fn k10_defer_passes_the_decision_on_and_is_no_failure() {
+    let (logs, _guard) = Logs::capture();
+    let defer =
+        answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}}));
+    let ran = run(&pre_tool_use("Bash", json!([defer.clone()])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "deferred to the next decider, which lets it run");
+    assert!(!logs.events("WARN").join("\n").contains("failed"), "{}", logs.text());
+    // Deferring never weakens another hook's deny.
+    let deny = json!({"type": "command", "command": "echo stop >&2; exit 2"});
+    let ran = run(&pre_tool_use("Bash", json!([defer, deny])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert!(ran.ran.is_empty());
+}
+
+#[tokio::test]
+async fn k10_system_message_reaches_the_person_as_a_thread_event() {
+    let hook = answering(json!({"systemMessage": "Heads-up-K10", "suppressOutput": true}));
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+    let messages: Vec<&Value> =
+        ran.events.iter().filter(|(name, _)| name == SETTINGS_MESSAGE_EVENT).map(|(_, d)| d).collect();
+    assert_eq!(messages.len(), 1, "{:?}", ran.events);
+    assert_eq!(messages[0]["message"], "Heads-up-K10");
+    assert_eq!(messages[0]["event"], "PreToolUse");
+    assert!(!ran.model_read().contains("Heads-up-K10"), "not for the model");
+    assert_eq!(ran.ran.len(), 1);
+}
+
+#[tokio::test]
+async fn k10_suppress_output_keeps_stdout_out_of_the_logs() {
+    for (suppress, logged) in [(true, false), (false, true)] {
+        let (logs, _guard) = Logs::capture_filtered("debug");
+        let hook = answering(json!({"suppressOutput": suppress, "note": "Printed-K10-Marker"}));
+        run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+        assert_eq!(logs.text().contains("Printed-K10-Marker"), logged, "suppressOutput {suppress}:\n{}", logs.text());
+    }
+}
+
+// ---- K9 -----------------------------------------------------------------------------------
+
+/// A hook that allows every call, as many published "auto-approve" hooks do.
+fn allowing() -> Value {
+    answering(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}))
+}
+
+#[tokio::test]
+async fn k9_permission_rules_govern_deny_over_ask_over_allow_and_a_hook_allow_skips_neither() {
+    let settings = json!({
+        "permissions": {"deny": ["Bash(git push:*)"], "ask": ["Bash(rm *)"], "allow": ["Bash", "Write"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [allowing()]}]}
+    });
+    let ran = run(
+        &settings,
+        &[("Bash", json!({"command": "git push --force origin main"})), ("Bash", json!({"command": "ls"}))],
+    )
+    .await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls"}))]);
+    assert!(
+        ran.results()[0].contains("`settings:permissions.deny[0]`") && ran.results()[0].contains("Bash(git push:*)"),
+        "{:?}",
+        ran.results()
+    );
+
+    let ran = run(&settings, &[("Bash", json!({"command": "rm -rf build"}))]).await;
+    assert!(ran.ran.is_empty(), "an ask rule waits for a person, whatever the hook said");
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+    assert_eq!(ran.pending[0].reasons[0].hook.as_deref(), Some("settings:permissions.ask[0]"));
+
+    // An allow rule stands in for the tool's own approval; without it, the call waits.
+    let ran = run(&settings, &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.ran.len(), 1, "{:?}", ran.status);
+    let ran = run(&json!({"hooks": {}}), &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+}
+
+#[tokio::test]
+async fn k9_a_handlers_if_selects_calls_with_the_rule_syntax() {
+    let guard = json!({"type": "command", "command": "echo 'no git here' >&2; exit 2", "if": "Bash(git *)"});
+    let settings = pre_tool_use("Bash", json!([guard]));
+    let ran = run(&settings, &[("Bash", json!({"command": "git status"})), ("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "ls"}))]);
+    assert!(ran.results()[0].contains("no git here"));
+}
+
+// ---- K7 -----------------------------------------------------------------------------------
+
+/// A loop-until-done Stop hook as such hooks are published: it reads the last assistant text
+/// from the transcript and blocks the stop until it says DONE. It keeps a copy for the test.
+const LOOP_UNTIL_DONE: &str = r#"input=$(cat)
+path=$(printf '%s' "$input" | jq -r '.transcript_path')
+cp "$path" "$DIR/copy.jsonl"; printf '%s' "$path" > "$DIR/path"
+last=$(grep '"role":"assistant"' "$path" | tail -1 | jq -r '.message.content | map(select(.type == "text")) | map(.text) | join("\n")')
+case "$last" in *DONE*) exit 0;; esac
+printf '{"decision": "block", "reason": "not done yet"}'
+"#;
+
+#[tokio::test]
+async fn k7_transcript_path_names_the_threads_history_in_claude_codes_shape_current_when_the_hook_runs() {
+    let dir = ScratchDir::new("k7");
+    let command = format!("DIR='{}'; {LOOP_UNTIL_DONE}", dir.0.display());
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let registry = DeclarativeHookRegistry::from_settings_json_strict(&settings.to_string()).unwrap();
+    let script = vec![
+        ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": "ls"}).to_string()),
+        ScriptedResponse::text("working on it"),
+        ScriptedResponse::text("all DONE"),
+    ];
+    let ran = run_script(registry, script).await;
+    assert_eq!(ran.model.requests().len(), 3, "the hook read the transcript and continued the turn once");
+    assert!(ran.messages.iter().any(|m| m.content.as_deref() == Some("not done yet")));
+
+    let copy = std::fs::read_to_string(dir.0.join("copy.jsonl")).unwrap();
+    let lines: Vec<Value> = copy.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let shape: Vec<(String, String)> = lines
+        .iter()
+        .map(|line| {
+            let content = &line["message"]["content"];
+            let first =
+                if content.is_string() { "string".to_owned() } else { content[0]["type"].as_str().unwrap().to_owned() };
+            (line["type"].as_str().unwrap().to_owned(), first)
+        })
+        .collect();
+    let expected = [
+        ("user", "string"),
+        ("assistant", "tool_use"),
+        ("user", "tool_result"),
+        ("assistant", "text"),
+        ("user", "string"),
+        ("assistant", "text"),
+    ];
+    assert_eq!(shape, expected.map(|(a, b)| (a.to_owned(), b.to_owned())), "{copy}");
+    assert_eq!(lines[0]["message"], json!({"role": "user", "content": "go"}));
+    assert_eq!(
+        lines[1]["message"]["content"][0],
+        json!({"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": "ls"}})
+    );
+    assert_eq!(lines[2]["message"]["content"][0]["tool_use_id"], "call_1");
+    assert_eq!(lines[2]["message"]["content"][0]["content"], "ok");
+    assert_eq!(lines[5]["message"]["content"][0]["text"], "all DONE", "current when the hook ran");
+    assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+
+    // Removed with the runtime.
+    let path = std::fs::read_to_string(dir.0.join("path")).unwrap();
+    assert!(!std::path::Path::new(&path).exists(), "{path} outlived its runtime");
+}
+
+// ---- K8 -----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k8_a_plugin_folder_loads_and_its_commands_see_plugin_root_and_project_dir() {
+    let plugin = ScratchDir::new("k8-plugin");
+    std::fs::create_dir_all(plugin.0.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plugin.0.join("hooks")).unwrap();
+    std::fs::write(plugin.0.join(".claude-plugin/plugin.json"), r#"{"name": "git-guard", "version": "1.0.0"}"#)
+        .unwrap();
+    std::fs::write(
+        plugin.0.join("hooks/hooks.json"),
+        r#"{"description": "Git safety", "hooks": {"PreToolUse": [{"matcher": "Bash",
+            "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/guard.sh\""}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.0.join("guard.sh"),
+        r#"printf '%s\n%s\n' "$CLAUDE_PLUGIN_ROOT" "$CLAUDE_PROJECT_DIR" > "$CLAUDE_PLUGIN_ROOT/env.txt"
+case "$(cat)" in *"push --force"*) echo "force push blocked by the plugin" >&2; exit 2;; esac
+"#,
+    )
+    .unwrap();
+    let plugin_hooks = DeclarativeHookRegistry::from_plugin_dir_strict(&plugin.0).unwrap();
+    assert_eq!(plugin_hooks.settings_hooks()[0].location(), "plugin:git-guard:hooks.PreToolUse[0].hooks[0]");
+    let project = DeclarativeHookRegistry::from_settings_json_strict(r#"{"hooks": {}}"#).unwrap();
+    let registry = project.with_settings_of(&plugin_hooks);
+    let ran = run_with(
+        registry,
+        &[("Bash", json!({"command": "git push --force origin main"})), ("Bash", json!({"command": "git status"}))],
+    )
+    .await;
+    assert_eq!(ran.ran, [("Bash".to_owned(), json!({"command": "git status"}))]);
+    assert!(ran.results()[0].contains("force push blocked by the plugin"), "{:?}", ran.results());
+    let env = std::fs::read_to_string(plugin.0.join("env.txt")).unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(env, format!("{}\n{}\n", plugin.0.display(), cwd.display()));
+
+    // The same command outside a plugin cannot run: it guards by denying.
+    let hooks = std::fs::read_to_string(plugin.0.join("hooks/hooks.json")).unwrap();
+    let outside = DeclarativeHookRegistry::from_settings_json(&hooks);
+    assert!(outside.settings_hooks()[0].cannot_run().is_some());
+}
+
+// ---- K11 ----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k11_permission_request_decides_a_would_be_approval_at_once_in_the_hooks_name() {
+    let decide = |behavior: &str| {
+        answering(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": behavior, "message": "not-today-K11"}}}))
+    };
+    let settings =
+        |behavior: &str| json!({"hooks": {"PermissionRequest": [{"matcher": "Write", "hooks": [decide(behavior)]}]}});
+    let ran = run(&settings("allow"), &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.ran.len(), 1, "approved by the hook: {:?}", ran.status);
+    assert!(ran.pending.is_empty());
+    let decided = ran.events.iter().find(|(name, _)| name == "settings_hook_approval").expect("recorded");
+    assert_eq!(
+        decided.1,
+        json!({"hook": "settings:hooks.PermissionRequest[0].hooks[0]", "call": "call_0", "decision": "approved"})
+    );
+
+    let ran = run(&settings("deny"), &[("Write", json!({"needs_approval": true}))]).await;
+    assert!(ran.ran.is_empty() && ran.pending.is_empty());
+    assert!(
+        ran.results()[0].contains("`settings:hooks.PermissionRequest[0].hooks[0]`: not-today-K11"),
+        "{:?}",
+        ran.results()
+    );
+
+    // A call that needs no approval never fires it.
+    let dir = ScratchDir::new("k11-pr");
+    let record = json!({"type": "command", "command": format!("cat > '{}/fired'", dir.0.display())});
+    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [record]}]}});
+    run(&settings, &[("Write", json!({}))]).await;
+    assert!(!dir.0.join("fired").exists());
+}
+
+#[tokio::test]
+async fn k11_notification_fires_when_a_call_waits_for_a_person() {
+    let dir = ScratchDir::new("k11-notify");
+    let record = json!({"type": "command", "command": format!("cat > '{}/notification.json'", dir.0.display())});
+    let settings = json!({"hooks": {"Notification": [{"hooks": [record]}]}});
+    let ran = run(&settings, &[("Write", json!({"needs_approval": true}))]).await;
+    assert_eq!(ran.status, ThreadStatus::AwaitingApproval);
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("notification.json")).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["notification_type"], "permission_prompt");
+    assert!(input["message"].as_str().unwrap().contains("Write"));
+}
+
+// ---- K12 ----------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn k12_an_async_hook_runs_without_holding_the_event_and_its_output_is_ignored() {
+    let dir = ScratchDir::new("k12-async");
+    let marker = dir.0.join("ran");
+    let hook = json!({"type": "command", "async": true,
+        "command": format!("cat > '{}.tmp'; mv '{0}.tmp' '{0}'; echo 'would deny' >&2; exit 2", marker.display())});
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "its exit 2 decided nothing: {:?}", ran.results());
+    // It did run, on its own: wait for its file (bounded, never a timing assertion).
+    for _ in 0..500 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    assert_eq!(input["tool_name"], "Bash");
+}
+
+#[tokio::test]
+async fn k12_a_once_hook_runs_once_per_thread() {
+    let dir = ScratchDir::new("k12-once");
+    let log = dir.0.join("log");
+    let hook = json!({"type": "command", "once": true, "command": format!("echo ran >> '{}'", log.display())});
+    let calls =
+        [("Bash", json!({"command": "a"})), ("Bash", json!({"command": "b"})), ("Bash", json!({"command": "c"}))];
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &calls).await;
+    assert_eq!(ran.ran.len(), 3);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
+}
+
+#[tokio::test]
+async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
+    let (logs, _guard) = Logs::capture();
+    let settings = pre_tool_use("bash", json!([{"type": "command", "command": "exit 2"}]));
+    let ran = run(&settings, &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1, "`bash` does not match `Bash`, as in Claude Code");
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains("settings hooks: hooks.PreToolUse[0] (field `matcher`): `bash` names none of the tools (`Bash`, `Write`, `drop_agent`)")
+            && warnings.contains("did you mean `Bash`?"),
+        "{warnings}"
+    );
+}
