@@ -74,6 +74,17 @@ pub struct ServerConfig {
     /// The largest user value, in bytes of JSON (default 16 KiB); a larger one is refused with
     /// 413 `user_value_too_large`.
     pub max_user_value_bytes: usize,
+    /// How many event streams (thread and user streams together) one user may have open at
+    /// once (default 32); one more answers 429 `too_many_streams` with `Retry-After: 1`. Each
+    /// stream holds a connection, so this keeps one user from taking the server's connections.
+    pub max_streams_per_user: usize,
+    /// How many connections one user may hold at once (default 64), counted on connections
+    /// served by [`HttpServer`](crate::HttpServer) or [`serve`](crate::serve): a connection is
+    /// the user's from its first authenticated request until it closes. A request that would
+    /// make one more answers 429 `too_many_connections` and the connection is closed. Keep it
+    /// well below [`HttpServer::max_connections`](crate::HttpServer::max_connections) (512 by
+    /// default), so that one user's connections never fill the server.
+    pub max_connections_per_user: usize,
 }
 
 impl Default for ServerConfig {
@@ -92,6 +103,8 @@ impl Default for ServerConfig {
             thread_idle_eviction: Duration::from_secs(300),
             max_user_values: 100,
             max_user_value_bytes: 16 * 1024,
+            max_streams_per_user: 32,
+            max_connections_per_user: 64,
         }
     }
 }
@@ -127,4 +140,6 @@ setters! {
     thread_idle_eviction: Duration,
     max_user_values: usize,
     max_user_value_bytes: usize,
+    max_streams_per_user: usize,
+    max_connections_per_user: usize,
 }

@@ -88,7 +88,10 @@
 //!
 //! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;
 //! [`ServerConfig`] bounds what one user holds (threads, queued inputs, argument sizes, body
-//! read time) and how long an unused thread stays in memory.
+//! read time, open event streams and connections) and how long an unused thread stays in
+//! memory. The per-user streams and connections keep one user from taking the server's
+//! connections from every other: past them a request answers 429 `too_many_streams` or
+//! `too_many_connections` (and that connection is closed).
 //!
 //! A user's stream on any process shows the other processes' changes of that user's values and
 //! the threads they create for the user (`value_changed`, `thread_created`), each once, from
@@ -100,7 +103,7 @@
 //! (`invalid_json`, `body_too_large`, `message_too_large`, `unknown_agent`, `unknown_field`,
 //! `thread_not_found`, `invalid_cursor`, `arguments_too_large` 413, `body_timeout` 408,
 //! `awaiting_approval` and `already_decided` 409, `invalid_arguments` 422,
-//! `too_many_threads` and `queue_full` 429, ...); a limit's error names the limit and the
+//! `too_many_threads`, `queue_full`, `too_many_streams` and `too_many_connections` 429, ...); a limit's error names the limit and the
 //! [`ServerConfig`] field that raises it. No error text carries message contents: a body's value is never
 //! echoed, only its field name and JSON type.
 
@@ -123,10 +126,12 @@ mod state;
 mod streams;
 mod threads;
 mod user_changes;
+mod user_limits;
 mod users;
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
@@ -145,6 +150,7 @@ pub use state::open_thread_entries;
 
 use error::{ApiError, printable};
 use state::AppState;
+use user_limits::UserLimits;
 
 /// The router of `runtime` with the default [`ServerConfig`].
 ///
@@ -156,6 +162,7 @@ pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
 /// The router of `runtime` with these limits and timings.
 pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Router {
     let body_limit = config.max_body_bytes;
+    let limits = UserLimits::new(config.max_streams_per_user, config.max_connections_per_user);
     let state = AppState::new(runtime, Arc::new(auth), config);
     let router = Router::new()
         .route("/agents", get(catalog::list))
@@ -173,7 +180,11 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
-    router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
+    router
+        .layer(Extension(limits))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

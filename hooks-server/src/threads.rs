@@ -1,11 +1,12 @@
 //! Thread endpoints: create, list, read, messages, send, and the thread's event stream.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
+use axum::{Extension, Json};
 use hooks_runtime::types::MessageQuery;
 use hooks_runtime::{RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
@@ -15,6 +16,7 @@ use crate::body::{Fields, JsonBody};
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
 use crate::streams;
+use crate::user_limits::UserLimits;
 
 /// `POST /threads` `{"agent": "...", "arguments": {...}}`: a thread of the caller.
 pub(crate) async fn create(
@@ -211,6 +213,7 @@ pub(crate) async fn send(
 /// `Last-Event-ID` (or `?lastEventId=`) while the event is retained.
 pub(crate) async fn events(
     State(state): State<AppState>,
+    Extension(limits): Extension<Arc<UserLimits>>,
     User(user): User,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -218,7 +221,8 @@ pub(crate) async fn events(
 ) -> Result<impl IntoResponse, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
     let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events)?;
-    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, ()))
+    let slot = limits.open_stream(&user)?;
+    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, slot))
 }
 
 /// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
