@@ -3,12 +3,21 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use hooks_runtime::explain_json;
+use hooks_runtime::{Runtime, explain_json};
 use serde_json::{Value, json};
 
 use crate::auth::User;
+use crate::config_error::ConfigError;
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
+
+/// Every name of `catalog` is an agent of `runtime`, or the first that is not is an error.
+pub(crate) fn check(runtime: &Runtime, catalog: &[String]) -> Result<(), ConfigError> {
+    let Some(unknown) = catalog.iter().find(|name| runtime.agent(name).is_none()) else { return Ok(()) };
+    let mut known: Vec<String> = runtime.agent_names().into_iter().map(str::to_owned).collect();
+    known.sort_unstable();
+    Err(ConfigError::UnknownCatalogAgent { name: unknown.clone(), known })
+}
 
 /// The agents the catalog lists: those of [`ServerConfig::catalog`](crate::ServerConfig::catalog)
 /// that the runtime has, or every agent of the runtime when the list is empty.
@@ -16,8 +25,8 @@ pub(crate) fn agent_names(state: &AppState) -> Vec<&str> {
     if state.config.catalog.is_empty() {
         return state.runtime.agent_names();
     }
-    let mut names: Vec<&str> =
-        state.config.catalog.iter().map(String::as_str).filter(|name| state.runtime.agent(name).is_some()).collect();
+    // Every name is an agent of the runtime: `check` refused the router otherwise.
+    let mut names: Vec<&str> = state.config.catalog.iter().map(String::as_str).collect();
     names.sort_unstable();
     names.dedup();
     names

@@ -36,7 +36,9 @@ pub struct ServerConfig {
     /// write at the latest.
     pub keep_alive: Duration,
     /// The agents `GET /agents` lists and an unknown-agent error names; empty (the default)
-    /// lists every agent of the runtime. Any agent of the runtime can be read by name at
+    /// lists every agent of the runtime. A name that is no agent of the runtime makes
+    /// [`router_with`](crate::router_with) fail with
+    /// [`ConfigError::UnknownCatalogAgent`](crate::ConfigError::UnknownCatalogAgent). Any agent of the runtime can be read by name at
     /// `GET /agents/{name}` and used in a thread either way.
     pub catalog: Vec<String>,
     /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in

@@ -112,6 +112,7 @@ mod auth;
 mod body;
 mod catalog;
 mod config;
+mod config_error;
 mod error;
 mod event_log;
 mod event_log_writer;
@@ -141,6 +142,7 @@ use hooks_runtime::Runtime;
 pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
+pub use config_error::ConfigError;
 #[doc(hidden)]
 pub use event_log_writer::running_event_log_writers;
 pub use hook_runs::{HookRunLayer, HookRuns};
@@ -156,11 +158,18 @@ use user_limits::UserLimits;
 ///
 /// It must run inside a tokio runtime: each thread it serves has a task that logs its events.
 pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
-    router_with(runtime, auth, ServerConfig::default())
+    // The default config names no agent, so there is nothing to refuse.
+    router_with(runtime, auth, ServerConfig::default()).expect("the default ServerConfig fits every runtime")
 }
 
 /// The router of `runtime` with these limits and timings.
-pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Router {
+///
+/// # Errors
+///
+/// [`ConfigError::UnknownCatalogAgent`] when [`ServerConfig::catalog`] names an agent the
+/// runtime does not have (the error names it and lists the runtime's agents).
+pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Result<Router, ConfigError> {
+    catalog::check(&runtime, &config.catalog)?;
     let body_limit = config.max_body_bytes;
     let limits = UserLimits::new(config.max_streams_per_user, config.max_connections_per_user);
     let state = AppState::new(runtime, Arc::new(auth), config);
@@ -180,11 +189,11 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
-    router
+    Ok(router
         .layer(Extension(limits))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state))
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -222,7 +222,7 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
 /// for `connections` connections in all.
 async fn bounded_server(config: ServerConfig, connections: usize) -> Server {
     let auth = hooks_server::StaticTokens::new([(ALICE, "alice"), (BOB, "bob")]);
-    let app = hooks_server::router_with(runtime(0, Arc::new(Semaphore::new(0))), auth, config);
+    let app = hooks_server::router_with(runtime(0, Arc::new(Semaphore::new(0))), auth, config).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(hooks_server::HttpServer::new(app).max_connections(connections).serve(listener));

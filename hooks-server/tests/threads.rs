@@ -548,3 +548,23 @@ async fn a_404_for_another_users_thread_does_the_same_store_work_as_for_an_unkno
         assert!(unknown >= 1, "{suffix}: an unknown id is looked up in the store");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_naming_an_unknown_agent_is_refused_when_the_router_is_built() {
+    let config = ServerConfig::default().catalog(vec!["lookup_agent".into(), "lookup_agnet".into()]);
+    let auth = hooks_server::StaticTokens::new([(ALICE, "alice")]);
+    let Err(error) = hooks_server::router_with(runtime(0, Arc::new(Semaphore::new(0))), auth, config) else {
+        panic!("a catalog with a typo built a router");
+    };
+    assert_eq!(
+        error,
+        hooks_server::ConfigError::UnknownCatalogAgent {
+            name: "lookup_agnet".into(),
+            known: vec!["lookup_agent".into()]
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "`ServerConfig::catalog` names `lookup_agnet`, which is no agent of the runtime; its agents are: `lookup_agent`"
+    );
+}
