@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use hooks_runtime::{Runtime, explain_json};
+use hooks_runtime::{AgentHandle, Runtime, explain_json};
 use serde_json::{Value, json};
 
 use crate::auth::User;
@@ -37,9 +37,28 @@ pub(crate) async fn list(State(state): State<AppState>, _user: User) -> Json<Val
     let agents: Vec<Value> = agent_names(&state)
         .into_iter()
         .filter_map(|name| state.runtime.agent(name))
-        .map(|agent| explain_json(agent.resolved()))
+        .map(|agent| describe(&agent))
         .collect();
     Json(json!({ "agents": agents }))
+}
+
+/// `explain_json` of the agent, with `arguments`: the names of its prompts' `{{name}}`
+/// placeholders, which `POST /threads` needs in its `arguments`.
+fn describe(agent: &AgentHandle) -> Value {
+    let mut value = explain_json(agent.resolved());
+    let def = agent.def();
+    let mut arguments: Vec<&str> = Vec::new();
+    for prompt in [def.side_a.prompt(), def.side_b.prompt()].into_iter().flatten() {
+        for name in prompt.argument_names() {
+            if !arguments.contains(&name) {
+                arguments.push(name);
+            }
+        }
+    }
+    if let Value::Object(map) = &mut value {
+        map.insert("arguments".to_owned(), json!(arguments));
+    }
+    value
 }
 
 /// `GET /agents/{name}`.
@@ -51,5 +70,5 @@ pub(crate) async fn read(
     let agent = state.runtime.agent(&name).ok_or_else(|| {
         ApiError::new(StatusCode::NOT_FOUND, "agent_not_found", format!("no agent named `{}`", printable(&name)))
     })?;
-    Ok(Json(explain_json(agent.resolved())))
+    Ok(Json(describe(&agent)))
 }

@@ -7,6 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
+use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::types::MessageQuery;
 use hooks_runtime::{RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
@@ -227,12 +228,27 @@ pub(crate) async fn events(
 
 /// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
 /// run stops before its next step (`run_finished` with status `stopped`, reason `aborted`).
-/// Nothing happens when no run is going.
+/// With no run going (none running or waiting for approvals, none holding the thread's turn
+/// here), 409 `not_running`: there is nothing to stop, and a 202 would say something will.
 pub(crate) async fn abort(
     State(state): State<AppState>,
     User(user): User,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    state.thread_of(&user, &id).await?.thread.abort();
+    let entry = state.thread_of(&user, &id).await?;
+    let status = entry.thread.status();
+    let running = matches!(status, ThreadStatus::Running | ThreadStatus::AwaitingApproval);
+    if !running && entry.run_gate.try_lock().is_ok() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_running",
+            format!(
+                "thread `{}` has no run going (status `{}`); there is nothing to abort",
+                printable(&id),
+                status.as_str()
+            ),
+        ));
+    }
+    entry.thread.abort();
     Ok(StatusCode::ACCEPTED)
 }

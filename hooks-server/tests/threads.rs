@@ -269,6 +269,9 @@ async fn a_prompt_placeholder_without_its_argument_is_a_400_naming_both() {
         .build()
         .expect("runtime");
     let server = Server::start(runtime, ServerConfig::default()).await;
+    // The catalog names the arguments a client must send.
+    let (_, agent) = server.get("/agents/greeting_agent", ALICE).await;
+    assert_eq!(agent["arguments"], json!(["customer"]), "{agent}");
     let message =
         refused(&server, Method::POST, "/threads", r#"{"agent": "greeting_agent"}"#, 400, "missing_argument").await;
     assert_eq!(
@@ -380,7 +383,9 @@ async fn bad_input_gets_a_clear_4xx_that_never_carries_contents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_catalog_is_explain_json() {
     let runtime = runtime(0, Arc::new(Semaphore::new(0)));
-    let expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    let mut expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    // With the names of the prompts' `{{name}}` arguments: none here.
+    expected["arguments"] = json!([]);
     let server = Server::start(runtime, config()).await;
     let (status, catalog) = server.get("/agents", ALICE).await;
     assert_eq!(status, 200);
@@ -394,7 +399,8 @@ async fn the_catalog_is_explain_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_catalog_configured_every_agent_of_the_runtime_is_listed() {
     let runtime = runtime(0, Arc::new(Semaphore::new(0)));
-    let expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    let mut expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    expected["arguments"] = json!([]);
     let server = Server::start(runtime, ServerConfig::default()).await;
     let (status, catalog) = server.get("/agents", ALICE).await;
     assert_eq!((status, catalog["agents"].clone()), (200, json!([expected])));
@@ -435,6 +441,10 @@ async fn abort_stops_the_run_before_its_next_step() {
     let gate = Arc::new(Semaphore::new(0));
     let server = Server::start(runtime(1, gate.clone()), config()).await;
     let id = server.create_thread(ALICE, "lookup_agent").await;
+    // An idle thread has nothing to stop: a 409 that says so, not a 202.
+    let (status, body) = server.post(&format!("/threads/{id}/abort"), ALICE, "").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("not_running")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("status `idle`"), "{body}");
     let mut stream = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Weather?"}"#).await;
     stream.until("tool_call_started").await;
