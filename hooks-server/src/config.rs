@@ -58,7 +58,9 @@ pub struct ServerConfig {
     /// included (default 16); `POST /threads/{id}/messages` past it answers 429 `queue_full`
     /// with `Retry-After: 1`, since a place frees up as each run finishes. The other 429s
     /// (`too_many_threads`, `too_many_user_values`) carry no `Retry-After`: waiting does not
-    /// lift them, deleting or raising the limit does.
+    /// lift them, deleting or raising the limit does. Counted by this process: with several
+    /// processes on one store, each accepts up to this many for a thread, so the inputs a thread
+    /// has queued in the store can reach this times the number of processes.
     pub max_queued_inputs: usize,
     /// The largest `arguments` of a new thread, in bytes of JSON (default 16 KiB); a larger one
     /// is refused with 413 `arguments_too_large`. Arguments are in every `GET /threads` page.
