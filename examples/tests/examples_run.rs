@@ -486,3 +486,56 @@ fn base_url_runs_on_an_openai_compatible_endpoint() {
         assert!(request.contains(r#""model":"fake-model""#), "the --model name, not the prompt's: {request}");
     }
 }
+
+#[test]
+fn approvals_runs_on_an_endpoint_that_makes_up_its_own_call_ids() {
+    let call = |index: u32, id: &str, name: &str, arguments: &str| {
+        format!(
+            r#"{{"index":{index},"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{}}}}}"#,
+            serde_json::to_string(arguments).unwrap()
+        )
+    };
+    let calls = [
+        call(0, "call_Xq1", "shell", r#"{"command":"rm -rf /var/cache"}"#),
+        call(1, "call_Xq2", "pay", r#"{"amount":250,"to":"ACME"}"#),
+        call(2, "call_Xq3", "shell", r#"{"command":"df -h"}"#),
+    ];
+    let first = format!(
+        r#"{{"choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{}]}},"finish_reason":"tool_calls"}}]}}"#,
+        calls.join(",")
+    );
+    // One reply per process: the tool calls for the first, the answer for the second.
+    let (url, requests) = fake_endpoint(vec![
+        Reply::Stream(vec![Box::leak(first.into_boxed_str())]),
+        Reply::Stream(vec![r#"{"choices":[{"index":0,"delta":{"content":"ACME is paid."},"finish_reason":"stop"}]}"#]),
+    ]);
+    let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
+    let out = run_with(env!("CARGO_BIN_EXE_approvals"), "approvals_endpoint", &args);
+    assert_in_order(
+        &out,
+        &[
+            "waiting: call_Xq2 pay",
+            "Second process",
+            "(the payment tool runs: 250 to ACME)",
+            "agent: ACME is paid.",
+            "call_Xq2: paid 250 to ACME",
+        ],
+    );
+    assert_eq!(requests.lock().unwrap().len(), 2);
+}
+
+/// Needs `--features postgres` and the server `HOOKS_DATABASE_URL` names (default the local one).
+#[cfg(feature = "postgres")]
+#[test]
+fn scale_out_leaves_no_schema_and_logs_no_notice() {
+    // Twice: the second run meets no schema of the first, and each run's second store finds
+    // the schema its first created, which once logged PostgreSQL's NOTICE at INFO.
+    for round in ["scale_out_1", "scale_out_2"] {
+        let output = run_in_env(env!("CARGO_BIN_EXE_scale_out"), round, &[], &[("RUST_LOG", "info")]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains("B takes the lease after A's run released it"), "{stdout}");
+        assert!(stdout.contains("dropped the schema `hooks_scale_out_example`"), "{stdout}");
+        assert!(!stdout.contains("NOTICE"), "{stdout}");
+    }
+}

@@ -34,8 +34,9 @@ use proc_macro::TokenStream;
 ///   of a snapshot). The macro reads the form from the parameter's type.
 /// - `id = "..."`: snake_case, unique in the crate (a second one is a compile error) and across
 ///   the binary (the runtime refuses to start).
-/// - `timeout_ms = N`: this hook's timeout, in place of the runtime's default (async hooks, and
-///   `blocking` sync hooks, whose answer after it is discarded).
+/// - `timeout_ms = N`: this hook's timeout, in place of the runtime's default: an `async fn` is
+///   cut off at it, a `blocking` sync hook's answer after it is discarded. Nothing can cut off a
+///   plain sync hook, so `timeout_ms` on one is a compile error.
 /// - `blocking`: a sync hook that blocks its thread (file or network I/O, a lock). On a
 ///   multi-threaded tokio runtime the worker's other tasks move to another thread before it runs,
 ///   so other threads keep making progress. A plain sync hook holds its worker while it runs.
@@ -58,7 +59,7 @@ use proc_macro::TokenStream;
 /// }
 ///
 /// #[hook(before_store_tool_result, id = "redact_emails", timeout_ms = 200)]
-/// fn redact(_state: &ThreadState, _call: &ToolCallRecord, mut result: HookToolResult) -> HookToolResult {
+/// async fn redact(_state: &ThreadState, _call: &ToolCallRecord, mut result: HookToolResult) -> HookToolResult {
 ///     result.result = result.result.map(|text| text.replace("alice@example.com", "[email redacted]"));
 ///     result
 /// }

@@ -63,13 +63,16 @@ pub enum BuildError {
     Resolution(#[source] ResolutionError),
     /// A prompt names a model that was not added.
     #[error(
-        "prompt `{prompt}` uses model `{model}`, which was not added to the runtime; add it with `.model(\"{model}\", ...)`"
+        "prompt `{prompt}` uses model `{model}`, which was not added to the runtime; add it with `.model(\"{model}\", ...)`; {}",
+        registered_phrase("models", added)
     )]
     UnknownModel {
         /// The prompt.
         prompt: &'static str,
         /// The model name.
         model: &'static str,
+        /// The names of the models that were added, sorted.
+        added: Vec<String>,
     },
     /// Two agents with one name.
     #[error(
@@ -78,14 +81,33 @@ pub enum BuildError {
     DuplicateAgent(&'static str),
     /// A prompt lists a tool that is neither a tool nor an agent of the runtime.
     #[error(
-        "prompt `{prompt}` lists the tool `{tool}`, which is neither a tool nor an agent of the runtime; add it with `.tool(...)` or `.agent::<{tool}>()`"
+        "prompt `{prompt}` lists the tool `{tool}`, which is neither a tool nor an agent of the runtime; add it with `.tool(...)` or `.agent::<{tool}>()`; {}",
+        registered_phrase("tools", added)
     )]
     UnknownTool {
         /// The prompt.
         prompt: &'static str,
         /// The tool name.
         tool: &'static str,
+        /// The names of the tools that were added, sorted (agents are offered by name too).
+        added: Vec<String>,
     },
+}
+
+/// "the models added are: `a`, `b`", or that there are none: what an unknown name could have been.
+fn registered_phrase(what: &str, added: &[String]) -> String {
+    if added.is_empty() {
+        return format!("no {what} were added");
+    }
+    let names: Vec<String> = added.iter().map(|name| format!("`{name}`")).collect();
+    format!("the {what} added are: {}", names.join(", "))
+}
+
+/// The keys of a registry, sorted, for an error that lists them.
+fn sorted_names<V>(registry: &HashMap<String, V>) -> Vec<String> {
+    let mut names: Vec<String> = registry.keys().cloned().collect();
+    names.sort_unstable();
+    names
 }
 
 impl fmt::Debug for BuildError {
@@ -367,7 +389,11 @@ impl RuntimeBuilder {
                 if let Participant::Prompt(prompt) = side.participant
                     && !self.models.contains_key(prompt.model)
                 {
-                    return Err(BuildError::UnknownModel { prompt: prompt.name, model: prompt.model });
+                    return Err(BuildError::UnknownModel {
+                        prompt: prompt.name,
+                        model: prompt.model,
+                        added: sorted_names(&self.models),
+                    });
                 }
                 pending.extend(side.subagents.iter().map(|relationship| relationship.agent));
             }
@@ -381,7 +407,11 @@ impl RuntimeBuilder {
                 if let Some(tool) =
                     prompt.tools.iter().find(|tool| !self.tools.contains_key(**tool) && !agents.contains_key(**tool))
                 {
-                    return Err(BuildError::UnknownTool { prompt: prompt.name, tool });
+                    return Err(BuildError::UnknownTool {
+                        prompt: prompt.name,
+                        tool,
+                        added: sorted_names(&self.tools),
+                    });
                 }
             }
         }

@@ -372,3 +372,28 @@ async fn an_invalid_base_url_is_refused_with_a_clear_error_that_does_not_repeat_
     assert!(shown.contains("base URL"), "{shown}");
     assert!(!shown.contains("sk-secret"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_400_for_the_prompts_model_name_sent_as_the_id_says_what_was_sent_and_why() {
+    // LiteLLM's answer when the id is not one of its models.
+    let body = r#"{"error":{"message":"Invalid model name passed in model=gpt-test","type":"invalid_request_error","param":null,"code":"400"}}"#;
+    let (base_url, server) = serve_each(vec![status_reply("400 Bad Request", "", body)]).await;
+    // No model id configured: the request names the prompt's model, `gpt-test`.
+    let error = within(retrying_model(&base_url, 0).stream(request(vec![]))).await.err().expect("an error");
+    assert_eq!(
+        error.to_string(),
+        "model endpoint returned HTTP 400 (bad request); the request named model `gpt-test`, the prompt's model name, \
+         since no model id is configured (`OPENAI_MODEL` or `OpenAiConfig::with_model`)"
+    );
+    assert_eq!(error.provider().and_then(|provider| provider.model_from_prompt()), Some("gpt-test"));
+    server.await.unwrap();
+
+    // With an id configured, the id was chosen on purpose: nothing to add.
+    let (base_url, server) = serve_each(vec![status_reply("400 Bad Request", "", body)]).await;
+    let model = OpenAiModel::new(
+        OpenAiConfig::new(&base_url).with_model("gpt-4o-mini").with_timeout(Duration::from_secs(5)).with_max_retries(0),
+    );
+    let error = within(model.stream(request(vec![]))).await.err().expect("an error");
+    assert_eq!(error.to_string(), "model endpoint returned HTTP 400 (bad request)");
+    server.await.unwrap();
+}

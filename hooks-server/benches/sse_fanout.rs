@@ -80,7 +80,8 @@ fn main() {
 async fn run(threads: usize, clients: usize) {
     let model = ScriptedModel::new((0..threads).map(|_| ScriptedResponse::text("All good, nothing to report.")));
     let hooks = Runtime::builder().agent::<fanout_agent>().model("scripted", model).build().expect("runtime");
-    let app = hooks_server::router_with(hooks, StaticTokens::new([(TOKEN, "bench")]), ServerConfig::default());
+    let app = hooks_server::router_with(hooks, StaticTokens::new([(TOKEN, "bench")]), ServerConfig::default())
+        .expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });

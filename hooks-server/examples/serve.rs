@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let token = std::env::var("HOOKS_SERVER_TOKEN").unwrap_or_else(|_| "dev-token".to_owned());
     let auth = StaticTokens::new([(token, "dev".to_owned()), ("dev-token-2".to_owned(), "dev2".to_owned())]);
     let config = ServerConfig::default().catalog(vec!["demo_agent".to_owned()]).hook_runs(Some(runs));
-    let app = hooks_server::router_with(runtime, auth, config);
+    let app = hooks_server::router_with(runtime, auth, config)?;
     let listener = tokio::net::TcpListener::bind(&address).await?;
     tracing::info!("serving on http://{0}; the inspector is at http://{0}/inspect", listener.local_addr()?);
     // Headers within 10 s, silent connections closed after 60 s, at most 512 connections.

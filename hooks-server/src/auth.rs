@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 
 use crate::error::ApiError;
+use crate::user_limits::UserLimits;
 
 /// Maps a bearer token to the id of the user it belongs to.
 ///
@@ -94,10 +95,12 @@ where
             .ok()
             .and_then(bearer_token)
             .ok_or_else(|| unauthorized("the `Authorization` header is not `Bearer <token>`"))?;
-        match auth.authenticate(token).await {
-            Some(user) => Ok(User(user)),
-            None => Err(unauthorized("the bearer token is not valid")),
+        let user = auth.authenticate(token).await.ok_or_else(|| unauthorized("the bearer token is not valid"))?;
+        // The router's per-user limits, when it has them: this connection becomes the user's.
+        if let Some(limits) = parts.extensions.get::<Arc<UserLimits>>().cloned() {
+            limits.admit(parts, &user)?;
         }
+        Ok(User(user))
     }
 }
 

@@ -3,12 +3,21 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use hooks_runtime::explain_json;
+use hooks_runtime::{AgentHandle, Runtime, explain_json};
 use serde_json::{Value, json};
 
 use crate::auth::User;
+use crate::config_error::ConfigError;
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
+
+/// Every name of `catalog` is an agent of `runtime`, or the first that is not is an error.
+pub(crate) fn check(runtime: &Runtime, catalog: &[String]) -> Result<(), ConfigError> {
+    let Some(unknown) = catalog.iter().find(|name| runtime.agent(name).is_none()) else { return Ok(()) };
+    let mut known: Vec<String> = runtime.agent_names().into_iter().map(str::to_owned).collect();
+    known.sort_unstable();
+    Err(ConfigError::UnknownCatalogAgent { name: unknown.clone(), known })
+}
 
 /// The agents the catalog lists: those of [`ServerConfig::catalog`](crate::ServerConfig::catalog)
 /// that the runtime has, or every agent of the runtime when the list is empty.
@@ -16,8 +25,8 @@ pub(crate) fn agent_names(state: &AppState) -> Vec<&str> {
     if state.config.catalog.is_empty() {
         return state.runtime.agent_names();
     }
-    let mut names: Vec<&str> =
-        state.config.catalog.iter().map(String::as_str).filter(|name| state.runtime.agent(name).is_some()).collect();
+    // Every name is an agent of the runtime: `check` refused the router otherwise.
+    let mut names: Vec<&str> = state.config.catalog.iter().map(String::as_str).collect();
     names.sort_unstable();
     names.dedup();
     names
@@ -28,9 +37,28 @@ pub(crate) async fn list(State(state): State<AppState>, _user: User) -> Json<Val
     let agents: Vec<Value> = agent_names(&state)
         .into_iter()
         .filter_map(|name| state.runtime.agent(name))
-        .map(|agent| explain_json(agent.resolved()))
+        .map(|agent| describe(&agent))
         .collect();
     Json(json!({ "agents": agents }))
+}
+
+/// `explain_json` of the agent, with `arguments`: the names of its prompts' `{{name}}`
+/// placeholders, which `POST /threads` needs in its `arguments`.
+fn describe(agent: &AgentHandle) -> Value {
+    let mut value = explain_json(agent.resolved());
+    let def = agent.def();
+    let mut arguments: Vec<&str> = Vec::new();
+    for prompt in [def.side_a.prompt(), def.side_b.prompt()].into_iter().flatten() {
+        for name in prompt.argument_names() {
+            if !arguments.contains(&name) {
+                arguments.push(name);
+            }
+        }
+    }
+    if let Value::Object(map) = &mut value {
+        map.insert("arguments".to_owned(), json!(arguments));
+    }
+    value
 }
 
 /// `GET /agents/{name}`.
@@ -42,5 +70,5 @@ pub(crate) async fn read(
     let agent = state.runtime.agent(&name).ok_or_else(|| {
         ApiError::new(StatusCode::NOT_FOUND, "agent_not_found", format!("no agent named `{}`", printable(&name)))
     })?;
-    Ok(Json(explain_json(agent.resolved())))
+    Ok(Json(describe(&agent)))
 }

@@ -36,7 +36,9 @@ pub struct ServerConfig {
     /// write at the latest.
     pub keep_alive: Duration,
     /// The agents `GET /agents` lists and an unknown-agent error names; empty (the default)
-    /// lists every agent of the runtime. Any agent of the runtime can be read by name at
+    /// lists every agent of the runtime. A name that is no agent of the runtime makes
+    /// [`router_with`](crate::router_with) fail with
+    /// [`ConfigError::UnknownCatalogAgent`](crate::ConfigError::UnknownCatalogAgent). Any agent of the runtime can be read by name at
     /// `GET /agents/{name}` and used in a thread either way.
     pub catalog: Vec<String>,
     /// Where the runtime's hook spans go (default none): with a [`HookRuns`] whose layer is in
@@ -56,7 +58,9 @@ pub struct ServerConfig {
     /// included (default 16); `POST /threads/{id}/messages` past it answers 429 `queue_full`
     /// with `Retry-After: 1`, since a place frees up as each run finishes. The other 429s
     /// (`too_many_threads`, `too_many_user_values`) carry no `Retry-After`: waiting does not
-    /// lift them, deleting or raising the limit does.
+    /// lift them, deleting or raising the limit does. Counted by this process: with several
+    /// processes on one store, each accepts up to this many for a thread, so the inputs a thread
+    /// has queued in the store can reach this times the number of processes.
     pub max_queued_inputs: usize,
     /// The largest `arguments` of a new thread, in bytes of JSON (default 16 KiB); a larger one
     /// is refused with 413 `arguments_too_large`. Arguments are in every `GET /threads` page.
@@ -74,6 +78,17 @@ pub struct ServerConfig {
     /// The largest user value, in bytes of JSON (default 16 KiB); a larger one is refused with
     /// 413 `user_value_too_large`.
     pub max_user_value_bytes: usize,
+    /// How many event streams (thread and user streams together) one user may have open at
+    /// once (default 32); one more answers 429 `too_many_streams` with `Retry-After: 1`. Each
+    /// stream holds a connection, so this keeps one user from taking the server's connections.
+    pub max_streams_per_user: usize,
+    /// How many connections one user may hold at once (default 64), counted on connections
+    /// served by [`HttpServer`](crate::HttpServer) or [`serve`](crate::serve): a connection is
+    /// the user's from its first authenticated request until it closes. A request that would
+    /// make one more answers 429 `too_many_connections` and the connection is closed. Keep it
+    /// well below [`HttpServer::max_connections`](crate::HttpServer::max_connections) (512 by
+    /// default), so that one user's connections never fill the server.
+    pub max_connections_per_user: usize,
 }
 
 impl Default for ServerConfig {
@@ -92,6 +107,8 @@ impl Default for ServerConfig {
             thread_idle_eviction: Duration::from_secs(300),
             max_user_values: 100,
             max_user_value_bytes: 16 * 1024,
+            max_streams_per_user: 32,
+            max_connections_per_user: 64,
         }
     }
 }
@@ -127,4 +144,6 @@ setters! {
     thread_idle_eviction: Duration,
     max_user_values: usize,
     max_user_value_bytes: usize,
+    max_streams_per_user: usize,
+    max_connections_per_user: usize,
 }

@@ -14,16 +14,24 @@ pub(crate) struct ApiError {
     pub(crate) message: String,
     /// Seconds after which a retry may succeed.
     pub(crate) retry_after: Option<u32>,
+    /// Whether the connection is closed after this answer (`Connection: close`).
+    pub(crate) close: bool,
 }
 
 impl ApiError {
     pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), retry_after: None }
+        ApiError { status, code, message: message.into(), retry_after: None, close: false }
     }
 
     /// The same error, saying that a retry after `seconds` may succeed (`Retry-After`).
     pub(crate) fn retry_after(mut self, seconds: u32) -> Self {
         self.retry_after = Some(seconds);
+        self
+    }
+
+    /// The same error, closing the connection after it is sent.
+    pub(crate) fn closing(mut self) -> Self {
+        self.close = true;
         self
     }
 
@@ -63,6 +71,9 @@ impl IntoResponse for ApiError {
         }
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if self.close {
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

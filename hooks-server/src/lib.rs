@@ -23,8 +23,8 @@
 //!
 //! | Method and path | What it does |
 //! |---|---|
-//! | `GET /agents` | the catalog: `explain_json` of each agent in [`ServerConfig::catalog`] |
-//! | `GET /agents/{name}` | one agent's resolved hooks (`explain_json`) |
+//! | `GET /agents` | the catalog: `explain_json` of each agent in [`ServerConfig::catalog`], with `arguments`, the names of its prompts' `{{name}}` placeholders (which `POST /threads` needs) |
+//! | `GET /agents/{name}` | one agent's resolved hooks (`explain_json`) and `arguments` |
 //! | `POST /threads` | `{"agent", "arguments"?}` → 201, the new thread of the caller |
 //! | `GET /threads` | `?limit=N&cursor=C`: a page of the caller's threads in the store, oldest first (also those of another process, or from before a restart): `{"threads": [...], "next": C}`; `limit` is 100 by default and at most 1,000, `next` is the `cursor` of the following page, `null` after the last |
 //! | `GET /threads/{id}` | the thread: `id`, `agent`, `userId`, `createdAt`, `arguments`, `status`, `reason`?, `lastEventId` |
@@ -32,7 +32,7 @@
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on; 409 `awaiting_approval` naming the calls while tool calls wait for approvals |
 //! | `GET /threads/{id}/approvals` | the tool calls that wait for a person: `{"approvals": [{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}]}`, in the model's call order; `hook` is `null` when the tool itself requires approval |
 //! | `POST /threads/{id}/approvals/{callId}` | `{"decision": "approve" \| "deny", "reason"?, "arguments"?}` (`reason` with a denial, edited `arguments` with an approval) → 202 `{"callId", "decision", "runId", "pending": []}` when it was the step's last decision: the resumed turn runs on as a message's run does; 200 with `runId` `null` and the calls still waiting in `pending` otherwise. 404 `approval_not_found` for a call that does not wait, 409 `already_decided` naming its state, 422 `invalid_arguments` for edited arguments the tool's schema refuses; the body limits of every route apply, and the resumed run counts among the thread's queued inputs (429 `queue_full`) |
-//! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step |
+//! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step. 409 `not_running` when no run is going (the thread idle, stopped or failed) |
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done` (`"denied": true` for a denied call), `approval_requested`, `approval_resolved`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
@@ -88,7 +88,10 @@
 //!
 //! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;
 //! [`ServerConfig`] bounds what one user holds (threads, queued inputs, argument sizes, body
-//! read time) and how long an unused thread stays in memory.
+//! read time, open event streams and connections) and how long an unused thread stays in
+//! memory. The per-user streams and connections keep one user from taking the server's
+//! connections from every other: past them a request answers 429 `too_many_streams` or
+//! `too_many_connections` (and that connection is closed).
 //!
 //! A user's stream on any process shows the other processes' changes of that user's values and
 //! the threads they create for the user (`value_changed`, `thread_created`), each once, from
@@ -99,8 +102,8 @@
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status naming what was wrong
 //! (`invalid_json`, `body_too_large`, `message_too_large`, `unknown_agent`, `unknown_field`,
 //! `thread_not_found`, `invalid_cursor`, `arguments_too_large` 413, `body_timeout` 408,
-//! `awaiting_approval` and `already_decided` 409, `invalid_arguments` 422,
-//! `too_many_threads` and `queue_full` 429, ...); a limit's error names the limit and the
+//! `awaiting_approval`, `already_decided` and `not_running` 409, `invalid_arguments` 422,
+//! `too_many_threads`, `queue_full`, `too_many_streams` and `too_many_connections` 429, ...); a limit's error names the limit and the
 //! [`ServerConfig`] field that raises it. No error text carries message contents: a body's value is never
 //! echoed, only its field name and JSON type.
 
@@ -109,6 +112,7 @@ mod auth;
 mod body;
 mod catalog;
 mod config;
+mod config_error;
 mod error;
 mod event_log;
 mod event_log_writer;
@@ -123,10 +127,12 @@ mod state;
 mod streams;
 mod threads;
 mod user_changes;
+mod user_limits;
 mod users;
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
@@ -136,6 +142,7 @@ use hooks_runtime::Runtime;
 pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
+pub use config_error::ConfigError;
 #[doc(hidden)]
 pub use event_log_writer::running_event_log_writers;
 pub use hook_runs::{HookRunLayer, HookRuns};
@@ -145,17 +152,26 @@ pub use state::open_thread_entries;
 
 use error::{ApiError, printable};
 use state::AppState;
+use user_limits::UserLimits;
 
 /// The router of `runtime` with the default [`ServerConfig`].
 ///
 /// It must run inside a tokio runtime: each thread it serves has a task that logs its events.
 pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
-    router_with(runtime, auth, ServerConfig::default())
+    // The default config names no agent, so there is nothing to refuse.
+    router_with(runtime, auth, ServerConfig::default()).expect("the default ServerConfig fits every runtime")
 }
 
 /// The router of `runtime` with these limits and timings.
-pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Router {
+///
+/// # Errors
+///
+/// [`ConfigError::UnknownCatalogAgent`] when [`ServerConfig::catalog`] names an agent the
+/// runtime does not have (the error names it and lists the runtime's agents).
+pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Result<Router, ConfigError> {
+    catalog::check(&runtime, &config.catalog)?;
     let body_limit = config.max_body_bytes;
+    let limits = UserLimits::new(config.max_streams_per_user, config.max_connections_per_user);
     let state = AppState::new(runtime, Arc::new(auth), config);
     let router = Router::new()
         .route("/agents", get(catalog::list))
@@ -173,7 +189,11 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
-    router.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(state)
+    Ok(router
+        .layer(Extension(limits))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state))
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

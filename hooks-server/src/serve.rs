@@ -26,6 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower_service::Service;
 
+use crate::user_limits::ConnectionClaim;
+
 /// What a connection past the cap gets before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
 
@@ -145,9 +147,12 @@ impl HttpServer {
         let io = TokioIo::new(Watched { inner: stream, activity: activity.clone() });
         let router = self.router.clone();
         let requests = activity.clone();
-        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        // Whose connection this is, once a request on it authenticates (per-user limits).
+        let claim = ConnectionClaim::default();
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let mut router = router.clone();
             let answering = Answering::start(&requests);
+            request.extensions_mut().insert(claim.clone());
             async move {
                 let response = router.call(request.map(axum::body::Body::new)).await;
                 drop(answering);

@@ -290,16 +290,15 @@ impl AppState {
     }
 
     /// The thread `id` if `user` owns it; a thread of another user is not found, exactly like
-    /// one that does not exist.
+    /// one that does not exist, and after the same work: only the owner's thread in memory is
+    /// answered without reading the store, so how long a 404 takes does not tell whether the
+    /// id exists.
     pub(crate) async fn thread_of(&self, user: &str, id: &str) -> Result<Arc<ThreadEntry>, ApiError> {
-        if let Some(entry) = self.known(id) {
-            return if entry.record.user_id.as_deref() == Some(user) {
-                Ok(entry)
-            } else {
-                Err(ApiError::thread_not_found(id))
-            };
+        if let Some(entry) = self.known(id).filter(|entry| entry.record.user_id.as_deref() == Some(user)) {
+            return Ok(entry);
         }
-        // A thread created before this server started, or by another process on the same store.
+        // A thread created before this server started, or by another process on the same store;
+        // or no thread of this user, in memory or not: one store read, as for an unknown id.
         let record = match self.runtime.store().load_thread(id).await {
             Ok(Some(record)) if record.user_id.as_deref() == Some(user) => record,
             Ok(_) => return Err(ApiError::thread_not_found(id)),

@@ -1,11 +1,13 @@
 //! Thread endpoints: create, list, read, messages, send, and the thread's event stream.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
+use axum::{Extension, Json};
+use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::types::MessageQuery;
 use hooks_runtime::{RuntimeError, ThreadOptions};
 use serde_json::{Value, json};
@@ -15,6 +17,7 @@ use crate::body::{Fields, JsonBody};
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
 use crate::streams;
+use crate::user_limits::UserLimits;
 
 /// `POST /threads` `{"agent": "...", "arguments": {...}}`: a thread of the caller.
 pub(crate) async fn create(
@@ -211,6 +214,7 @@ pub(crate) async fn send(
 /// `Last-Event-ID` (or `?lastEventId=`) while the event is retained.
 pub(crate) async fn events(
     State(state): State<AppState>,
+    Extension(limits): Extension<Arc<UserLimits>>,
     User(user): User,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -218,17 +222,33 @@ pub(crate) async fn events(
 ) -> Result<impl IntoResponse, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
     let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events)?;
-    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, ()))
+    let slot = limits.open_stream(&user)?;
+    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, slot))
 }
 
 /// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
 /// run stops before its next step (`run_finished` with status `stopped`, reason `aborted`).
-/// Nothing happens when no run is going.
+/// With no run going (none running or waiting for approvals, none holding the thread's turn
+/// here), 409 `not_running`: there is nothing to stop, and a 202 would say something will.
 pub(crate) async fn abort(
     State(state): State<AppState>,
     User(user): User,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    state.thread_of(&user, &id).await?.thread.abort();
+    let entry = state.thread_of(&user, &id).await?;
+    let status = entry.thread.status();
+    let running = matches!(status, ThreadStatus::Running | ThreadStatus::AwaitingApproval);
+    if !running && entry.run_gate.try_lock().is_ok() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_running",
+            format!(
+                "thread `{}` has no run going (status `{}`); there is nothing to abort",
+                printable(&id),
+                status.as_str()
+            ),
+        ));
+    }
+    entry.thread.abort();
     Ok(StatusCode::ACCEPTED)
 }

@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
+use axum::{Extension, Json};
 use hooks_runtime::Runtime;
 use serde_json::{Value, json};
 
@@ -21,6 +21,7 @@ use crate::error::{ApiError, printable};
 use crate::event_log::EventLog;
 use crate::state::AppState;
 use crate::streams;
+use crate::user_limits::UserLimits;
 
 /// The longest user value key, in bytes.
 const MAX_KEY_BYTES: usize = 256;
@@ -31,12 +32,15 @@ const MAX_KEY_BYTES: usize = 256;
 /// `user_client_detached` once.
 pub(crate) async fn events(
     State(state): State<AppState>,
+    Extension(limits): Extension<Arc<UserLimits>>,
     User(user): User,
     headers: HeaderMap,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<impl IntoResponse, ApiError> {
     let log = state.user_log(&user);
     let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &log)?;
+    // Taken before the client attaches: a refused stream runs no hook.
+    let slot = limits.open_stream(&user)?;
     let client_id = crate::ids::client_id();
     // Made before attaching: if this request is dropped while the attach hooks run, the
     // detach still follows.
@@ -49,7 +53,7 @@ pub(crate) async fn events(
     };
     state.runtime.attach_client(&user, &client_id).await;
     log.push(&json!({ "type": "client_attached", "clientId": client_id }));
-    Ok(streams::sse(log, cursor, state.config.keep_alive, client))
+    Ok(streams::sse(log, cursor, state.config.keep_alive, (client, slot)))
 }
 
 /// One connected client of a user; dropping it detaches the client.

@@ -89,7 +89,7 @@ fn inspect_guard(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Va
 define_prompt! {
     name: payment_prompt,
     model: "scripted",
-    prompt: "Pay what is asked.",
+    prompt: "Pay what {{payer}} asks.",
     tools: ["pay"],
 }
 
@@ -442,9 +442,14 @@ async fn check_approvals(client: Client, base: String) {
     wait_rows(&client, "#agents table[data-agent='payment_agent'] tr", "the catalog", |rows| !rows.is_empty()).await;
     let option = client.find(Locator::Css("#agent-choice option[value='payment_agent']")).await;
     option.expect("the agent in the thread form").click().await.expect("choose the agent");
+    // The prompt's `{{payer}}` gets a field of its own; without it the thread is refused.
+    let payer = client.find(Locator::Css("#argument-fields input[data-argument='payer']")).await;
+    payer.expect("a field for the prompt's argument").send_keys("Alice").await.expect("type the argument");
     client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
     wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| rows.len() == 1 && rows[0][0] == "none")
         .await;
+    let arguments = wait_rows(&client, "#argument-rows tr", "the arguments", |rows| rows.len() == 1).await;
+    assert_eq!(arguments, [["payer", "Alice"]]);
     let message = client.find(Locator::Id("message")).await.expect("message field");
     message.send_keys("Pay bob and mallory.").await.expect("type a message");
     client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
@@ -487,6 +492,12 @@ async fn check_approvals(client: Client, base: String) {
     ] {
         assert!(details.contains(&expected), "no {expected:?} in {details:#?}");
     }
+    // A one-step run is "1 step".
+    assert!(
+        details.iter().any(|(kind, detail)| *kind == "run_finished" && detail.ends_with(", 1 step")),
+        "{details:#?}"
+    );
+    assert!(!details.iter().any(|(_, detail)| detail.contains(" 1 steps")), "{details:#?}");
     let denied = rows(&client, "#event-rows tr.denied").await;
     assert_eq!(denied.len(), 1, "the denial, and only it, shows as one: {denied:#?}");
     assert_eq!(denied[0][2], "pay (call_2): denied");

@@ -195,9 +195,9 @@ async fn every_stored_message_streams_once_and_in_order_on_both_servers_while_co
     let seen_on_a = until_runs_finished(&mut on_a, accepted[0]).await;
     let seen_on_b = until_runs_finished(&mut on_b, accepted[1]).await;
     // A run whose input another process's run took first (a sweep runs a whole inbox) finishes
-    // at once, so its `run_finished` can come before that other run's messages: wait until the
-    // history stops growing and the thread has settled.
-    let stored = settled_history(&a, &id).await;
+    // at once, so its `run_finished` can come before that other run's messages: wait until no
+    // run is going or pending in the store.
+    let stored = settled_history(&a, &schema, &id).await;
     let accepted = accepted[0] + accepted[1];
     assert!(!stored.is_empty(), "no message was stored ({accepted} sends accepted)");
     let wanted: HashSet<String> = stored.iter().cloned().collect();
@@ -248,25 +248,28 @@ async fn a_server_following_160_threads_and_its_users_listens_on_one_connection(
     schema.drop().await;
 }
 
-/// The thread's stored message ids once no run is going and two reads a second apart agree.
-async fn settled_history(server: &Server, id: &str) -> Vec<String> {
+/// The thread's stored message ids once no run is going or can start: its inbox in the store is
+/// empty (every accepted input was taken by a run) and no process holds its lease (every run
+/// that took one has ended; a lease its holder could not release, its connection terminated,
+/// counts until it expires). Judged from the store's rows, not from how long the history has
+/// not changed: a run waiting for a lease leaves the history still for as long as it waits.
+async fn settled_history(server: &Server, schema: &Schema, id: &str) -> Vec<String> {
+    let client = raw_client().await;
+    let query = format!(
+        "SELECT NOT EXISTS (SELECT 1 FROM {0}.thread_inbox WHERE thread_id = $1) \
+           AND NOT EXISTS (SELECT 1 FROM {0}.thread_leases WHERE thread_id = $1 AND expires_at > clock_timestamp())",
+        schema.0
+    );
     let deadline = std::time::Instant::now() + support::PATIENCE;
-    let mut last: Option<Vec<String>> = None;
     loop {
-        let (status, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
-        assert_eq!(status, 200, "{body}");
-        let stored: Vec<String> = body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|message| message["id"].as_str().unwrap().to_owned())
-            .collect();
-        let (_, thread) = server.get(&format!("/threads/{id}"), ALICE).await;
-        if thread["status"] != "running" && last.as_ref() == Some(&stored) {
-            return stored;
+        let settled: bool = client.query_one(&query, &[&id]).await.expect("read the inbox and lease").get(0);
+        if settled {
+            break;
         }
-        assert!(std::time::Instant::now() < deadline, "the thread's history never settled: {thread}");
-        last = Some(stored);
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(std::time::Instant::now() < deadline, "the thread's runs never ended");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let (status, body) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
+    assert_eq!(status, 200, "{body}");
+    body["messages"].as_array().unwrap().iter().map(|message| message["id"].as_str().unwrap().to_owned()).collect()
 }

@@ -217,3 +217,89 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
     assert!(answer.contains("body_read_timeout"), "{answer}");
     assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
 }
+
+/// A server through [`hooks_server::HttpServer`], which counts connections per user, with room
+/// for `connections` connections in all.
+async fn bounded_server(config: ServerConfig, connections: usize) -> Server {
+    let auth = hooks_server::StaticTokens::new([(ALICE, "alice"), (BOB, "bob")]);
+    let app = hooks_server::router_with(runtime(0, Arc::new(Semaphore::new(0))), auth, config).expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(hooks_server::HttpServer::new(app).max_connections(connections).serve(listener));
+    Server { base, client: reqwest::Client::new() }
+}
+
+/// A request on a connection of its own: a new client has an empty pool.
+async fn open_stream_alone(server: &Server, path: &str, token: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .get(server.url(path))
+        .header("authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_at_its_stream_limit_gets_429_naming_it_and_another_user_still_streams() {
+    let server = Server::start(runtime(0, Arc::new(Semaphore::new(0))), config().max_streams_per_user(3)).await;
+    let thread = server.create_thread(ALICE, "wait_agent").await;
+    let path = format!("/threads/{thread}/events");
+    // Thread and user streams count together.
+    let held = [
+        server.stream(&path, ALICE, None).await,
+        server.stream(&path, ALICE, None).await,
+        server.stream("/user/events", ALICE, None).await,
+    ];
+    for refused_path in [path.as_str(), "/user/events"] {
+        let refused = server.request(reqwest::Method::GET, refused_path, ALICE).send().await.unwrap();
+        assert_eq!(refused.status().as_u16(), 429, "{refused_path}");
+        assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+        let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+        let (code, message) = error_of(&body);
+        assert_eq!(code, "too_many_streams");
+        assert!(message.contains("max_streams_per_user") && message.contains('3'), "{message}");
+    }
+    let mut bob = server.stream("/user/events", BOB, None).await;
+    assert_eq!(bob.next().await.kind(), "client_attached");
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_connections_never_fill_the_server_for_another() {
+    // Room for four connections in all, two of them per user: without the per-user count,
+    // Alice's four streams would hold every connection and Bob would get 503.
+    let server = bounded_server(config().max_connections_per_user(2), 4).await;
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..4 {
+        let response = open_stream_alone(&server, "/user/events", ALICE).await;
+        match response.status().as_u16() {
+            200 => held.push(response),
+            429 => {
+                assert_eq!(response.headers().get("connection").and_then(|v| v.to_str().ok()), Some("close"));
+                let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+                let (code, message) = error_of(&body);
+                assert_eq!(code, "too_many_connections");
+                assert!(message.contains("max_connections_per_user"), "{message}");
+                refused += 1;
+            }
+            other => panic!("Alice's stream answered {other}"),
+        }
+    }
+    assert_eq!((held.len(), refused), (2, 2));
+    // Alice's refused connections are closed, so Bob's connection is served once the server
+    // has let go of them (a 503 before that is the global cap, still full for an instant).
+    let bob = tokio::time::timeout(support::PATIENCE, async {
+        loop {
+            let response = open_stream_alone(&server, "/user/events", BOB).await;
+            if response.status().as_u16() != 503 {
+                return response;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("Bob is served while Alice holds her streams");
+    assert_eq!(bob.status().as_u16(), 200);
+    drop(held);
+}

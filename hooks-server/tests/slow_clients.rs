@@ -32,7 +32,7 @@ async fn start(server: impl FnOnce(axum::Router) -> HttpServer, config: ServerCo
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
         .build()
         .expect("runtime");
-    let app = hooks_server::router_with(runtime, StaticTokens::new([(TOKEN, "alice")]), config);
+    let app = hooks_server::router_with(runtime, StaticTokens::new([(TOKEN, "alice")]), config).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
     let address = listener.local_addr().expect("local address").to_string();
     let server = server(app);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore};
+use hooks_runtime::store::{InMemoryStore, MessageStore, StoreError, ThreadRecord, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
@@ -269,6 +269,9 @@ async fn a_prompt_placeholder_without_its_argument_is_a_400_naming_both() {
         .build()
         .expect("runtime");
     let server = Server::start(runtime, ServerConfig::default()).await;
+    // The catalog names the arguments a client must send.
+    let (_, agent) = server.get("/agents/greeting_agent", ALICE).await;
+    assert_eq!(agent["arguments"], json!(["customer"]), "{agent}");
     let message =
         refused(&server, Method::POST, "/threads", r#"{"agent": "greeting_agent"}"#, 400, "missing_argument").await;
     assert_eq!(
@@ -380,7 +383,9 @@ async fn bad_input_gets_a_clear_4xx_that_never_carries_contents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_catalog_is_explain_json() {
     let runtime = runtime(0, Arc::new(Semaphore::new(0)));
-    let expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    let mut expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    // With the names of the prompts' `{{name}}` arguments: none here.
+    expected["arguments"] = json!([]);
     let server = Server::start(runtime, config()).await;
     let (status, catalog) = server.get("/agents", ALICE).await;
     assert_eq!(status, 200);
@@ -394,7 +399,8 @@ async fn the_catalog_is_explain_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_catalog_configured_every_agent_of_the_runtime_is_listed() {
     let runtime = runtime(0, Arc::new(Semaphore::new(0)));
-    let expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    let mut expected = hooks_runtime::explain_json(runtime.agent("lookup_agent").unwrap().resolved());
+    expected["arguments"] = json!([]);
     let server = Server::start(runtime, ServerConfig::default()).await;
     let (status, catalog) = server.get("/agents", ALICE).await;
     assert_eq!((status, catalog["agents"].clone()), (200, json!([expected])));
@@ -435,6 +441,10 @@ async fn abort_stops_the_run_before_its_next_step() {
     let gate = Arc::new(Semaphore::new(0));
     let server = Server::start(runtime(1, gate.clone()), config()).await;
     let id = server.create_thread(ALICE, "lookup_agent").await;
+    // An idle thread has nothing to stop: a 409 that says so, not a 202.
+    let (status, body) = server.post(&format!("/threads/{id}/abort"), ALICE, "").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("not_running")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("status `idle`"), "{body}");
     let mut stream = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Weather?"}"#).await;
     stream.until("tool_call_started").await;
@@ -472,4 +482,102 @@ async fn a_last_event_id_past_the_end_resets_the_stream_to_its_start() {
     assert_eq!((reset.id.as_deref(), reset.kind()), (None, "stream_reset"), "{reset:?}");
     assert_eq!(reset.data["latest"], all.last().unwrap().id.clone().unwrap());
     assert_eq!(stale.until("run_finished").await, all, "then every event kept, from the start");
+}
+
+/// The in-memory store, counting `load_thread` calls: the work a request does in the store.
+#[derive(Default)]
+struct CountingReads {
+    inner: InMemoryStore,
+    loads: std::sync::atomic::AtomicUsize,
+}
+
+#[hooks_runtime::async_trait]
+impl MessageStore for CountingReads {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        self.inner.create_thread(thread).await
+    }
+    async fn load_thread(&self, id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.load_thread(id).await
+    }
+    async fn set_value(&self, id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
+        self.inner.set_value(id, key, value).await
+    }
+    async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        self.inner.set_status(id, status).await
+    }
+    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        self.inner.hand_off(id, agent, message).await
+    }
+    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+        self.inner.insert_message(id, message).await
+    }
+    async fn update_message(
+        &self,
+        id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        self.inner.update_message(id, message_id, update).await
+    }
+    async fn messages(&self, id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        self.inner.messages(id).await
+    }
+    async fn threads_of_user(&self, user: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        self.inner.threads_of_user(user).await
+    }
+    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
+        self.inner.user_values(user).await
+    }
+    async fn set_user_value(&self, user: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
+        self.inner.set_user_value(user, key, value).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_for_another_users_thread_does_the_same_store_work_as_for_an_unknown_id() {
+    let store = Arc::new(CountingReads::default());
+    let runtime = Runtime::builder()
+        .agent::<lookup_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
+        .tool(FnTool::new("lookup", "Looks a thing up.", |_args| async { HookToolResult::success("found") }))
+        .store_arc(store.clone())
+        .build()
+        .expect("runtime");
+    let server = Server::start(runtime, config()).await;
+    // Alice's thread is open in this server's memory, where a shortcut would answer at once.
+    let alices = server.create_thread(ALICE, "lookup_agent").await;
+    assert_eq!(server.get(&format!("/threads/{alices}"), ALICE).await.0, 200);
+    let loads = || store.loads.load(std::sync::atomic::Ordering::SeqCst);
+    for suffix in ["", "/messages", "/events"] {
+        let before = loads();
+        let (status, _) = server.get(&format!("/threads/{alices}{suffix}"), BOB).await;
+        let theirs = loads() - before;
+        let before = loads();
+        let (missing_status, _) = server.get(&format!("/threads/thread_does_not_exist{suffix}"), BOB).await;
+        let unknown = loads() - before;
+        assert_eq!((status, missing_status), (404, 404), "{suffix}");
+        assert_eq!(theirs, unknown, "{suffix}: store reads for another user's thread and for an unknown id");
+        assert!(unknown >= 1, "{suffix}: an unknown id is looked up in the store");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_naming_an_unknown_agent_is_refused_when_the_router_is_built() {
+    let config = ServerConfig::default().catalog(vec!["lookup_agent".into(), "lookup_agnet".into()]);
+    let auth = hooks_server::StaticTokens::new([(ALICE, "alice")]);
+    let Err(error) = hooks_server::router_with(runtime(0, Arc::new(Semaphore::new(0))), auth, config) else {
+        panic!("a catalog with a typo built a router");
+    };
+    assert_eq!(
+        error,
+        hooks_server::ConfigError::UnknownCatalogAgent {
+            name: "lookup_agnet".into(),
+            known: vec!["lookup_agent".into()]
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "`ServerConfig::catalog` names `lookup_agnet`, which is no agent of the runtime; its agents are: `lookup_agent`"
+    );
 }

@@ -62,7 +62,7 @@ async fn server(users: &[&str]) -> Server {
 async fn server_with(users: &[&str], config: ServerConfig) -> Server {
     let runtime = Runtime::builder().agent::<idle_agent>().model("scripted", ScriptedModel::default()).build().unwrap();
     let auth = StaticTokens::new(users.iter().map(|user| (format!("token-{user}"), (*user).to_owned())));
-    let app = hooks_server::router_with(runtime, auth, config);
+    let app = hooks_server::router_with(runtime, auth, config).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

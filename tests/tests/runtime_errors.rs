@@ -2,6 +2,8 @@
 
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
+use hooks_runtime::tool::FnTool;
+use hooks_runtime::types::HookToolResult;
 use hooks_runtime::{Runtime, RuntimeError, ThreadOptions};
 
 define_prompt! { name: helper_prompt, model: "scripted", prompt: "Help." }
@@ -47,15 +49,32 @@ fn build_errors_print_a_sentence_naming_the_thing_and_the_fix_even_through_main(
     assert_eq!(
         printed_by_main(error),
         "prompt `unmodelled_prompt` uses model `gpt-unadded`, which was not added to the runtime; add it with \
-         `.model(\"gpt-unadded\", ...)`"
+         `.model(\"gpt-unadded\", ...)`; no models were added"
     );
+    // With models added, the error lists them: the name meant is likely among them.
+    let error = Runtime::builder()
+        .agent::<unmodelled_agent>()
+        .model("scripted", ScriptedModel::default())
+        .model("gpt-added", ScriptedModel::default())
+        .build()
+        .unwrap_err();
+    assert!(printed_by_main(error).ends_with("; the models added are: `gpt-added`, `scripted`"));
     let error =
         Runtime::builder().agent::<untooled_agent>().model("scripted", ScriptedModel::default()).build().unwrap_err();
     assert_eq!(
         printed_by_main(error),
         "prompt `untooled_prompt` lists the tool `lookup_order`, which is neither a tool nor an agent of the runtime; \
-         add it with `.tool(...)` or `.agent::<lookup_order>()`"
+         add it with `.tool(...)` or `.agent::<lookup_order>()`; no tools were added"
     );
+    let lookup = |name: &str| FnTool::new(name, "Looks up.", |_args| async { HookToolResult::success("found") });
+    let error = Runtime::builder()
+        .agent::<untooled_agent>()
+        .model("scripted", ScriptedModel::default())
+        .tool(lookup("lookup_orders"))
+        .tool(lookup("cancel_order"))
+        .build()
+        .unwrap_err();
+    assert!(printed_by_main(error).ends_with("; the tools added are: `cancel_order`, `lookup_orders`"));
 }
 
 #[tokio::test]

@@ -168,7 +168,9 @@ async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::erro
     println!("status: {}", thread.status());
     let waiting = thread.pending_approvals().await?;
     println!("waiting: {}", waiting.iter().map(|call| call.id.as_str()).collect::<Vec<_>>().join(", "));
-    let outcome = thread.approve("call_pay").await?;
+    // The call's id is the model's (a real endpoint makes up its own): found by its tool.
+    let payment = waiting.iter().find(|call| call.tool == "pay").ok_or("no payment waits for approval")?;
+    let outcome = thread.approve(&payment.id).await?;
     assert_eq!(outcome.status, ThreadStatus::Idle);
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     heading("The stored results, in the model's call order");

@@ -128,5 +128,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {}", examples::describe_message(&message, 60));
     }
     hold_b.release().await;
+
+    // The example leaves nothing behind: its stores close, then its schema goes.
+    drop((reopened, runtime_a, runtime_b, store_a, store_b));
+    drop_schema(&url).await?;
+    println!("dropped the schema `{SCHEMA}`");
+    Ok(())
+}
+
+/// Drops the example's schema and everything in it, over a connection of its own.
+async fn drop_schema(url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+    let driver = tokio::spawn(connection);
+    // At WARNING: the NOTICE listing what the drop cascades to is no news here.
+    client.batch_execute(&format!("SET client_min_messages = warning; DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")).await?;
+    drop(client);
+    let _ = driver.await;
     Ok(())
 }

@@ -21,6 +21,33 @@ pub struct PromptDef {
     pub include_past_tools: bool,
 }
 
+impl PromptDef {
+    /// The names of the prompt's `{{name}}` placeholders (spaces inside the braces trimmed), in
+    /// order of first appearance, each once: the arguments a thread needs for this prompt.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    ///
+    /// define_prompt! { name: support_prompt, model: "m", prompt: "Help {{customer}} with {{ order }}, {{customer}}." }
+    ///
+    /// assert_eq!(<support_prompt as Prompt>::DEF.argument_names(), ["customer", "order"]);
+    /// ```
+    pub fn argument_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        let mut rest = self.prompt;
+        while let Some(start) = rest.find("{{") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find("}}") else { break };
+            let name = after[..end].trim();
+            if !name.is_empty() && !names.contains(&name) {
+                names.push(name);
+            }
+            rest = &after[end + 2..];
+        }
+        names
+    }
+}
+
 /// Implemented by the item `define_prompt!` emits, named by the prompt's name.
 pub trait Prompt {
     /// The prompt's definition.

@@ -14,7 +14,8 @@ const KEYS: &[&str] = &["id", "timeout_ms", "blocking", "on_failure", "crate"];
 pub(super) struct HookArgs {
     pub(super) kind: Ident,
     pub(super) id: Option<LitStr>,
-    pub(super) timeout_ms: Option<LitInt>,
+    /// `timeout_ms = N`: the key (where a timeout that cannot be enforced is reported) and N.
+    pub(super) timeout_ms: Option<(Ident, LitInt)>,
     /// `blocking`: the sync hook blocks its thread, so the runtime lets the worker go first.
     pub(super) blocking: Option<Ident>,
     /// `on_failure = deny|allow`: the key and the value as written (checked in `validate`).
@@ -133,7 +134,7 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
     for arg in list {
         match arg {
             Arg::Id(key, value) => set_once(cx, &mut parsed.id, key, value),
-            Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key, value),
+            Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key.clone(), (key, value)),
             Arg::Blocking(key) => set_once(cx, &mut parsed.blocking, key.clone(), key),
             Arg::OnFailure(key, value) => set_once(cx, &mut parsed.on_failure, key.clone(), (key, value)),
             Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),

@@ -44,7 +44,7 @@ impl CheckedHook {
 pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<CheckedHook> {
     let kind = check_kind(cx, &args.kind);
     let id = check_id(cx, &args);
-    let timeout_ms = args.timeout_ms.as_ref().and_then(|lit| match lit.base10_parse::<u64>() {
+    let timeout_ms = args.timeout_ms.as_ref().and_then(|(_, lit)| match lit.base10_parse::<u64>() {
         Ok(0) | Err(_) => {
             cx.error_spanned_by(
                 lit,
@@ -55,6 +55,7 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<C
         Ok(ms) => Some(ms),
     });
     check_shape(cx, function);
+    check_timeout_enforceable(cx, &args, function);
     if let Some(blocking) = args.blocking.as_ref().filter(|_| function.sig.asyncness.is_some()) {
         cx.error_spanned_by(
             blocking,
@@ -117,6 +118,23 @@ pub(super) fn validate(cx: &Ctxt, args: HookArgs, function: &HookFn) -> Option<C
         return_type,
         form,
     })
+}
+
+/// A plain sync hook runs to its end on its worker and nothing can cut it off, so a
+/// `timeout_ms` on it would promise what the runtime cannot do. An `async fn` is cut off at its
+/// timeout; a `blocking` one's late answer is discarded.
+fn check_timeout_enforceable(cx: &Ctxt, args: &HookArgs, function: &HookFn) {
+    let Some((key, _)) = &args.timeout_ms else { return };
+    if args.blocking.is_some() || function.sig.asyncness.is_some() {
+        return;
+    }
+    cx.error_spanned_by(
+        key,
+        "`timeout_ms` cannot be enforced on a plain sync hook: it runs to its end on its worker thread, \
+         and its answer is kept however long it took\n\
+         help: make it an `async fn`, which is cut off at the timeout, or add `blocking`, whose answer after \
+         the timeout is discarded; or remove `timeout_ms`",
+    );
 }
 
 /// G1: a `before_tool_call` hook says whether it fails closed or open; no other kind takes
@@ -343,12 +361,17 @@ fn check_context_position(cx: &Ctxt, kind: &KindSpec, function: &HookFn) -> Opti
         *index < last && referenced_type_name(&param.ty).as_deref() == Some("HookExecutionContext")
     });
     let Some((_, param)) = misplaced else { return Some(()) };
+    // The signature in the form the user wrote: a value taken by `&mut` is the in-place form.
+    let in_place = typed.iter().any(|param| matches!(&*param.ty, Type::Reference(r) if r.mutability.is_some()));
+    let signature = match kind.in_place_signature().filter(|_| in_place) {
+        Some(in_place) => format!("{in_place}, returning `()` or `Result<(), HookError>`"),
+        None => kind.signature(),
+    };
     cx.error_spanned_by(
         param,
         format!(
-            "the context parameter goes last\nhelp: move `{}` to the end of the parameter list\nexpected signature: {}",
+            "the context parameter goes last\nhelp: move `{}` to the end of the parameter list\nexpected signature: {signature}",
             quote::ToTokens::to_token_stream(param).to_string().replace(" :", ":").replace("& ", "&"),
-            kind.signature()
         ),
     );
     None

@@ -217,12 +217,16 @@ impl fmt::Display for ProviderErrorKind {
 #[error("{}", self.describe())]
 pub struct ProviderError {
     status: Option<u16>,
-    provider_type: Option<String>,
-    code: Option<String>,
-    param: Option<String>,
+    // Boxed strings, as the note below, keep a `Result` with this error small.
+    provider_type: Option<Box<str>>,
+    code: Option<Box<str>>,
+    param: Option<Box<str>>,
     message: String,
     mid_stream: bool,
     retry_after: Option<Duration>,
+    /// The model id the request named when it was the prompt's model name, for lack of one
+    /// configured: what a "bad request" or "not found" is most likely about.
+    model_from_prompt: Option<Box<str>>,
 }
 
 impl ProviderError {
@@ -236,6 +240,7 @@ impl ProviderError {
             message: message.into(),
             mid_stream: false,
             retry_after: None,
+            model_from_prompt: None,
         }
     }
 
@@ -255,7 +260,7 @@ impl ProviderError {
 
     /// The provider's error `type`, such as `invalid_request_error`.
     pub fn with_kind(mut self, provider_type: impl Into<String>) -> Self {
-        self.provider_type = Some(provider_type.into());
+        self.provider_type = Some(provider_type.into().into_boxed_str());
         self
     }
 
@@ -270,13 +275,13 @@ impl ProviderError {
         {
             self.status = Some(status);
         }
-        self.code = Some(code);
+        self.code = Some(code.into_boxed_str());
         self
     }
 
     /// The request parameter the error is about, such as `messages`.
     pub fn with_param(mut self, param: impl Into<String>) -> Self {
-        self.param = Some(param.into());
+        self.param = Some(param.into().into_boxed_str());
         self
     }
 
@@ -326,6 +331,22 @@ impl ProviderError {
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }
+
+    /// The model id the request sent when no id was configured and the prompt's model name
+    /// (the name the model was added under) was sent instead; set on a bad request or not
+    /// found, which its `Display` then explains.
+    pub fn model_from_prompt(&self) -> Option<&str> {
+        self.model_from_prompt.as_deref()
+    }
+
+    /// Notes that the request named `model`, the prompt's model name, for lack of a configured
+    /// id: kept on a bad request or not found only, the answers a wrong id gets.
+    pub(crate) fn with_model_from_prompt(mut self, model: &str) -> Self {
+        if matches!(self.kind(), ProviderErrorKind::BadRequest | ProviderErrorKind::NotFound) {
+            self.model_from_prompt = Some(model.into());
+        }
+        self
+    }
 }
 
 impl ProviderError {
@@ -338,7 +359,14 @@ impl ProviderError {
             (true, Some(status)) => format!("model endpoint reported an error mid-stream, HTTP {status}"),
             (true, None) => "model endpoint reported an error mid-stream".to_owned(),
         };
-        format!("{source} ({})", self.kind())
+        let mut text = format!("{source} ({})", self.kind());
+        if let Some(model) = &self.model_from_prompt {
+            text.push_str(&format!(
+                "; the request named model `{model}`, the prompt's model name, since no model id is configured \
+                 (`OPENAI_MODEL` or `OpenAiConfig::with_model`)"
+            ));
+        }
+        text
     }
 }
 

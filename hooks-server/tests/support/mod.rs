@@ -24,7 +24,7 @@ impl Server {
     /// Serves `runtime` on a free port of 127.0.0.1, with `alice` and `bob` as users.
     pub(crate) async fn start(runtime: Runtime, config: ServerConfig) -> Server {
         let auth = StaticTokens::new([(ALICE, "alice"), (BOB, "bob")]);
-        let app = hooks_server::router_with(runtime, auth, config);
+        let app = hooks_server::router_with(runtime, auth, config).expect("router");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let address = listener.local_addr().expect("local address");
         tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });

@@ -164,7 +164,13 @@ impl Model for OpenAiModel {
                 Err(failed) => failed,
             };
             if retries >= self.config.max_retries() || !retry::is_retryable(&failed.error, failed.connection_failed) {
-                return Err(failed.error);
+                return Err(match (failed.error, self.config.model()) {
+                    // The prompt's model name went out as the id: say so, as the likely cause.
+                    (ModelError::Provider(error), None) => {
+                        ModelError::Provider(error.with_model_from_prompt(&request.model))
+                    }
+                    (error, _) => error,
+                });
             }
             retries += 1;
             let asked = failed.error.provider().and_then(ProviderError::retry_after);

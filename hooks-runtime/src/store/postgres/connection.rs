@@ -111,6 +111,7 @@ impl PostgresStore {
     /// # }
     /// ```
     pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        super::options::check_url_scheme(url)?;
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e| StoreError::other(format!("connect: not a PostgreSQL connection string: {e}")))?;
         if let Some(schema) = &options.schema {

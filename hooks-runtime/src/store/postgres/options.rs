@@ -128,3 +128,33 @@ impl PostgresOptions {
         self
     }
 }
+
+/// A URL whose scheme is not PostgreSQL's (`postgress://`, `mysql://`) is refused naming it:
+/// the driver's own error only says the string is invalid. A `key=value` string has no scheme
+/// and goes to the driver as it is.
+pub(super) fn check_url_scheme(url: &str) -> Result<(), crate::store::StoreError> {
+    let Some((scheme, _)) = url.split_once("://") else { return Ok(()) };
+    if scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql") {
+        return Ok(());
+    }
+    // Only the scheme is echoed: the rest may hold a password.
+    let scheme: String = scheme.chars().filter(|c| !c.is_control()).take(40).collect();
+    Err(crate::store::StoreError::other(format!(
+        "connect: the URL scheme `{scheme}://` is not PostgreSQL's; write `postgres://` or `postgresql://`"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::PostgresStore;
+
+    #[tokio::test]
+    async fn a_misspelt_url_scheme_is_named_with_the_two_that_work() {
+        let Err(error) = PostgresStore::connect("postgress://user:secret@127.0.0.1:5432/test").await else {
+            panic!("a `postgress://` URL connected");
+        };
+        let text = error.to_string();
+        assert!(text.contains("`postgress://`") && text.contains("`postgres://` or `postgresql://`"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+}

@@ -196,8 +196,18 @@ pub(super) async fn migrate(tx: &Transaction<'_>, schema: Option<&str>) -> Resul
     let lock_key = format!("hooks-runtime schema {}", schema.unwrap_or("(search_path)"));
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock_key]).await.map_err(pg)?;
     if let Some(schema) = schema {
-        // The name was checked to be a plain lower-case identifier, so it needs no quoting.
-        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).await.map_err(pg)?;
+        // Looked up first rather than `CREATE SCHEMA IF NOT EXISTS`, whose NOTICE for an existing
+        // schema the driver logs at INFO on every start but the first. The advisory lock above
+        // makes the look-up and the creation one step among processes.
+        let exists: bool = tx
+            .query_one("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", &[&schema])
+            .await
+            .map_err(pg)?
+            .get(0);
+        if !exists {
+            // The name was checked to be a plain lower-case identifier, so it needs no quoting.
+            tx.batch_execute(&format!("CREATE SCHEMA {schema}")).await.map_err(pg)?;
+        }
     }
     let versioned: bool =
         tx.query_one("SELECT to_regclass('hooks_schema_version') IS NOT NULL", &[]).await.map_err(pg)?.get(0);

@@ -1,6 +1,6 @@
 use hooks_runtime::prelude::*;
 
 #[hook(after_create_message, timeout_ms = 500)]
-fn audit(_state: &ThreadState, _message: &MessageRecord) {}
+async fn audit(_state: &ThreadState, _message: &MessageRecord) {}
 
 fn main() {}

@@ -38,7 +38,7 @@ async fn add_metadata(state: &ThreadState, mut message: MessageRecord) -> Result
     Ok(message)
 }
 
-#[hook(before_update_message, id = "stamp_update", timeout_ms = 5)]
+#[hook(before_update_message, id = "stamp_update", blocking, timeout_ms = 5)]
 fn stamp_update(
     _state: &ThreadState,
     _message_id: &str,
