@@ -496,3 +496,58 @@ async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
         "{warnings}"
     );
 }
+
+/// A one-request HTTP server on 127.0.0.1: answers `answer` as JSON and hands back the request
+/// it got (head and body).
+async fn one_request_server(answer: Value) -> (String, tokio::task::JoinHandle<(String, String)>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hooks/pre-tool-use", listener.local_addr().unwrap());
+    let served = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let read = stream.read(&mut buffer).await.unwrap();
+            request.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&request).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| {
+                        line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                if body.len() >= length || read == 0 {
+                    let body_text = answer.to_string();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body_text}",
+                        body_text.len()
+                    );
+                    stream.write_all(response.as_bytes()).await.unwrap();
+                    return (head.to_owned(), body.to_owned());
+                }
+            }
+        }
+    });
+    (url, served)
+}
+
+#[tokio::test]
+async fn k12_an_http_hook_posts_the_event_and_its_response_body_decides() {
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "deny", "permissionDecisionReason": "http-says-no"}});
+    let (url, served) = one_request_server(answer).await;
+    let hook = json!({"type": "http", "url": url, "timeout": 10,
+        "headers": {"X-Home": "home=$HOME", "X-Path": "path=${PATH}"}, "allowedEnvVars": ["HOME"]});
+    let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "rm -rf build"}))]).await;
+    assert!(ran.ran.is_empty());
+    assert!(ran.results()[0].contains("http-says-no"), "{:?}", ran.results());
+    let (head, body) = served.await.unwrap();
+    assert!(head.starts_with("POST /hooks/pre-tool-use HTTP/1.1\r\n"), "{head}");
+    let headers: Vec<&str> = head.lines().collect();
+    assert!(headers.contains(&format!("X-Home: home={}", std::env::var("HOME").unwrap()).as_str()), "{head}");
+    assert!(headers.contains(&"X-Path: path="), "a variable not allowed expands to nothing: {head}");
+    let event: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((event["hook_event_name"].as_str(), event["tool_name"].as_str()), (Some("PreToolUse"), Some("Bash")));
+}

@@ -106,7 +106,7 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
     let expected = [
         "hooks.ConfigChange: the event `ConfigChange` has no counterpart in this runtime, so its hooks never run; remove them",
         "hooks.PreCompact: the event `PreCompact` has no counterpart in this runtime, so its hooks never run; remove them",
-        "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run",
+        "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` and `http` hooks run",
         "hooks.PreToolUse[0].hooks[2] (field `type`): unknown hook type `webhook`; expected `command`",
         "hooks.PreToolUse[0].hooks[3] (field `tiemout`): unknown field, ignored; expected `type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`",
         "hooks.PreToolUse[0].hooks[4] (field `timeout`): expected a positive number of seconds, found `-1`",

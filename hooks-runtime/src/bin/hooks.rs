@@ -25,9 +25,11 @@ a mistake (for example a ${name} the event does not have, which is written out
 as is, or a shell-mode command that splices in ${tool}).
 
 A `.json` file, or any JSON with a `hooks` object, is read as a Claude Code-format settings file
-(other top-level keys ignored): its kept hooks, and a warning for each hook or
-group skipped (an unknown or unsupported event, type or field, an event with no
-counterpart here such as PreCompact, a bad matcher).
+(its `permissions` rules are read too): its hooks, and a warning for each
+problem: an unknown field (ignored; the hook runs), an entry that cannot run as
+written (an unsupported type, an unset variable, a bad value or matcher; kept,
+and a PreToolUse one denies the calls its matcher selects), an unknown event or
+one with no counterpart here such as PreCompact (its hooks are not kept).
 
   --strict       exit with status 1 when anything was skipped or warned about (for CI)
   --tools a,b,c  the runtime's tool names: warn on a settings-file matcher of a tool event

@@ -99,9 +99,13 @@ pub(crate) async fn fire_checked(
     for hook in background {
         let (hook, input, cwd) = (hook.clone(), input.to_vec(), cwd.to_path_buf());
         tokio::spawn(async move {
-            let run =
-                runner::run(&hook.command, &input, &cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
-                    .await;
+            let run = match &hook.http {
+                Some(target) => target.post(&input, hook.timeout).await,
+                None => {
+                    runner::run(&hook.command, &input, &cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
+                        .await
+                }
+            };
             tracing::debug!(target: LOG_TARGET, "[HOOK] async settings hook {} ended: {:?}", hook.location, run.end);
         });
     }
@@ -116,8 +120,11 @@ pub(crate) async fn fire_checked(
             );
             return Answer { permission: Some((Permission::Deny, reason)), ..Answer::default() };
         }
-        let run =
-            runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location).await;
+        let run = match &hook.http {
+            Some(target) => target.post(input, hook.timeout).await,
+            None => runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
+                .await,
+        };
         let answer = answer::read(event, &run, hook.fail_closed);
         if !answer.suppress_output && !run.stdout.trim().is_empty() {
             tracing::debug!(target: LOG_TARGET, "[HOOK] settings hook {} printed: {}", hook.location, run.stdout.trim());

@@ -53,6 +53,8 @@ pub struct SettingsHook {
     pub(super) run_async: bool,
     /// `once: true`: runs the first time it is selected in a thread only.
     pub(super) once: bool,
+    /// `type: "http"`: where the event is POSTed, in place of a command.
+    pub(super) http: Option<super::http::HttpTarget>,
 }
 
 impl SettingsHook {

@@ -109,7 +109,7 @@ impl fmt::Debug for SettingsErrors {
 /// assert_eq!(report.kept.len(), 2);
 /// assert_eq!(
 ///     report.problems[0].to_string(),
-///     "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` hooks run"
+///     "hooks.PreToolUse[0].hooks[1] (field `type`): hook type `prompt` is not supported here; only `command` and `http` hooks run"
 /// );
 /// // A guard that cannot run denies what its matcher selects, rather than vanish.
 /// assert!(report.kept[1].cannot_run().is_some());
@@ -168,7 +168,7 @@ impl SettingsReport {
     /// std::fs::create_dir_all(folder.join("hooks")).unwrap();
     /// std::fs::write(folder.join(".claude-plugin/plugin.json"), r#"{"name": "guards"}"#).unwrap();
     /// std::fs::write(folder.join("hooks/hooks.json"), r#"{"hooks": {"PreToolUse": [{"matcher": "Bash",
-    ///   "hooks": [{"type": "command", "command": "node "${CLAUDE_PLUGIN_ROOT}/guard.js""}]}]}}"#).unwrap();
+    ///   "hooks": [{"type": "command", "command": "node ${CLAUDE_PLUGIN_ROOT}/guard.js"}]}]}}"#).unwrap();
     /// let report = SettingsReport::from_plugin_dir(&folder);
     /// assert!(report.problems.is_empty(), "{:?}", report.problems);
     /// assert_eq!(report.kept[0].location(), "plugin:guards:hooks.PreToolUse[0].hooks[0]");
@@ -424,6 +424,7 @@ fn validate_hook(
         plugin_root: source.plugin_root.clone(),
         run_async: false,
         once: false,
+        http: None,
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
@@ -451,26 +452,84 @@ fn validate_hook(
         }
     };
     match kind {
-        "command" | "" => {}
-        "prompt" | "agent" | "http" | "mcp_tool" => {
-            problem("type", format!("hook type `{kind}` is not supported here; only `command` hooks run"), true)
-        }
+        "command" | "http" | "" => {}
+        "prompt" | "agent" | "mcp_tool" => problem(
+            "type",
+            format!("hook type `{kind}` is not supported here; only `command` and `http` hooks run"),
+            true,
+        ),
         other => problem("type", format!("unknown hook type `{}`; expected `command`", shown(other)), true),
     }
-    if kind != "command" {
+    if kind != "command" && kind != "http" {
         // A hook of another type has fields of its own: its type is the one thing to say.
         entry.cannot_run.get_or_insert_with(|| fatal.join("; "));
         return entry;
     }
+    let own = |key: &str| match kind {
+        "http" => matches!(key, "url" | "headers" | "allowedEnvVars"),
+        _ => key == "command",
+    };
     let known = |key: &str| {
-        matches!(key, "type" | "command" | "if" | "timeout" | "onFailure" | "async" | "once" | "statusMessage")
+        own(key) || matches!(key, "type" | "if" | "timeout" | "onFailure" | "async" | "once" | "statusMessage")
     };
     for key in fields.keys().filter(|key| !known(key)) {
         // Claude Code ignores a field it does not know, and so does this runtime: the
         // handler runs without it.
         problem(&shown(key), format!("unknown field, ignored; expected {HOOK_FIELDS}"), false);
     }
-    {
+    if kind == "http" {
+        match fields.get("url") {
+            Some(Value::String(url)) => match super::http::HttpTarget::parse(url) {
+                Ok((authority, path)) => {
+                    entry.command = url.clone();
+                    entry.http = Some(super::http::HttpTarget {
+                        authority,
+                        path,
+                        headers: Vec::new(),
+                        allowed_env_vars: Vec::new(),
+                    });
+                }
+                Err(error) => problem("url", error, true),
+            },
+            None | Some(Value::Null) => problem("url", "missing".to_owned(), true),
+            Some(other) => problem("url", format!("expected a string, found {}", describe(other)), true),
+        }
+        let mut headers = Vec::new();
+        match fields.get("headers") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (name, value) in map {
+                    match value {
+                        Value::String(value)
+                            if !name.is_empty() && name.chars().all(|c| c.is_ascii_graphic() && c != ':') =>
+                        {
+                            headers.push((name.clone(), value.clone()))
+                        }
+                        _ => problem(
+                            "headers",
+                            format!("`{}` must be a header name with a string value", shown(name)),
+                            true,
+                        ),
+                    }
+                }
+            }
+            Some(other) => problem("headers", format!("expected an object, found {}", describe(other)), true),
+        }
+        let mut allowed = Vec::new();
+        match fields.get("allowedEnvVars") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(names)) if names.iter().all(Value::is_string) => {
+                allowed = names.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            }
+            Some(other) => {
+                problem("allowedEnvVars", format!("expected a list of names, found {}", describe(other)), true)
+            }
+        }
+        if let Some(target) = &mut entry.http {
+            target.headers = headers;
+            target.allowed_env_vars = allowed;
+        }
+    } else {
         match fields.get("command") {
             Some(Value::String(command)) if command.trim().is_empty() => {
                 problem("command", "empty; give the command to run".to_owned(), true)

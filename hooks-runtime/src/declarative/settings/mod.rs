@@ -29,6 +29,7 @@ mod answer;
 mod event;
 mod fire;
 mod hook;
+mod http;
 mod loader;
 mod matcher;
 mod permissions;
