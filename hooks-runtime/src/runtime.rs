@@ -48,7 +48,7 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
 /// let error = Runtime::builder().agent::<greeter>().build().unwrap_err();
 /// assert_eq!(
 ///     error.to_string(),
-///     "prompt `greeter_prompt` uses model `gpt`, which was not added to the runtime; add it with `.model(\"gpt\", ...)`"
+///     "prompt `greeter_prompt` uses model `gpt`, which was not added to the runtime; add it with `.model(\"gpt\", ...)`; no models were added"
 /// );
 /// assert_eq!(format!("{error:?}"), error.to_string());
 /// ```
