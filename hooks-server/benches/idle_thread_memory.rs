@@ -79,8 +79,9 @@ async fn main() {
         call(&mut router, read(thread["id"].as_str().unwrap())).await;
     }
     let server = (held() - before) / THREADS as i64;
-    // What the runtime's two per-thread broadcast channels (256 event slots, 1,024 delta slots)
-    // hold before anyone subscribes: tokio allocates every slot up front.
+    // What a thread's two broadcast channels (256 event slots, 1,024 delta slots) hold once
+    // made: tokio allocates every slot up front, so the runtime makes each at its first
+    // subscription (a server's thread subscribes to the events, never to the deltas).
     let before = held();
     let channels =
         (tokio::sync::broadcast::channel::<ThreadEvent>(256), tokio::sync::broadcast::channel::<ThreadEvent>(1024));
@@ -88,6 +89,6 @@ async fn main() {
     drop(channels);
     println!("bytes held per live idle thread, {THREADS} threads, in-memory store:");
     println!("  runtime thread (handle kept):             {runtime_only} B");
-    println!("    of which two empty broadcast channels:  {broadcast} B");
+    println!("  its two broadcast channels, once made:    {broadcast} B");
     println!("  server thread (store, runtime and entry): {server} B");
 }

@@ -7,7 +7,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use hooks_core::{AbortSignal, MessageRecord};
 use tokio::sync::broadcast;
@@ -29,11 +29,13 @@ pub(crate) struct Links {
     /// id, with their message and time: on a store one process owns, a run takes them from
     /// here instead of reading the inbox back (see `ThreadShared::accepted_input`).
     pub(crate) accepted: Mutex<HashMap<String, (MessageRecord, i64)>>,
-    /// The thread's events, `message_delta` aside.
-    pub(crate) events: broadcast::Sender<ThreadEvent>,
+    /// The thread's events, `message_delta` aside. Made at the first subscription: tokio
+    /// allocates every slot of a channel when it is made, about 26 KB for these, which an
+    /// idle thread that nobody follows does not need.
+    events: OnceLock<broadcast::Sender<ThreadEvent>>,
     /// `message_delta` events: only for those who ask for them, never stored or published, and
-    /// not built at all while nobody listens.
-    pub(crate) deltas: broadcast::Sender<ThreadEvent>,
+    /// not built at all while nobody listens. Made at the first subscription (about 107 KB).
+    deltas: OnceLock<broadcast::Sender<ThreadEvent>>,
 }
 
 /// The thread's status, and the running execution's abort signal while a run goes.
@@ -48,8 +50,38 @@ impl Links {
             turn: tokio::sync::Mutex::new(()),
             run: Mutex::new(StatusAndAbort { status, abort: None }),
             accepted: Mutex::default(),
-            events: broadcast::channel(EVENTS_CAPACITY).0,
-            deltas: broadcast::channel(DELTAS_CAPACITY).0,
+            events: OnceLock::new(),
+            deltas: OnceLock::new(),
+        }
+    }
+
+    /// A subscription to the thread's events, the channel made at the first one.
+    pub(crate) fn subscribe_events(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.events.get_or_init(|| broadcast::channel(EVENTS_CAPACITY).0).subscribe()
+    }
+
+    /// A subscription to the reply's text deltas, the channel made at the first one.
+    pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
+        self.deltas.get_or_init(|| broadcast::channel(DELTAS_CAPACITY).0).subscribe()
+    }
+
+    /// Sends an event to the subscribers, if anyone ever subscribed.
+    pub(crate) fn send_event(&self, event: ThreadEvent) {
+        if let Some(events) = self.events.get() {
+            // No subscriber is not an error: events go to whoever listens at the moment.
+            let _ = events.send(event);
+        }
+    }
+
+    /// Whether anyone listens to the text deltas now.
+    pub(crate) fn deltas_followed(&self) -> bool {
+        self.deltas.get().is_some_and(|deltas| deltas.receiver_count() > 0)
+    }
+
+    /// Sends a text delta to its subscribers.
+    pub(crate) fn send_delta(&self, event: ThreadEvent) {
+        if let Some(deltas) = self.deltas.get() {
+            let _ = deltas.send(event);
         }
     }
 

@@ -26,28 +26,27 @@ impl EventEmitter {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.events.subscribe()
+        self.links.subscribe_events()
     }
 
     pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
-        self.links.deltas.subscribe()
+        self.links.subscribe_deltas()
     }
 
     /// A piece of the reply's text as it streams, to the delta subscribers only; with none, the
     /// event is not even built.
     pub(crate) fn emit_delta(&self, step: u32, delta: &str) {
-        if self.links.deltas.receiver_count() == 0 {
+        if !self.links.deltas_followed() {
             return;
         }
-        let _ = self.links.deltas.send(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
+        self.links.send_delta(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {
         if self.store.publishes_events() {
             self.publish(event.clone());
         }
-        // No subscriber is not an error: events go to whoever listens at the moment.
-        let _ = self.links.events.send(event);
+        self.links.send_event(event);
     }
 
     /// Queues an event for the store, whose publisher task (one per thread, so the thread's
