@@ -11,14 +11,7 @@ use super::runner;
 use super::{SettingsEvent, SettingsHook, SettingsState};
 use crate::declarative::LOG_TARGET;
 
-/// One hook's reason for a permission decision, with the id of the hook that gave it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Given {
-    /// [`SettingsHook::id`].
-    pub(crate) hook: String,
-    /// The reason as the hook gave it (possibly empty).
-    pub(crate) reason: String,
-}
+pub(crate) use super::state::Given;
 
 /// The runtime's state and the thread an event fires in, for the hooks that run `once`;
 /// `None` runs them every time.

@@ -7,7 +7,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use super::fire::Given;
+/// One hook's reason for a permission decision, with the id of the hook that gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Given {
+    /// [`SettingsHook::id`](super::SettingsHook::id).
+    pub(crate) hook: String,
+    /// The reason as the hook gave it (possibly empty).
+    pub(crate) reason: String,
+}
 
 /// Per runtime, by thread id.
 #[derive(Debug, Default)]
