@@ -312,8 +312,8 @@ impl RuntimeBuilder {
     }
 
     /// What recovery does with a turn that its process's death interrupted (O8):
-    /// [`RecoveryPolicy::Resume`] (the default) asks the model again and ends the turn with a
-    /// reply, [`RecoveryPolicy::Settle`] stops it `failed (owner_lost)`. Either way, a tool call
+    /// [`RecoveryPolicy::Resume`](crate::RecoveryPolicy::Resume) (the default) asks the model again and ends the turn with a
+    /// reply, [`RecoveryPolicy::Settle`](crate::RecoveryPolicy::Settle) stops it `failed (owner_lost)`. Either way, a tool call
     /// that was running keeps its "interrupted" result and never runs again.
     ///
     /// ```

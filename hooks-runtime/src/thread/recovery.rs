@@ -14,8 +14,8 @@
 //!   (O6); every stored tool call without a result gets an error result saying the run was
 //!   interrupted, so the history is provider-valid. A reply that was streaming was never stored
 //!   (only complete messages are), so nothing partial is left to mark. Then, under
-//!   [`RecoveryPolicy::Resume`] (the default), the turn goes on: the model is asked again and
-//!   the thread ends its turn with a reply (O8); under [`RecoveryPolicy::Settle`] it becomes
+//!   [`RecoveryPolicy::Resume`](crate::RecoveryPolicy::Resume) (the default), the turn goes on: the model is asked again and
+//!   the thread ends its turn with a reply (O8); under [`RecoveryPolicy::Settle`](crate::RecoveryPolicy::Settle) it becomes
 //!   `failed (owner_lost)`;
 //! - a thread `awaiting_approval` whose calls are all decided, whose decider died before
 //!   resuming the turn, resumes it (O6);
@@ -54,7 +54,7 @@ pub struct Recovery {
     /// Threads whose inbox had inputs, which now run in the background.
     pub resumed: Vec<String>,
     /// Threads whose turn goes on in the background: a turn interrupted by its process's death
-    /// ([`RecoveryPolicy::Resume`], O8), or a step whose calls were all decided but whose turn
+    /// ([`RecoveryPolicy::Resume`](crate::RecoveryPolicy::Resume), O8), or a step whose calls were all decided but whose turn
     /// never resumed (O6).
     pub continued: Vec<String>,
     /// Threads that could not be recovered, with the error (logged too); the next recovery

@@ -668,7 +668,7 @@ impl MessageStore for SqliteStore {
     }
 
     /// Sets the status, and this store's owner row of the thread in the same transaction (see
-    /// [`owner_row`]): a run's end costs one commit.
+    /// `owner_row`): a run's end costs one commit.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
         let running = *status == ThreadStatus::Running;
