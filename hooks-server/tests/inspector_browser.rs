@@ -270,6 +270,11 @@ async fn wait_rows(
     }
 }
 
+/// Cell `i` of a row, or "" for a row without it (a table's placeholder row while it fills).
+fn cell(row: &[String], i: usize) -> &str {
+    row.get(i).map_or("", String::as_str)
+}
+
 fn has_row(rows: &[Vec<String>], cells: &[&str]) -> bool {
     rows.iter().any(|row| row.iter().map(String::as_str).eq(cells.iter().copied()))
 }
@@ -479,7 +484,7 @@ async fn check_approvals(client: Client, base: String) {
     confirm.expect("the confirming Deny").click().await.expect("confirm the denial");
 
     let events = wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
-        rows.iter().any(|row| row[1] == "run_finished" && row[2].contains(": idle"))
+        rows.iter().any(|row| cell(row, 1) == "run_finished" && cell(row, 2).contains(": idle"))
     })
     .await;
     let details: Vec<(&str, &str)> = events.iter().map(|row| (row[1].as_str(), row[2].as_str())).collect();
@@ -527,7 +532,7 @@ async fn check_interrupted(client: Client, base: String, thread: String) {
     let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] button.approve")).await;
     approve.expect("Approve of call_2").click().await.expect("approve");
     let events = wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
-        rows.iter().filter(|row| row[1] == "run_finished").count() == 2
+        rows.iter().filter(|row| cell(row, 1) == "run_finished").count() == 2
     })
     .await;
     let interrupted = rows(&client, "#event-rows tr.interrupted").await;
@@ -536,7 +541,7 @@ async fn check_interrupted(client: Client, base: String, thread: String) {
     let pill = client.find(Locator::Css("#event-rows tr.interrupted .pill")).await.expect("its pill");
     assert_eq!(pill.attr("class").await.expect("class").as_deref(), Some("pill interrupted"));
     let messages = wait_rows(&client, "#message-rows tr", "the results", |rows| {
-        rows.iter().any(|row| row[1].starts_with("result of call_1"))
+        rows.iter().any(|row| cell(row, 1).starts_with("result of call_1"))
     })
     .await;
     let result = messages.iter().find(|row| row[1].starts_with("result of call_1")).unwrap();
@@ -612,7 +617,11 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
     let runtime = payment_runtime();
     let store = runtime.store().clone();
     let server = Server::start(runtime, ServerConfig::default()).await;
-    let thread = server.create_thread(ALICE, "payment_agent").await;
+    // The prompt's `{{payer}}` needs its argument.
+    let body = r#"{"agent":"payment_agent","arguments":{"payer":"Alice"}}"#;
+    let (status, created) = server.post("/threads", ALICE, body).await;
+    assert_eq!(status, 201, "{created}");
+    let thread = created["id"].as_str().expect("thread id").to_owned();
     let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
     let (status, body) = server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"Pay."}"#).await;
     assert_eq!(status, 202, "{body}");
