@@ -306,7 +306,7 @@ pub enum ApprovalError {
     },
     /// The call was decided before (here or in another process, by a person or an abort); its
     /// record stays readable through [`Thread::approval`].
-    #[error("the tool call `{call}` was already decided (it is {}); a call is decided once", state.as_str())]
+    #[error("the tool call `{call}` was already decided (it is {}); a call is decided once, and `Thread::approval` reads its decision", state.as_str())]
     AlreadyDecided {
         /// The call.
         call: String,
