@@ -2,17 +2,20 @@
 //! (runs starting and finishing, hook runs) in their place among them, and, when the store
 //! carries events between processes, the events of runs in other processes.
 //!
-//! With a store that carries events ([`MessageStore::publishes_events`]) the store is the one
+//! With a store that carries events ([`MessageStore::event_log`]) the store is the one
 //! source of the runtime's events, this process's included: the log takes them from the
 //! subscription, which delivers each `seq` once and in order, also across lost connections,
 //! and ignores the copies the runtime hands this process directly. So no event is shown twice
 //! and none is skipped, whatever failed on the way. A server event that must follow the
 //! runtime's events so far (`run_started`, `run_finished`) carries the store's latest `seq` at
 //! the time ([`ServerEvent::AfterSeq`]) and waits until the log has reached it (at most
-//! [`HOLD_MAX`], in case the store stays unreachable). Without such a store the runtime's events
-//! are logged as the runtime emits them.
+//! [`HOLD_MAX`], in case the store stays unreachable). Every server event, `hook_run` and
+//! `messages_filtered` included, also waits until the events this process emitted before it have
+//! come back from the store (the writer keeps them, in order, until their stored copy arrives), so
+//! it lands after them in every process's order, not ahead of them. Without such a store the
+//! runtime's events are logged as the runtime emits them.
 //!
-//! [`MessageStore::publishes_events`]: hooks_runtime::store::MessageStore::publishes_events
+//! [`MessageStore::event_log`]: hooks_runtime::store::MessageStore::event_log
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,6 +94,8 @@ pub(crate) struct EventLogWriter {
 struct Held {
     event: Value,
     seq: Option<u64>,
+    /// How many of this process's events must have come back from the store first.
+    after_local: u64,
     done: Option<oneshot::Sender<()>>,
     since: Instant,
 }
@@ -100,6 +105,7 @@ impl EventLogWriter {
     pub(crate) async fn run(mut self) {
         let mut logged_seq = self.start_seq;
         let mut held: VecDeque<Held> = VecDeque::new();
+        let mut local = InFlight::default();
         loop {
             let hold_deadline = held.front().map(|first| tokio::time::Instant::from_std(first.since + HOLD_MAX));
             tokio::select! {
@@ -107,8 +113,8 @@ impl EventLogWriter {
                 // sent is already in this channel when the server event is looked at.
                 biased;
                 received = self.runtime_events.recv() => match received {
-                    // The store's copy is the one logged.
-                    Ok(_) if self.store_events.is_some() => {}
+                    // The store's copy is the one logged; this one marks where it will be.
+                    Ok(event) if self.store_events.is_some() => local.push(&event),
                     Ok(event) => {
                         let value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
                         self.log.push(&value);
@@ -116,7 +122,8 @@ impl EventLogWriter {
                             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = None;
                         }
                     }
-                    Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => {}
+                    // What was missed cannot be matched: server events stop waiting for it.
+                    Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => local.forget(),
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, missed, "the event log fell behind the thread");
                         self.log.push(&crate::event_log::events_lost(missed));
@@ -128,14 +135,15 @@ impl EventLogWriter {
                         ServerEvent::Ordered(event, done) => (event, None, done),
                         ServerEvent::AfterSeq { event, seq, done } => (event, Some(seq), Some(done)),
                     };
-                    held.push_back(Held { event, seq, done, since: Instant::now() });
-                    self.release(&mut held, logged_seq);
+                    held.push_back(Held { event, seq, after_local: local.emitted, done, since: Instant::now() });
+                    self.release(&mut held, logged_seq, &local);
                 }
                 stored = next_stored(&mut self.store_events) => match stored {
                     Some(Ok(stored)) => {
                         logged_seq = logged_seq.max(stored.seq);
+                        local.stored(&stored.event);
                         self.stored(stored);
-                        self.release(&mut held, logged_seq);
+                        self.release(&mut held, logged_seq, &local);
                     }
                     Some(Err(error)) => {
                         // The subscription reads on from its last event itself.
@@ -144,15 +152,16 @@ impl EventLogWriter {
                     None => {
                         tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's event subscription ended; the log takes this process's events directly from now on");
                         self.store_events = None;
-                        self.release(&mut held, u64::MAX);
+                        self.release(&mut held, u64::MAX, &local);
                     }
                 },
                 () = sleep_until(hold_deadline) => {
                     tracing::warn!(target: "hooks_server", thread = %self.thread_id, "the store's events did not arrive within {HOLD_MAX:?}; logging a server event without them");
                     if let Some(first) = held.front_mut() {
                         first.seq = None;
+                        first.after_local = 0;
                     }
-                    self.release(&mut held, logged_seq);
+                    self.release(&mut held, logged_seq, &local);
                 }
             }
         }
@@ -160,10 +169,10 @@ impl EventLogWriter {
 
     /// Logs the held server events, in order, up to the first that waits for a `seq` not
     /// logged yet.
-    fn release(&self, held: &mut VecDeque<Held>, logged_seq: u64) {
+    fn release(&self, held: &mut VecDeque<Held>, logged_seq: u64, local: &InFlight) {
         let store = self.store_events.is_some();
         while let Some(first) = held.front() {
-            if store && first.seq.is_some_and(|seq| seq > logged_seq) {
+            if store && (first.seq.is_some_and(|seq| seq > logged_seq) || first.after_local > local.returned) {
                 return;
             }
             let Some(first) = held.pop_front() else { return };
@@ -183,6 +192,45 @@ impl EventLogWriter {
             status.remove("type");
             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
         }
+    }
+}
+
+/// This process's runtime events on their way through the store: each is logged when its stored
+/// copy arrives, and a server event emitted after it waits for that.
+#[derive(Default)]
+struct InFlight {
+    /// The events emitted here and not yet back from the store, in order.
+    waiting: VecDeque<Value>,
+    /// How many events this process emitted (or gave up matching).
+    emitted: u64,
+    /// How many of them came back (or were given up).
+    returned: u64,
+}
+
+impl InFlight {
+    /// An event this process emitted. One that does not serialize is never stored either (the
+    /// publisher writes JSON): nothing to wait for.
+    fn push(&mut self, event: &ThreadEvent) {
+        if let Ok(value) = serde_json::to_value(event) {
+            self.waiting.push_back(value);
+            self.emitted += 1;
+        }
+    }
+
+    /// A stored event: one of this process's, or another process's. This process's come back in
+    /// the order they were emitted, so one that matches a waiting event also settles the ones
+    /// before it (their writes failed for good; they will not come back).
+    fn stored(&mut self, event: &Value) {
+        if let Some(place) = self.waiting.iter().position(|waiting| waiting == event) {
+            self.waiting.drain(..=place);
+            self.returned += place as u64 + 1;
+        }
+    }
+
+    /// Stops waiting for every event emitted so far.
+    fn forget(&mut self) {
+        self.waiting.clear();
+        self.returned = self.emitted;
     }
 }
 
@@ -303,5 +351,34 @@ mod tests {
         let kinds: Vec<String> =
             logged(&writer.log, 5).await.iter().map(|event| event["type"].as_str().unwrap().to_owned()).collect();
         assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
+    }
+
+    #[tokio::test]
+    async fn a_server_event_lands_after_the_events_this_process_emitted_before_it() {
+        let writer = start(0);
+        writer.runtime.send(tool_done("a")).unwrap();
+        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(writer.log.latest(), 0, "the hook run waits for the store's copy of `a`");
+        // Another process's event does not release it.
+        writer.store.send(stored(1, &tool_done("elsewhere"))).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(writer.log.latest(), 1);
+        writer.store.send(stored(2, &tool_done("a"))).await.unwrap();
+        let events = logged(&writer.log, 3).await;
+        let order: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("hook_run")).collect();
+        assert_eq!(order, ["elsewhere", "a", "hook_run"]);
+    }
+
+    #[tokio::test]
+    async fn a_lost_event_of_this_process_holds_no_server_event_once_a_later_one_is_back() {
+        let writer = start(0);
+        writer.runtime.send(tool_done("lost")).unwrap();
+        writer.runtime.send(tool_done("b")).unwrap();
+        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        writer.store.send(stored(1, &tool_done("b"))).await.unwrap();
+        let events = logged(&writer.log, 2).await;
+        let order: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("hook_run")).collect();
+        assert_eq!(order, ["b", "hook_run"]);
     }
 }
