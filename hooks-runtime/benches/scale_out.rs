@@ -78,7 +78,7 @@ fn runtime(store: impl MessageStore) -> Runtime {
 }
 
 /// Runs `sends` sends on `tasks` threads at once. On PostgreSQL each send takes and releases its
-/// thread's lease itself (`MessageStore::hold_run`), its writes checked against it.
+/// thread's lease itself (`RunOwnership::hold_run`), its writes checked against it.
 async fn work(runtime: Runtime, tasks: usize, sends: usize) {
     let per_task = sends.div_ceil(tasks);
     let mut handles = Vec::new();

@@ -542,7 +542,7 @@ impl Runtime {
     /// accepted ([`Thread::queue_message`]), now. The runtime does this by itself once, at its
     /// first [`create_thread`](Self::create_thread) or [`open_thread`](Self::open_thread); on a
     /// store that several processes share (PostgreSQL) also every
-    /// [`recovery_sweep_interval`](crate::store::MessageStore::recovery_sweep_interval). Call it
+    /// [`recovery_sweep_interval`](crate::store::RunOwnership::recovery_sweep_interval). Call it
     /// at start-up to recover before the first request (`hooks_server::router` does); on a
     /// shared store it also starts this runtime's sweeper.
     ///

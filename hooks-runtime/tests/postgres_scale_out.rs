@@ -1,6 +1,6 @@
 //! Runtime processes on one PostgreSQL schema. First, two of them each send a message to every
 //! one of the same threads at once; each send runs under the thread's lease, which
-//! `Thread::send` takes itself (`MessageStore::hold_run`). Every message must be
+//! `Thread::send` takes itself (`RunOwnership::hold_run`). Every message must be
 //! stored exactly once, and each thread's history must be turns one after the other: user,
 //! reply, user, reply, each reply answering the message just before it, which two turns run at
 //! once on one thread would break.
@@ -94,7 +94,7 @@ async fn scale_child() {
         tasks.push(tokio::spawn(async move {
             for n in (task..threads).step_by(TASKS) {
                 let id = thread_id(n);
-                // `send` takes the thread's lease itself (`MessageStore::hold_run`).
+                // `send` takes the thread's lease itself (`RunOwnership::hold_run`).
                 let thread = runtime.open_thread(&id).await.unwrap();
                 let outcome = thread.send(&format!("{label} to {id}")).await.unwrap();
                 assert!(outcome.reply.is_some());

@@ -116,8 +116,8 @@ async fn m11_a_version_1_schema_is_migrated_and_keeps_its_threads() {
         hooks_runtime::types::Role::User,
         "late",
     ));
-    store.enqueue_input("old", &entry).await.unwrap();
-    assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
+    store.inbox().unwrap().enqueue_input("old", &entry).await.unwrap();
+    assert_eq!(store.inbox().unwrap().pending_inputs("old").await.unwrap(), [entry]);
     // And every later step's: user values.
     assert_eq!(store.set_user_value("alice", "k", Some(&json!(1))).await.unwrap(), None);
     assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(1));
@@ -278,7 +278,7 @@ async fn a_write_after_the_runs_lease_was_taken_over_is_refused_as_lease_lost() 
     let schema = PgSchema::new("fenced");
     let store = schema.store().await;
     store.create_thread(&thread("t1")).await.unwrap();
-    let hold = store.hold_run("t1").await.unwrap().expect("a shared store holds a lease");
+    let hold = store.run_ownership().expect("a shared store holds a lease").hold_run("t1").await.unwrap();
     raw_client()
         .await
         .execute(&format!("UPDATE {}.thread_leases SET owner = 'another', epoch = epoch + 1", schema.name), &[])
@@ -384,15 +384,14 @@ async fn subscribe_events_follows_the_thread_from_its_next_event_through_the_tra
     let status = |s: ThreadStatus| ThreadEvent::Status { status: s };
     a.publish("t1", &status(ThreadStatus::Running)).await.unwrap();
     a.publish("t1", &status(ThreadStatus::Idle)).await.unwrap();
-    assert!(b.publishes_events());
-    let mut subscription = b.subscribe_events("t1").await.unwrap().expect("the store carries events");
+    let mut subscription = b.event_log().expect("the store carries events").subscribe_events("t1").await.unwrap();
     let later = created("m9", Role::User);
     a.publish("t1", &later).await.unwrap();
     let received = next_event(&mut subscription).await;
     assert_eq!((received.seq, received.event), (3, serde_json::to_value(&later).unwrap()), "only what came after");
     assert!(received_nothing_more(&mut subscription).await);
     let memory = hooks_runtime::store::InMemoryStore::new();
-    assert!(memory.subscribe_events("t1").await.unwrap().is_none(), "one process's store carries none");
+    assert!(memory.event_log().is_none(), "one process's store carries none");
     schema.drop().await;
 }
 

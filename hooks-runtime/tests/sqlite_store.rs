@@ -446,8 +446,8 @@ async fn m11_a_version_1_file_is_migrated_and_keeps_its_threads() {
     assert_eq!(store.user_values("alice").await.unwrap()[0].value, json!(true));
     // The inbox works on the migrated thread.
     let entry = hooks_runtime::store::InboxEntry::new(hooks_runtime::types::MessageRecord::new(Role::User, "late"));
-    store.enqueue_input("old", &entry).await.unwrap();
-    assert_eq!(store.pending_inputs("old").await.unwrap(), [entry]);
+    store.inbox().unwrap().enqueue_input("old", &entry).await.unwrap();
+    assert_eq!(store.inbox().unwrap().pending_inputs("old").await.unwrap(), [entry]);
 }
 
 /// The schema version this build writes: what a new file gets.

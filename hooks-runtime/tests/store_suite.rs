@@ -123,27 +123,31 @@ async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>
     let store = f.store();
     store.create_thread(&thread("t1")).await.unwrap();
     let (a, b) = (entry("a"), entry("b"));
-    store.enqueue_input("t1", &a).await.unwrap();
-    store.enqueue_input("t1", &b).await.unwrap();
-    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&a), entry_like(&b)], "in order, whole");
+    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
+    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(
+        store.inbox().unwrap().pending_inputs("t1").await.unwrap(),
+        [entry_like(&a), entry_like(&b)],
+        "in order, whole"
+    );
 
     // Taken with its message: out of the inbox and into the history in one step.
-    assert!(store.take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
-    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    assert!(store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
+    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken again (another run got there first): nothing is stored twice.
-    assert!(!store.take_input("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
+    assert!(!store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken without a message (a hook prevented it): gone, nothing stored.
-    assert!(store.take_input("t1", &b.id, None).await.unwrap());
-    assert!(store.pending_inputs("t1").await.unwrap().is_empty());
+    assert!(store.inbox().unwrap().take_input("t1", &b.id, None).await.unwrap());
+    assert!(store.inbox().unwrap().pending_inputs("t1").await.unwrap().is_empty());
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
 
-    let error = store.enqueue_input("missing", &entry("c")).await.unwrap_err();
+    let error = store.inbox().unwrap().enqueue_input("missing", &entry("c")).await.unwrap_err();
     assert!(error.to_string().contains("missing"), "{error}");
     assert_eq!(error.kind(), StoreErrorKind::NotFound, "{error}");
-    store.enqueue_input("t1", &a).await.unwrap();
-    let error = store.enqueue_input("t1", &a).await.unwrap_err();
+    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
+    let error = store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap_err();
     assert!(error.to_string().contains("already exists"), "{error}");
     assert_eq!(error.kind(), StoreErrorKind::Conflict, "{error}");
     f.finish().await;
@@ -160,10 +164,10 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     store.create_thread(&thread("t1")).await.unwrap();
     store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
     let a = entry("a");
-    store.enqueue_input("t1", &a).await.unwrap();
+    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
     // The message id is taken: the insert fails, and with it the removal.
-    assert!(store.take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.is_err());
-    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
+    assert!(store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.is_err());
+    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
     f.finish().await;
 }
@@ -173,13 +177,13 @@ async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() 
     let store = f.store();
     store.create_thread(&thread("t1")).await.unwrap();
     let (a, b) = (entry("a"), entry("b"));
-    store.enqueue_input("t1", &a).await.unwrap();
-    store.enqueue_input("t1", &b).await.unwrap();
-    assert_eq!(store.pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
-    assert_eq!(store.pending_input("t1", "run_unknown").await.unwrap(), None);
-    assert!(store.take_input("t1", &b.id, None).await.unwrap());
-    assert_eq!(store.pending_input("t1", &b.id).await.unwrap(), None, "taken");
-    assert_eq!(store.pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
+    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
+    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
+    assert_eq!(store.inbox().unwrap().pending_input("t1", "run_unknown").await.unwrap(), None);
+    assert!(store.inbox().unwrap().take_input("t1", &b.id, None).await.unwrap());
+    assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), None, "taken");
+    assert_eq!(store.inbox().unwrap().pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
     f.finish().await;
 }
 
@@ -188,23 +192,29 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     let store = f.store();
     store.create_thread(&thread("t1")).await.unwrap();
     let a = entry("a");
-    store.enqueue_input("t1", &a).await.unwrap();
-    assert!(store.take_input_running("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
+    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
+    assert!(
+        store.inbox().unwrap().take_input_running("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap()
+    );
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
-    assert!(store.pending_inputs("t1").await.unwrap().is_empty());
+    assert!(store.inbox().unwrap().pending_inputs("t1").await.unwrap().is_empty());
 
     // Taken already: neither the message nor the status is written.
     store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
-    assert!(!store.take_input_running("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
+    assert!(
+        !store.inbox().unwrap().take_input_running("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap()
+    );
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
 
     // A take whose insert fails changes nothing: the input stays, and so does the status.
     let b = entry("b");
-    store.enqueue_input("t1", &b).await.unwrap();
-    assert!(store.take_input_running("t1", &b.id, Some(&message("m1", Role::User, "b"))).await.is_err());
-    assert_eq!(store.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
+    assert!(
+        store.inbox().unwrap().take_input_running("t1", &b.id, Some(&message("m1", Role::User, "b"))).await.is_err()
+    );
+    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     f.finish().await;
 }
@@ -255,9 +265,11 @@ async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
     let second = store.insert_message("t1", &tool_result("r2", "call_1", "interrupted")).await.unwrap_err();
     assert_eq!(second.kind(), StoreErrorKind::Conflict, "{second}");
     // Through an inbox take and a handoff too.
-    store.enqueue_input("t1", &entry("next")).await.unwrap();
-    let input = store.pending_inputs("t1").await.unwrap().remove(0);
-    assert!(store.take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again"))).await.is_err());
+    store.inbox().unwrap().enqueue_input("t1", &entry("next")).await.unwrap();
+    let input = store.inbox().unwrap().pending_inputs("t1").await.unwrap().remove(0);
+    assert!(
+        store.inbox().unwrap().take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again"))).await.is_err()
+    );
     assert!(store.hand_off("t1", "billing", Some(&tool_result("r4", "call_1", "again"))).await.is_err());
     // Another call, or the same call id in another thread, is another call.
     store.insert_message("t1", &tool_result("r5", "call_2", "done")).await.unwrap();
@@ -271,27 +283,37 @@ async fn o7_a_settled_call_stays_in_the_ledger_and_is_never_decided_again<F: Fix
     let store = f.store();
     store.create_thread(&thread("t1")).await.unwrap();
     let waiting = ParkedToolCall::new("call_1", "refund", json!({"amount": 250}), 0, ApprovalState::Pending);
-    store.park_tool_calls("t1", &[waiting]).await.unwrap();
+    store.approvals().unwrap().park_tool_calls("t1", &[waiting]).await.unwrap();
     let approve = ToolCallChange::to(ApprovalState::Approved).with_arguments(json!({"amount": 200})).by("person");
-    assert!(store.advance_tool_call("t1", "call_1", ApprovalState::Pending, &approve).await.unwrap());
+    assert!(
+        store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Pending, &approve).await.unwrap()
+    );
     let done = ToolCallChange::to(ApprovalState::Done).with_result(json!({"result": {}, "denied": false}));
-    assert!(store.advance_tool_call("t1", "call_1", ApprovalState::Approved, &done).await.unwrap());
-    store.settle_parked_tool_calls("t1").await.unwrap();
-    assert!(store.parked_tool_calls("t1").await.unwrap().is_empty(), "a settled step no longer waits");
-    let record = store.tool_call("t1", "call_1").await.unwrap().expect("the ledger keeps it");
+    assert!(
+        store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Approved, &done).await.unwrap()
+    );
+    store.approvals().unwrap().settle_parked_tool_calls("t1").await.unwrap();
+    assert!(
+        store.approvals().unwrap().parked_tool_calls("t1").await.unwrap().is_empty(),
+        "a settled step no longer waits"
+    );
+    let record = store.approvals().unwrap().tool_call("t1", "call_1").await.unwrap().expect("the ledger keeps it");
     assert_eq!((record.state, record.settled), (ApprovalState::Done, true));
     assert_eq!((record.decided_by.as_deref(), record.arguments["amount"].as_i64()), (Some("person"), Some(200)));
     assert!(record.decided_at.is_some());
     assert_eq!(record.outcome(), Some(ApprovalOutcome::Ran));
     // A settled call never moves again, whoever tries.
     let late = ToolCallChange::to(ApprovalState::Denied).by("person");
-    assert!(!store.advance_tool_call("t1", "call_1", ApprovalState::Done, &late).await.unwrap());
-    assert!(store.tool_call("t1", "nope").await.unwrap().is_none());
+    assert!(!store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Done, &late).await.unwrap());
+    assert!(store.approvals().unwrap().tool_call("t1", "nope").await.unwrap().is_none());
     // A later step that reuses the id parks it again; the ledger then answers for the new one.
     let again = ParkedToolCall::new("call_1", "refund", json!({"amount": 5}), 0, ApprovalState::Pending);
-    store.park_tool_calls("t1", &[again]).await.unwrap();
-    assert_eq!(store.tool_call("t1", "call_1").await.unwrap().unwrap().state, ApprovalState::Pending);
-    assert_eq!(store.parked_tool_calls("t1").await.unwrap().len(), 1);
+    store.approvals().unwrap().park_tool_calls("t1", &[again]).await.unwrap();
+    assert_eq!(
+        store.approvals().unwrap().tool_call("t1", "call_1").await.unwrap().unwrap().state,
+        ApprovalState::Pending
+    );
+    assert_eq!(store.approvals().unwrap().parked_tool_calls("t1").await.unwrap().len(), 1);
     f.finish().await;
 }
 
@@ -304,14 +326,14 @@ async fn o6_a_thread_waiting_with_every_call_decided_is_unsettled<F: Fixture>() 
     }
     let mut decided = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Approved);
     decided.decided_at = Some(now_ms() - 60_000);
-    store.park_tool_calls("decided", &[decided.clone()]).await.unwrap();
+    store.approvals().unwrap().park_tool_calls("decided", &[decided.clone()]).await.unwrap();
     let pending = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Pending);
-    store.park_tool_calls("waiting", &[decided, pending.clone()]).await.unwrap_err();
-    store.park_tool_calls("waiting", &[pending]).await.unwrap();
+    store.approvals().unwrap().park_tool_calls("waiting", &[decided, pending.clone()]).await.unwrap_err();
+    store.approvals().unwrap().park_tool_calls("waiting", &[pending]).await.unwrap();
     // Decided a moment ago: its decider resumes the turn itself.
     let mut fresh = ParkedToolCall::new("c1", "refund", json!({}), 0, ApprovalState::Approved);
     fresh.decided_at = Some(now_ms());
-    store.park_tool_calls("just_decided", &[fresh]).await.unwrap();
+    store.approvals().unwrap().park_tool_calls("just_decided", &[fresh]).await.unwrap();
     assert_eq!(store.unsettled_threads().await.unwrap(), ["decided"]);
     f.finish().await;
 }

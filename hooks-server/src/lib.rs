@@ -73,10 +73,10 @@
 //! # Several server processes
 //!
 //! With a store that carries thread events between processes
-//! ([`MessageStore::publishes_events`](hooks_runtime::store::MessageStore::publishes_events), the
+//! ([`MessageStore::event_log`](hooks_runtime::store::MessageStore::event_log), the
 //! PostgreSQL store), a thread's stream on any process shows the runs of every process: once
 //! a process has opened the thread (its first request for it), it follows the thread's events
-//! in the store ([`MessageStore::subscribe_events`](hooks_runtime::store::MessageStore::subscribe_events))
+//! in the store ([`EventLog::subscribe_events`](hooks_runtime::store::EventLog::subscribe_events))
 //! instead of its own runtime's, each once and in the store's order (by the store's sequence
 //! numbers, so also across lost database connections and retried writes), and
 //! `GET /threads/{id}` reports the status the latest run left. What the store carries is the

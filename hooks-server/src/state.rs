@@ -136,7 +136,12 @@ impl ThreadEntry {
     pub(crate) async fn log_in_order(&self, event: Value) {
         let (done, logged) = oneshot::channel();
         let message = match &self.events_store {
-            Some(store) => match store.latest_event_seq(&self.record.id).await {
+            Some(log) => match log
+                .event_log()
+                .expect("kept only for a store with an event log")
+                .latest_event_seq(&self.record.id)
+                .await
+            {
                 Ok(seq) => ServerEvent::AfterSeq { event, seq, done },
                 Err(error) => {
                     tracing::warn!(target: "hooks_server", thread = %self.record.id, "placing a server event among the store's: {error}");
@@ -227,17 +232,20 @@ impl AppState {
         // Followed before this server can send to the thread, so that every event of this
         // process comes back from the store after the subscription starts (see `EventLogWriter`).
         let store = self.runtime.store();
-        let store_events = match store.subscribe_events(&record.id).await {
-            Ok(subscription) => subscription,
-            Err(error) => {
-                tracing::error!(target: "hooks_server", thread = %record.id, "runs of other processes will not show: {error}");
-                None
-            }
+        let store_events = match store.event_log() {
+            Some(log) => match log.subscribe_events(&record.id).await {
+                Ok(subscription) => Some(subscription),
+                Err(error) => {
+                    tracing::error!(target: "hooks_server", thread = %record.id, "runs of other processes will not show: {error}");
+                    None
+                }
+            },
+            None => None,
         };
         // Read after the subscription started, so at or past where it starts.
-        let start_seq = match &store_events {
-            Some(_) => store.latest_event_seq(&record.id).await.unwrap_or(0),
-            None => 0,
+        let start_seq = match (&store_events, store.event_log()) {
+            (Some(_), Some(log)) => log.latest_event_seq(&record.id).await.unwrap_or(0),
+            _ => 0,
         };
         let events_store = store_events.as_ref().map(|_| store.clone());
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);

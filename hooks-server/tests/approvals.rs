@@ -323,7 +323,7 @@ async fn a6_a_message_while_calls_wait_is_409_naming_them_and_stores_nothing() {
     assert!(message(&body).contains(&format!("/threads/{id}/approvals/")), "says how to decide: {body}");
     let (_, after) = server.get(&format!("/threads/{id}/messages"), ALICE).await;
     assert_eq!(before, after, "the refused message is not stored");
-    assert!(store.pending_inputs(&id).await.expect("inbox").is_empty(), "nor queued");
+    assert!(store.inbox().unwrap().pending_inputs(&id).await.expect("inbox").is_empty(), "nor queued");
 
     for call in ["call_1", "call_2"] {
         let (status, body) =

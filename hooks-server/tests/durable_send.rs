@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{
+    InMemoryStore, InboxEntry, InboxStore, MessageStore, StoreError, ThreadRecord, ThreadStatus,
+};
 use hooks_runtime::{Runtime, ThreadOptions};
 use hooks_server::ServerConfig;
 use support::{ALICE, Server};
@@ -65,6 +67,27 @@ impl MessageStore for FlakyInbox {
     async fn threads_of_user(&self, user: &str) -> Result<Vec<ThreadRecord>, StoreError> {
         self.inner.threads_of_user(user).await
     }
+    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
+        self.inner.user_values(user).await
+    }
+    async fn set_user_value(
+        &self,
+        user: &str,
+        key: &str,
+        value: Option<&serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        self.inner.set_user_value(user, key, value).await
+    }
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.unsettled_threads().await
+    }
+    fn inbox(&self) -> Option<&dyn InboxStore> {
+        Some(self)
+    }
+}
+
+#[hooks_runtime::async_trait]
+impl InboxStore for FlakyInbox {
     async fn enqueue_input(&self, id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         if self.refuse.load(Ordering::SeqCst) {
             return Err(StoreError::other("enqueue_input: the disk is full"));
@@ -79,16 +102,13 @@ impl MessageStore for FlakyInbox {
     async fn take_input(&self, id: &str, input: &str, message: Option<&HookMessage>) -> Result<bool, StoreError> {
         self.inner.take_input(id, input, message).await
     }
-    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
-        self.inner.user_values(user).await
-    }
-    async fn set_user_value(
+    async fn take_input_running(
         &self,
-        user: &str,
-        key: &str,
-        value: Option<&serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>, StoreError> {
-        self.inner.set_user_value(user, key, value).await
+        id: &str,
+        input: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.inner.take_input_running(id, input, message).await
     }
 }
 

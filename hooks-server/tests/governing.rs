@@ -121,9 +121,23 @@ async fn g12_an_interrupted_call_is_marked_in_tool_call_done_and_the_stored_resu
     stream.until("run_finished").await;
     // What a process that died while running the approved call_1 leaves in the store.
     let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
+    assert!(
+        store
+            .approvals()
+            .unwrap()
+            .advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved)
+            .await
+            .unwrap()
+    );
     let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
+    assert!(
+        store
+            .approvals()
+            .unwrap()
+            .advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running)
+            .await
+            .unwrap()
+    );
 
     let (status, body) =
         server.post(&format!("/threads/{thread}/approvals/call_2"), ALICE, r#"{"decision":"approve"}"#).await;

@@ -532,6 +532,15 @@ impl MessageStore for CountingReads {
     async fn set_user_value(&self, user: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
         self.inner.set_user_value(user, key, value).await
     }
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.unsettled_threads().await
+    }
+    fn inbox(&self) -> Option<&dyn hooks_runtime::store::InboxStore> {
+        self.inner.inbox()
+    }
+    fn approvals(&self) -> Option<&dyn hooks_runtime::store::ApprovalStore> {
+        self.inner.approvals()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

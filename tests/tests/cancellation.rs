@@ -314,6 +314,9 @@ impl MessageStore for FailingInserts {
     ) -> Result<Option<serde_json::Value>, StoreError> {
         self.inner.set_user_value(user_id, key, value).await
     }
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.unsettled_threads().await
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -195,7 +195,7 @@ async fn crash_test(spec: &str, store: Arc<dyn MessageStore>) -> Figures {
         recovery.wait_for_inboxes().await;
         let status = store.load_thread(THREAD_ID).await.unwrap().unwrap().status;
         if store.unsettled_threads().await.unwrap().is_empty()
-            && store.pending_inputs(THREAD_ID).await.unwrap().is_empty()
+            && store.inbox().unwrap().pending_inputs(THREAD_ID).await.unwrap().is_empty()
             && status != ThreadStatus::Running
         {
             break;

@@ -79,7 +79,7 @@ async fn queue_message_commits_the_input_before_it_answers() {
 
     // Another connection, as the next process would open the file.
     let reader = SqliteStore::open(&path).unwrap();
-    let pending = reader.pending_inputs(thread.id()).await.unwrap();
+    let pending = reader.inbox().unwrap().pending_inputs(thread.id()).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!((pending[0].id.as_str(), pending[0].message.content.as_deref()), (input.as_str(), Some("keep me")));
     assert!(reader.messages(thread.id()).await.unwrap().is_empty(), "stored as a message only when a run takes it");
@@ -89,7 +89,7 @@ async fn queue_message_commits_the_input_before_it_answers() {
 
 #[tokio::test]
 async fn a_store_without_an_inbox_refuses_queue_message_naming_what_to_implement() {
-    /// A store that forwards everything but the inbox methods (their defaults).
+    /// A store that forwards everything but offers no inbox.
     struct NoInbox(InMemoryStore);
 
     #[hooks_runtime::async_trait]
@@ -154,12 +154,15 @@ async fn a_store_without_an_inbox_refuses_queue_message_naming_what_to_implement
         ) -> Result<Option<serde_json::Value>, hooks_runtime::store::StoreError> {
             self.0.set_user_value(user, key, value).await
         }
+        async fn unsettled_threads(&self) -> Result<Vec<String>, hooks_runtime::store::StoreError> {
+            self.0.unsettled_threads().await
+        }
     }
 
     let runtime = runtime_on(Arc::new(NoInbox(InMemoryStore::new())), ScriptedModel::new([]));
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let error = thread.queue_message(MessageRecord::new(Role::User, "hi")).await.unwrap_err().to_string();
-    assert!(error.contains("keeps no inbox") && error.contains("MessageStore::enqueue_input"), "{error}");
+    assert!(error.contains("keeps no inbox") && error.contains("MessageStore::inbox"), "{error}");
 }
 
 #[tokio::test]
@@ -192,7 +195,12 @@ async fn leave_a_crashed_run(store: &dyn MessageStore) -> String {
     call.tool_calls = Some(serde_json::json!([HookToolCall::new("call_open", "durable_tool", "{}")]).to_string());
     store.insert_message(&record.id, &call.into_message()).await.unwrap();
     store.set_status(&record.id, &ThreadStatus::Running).await.unwrap();
-    store.enqueue_input(&record.id, &InboxEntry::new(MessageRecord::new(Role::User, "second"))).await.unwrap();
+    store
+        .inbox()
+        .unwrap()
+        .enqueue_input(&record.id, &InboxEntry::new(MessageRecord::new(Role::User, "second")))
+        .await
+        .unwrap();
     record.id
 }
 
@@ -210,7 +218,7 @@ async fn recovery_settles_and_runs_the_inbox(store: Arc<dyn MessageStore>) {
     assert_eq!(interrupted.extra.get("tool_status"), Some(&serde_json::json!("error")));
     assert_eq!(interrupted.extra.get("tool_interrupted"), Some(&serde_json::json!(true)), "G12: marked, not a failure");
     assert_eq!(texts(&messages)[3..], ["second", "answered"]);
-    assert!(store.pending_inputs(&thread_id).await.unwrap().is_empty());
+    assert!(store.inbox().unwrap().pending_inputs(&thread_id).await.unwrap().is_empty());
     assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert!(store.unsettled_threads().await.unwrap().is_empty());
     // Nothing left to do: a second recovery settles nothing.
@@ -245,7 +253,7 @@ async fn the_first_use_of_a_runtime_recovers_without_a_new_send() {
     let runtime = runtime_on(store.clone(), ScriptedModel::new([ScriptedResponse::text("answered")]));
     let thread = runtime.open_thread(&thread_id).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !store.pending_inputs(&thread_id).await.unwrap().is_empty()
+    while !store.inbox().unwrap().pending_inputs(&thread_id).await.unwrap().is_empty()
         || store.load_thread(&thread_id).await.unwrap().unwrap().status != ThreadStatus::Idle
     {
         assert!(Instant::now() < deadline, "the inbox never ran");
@@ -301,8 +309,8 @@ async fn o8_the_settle_policy_leaves_a_recovered_thread_without_inputs_failed_ow
     let store: Arc<dyn MessageStore> = Arc::new(InMemoryStore::new());
     let thread_id = leave_a_crashed_run(store.as_ref()).await;
     // No input: the settlement is the last word.
-    let input = store.pending_inputs(&thread_id).await.unwrap().remove(0);
-    assert!(store.take_input(&thread_id, &input.id, None).await.unwrap());
+    let input = store.inbox().unwrap().pending_inputs(&thread_id).await.unwrap().remove(0);
+    assert!(store.inbox().unwrap().take_input(&thread_id, &input.id, None).await.unwrap());
     let runtime = runtime_on(store.clone(), ScriptedModel::new([]));
     let recovery = runtime.recover().await.unwrap();
     assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));
@@ -514,7 +522,7 @@ async fn the_postgres_sweeper_recovers_a_dead_owners_thread_within_ttl_plus_one_
     // Within the ttl and one sweep, with room for a loaded machine.
     assert!(settled < ttl + sweep + Duration::from_millis(400), "settled after {settled:?}");
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !store.pending_inputs(&thread_id).await.unwrap().is_empty()
+    while !store.inbox().unwrap().pending_inputs(&thread_id).await.unwrap().is_empty()
         || store.load_thread(&thread_id).await.unwrap().unwrap().status != ThreadStatus::Idle
     {
         assert!(Instant::now() < deadline, "the inbox never ran");

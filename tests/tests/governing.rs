@@ -622,12 +622,24 @@ async fn a4_the_decision_is_one_conditional_write_in_the_store() {
     let store = runtime.store();
     let approve = ToolCallChange::to(ApprovalState::Approved);
     let deny = ToolCallChange::to(ApprovalState::Denied).with_reason("no");
-    assert!(store.advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &approve).await.unwrap());
     assert!(
-        !store.advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &deny).await.unwrap(),
+        store
+            .approvals()
+            .unwrap()
+            .advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &approve)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .approvals()
+            .unwrap()
+            .advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &deny)
+            .await
+            .unwrap(),
         "a second decider finds the call decided, and writes nothing"
     );
-    let parked = store.parked_tool_calls(thread.id()).await.unwrap();
+    let parked = store.approvals().unwrap().parked_tool_calls(thread.id()).await.unwrap();
     let call = parked.iter().find(|call| call.id == "call_b").unwrap();
     assert_eq!((call.state, call.decision_reason.as_deref()), (ApprovalState::Approved, None));
     let refused = thread.deny("call_b", "no").await.unwrap_err();

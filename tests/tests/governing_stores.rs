@@ -155,7 +155,7 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
     assert_eq!(thread.status(), ThreadStatus::Idle);
     assert_eq!(thread.messages().await.unwrap().last().unwrap().content.as_deref(), Some("Noted."));
     assert!(thread.pending_approvals().await.unwrap().is_empty());
-    assert!(store.parked_tool_calls(&thread_id).await.unwrap().is_empty());
+    assert!(store.approvals().unwrap().parked_tool_calls(&thread_id).await.unwrap().is_empty());
     let messages = thread.messages().await.unwrap();
     let results: Vec<&HookMessage> =
         messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).collect();

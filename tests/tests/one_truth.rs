@@ -184,6 +184,8 @@ async fn o2_a_live_handle_follows_a_handoff_and_a_value_made_in_another_process(
 const CHILD_DB: &str = "ONE_TRUTH_CHILD_DB";
 const CHILD_THREAD: &str = "ONE_TRUTH_CHILD_THREAD";
 const CHILD_GATE: &str = "ONE_TRUTH_CHILD_GATE";
+/// Set when the child's store is PostgreSQL: the schema (`CHILD_DB` is then the URL).
+const CHILD_PG_SCHEMA: &str = "ONE_TRUTH_CHILD_PG_SCHEMA";
 
 define_prompt! { name: slow_prompt, model: "m", prompt: "Refunds.", tools: ["slow_refund"] }
 define_agent! { name: slow_agent, side_a: { prompt: slow_prompt, stop_on_response: true } }
@@ -219,7 +221,11 @@ async fn live_run_child() {
         ScriptedResponse::tool_call("call_refund", "slow_refund", "{}"),
         ScriptedResponse::text("Refunded."),
     ]);
-    let runtime = slow_runtime(open_sqlite(Path::new(&db)), model, PathBuf::from(gate));
+    let store = match std::env::var(CHILD_PG_SCHEMA) {
+        Ok(schema) => open_postgres_with_a_long_lease(&db, &schema).await,
+        Err(_) => open_sqlite(Path::new(&db)),
+    };
+    let runtime = slow_runtime(store, model, PathBuf::from(gate));
     let thread = runtime.open_thread(&thread_id).await.unwrap();
     let outcome = thread.send("refund order 7").await.unwrap();
     println!("CHILD DONE {}", outcome.status);
@@ -269,6 +275,75 @@ async fn o3_a_second_process_on_one_sqlite_file_never_settles_a_live_run_and_wai
     let texts: Vec<_> = messages.iter().filter_map(|m| m.content.as_deref()).collect();
     assert_eq!(texts, ["refund order 7", "refunded", "Refunded.", "one more thing", "Anything else?"]);
     drop(runtime);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PostgreSQL store whose run leases last a minute, far longer than any test waits.
+#[cfg(feature = "postgres")]
+async fn open_postgres_with_a_long_lease(url: &str, schema: &str) -> Arc<dyn MessageStore> {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let options = PostgresOptions::new().schema(schema).max_connections(4).run_lease_ttl(Duration::from_secs(60));
+    let store = PostgresStore::connect_with(url, options)
+        .await
+        .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"));
+    Arc::new(store)
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres_with_a_long_lease(_url: &str, _schema: &str) -> Arc<dyn MessageStore> {
+    panic!("the PostgreSQL child needs feature `postgres`")
+}
+
+/// O3 on PostgreSQL: a process killed mid-run is known dead at once (its presence lock is gone
+/// with its session), so its thread is taken over and its turn resumed long before its run's
+/// lease (a minute here) would have expired; while it lived, nothing of its run was settled.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o3_a_killed_postgres_process_is_known_dead_before_its_lease_expires() {
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let dir = scratch("o3_pg");
+    let gate = dir.join("gate");
+    let store = open_postgres_with_a_long_lease(&url, &schema).await;
+    let model = ScriptedModel::new([ScriptedResponse::text("The refund may not have gone through.")]);
+    let runtime = slow_runtime(store.clone(), model, gate.clone());
+    let thread_id = runtime.create_thread("slow_agent", ThreadOptions::default()).await.unwrap().id().to_owned();
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["live_run_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DB, &url)
+        .env(CHILD_PG_SCHEMA, &schema)
+        .env(CHILD_THREAD, &thread_id)
+        .env(CHILD_GATE, &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map_while(Result::ok);
+    assert!(lines.by_ref().any(|line| line.ends_with("TOOL RUNNING")), "the child's tool runs");
+    let recovery = runtime.recover().await.unwrap();
+    assert!(recovery.settled.is_empty() && recovery.continued.is_empty(), "a live run is left alone: {recovery:?}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    // Well inside the minute the lease would last: the presence lock is what tells.
+    let deadline = killed + Duration::from_secs(20);
+    loop {
+        runtime.recover().await.unwrap();
+        if store.load_thread(&thread_id).await.unwrap().unwrap().status == ThreadStatus::Idle {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the dead owner's thread was not taken over within 20 s of its death");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let messages = store.messages(&thread_id).await.unwrap();
+    let results: Vec<_> = messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_refund")).collect();
+    assert_eq!(results.len(), 1, "one result for the call, its interrupted one: {messages:?}");
+    assert_eq!(
+        messages.last().and_then(|m| m.content.as_deref()),
+        Some("The refund may not have gone through."),
+        "the turn resumed to a reply"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
-use hooks_runtime::store::{MessageStore, PostgresOptions, PostgresStore};
+use hooks_runtime::store::{PostgresOptions, PostgresStore, RunOwnership};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
 use hooks_runtime::{Runtime, ThreadOptions};
@@ -102,9 +102,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     examples::heading("One owner per thread: the lease");
-    // Every run holds its thread's lease (`MessageStore::hold_run`, which `send` takes); held
+    // Every run holds its thread's lease (`RunOwnership::hold_run`, which `send` takes); held
     // here by hand, it shows what another process meets meanwhile.
-    let hold = store_a.hold_run(&thread_id).await?.ok_or("the PostgreSQL store holds a lease for every run")?;
+    let hold = store_a.hold_run(&thread_id).await?;
     println!("A holds the lease");
     match store_b.hold_run(&thread_id).await {
         Ok(_) => println!("B tries to take the thread: taken (wrong!)"),
@@ -121,7 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::time::timeout(Duration::from_secs(30), watcher).await??;
 
     examples::heading("Runtime B reopens the thread");
-    let hold_b = store_b.hold_run(&thread_id).await?.ok_or("the PostgreSQL store holds a lease for every run")?;
+    let hold_b = store_b.hold_run(&thread_id).await?;
     println!("B takes the lease after A's run released it");
     let reopened = runtime_b.open_thread(&thread_id).await?;
     for message in reopened.messages().await? {

@@ -1,5 +1,5 @@
 //! Scale-out of the user scope (U1 across processes): on a store that carries events to other
-//! processes ([`MessageStore::publishes_events`](crate::store::MessageStore::publishes_events)),
+//! processes ([`MessageStore::event_log`](crate::store::MessageStore::event_log)),
 //! every `set_user_value` is published through the store, and every runtime with a client of
 //! the user attached runs its `user_value_changed` hooks for it, once per change.
 //!
@@ -32,11 +32,9 @@ pub(crate) async fn publish(inner: &RuntimeInner, user_id: &str, event: &UserEve
 
 /// Publishes a user change of any kind, if the store carries changes; a failure is logged.
 pub(crate) async fn publish_change(inner: &RuntimeInner, user_id: &str, kind: UserChangeKind) {
-    if !inner.store.publishes_events() {
-        return;
-    }
+    let Some(log) = inner.store.event_log() else { return };
     let change = UserChange { origin: inner.users.sync.origin.clone(), user_id: user_id.to_owned(), kind };
-    if let Err(error) = inner.store.publish_user_change(&change).await {
+    if let Err(error) = log.publish_user_change(&change).await {
         tracing::error!(target: "hooks_runtime::user", user = %user_id, "could not publish a user change to other processes: {error}");
     }
 }
@@ -44,17 +42,14 @@ pub(crate) async fn publish_change(inner: &RuntimeInner, user_id: &str, kind: Us
 /// Starts listening for other runtimes' changes, once, if the store carries them. Listening has
 /// begun when this returns; a failure is logged and the next call tries again.
 pub(crate) async fn listen(inner: &Arc<RuntimeInner>) {
-    if !inner.store.publishes_events() {
-        return;
-    }
+    let Some(log) = inner.store.event_log() else { return };
     let started = inner
         .users
         .sync
         .listening
         .get_or_try_init(|| async {
-            if let Some(changes) = inner.store.user_changes().await? {
-                tokio::spawn(deliver(Arc::downgrade(inner), changes));
-            }
+            let changes = log.user_changes().await?;
+            tokio::spawn(deliver(Arc::downgrade(inner), changes));
             Ok::<(), StoreError>(())
         })
         .await;

@@ -1,7 +1,9 @@
 //! A thread's inbox: the inputs a caller was told were accepted, committed before the answer,
-//! and taken by the run that stores them ([`MessageStore::take_input`](super::MessageStore::take_input)).
+//! and taken by the run that stores them ([`InboxStore::take_input`]).
 
-use hooks_core::MessageRecord;
+use hooks_core::{HookMessage, MessageRecord};
+
+use super::StoreError;
 
 /// One accepted input waiting in a thread's inbox: the specification's queued message, kept in
 /// the store from the moment it is accepted until a run stores it (or a hook prevents it).
@@ -60,4 +62,54 @@ pub(super) fn decode(id: String, message: &str, enqueued_at: i64) -> Result<Inbo
             e.column()
         )),
     }
+}
+
+/// A store's inbox (M13): inputs committed before the caller is told they were accepted, and
+/// taken by the run that stores them. A store that keeps one implements this trait and returns
+/// itself from [`MessageStore::inbox`](super::MessageStore::inbox).
+///
+/// ```
+/// use hooks_runtime::store::{InMemoryStore, MessageStore};
+///
+/// let store = InMemoryStore::new();
+/// assert!(store.inbox().is_some());
+/// ```
+#[async_trait::async_trait]
+pub trait InboxStore: Send + Sync {
+    /// Commits `entry` to the thread's inbox, after the inputs already there: once this returns
+    /// `Ok`, the input survives a crash of this process until a run takes it
+    /// ([`take_input`](InboxStore::take_input)). Fails for an unknown thread.
+    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError>;
+
+    /// The thread's inbox, oldest first.
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError>;
+
+    /// Inbox entry `input_id` of the thread, while it is still there. The default looks it up in
+    /// [`pending_inputs`](InboxStore::pending_inputs); a store that can read one entry alone
+    /// does, so a run of one input does not read the whole inbox.
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        Ok(self.pending_inputs(thread_id).await?.into_iter().find(|entry| entry.id == input_id))
+    }
+
+    /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
+    /// message as the hooks left it; `None` when a hook prevented it). `Ok(false)` when the entry
+    /// is no longer there (another run took it): then nothing is inserted, so a message is never
+    /// stored twice.
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError>;
+
+    /// [`take_input`](InboxStore::take_input) for a run that is going: the thread's status is
+    /// set to `running` with the take, so the run that takes an input needs no write of its own
+    /// to say it runs. A crash after it leaves the thread `running` with the message stored,
+    /// which recovery settles; a crash before leaves the input in the inbox, which recovery runs.
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError>;
 }

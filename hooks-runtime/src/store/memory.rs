@@ -4,7 +4,9 @@ use std::sync::{Mutex, PoisonError};
 use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
-use super::{InboxEntry, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox};
+use super::{
+    ApprovalStore, InboxEntry, InboxStore, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox,
+};
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
@@ -141,64 +143,6 @@ impl MessageStore for InMemoryStore {
         Ok(())
     }
 
-    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
-        self.with_thread(thread_id, |thread| {
-            // One row per call id, as the durable stores' keys say; nothing is parked otherwise.
-            for (place, call) in calls.iter().enumerate() {
-                let twice = calls[..place].iter().any(|earlier| earlier.id == call.id);
-                if twice || thread.parked.iter().any(|old| !old.settled && old.id == call.id) {
-                    return Err(StoreError::conflict(format!("tool call `{}` is already parked", call.id)));
-                }
-            }
-            // A settled call of a reused id gives way to the new one.
-            thread.parked.retain(|old| !(old.settled && calls.iter().any(|call| call.id == old.id)));
-            let (settled, mut step): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut thread.parked).into_iter().partition(|call| call.settled);
-            step.extend(calls.iter().cloned());
-            step.sort_by_key(|call| call.position);
-            thread.parked = settled;
-            thread.parked.append(&mut step);
-            Ok(())
-        })
-    }
-
-    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
-        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
-        Ok(parked.iter().filter(|call| !call.settled).cloned().collect())
-    }
-
-    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
-        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
-        Ok(parked.iter().rev().find(|call| call.id == call_id).cloned())
-    }
-
-    async fn advance_tool_call(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            match thread.parked.iter_mut().find(|call| !call.settled && call.id == call_id && call.state == from) {
-                Some(call) => {
-                    change.apply(call);
-                    Ok(true)
-                }
-                None => Ok(false),
-            }
-        })
-    }
-
-    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
-        self.with_thread(thread_id, |thread| {
-            thread.parked.iter_mut().for_each(|call| call.settled = true);
-            Ok(())
-        })
-    }
-
     async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         Ok(threads.get(thread_id).map(|thread| thread.record.clone()))
@@ -311,6 +255,17 @@ impl MessageStore for InMemoryStore {
         Ok(unsettled)
     }
 
+    fn inbox(&self) -> Option<&dyn InboxStore> {
+        Some(self)
+    }
+
+    fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl InboxStore for InMemoryStore {
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let message =
             inbox::encode(entry).map_err(|e| StoreError::other(format!("enqueue_input: thread `{thread_id}`: {e}")))?;
@@ -350,5 +305,66 @@ impl MessageStore for InMemoryStore {
         message: Option<&HookMessage>,
     ) -> Result<bool, StoreError> {
         self.take(thread_id, input_id, message, true)
+    }
+}
+
+#[async_trait::async_trait]
+impl ApprovalStore for InMemoryStore {
+    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            // One row per call id, as the durable stores' keys say; nothing is parked otherwise.
+            for (place, call) in calls.iter().enumerate() {
+                let twice = calls[..place].iter().any(|earlier| earlier.id == call.id);
+                if twice || thread.parked.iter().any(|old| !old.settled && old.id == call.id) {
+                    return Err(StoreError::conflict(format!("tool call `{}` is already parked", call.id)));
+                }
+            }
+            // A settled call of a reused id gives way to the new one.
+            thread.parked.retain(|old| !(old.settled && calls.iter().any(|call| call.id == old.id)));
+            let (settled, mut step): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut thread.parked).into_iter().partition(|call| call.settled);
+            step.extend(calls.iter().cloned());
+            step.sort_by_key(|call| call.position);
+            thread.parked = settled;
+            thread.parked.append(&mut step);
+            Ok(())
+        })
+    }
+
+    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
+        Ok(parked.iter().filter(|call| !call.settled).cloned().collect())
+    }
+
+    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let parked = threads.get(thread_id).map(|thread| thread.parked.as_slice()).unwrap_or_default();
+        Ok(parked.iter().rev().find(|call| call.id == call_id).cloned())
+    }
+
+    async fn advance_tool_call(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        from: ApprovalState,
+        change: &ToolCallChange,
+    ) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| {
+            match thread.parked.iter_mut().find(|call| !call.settled && call.id == call_id && call.state == from) {
+                Some(call) => {
+                    change.apply(call);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })
+    }
+
+    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            thread.parked.iter_mut().for_each(|call| call.settled = true);
+            Ok(())
+        })
     }
 }

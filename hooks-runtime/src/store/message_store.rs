@@ -1,19 +1,32 @@
-//! The [`MessageStore`] trait: what every store does.
+//! The [`MessageStore`] trait: what every store does (threads, their messages and values, user
+//! values), and the capabilities a store may add, each a trait of its own that the store hands
+//! out: [`InboxStore`], [`ApprovalStore`], [`RunOwnership`], [`EventLog`].
 
 use hooks_core::{HookMessage, MessageUpdate};
 
+use super::approval_store::ApprovalStore;
 use super::error::{StoreError, StoreErrorKind};
-use super::events::EventSubscription;
-use super::inbox::InboxEntry;
-use super::run_permit::RunPermit;
+use super::event_log::EventLog;
+use super::inbox::InboxStore;
+use super::run_ownership::RunOwnership;
 use super::thread_record::ThreadRecord;
-use super::user_values::{UserChange, UserValue};
-use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+use super::user_values::UserValue;
 use crate::events::ThreadStatus;
 
 /// Persists threads, their values and messages, and user values. Each call is atomic: an insert
 /// either stores the whole message or nothing, and a value is written in the same transaction that checks its
 /// thread.
+///
+/// What a store offers beyond that is said by its type: it implements a capability trait and
+/// hands itself out from the matching method (`inbox`, `approvals`, `run_ownership`,
+/// `event_log`), which answer `None` by default. The three stores here offer:
+///
+/// | capability | [`InMemoryStore`](super::InMemoryStore) | `SqliteStore` | `PostgresStore` |
+/// |---|---|---|---|
+/// | [`InboxStore`] | yes | yes | yes |
+/// | [`ApprovalStore`] | yes | yes | yes |
+/// | [`RunOwnership`] | no | on a file | yes |
+/// | [`EventLog`] | no | on a file | yes |
 ///
 /// ```
 /// use hooks_runtime::store::{InMemoryStore, MessageStore};
@@ -70,214 +83,114 @@ pub trait MessageStore: Send + Sync + 'static {
         value: Option<&serde_json::Value>,
     ) -> Result<Option<serde_json::Value>, StoreError>;
 
-    /// Commits `entry` to the thread's inbox, after the inputs already there: once this returns
-    /// `Ok`, the input survives a crash of this process until a run takes it
-    /// ([`take_input`](MessageStore::take_input)). Fails for an unknown thread.
-    ///
-    /// The default refuses: a store that keeps no inbox cannot accept an input for later (the
-    /// runtime's `send`, which stores the message in its run, still works on it).
-    async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
-        let _ = entry;
-        Err(StoreError::new(
-            StoreErrorKind::Unsupported,
-            format!(
-                "enqueue_input: thread `{thread_id}`: this store keeps no inbox, so it cannot accept a message for a later run; implement MessageStore::enqueue_input, pending_inputs and take_input, or use Thread::send"
-            ),
-        ))
-    }
-
-    /// The thread's inbox, oldest first. The default (a store without an inbox) has none.
-    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        let _ = thread_id;
-        Ok(Vec::new())
-    }
-
-    /// Inbox entry `input_id` of the thread, while it is still there. The default looks it up in
-    /// [`pending_inputs`](MessageStore::pending_inputs); a store that can read one entry alone
-    /// does, so a run of one input does not read the whole inbox.
-    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
-        Ok(self.pending_inputs(thread_id).await?.into_iter().find(|entry| entry.id == input_id))
-    }
-
-    /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
-    /// message as the hooks left it; `None` when a hook prevented it). `Ok(false)` when the entry
-    /// is no longer there (another run took it): then nothing is inserted, so a message is never
-    /// stored twice.
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        let _ = (message, input_id);
-        Err(StoreError::new(
-            StoreErrorKind::Unsupported,
-            format!(
-                "take_input: thread `{thread_id}`: this store keeps no inbox; implement MessageStore::enqueue_input, \
-             pending_inputs and take_input together"
-            ),
-        ))
-    }
-
-    /// [`take_input`](MessageStore::take_input) for a run that is going: the thread's status is
-    /// set to `running` with the take, so the run that takes an input needs no write of its own
-    /// to say it runs. A crash after it leaves the thread `running` with the message
-    /// stored, which recovery settles; a crash before leaves the input in the inbox, which
-    /// recovery runs.
-    ///
-    /// The default sets the status, then takes the input: two transactions, in the order that
-    /// keeps the same guarantees. A store that can do both in one transaction should.
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.set_status(thread_id, &ThreadStatus::Running).await?;
-        self.take_input(thread_id, input_id, message).await
-    }
-
     /// The threads a run may have left unsettled: status `running`, inputs in the inbox, or
     /// status `awaiting_approval` with no call still pending (every call decided, the turn never
     /// resumed: O6). A store that several processes share leaves out threads that a live owner
     /// holds, and inputs that a live process accepted (O3). The runtime's recovery settles and
-    /// resumes them (`Runtime::recover`). The default has none.
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        Ok(Vec::new())
-    }
+    /// resumes them (`Runtime::recover`), at its first use and, on a store with
+    /// [`RunOwnership`], every [`RunOwnership::recovery_sweep_interval`].
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError>;
 
-    /// How often every runtime on this store looks for threads whose owner died
-    /// ([`unsettled_threads`](MessageStore::unsettled_threads)) while it runs: `Some` for a store
-    /// that several processes share, `None` (the default) for a store one process owns, which
-    /// recovers once, at the runtime's first use.
-    fn recovery_sweep_interval(&self) -> Option<std::time::Duration> {
+    /// The store's inbox (M13: an accepted input survives a crash until a run takes it), or
+    /// `None` for a store that keeps none: there `Thread::queue_message` is refused with
+    /// [`Unsupported`](StoreErrorKind::Unsupported) and a server will not start on it;
+    /// `Thread::send`, which stores its message in its run, still works.
+    fn inbox(&self) -> Option<&dyn InboxStore> {
         None
     }
 
-    /// Takes the right to run `thread_id` for this process, for as long as the returned
-    /// [`RunPermit`] lives, waiting while another process runs the thread. The runtime calls it at
-    /// the start of every run, after its own per-thread lock.
-    ///
-    /// A store that one process owns (in memory, SQLite) holds nothing: the runtime's lock
-    /// already runs one turn at a time, and this default answers `None` at once. A store that
-    /// several processes share (`PostgresStore`, feature `postgres`) holds a lease, so that no two processes run
-    /// turns of one thread at once.
-    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
-        let _ = thread_id;
-        Ok(None)
+    /// The store's approvals (A1-A4, O7), or `None` for a store that keeps none: there a step
+    /// that waits for a person fails with [`Unsupported`](StoreErrorKind::Unsupported).
+    fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        None
     }
 
-    /// Parks the calls of a step that waits for approvals (A1) with the thread, so that they
-    /// survive a restart and every process sharing the store sees them (A2). Fails for an
-    /// unknown thread. The default refuses: a store that keeps no approvals cannot park a call.
-    async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
-        let _ = calls;
-        Err(StoreError::new(
-            StoreErrorKind::Unsupported,
-            format!(
-                "park_tool_calls: thread `{thread_id}`: this store keeps no approvals; implement MessageStore::park_tool_calls, \
-             parked_tool_calls, tool_call, advance_tool_call and settle_parked_tool_calls together"
-            ),
-        ))
+    /// How the store keeps one running owner per thread when several processes share it (O3),
+    /// or `None` for a store that one process owns: there the runtime's own per-thread lock is
+    /// all a run needs, recovery runs once at the runtime's first use, and a thread's live state
+    /// is never reread from the store.
+    fn run_ownership(&self) -> Option<&dyn RunOwnership> {
+        None
     }
 
-    /// The calls of the thread's parked step (not yet [settled](MessageStore::settle_parked_tool_calls)),
-    /// in the step's call order. The default (a store without approvals) has none.
-    async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
-        let _ = thread_id;
-        Ok(Vec::new())
+    /// The store's event log, which carries thread events and user changes to other processes
+    /// (O5), or `None` for a store that carries none: there only this process's subscribers see
+    /// a thread's events.
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        None
+    }
+}
+
+/// The runtime's reads of the capabilities: what a store without one answers.
+impl dyn MessageStore {
+    /// The inbox, or the error that `op` on `thread_id` gives on a store that keeps none.
+    pub(crate) fn inbox_for(&self, op: &str, thread_id: &str) -> Result<&dyn InboxStore, StoreError> {
+        self.inbox().ok_or_else(|| {
+            StoreError::new(
+                StoreErrorKind::Unsupported,
+                format!(
+                    "{op}: thread `{thread_id}`: this store keeps no inbox, so it cannot accept a message for a later run; \
+                     implement InboxStore and return it from MessageStore::inbox, or use Thread::send"
+                ),
+            )
+        })
     }
 
-    /// Parked call `call_id` of the thread, settled or not: the ledger of a decision (O7), which
-    /// answers for as long as the thread lives. When a later step parked a call of the same id
-    /// (a model that reuses ids), that later call. The default looks among
-    /// [`parked_tool_calls`](MessageStore::parked_tool_calls), so it forgets settled calls.
-    async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
-        Ok(self.parked_tool_calls(thread_id).await?.into_iter().find(|call| call.id == call_id))
+    /// The approvals, or the error that `op` on `thread_id` gives on a store that keeps none.
+    pub(crate) fn approvals_for(&self, op: &str, thread_id: &str) -> Result<&dyn ApprovalStore, StoreError> {
+        self.approvals().ok_or_else(|| {
+            StoreError::new(
+                StoreErrorKind::Unsupported,
+                format!(
+                    "{op}: thread `{thread_id}`: this store keeps no approvals, so no call can wait for one; \
+                     implement ApprovalStore and return it from MessageStore::approvals"
+                ),
+            )
+        })
     }
 
-    /// Moves parked call `call_id` from state `from` as `change` says, in one conditional
-    /// write: `Ok(true)` when it was in `from` and moved, `Ok(false)` (and nothing written) when
-    /// it was not, for example because another process decided it first (A4).
-    async fn advance_tool_call(
+    /// The thread's inbox; empty on a store that keeps none.
+    pub(crate) async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<super::InboxEntry>, StoreError> {
+        match self.inbox() {
+            Some(inbox) => inbox.pending_inputs(thread_id).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The calls of the thread's parked step; none on a store that keeps no approvals.
+    pub(crate) async fn parked_tool_calls(
+        &self,
+        thread_id: &str,
+    ) -> Result<Vec<crate::approvals::ParkedToolCall>, StoreError> {
+        match self.approvals() {
+            Some(approvals) => approvals.parked_tool_calls(thread_id).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The ledger's entry for `call_id`; none on a store that keeps no approvals.
+    pub(crate) async fn tool_call(
         &self,
         thread_id: &str,
         call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
-        let _ = (call_id, from, change);
-        Err(StoreError::new(
-            StoreErrorKind::Unsupported,
-            format!("advance_tool_call: thread `{thread_id}`: this store keeps no approvals"),
-        ))
-    }
-
-    /// Settles the thread's parked step once its results are stored: its calls leave
-    /// [`parked_tool_calls`](MessageStore::parked_tool_calls) and stay readable through
-    /// [`tool_call`](MessageStore::tool_call), each with its decision and result.
-    async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
-        let _ = thread_id;
-        Ok(())
-    }
-
-    /// Whether the store carries thread events to other processes: when it does, the runtime
-    /// hands every event of every thread to [`MessageStore::publish_event`], in order, besides
-    /// its in-process subscribers. A store that one process owns does not (the default).
-    fn publishes_events(&self) -> bool {
-        false
-    }
-
-    /// Makes one thread event visible to every process on the store. Called once per event, in
-    /// the order of the thread's events, from a task of the runtime's (never on the path of the
-    /// run that emitted it). The default publishes nothing.
-    async fn publish_event(&self, thread_id: &str, event: &crate::events::ThreadEvent) -> Result<(), StoreError> {
-        let _ = (thread_id, event);
-        Ok(())
-    }
-
-    /// [`publish_event`](MessageStore::publish_event) for several events of one thread, in
-    /// order: what the runtime's publisher found queued at once. A store that can write them in
-    /// one transaction should; the default publishes them one by one.
-    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
-        for event in events {
-            self.publish_event(thread_id, event).await?;
+    ) -> Result<Option<crate::approvals::ParkedToolCall>, StoreError> {
+        match self.approvals() {
+            Some(approvals) => approvals.tool_call(thread_id, call_id).await,
+            None => Ok(None),
         }
-        Ok(())
     }
 
-    /// Follows the events that every process publishes for `thread_id` (this one's included,
-    /// in the order [`MessageStore::publish_event`] stored them), starting with the first one
-    /// published after this call: a process that serves clients sees the runs of the others.
-    /// `None` from a store that carries no events between processes (the default).
-    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
-        let _ = thread_id;
-        Ok(None)
+    /// The store's hold of `thread_id` for a run; `None` on a store that one process owns.
+    pub(crate) async fn hold_run(&self, thread_id: &str) -> Result<Option<super::RunPermit>, StoreError> {
+        match self.run_ownership() {
+            Some(owners) => owners.hold_run(thread_id).await.map(Some),
+            None => Ok(None),
+        }
     }
 
-    /// The `seq` ([`StoredEvent::seq`](super::StoredEvent::seq)) of the thread's last event in the store, 0 before the
-    /// first: a follower of [`MessageStore::subscribe_events`] that has delivered up to it has
-    /// seen every event published before this call. 0 from a store that carries no events (the
-    /// default).
-    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
-        let _ = thread_id;
-        Ok(0)
-    }
-
-    /// Makes a user change visible to every process on the store, in the order changes are
-    /// published; the runtime calls it for every `set_user_value` and every thread created for
-    /// a user when [`publishes_events`](MessageStore::publishes_events). The default publishes
-    /// nothing.
-    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
-        let _ = change;
-        Ok(())
-    }
-
-    /// Every user change published from now on, by any process (this one included), in
-    /// the order they were published; `None` when the store does not carry them (the default).
-    /// Listening has begun when this returns, so a change published afterwards is delivered.
-    /// Dropping the receiver stops the delivery.
-    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
-        Ok(None)
+    /// Whether other processes may change this store's threads: then a thread's live state is
+    /// reread at each run, and an accepted input is read back from the inbox.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.run_ownership().is_some() || self.event_log().is_some()
     }
 }

@@ -1,4 +1,6 @@
-//! Where threads and their messages persist: the [`MessageStore`] trait and its three stores.
+//! Where threads and their messages persist: the [`MessageStore`] trait, the capabilities a
+//! store may add ([`InboxStore`], [`ApprovalStore`], [`RunOwnership`], [`EventLog`]), and the
+//! three stores.
 //!
 //! | store | feature | for |
 //! |---|---|---|
@@ -9,8 +11,9 @@
 //! Give one to [`RuntimeBuilder::store`](crate::RuntimeBuilder::store); every store passes the
 //! same store suite.
 
+mod approval_store;
 mod error;
-mod events;
+mod event_log;
 mod inbox;
 mod memory;
 mod message_store;
@@ -18,21 +21,22 @@ mod message_store;
 pub(crate) mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
-mod run_permit;
+mod run_ownership;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod thread_record;
 mod user_values;
 
+pub use approval_store::ApprovalStore;
 pub use error::{StoreError, StoreErrorKind};
-pub use events::{EventSubscription, StoredEvent};
-pub use inbox::InboxEntry;
+pub use event_log::{EventLog, EventSubscription, StoredEvent};
+pub use inbox::{InboxEntry, InboxStore};
 pub use memory::InMemoryStore;
 pub use message_store::MessageStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
-pub use run_permit::RunPermit;
+pub use run_ownership::{RunOwnership, RunPermit};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;

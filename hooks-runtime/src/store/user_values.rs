@@ -29,7 +29,7 @@ impl UserValue {
 }
 
 /// Something that happened to a user, on its way between processes
-/// ([`MessageStore::publish_user_change`](super::MessageStore::publish_user_change)): a user value change or a new thread of the user.
+/// ([`EventLog::publish_user_change`](super::EventLog::publish_user_change)): a user value change or a new thread of the user.
 ///
 /// ```
 /// use hooks_runtime::store::{UserChange, UserChangeKind};

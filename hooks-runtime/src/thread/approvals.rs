@@ -194,7 +194,11 @@ impl Thread {
     ) -> Result<(), ApprovalError> {
         let shared = &self.shared;
         let store = &shared.runtime.store;
-        if !store.advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change).await? {
+        if !store
+            .approvals_for("advance_tool_call", &shared.id)?
+            .advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change)
+            .await?
+        {
             let now = store.tool_call(&shared.id, call_id).await?;
             let state = now.map_or(ApprovalState::Done, |call| call.state);
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });

@@ -43,7 +43,7 @@ impl EventEmitter {
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {
-        if self.store.publishes_events() {
+        if self.store.event_log().is_some() {
             self.publish(event.clone());
         }
         self.links.send_event(event);

@@ -81,7 +81,9 @@ pub(crate) async fn create_from(
                 Origin::Run => {}
                 Origin::Input(input) => {
                     // M7: a prevented queued message leaves the queue.
-                    store.take_input_running(&pipeline.shared.id, input, None).await.map_err(CreateError::Store)?;
+                    let id = &pipeline.shared.id;
+                    let inbox = store.inbox_for("take_input", id).map_err(CreateError::Store)?;
+                    inbox.take_input_running(id, input, None).await.map_err(CreateError::Store)?;
                     pipeline.shared.forget_accepted(input);
                 }
                 // M10: the handoff happens all the same.
@@ -101,7 +103,8 @@ pub(crate) async fn create_from(
             message
         }
         Origin::Input(input) => {
-            let taken = store
+            let inbox = store.inbox_for("take_input", &pipeline.shared.id).map_err(CreateError::Store)?;
+            let taken = inbox
                 .take_input_running(&pipeline.shared.id, input, Some(&message))
                 .await
                 .map_err(CreateError::Store)?;

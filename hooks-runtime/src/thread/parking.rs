@@ -158,7 +158,12 @@ pub(super) fn unkept(value: &Value) -> Option<(HookToolResult, CallEnd)> {
 /// A1: the step's calls are stored with the thread, then announced; the run stops.
 async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
     let shared = pipeline.shared;
-    if let Err(error) = shared.runtime.store.park_tool_calls(&shared.id, &parked).await {
+    let store = &shared.runtime.store;
+    let stored = match store.approvals_for("park_tool_calls", &shared.id) {
+        Ok(approvals) => approvals.park_tool_calls(&shared.id, &parked).await,
+        Err(error) => Err(error),
+    };
+    if let Err(error) = stored {
         tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "could not park the tool calls that wait for approval: {error}");
         return TurnEnd::Failed(crate::reasons::FailReason::StoreError);
     }

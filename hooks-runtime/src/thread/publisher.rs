@@ -1,5 +1,5 @@
 //! Scale-out: a thread's events on their way to the store
-//! ([`MessageStore::publish_event`](crate::store::MessageStore::publish_event)), one task per
+//! ([`EventLog::publish_events`](crate::store::EventLog::publish_events)), one task per
 //! thread so they keep their order, off the path of the run that emitted them.
 
 use std::sync::Arc;
@@ -40,7 +40,8 @@ impl Publisher {
                             next = items.try_recv().ok();
                         }
                         if !batch.is_empty()
-                            && let Err(error) = store.publish_events(&thread_id, &batch).await
+                            && let Some(log) = store.event_log()
+                            && let Err(error) = log.publish_events(&thread_id, &batch).await
                         {
                             tracing::error!(target: "hooks_runtime::thread", thread = %thread_id, "could not publish {} thread events to the store: {error}", batch.len());
                         }

@@ -3,7 +3,7 @@
 //!
 //! When: once at a runtime's first use (its first `create_thread` or `open_thread`), and
 //! whenever [`Runtime::recover`](crate::Runtime::recover) is called; on a store that several
-//! processes share ([`MessageStore::recovery_sweep_interval`](crate::store::MessageStore::recovery_sweep_interval)),
+//! processes share ([`RunOwnership::recovery_sweep_interval`](crate::store::RunOwnership::recovery_sweep_interval)),
 //! also every sweep interval, by a task that lives as long as the runtime.
 //!
 //! What, per thread the store names ([`MessageStore::unsettled_threads`](crate::store::MessageStore::unsettled_threads)),
@@ -92,7 +92,7 @@ pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>) {
 
 /// Starts, once per runtime, the sweeper of a store that several processes share.
 pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>) {
-    let Some(interval) = runtime.store.recovery_sweep_interval() else { return };
+    let Some(interval) = runtime.store.run_ownership().map(|owners| owners.recovery_sweep_interval()) else { return };
     if !runtime.recovery.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel) {
         start_sweeper(Arc::downgrade(runtime), interval);
     }

@@ -58,7 +58,11 @@ pub(crate) async fn finish_step(
     if how == Finish::Abort {
         for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
             let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL).by(ABORT);
-            if store.advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change).await? {
+            if store
+                .approvals_for("advance_tool_call", &shared.id)?
+                .advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change)
+                .await?
+            {
                 shared
                     .events
                     .emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
@@ -75,7 +79,7 @@ pub(crate) async fn finish_step(
     let results = carry_out_parked(shared, state, &parked).await?;
     let state_ref: &ThreadState = state;
     store_in_order(shared, state_ref, &results).await?;
-    store.settle_parked_tool_calls(&shared.id).await?;
+    store.approvals_for("settle_parked_tool_calls", &shared.id)?.settle_parked_tool_calls(&shared.id).await?;
     let end = match how {
         Finish::Resume => super::turn::run_execution(shared, state, side, &mut outcome).await?,
         Finish::Abort => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
@@ -107,7 +111,11 @@ async fn carry_out_parked(
             },
             ApprovalState::Approved => {
                 let running = ToolCallChange::to(ApprovalState::Running);
-                if !store.advance_tool_call(&shared.id, &row.id, ApprovalState::Approved, &running).await? {
+                if !store
+                    .approvals_for("advance_tool_call", &shared.id)?
+                    .advance_tool_call(&shared.id, &row.id, ApprovalState::Approved, &running)
+                    .await?
+                {
                     // Another run took it: it is that run's to finish.
                     return Err(RuntimeError::Store(StoreError::conflict(format!(
                         "the approved tool call `{}` was taken by another run",
@@ -129,7 +137,10 @@ async fn carry_out_parked(
         };
         let result = tool_calls::complete_call(&pipeline, state, &call, result, end).await;
         let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, end));
-        store.advance_tool_call(&shared.id, &row.id, row.state_after_start(), &change).await?;
+        store
+            .approvals_for("advance_tool_call", &shared.id)?
+            .advance_tool_call(&shared.id, &row.id, row.state_after_start(), &change)
+            .await?;
         results.push((call, result, end));
     }
     Ok(results)
@@ -190,7 +201,10 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
         let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, CallEnd::Interrupted).await;
         let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, CallEnd::Interrupted));
-        store.advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change).await?;
+        store
+            .approvals_for("advance_tool_call", &shared.id)?
+            .advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change)
+            .await?;
     }
     let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);
     Ok(if waiting { ParkedStep::Waiting } else { ParkedStep::Decided })
@@ -203,6 +217,6 @@ pub(crate) async fn settle_decided(shared: &ThreadShared, state: &ThreadState) -
     let parked = store.parked_tool_calls(&shared.id).await?;
     let results = carry_out_parked(shared, state, &parked).await?;
     store_in_order(shared, state, &results).await?;
-    store.settle_parked_tool_calls(&shared.id).await?;
+    store.approvals_for("settle_parked_tool_calls", &shared.id)?.settle_parked_tool_calls(&shared.id).await?;
     Ok(())
 }

@@ -63,7 +63,8 @@ impl Thread {
     /// ```
     pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
         let entry = InboxEntry::new(message);
-        self.shared.runtime.store.enqueue_input(&self.shared.id, &entry).await?;
+        let store = &self.shared.runtime.store;
+        store.inbox_for("queue_message", &self.shared.id)?.enqueue_input(&self.shared.id, &entry).await?;
         self.shared.note_accepted(&entry);
         Ok(InputId(entry.id))
     }

@@ -165,7 +165,7 @@ impl ThreadShared {
     /// an input (a sweep after an expired lease), so there the run reads the inbox.
     pub(crate) fn note_accepted(&self, entry: &InboxEntry) {
         let store = &self.runtime.store;
-        if store.publishes_events() || store.recovery_sweep_interval().is_some() {
+        if store.is_shared() {
             return;
         }
         let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);

@@ -169,10 +169,12 @@ pub(crate) async fn run_input(
     // it, or else read back from the store.
     let entry = match shared.accepted_input(input) {
         Some(entry) => entry,
-        None => match shared.runtime.store.pending_input(&shared.id, input).await? {
-            Some(entry) => entry,
-            None => return Ok(None),
-        },
+        None => {
+            match shared.runtime.store.inbox_for("pending_input", &shared.id)?.pending_input(&shared.id, input).await? {
+                Some(entry) => entry,
+                None => return Ok(None),
+            }
+        }
     };
     run_with_messages(shared, state, vec![Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
 }
@@ -232,7 +234,12 @@ async fn store_incoming(
                 outcome.blocked = Some(cap_hook_reason("UserPromptSubmit", reason));
                 // As a prevented message (M7): a blocked queued message leaves the queue.
                 if let Some(input) = &input {
-                    shared.runtime.store.take_input(&shared.id, input, None).await?;
+                    shared
+                        .runtime
+                        .store
+                        .inbox_for("take_input", &shared.id)?
+                        .take_input(&shared.id, input, None)
+                        .await?;
                 }
                 if prevented == Prevented::FailRun {
                     return Ok(0);

@@ -13,12 +13,16 @@ use super::driver::{describe_pg, pg_kind};
 use super::fence::Fences;
 use super::hub::Hub;
 use super::options::{DEFAULT_SCHEMA, PostgresOptions};
+use super::presence::Presence;
 use super::schema;
 use crate::store::rows::Op;
 use crate::store::{StoreError, StoreErrorKind};
 
 /// How long connecting to the server may take when the URL does not say (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `connect` waits for the presence connection (see `presence`) before it returns
+/// anyway; leases written before it is made expire as leases without presence do.
+const PRESENCE_SETTLE: Duration = Duration::from_secs(2);
 /// How long an operation waits for a free pooled connection before failing.
 const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest schema name [`PostgresOptions::schema`] takes, so that the notification channel
@@ -28,7 +32,7 @@ const MAX_SCHEMA_NAME: usize = 40;
 /// A [`MessageStore`] in PostgreSQL, shared by every runtime process that connects to the same
 /// database and schema. Besides the trait it has thread events across processes
 /// ([`publish`](Self::publish), [`subscribe`](Self::subscribe)); every run holds a lease on its
-/// thread ([`MessageStore::hold_run`]), so that no two processes run one thread at once.
+/// thread ([`RunOwnership::hold_run`]), so that no two processes run one thread at once.
 ///
 /// Cloning is cheap: clones share one pool.
 ///
@@ -45,7 +49,7 @@ const MAX_SCHEMA_NAME: usize = 40;
 /// ```
 ///
 /// [`MessageStore`]: crate::store::MessageStore
-/// [`MessageStore::hold_run`]: crate::store::MessageStore::hold_run
+/// [`RunOwnership::hold_run`]: crate::store::RunOwnership::hold_run
 #[derive(Clone)]
 pub struct PostgresStore {
     pub(super) inner: Arc<Inner>,
@@ -73,7 +77,9 @@ pub(super) struct Inner {
     /// of one process (two runtimes) are two owners.
     pub(super) owner: String,
     /// The threads this store's runs hold, whose writes check the lease.
-    pub(super) fences: Fences,
+    pub(super) fences: Arc<Fences>,
+    /// The connection that tells other processes this store is alive (see `presence`).
+    pub(super) presence: Presence,
     /// The one connection that listens for every subscription's thread events.
     pub(super) hub: Hub,
 }
@@ -135,6 +141,8 @@ impl PostgresStore {
             None => "hooks_events".to_owned(),
         };
         let connect_timeout = config.get_connect_timeout().copied().unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let owner = format!("pid{}:{}", std::process::id(), crate::ids::new_id("store"));
+        let fences = Arc::new(Fences::default());
         let manager =
             Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
@@ -147,6 +155,7 @@ impl PostgresStore {
         let store = PostgresStore {
             inner: Arc::new(Inner {
                 pool,
+                presence: Presence::start(config.clone(), owner.clone(), fences.clone()),
                 config,
                 target,
                 user_channel: channel.replacen("hooks_events", "hooks_users", 1),
@@ -155,8 +164,8 @@ impl PostgresStore {
                 run_lease_ttl: options.run_lease_ttl,
                 run_wait: options.run_wait,
                 recovery_sweep: options.recovery_sweep,
-                owner: format!("pid{}:{}", std::process::id(), crate::ids::new_id("store")),
-                fences: Fences::default(),
+                owner,
+                fences,
                 hub: Hub::default(),
             }),
         };
@@ -174,6 +183,7 @@ impl PostgresStore {
             .map_err(|detail| fail(StoreErrorKind::Corrupt, detail))?;
         tx.commit().await.map_err(pg)?;
         drop(client);
+        store.inner.presence.settle(PRESENCE_SETTLE).await;
         Ok(store)
     }
 

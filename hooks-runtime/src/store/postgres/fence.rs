@@ -1,4 +1,4 @@
-//! Fencing: while a run of this store holds a thread's lease ([`MessageStore::hold_run`]), every
+//! Fencing: while a run of this store holds a thread's lease ([`RunOwnership::hold_run`]), every
 //! write of this store to that thread checks, inside its own transaction, that the lease is still
 //! this run's and still live. A run that lost its lease (it expired, or another process took the
 //! thread over) therefore writes nothing more for the thread, however late it notices.
@@ -8,7 +8,7 @@
 //! commits before the new owner's lease exists, and none after. Taking the lease row first, then
 //! the thread row, is the order in which a takeover takes them too, so the two never deadlock.
 //!
-//! [`MessageStore::hold_run`]: crate::store::MessageStore::hold_run
+//! [`RunOwnership::hold_run`]: crate::store::RunOwnership::hold_run
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -48,6 +48,14 @@ impl Fences {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         if held.get(thread_id).is_some_and(|fence| fence.epoch == sql_epoch(epoch)) {
             held.remove(thread_id);
+        }
+    }
+
+    /// Marks every run of this store lost: the store stopped being present (see `presence`), so
+    /// other processes may take its threads over.
+    pub(super) fn lose_all(&self) {
+        for fence in self.held.lock().unwrap_or_else(PoisonError::into_inner).values() {
+            fence.lost.send_replace(true);
         }
     }
 

@@ -4,7 +4,7 @@
 //! processes' clocks, so clock skew between machines does not matter.
 //!
 //! Crate-private: the runtime takes a lease for every run through
-//! [`MessageStore::hold_run`](crate::store::MessageStore::hold_run). The package's own tests
+//! [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run). The package's own tests
 //! drive the lease directly through [`PostgresLeases`] (feature `__test`, not public API).
 
 use std::sync::Arc;
@@ -66,17 +66,25 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(op.pg())?;
         op.ensure_thread(&tx, false).await?;
         let statement = tx
-            .prepare_cached(
-                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at)
-                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond')
+            .prepare_cached(concat!(
+                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at, presence_key)
+                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond',
+                         CASE WHEN $4 THEN hashtext($2) END)
                  ON CONFLICT (thread_id) DO UPDATE
-                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at
-                     WHERE thread_leases.expires_at <= clock_timestamp()
-                 RETURNING epoch",
-            )
+                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at,
+                         presence_key = excluded.presence_key
+                     WHERE thread_leases.expires_at <= clock_timestamp() OR ",
+                super::presence::owner_gone!("thread_leases"),
+                " RETURNING epoch"
+            ))
             .await
             .map_err(op.pg())?;
-        let Some(row) = tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl)]).await.map_err(op.pg())? else {
+        // Only this store's own owner has its presence; a lease for another name (the tests')
+        // expires as leases did before presence.
+        let present = owner == self.inner.owner && self.inner.presence.is_present();
+        let Some(row) =
+            tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl), &present]).await.map_err(op.pg())?
+        else {
             return Ok(None);
         };
         // A thread still `running` under a lease that expired: its owner died mid-run. Saying
@@ -136,13 +144,17 @@ impl PostgresStore {
         Ok(changed == 1)
     }
 
-    /// Who holds the thread's lease now and with which epoch, or `None` when no live lease.
+    /// Who holds the thread's lease now and with which epoch, or `None` when no live lease (none,
+    /// expired, or its owner's presence is gone).
     pub(crate) async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
         let op = Op::thread("lease_holder", thread_id);
         let client = self.client(op.name).await?;
         let row = client
             .query_opt(
-                "SELECT owner, epoch FROM thread_leases WHERE thread_id = $1 AND expires_at > clock_timestamp()",
+                concat!(
+                    "SELECT owner, epoch FROM thread_leases l WHERE thread_id = $1 AND expires_at > clock_timestamp()                      AND NOT ",
+                    super::presence::owner_gone!("l")
+                ),
                 &[&thread_id],
             )
             .await
@@ -290,7 +302,7 @@ impl PostgresStore {
 
 /// Not public API (feature `__test`): the lease methods of [`PostgresStore`], for this package's
 /// tests, which hold, renew and lose leases by hand. The runtime takes its leases through
-/// [`MessageStore::hold_run`](crate::store::MessageStore::hold_run).
+/// [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run).
 #[cfg(feature = "__test")]
 pub trait PostgresLeases {
     /// `PostgresStore::try_acquire_lease`.

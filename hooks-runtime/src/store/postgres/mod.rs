@@ -15,7 +15,7 @@
 //!
 //! # Leases: one running owner per thread
 //!
-//! Every run ([`MessageStore::hold_run`], taken by `Thread::send` and `run_queued`) holds a
+//! Every run ([`RunOwnership::hold_run`], taken by `Thread::send` and `run_queued`) holds a
 //! lease row on its thread, with an expiry on the database server's clock. Timings, with the
 //! defaults of [`PostgresOptions`]:
 //!
@@ -81,6 +81,7 @@ mod hub;
 #[cfg_attr(not(feature = "__test"), allow(unreachable_pub))]
 pub(crate) mod lease;
 mod options;
+mod presence;
 mod schema;
 mod user_events;
 mod user_values;
@@ -100,8 +101,8 @@ use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    EventSubscription, InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
-    UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
+    StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
 
 /// The message columns in the order [`read_message`] reads them, `seq` last.
@@ -394,26 +395,6 @@ impl MessageStore for PostgresStore {
         Ok(messages)
     }
 
-    fn publishes_events(&self) -> bool {
-        true
-    }
-
-    /// [`PostgresStore::subscribe`] after the thread's last event so far.
-    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
-        let last = self.last_event_seq(thread_id).await?;
-        self.subscribe(thread_id, last).await.map(Some)
-    }
-
-    /// The largest `seq` of the thread's events.
-    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
-        self.last_event_seq(thread_id).await
-    }
-
-    /// [`PostgresStore::publish`]: the event in the events table, and a `NOTIFY`.
-    async fn publish_event(&self, thread_id: &str, event: &crate::ThreadEvent) -> Result<(), StoreError> {
-        self.publish(thread_id, event).await.map(|_| ())
-    }
-
     /// A row of `user_values`, read.
     async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
         self.read_user_values(user_id).await
@@ -429,6 +410,130 @@ impl MessageStore for PostgresStore {
         self.write_user_value(user_id, key, value).await
     }
 
+    /// Threads left `running`, with inputs accepted longer than a lease's ttl ago, or waiting
+    /// for approvals with every call decided longer than a grace period ago (O6), that no live
+    /// lease holds: their owner died (its lease expired, or its presence is gone at once), or
+    /// never started the run.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let fail = |e: tokio_postgres::Error| {
+            StoreError::new(pg_kind(&e), format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e))).with_source(e)
+        };
+        let client = self.client("unsettled_threads").await?;
+        let statement = client
+            .prepare_cached(concat!(
+                "SELECT c.id FROM (
+                     SELECT id FROM threads WHERE status = 'running'
+                     UNION
+                     SELECT thread_id FROM thread_inbox
+                     WHERE stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
+                     UNION
+                     SELECT t.id FROM threads t WHERE t.status = 'awaiting_approval' AND NOT EXISTS (
+                         SELECT 1 FROM parked_tool_calls p WHERE p.thread_id = t.id AND NOT p.settled
+                         AND (p.state = 'pending' OR p.decided_at > $2)
+                     )
+                 ) c
+                 WHERE NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = c.id
+                                   AND l.expires_at > clock_timestamp() AND NOT ",
+                presence::owner_gone!("l"),
+                ")
+                 ORDER BY c.id",
+            ))
+            .await
+            .map_err(fail)?;
+        let decided_before = crate::ids::now_ms() - lease::millis(crate::approvals::RESUME_GRACE);
+        let rows = client
+            .query(&statement, &[&lease::millis(self.inner.run_lease_ttl), &decided_before])
+            .await
+            .map_err(fail)?;
+        rows.iter().map(|row| row.try_get(0).map_err(fail)).collect()
+    }
+
+    fn inbox(&self) -> Option<&dyn InboxStore> {
+        Some(self)
+    }
+
+    fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        Some(self)
+    }
+
+    fn run_ownership(&self) -> Option<&dyn RunOwnership> {
+        Some(self)
+    }
+
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl RunOwnership for PostgresStore {
+    /// [`PostgresOptions::recovery_sweep`]: every process sweeps, since any of them may die.
+    fn recovery_sweep_interval(&self) -> Duration {
+        self.inner.recovery_sweep
+    }
+
+    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every
+    /// third of it while the run lasts, waiting up to [`PostgresOptions::run_wait`] while another
+    /// process holds it.
+    ///
+    /// The hold is lost when a renewal finds the lease taken or expired, when no renewal
+    /// succeeds for a whole ttl, or when a write finds the lease gone. Until the run releases
+    /// it, every write of this store to the thread checks the lease in its own transaction and
+    /// is refused once it is lost, so nothing of the old run lands after another process took
+    /// the thread over; the runtime stops the run at its next step, `failed (lease_lost)`.
+    async fn hold_run(&self, thread_id: &str) -> Result<RunPermit, StoreError> {
+        let inner = &self.inner;
+        match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
+            Some(guard) => {
+                let lost = guard.loss_flag();
+                let lease = guard.lease();
+                let took_over = lease.took_over_a_dead_run;
+                inner.fences.hold(&lease.thread_id, &lease.owner, lease.epoch, lost.clone());
+                let store = self.clone();
+                let hold = RunPermit::new(move || async move {
+                    store.inner.fences.release(&guard.lease().thread_id, guard.lease().epoch);
+                    if let Err(error) = guard.release().await {
+                        tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
+                    }
+                });
+                Ok(hold.losable(lost.subscribe()).after_a_dead_run(took_over))
+            }
+            None => {
+                let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
+                Err(StoreError::new(
+                    StoreErrorKind::Busy,
+                    format!(
+                        "thread {thread_id} is being run by another process ({}) and was not released within {:?}",
+                        holder.as_deref().unwrap_or("unknown owner"),
+                        inner.run_wait
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl EventLog for PostgresStore {
+    /// [`PostgresStore::subscribe`] after the thread's last event so far.
+    async fn subscribe_events(&self, thread_id: &str) -> Result<EventSubscription, StoreError> {
+        let last = self.last_event_seq(thread_id).await?;
+        self.subscribe(thread_id, last).await
+    }
+
+    /// The largest `seq` of the thread's events.
+    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        self.last_event_seq(thread_id).await
+    }
+
+    /// [`PostgresStore::publish`] for each: the event in the events table, and a `NOTIFY`.
+    async fn publish_events(&self, thread_id: &str, events: &[crate::ThreadEvent]) -> Result<(), StoreError> {
+        for event in events {
+            self.publish(thread_id, event).await?;
+        }
+        Ok(())
+    }
+
     /// A row of the user events table and a `NOTIFY` naming it, in one transaction.
     async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
         self.publish_user(change).await
@@ -436,10 +541,13 @@ impl MessageStore for PostgresStore {
 
     /// User value changes through the store's one listening connection; see
     /// [`PostgresStore::subscribe_users`].
-    async fn user_changes(&self) -> Result<Option<tokio::sync::mpsc::Receiver<UserChange>>, StoreError> {
-        self.subscribe_users().await.map(Some)
+    async fn user_changes(&self) -> Result<tokio::sync::mpsc::Receiver<UserChange>, StoreError> {
+        self.subscribe_users().await
     }
+}
 
+#[async_trait::async_trait]
+impl InboxStore for PostgresStore {
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let op = Op::message("enqueue_input", thread_id, &entry.id);
         let message = inbox::encode(entry).map_err(|e| op.error(StoreErrorKind::Other, e))?;
@@ -461,6 +569,60 @@ impl MessageStore for PostgresStore {
         tx.commit().await.map_err(op.pg())
     }
 
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        let op = Op::thread("pending_inputs", thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached("SELECT id, message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 ORDER BY seq")
+            .await
+            .map_err(op.pg())?;
+        let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get(0).map_err(op.pg())?;
+                let message: String = row.try_get(1).map_err(op.pg())?;
+                inbox::decode(id, &message, row.try_get(2).map_err(op.pg())?)
+                    .map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+            })
+            .collect()
+    }
+
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        let op = Op::message("pending_input", thread_id, input_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached("SELECT message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 AND id = $2")
+            .await
+            .map_err(op.pg())?;
+        let Some(row) = client.query_opt(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? else {
+            return Ok(None);
+        };
+        let message: String = row.try_get(0).map_err(op.pg())?;
+        let at: i64 = row.try_get(1).map_err(op.pg())?;
+        inbox::decode(input_id.to_owned(), &message, at).map(Some).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take(Op::message("take_input", thread_id, input_id), message, false).await
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take(Op::message("take_input_running", thread_id, input_id), message, true).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ApprovalStore for PostgresStore {
     async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
         let op = Op::thread("park_tool_calls", thread_id);
         let mut client = self.client(op.name).await?;
@@ -583,137 +745,6 @@ impl MessageStore for PostgresStore {
             .await
             .map_err(op.pg())?;
         tx.commit().await.map_err(op.pg())
-    }
-
-    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        let op = Op::thread("pending_inputs", thread_id);
-        let client = self.client(op.name).await?;
-        let statement = client
-            .prepare_cached("SELECT id, message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 ORDER BY seq")
-            .await
-            .map_err(op.pg())?;
-        let rows = client.query(&statement, &[&thread_id]).await.map_err(op.pg())?;
-        rows.iter()
-            .map(|row| {
-                let id: String = row.try_get(0).map_err(op.pg())?;
-                let message: String = row.try_get(1).map_err(op.pg())?;
-                inbox::decode(id, &message, row.try_get(2).map_err(op.pg())?)
-                    .map_err(|e| op.error(StoreErrorKind::Corrupt, e))
-            })
-            .collect()
-    }
-
-    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
-        let op = Op::message("pending_input", thread_id, input_id);
-        let client = self.client(op.name).await?;
-        let statement = client
-            .prepare_cached("SELECT message::text, enqueued_at FROM thread_inbox WHERE thread_id = $1 AND id = $2")
-            .await
-            .map_err(op.pg())?;
-        let Some(row) = client.query_opt(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? else {
-            return Ok(None);
-        };
-        let message: String = row.try_get(0).map_err(op.pg())?;
-        let at: i64 = row.try_get(1).map_err(op.pg())?;
-        inbox::decode(input_id.to_owned(), &message, at).map(Some).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
-    }
-
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take(Op::message("take_input", thread_id, input_id), message, false).await
-    }
-
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take(Op::message("take_input_running", thread_id, input_id), message, true).await
-    }
-
-    /// Threads left `running`, with inputs accepted longer than a lease's ttl ago, or waiting
-    /// for approvals with every call decided longer than a grace period ago (O6), that no live
-    /// lease holds: their owner died, or never started the run.
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        let fail = |e: tokio_postgres::Error| {
-            StoreError::new(pg_kind(&e), format!("unsettled_threads: PostgreSQL: {}", describe_pg(&e))).with_source(e)
-        };
-        let client = self.client("unsettled_threads").await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT c.id FROM (
-                     SELECT id FROM threads WHERE status = 'running'
-                     UNION
-                     SELECT thread_id FROM thread_inbox
-                     WHERE stored_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
-                     UNION
-                     SELECT t.id FROM threads t WHERE t.status = 'awaiting_approval' AND NOT EXISTS (
-                         SELECT 1 FROM parked_tool_calls p WHERE p.thread_id = t.id AND NOT p.settled
-                         AND (p.state = 'pending' OR p.decided_at > $2)
-                     )
-                 ) c
-                 WHERE NOT EXISTS (SELECT 1 FROM thread_leases l WHERE l.thread_id = c.id
-                                   AND l.expires_at > clock_timestamp())
-                 ORDER BY c.id",
-            )
-            .await
-            .map_err(fail)?;
-        let decided_before = crate::ids::now_ms() - lease::millis(crate::approvals::RESUME_GRACE);
-        let rows = client
-            .query(&statement, &[&lease::millis(self.inner.run_lease_ttl), &decided_before])
-            .await
-            .map_err(fail)?;
-        rows.iter().map(|row| row.try_get(0).map_err(fail)).collect()
-    }
-
-    /// [`PostgresOptions::recovery_sweep`]: every process sweeps, since any of them may die.
-    fn recovery_sweep_interval(&self) -> Option<Duration> {
-        Some(self.inner.recovery_sweep)
-    }
-
-    /// Holds the thread's lease for the run ([`PostgresOptions::run_lease_ttl`]), renewed every
-    /// third of it while the run lasts, waiting up to [`PostgresOptions::run_wait`] while another
-    /// process holds it.
-    ///
-    /// The hold is lost when a renewal finds the lease taken or expired, when no renewal
-    /// succeeds for a whole ttl, or when a write finds the lease gone. Until the run releases
-    /// it, every write of this store to the thread checks the lease in its own transaction and
-    /// is refused once it is lost, so nothing of the old run lands after another process took
-    /// the thread over; the runtime stops the run at its next step, `failed (lease_lost)`.
-    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
-        let inner = &self.inner;
-        match self.wait_for_lease(thread_id, &inner.owner, inner.run_lease_ttl, inner.run_wait).await? {
-            Some(guard) => {
-                let lost = guard.loss_flag();
-                let lease = guard.lease();
-                let took_over = lease.took_over_a_dead_run;
-                inner.fences.hold(&lease.thread_id, &lease.owner, lease.epoch, lost.clone());
-                let store = self.clone();
-                let hold = RunPermit::new(move || async move {
-                    store.inner.fences.release(&guard.lease().thread_id, guard.lease().epoch);
-                    if let Err(error) = guard.release().await {
-                        tracing::warn!(%error, "releasing a run's thread lease failed; it expires by itself");
-                    }
-                });
-                Ok(Some(hold.losable(lost.subscribe()).after_a_dead_run(took_over)))
-            }
-            None => {
-                let holder = self.lease_holder(thread_id).await?.map(|(owner, _)| owner);
-                Err(StoreError::new(
-                    StoreErrorKind::Busy,
-                    format!(
-                        "thread {thread_id} is being run by another process ({}) and was not released within {:?}",
-                        holder.as_deref().unwrap_or("unknown owner"),
-                        inner.run_wait
-                    ),
-                ))
-            }
-        }
     }
 }
 

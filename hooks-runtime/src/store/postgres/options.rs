@@ -95,8 +95,10 @@ impl PostgresOptions {
     }
 
     /// The lease a run holds on its thread (default 15 s): renewed every third of it while the
-    /// run goes on, so another process can take a thread whose runner died this long after its
-    /// last renewal. A run that cannot renew it for this long (its process stalled, the
+    /// run goes on. A runner that dies is known dead at once by its presence (each store holds
+    /// an advisory lock on a connection of its own, freed by PostgreSQL with the process); the
+    /// ttl is what bounds the takeover when that cannot tell (a lease written before the store's
+    /// presence connection was made, or by an older build). A run that cannot renew it for this long (its process stalled, the
     /// database unreachable) loses it: nothing more it writes is stored, and it stops before its
     /// next model step, `failed (lease_lost)`.
     pub fn run_lease_ttl(mut self, ttl: Duration) -> Self {
@@ -105,9 +107,10 @@ impl PostgresOptions {
     }
 
     /// How often every runtime on the store looks for threads whose owner died (default 5 s):
-    /// a thread left `running`, or with accepted inputs, whose lease has expired is settled
-    /// `failed (owner_lost)` and its inbox run by whichever process finds it first. A dead
-    /// owner's thread is therefore recovered within `run_lease_ttl` plus this interval.
+    /// a thread left `running`, or with accepted inputs, whose lease has expired or whose lease
+    /// holder is gone is settled and its inbox run by whichever process finds it first. A dead
+    /// owner's thread is therefore recovered within this interval of its death (`run_lease_ttl`
+    /// plus this interval for a lease written without presence).
     ///
     /// ```
     /// use std::time::Duration;

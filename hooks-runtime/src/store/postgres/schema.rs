@@ -12,7 +12,7 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 8] = [
+pub(super) const MIGRATIONS: [&str; 9] = [
     SCHEMA_V1,
     SCHEMA_V2,
     SCHEMA_V3,
@@ -21,6 +21,7 @@ pub(super) const MIGRATIONS: [&str; 8] = [
     AWAITING_APPROVAL_STEP,
     PARKED_CALLS_STEP,
     ONE_TRUTH_STEP,
+    PRESENCE_STEP,
 ];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
@@ -186,6 +187,13 @@ END
 $$;
 CREATE TRIGGER messages_one_result_per_tool_call BEFORE INSERT ON messages
     FOR EACH ROW EXECUTE FUNCTION hooks_one_result_per_tool_call();
+";
+
+/// Each lease says whether its owner was present when it wrote it (the key of the owner's
+/// presence lock, see `presence`): a lease whose owner's lock no session holds is taken over
+/// without waiting for its expiry. A lease of an older build has none, and expires as before.
+const PRESENCE_STEP: &str = "
+ALTER TABLE thread_leases ADD COLUMN presence_key INTEGER;
 ";
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's

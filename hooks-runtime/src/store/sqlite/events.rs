@@ -42,8 +42,13 @@ impl EventHub {
         self.changed.send_modify(|version| *version = version.wrapping_add(1));
     }
 
+    /// A receiver that sees every later [`wake`](Self::wake).
+    pub(super) fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
     /// Starts the watcher of `connection`, once; it ends with the store.
-    fn watch(self: &Arc<Self>, connection: Weak<Mutex<Connection>>) {
+    pub(super) fn watch(self: &Arc<Self>, connection: Weak<Mutex<Connection>>) {
         if self.watching.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -120,7 +125,7 @@ fn sql(op: &Op<'_>, error: rusqlite::Error) -> StoreError {
 }
 
 /// Runs `read` on the connection in tokio's blocking pool.
-async fn read_blocking<T: Send + 'static>(
+pub(super) async fn read_blocking<T: Send + 'static>(
     connection: &Arc<Mutex<Connection>>,
     read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {

@@ -28,14 +28,15 @@ use serde_json::Value;
 mod events;
 mod owner;
 mod schema;
+mod user_events;
 
 use self::events::EventHub;
 use self::owner::ProcessOwner;
 use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    EventSubscription, InboxEntry, MessageStore, RunPermit, StoreError, StoreErrorKind, ThreadRecord, ThreadStatus,
-    UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
+    StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
 use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -243,6 +244,13 @@ impl SqliteStore {
             Ok(true)
         })
         .await
+    }
+
+    /// The file's event hub; an error in memory, where the store hands out no [`EventLog`].
+    fn hub(&self) -> Result<&Arc<EventHub>, StoreError> {
+        self.events
+            .as_ref()
+            .ok_or_else(|| StoreError::new(StoreErrorKind::Unsupported, "an in-memory SQLite store keeps no event log"))
     }
 
     /// Appends `events` to the file's event log, then wakes this store's followers.
@@ -791,6 +799,186 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    /// Threads left `running`, threads with inputs in their inbox, and threads waiting for
+    /// approvals with no call left to decide, leaving out those a live owner holds and the
+    /// inputs a live process accepted (O3): another process on the file runs its own.
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        let owner = self.owner.clone();
+        self.run("unsettled_threads", move |connection| {
+            let fail = |e: rusqlite::Error| {
+                StoreError::new(sql_kind(&e), format!("unsettled_threads: SQLite: {e}")).with_source(e)
+            };
+            let mut statement = connection.prepare(UNSETTLED).map_err(fail)?;
+            let decided_before =
+                crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map([decided_before], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)? == 1))
+                })
+                .map_err(fail)?;
+            let mut unsettled = Vec::new();
+            for row in rows {
+                let (thread_id, holder, input) = row.map_err(fail)?;
+                let alive = match (&owner, &holder) {
+                    // An input this store accepted is its own to run, whenever its run comes.
+                    (Some(owner), Some(holder)) if input && holder == owner.id() => true,
+                    (Some(owner), Some(holder)) => owner.is_alive(holder, &thread_id),
+                    _ => false,
+                };
+                if !alive && unsettled.last() != Some(&thread_id) {
+                    unsettled.push(thread_id);
+                }
+            }
+            Ok(unsettled)
+        })
+        .await
+    }
+
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        let user_id = user_id.to_owned();
+        self.run("user_values", move |connection| {
+            let fail = rows::user_error("user_values", &user_id);
+            let mut statement = connection
+                .prepare_cached("SELECT key, value, updated_at FROM user_values WHERE user_id = ?1 ORDER BY key")
+                .map_err(|e| fail(format!("SQLite: {e}")))?;
+            let mut rows = statement.query([&user_id]).map_err(|e| fail(format!("SQLite: {e}")))?;
+            let mut values = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| fail(format!("SQLite: {e}")))? {
+                let read = |row: &Row<'_>| -> rusqlite::Result<(String, String, i64)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                };
+                let (key, json, updated_at) = read(row).map_err(|e| fail(format!("SQLite: {e}")))?;
+                values.push(UserValue { value: rows::user_value(&fail, &key, &json)?, key, updated_at });
+            }
+            Ok(values)
+        })
+        .await
+    }
+
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Value>, StoreError> {
+        let user_id = user_id.to_owned();
+        let key = key.to_owned();
+        let json = value
+            .map(|value| rows::encode_user_value(&rows::user_error("set_user_value", &user_id), &key, value))
+            .transpose()?;
+        self.run("set_user_value", move |connection| {
+            let fail = rows::user_error("set_user_value", &user_id);
+            let sql = |e: rusqlite::Error| fail(format!("SQLite: {e}"));
+            // Immediate: the old value is read under the write lock, so no other writer comes
+            // between the read and the write.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            let old: Option<String> = tx
+                .query_row("SELECT value FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key], |row| {
+                    row.get(0)
+                })
+                .optional()
+                .map_err(sql)?;
+            match &json {
+                Some(json) => tx.execute(
+                    "INSERT INTO user_values (user_id, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    params![user_id, key, json, crate::ids::now_ms()],
+                ),
+                None => tx.execute("DELETE FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key]),
+            }
+            .map_err(sql)?;
+            tx.commit().map_err(sql)?;
+            old.map(|old| rows::user_value(&fail, &key, &old)).transpose()
+        })
+        .await
+    }
+
+    fn inbox(&self) -> Option<&dyn InboxStore> {
+        Some(self)
+    }
+
+    fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        Some(self)
+    }
+
+    /// On a file, which several processes may share (O3); in memory, one process owns it.
+    fn run_ownership(&self) -> Option<&dyn RunOwnership> {
+        self.owner.as_ref().map(|_| self as &dyn RunOwnership)
+    }
+
+    /// On a file, which other processes may follow (O5): every event is appended to the
+    /// file's event log. In memory, none.
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        self.events.as_ref().map(|_| self as &dyn EventLog)
+    }
+}
+
+#[async_trait::async_trait]
+impl RunOwnership for SqliteStore {
+    /// Every few seconds: a thread whose owner died is settled (and its accepted inputs run) by
+    /// a live process without waiting for a restart.
+    fn recovery_sweep_interval(&self) -> Duration {
+        RECOVERY_SWEEP_INTERVAL
+    }
+
+    /// Holds the thread as this store's owner (O3): waits while a live owner (another process,
+    /// or another runtime of this store) runs it, and takes it over from a dead one, whose run
+    /// left `running` becomes `failed (owner_lost)` in the same transaction, for the runtime to
+    /// settle.
+    async fn hold_run(&self, thread_id: &str) -> Result<RunPermit, StoreError> {
+        let owner = self.owner.clone().ok_or_else(|| {
+            StoreError::new(StoreErrorKind::Unsupported, "an in-memory SQLite store has no run owners")
+        })?;
+        let mut pause = Duration::from_millis(5);
+        let took_over = loop {
+            if let Some(took_over) = self.try_hold(&owner, thread_id).await? {
+                break took_over;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(HOLD_POLL_MAX);
+        };
+        let (store, thread_id) = (self.clone(), thread_id.to_owned());
+        Ok(RunPermit::new(move || async move { store.release_hold(&owner, &thread_id).await })
+            .after_a_dead_run(took_over))
+    }
+}
+
+#[async_trait::async_trait]
+impl EventLog for SqliteStore {
+    /// One transaction for the whole batch.
+    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
+        self.append_events(thread_id, events).await
+    }
+
+    /// Follows the thread's events on the file, every process's: another process's reach the
+    /// follower within about 100 ms of their commit, this store's at once.
+    async fn subscribe_events(&self, thread_id: &str) -> Result<EventSubscription, StoreError> {
+        let start = self.latest_event_seq(thread_id).await?;
+        Ok(events::follow(self.connection.clone(), self.hub()?, thread_id.to_owned(), start))
+    }
+
+    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("latest_event_seq", move |connection| events::last_seq(connection, &thread_id)).await
+    }
+
+    /// A row of `user_events`; this store's followers are woken at once, other processes'
+    /// within their watch interval.
+    async fn publish_user_change(&self, change: &UserChange) -> Result<(), StoreError> {
+        let hub = self.hub()?.clone();
+        let change = change.clone();
+        self.run("publish_user_change", move |connection| user_events::append(connection, &change)).await?;
+        hub.wake();
+        Ok(())
+    }
+
+    async fn user_changes(&self) -> Result<tokio::sync::mpsc::Receiver<UserChange>, StoreError> {
+        user_events::follow(self.connection.clone(), self.hub()?).await
+    }
+}
+
+#[async_trait::async_trait]
+impl InboxStore for SqliteStore {
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
         let op = Op::message("enqueue_input", &thread_id, &entry.id);
@@ -816,6 +1004,66 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        self.run("pending_inputs", move |connection| {
+            let op = Op::thread("pending_inputs", &thread_id);
+            let mut statement = connection
+                .prepare_cached("SELECT id, message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 ORDER BY seq")
+                .map_err(op.sql())?;
+            let rows = statement
+                .query_map([&thread_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))
+                .map_err(op.sql())?;
+            let mut entries = Vec::new();
+            for row in rows {
+                let (id, message, at) = row.map_err(op.sql())?;
+                entries.push(inbox::decode(id, &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?);
+            }
+            Ok(entries)
+        })
+        .await
+    }
+
+    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
+        let thread_id = thread_id.to_owned();
+        let input_id = input_id.to_owned();
+        self.run("pending_input", move |connection| {
+            let op = Op::message("pending_input", &thread_id, &input_id);
+            let row: Option<(String, i64)> = connection
+                .prepare_cached("SELECT message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| {
+                    statement.query_row([&thread_id, &input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+                })
+                .map_err(op.sql())?;
+            row.map(|(message, at)| {
+                inbox::decode(input_id.clone(), &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+            })
+            .transpose()
+        })
+        .await
+    }
+
+    async fn take_input(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take("take_input", thread_id, input_id, message, false).await
+    }
+
+    async fn take_input_running(
+        &self,
+        thread_id: &str,
+        input_id: &str,
+        message: Option<&HookMessage>,
+    ) -> Result<bool, StoreError> {
+        self.take("take_input_running", thread_id, input_id, message, true).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ApprovalStore for SqliteStore {
     async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
         let calls = calls.to_vec();
@@ -936,215 +1184,6 @@ impl MessageStore for SqliteStore {
                 .execute("UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0", [&thread_id])
                 .map_err(op.sql())?;
             Ok(())
-        })
-        .await
-    }
-
-    async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("pending_inputs", move |connection| {
-            let op = Op::thread("pending_inputs", &thread_id);
-            let mut statement = connection
-                .prepare_cached("SELECT id, message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 ORDER BY seq")
-                .map_err(op.sql())?;
-            let rows = statement
-                .query_map([&thread_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))
-                .map_err(op.sql())?;
-            let mut entries = Vec::new();
-            for row in rows {
-                let (id, message, at) = row.map_err(op.sql())?;
-                entries.push(inbox::decode(id, &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))?);
-            }
-            Ok(entries)
-        })
-        .await
-    }
-
-    async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        let input_id = input_id.to_owned();
-        self.run("pending_input", move |connection| {
-            let op = Op::message("pending_input", &thread_id, &input_id);
-            let row: Option<(String, i64)> = connection
-                .prepare_cached("SELECT message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
-                .and_then(|mut statement| {
-                    statement.query_row([&thread_id, &input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
-                })
-                .map_err(op.sql())?;
-            row.map(|(message, at)| {
-                inbox::decode(input_id.clone(), &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
-            })
-            .transpose()
-        })
-        .await
-    }
-
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take("take_input", thread_id, input_id, message, false).await
-    }
-
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take("take_input_running", thread_id, input_id, message, true).await
-    }
-
-    /// Threads left `running`, threads with inputs in their inbox, and threads waiting for
-    /// approvals with no call left to decide, leaving out those a live owner holds and the
-    /// inputs a live process accepted (O3): another process on the file runs its own.
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        let owner = self.owner.clone();
-        self.run("unsettled_threads", move |connection| {
-            let fail = |e: rusqlite::Error| {
-                StoreError::new(sql_kind(&e), format!("unsettled_threads: SQLite: {e}")).with_source(e)
-            };
-            let mut statement = connection.prepare(UNSETTLED).map_err(fail)?;
-            let decided_before =
-                crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
-            let rows = statement
-                .query_map([decided_before], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)? == 1))
-                })
-                .map_err(fail)?;
-            let mut unsettled = Vec::new();
-            for row in rows {
-                let (thread_id, holder, input) = row.map_err(fail)?;
-                let alive = match (&owner, &holder) {
-                    // An input this store accepted is its own to run, whenever its run comes.
-                    (Some(owner), Some(holder)) if input && holder == owner.id() => true,
-                    (Some(owner), Some(holder)) => owner.is_alive(holder, &thread_id),
-                    _ => false,
-                };
-                if !alive && unsettled.last() != Some(&thread_id) {
-                    unsettled.push(thread_id);
-                }
-            }
-            Ok(unsettled)
-        })
-        .await
-    }
-
-    /// On a file, which other processes may follow (O5): every event is appended to the file's
-    /// event log. In memory, no.
-    fn publishes_events(&self) -> bool {
-        self.events.is_some()
-    }
-
-    async fn publish_event(&self, thread_id: &str, event: &crate::events::ThreadEvent) -> Result<(), StoreError> {
-        self.append_events(thread_id, std::slice::from_ref(event)).await
-    }
-
-    /// One transaction for the whole batch.
-    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
-        self.append_events(thread_id, events).await
-    }
-
-    /// Follows the thread's events on the file, every process's: another process's reach the
-    /// follower within about 100 ms of their commit, this store's at once.
-    async fn subscribe_events(&self, thread_id: &str) -> Result<Option<EventSubscription>, StoreError> {
-        let Some(hub) = &self.events else { return Ok(None) };
-        let start = self.latest_event_seq(thread_id).await?;
-        Ok(Some(events::follow(self.connection.clone(), hub, thread_id.to_owned(), start)))
-    }
-
-    async fn latest_event_seq(&self, thread_id: &str) -> Result<u64, StoreError> {
-        if self.events.is_none() {
-            return Ok(0);
-        }
-        let thread_id = thread_id.to_owned();
-        self.run("latest_event_seq", move |connection| events::last_seq(connection, &thread_id)).await
-    }
-
-    /// Every few seconds on a file, which several processes may share: a thread whose owner
-    /// died is settled (and its accepted inputs run) by a live process without waiting for a
-    /// restart. `None` in memory.
-    fn recovery_sweep_interval(&self) -> Option<Duration> {
-        self.owner.as_ref().map(|_| RECOVERY_SWEEP_INTERVAL)
-    }
-
-    /// On a file, holds the thread as this store's owner (O3): waits while a live owner (another
-    /// process, or another runtime of this store) runs it, and takes it over from a dead one,
-    /// whose run left `running` becomes `failed (owner_lost)` in the same transaction, for the
-    /// runtime to settle. In memory, nothing to hold.
-    async fn hold_run(&self, thread_id: &str) -> Result<Option<RunPermit>, StoreError> {
-        let Some(owner) = self.owner.clone() else { return Ok(None) };
-        let mut pause = Duration::from_millis(5);
-        let took_over = loop {
-            if let Some(took_over) = self.try_hold(&owner, thread_id).await? {
-                break took_over;
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(HOLD_POLL_MAX);
-        };
-        let (store, thread_id) = (self.clone(), thread_id.to_owned());
-        Ok(Some(
-            RunPermit::new(move || async move { store.release_hold(&owner, &thread_id).await })
-                .after_a_dead_run(took_over),
-        ))
-    }
-    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
-        let user_id = user_id.to_owned();
-        self.run("user_values", move |connection| {
-            let fail = rows::user_error("user_values", &user_id);
-            let mut statement = connection
-                .prepare_cached("SELECT key, value, updated_at FROM user_values WHERE user_id = ?1 ORDER BY key")
-                .map_err(|e| fail(format!("SQLite: {e}")))?;
-            let mut rows = statement.query([&user_id]).map_err(|e| fail(format!("SQLite: {e}")))?;
-            let mut values = Vec::new();
-            while let Some(row) = rows.next().map_err(|e| fail(format!("SQLite: {e}")))? {
-                let read = |row: &Row<'_>| -> rusqlite::Result<(String, String, i64)> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                };
-                let (key, json, updated_at) = read(row).map_err(|e| fail(format!("SQLite: {e}")))?;
-                values.push(UserValue { value: rows::user_value(&fail, &key, &json)?, key, updated_at });
-            }
-            Ok(values)
-        })
-        .await
-    }
-
-    async fn set_user_value(
-        &self,
-        user_id: &str,
-        key: &str,
-        value: Option<&Value>,
-    ) -> Result<Option<Value>, StoreError> {
-        let user_id = user_id.to_owned();
-        let key = key.to_owned();
-        let json = value
-            .map(|value| rows::encode_user_value(&rows::user_error("set_user_value", &user_id), &key, value))
-            .transpose()?;
-        self.run("set_user_value", move |connection| {
-            let fail = rows::user_error("set_user_value", &user_id);
-            let sql = |e: rusqlite::Error| fail(format!("SQLite: {e}"));
-            // Immediate: the old value is read under the write lock, so no other writer comes
-            // between the read and the write.
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-            let old: Option<String> = tx
-                .query_row("SELECT value FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key], |row| {
-                    row.get(0)
-                })
-                .optional()
-                .map_err(sql)?;
-            match &json {
-                Some(json) => tx.execute(
-                    "INSERT INTO user_values (user_id, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                    params![user_id, key, json, crate::ids::now_ms()],
-                ),
-                None => tx.execute("DELETE FROM user_values WHERE user_id = ?1 AND key = ?2", [&user_id, &key]),
-            }
-            .map_err(sql)?;
-            tx.commit().map_err(sql)?;
-            old.map(|old| rows::user_value(&fail, &key, &old)).transpose()
         })
         .await
     }

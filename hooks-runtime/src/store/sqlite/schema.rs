@@ -9,8 +9,8 @@ pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The schema, one step per version: step `n` takes a file from version `n` to `n + 1`. A file
 /// is brought up to [`SCHEMA_VERSION`] in the transaction that opens it; a file of a higher
 /// version (from a newer build) is refused.
-pub(super) const MIGRATIONS: [&str; 6] =
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP, PARKED_CALLS_STEP, ONE_TRUTH_STEP];
+pub(super) const MIGRATIONS: [&str; 7] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, USER_VALUES_STEP, PARKED_CALLS_STEP, ONE_TRUTH_STEP, USER_EVENTS_STEP];
 
 /// How long a statement waits for another connection's lock before failing.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -131,4 +131,15 @@ WHEN NEW.role = 'tool' AND NEW.tool_call_id IS NOT NULL AND EXISTS (
 BEGIN
     SELECT RAISE(ABORT, 'a result of this tool call is already stored; a tool call has one result');
 END;
+";
+
+/// User changes for the other processes on the file (a value changed, a thread created for a
+/// user), in the order they were published: SQLite has one writer at a time, so `seq` order is
+/// commit order and a follower that reads on from the last `seq` it delivered skips none.
+const USER_EVENTS_STEP: &str = "
+CREATE TABLE user_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    change TEXT NOT NULL
+) STRICT;
 ";
