@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{EventSubscription, StoredEvent};
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::event_log::EventLog;
 
@@ -77,7 +77,11 @@ pub(crate) type RemoteStatus = Arc<Mutex<Option<Map<String, Value>>>>;
 /// What a thread's event log writer reads and where it writes.
 pub(crate) struct EventLogWriter {
     pub(crate) thread_id: String,
-    pub(crate) runtime_events: broadcast::Receiver<ThreadEvent>,
+    /// Every event of the thread in this runtime ([`Thread::subscribe_unbounded`]: none is ever
+    /// missed, and an idle thread holds no channel slots for the writer).
+    ///
+    /// [`Thread::subscribe_unbounded`]: hooks_runtime::Thread::subscribe_unbounded
+    pub(crate) runtime_events: mpsc::UnboundedReceiver<ThreadEvent>,
     pub(crate) server_events: mpsc::UnboundedReceiver<ServerEvent>,
     /// The store's events of this thread, from every process; `None` for a store of one process.
     pub(crate) store_events: Option<EventSubscription>,
@@ -114,21 +118,15 @@ impl EventLogWriter {
                 biased;
                 received = self.runtime_events.recv() => match received {
                     // The store's copy is the one logged; this one marks where it will be.
-                    Ok(event) if self.store_events.is_some() => local.push(&event),
-                    Ok(event) => {
+                    Some(event) if self.store_events.is_some() => local.push(&event),
+                    Some(event) => {
                         let value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
                         self.log.push(&value);
                         if matches!(event, ThreadEvent::Status { .. }) {
                             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = None;
                         }
                     }
-                    // What was missed cannot be matched: server events stop waiting for it.
-                    Err(broadcast::error::RecvError::Lagged(_)) if self.store_events.is_some() => local.forget(),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(target: "hooks_server", thread = %self.thread_id, missed, "the event log fell behind the thread");
-                        self.log.push(&crate::event_log::events_lost(missed));
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
+                    None => break,
                 },
                 Some(message) = self.server_events.recv() => {
                     let (event, seq, done) = match message {
@@ -201,9 +199,9 @@ impl EventLogWriter {
 struct InFlight {
     /// The events emitted here and not yet back from the store, in order.
     waiting: VecDeque<Value>,
-    /// How many events this process emitted (or gave up matching).
+    /// How many events this process emitted.
     emitted: u64,
-    /// How many of them came back (or were given up).
+    /// How many of them came back (or were settled by a later one that did).
     returned: u64,
 }
 
@@ -225,12 +223,6 @@ impl InFlight {
             self.waiting.drain(..=place);
             self.returned += place as u64 + 1;
         }
-    }
-
-    /// Stops waiting for every event emitted so far.
-    fn forget(&mut self) {
-        self.waiting.clear();
-        self.returned = self.emitted;
     }
 }
 
@@ -269,7 +261,7 @@ mod tests {
     }
 
     struct Harness {
-        runtime: broadcast::Sender<ThreadEvent>,
+        runtime: mpsc::UnboundedSender<ThreadEvent>,
         server: mpsc::UnboundedSender<ServerEvent>,
         store: mpsc::Sender<Result<StoredEvent, hooks_runtime::store::StoreError>>,
         log: Arc<EventLog>,
@@ -277,7 +269,7 @@ mod tests {
 
     /// A writer following a store (fed by hand) that started after `start_seq`.
     fn start(start_seq: u64) -> Harness {
-        let (runtime, runtime_events) = broadcast::channel(64);
+        let (runtime, runtime_events) = mpsc::unbounded_channel();
         let (server, server_events) = mpsc::unbounded_channel();
         let (store, stored) = mpsc::channel(64);
         let subscription = EventSubscription::new(stored, tokio::spawn(std::future::pending()));

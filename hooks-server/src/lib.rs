@@ -61,9 +61,9 @@
 //! the last [`ServerConfig::event_retention`] events of each thread and each user, in memory.
 //! Past that, the stream starts with `{"type":"events_lost","count":N}` (no id), `N` the
 //! number of events the client will never get, and goes on with what is kept; refetch the
-//! messages then. The same event, with an id, is in a thread's stream when the server fell
-//! behind the thread's runtime and missed `N` of its events: `events_lost` has this one shape
-//! wherever events were lost. Without an id, a stream starts with what
+//! messages then. The server never falls behind a thread's runtime itself: its log takes
+//! every event of the thread ([`Thread::subscribe_unbounded`](hooks_runtime::Thread::subscribe_unbounded)).
+//! Without an id, a stream starts with what
 //! happens next; `lastEventId` of `GET /threads/{id}` read before the messages closes the gap.
 //!
 //! Event ids live in this process's memory: after a restart they begin again, and a client

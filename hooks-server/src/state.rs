@@ -262,7 +262,7 @@ impl AppState {
         // Subscribed before anyone can send to the thread: no event of a run is missed.
         let writer = EventLogWriter {
             thread_id: record.id.clone(),
-            runtime_events: thread.subscribe(),
+            runtime_events: thread.subscribe_unbounded(),
             server_events: server_rx,
             store_events,
             start_seq,

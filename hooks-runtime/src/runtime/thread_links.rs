@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use hooks_core::{AbortSignal, MessageRecord};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::events::{ThreadEvent, ThreadStatus};
 
@@ -36,6 +36,9 @@ pub(crate) struct Links {
     /// `message_delta` events: only for those who ask for them, never stored or published, and
     /// not built at all while nobody listens. Made at the first subscription (about 107 KB).
     deltas: OnceLock<broadcast::Sender<ThreadEvent>>,
+    /// The subscribers that never lag (`Thread::subscribe_unbounded`): each event is queued for
+    /// each of them, and nothing is held while no event comes.
+    unbounded: Mutex<Vec<mpsc::UnboundedSender<ThreadEvent>>>,
 }
 
 /// The thread's status, and the running execution's abort signal while a run goes.
@@ -52,6 +55,7 @@ impl Links {
             accepted: Mutex::default(),
             events: OnceLock::new(),
             deltas: OnceLock::new(),
+            unbounded: Mutex::default(),
         }
     }
 
@@ -65,8 +69,20 @@ impl Links {
         self.deltas.get_or_init(|| broadcast::channel(DELTAS_CAPACITY).0).subscribe()
     }
 
+    /// A subscription that never lags: the thread's events queued until read.
+    pub(crate) fn subscribe_unbounded(&self) -> mpsc::UnboundedReceiver<ThreadEvent> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.unbounded.lock().unwrap_or_else(PoisonError::into_inner).push(sender);
+        receiver
+    }
+
     /// Sends an event to the subscribers, if anyone ever subscribed.
     pub(crate) fn send_event(&self, event: ThreadEvent) {
+        {
+            let mut unbounded = self.unbounded.lock().unwrap_or_else(PoisonError::into_inner);
+            // A subscriber that dropped its receiver is forgotten at the next event.
+            unbounded.retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        }
         if let Some(events) = self.events.get() {
             // No subscriber is not an error: events go to whoever listens at the moment.
             let _ = events.send(event);

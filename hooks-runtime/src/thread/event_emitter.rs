@@ -29,6 +29,10 @@ impl EventEmitter {
         self.links.subscribe_events()
     }
 
+    pub(crate) fn subscribe_unbounded(&self) -> tokio::sync::mpsc::UnboundedReceiver<ThreadEvent> {
+        self.links.subscribe_unbounded()
+    }
+
     pub(crate) fn subscribe_deltas(&self) -> broadcast::Receiver<ThreadEvent> {
         self.links.subscribe_deltas()
     }

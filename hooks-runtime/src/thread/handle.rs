@@ -179,6 +179,40 @@ impl Thread {
         self.shared.events.subscribe()
     }
 
+    /// Subscribes to the same events as [`subscribe`](Self::subscribe), without ever falling
+    /// behind: each event is queued for this subscriber until it reads it, where a
+    /// [`subscribe`](Self::subscribe) receiver that falls 256 events behind misses the oldest.
+    /// Nothing is held for it while no event comes, where the first `subscribe` makes a channel
+    /// of 256 slots (about 26 KB) that lives as long as the thread does. For a consumer that
+    /// keeps up, such as a log writer; one that stops reading holds every later event in memory
+    /// until it drops the receiver.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
+    ///
+    /// define_prompt! { name: log_prompt, model: "scripted", prompt: "You help." }
+    /// define_agent! { name: log_agent, side_a: { prompt: log_prompt, stop_on_response: true } }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedResponse::text("Hello.")]);
+    /// let runtime = Runtime::builder().agent::<log_agent>().model("scripted", model).build().unwrap();
+    /// let thread = runtime.create_thread("log_agent", ThreadOptions::default()).await.unwrap();
+    /// let mut events = thread.subscribe_unbounded();
+    /// thread.send("Hi").await.unwrap();
+    /// let mut kinds = Vec::new();
+    /// while let Ok(event) = events.try_recv() {
+    ///     kinds.push(serde_json::to_value(&event).unwrap()["type"].as_str().unwrap().to_owned());
+    /// }
+    /// assert!(kinds.contains(&"message_created".to_owned()), "{kinds:?}");
+    /// # }
+    /// ```
+    pub fn subscribe_unbounded(&self) -> tokio::sync::mpsc::UnboundedReceiver<ThreadEvent> {
+        self.shared.events.subscribe_unbounded()
+    }
+
     /// Subscribes to the reply's text as it streams: a [`ThreadEvent::MessageDelta`] per text
     /// delta of the model, with the model step it belongs to, so a chat UI can show a reply as
     /// it arrives. The step's `message_created` event (from [`subscribe`](Self::subscribe))
