@@ -47,6 +47,18 @@ impl Ctxt {
     }
 }
 
+/// `error` as compile errors inside an anonymous constant rather than as items of their own.
+///
+/// rustc reports no unresolved name of a module in which an item-position macro failed (an
+/// item it did not expand could have been the missing one), so a bare `compile_error!` next to
+/// the user's items would hide a typo in a hook reference until every other error is fixed. In
+/// the body of `const _: () = { ... };` the error is the same, at the same span, and the rest
+/// of the module is still checked, so both errors show in one build.
+pub(crate) fn into_compile_errors(error: syn::Error) -> proc_macro2::TokenStream {
+    let errors = error.into_compile_error();
+    quote::quote! { const _: () = { #errors }; }
+}
+
 impl Drop for Ctxt {
     fn drop(&mut self) {
         if !std::thread::panicking() && self.errors.borrow().is_some() {

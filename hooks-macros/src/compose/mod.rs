@@ -37,7 +37,7 @@ fn entry<T>(
 ) -> TokenStream {
     let mut fields: Fields = match syn::parse2(input) {
         Ok(fields) => fields,
-        Err(error) => return error.into_compile_error(),
+        Err(error) => return crate::ctxt::into_compile_errors(error),
     };
     // A missing top-level field is reported on the whole invocation.
     fields.span = proc_macro2::Span::call_site();
@@ -47,7 +47,7 @@ fn entry<T>(
         (Ok(()), Some(model)) => expand(&model),
         (Err(error), _) => {
             let stub = read.name.map(|name| fallback(&name, &crate::private::private_path(&read.krate)));
-            let error = error.into_compile_error();
+            let error = crate::ctxt::into_compile_errors(error);
             quote::quote!(#stub #error)
         }
         (Ok(()), None) => unreachable!("a missing {what} field is always reported"),

@@ -20,7 +20,7 @@ pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
                 &item,
                 "`#[hook]` goes on a free function: `#[hook(filter_messages, id = \"my_hook\")] fn my_hook(...)`",
             );
-            return [item, error.into_compile_error()].into_iter().collect();
+            return [item, crate::ctxt::into_compile_errors(error)].into_iter().collect();
         }
     };
     let cx = Ctxt::new();
@@ -28,7 +28,7 @@ pub(crate) fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     // What the fallback needs, kept before validation consumes the arguments.
     let fallback_parts = attr.as_ref().map(|attr| (attr.kind.clone(), attr.id.clone(), attr.krate.clone()));
     let checked = attr.and_then(|attr| validate::validate(&cx, attr, &function));
-    let errors = cx.check().err().map(syn::Error::into_compile_error);
+    let errors = cx.check().err().map(crate::ctxt::into_compile_errors);
     // The function's own tokens go out as they came, not reprinted from the parsed item.
     let (allow, expanded) = match checked {
         Some(hook) => {
