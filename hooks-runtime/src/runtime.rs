@@ -336,8 +336,9 @@ impl RuntimeBuilder {
     /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
     /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
     /// with a reason, within `max_steps`; `SubagentStart`, `PermissionRequest` and
-    /// `Notification` act at their points, and the file's `permissions` rules govern every tool
-    /// call through the gate. A second call replaces the first registry (combine registries
+    /// `Notification` act at their points; `SessionEnd` runs when the application ends a
+    /// thread's session ([`Runtime::end_sessions`]); and the file's `permissions` rules govern
+    /// every tool call through the gate. A second call replaces the first registry (combine registries
     /// with `DeclarativeHookRegistry::with_settings_of`). `build` logs a WARN for a tool-event
     /// matcher that names none of the runtime's tools.
     ///

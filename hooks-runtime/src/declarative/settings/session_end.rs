@@ -12,7 +12,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{SettingsEvent, SettingsHook, SettingsState, fire, input, render_transcript};
+use super::event::SettingsEvent;
+use super::fire::{fire, input};
+use super::hook::SettingsHook;
+use super::state::SettingsState;
+use super::transcript::render as render_transcript;
 use crate::declarative::LOG_TARGET;
 use crate::store::MessageStore;
 
