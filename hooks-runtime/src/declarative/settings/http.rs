@@ -9,7 +9,8 @@
 //! variable is read once, when the first http hook runs; a file that cannot be read or holds no
 //! certificate is every http hook's failure, named, rather than a silent fallback. Redirects are
 //! not followed: a 3xx answer is a failure, so an event (tool inputs, expanded headers) is never
-//! sent on to a host the settings file does not name.
+//! sent on to a host the settings file does not name. A proxy that `HTTPS_PROXY` / `HTTP_PROXY`
+//! names is used, except for the hosts of `NO_PROXY` (reqwest's reading of them).
 
 use std::sync::OnceLock;
 use std::time::Duration;
