@@ -560,7 +560,8 @@ impl Runtime {
     /// Ends the session of every top-level thread this runtime created or opened since its
     /// session last ended, and runs the settings file's `SessionEnd` hooks for each
     /// ([`RuntimeBuilder::settings_hooks`]), all at once, each within its timeout; returns how
-    /// many sessions ended. Call it before the application exits (with
+    /// many sessions ended (sessions are kept only while the file has `SessionEnd` hooks, so
+    /// without any it returns 0). Call it before the application exits (with
     /// [`SessionEndReason::Other`](crate::declarative::SessionEndReason::Other) for a shutdown):
     /// a runtime dropped with sessions open logs a WARN naming them, since their hooks never ran.
     ///
