@@ -336,8 +336,9 @@ impl RuntimeBuilder {
     /// fails `message_hook_error`, as when `before_create_message` prevents it) or add context;
     /// `SessionStart` adds context to a new thread; `Stop` / `SubagentStop` may continue a turn
     /// with a reason, within `max_steps`; `SubagentStart`, `PermissionRequest` and
-    /// `Notification` act at their points, and the file's `permissions` rules govern every tool
-    /// call through the gate. A second call replaces the first registry (combine registries
+    /// `Notification` act at their points; `SessionEnd` runs when the application ends a
+    /// thread's session ([`Runtime::end_sessions`]); and the file's `permissions` rules govern
+    /// every tool call through the gate. A second call replaces the first registry (combine registries
     /// with `DeclarativeHookRegistry::with_settings_of`). `build` logs a WARN for a tool-event
     /// matcher that names none of the runtime's tools.
     ///
@@ -529,13 +530,93 @@ impl Runtime {
             };
             user_sync::publish_change(&self.inner, &user_id, kind).await;
         }
+        self.begin_session(&thread);
         Ok(thread)
     }
 
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
     pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
         crate::thread::recovery_on_first_use(&self.inner).await;
-        Thread::open(&self.inner, thread_id).await
+        let thread = Thread::open(&self.inner, thread_id).await?;
+        self.begin_session(&thread);
+        Ok(thread)
+    }
+
+    /// K11: a top-level thread created or opened here begins a session, which `SessionEnd`
+    /// hooks of a settings file learn the end of ([`end_sessions`](Self::end_sessions)).
+    fn begin_session(&self, thread: &Thread) {
+        #[cfg(feature = "declarative")]
+        {
+            if let Some(registry) = &self.inner.settings
+                && !thread.shared.is_subagent()
+            {
+                crate::declarative::begin_session(registry.settings_hooks(), registry.settings_state(), thread.id());
+            }
+        }
+        #[cfg(not(feature = "declarative"))]
+        let _ = thread;
+    }
+
+    /// Ends the session of every top-level thread this runtime created or opened since its
+    /// session last ended, and runs the settings file's `SessionEnd` hooks for each
+    /// ([`RuntimeBuilder::settings_hooks`]), all at once, each within its timeout; returns how
+    /// many sessions ended (sessions are kept only while the file has `SessionEnd` hooks, so
+    /// without any it returns 0). Call it before the application exits (with
+    /// [`SessionEndReason::Other`](crate::declarative::SessionEndReason::Other) for a shutdown):
+    /// a runtime dropped with sessions open logs a WARN naming them, since their hooks never ran.
+    ///
+    /// The hooks get Claude Code's `SessionEnd` input (`session_id` the thread id,
+    /// `transcript_path`, `cwd`, `hook_event_name`, `reason`) and observe only: their answers
+    /// decide nothing. Threads keep working; one opened again begins a new session. A server
+    /// evicting an idle thread ends nothing.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let hooks = DeclarativeHookRegistry::from_settings_json(
+    ///     r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "cat > /dev/null"}]}]}}"#,
+    /// );
+    /// let runtime = Runtime::builder().settings_hooks(hooks).build().unwrap();
+    /// assert_eq!(runtime.end_sessions(SessionEndReason::Other).await, 0); // no thread was used
+    /// # });
+    /// ```
+    #[cfg(feature = "declarative")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    pub async fn end_sessions(&self, reason: crate::declarative::SessionEndReason) -> usize {
+        let Some(registry) = &self.inner.settings else { return 0 };
+        let (hooks, state) = (registry.settings_hooks(), registry.settings_state());
+        let threads = state.end_sessions();
+        let ended = threads.len();
+        crate::declarative::end_sessions(hooks, state, self.inner.store.as_ref(), threads, reason).await;
+        ended
+    }
+
+    /// Ends the session of one thread, as [`end_sessions`](Self::end_sessions) ends all:
+    /// `false` when it had none open (never created or opened here, a subagent's child thread,
+    /// or already ended), and then no hook runs.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = Runtime::builder().settings_hooks(DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {}}"#)).build().unwrap();
+    /// assert!(!runtime.end_session("thread-1", SessionEndReason::Clear).await);
+    /// # });
+    /// ```
+    #[cfg(feature = "declarative")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    pub async fn end_session(&self, thread_id: &str, reason: crate::declarative::SessionEndReason) -> bool {
+        let Some(registry) = &self.inner.settings else { return false };
+        let (hooks, state) = (registry.settings_hooks(), registry.settings_state());
+        if !state.end_session(thread_id) {
+            return false;
+        }
+        crate::declarative::end_sessions(hooks, state, self.inner.store.as_ref(), vec![thread_id.to_owned()], reason)
+            .await;
+        true
     }
 
     /// Settles the runs that a stopped process left unsettled, and runs the inputs it had

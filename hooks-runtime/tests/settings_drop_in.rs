@@ -10,13 +10,16 @@ use std::sync::{Arc, Mutex};
 
 use declarative_support::{Logs, ScratchDir};
 use hooks_runtime::approvals::ParkedToolCall;
-use hooks_runtime::declarative::{DeclarativeHookRegistry, SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
+use hooks_runtime::declarative::{
+    DeclarativeHookRegistry, SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT, SessionEndReason,
+};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{StopReason, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 define_prompt! { name: drop_prompt, model: "scripted", prompt: "Ops.", tools: ["Bash", "Write"] }
 define_agent! { name: drop_agent, side_a: { prompt: drop_prompt, stop_on_response: true, max_steps: 6 }, side_b: { human: true } }
@@ -450,6 +453,104 @@ async fn k11_notification_fires_when_a_call_waits_for_a_person() {
     assert!(input["message"].as_str().unwrap().contains("Write"));
 }
 
+/// A runtime of `drop_agent` under `settings`, its model answering `done` to every message.
+fn session_runtime(settings: &Value) -> Runtime {
+    let registry = DeclarativeHookRegistry::from_settings_json(&settings.to_string());
+    let replies: Vec<ScriptedResponse> = (0..4).map(|_| ScriptedResponse::text("done")).collect();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    Runtime::builder()
+        .agent::<drop_agent>()
+        .model("scripted", ScriptedModel::new(replies))
+        .tool(recording_tool("Bash", &ran))
+        .tool(recording_tool("Write", &ran))
+        .settings_hooks(registry)
+        .build()
+        .unwrap()
+}
+
+/// The inputs the recording `SessionEnd` hooks of `dir` got, a JSON object a line.
+fn session_ends(dir: &ScratchDir, file: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.0.join(file))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn k11_session_end_fires_once_per_thread_session_with_claude_codes_input() {
+    let dir = ScratchDir::new("k11-session-end");
+    // Each input as one line: the input is one line of JSON, and `printf` ends it.
+    let record = |file: &str| json!({"type": "command", "command": format!("printf '%s\\n' \"$(cat)\" >> '{}/{file}'", dir.0.display())});
+    // The transcript as the hook saw it, read while it runs.
+    let copy = json!({"type": "command",
+        "command": format!("cat \"$(jq -r .transcript_path)\" >> '{}/transcripts'", dir.0.display())});
+    let settings = json!({"hooks": {"SessionEnd": [
+        {"hooks": [record("all"), copy]},
+        {"matcher": "clear", "hooks": [record("cleared")]}
+    ]}});
+    let runtime = session_runtime(&settings);
+    let talked = runtime.create_thread("drop_agent", ThreadOptions::default()).await.unwrap();
+    talked.send("hello-K11").await.unwrap();
+    let idle = runtime.create_thread("drop_agent", ThreadOptions::default()).await.unwrap();
+    // Opened again while its session is open: still one session.
+    runtime.open_thread(talked.id()).await.unwrap();
+    assert!(session_ends(&dir, "all").is_empty(), "nothing ends a session but the application");
+
+    assert_eq!(runtime.end_sessions(SessionEndReason::Other).await, 2);
+    let ends = session_ends(&dir, "all");
+    let mut ids: Vec<&str> = ends.iter().map(|input| input["session_id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let mut expected = vec![talked.id(), idle.id()];
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "one SessionEnd per thread session: {ends:#?}");
+    let cwd = std::env::current_dir().unwrap();
+    for input in &ends {
+        assert_eq!(input["hook_event_name"], "SessionEnd");
+        assert_eq!(input["reason"], "other");
+        assert_eq!(input["cwd"], cwd.to_string_lossy().as_ref());
+        assert!(input["transcript_path"].as_str().is_some_and(|path| path.ends_with(".jsonl")), "{input}");
+    }
+    assert!(std::fs::read_to_string(dir.0.join("transcripts")).unwrap().contains("hello-K11"));
+    assert!(session_ends(&dir, "cleared").is_empty(), "the `clear` matcher does not select `other`");
+
+    // Ended sessions do not end again; a thread opened again begins a new one.
+    assert_eq!(runtime.end_sessions(SessionEndReason::Other).await, 0);
+    assert!(!runtime.end_session(idle.id(), SessionEndReason::Clear).await);
+    runtime.open_thread(idle.id()).await.unwrap();
+    assert!(runtime.end_session(idle.id(), SessionEndReason::Clear).await);
+    let cleared = session_ends(&dir, "cleared");
+    assert_eq!(cleared.len(), 1);
+    assert_eq!((cleared[0]["session_id"].as_str(), cleared[0]["reason"].as_str()), (Some(idle.id()), Some("clear")));
+    assert_eq!(session_ends(&dir, "all").len(), 3);
+}
+
+#[tokio::test]
+async fn k11_session_end_observes_only_and_a_runtime_dropped_with_sessions_open_warns() {
+    let (logs, _guard) = Logs::capture();
+    // Exit 2 and `continue: false` decide nothing at the end of a session.
+    let settings = json!({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": "echo 'no-K11' >&2; exit 2"},
+        answering(json!({"continue": false, "stopReason": "stay"}))
+    ]}]}});
+    let runtime = session_runtime(&settings);
+    let thread = runtime.create_thread("drop_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(runtime.end_sessions(SessionEndReason::PromptInputExit).await, 1);
+    let outcome = thread.send("still here").await.unwrap().into_result().unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("done"), "the thread still works");
+
+    // Opened again and never ended: the drop says whose hooks never ran.
+    runtime.open_thread(thread.id()).await.unwrap();
+    drop(thread);
+    drop(runtime);
+    let warnings = logs.events("WARN").join("\n");
+    assert!(
+        warnings.contains("the SessionEnd hooks of 1 thread session(s) never ran")
+            && warnings.contains("`Runtime::end_sessions`"),
+        "{warnings}"
+    );
+}
+
 // ---- K12 ----------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -500,35 +601,72 @@ async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
 /// A one-request HTTP server on 127.0.0.1: answers `answer` as JSON and hands back the request
 /// it got (head and body).
 async fn one_request_server(answer: Value) -> (String, tokio::task::JoinHandle<(String, String)>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hooks/pre-tool-use", listener.local_addr().unwrap());
     let served = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap();
-        let mut request = Vec::new();
-        let mut buffer = [0u8; 4096];
-        loop {
-            let read = stream.read(&mut buffer).await.unwrap();
-            request.extend_from_slice(&buffer[..read]);
-            let text = String::from_utf8_lossy(&request).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let length: usize = head
-                    .lines()
-                    .find_map(|line| {
-                        line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
-                    })
-                    .unwrap_or(0);
-                if body.len() >= length || read == 0 {
-                    let body_text = answer.to_string();
-                    let response = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body_text}",
-                        body_text.len()
-                    );
-                    stream.write_all(response.as_bytes()).await.unwrap();
-                    return (head.to_owned(), body.to_owned());
-                }
+        let (stream, _) = listener.accept().await.unwrap();
+        serve_one(stream, &answer).await
+    });
+    (url, served)
+}
+
+/// Reads one request from `stream`, answers `answer` as JSON; the request's head and body.
+async fn serve_one(mut stream: impl AsyncRead + AsyncWrite + Unpin, answer: &Value) -> (String, String) {
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = stream.read(&mut buffer).await.unwrap();
+        request.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&request).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|line| {
+                    line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= length || read == 0 {
+                let body_text = answer.to_string();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body_text}",
+                    body_text.len()
+                );
+                stream.write_all(response.as_bytes()).await.unwrap();
+                stream.shutdown().await.unwrap();
+                return (head.to_owned(), body.to_owned());
             }
         }
+    }
+}
+
+/// A test certificate of `tests/fixtures/tls` (see its README).
+fn tls_fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls").join(name)
+}
+
+/// A one-request HTTPS server on 127.0.0.1 whose certificate (for `127.0.0.1`) the test CA
+/// `ca.pem` issued: answers `answer` as JSON and hands back the request, or the handshake's
+/// error when the client refused the certificate.
+async fn one_tls_request_server(answer: Value) -> (String, tokio::task::JoinHandle<Result<(String, String), String>>) {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls::{ServerConfig, crypto};
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(tls_fixture("server.pem")).unwrap().map(Result::unwrap).collect();
+    let key = PrivateKeyDer::from_pem_file(tls_fixture("server.key")).unwrap();
+    let config = ServerConfig::builder_with_provider(std::sync::Arc::new(crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/hooks/pre-tool-use", listener.local_addr().unwrap());
+    let served = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let stream = acceptor.accept(stream).await.map_err(|error| error.to_string())?;
+        Ok(serve_one(stream, &answer).await)
     });
     (url, served)
 }
@@ -550,4 +688,65 @@ async fn k12_an_http_hook_posts_the_event_and_its_response_body_decides() {
     assert!(headers.contains(&"X-Path: path="), "a variable not allowed expands to nothing: {head}");
     let event: Value = serde_json::from_str(&body).unwrap();
     assert_eq!((event["hook_event_name"].as_str(), event["tool_name"].as_str()), (Some("PreToolUse"), Some("Bash")));
+}
+
+/// Where the child process of `k12_https_...trusts_the_ca_node_extra_ca_certs_names` finds its
+/// server: the variable is set for that child only.
+const HTTPS_CHILD_URL: &str = "HOOKS_K12_HTTPS_CHILD_URL";
+
+#[tokio::test]
+async fn k12_https_hook_trusts_the_ca_that_node_extra_ca_certs_names() {
+    let name = "k12_https_hook_trusts_the_ca_that_node_extra_ca_certs_names";
+    let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "deny", "permissionDecisionReason": "https-says-no"}});
+    // The child: this test run again with `NODE_EXTRA_CA_CERTS` set, which is read once per
+    // process (a test cannot set a variable in its own process: `set_var` is unsafe).
+    if let Ok(url) = std::env::var(HTTPS_CHILD_URL) {
+        let hook = json!({"type": "http", "url": url, "timeout": 20, "onFailure": "block"});
+        let ran = run(&pre_tool_use("Bash", json!([hook])), &[("Bash", json!({"command": "rm -rf build"}))]).await;
+        assert!(ran.ran.is_empty());
+        assert!(ran.results()[0].contains("https-says-no"), "{:?}", ran.results());
+        return;
+    }
+    let (url, served) = one_tls_request_server(deny).await;
+    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(HTTPS_CHILD_URL, &url)
+        .env("NODE_EXTRA_CA_CERTS", tls_fixture("ca.pem"))
+        .output()
+        .await
+        .unwrap();
+    let output = format!("{}{}", String::from_utf8_lossy(&child.stdout), String::from_utf8_lossy(&child.stderr));
+    assert!(child.status.success() && output.contains("1 passed"), "{output}");
+    let (head, body) = served.await.unwrap().expect("the hook trusted the server");
+    assert!(head.starts_with("POST /hooks/pre-tool-use HTTP/1.1\r\n"), "{head}");
+    let event: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((event["hook_event_name"].as_str(), event["tool_name"].as_str()), (Some("PreToolUse"), Some("Bash")));
+}
+
+#[tokio::test]
+async fn k12_https_hook_to_an_untrusted_certificate_fails_closed_naming_the_tls_error() {
+    let (logs, _guard) = Logs::capture();
+    let allow = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}});
+    // This process trusts the built-in roots only: the test CA is unknown.
+    let (url, served) = one_tls_request_server(allow.clone()).await;
+    let guard = json!({"type": "http", "url": url, "timeout": 20, "onFailure": "block"});
+    let ran = run(&pre_tool_use("Bash", json!([guard])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert!(ran.ran.is_empty(), "a guard that could not be asked denies");
+    let result = &ran.results()[0];
+    assert!(
+        result.contains("settings:hooks.PreToolUse[0].hooks[0]")
+            && result.contains(&format!("could not POST to {url}"))
+            && result.contains("invalid peer certificate: UnknownIssuer"),
+        "{result}"
+    );
+    assert!(served.await.unwrap().is_err(), "the request never reached the server");
+
+    // Without `onFailure: block` it fails open, as in Claude Code, with a WARN naming the error.
+    let (url, _served) = one_tls_request_server(allow).await;
+    let observer = json!({"type": "http", "url": url, "timeout": 20});
+    let ran = run(&pre_tool_use("Bash", json!([observer])), &[("Bash", json!({"command": "ls"}))]).await;
+    assert_eq!(ran.ran.len(), 1);
+    let warnings = logs.events("WARN").join("\n");
+    assert!(warnings.contains("invalid peer certificate: UnknownIssuer"), "{warnings}");
 }

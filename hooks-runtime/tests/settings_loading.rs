@@ -79,7 +79,7 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
       "preToolUse": [{"hooks": [{"type": "command", "command": "./case.sh"}]}],
       "ConfigChange": [{"hooks": [{"type": "command", "command": "notify-send"}]}],
       "PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}],
-      "SessionEnd": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
+      "Setup": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
     }}"#;
     let report = SettingsReport::from_json(text);
     // Every entry of a known event is kept: unknown fields ignored, the others with why they
@@ -126,7 +126,7 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
             .starts_with("hooks.preToolUse: unknown event `preToolUse`; expected one of `PreToolUse`, `PostToolUse`")),
         "{problems:#?}"
     );
-    assert!(problems.iter().any(|p| p.starts_with("hooks.SessionEnd: the event `SessionEnd` has no counterpart")));
+    assert!(problems.iter().any(|p| p.starts_with("hooks.Setup: the event `Setup` has no counterpart")));
     assert!(!report.has_document_problem());
 
     // Lenient: the same hooks, problems logged. Strict: every problem at once.

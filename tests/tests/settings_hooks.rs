@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::approvals::ApprovalReason;
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, ThreadStatus};
@@ -725,6 +725,31 @@ async fn k11_subagent_start_fires_for_a_child_thread_and_its_context_reaches_the
     assert_ne!(start[0]["session_id"], parent.id());
     let child_request = format!("{:?}", model.requests()[1]);
     assert!(child_request.contains("Child-context-K11"), "{child_request}");
+}
+
+#[tokio::test]
+async fn k11_session_end_is_the_top_level_threads_and_a_subagents_child_has_none() {
+    let dir = Scratch::new("session-end-child");
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_child", "k_child", r#"{"message": "clean up"}"#),
+        ScriptedResponse::text("child done"),
+        ScriptedResponse::text("parent done"),
+    ]);
+    let hooks = settings(json!({
+        "SubagentStart": [{"hooks": [command(&recorder(&dir.path("start")))]}],
+        "SessionEnd": [{"hooks": [command(&recorder(&dir.path("end")))]}]
+    }));
+    let runtime = runtime(model, hooks, &Calls::default());
+    let parent = thread(&runtime, "k_parent").await;
+    parent.send("go").await.unwrap();
+    let child = dir.recorded("start")[0]["session_id"].as_str().unwrap().to_owned();
+    // Opening the child thread begins no session: it has its parent's.
+    runtime.open_thread(&child).await.unwrap();
+    assert!(!runtime.end_session(&child, SessionEndReason::Other).await);
+    assert_eq!(runtime.end_sessions(SessionEndReason::Logout).await, 1);
+    let ends = dir.recorded("end");
+    assert_eq!(ends.len(), 1);
+    assert_eq!((ends[0]["session_id"].as_str(), ends[0]["reason"].as_str()), (Some(parent.id()), Some("logout")));
 }
 
 // ---- Abort ------------------------------------------------------------------------------------

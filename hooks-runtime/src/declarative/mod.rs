@@ -106,10 +106,11 @@ pub use registry::DeclarativeHookRegistry;
 pub(crate) use settings::pre_tool_use;
 pub use settings::{
     DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, PermissionRule, SETTINGS_MESSAGE_EVENT,
-    SETTINGS_STOP_EVENT, SettingsErrors, SettingsEvent, SettingsHook, SettingsMatcher, SettingsPermissions,
-    SettingsProblem, SettingsReport,
+    SETTINGS_STOP_EVENT, SessionEndReason, SettingsErrors, SettingsEvent, SettingsHook, SettingsMatcher,
+    SettingsPermissions, SettingsProblem, SettingsReport,
 };
 pub(crate) use settings::{
-    Given, Permission, RuleKind, SettingsState, fire as fire_settings, input as settings_input, render_transcript,
+    Given, Permission, RuleKind, SettingsState, begin_session, end_sessions, fire as fire_settings,
+    input as settings_input, render_transcript,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

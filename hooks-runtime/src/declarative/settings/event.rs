@@ -38,11 +38,15 @@ pub enum SettingsEvent {
     Notification,
     /// A subagent's child thread was created: may add context for its first turn.
     SubagentStart,
+    /// A top-level thread's session ended
+    /// ([`Runtime::end_sessions`](crate::Runtime::end_sessions),
+    /// [`Runtime::end_session`](crate::Runtime::end_session)): observes only.
+    SessionEnd,
 }
 
 impl SettingsEvent {
     /// Every event, in declaration order.
-    pub const ALL: [SettingsEvent; 10] = [
+    pub const ALL: [SettingsEvent; 11] = [
         SettingsEvent::PreToolUse,
         SettingsEvent::PostToolUse,
         SettingsEvent::PostToolUseFailure,
@@ -53,6 +57,7 @@ impl SettingsEvent {
         SettingsEvent::PermissionRequest,
         SettingsEvent::Notification,
         SettingsEvent::SubagentStart,
+        SettingsEvent::SessionEnd,
     ];
 
     /// The name as the settings file writes it (`PreToolUse`).
@@ -68,6 +73,7 @@ impl SettingsEvent {
             SettingsEvent::PermissionRequest => "PermissionRequest",
             SettingsEvent::Notification => "Notification",
             SettingsEvent::SubagentStart => "SubagentStart",
+            SettingsEvent::SessionEnd => "SessionEnd",
         }
     }
 
@@ -100,7 +106,6 @@ impl fmt::Display for SettingsEvent {
 pub(super) const WITHOUT_COUNTERPART: &[&str] = &[
     "PreCompact",
     "PostCompact",
-    "SessionEnd",
     "Setup",
     "TeammateIdle",
     "TaskCompleted",

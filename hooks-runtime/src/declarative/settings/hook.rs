@@ -64,7 +64,7 @@ impl SettingsHook {
     }
 
     /// Its group's matcher: tool names for the tool events, the `source` for `SessionStart`,
-    /// ignored for the others.
+    /// the `reason` for `SessionEnd`, ignored for the others.
     pub fn matcher(&self) -> &SettingsMatcher {
         &self.matcher
     }
@@ -137,8 +137,9 @@ impl SettingsHook {
         self.condition.as_ref()
     }
 
-    /// Whether it runs for `event` with the matched value `subject` (a tool name, or the
-    /// `SessionStart` source) and, on a tool event, the call's `tool_input`.
+    /// Whether it runs for `event` with the matched value `subject` (a tool name, the
+    /// `SessionStart` source or the `SessionEnd` reason) and, on a tool event, the call's
+    /// `tool_input`.
     pub(crate) fn selects(&self, event: SettingsEvent, subject: Option<&str>, tool_input: Option<&Value>) -> bool {
         self.event == event
             && subject.is_none_or(|subject| self.matcher.matches(subject))

@@ -480,11 +480,10 @@ fn validate_hook(
     if kind == "http" {
         match fields.get("url") {
             Some(Value::String(url)) => match super::http::HttpTarget::parse(url) {
-                Ok((authority, path)) => {
+                Ok(parsed) => {
                     entry.command = url.clone();
                     entry.http = Some(super::http::HttpTarget {
-                        authority,
-                        path,
+                        url: parsed,
                         headers: Vec::new(),
                         allowed_env_vars: Vec::new(),
                     });

@@ -35,6 +35,7 @@ mod matcher;
 mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
+mod session_end;
 mod state;
 mod transcript;
 mod variables;
@@ -46,9 +47,11 @@ pub use matcher::SettingsMatcher;
 pub(crate) use permissions::RuleKind;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
+pub use session_end::SessionEndReason;
 
 pub(crate) use answer::Permission;
 pub(crate) use fire::{Given, fire, input};
+pub(crate) use session_end::{begin as begin_session, end as end_sessions};
 
 /// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
 /// hook's `systemMessage` to the person (never to the model): data `{"hook", "event", "message"}`.

@@ -1,6 +1,7 @@
 //! What the hooks of one settings file remember while a runtime runs them: the turns a hook
-//! asked to stop (`continue: false`), which the turn loop reads at its next step, and the
-//! folder of the threads' transcripts (`transcript_path`), removed with the state.
+//! asked to stop (`continue: false`), which the turn loop reads at its next step, the threads
+//! whose session is open (for `SessionEnd`), and the folder of the threads' transcripts
+//! (`transcript_path`), removed with the state.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,10 +26,22 @@ pub(crate) struct SettingsState {
     ran_once: Mutex<std::collections::HashSet<(String, String)>>,
     /// The transcripts' folder, made the first time a hook could read one.
     transcripts: OnceLock<PathBuf>,
+    /// The top-level threads whose session began and has not ended, kept only while a
+    /// `SessionEnd` hook would run for them (K11).
+    sessions: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Drop for SettingsState {
     fn drop(&mut self) {
+        let open = self.sessions.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !open.is_empty() {
+            tracing::warn!(
+                target: crate::declarative::LOG_TARGET,
+                "[HOOK] the SessionEnd hooks of {} thread session(s) never ran (first: {}): end them with `Runtime::end_sessions` before the runtime is dropped",
+                open.len(),
+                open.first().map_or("", String::as_str)
+            );
+        }
         if let Some(folder) = self.transcripts.get() {
             let _ = std::fs::remove_dir_all(folder);
         }
@@ -73,6 +86,25 @@ impl SettingsState {
     /// Whether the `once` hook at `location` runs now in `thread`: the first time only.
     pub(crate) fn first_time(&self, thread: &str, location: &str) -> bool {
         lock(&self.ran_once).insert((thread.to_owned(), location.to_owned()))
+    }
+
+    /// Records that the session of `thread` is open, until [`end_session`](Self::end_session)
+    /// or [`end_sessions`](Self::end_sessions).
+    pub(crate) fn begin_session(&self, thread: &str) {
+        let mut sessions = lock(&self.sessions);
+        if !sessions.contains(thread) {
+            sessions.insert(thread.to_owned());
+        }
+    }
+
+    /// Whether the session of `thread` was open; it is not any more.
+    pub(crate) fn end_session(&self, thread: &str) -> bool {
+        lock(&self.sessions).remove(thread)
+    }
+
+    /// Every open session, taken: each ends once.
+    pub(crate) fn end_sessions(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.sessions)).into_iter().collect()
     }
 
     /// The stop asked for `thread`, left in place.
