@@ -74,9 +74,10 @@ impl PostgresOptions {
         self.schema.as_deref()
     }
 
-    /// The most connections the pool opens (at least 1). While there are subscriptions
-    /// ([`PostgresStore::subscribe`]), one more connection listens for all of them; while the
-    /// user value changes are followed, one more.
+    /// The most connections the pool opens (at least 1). Besides the pool, one connection holds
+    /// the store's presence for as long as the store lives (so other processes know at once
+    /// when this one dies), and while there are subscriptions ([`PostgresStore::subscribe`]) or
+    /// user value changes are followed, one more listens for all of them.
     ///
     /// [`PostgresStore::subscribe`]: crate::store::PostgresStore::subscribe
     pub fn max_connections(mut self, max_connections: usize) -> Self {
