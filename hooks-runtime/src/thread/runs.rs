@@ -55,10 +55,11 @@ impl Thread {
     ///     .unwrap();
     /// let thread = runtime.create_thread("queue_agent", ThreadOptions::default()).await.unwrap();
     /// let input = thread.queue_message(MessageRecord::new(Role::User, "hello?")).await.unwrap();
-    /// assert_eq!(runtime.store().pending_inputs(thread.id()).await.unwrap().len(), 1);
+    /// let inbox = runtime.store().inbox().expect("the in-memory store keeps an inbox");
+    /// assert_eq!(inbox.pending_inputs(thread.id()).await.unwrap().len(), 1);
     /// let outcome = thread.run_input(&input).await.unwrap().expect("still in the inbox");
     /// assert_eq!(outcome.reply.as_deref(), Some("hello"));
-    /// assert!(runtime.store().pending_inputs(thread.id()).await.unwrap().is_empty());
+    /// assert!(inbox.pending_inputs(thread.id()).await.unwrap().is_empty());
     /// # });
     /// ```
     pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
