@@ -73,6 +73,11 @@ impl Links {
         }
     }
 
+    /// Whether anyone listens to the thread's events now.
+    pub(crate) fn events_followed(&self) -> bool {
+        self.events.get().is_some_and(|events| events.receiver_count() > 0)
+    }
+
     /// Whether anyone listens to the text deltas now.
     pub(crate) fn deltas_followed(&self) -> bool {
         self.deltas.get().is_some_and(|deltas| deltas.receiver_count() > 0)

@@ -92,7 +92,13 @@ pub(crate) async fn create_from(
             return Err(CreateError::Prevented(error));
         }
     }
-    let message = record.clone().into_message();
+    // The record outlives the insert only for `after_create_message` hooks: without them it
+    // becomes the message as it is, uncopied.
+    let (message, record) = if pipeline.chain(HookKind::AfterCreateMessage).is_some() {
+        (record.clone().into_message(), Some(record))
+    } else {
+        (record.into_message(), None)
+    };
     let store = &pipeline.shared.runtime.store;
     let stored = match origin {
         Origin::Run => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
@@ -112,14 +118,14 @@ pub(crate) async fn create_from(
             message
         }
     };
-    pipeline.shared.events.emit(ThreadEvent::MessageCreated {
+    pipeline.shared.events.emit_with(|| ThreadEvent::MessageCreated {
         id: stored.id.clone(),
         role: stored.role,
         message: std::sync::Arc::new(stored.clone()),
     });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
-    if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
-        dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
+    if let (Some(chain), Some(record)) = (pipeline.chain(HookKind::AfterCreateMessage), &record) {
+        dispatch::await_point!(dispatch::after_create_message(&chain, state, record));
     }
     Ok(stored)
 }
