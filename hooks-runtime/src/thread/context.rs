@@ -47,7 +47,7 @@ pub(crate) async fn assemble(
         }
     }
     let mut repairs = Repairs::default();
-    let mut provider = provider_messages(system, &history, prompt, &mut repairs);
+    let mut provider = provider_messages(system, history, prompt, &mut repairs);
     if !repairs.is_empty() {
         match &filter {
             Some(chain) => warn_split_exchanges(pipeline, chain.chain, repairs).await?,
@@ -56,14 +56,16 @@ pub(crate) async fn assemble(
             None => tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {repairs}"),
         }
     }
-    // R5, R7, then R9 on whatever the prefilter returned.
+    // R5, R7, then R9 on whatever the prefilter returned. Without a prefilter the history is
+    // the provider transformation's, provider-valid as it is.
     if let Some(chain) = pipeline.chain(HookKind::PrefilterLlmHistory) {
         let prefiltered = dispatch::await_point!(dispatch::prefilter_llm_history(&chain, state, &mut provider));
         if let Err(blocked) = prefiltered {
             return Ok(Err(blocked));
         }
+        provider = repair_prefiltered(provider);
     }
-    Ok(Ok(repair_prefiltered(provider)))
+    Ok(Ok(provider))
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as
@@ -133,21 +135,22 @@ pub(crate) fn first_missing_argument<'t>(
 /// `include_past_tools: false` the exchanges before it lose their call and results together,
 /// while the messages created during them stay.
 #[cfg(any(test, feature = "__bench"))]
-pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
+pub(crate) fn to_provider_messages(system: String, history: Vec<HookMessage>, prompt: &PromptDef) -> Vec<LlmMessage> {
     provider_messages(system, history, prompt, &mut Repairs::default())
 }
 
 /// [`to_provider_messages`], recording in `repairs` what it left out.
 fn provider_messages(
     system: String,
-    history: &[HookMessage],
+    history: Vec<HookMessage>,
     prompt: &PromptDef,
     repairs: &mut Repairs,
 ) -> Vec<LlmMessage> {
-    let sendable = history.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    let units = group(sendable, repairs);
+    let capacity = history.len() + 1;
+    let sendable = history.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    let units = group(sendable, capacity, repairs);
     let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
-    let mut messages = Vec::with_capacity(history.len() + 1);
+    let mut messages = Vec::with_capacity(capacity);
     messages.push(LlmMessage::new("system", system));
     for (index, unit) in units.into_iter().enumerate() {
         let before_turn = index < boundary;
@@ -174,8 +177,9 @@ async fn warn_split_exchanges(
 ) -> Result<(), crate::store::StoreError> {
     let stored = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
     let mut already = Repairs::default();
-    let sendable = stored.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    group(sendable, &mut already);
+    let capacity = stored.len();
+    let sendable = stored.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    group(sendable, capacity, &mut already);
     let dropped: Vec<String> = [repairs.unanswered, repairs.orphaned, repairs.duplicated]
         .into_iter()
         .flatten()
@@ -208,7 +212,8 @@ async fn warn_split_exchanges(
 /// a conversation for it.
 pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     let mut repairs = Repairs::default();
-    let units = group(messages, &mut repairs);
+    let capacity = messages.len();
+    let units = group(messages, capacity, &mut repairs);
     if !repairs.is_empty() {
         tracing::warn!(
             target: "hooks_runtime::thread",
@@ -222,16 +227,16 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     repaired
 }
 
-fn to_llm(message: &HookMessage) -> LlmMessage {
+/// The snapshot's message, moved into the provider's shape: only the role name is new.
+fn to_llm(message: HookMessage) -> LlmMessage {
     LlmMessage {
         role: message.role.as_str().to_owned(),
-        content: message.content.clone(),
+        content: message.content,
         tool_calls: message
             .tool_calls
-            .as_ref()
-            .map(|calls| serde_json::from_str(calls).unwrap_or_else(|_| serde_json::Value::String(calls.clone()))),
-        tool_call_id: message.tool_call_id.clone(),
-        name: message.name.clone(),
+            .map(|calls| serde_json::from_str(&calls).unwrap_or(serde_json::Value::String(calls))),
+        tool_call_id: message.tool_call_id,
+        name: message.name,
     }
 }
 
@@ -308,11 +313,11 @@ fn call_ids(message: &LlmMessage) -> Vec<String> {
     calls.iter().filter_map(|call| call.get("id")?.as_str().map(str::to_owned)).collect()
 }
 
-/// Cuts `messages` into units. An exchange collects the results of its calls up to the next
-/// assistant message (the next model step); anything else met before the last result is a
-/// message created while the calls ran.
-fn group(messages: impl IntoIterator<Item = LlmMessage>, repairs: &mut Repairs) -> Vec<Unit> {
-    let mut units = Vec::new();
+/// Cuts `messages` (`capacity` of them at most) into units. An exchange collects the results of
+/// its calls up to the next assistant message (the next model step); anything else met before
+/// the last result is a message created while the calls ran.
+fn group(messages: impl IntoIterator<Item = LlmMessage>, capacity: usize, repairs: &mut Repairs) -> Vec<Unit> {
+    let mut units = Vec::with_capacity(capacity);
     let mut messages = messages.into_iter().peekable();
     while let Some(mut message) = messages.next() {
         let is_assistant = message.role == Role::Assistant.as_str();
