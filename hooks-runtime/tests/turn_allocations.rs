@@ -119,28 +119,28 @@ struct Scenario {
 }
 
 const SCENARIOS: [Scenario; 5] = [
-    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 124, bytes: 18_106 },
+    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 79, bytes: 9_967 },
     Scenario {
         name: "text turn, 4 in-place hooks",
         agent: "a_text_hooks",
         hand_over: HandOver::Send,
-        allocations: 124,
-        bytes: 18_106,
+        allocations: 79,
+        bytes: 9_967,
     },
     Scenario {
         name: "text turn through the inbox",
         agent: "a_text",
         hand_over: HandOver::Inbox,
-        allocations: 133,
-        bytes: 19_506,
+        allocations: 86,
+        bytes: 11_383,
     },
-    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 358, bytes: 52_016 },
+    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 247, bytes: 32_157 },
     Scenario {
         name: "tool turn, 4 in-place hooks",
         agent: "a_tool_hooks",
         hand_over: HandOver::Send,
-        allocations: 358,
-        bytes: 52_016,
+        allocations: 247,
+        bytes: 32_157,
     },
 ];
 

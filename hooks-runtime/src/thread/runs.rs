@@ -27,7 +27,7 @@ impl Thread {
     /// it fails at once with [`RuntimeError::HeldByCaller`].
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
         self.as_a_run("send", async move |state| {
-            let incoming = vec![turn::Incoming::direct(message)];
+            let incoming = [turn::Incoming::direct(message)];
             turn::run_with_messages(&self.shared, state, incoming, Prevented::FailRun).await
         })
         .await

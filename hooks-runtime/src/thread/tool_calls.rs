@@ -68,7 +68,13 @@ pub(crate) async fn consume_stream(
             ModelEvent::TextDelta(delta) => {
                 caps.add_reply_text(&delta)?;
                 pipeline.shared.events.emit_delta(step, &delta);
-                text.push_str(&delta);
+                // The first piece becomes the reply's text as it is: a reply in one piece is
+                // never copied.
+                if text.is_empty() {
+                    text = delta;
+                } else {
+                    text.push_str(&delta);
+                }
             }
             ModelEvent::Finished(reason) => finish_reason = Some(reason),
             ModelEvent::Usage(reported) => usage = Some(reported),
@@ -96,12 +102,20 @@ pub(crate) async fn consume_stream(
                     );
                 };
                 caps.add_tool_arguments(&fragment)?;
-                streaming.call.function.arguments.push_str(&fragment);
+                // As the reply's text: arguments in one fragment are never copied.
+                let arguments = &mut streaming.call.function.arguments;
+                let start = arguments.len();
+                if start == 0 {
+                    *arguments = fragment;
+                } else {
+                    arguments.push_str(&fragment);
+                }
+                let fragment = &streaming.call.function.arguments[start..];
                 let progress = streaming
                     .scanner
                     .as_mut()
                     .filter(|scanner| !scanner.is_done())
-                    .and_then(|scanner| scanner.feed(&fragment));
+                    .and_then(|scanner| scanner.feed(fragment));
                 if let Some(progress) = progress
                     && !streaming.started
                 {
@@ -125,7 +139,7 @@ pub(crate) async fn consume_stream(
 
 /// T1, T7: the event and the hooks, at the same moment.
 async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
-    pipeline.shared.events.emit(ThreadEvent::ToolCallStarted {
+    pipeline.shared.events.emit_with(|| ThreadEvent::ToolCallStarted {
         id: call.id.clone(),
         name: call.function.name.clone(),
         progress: progress.map(str::to_owned),
@@ -521,7 +535,7 @@ pub(crate) async fn complete_call(
     mut result: HookToolResult,
     end: CallEnd,
 ) -> HookToolResult {
-    pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
+    pipeline.shared.events.emit_with(|| ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,

@@ -122,12 +122,14 @@ impl Incoming {
 pub(crate) async fn run_with_messages(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
-    incoming: Vec<Incoming>,
+    incoming: impl IntoIterator<Item = Incoming>,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent.current());
-    // Inputs from the inbox mark the thread `running` in the store as they are taken.
-    let taken_from_inbox = !incoming.is_empty() && incoming.iter().all(|incoming| incoming.input.is_some());
+    // Inputs from the inbox mark the thread `running` in the store as they are taken. A run's
+    // messages come one way, all sent or all from the inbox, so the first says.
+    let mut incoming = incoming.into_iter().peekable();
+    let taken_from_inbox = incoming.peek().is_some_and(|first| first.input.is_some());
     begin(shared, state, side, !taken_from_inbox).await;
     let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
@@ -151,7 +153,7 @@ pub(crate) async fn run_queued(
 ) -> Result<RunOutcome, RuntimeError> {
     let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
     if !entries.is_empty() {
-        let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
+        let incoming = entries.into_iter().map(Incoming::from_inbox);
         return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
     }
     begin(shared, state, Thread::responding_side(&shared.agent.current()), true).await;
@@ -174,7 +176,7 @@ pub(crate) async fn run_input(
             None => return Ok(None),
         },
     };
-    run_with_messages(shared, state, vec![Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
+    run_with_messages(shared, state, [Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
 }
 
 /// `store_running`: whether the `running` status is written now; `false` when the run's first
@@ -218,7 +220,7 @@ pub(crate) async fn finish(
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
-    incoming: Vec<Incoming>,
+    incoming: impl Iterator<Item = Incoming>,
     prevented: Prevented,
     outcome: &mut RunOutcome,
 ) -> Result<usize, RuntimeError> {
@@ -340,14 +342,17 @@ async fn run_turn(
             Ok(response) => response,
             Err(end) => return Ok(end),
         };
-        step::store_reply(&pipeline, state, &response, outcome).await;
-        if response.calls.is_empty() {
-            match stop_hooks(&pipeline, state, &response.text, &mut stop_hook_active).await {
+        let replied = !response.text.is_empty();
+        let calls = step::store_reply(&pipeline, state, response, outcome).await;
+        if calls.is_empty() {
+            // This step's reply, which `store_reply` moved into the outcome.
+            let reply = if replied { outcome.reply.as_deref().unwrap_or_default() } else { "" };
+            match stop_hooks(&pipeline, state, reply, &mut stop_hook_active).await {
                 Some(end) => return Ok(end),
                 None => continue,
             }
         }
-        let ended = run_calls(&pipeline, state, prompt, &response.calls, &mut failures).await;
+        let ended = run_calls(&pipeline, state, prompt, &calls, &mut failures).await;
         // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
         if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && settings_hooks::stop_requested(shared) {
             return Ok(TurnEnd::Stopped(StopReason::HookStopped));
