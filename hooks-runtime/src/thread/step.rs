@@ -10,6 +10,7 @@ use super::context;
 use super::messages;
 use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
+use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
@@ -110,7 +111,7 @@ pub(crate) async fn store_reply(
     }
     outcome.finish_reason = Some(finish_reason);
     if !calls.is_empty() {
-        message.tool_calls = Some(json!(calls).to_string());
+        message.tool_calls = Some(stored_tool_calls(&calls));
     }
     let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
     if !text.is_empty() {

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use hooks_core::{
     AbortSignal, ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState,
 };
-use serde_json::json;
 
 use super::agents::{handoff, handoff_target};
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::settings_hooks::{self, PromptCheck};
+use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step};
 use crate::dispatch::FailureRule;
@@ -280,7 +280,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
         let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
         let mut message = MessageRecord::new(Role::Assistant, "");
         message.content = None;
-        message.tool_calls = Some(json!([call]).to_string());
+        message.tool_calls = Some(stored_tool_calls(std::slice::from_ref(&call)));
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
             shared.records.clear_queued_tools();
             return Some(TurnEnd::Failed(FailReason::MessageHookError));
