@@ -227,10 +227,11 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     repaired
 }
 
-/// The snapshot's message, moved into the provider's shape: only the role name is new.
+/// The snapshot's message, moved into the provider's shape: nothing is copied, the role name
+/// is static text.
 fn to_llm(message: HookMessage) -> LlmMessage {
     LlmMessage {
-        role: message.role.as_str().to_owned(),
+        role: message.role.as_str().into(),
         content: message.content,
         tool_calls: message
             .tool_calls

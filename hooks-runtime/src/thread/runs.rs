@@ -64,8 +64,7 @@ impl Thread {
     pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
         let entry = InboxEntry::new(message);
         self.shared.runtime.store.enqueue_input(&self.shared.id, &entry).await?;
-        self.shared.note_accepted(&entry);
-        Ok(InputId(entry.id))
+        Ok(InputId(self.shared.note_accepted(entry)))
     }
 
     /// Runs the accepted input `input` ([`Thread::queue_message`]) as a run of its own, like
