@@ -147,11 +147,21 @@ fn provider_messages(
     repairs: &mut Repairs,
 ) -> Vec<LlmMessage> {
     let capacity = history.len() + 1;
+    // A history without tool exchanges is a unit per message: no grouping needed.
+    let plain = history.iter().all(|message| message.tool_calls.is_none() && message.role != Role::Tool);
     let sendable = history.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    let units = group(sendable, capacity, repairs);
-    let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
     let mut messages = Vec::with_capacity(capacity);
     messages.push(LlmMessage::new("system", system));
+    if plain {
+        messages.extend(sendable);
+        if !prompt.include_chat {
+            let boundary = messages[1..].iter().rposition(|message| message.role == Role::User.as_str()).unwrap_or(0);
+            messages.drain(1..1 + boundary);
+        }
+        return messages;
+    }
+    let units = group(sendable, capacity, repairs);
+    let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
     for (index, unit) in units.into_iter().enumerate() {
         let before_turn = index < boundary;
         if before_turn && !prompt.include_chat {
@@ -359,18 +369,18 @@ fn group(messages: impl IntoIterator<Item = LlmMessage>, capacity: usize, repair
                 None => repairs.orphaned.push(id),
             }
         }
-        let answered: Vec<&str> =
+        let mut answered: Vec<&str> =
             ids.iter().zip(&results).filter(|(_, result)| result.is_some()).map(|(id, _)| id.as_str()).collect();
         repairs
             .unanswered
             .extend(ids.iter().zip(&results).filter(|(_, result)| result.is_none()).map(|(id, _)| id.clone()));
         if let Some(serde_json::Value::Array(calls)) = message.tool_calls.as_mut() {
-            // A call goes unless it has a result; a second call under one id never has one.
-            let mut sent = std::collections::HashSet::new();
+            // A call goes unless it has a result; a second call under one id never has one (its id
+            // leaves `answered` with the first).
             calls.retain(|call| {
-                call.get("id")
-                    .and_then(serde_json::Value::as_str)
-                    .is_some_and(|id| answered.contains(&id) && sent.insert(id.to_owned()))
+                let id = call.get("id").and_then(serde_json::Value::as_str);
+                let at = id.and_then(|id| answered.iter().position(|answered| *answered == id));
+                at.map(|at| answered.swap_remove(at)).is_some()
             });
         }
         let results: Vec<LlmMessage> = results.into_iter().flatten().collect();

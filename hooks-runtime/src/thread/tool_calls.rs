@@ -27,6 +27,8 @@ use crate::tool::ToolCallOutcome;
 
 /// A tool call as it streams.
 struct StreamingCall {
+    /// The call's index in the model's events.
+    index: usize,
     call: HookToolCall,
     scanner: Option<ProgressScanner>,
     started: bool,
@@ -58,8 +60,12 @@ pub(crate) async fn consume_stream(
     let mut text = String::new();
     let mut calls: Vec<StreamingCall> = Vec::new();
     // Each call's place in `calls` by its event index, so a fragment finds its call at once,
-    // however many calls the response has.
+    // however many calls the response has. A call whose index is its place (0, 1, 2, ..., as
+    // providers number them) is found there and needs no entry.
     let mut slots: HashMap<usize, usize> = HashMap::new();
+    let slot_of = |slots: &HashMap<usize, usize>, calls: &[StreamingCall], index: usize| {
+        slots.get(&index).copied().or_else(|| calls.get(index).filter(|call| call.index == index).map(|_| index))
+    };
     let mut finish_reason = None;
     let mut usage = None;
     let step = state.execution.as_ref().map_or(0, |execution| execution.step_count);
@@ -86,17 +92,21 @@ pub(crate) async fn consume_stream(
                     .get(&name)
                     .and_then(|tool| tool.progress_argument())
                     .map(ProgressScanner::new);
-                let mut streaming = StreamingCall { call: HookToolCall::new(id, name, ""), scanner, started: false };
+                let mut streaming =
+                    StreamingCall { index, call: HookToolCall::new(id, name, ""), scanner, started: false };
                 if streaming.scanner.is_none() {
                     // T2: the name is known; the arguments may be empty or incomplete.
                     started(pipeline, state, &streaming.call, None).await;
                     streaming.started = true;
                 }
-                slots.entry(index).or_insert(calls.len());
+                // A second start of one index is no new place for it: its fragments go to the first.
+                if index != calls.len() && slot_of(&slots, &calls, index).is_none() {
+                    slots.insert(index, calls.len());
+                }
                 calls.push(streaming);
             }
             ModelEvent::ToolCallArguments { index, fragment } => {
-                let Some(streaming) = slots.get(&index).map(|&slot| &mut calls[slot]) else {
+                let Some(streaming) = slot_of(&slots, &calls, index).map(|slot| &mut calls[slot]) else {
                     return Err(
                         ModelError::Malformed(format!("arguments for tool call {index}, which never started")).into()
                     );
