@@ -92,13 +92,7 @@ pub(crate) async fn create_from(
             return Err(CreateError::Prevented(error));
         }
     }
-    // The record outlives the insert only for `after_create_message` hooks: without them it
-    // becomes the message as it is, uncopied.
-    let (message, record) = if pipeline.chain(HookKind::AfterCreateMessage).is_some() {
-        (record.clone().into_message(), Some(record))
-    } else {
-        (record.into_message(), None)
-    };
+    let message = message_of(&mut record, pipeline.chain(HookKind::AfterCreateMessage).is_some());
     let store = &pipeline.shared.runtime.store;
     let stored = match origin {
         Origin::Run => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
@@ -124,10 +118,23 @@ pub(crate) async fn create_from(
         message: std::sync::Arc::new(stored.clone()),
     });
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
-    if let (Some(chain), Some(record)) = (pipeline.chain(HookKind::AfterCreateMessage), &record) {
-        dispatch::await_point!(dispatch::after_create_message(&chain, state, record));
+    if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
+        dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
     }
     Ok(stored)
+}
+
+/// The message to insert. The record outlives the insert only for `after_create_message` hooks
+/// (`kept`): without them it becomes the message as it is, uncopied, and an empty record stays.
+/// A function of its own, not inline in [`create_from`], whose poll frame every hook call back
+/// into the thread nests (E8).
+fn message_of(record: &mut MessageRecord, kept: bool) -> HookMessage {
+    if kept {
+        record.clone().into_message()
+    } else {
+        // An empty record of the same role allocates nothing.
+        std::mem::replace(record, MessageRecord::new(record.role, "")).into_message()
+    }
 }
 
 /// M4-M5: `before_update_message` (its failure prevents the update and is returned), the
