@@ -126,8 +126,6 @@ pub(crate) async fn create_from(
 
 /// The message to insert. The record outlives the insert only for `after_create_message` hooks
 /// (`kept`): without them it becomes the message as it is, uncopied, and an empty record stays.
-/// A function of its own, not inline in [`create_from`], whose poll frame every hook call back
-/// into the thread nests (E8).
 fn message_of(record: &mut MessageRecord, kept: bool) -> HookMessage {
     if kept {
         record.clone().into_message()

@@ -27,8 +27,8 @@ impl Thread {
     /// it fails at once with [`RuntimeError::HeldByCaller`].
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
         self.as_a_run("send", async move |state| {
-            let incoming = [turn::Incoming::direct(message)];
-            turn::run_with_messages(&self.shared, state, incoming, Prevented::FailRun).await
+            let mut incoming = std::iter::once(turn::Incoming::direct(message));
+            turn::run_with_messages(&self.shared, state, &mut incoming, false, Prevented::FailRun).await
         })
         .await
     }

@@ -119,18 +119,19 @@ impl Incoming {
 }
 
 /// Starts an execution, stores `incoming` (under `prevented`), and runs the responding side.
+/// `from_inbox`: the messages are inbox entries, whose take marks the thread `running` in the
+/// store. The messages come as an iterator, not a `Vec`, so that a run of one message allocates
+/// no list for it, and as a trait object, since a generic one made these futures' poll frames,
+/// which a subagent's run nests, deep enough to reach a worker's stack limit (E8's tests).
 pub(crate) async fn run_with_messages(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
-    incoming: impl IntoIterator<Item = Incoming>,
+    incoming: &mut (dyn Iterator<Item = Incoming> + Send),
+    from_inbox: bool,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent.current());
-    // Inputs from the inbox mark the thread `running` in the store as they are taken. A run's
-    // messages come one way, all sent or all from the inbox, so the first says.
-    let mut incoming = incoming.into_iter().peekable();
-    let taken_from_inbox = incoming.peek().is_some_and(|first| first.input.is_some());
-    begin(shared, state, side, !taken_from_inbox).await;
+    begin(shared, state, side, !from_inbox).await;
     let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
     let end = if stored == 0 {
@@ -153,8 +154,8 @@ pub(crate) async fn run_queued(
 ) -> Result<RunOutcome, RuntimeError> {
     let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
     if !entries.is_empty() {
-        let incoming = entries.into_iter().map(Incoming::from_inbox);
-        return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
+        let mut incoming = entries.into_iter().map(Incoming::from_inbox);
+        return run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await;
     }
     begin(shared, state, Thread::responding_side(&shared.agent.current()), true).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
@@ -176,7 +177,8 @@ pub(crate) async fn run_input(
             None => return Ok(None),
         },
     };
-    run_with_messages(shared, state, [Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
+    let mut incoming = std::iter::once(Incoming::from_inbox(entry));
+    run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await.map(Some)
 }
 
 /// `store_running`: whether the `running` status is written now; `false` when the run's first
@@ -220,7 +222,7 @@ pub(crate) async fn finish(
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
-    incoming: impl Iterator<Item = Incoming>,
+    incoming: &mut (dyn Iterator<Item = Incoming> + Send),
     prevented: Prevented,
     outcome: &mut RunOutcome,
 ) -> Result<usize, RuntimeError> {
