@@ -9,7 +9,8 @@ use serde::{Serialize, Serializer};
 /// `calls` as stored.
 pub(crate) fn stored_tool_calls(calls: &[HookToolCall]) -> String {
     // Room for the keys and quotes, and for arguments escaped at about twice their length.
-    let size = calls.iter().map(|call| 64 + call.id.len() + call.function.name.len() + 2 * call.function.arguments.len());
+    let size =
+        calls.iter().map(|call| 64 + call.id.len() + call.function.name.len() + 2 * call.function.arguments.len());
     let mut json = Vec::with_capacity(size.sum::<usize>() + 2);
     // Writing to a `Vec` fails only when serializing does, and these fields always serialize.
     serde_json::to_writer(&mut json, &Calls(calls)).expect("tool calls serialize");
