@@ -12,15 +12,9 @@ Build first: cargo bench -p hooks-runtime --bench dispatch --no-run
 """
 
 import argparse
-import glob
-import os
-import re
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import callgrind
+
 SYNC_VARIANTS = [
     "floor: fn pointers + catch_unwind, plain",
     "floor: fn pointers + catch_unwind, Result",
@@ -35,24 +29,9 @@ ASYNC_VARIANTS = [
 ]
 
 
-def binary():
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    found = [p for p in glob.glob(str(target / "release/deps/dispatch-*")) if os.access(p, os.X_OK) and "." not in Path(p).name]
-    if not found:
-        sys.exit("no dispatch bench binary: run `cargo bench -p hooks-runtime --bench dispatch --no-run` first")
-    return max(found, key=os.path.getmtime)
-
-
 def instructions(exe, title, variant, iterations):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        env = dict(os.environ, BENCH_FILTER=title, BENCH_VARIANT=variant, BENCH_FIXED_ITERS=str(iterations))
-        result = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", exe],
-            env=env, capture_output=True, text=True, check=True,
-        )
-        match = re.search(r"Collected : (\d+)", result.stderr)
-        return int(match.group(1))
+    env = {"BENCH_FILTER": title, "BENCH_VARIANT": variant, "BENCH_FIXED_ITERS": str(iterations)}
+    return callgrind.run(exe, env)[0]
 
 
 def main():
@@ -62,7 +41,7 @@ def main():
     parser.add_argument("--low", type=int, default=200)
     parser.add_argument("--high", type=int, default=1200)
     args = parser.parse_args()
-    exe = binary()
+    exe = callgrind.binary("release", "dispatch", "cargo bench -p hooks-runtime --bench dispatch --no-run")
     print(f"instructions per dispatch (callgrind, {args.high} - {args.low} iterations), {exe}")
     print("| hooks | variant | instructions |")
     print("|---:|---|---:|")

@@ -18,9 +18,13 @@ pub(crate) fn now_ms() -> i64 {
 /// A new id with `prefix`, unique in this process and, through the clock, across processes
 /// that share a store one after the other.
 pub(crate) fn new_id(prefix: &str) -> String {
+    use std::fmt::Write as _;
     let nanos = since_epoch().as_nanos();
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}_{nanos:x}{count:06x}{:04x}", std::process::id() & 0xffff)
+    // Sized for the longest id up front: `format!` would grow the string twice on the way.
+    let mut id = String::with_capacity(prefix.len() + 1 + 32 + 16 + 4);
+    let _ = write!(id, "{prefix}_{nanos:x}{count:06x}{:04x}", std::process::id() & 0xffff);
+    id
 }
 
 #[cfg(test)]

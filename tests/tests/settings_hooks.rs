@@ -654,7 +654,7 @@ async fn k5_a_stop_hook_continues_the_turn_once_with_its_reason() {
     assert_eq!(outcome.reply.as_deref(), Some("tests pass"));
     assert_eq!(model.requests().len(), 2);
     let last = model.requests()[1].messages.last().unwrap().clone();
-    assert_eq!((last.role.as_str(), last.content.as_deref()), ("user", Some("run the tests before you finish")));
+    assert_eq!((&*last.role, last.content.as_deref()), ("user", Some("run the tests before you finish")));
 }
 
 #[tokio::test]

@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// A message in the provider's chat format (spec §6.4), as `prefilter_llm_history` sees it.
@@ -13,8 +15,11 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct LlmMessage {
-    /// The provider's role name (`system`, `user`, `assistant`, `tool`, ...).
-    pub role: String,
+    /// The provider's role name (`system`, `user`, `assistant`, `tool`, ...). A `Cow`, so that
+    /// the roles the runtime writes are static text: a request of many messages allocates no
+    /// role name. Compare it with a `&str` as it is (`message.role == "user"`), read it with
+    /// `&*message.role`.
+    pub role: Cow<'static, str>,
     /// The text, or `null`.
     pub content: Option<String>,
     /// The provider's tool-call array, as the provider shapes it.
@@ -30,7 +35,7 @@ pub struct LlmMessage {
 
 impl LlmMessage {
     /// A message with a role and text.
-    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn new(role: impl Into<Cow<'static, str>>, content: impl Into<String>) -> Self {
         LlmMessage {
             role: role.into(),
             content: Some(content.into()),

@@ -34,7 +34,7 @@ impl Model for EchoModel {
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
         let last = request.messages.last().ok_or_else(|| ModelError::Other("empty request".into()))?;
         let content = last.content.clone().unwrap_or_default();
-        let events = match last.role.as_str() {
+        let events = match &*last.role {
             "user" => {
                 let arguments = json!({ "tag": content }).to_string();
                 let mut events =

@@ -189,7 +189,7 @@ impl ScriptedModel {
         let mut index = 0;
         while index < messages.len() {
             let message = &messages[index];
-            match message.role.as_str() {
+            match &*message.role {
                 "system" | "developer" | "user" => {}
                 "tool" => {
                     return Err(format!(
@@ -205,7 +205,7 @@ impl ScriptedModel {
                         for offset in 1..=ids.len() {
                             let Some(next) = messages.get(index + offset).filter(|next| next.role == "tool") else {
                                 let unanswered = ids.iter().zip(&answered).find(|(_, done)| !**done).map(|(id, _)| id);
-                                let found = messages.get(index + offset).map_or("the end", |next| next.role.as_str());
+                                let found = messages.get(index + offset).map_or("the end", |next| &*next.role);
                                 return Err(format!(
                                     "message {index} calls tool `{}` but message {} is {found}, not its result: \
                                      each tool call must be answered by a tool message right after the call",

@@ -89,6 +89,12 @@ impl Links {
         }
     }
 
+    /// Whether anyone listens to the thread's events now.
+    pub(crate) fn events_followed(&self) -> bool {
+        self.events.get().is_some_and(|events| events.receiver_count() > 0)
+            || !self.unbounded.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+    }
+
     /// Whether anyone listens to the text deltas now.
     pub(crate) fn deltas_followed(&self) -> bool {
         self.deltas.get().is_some_and(|deltas| deltas.receiver_count() > 0)

@@ -47,7 +47,7 @@ pub(crate) async fn assemble(
         }
     }
     let mut repairs = Repairs::default();
-    let mut provider = provider_messages(system, &history, prompt, &mut repairs);
+    let mut provider = provider_messages(system, history, prompt, &mut repairs);
     if !repairs.is_empty() {
         match &filter {
             Some(chain) => warn_split_exchanges(pipeline, chain.chain, repairs).await?,
@@ -56,14 +56,16 @@ pub(crate) async fn assemble(
             None => tracing::debug!(target: "hooks_runtime::thread", "stored history sent without {repairs}"),
         }
     }
-    // R5, R7, then R9 on whatever the prefilter returned.
+    // R5, R7, then R9 on whatever the prefilter returned. Without a prefilter the history is
+    // the provider transformation's, provider-valid as it is.
     if let Some(chain) = pipeline.chain(HookKind::PrefilterLlmHistory) {
         let prefiltered = dispatch::await_point!(dispatch::prefilter_llm_history(&chain, state, &mut provider));
         if let Err(blocked) = prefiltered {
             return Ok(Err(blocked));
         }
+        provider = repair_prefiltered(provider);
     }
-    Ok(Ok(repair_prefiltered(provider)))
+    Ok(Ok(provider))
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as
@@ -133,22 +135,33 @@ pub(crate) fn first_missing_argument<'t>(
 /// `include_past_tools: false` the exchanges before it lose their call and results together,
 /// while the messages created during them stay.
 #[cfg(any(test, feature = "__bench"))]
-pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
+pub(crate) fn to_provider_messages(system: String, history: Vec<HookMessage>, prompt: &PromptDef) -> Vec<LlmMessage> {
     provider_messages(system, history, prompt, &mut Repairs::default())
 }
 
 /// [`to_provider_messages`], recording in `repairs` what it left out.
 fn provider_messages(
     system: String,
-    history: &[HookMessage],
+    history: Vec<HookMessage>,
     prompt: &PromptDef,
     repairs: &mut Repairs,
 ) -> Vec<LlmMessage> {
-    let sendable = history.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    let units = group(sendable, repairs);
-    let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
-    let mut messages = Vec::with_capacity(history.len() + 1);
+    let capacity = history.len() + 1;
+    // A history without tool exchanges is a unit per message: no grouping needed.
+    let plain = history.iter().all(|message| message.tool_calls.is_none() && message.role != Role::Tool);
+    let sendable = history.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    let mut messages = Vec::with_capacity(capacity);
     messages.push(LlmMessage::new("system", system));
+    if plain {
+        messages.extend(sendable);
+        if !prompt.include_chat {
+            let boundary = messages[1..].iter().rposition(|message| message.role == Role::User.as_str()).unwrap_or(0);
+            messages.drain(1..1 + boundary);
+        }
+        return messages;
+    }
+    let units = group(sendable, capacity, repairs);
+    let boundary = units.iter().rposition(Unit::is_user_message).unwrap_or(0);
     for (index, unit) in units.into_iter().enumerate() {
         let before_turn = index < boundary;
         if before_turn && !prompt.include_chat {
@@ -174,8 +187,9 @@ async fn warn_split_exchanges(
 ) -> Result<(), crate::store::StoreError> {
     let stored = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
     let mut already = Repairs::default();
-    let sendable = stored.iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
-    group(sendable, &mut already);
+    let capacity = stored.len();
+    let sendable = stored.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    group(sendable, capacity, &mut already);
     let dropped: Vec<String> = [repairs.unanswered, repairs.orphaned, repairs.duplicated]
         .into_iter()
         .flatten()
@@ -208,7 +222,8 @@ async fn warn_split_exchanges(
 /// a conversation for it.
 pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     let mut repairs = Repairs::default();
-    let units = group(messages, &mut repairs);
+    let capacity = messages.len();
+    let units = group(messages, capacity, &mut repairs);
     if !repairs.is_empty() {
         tracing::warn!(
             target: "hooks_runtime::thread",
@@ -222,16 +237,17 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     repaired
 }
 
-fn to_llm(message: &HookMessage) -> LlmMessage {
+/// The snapshot's message, moved into the provider's shape: nothing is copied, the role name
+/// is static text.
+fn to_llm(message: HookMessage) -> LlmMessage {
     LlmMessage {
-        role: message.role.as_str().to_owned(),
-        content: message.content.clone(),
+        role: message.role.as_str().into(),
+        content: message.content,
         tool_calls: message
             .tool_calls
-            .as_ref()
-            .map(|calls| serde_json::from_str(calls).unwrap_or_else(|_| serde_json::Value::String(calls.clone()))),
-        tool_call_id: message.tool_call_id.clone(),
-        name: message.name.clone(),
+            .map(|calls| serde_json::from_str(&calls).unwrap_or(serde_json::Value::String(calls))),
+        tool_call_id: message.tool_call_id,
+        name: message.name,
     }
 }
 
@@ -308,11 +324,11 @@ fn call_ids(message: &LlmMessage) -> Vec<String> {
     calls.iter().filter_map(|call| call.get("id")?.as_str().map(str::to_owned)).collect()
 }
 
-/// Cuts `messages` into units. An exchange collects the results of its calls up to the next
-/// assistant message (the next model step); anything else met before the last result is a
-/// message created while the calls ran.
-fn group(messages: impl IntoIterator<Item = LlmMessage>, repairs: &mut Repairs) -> Vec<Unit> {
-    let mut units = Vec::new();
+/// Cuts `messages` (`capacity` of them at most) into units. An exchange collects the results of
+/// its calls up to the next assistant message (the next model step); anything else met before
+/// the last result is a message created while the calls ran.
+fn group(messages: impl IntoIterator<Item = LlmMessage>, capacity: usize, repairs: &mut Repairs) -> Vec<Unit> {
+    let mut units = Vec::with_capacity(capacity);
     let mut messages = messages.into_iter().peekable();
     while let Some(mut message) = messages.next() {
         let is_assistant = message.role == Role::Assistant.as_str();
@@ -353,18 +369,18 @@ fn group(messages: impl IntoIterator<Item = LlmMessage>, repairs: &mut Repairs) 
                 None => repairs.orphaned.push(id),
             }
         }
-        let answered: Vec<&str> =
+        let mut answered: Vec<&str> =
             ids.iter().zip(&results).filter(|(_, result)| result.is_some()).map(|(id, _)| id.as_str()).collect();
         repairs
             .unanswered
             .extend(ids.iter().zip(&results).filter(|(_, result)| result.is_none()).map(|(id, _)| id.clone()));
         if let Some(serde_json::Value::Array(calls)) = message.tool_calls.as_mut() {
-            // A call goes unless it has a result; a second call under one id never has one.
-            let mut sent = std::collections::HashSet::new();
+            // A call goes unless it has a result; a second call under one id never has one (its id
+            // leaves `answered` with the first).
             calls.retain(|call| {
-                call.get("id")
-                    .and_then(serde_json::Value::as_str)
-                    .is_some_and(|id| answered.contains(&id) && sent.insert(id.to_owned()))
+                let id = call.get("id").and_then(serde_json::Value::as_str);
+                let at = id.and_then(|id| answered.iter().position(|answered| *answered == id));
+                at.map(|at| answered.swap_remove(at)).is_some()
             });
         }
         let results: Vec<LlmMessage> = results.into_iter().flatten().collect();

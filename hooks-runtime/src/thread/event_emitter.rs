@@ -46,6 +46,14 @@ impl EventEmitter {
         self.links.send_delta(ThreadEvent::MessageDelta { step, delta: delta.to_owned() });
     }
 
+    /// [`emit`](Self::emit) of the event `build` makes, made only when it goes somewhere: to the
+    /// store, or to a subscriber listening now. A turn nobody follows builds none of its events.
+    pub(crate) fn emit_with(&self, build: impl FnOnce() -> ThreadEvent) {
+        if self.store.event_log().is_some() || self.links.events_followed() {
+            self.emit(build());
+        }
+    }
+
     pub(crate) fn emit(&self, event: ThreadEvent) {
         if self.store.event_log().is_some() {
             self.publish(event.clone());

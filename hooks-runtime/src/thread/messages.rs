@@ -94,7 +94,7 @@ pub(crate) async fn create_from(
             return Err(CreateError::Prevented(error));
         }
     }
-    let message = record.clone().into_message();
+    let message = message_of(&mut record, pipeline.chain(HookKind::AfterCreateMessage).is_some());
     let store = &pipeline.shared.runtime.store;
     let stored = match origin {
         Origin::Run => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
@@ -115,7 +115,7 @@ pub(crate) async fn create_from(
             message
         }
     };
-    pipeline.shared.events.emit(ThreadEvent::MessageCreated {
+    pipeline.shared.events.emit_with(|| ThreadEvent::MessageCreated {
         id: stored.id.clone(),
         role: stored.role,
         message: std::sync::Arc::new(stored.clone()),
@@ -125,6 +125,17 @@ pub(crate) async fn create_from(
         dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
     }
     Ok(stored)
+}
+
+/// The message to insert. The record outlives the insert only for `after_create_message` hooks
+/// (`kept`): without them it becomes the message as it is, uncopied, and an empty record stays.
+fn message_of(record: &mut MessageRecord, kept: bool) -> HookMessage {
+    if kept {
+        record.clone().into_message()
+    } else {
+        // An empty record of the same role allocates nothing.
+        std::mem::replace(record, MessageRecord::new(record.role, "")).into_message()
+    }
 }
 
 /// M4-M5: `before_update_message` (its failure prevents the update and is returned), the

@@ -38,6 +38,7 @@ mod runs;
 mod settings_hooks;
 mod shared;
 mod step;
+mod stored_calls;
 mod tool_calls;
 mod turn;
 mod value_cache;

@@ -112,11 +112,14 @@ pub(super) fn failed_too_often(
     result: &HookToolResult,
     failures: &mut HashMap<String, u32>,
 ) -> Option<(String, u32)> {
-    let streak = failures.entry(call.function.name.clone()).or_default();
     if result.is_success() {
-        *streak = 0;
+        // A tool with no entry has a streak of 0: a success adds none.
+        if let Some(streak) = failures.get_mut(&call.function.name) {
+            *streak = 0;
+        }
         return None;
     }
+    let streak = failures.entry(call.function.name.clone()).or_default();
     *streak += 1;
     (*streak >= pipeline.shared.runtime.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
 }

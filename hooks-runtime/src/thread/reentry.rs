@@ -54,16 +54,24 @@ fn with_current<T>(shared: &ThreadShared, read: impl FnOnce(&Entry) -> T) -> Opt
 /// The current scopes with the entry of `shared` changed by `change`.
 fn with_entry(shared: &ThreadShared, change: impl FnOnce(&mut Entry)) -> Scopes {
     let thread = key(shared);
-    let mut entries: Vec<Entry> = SCOPES.try_with(|scopes| scopes.0.to_vec()).unwrap_or_default();
-    let index = match entries.iter().position(|entry| entry.thread == thread) {
-        Some(index) => index,
-        None => {
-            entries.push(Entry { thread, holds_run: false, depth: 0, point: None });
-            entries.len() - 1
+    let current = SCOPES.try_with(|scopes| scopes.0.clone()).unwrap_or_default();
+    let mut change = Some(change);
+    let changed = |mut entry: Entry| {
+        if entry.thread == thread
+            && let Some(change) = change.take()
+        {
+            change(&mut entry);
         }
+        entry
     };
-    change(&mut entries[index]);
-    Scopes(entries.into())
+    // Collected from iterators of known length, the new scopes are one allocation.
+    let entries: Arc<[Entry]> = if current.iter().any(|entry| entry.thread == thread) {
+        current.iter().cloned().map(changed).collect()
+    } else {
+        let new = Entry { thread, holds_run: false, depth: 0, point: None };
+        current.iter().cloned().chain(std::iter::once(new)).map(changed).collect()
+    };
+    Scopes(entries)
 }
 
 /// Whether this task holds the run of `shared`: waiting for it here would never end.

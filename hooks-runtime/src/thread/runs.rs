@@ -27,8 +27,8 @@ impl Thread {
     /// it fails at once with [`RuntimeError::HeldByCaller`].
     pub async fn send_message(&self, message: MessageRecord) -> Result<RunOutcome, RuntimeError> {
         self.as_a_run("send", async move |state| {
-            let incoming = vec![turn::Incoming::direct(message)];
-            turn::run_with_messages(&self.shared, state, incoming, Prevented::FailRun).await
+            let mut incoming = std::iter::once(turn::Incoming::direct(message));
+            turn::run_with_messages(&self.shared, state, &mut incoming, false, Prevented::FailRun).await
         })
         .await
     }
@@ -66,8 +66,7 @@ impl Thread {
         let entry = InboxEntry::new(message);
         let store = &self.shared.runtime.store;
         store.inbox_for("queue_message", &self.shared.id)?.enqueue_input(&self.shared.id, &entry).await?;
-        self.shared.note_accepted(&entry);
-        Ok(InputId(entry.id))
+        Ok(InputId(self.shared.note_accepted(entry)))
     }
 
     /// Runs the accepted input `input` ([`Thread::queue_message`]) as a run of its own, like

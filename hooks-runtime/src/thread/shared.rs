@@ -163,20 +163,24 @@ impl ThreadShared {
     /// is a run of this runtime, which takes the thread's turn and forgets what it took
     /// ([`forget_accepted`](Self::forget_accepted)). On a shared store another process may take
     /// an input (a sweep after an expired lease), so there the run reads the inbox.
-    pub(crate) fn note_accepted(&self, entry: &InboxEntry) {
+    /// Returns the entry's id.
+    pub(crate) fn note_accepted(&self, entry: InboxEntry) -> String {
         let store = &self.runtime.store;
         if store.is_shared() {
-            return;
+            return entry.id;
         }
         let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
-        accepted.insert(entry.id.clone(), (entry.message.clone(), entry.enqueued_at));
+        accepted.insert(entry.id.clone(), (entry.message, entry.enqueued_at));
+        entry.id
     }
 
-    /// The input `input` as it was accepted here, if no run of this runtime has taken it.
+    /// The input `input` as it was accepted here, if no run of this runtime has taken it, handed
+    /// to the run about to take it. Should that run end before its take, the store still has the
+    /// input, and the next run reads it back from there.
     pub(crate) fn accepted_input(&self, input: &str) -> Option<InboxEntry> {
-        let accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
-        let (message, enqueued_at) = accepted.get(input)?.clone();
-        Some(InboxEntry { id: input.to_owned(), message, enqueued_at })
+        let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
+        let (id, (message, enqueued_at)) = accepted.remove_entry(input)?;
+        Some(InboxEntry { id, message, enqueued_at })
     }
 
     /// A run took `input` from the inbox (or found it taken).

@@ -1,7 +1,7 @@
 //! One model step of a turn: the context is assembled, the model streams its response, and the
 //! step's message is written, whichever way the step ended.
 
-use hooks_core::{AbortSignal, HookError, MessageRecord, PromptDef, Role, ThreadState};
+use hooks_core::{AbortSignal, HookError, HookToolCall, MessageRecord, PromptDef, Role, ThreadState};
 use serde_json::json;
 use tracing::Instrument as _;
 
@@ -10,6 +10,7 @@ use super::context;
 use super::messages;
 use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
+use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
@@ -93,30 +94,30 @@ async fn store_failed_step(pipeline: &Pipeline<'_>, state: &ThreadState, error: 
 }
 
 /// M9: the model step's message is written whatever the hooks do; `outcome` takes its usage,
-/// finish reason and reply.
+/// finish reason and reply (when the step has text). Returns the step's tool calls.
 pub(crate) async fn store_reply(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
-    response: &Response,
+    response: Response,
     outcome: &mut RunOutcome,
-) {
-    let mut message = MessageRecord::new(Role::Assistant, response.text.clone());
-    if response.text.is_empty() {
-        message.content = None;
-    }
-    message.extra.insert("finish_reason".into(), json!(response.finish_reason));
-    if let Some(usage) = response.usage {
+) -> Vec<HookToolCall> {
+    let Response { text, calls, finish_reason, usage } = response;
+    let mut message = MessageRecord::new(Role::Assistant, "");
+    message.content = (!text.is_empty()).then(|| text.clone());
+    message.extra.insert("finish_reason".into(), json!(finish_reason));
+    if let Some(usage) = usage {
         message.extra.insert("usage".into(), json!(usage));
         *outcome.usage.get_or_insert_default() += usage;
     }
-    outcome.finish_reason = Some(response.finish_reason.clone());
-    if !response.calls.is_empty() {
-        message.tool_calls = Some(json!(response.calls).to_string());
+    outcome.finish_reason = Some(finish_reason);
+    if !calls.is_empty() {
+        message.tool_calls = Some(stored_tool_calls(&calls));
     }
     let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
-    if !response.text.is_empty() {
-        outcome.reply = Some(response.text.clone());
+    if !text.is_empty() {
+        outcome.reply = Some(text);
     }
+    calls
 }
 
 /// The span of one model step (target `hooks_runtime::model`, INFO): the model's name and the

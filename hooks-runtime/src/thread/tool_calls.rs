@@ -27,6 +27,8 @@ use crate::tool::ToolCallOutcome;
 
 /// A tool call as it streams.
 struct StreamingCall {
+    /// The call's index in the model's events.
+    index: usize,
     call: HookToolCall,
     scanner: Option<ProgressScanner>,
     started: bool,
@@ -58,8 +60,12 @@ pub(crate) async fn consume_stream(
     let mut text = String::new();
     let mut calls: Vec<StreamingCall> = Vec::new();
     // Each call's place in `calls` by its event index, so a fragment finds its call at once,
-    // however many calls the response has.
+    // however many calls the response has. A call whose index is its place (0, 1, 2, ..., as
+    // providers number them) is found there and needs no entry.
     let mut slots: HashMap<usize, usize> = HashMap::new();
+    let slot_of = |slots: &HashMap<usize, usize>, calls: &[StreamingCall], index: usize| {
+        slots.get(&index).copied().or_else(|| calls.get(index).filter(|call| call.index == index).map(|_| index))
+    };
     let mut finish_reason = None;
     let mut usage = None;
     let step = state.execution.as_ref().map_or(0, |execution| execution.step_count);
@@ -68,7 +74,13 @@ pub(crate) async fn consume_stream(
             ModelEvent::TextDelta(delta) => {
                 caps.add_reply_text(&delta)?;
                 pipeline.shared.events.emit_delta(step, &delta);
-                text.push_str(&delta);
+                // The first piece becomes the reply's text as it is: a reply in one piece is
+                // never copied.
+                if text.is_empty() {
+                    text = delta;
+                } else {
+                    text.push_str(&delta);
+                }
             }
             ModelEvent::Finished(reason) => finish_reason = Some(reason),
             ModelEvent::Usage(reported) => usage = Some(reported),
@@ -80,28 +92,40 @@ pub(crate) async fn consume_stream(
                     .get(&name)
                     .and_then(|tool| tool.progress_argument())
                     .map(ProgressScanner::new);
-                let mut streaming = StreamingCall { call: HookToolCall::new(id, name, ""), scanner, started: false };
+                let mut streaming =
+                    StreamingCall { index, call: HookToolCall::new(id, name, ""), scanner, started: false };
                 if streaming.scanner.is_none() {
                     // T2: the name is known; the arguments may be empty or incomplete.
                     started(pipeline, state, &streaming.call, None).await;
                     streaming.started = true;
                 }
-                slots.entry(index).or_insert(calls.len());
+                // A second start of one index is no new place for it: its fragments go to the first.
+                if index != calls.len() && slot_of(&slots, &calls, index).is_none() {
+                    slots.insert(index, calls.len());
+                }
                 calls.push(streaming);
             }
             ModelEvent::ToolCallArguments { index, fragment } => {
-                let Some(streaming) = slots.get(&index).map(|&slot| &mut calls[slot]) else {
+                let Some(streaming) = slot_of(&slots, &calls, index).map(|slot| &mut calls[slot]) else {
                     return Err(
                         ModelError::Malformed(format!("arguments for tool call {index}, which never started")).into()
                     );
                 };
                 caps.add_tool_arguments(&fragment)?;
-                streaming.call.function.arguments.push_str(&fragment);
+                // As the reply's text: arguments in one fragment are never copied.
+                let arguments = &mut streaming.call.function.arguments;
+                let start = arguments.len();
+                if start == 0 {
+                    *arguments = fragment;
+                } else {
+                    arguments.push_str(&fragment);
+                }
+                let fragment = &streaming.call.function.arguments[start..];
                 let progress = streaming
                     .scanner
                     .as_mut()
                     .filter(|scanner| !scanner.is_done())
-                    .and_then(|scanner| scanner.feed(&fragment));
+                    .and_then(|scanner| scanner.feed(fragment));
                 if let Some(progress) = progress
                     && !streaming.started
                 {
@@ -125,7 +149,7 @@ pub(crate) async fn consume_stream(
 
 /// T1, T7: the event and the hooks, at the same moment.
 async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall, progress: Option<&str>) {
-    pipeline.shared.events.emit(ThreadEvent::ToolCallStarted {
+    pipeline.shared.events.emit_with(|| ThreadEvent::ToolCallStarted {
         id: call.id.clone(),
         name: call.function.name.clone(),
         progress: progress.map(str::to_owned),
@@ -521,7 +545,7 @@ pub(crate) async fn complete_call(
     mut result: HookToolResult,
     end: CallEnd,
 ) -> HookToolResult {
-    pipeline.shared.events.emit(ThreadEvent::ToolCallDone {
+    pipeline.shared.events.emit_with(|| ThreadEvent::ToolCallDone {
         id: call.id.clone(),
         name: call.function.name.clone(),
         status: result.status,

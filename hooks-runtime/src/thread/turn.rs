@@ -9,12 +9,12 @@ use std::sync::Arc;
 use hooks_core::{
     AbortSignal, ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState,
 };
-use serde_json::json;
 
 use super::agents::{handoff, handoff_target};
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::settings_hooks::{self, PromptCheck};
+use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step};
 use crate::dispatch::FailureRule;
@@ -119,16 +119,19 @@ impl Incoming {
 }
 
 /// Starts an execution, stores `incoming` (under `prevented`), and runs the responding side.
+/// `from_inbox`: the messages are inbox entries, whose take marks the thread `running` in the
+/// store. The messages come as an iterator, not a `Vec`, so that a run of one message allocates
+/// no list for it, and as a trait object, since a generic one made these futures' poll frames,
+/// which a subagent's run nests, deep enough to reach a worker's stack limit (E8's tests).
 pub(crate) async fn run_with_messages(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
-    incoming: Vec<Incoming>,
+    incoming: &mut (dyn Iterator<Item = Incoming> + Send),
+    from_inbox: bool,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
     let side = Thread::responding_side(&shared.agent.current());
-    // Inputs from the inbox mark the thread `running` in the store as they are taken.
-    let taken_from_inbox = !incoming.is_empty() && incoming.iter().all(|incoming| incoming.input.is_some());
-    begin(shared, state, side, !taken_from_inbox).await;
+    begin(shared, state, side, !from_inbox).await;
     let mut outcome = RunOutcome::running();
     let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
     let end = if stored == 0 {
@@ -151,8 +154,8 @@ pub(crate) async fn run_queued(
 ) -> Result<RunOutcome, RuntimeError> {
     let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
     if !entries.is_empty() {
-        let incoming = entries.into_iter().map(Incoming::from_inbox).collect();
-        return run_with_messages(shared, state, incoming, Prevented::SkipMessage).await;
+        let mut incoming = entries.into_iter().map(Incoming::from_inbox);
+        return run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await;
     }
     begin(shared, state, Thread::responding_side(&shared.agent.current()), true).await;
     let end = run_queued_tools(shared, state).await.unwrap_or(TurnEnd::Replied);
@@ -176,7 +179,8 @@ pub(crate) async fn run_input(
             }
         }
     };
-    run_with_messages(shared, state, vec![Incoming::from_inbox(entry)], Prevented::SkipMessage).await.map(Some)
+    let mut incoming = std::iter::once(Incoming::from_inbox(entry));
+    run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await.map(Some)
 }
 
 /// `store_running`: whether the `running` status is written now; `false` when the run's first
@@ -220,7 +224,7 @@ pub(crate) async fn finish(
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
-    incoming: Vec<Incoming>,
+    incoming: &mut (dyn Iterator<Item = Incoming> + Send),
     prevented: Prevented,
     outcome: &mut RunOutcome,
 ) -> Result<usize, RuntimeError> {
@@ -285,7 +289,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
         let call = HookToolCall::new(crate::ids::new_id("call"), tool, arguments.to_string());
         let mut message = MessageRecord::new(Role::Assistant, "");
         message.content = None;
-        message.tool_calls = Some(json!([call]).to_string());
+        message.tool_calls = Some(stored_tool_calls(std::slice::from_ref(&call)));
         if messages::create(&pipeline, state, message, FailureRule::Prevent).await.is_err() {
             shared.records.clear_queued_tools();
             return Some(TurnEnd::Failed(FailReason::MessageHookError));
@@ -347,14 +351,17 @@ async fn run_turn(
             Ok(response) => response,
             Err(end) => return Ok(end),
         };
-        step::store_reply(&pipeline, state, &response, outcome).await;
-        if response.calls.is_empty() {
-            match stop_hooks(&pipeline, state, &response.text, &mut stop_hook_active).await {
+        let replied = !response.text.is_empty();
+        let calls = step::store_reply(&pipeline, state, response, outcome).await;
+        if calls.is_empty() {
+            // This step's reply, which `store_reply` moved into the outcome.
+            let reply = if replied { outcome.reply.as_deref().unwrap_or_default() } else { "" };
+            match stop_hooks(&pipeline, state, reply, &mut stop_hook_active).await {
                 Some(end) => return Ok(end),
                 None => continue,
             }
         }
-        let ended = run_calls(&pipeline, state, prompt, &response.calls, &mut failures).await;
+        let ended = run_calls(&pipeline, state, prompt, &calls, &mut failures).await;
         // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
         if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && settings_hooks::stop_requested(shared) {
             return Ok(TurnEnd::Stopped(StopReason::HookStopped));

@@ -52,7 +52,7 @@ pub(crate) fn request_lines(request: &ModelRequest) -> Vec<(String, String)> {
 
 /// `(role, content)` of provider messages, in order.
 pub(crate) fn llm_lines(messages: &[LlmMessage]) -> Vec<(String, String)> {
-    messages.iter().map(|m| (m.role.clone(), m.content.clone().unwrap_or_default())).collect()
+    messages.iter().map(|m| (m.role.to_string(), m.content.clone().unwrap_or_default())).collect()
 }
 
 /// Whether a provider request carries a message with exactly this content.
@@ -72,7 +72,7 @@ pub(crate) fn assert_requests_valid(model: &ScriptedModel) {
 
 /// `role(calls: ..)`, `tool(id)` or the role of each message of a request.
 pub(crate) fn shape(request: &ModelRequest) -> Vec<String> {
-    shape_with(request, |message| message.role.clone())
+    shape_with(request, |message| message.role.to_string())
 }
 
 /// [`shape`], with `plain` writing the messages that neither call nor answer a tool.
