@@ -168,6 +168,7 @@ async fn traced_apply(
     let span = tracing::info_span!(
         target: dispatch::TARGET,
         "hook",
+        otel.name = format!("hook {}", link.id()),
         hook.id = link.id(),
         hook.kind = hooks_core::HookKind::BeforeToolCall.name(),
         hook.source = link.source(),
