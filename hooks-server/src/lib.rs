@@ -126,6 +126,8 @@ mod serve;
 mod state;
 mod streams;
 mod threads;
+#[cfg(feature = "otel")]
+mod trace_context;
 mod user_changes;
 mod user_limits;
 mod users;
@@ -189,6 +191,8 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
+    #[cfg(feature = "otel")]
+    let router = router.layer(axum::middleware::from_fn(trace_context::continue_trace));
     Ok(router
         .layer(Extension(limits))
         .fallback(not_found)

@@ -4,6 +4,7 @@
 //!
 //! Its Python is `HOOKS_OTLP_PYTHON`, or the workspace's `.venv/otlp/bin/python`, which `.ci/run`
 //! makes. Without it the tests fail, saying how to install it.
+#![allow(dead_code)] // Each test binary that includes it uses part of it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
