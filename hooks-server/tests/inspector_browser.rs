@@ -675,7 +675,7 @@ async fn check_timeline(client: Client, base: String) {
     let rows = loop {
         let rows = timeline_rows(&client).await;
         if rows.iter().filter(|row| row.kind == "run" && row.label.contains("· idle")).count() == 1
-            && rows.iter().any(|row| row.kind == "model" && row.label.contains("step 2"))
+            && rows.iter().any(|row| row.kind == "model" && row.label.ends_with("· stop"))
         {
             break rows;
         }
@@ -693,17 +693,18 @@ async fn check_timeline(client: Client, base: String) {
     // that governed it, the payment's wait; the resumed run, the payment, the answer.
     let order = [
         find("run", "awaiting_approval"),
-        find("model", "model scripted · step 1"),
-        find("tool", "tool lookup (call_look) · success"),
-        find("hook", "timeline_policy · before_tool_call · prompt:timeline_prompt · allow"),
-        find("tool", "tool wipe (call_wipe) · denied"),
-        find("hook", "timeline_policy · before_tool_call · prompt:timeline_prompt · deny"),
-        find("tool", "tool pay (call_pay) · waits for a person"),
-        find("hook", "timeline_policy · before_tool_call · prompt:timeline_prompt · ask"),
-        find("approval", "approval pay (call_pay) · waited "),
+        find("model", "scripted · step 1 · tool_calls"),
+        find("tool", "lookup (call_look) · success"),
+        find("hook", "timeline_policy → allow · before_tool_call · prompt:timeline_prompt"),
+        find("tool", "wipe (call_wipe) · denied"),
+        find("hook", "timeline_policy → deny · before_tool_call · prompt:timeline_prompt"),
+        find("tool", "pay (call_pay) · waits for a person"),
+        find("hook", "timeline_policy → ask · before_tool_call · prompt:timeline_prompt"),
+        find("approval", "pay (call_pay) · waited "),
         find("run", "· idle"),
-        find("tool", "tool pay (call_pay) · success"),
-        find("model", "model scripted · step 2"),
+        find("tool", "pay (call_pay) · success"),
+        // Steps count per run: the resumed run's model call is its step 1.
+        find("model", "scripted · step 1 · stop"),
     ];
     assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "out of order {order:?}: {rows:#?}");
     // Which hook denied what: the denial and the denied call stand out.
