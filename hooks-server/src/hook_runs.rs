@@ -193,6 +193,7 @@ impl Visit for SpanFields {
 
     fn record_i64(&mut self, field: &Field, value: i64) {
         match field.name() {
+            "duration_us" => self.duration_us = u64::try_from(value).ok(),
             "hooks.step" => self.step = Some(value),
             "gen_ai.usage.input_tokens" => self.input_tokens = Some(value),
             "gen_ai.usage.output_tokens" => self.output_tokens = Some(value),

@@ -296,7 +296,8 @@ pub(crate) async fn run_traced<'a>(
         Started::Done(result) => result,
         Started::Pending(future) => InFlight::new(future, timeout, Some(&span), &mut HookClock::default(), 0).await,
     };
-    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
+    span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
     if let Err(failure) = &outcome {
         span.record("error.type", failure.kind());
         span.record("otel.status_code", "ERROR");
