@@ -32,6 +32,9 @@ where
         entry.log_in_order(json!({ "type": "run_started", "runId": run_id, "atUs": now_us() })).await;
         // The span names the thread, so that hook spans inside the run can be sent to it.
         let span = tracing::info_span!(target: "hooks_server", parent: &request, "hooks_server_run", thread = %entry.record.id, run = %run_id);
+        // The request's span ends with its response and the run's span, not with this task:
+        // it is exported before `run_finished` is logged.
+        drop(request);
         // A task of its own, so that a panic in the run is a failed run here, not a lost one.
         let result = tokio::spawn(run(entry.clone()).instrument(span)).await;
         let failed =
