@@ -158,7 +158,9 @@ impl OtlpExporter {
         self.provider.tracer("hooks-runtime")
     }
 
-    /// Sends the spans that ended so far, and waits until they are sent.
+    /// Sends the spans that ended so far, and waits until they are sent; an error when the
+    /// collector could not be reached or refused them (batches sent on the exporter's own
+    /// schedule fail silently).
     pub fn flush(&self) -> Result<(), OtelError> {
         self.provider.force_flush().map_err(|error| self.export_error(error))
     }

@@ -117,10 +117,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outcome = thread.send("Pay ACME's invoice INV-7, and clear the cache.").await?;
     println!("status: {}", outcome.status);
     heading("A person approves the payment: a second run finishes the turn");
-    let outcome = thread.approve("call_pay").await?;
+    // The call's id is the model's (a real endpoint makes up its own): found by its tool.
+    let waiting = thread.pending_approvals().await?;
+    let payment = waiting.iter().find(|call| call.tool == "pay").ok_or("no payment waits for approval")?;
+    let outcome = thread.approve(&payment.id).await?;
     println!("status: {}", outcome.status);
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
 
+    // Sent now, and an unreachable collector said so; then the exporter stops.
+    exporter.flush()?;
     exporter.shutdown()?;
     println!("\nspans sent to {endpoint}/v1/traces; the thread's id, gen_ai.conversation.id, is {}", thread.id());
     Ok(())
