@@ -49,6 +49,8 @@
 //! - [`approvals`]: tool calls that wait for a person.
 //! - [`testing`]: testing a hook without a runtime.
 //! - [`declarative`]: declarative YAML tool-call hooks (feature `declarative`, on by default).
+//! - `otel`: the runtime's spans (OpenTelemetry GenAI semantic conventions) exported over OTLP
+//!   (feature `otel`).
 //!
 //! What the generated code calls (hook handlers and their futures, the linked-hook registry,
 //! resolved chains) is under `__private`, which is not public API.
@@ -76,9 +78,13 @@ mod history;
 mod ids;
 mod json_progress;
 pub mod model;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 mod reasons;
 pub mod resolution;
 mod runtime;
+mod spans;
 pub mod store;
 pub mod testing;
 mod thread;

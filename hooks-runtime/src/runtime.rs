@@ -147,6 +147,7 @@ pub struct RuntimeBuilder {
     max_reply_bytes: usize,
     max_tool_argument_bytes: usize,
     recovery_policy: crate::RecoveryPolicy,
+    trace_contents: bool,
     #[cfg(feature = "declarative")]
     settings: Option<crate::declarative::DeclarativeHookRegistry>,
 }
@@ -327,6 +328,22 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Records message contents, tool arguments and tool results on the runtime's spans, as the
+    /// OpenTelemetry GenAI conventions' opt-in attributes `gen_ai.input.messages`,
+    /// `gen_ai.output.messages` (on `chat` spans), `gen_ai.tool.call.arguments` and
+    /// `gen_ai.tool.call.result` (on `execute_tool` spans). Off by default: spans then carry
+    /// names, ids, models, token counts and outcomes, never what was said or passed (V2).
+    /// Whatever receives the spans (a log, a tracing backend) then holds the conversation.
+    ///
+    /// ```
+    /// let builder = hooks_runtime::Runtime::builder().trace_contents(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn trace_contents(mut self, record: bool) -> Self {
+        self.trace_contents = record;
+        self
+    }
+
     /// Applies the hooks of a Claude Code-format settings file
     /// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json))
     /// to every thread of every agent, subagent threads included: that format has no per-agent
@@ -443,6 +460,7 @@ impl RuntimeBuilder {
                 max_reply_bytes: self.max_reply_bytes,
                 max_tool_argument_bytes: self.max_tool_argument_bytes,
                 recovery: recovery_state::RecoveryState::new(self.recovery_policy),
+                trace_contents: self.trace_contents,
                 live_threads: Default::default(),
                 #[cfg(feature = "declarative")]
                 settings: self.settings,
@@ -482,6 +500,7 @@ impl Runtime {
             max_reply_bytes: crate::thread::DEFAULT_MAX_REPLY_BYTES,
             max_tool_argument_bytes: crate::thread::DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
             recovery_policy: crate::RecoveryPolicy::Resume,
+            trace_contents: false,
             #[cfg(feature = "declarative")]
             settings: None,
         }

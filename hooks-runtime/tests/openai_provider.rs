@@ -137,11 +137,11 @@ async fn a_run_stores_usage_and_finish_reason_on_the_message_sums_usage_and_says
         })
         .expect("the reply's message_created event");
     assert_eq!(created.extra.get("usage"), reply.extra.get("usage"), "the thread event carries the usage");
-    let span =
-        logs.text().lines().find(|line| line.contains("model_step") && line.contains("close")).map(str::to_owned);
+    let span = logs.text().lines().find(|line| line.contains("chat") && line.contains("close")).map(str::to_owned);
     let span = span.expect("the model step's span closed");
     assert!(span.contains("finish_reason=\"length\"") || span.contains("finish_reason=length"), "{span}");
-    assert!(span.contains("total_tokens=29"), "{span}");
+    assert!(span.contains("gen_ai.usage.input_tokens=19"), "{span}");
+    assert!(span.contains("gen_ai.usage.output_tokens=10"), "{span}");
 
     let done = within(thread.send("Go on.")).await.unwrap();
     assert_eq!(done.usage, Some(Usage::new(40, 2, 42)), "usage is summed per run");

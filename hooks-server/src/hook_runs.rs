@@ -1,11 +1,19 @@
-//! Hook runs on the thread event streams: a `tracing` layer that reads the runtime's hook spans
-//! (id, kind, source, duration, and a governing hook's decision) and its failure logs, and sends each to the event log of the
-//! thread whose run they belong to, as `hook_run` and `hook_failed` events; and what each
-//! `filter_messages` chain did to the request's history, as `messages_filtered`
-//! (`{"before", "after"}`: the message counts around the chain).
+//! Hook runs and a run's timeline on the thread event streams: a `tracing` layer that reads the
+//! runtime's spans and its hook failure logs, and sends each to the event log of the thread
+//! whose run they belong to:
 //!
-//! The runtime's spans do not name their thread; the server runs each send inside a
-//! `hooks_server_run` span that does, and a hook span's nearest such ancestor is its thread.
+//! - `hook_run` (a hook span: id, kind, source, a governing hook's decision, and `within`, the
+//!   model call `{"step"}` or tool call `{"toolCallId"}` that ran it), `model_call` (a `chat`
+//!   span: model, step, finish reason, tokens) and `tool_run` (an `execute_tool` span: call id,
+//!   tool, outcome), each with `runId`, `startedAtUs` (microseconds since the Unix epoch) and
+//!   `durationUs`: what the inspector draws as the run's timeline (V4);
+//! - `hook_failed` for a hook's failure log;
+//! - `messages_filtered` (`{"before", "after"}`: the message counts around a `filter_messages`
+//!   chain).
+//!
+//! The runtime's spans do not name their server run; the server runs each send inside a
+//! `hooks_server_run` span that does (thread and run id), and a span's nearest such ancestor
+//! is its run.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,12 +37,19 @@ const HOOK_TARGET: &str = "hooks_runtime::hook";
 const FILTER_SPAN: &str = "filter_messages_chain";
 /// The span the server runs each send in.
 pub(crate) const RUN_SPAN: &str = "hooks_server_run";
+/// The runtime's span of a model call, and its target.
+const MODEL_SPAN: &str = "chat";
+const MODEL_TARGET: &str = "hooks_runtime::model";
+/// The runtime's span of a tool call, and its target.
+const TOOL_SPAN: &str = "execute_tool";
+const TOOL_TARGET: &str = "hooks_runtime::tool";
 
 /// Where hook runs go: give [`HookRuns::layer`] to your `tracing` subscriber and the same
 /// `HookRuns` to [`ServerConfig::hook_runs`](crate::ServerConfig::hook_runs).
 ///
-/// The subscriber must enable INFO spans of the targets `hooks_runtime::hook` and
-/// `hooks_server` (the runtime builds no hook span otherwise, and costs nothing then).
+/// The subscriber must enable INFO spans of the targets `hooks_runtime::hook`,
+/// `hooks_runtime::model`, `hooks_runtime::tool` and `hooks_server` (the runtime builds none of
+/// these spans otherwise, and costs nothing then).
 ///
 /// ```
 /// use hooks_server::{HookRuns, ServerConfig};
@@ -107,31 +122,49 @@ pub struct HookRunLayer {
 enum Noted {
     Run {
         thread: String,
+        run: String,
     },
-    Hook {
-        fields: HookFields,
+    /// A hook's run, a model call or a tool call: a bar of the run's timeline.
+    Timed {
+        fields: SpanFields,
         started: Instant,
+        started_at_us: u64,
     },
     /// A `filter_messages` chain: the history's length before and after it.
     Filter {
-        fields: HookFields,
+        fields: SpanFields,
     },
 }
 
+/// What the layer reads from the spans it notes.
 #[derive(Default)]
-struct HookFields {
+struct SpanFields {
     id: String,
     kind: String,
     source: String,
     /// A governing hook's decision (`allow`, `deny`, `ask`, or what its failure decided).
     decision: Option<String>,
     thread: String,
+    run: String,
     duration_us: Option<u64>,
     messages_before: Option<u64>,
     messages_after: Option<u64>,
+    /// A model call's model and step, finish reason and tokens; a failure's `error.type`.
+    model: String,
+    step: Option<i64>,
+    finish_reason: Option<String>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    error: Option<String>,
+    /// A tool call's tool, call id and outcome.
+    tool: String,
+    call_id: String,
+    outcome: Option<String>,
+    /// What ran a hook: its model call (`{"step"}`) or tool call (`{"toolCallId"}`).
+    within: Option<Value>,
 }
 
-impl Visit for HookFields {
+impl Visit for SpanFields {
     fn record_str(&mut self, field: &Field, value: &str) {
         match field.name() {
             "hook.id" | "hook_id" => self.id = value.to_owned(),
@@ -139,6 +172,12 @@ impl Visit for HookFields {
             "hook.source" => self.source = value.to_owned(),
             "hook.decision" => self.decision = Some(value.to_owned()),
             "thread" => self.thread = value.to_owned(),
+            "gen_ai.request.model" => self.model = value.to_owned(),
+            "finish_reason" => self.finish_reason = Some(value.to_owned()),
+            "error.type" => self.error = Some(value.to_owned()),
+            "gen_ai.tool.name" => self.tool = value.to_owned(),
+            "gen_ai.tool.call.id" => self.call_id = value.to_owned(),
+            "hooks.tool.outcome" => self.outcome = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -152,12 +191,67 @@ impl Visit for HookFields {
         }
     }
 
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        // `%value` fields arrive here; only the thread id is recorded that way.
-        if field.name() == "thread" {
-            self.thread = format!("{value:?}");
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        match field.name() {
+            "duration_us" => self.duration_us = u64::try_from(value).ok(),
+            "hooks.step" => self.step = Some(value),
+            "gen_ai.usage.input_tokens" => self.input_tokens = Some(value),
+            "gen_ai.usage.output_tokens" => self.output_tokens = Some(value),
+            _ => {}
         }
     }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        // `%value` fields arrive here; only the thread and run ids are recorded that way.
+        match field.name() {
+            "thread" => self.thread = format!("{value:?}"),
+            "run" => self.run = format!("{value:?}"),
+            _ => {}
+        }
+    }
+}
+
+impl SpanFields {
+    /// The event a closed timed span becomes: `hook_run`, `model_call` or `tool_run`, with its
+    /// start (microseconds since the Unix epoch) and duration.
+    fn timed_event(&self, name: &str, started_at_us: u64, duration_us: u64) -> Value {
+        let mut event = match name {
+            MODEL_SPAN => json!({ "type": "model_call", "model": self.model, "step": self.step }),
+            TOOL_SPAN => json!({ "type": "tool_run", "id": self.call_id, "name": self.tool, "outcome": self.outcome }),
+            _ => {
+                let mut run =
+                    json!({ "type": "hook_run", "hookId": self.id, "kind": self.kind, "source": self.source });
+                // G10: a governing hook's run says what it decided.
+                if let Some(decision) = &self.decision {
+                    run["decision"] = json!(decision);
+                }
+                if let Some(within) = &self.within {
+                    run["within"] = within.clone();
+                }
+                run
+            }
+        };
+        if name == MODEL_SPAN {
+            for (key, value) in [
+                ("finishReason", json!(self.finish_reason)),
+                ("inputTokens", json!(self.input_tokens)),
+                ("outputTokens", json!(self.output_tokens)),
+                ("error", json!(self.error)),
+            ] {
+                if !value.is_null() {
+                    event[key] = value;
+                }
+            }
+        }
+        event["startedAtUs"] = json!(started_at_us);
+        event["durationUs"] = json!(self.duration_us.unwrap_or(duration_us));
+        event
+    }
+}
+
+/// Microseconds since the Unix epoch, now: the times of a run's timeline.
+pub(crate) fn now_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_micros() as u64)
 }
 
 impl<S> Layer<S> for HookRunLayer
@@ -170,29 +264,42 @@ where
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let metadata = attrs.metadata();
-        let noted = if metadata.target() == HOOK_TARGET && metadata.name() == "hook" {
-            let mut fields = HookFields::default();
+        let timed = matches!(
+            (metadata.target(), metadata.name()),
+            (HOOK_TARGET, "hook") | (MODEL_TARGET, MODEL_SPAN) | (TOOL_TARGET, TOOL_SPAN)
+        );
+        let Some(span) = ctx.span(id) else { return };
+        let mut fields = SpanFields::default();
+        let noted = if timed {
             attrs.record(&mut fields);
-            Noted::Hook { fields, started: Instant::now() }
+            if metadata.name() == "hook" {
+                // What ran the hook: the nearest model call or tool call around it.
+                fields.within = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
+                    Some(Noted::Timed { fields, .. }) if ancestor.name() == MODEL_SPAN => {
+                        Some(json!({ "step": fields.step }))
+                    }
+                    Some(Noted::Timed { fields, .. }) if ancestor.name() == TOOL_SPAN => {
+                        Some(json!({ "toolCallId": fields.call_id }))
+                    }
+                    _ => None,
+                });
+            }
+            Noted::Timed { fields, started: Instant::now(), started_at_us: now_us() }
         } else if metadata.target() == HOOK_TARGET && metadata.name() == FILTER_SPAN {
-            let mut fields = HookFields::default();
             attrs.record(&mut fields);
             Noted::Filter { fields }
         } else if metadata.target() == "hooks_server" && metadata.name() == RUN_SPAN {
-            let mut fields = HookFields::default();
             attrs.record(&mut fields);
-            Noted::Run { thread: fields.thread }
+            Noted::Run { thread: fields.thread, run: fields.run }
         } else {
             return;
         };
-        if let Some(span) = ctx.span(id) {
-            span.extensions_mut().insert(noted);
-        }
+        span.extensions_mut().insert(noted);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         if let Some(span) = ctx.span(id)
-            && let Some(Noted::Hook { fields, .. } | Noted::Filter { fields }) =
+            && let Some(Noted::Timed { fields, .. } | Noted::Filter { fields }) =
                 span.extensions_mut().get_mut::<Noted>()
         {
             values.record(fields);
@@ -201,20 +308,9 @@ where
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
-        let event = match span.extensions().get::<Noted>() {
-            Some(Noted::Hook { fields, started }) => {
-                let mut run = json!({
-                    "type": "hook_run",
-                    "hookId": fields.id,
-                    "kind": fields.kind,
-                    "source": fields.source,
-                    "durationUs": fields.duration_us.unwrap_or_else(|| started.elapsed().as_micros() as u64),
-                });
-                // G10: a governing hook's run says what it decided.
-                if let Some(decision) = &fields.decision {
-                    run["decision"] = json!(decision);
-                }
-                run
+        let mut event = match span.extensions().get::<Noted>() {
+            Some(Noted::Timed { fields, started, started_at_us }) => {
+                fields.timed_event(span.name(), *started_at_us, started.elapsed().as_micros() as u64)
             }
             Some(Noted::Filter { fields }) => match (fields.messages_before, fields.messages_after) {
                 (Some(before), Some(after)) => json!({ "type": "messages_filtered", "before": before, "after": after }),
@@ -223,11 +319,14 @@ where
             },
             _ => return,
         };
-        let thread = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
-            Some(Noted::Run { thread }) => Some(thread.clone()),
+        let run = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
+            Some(Noted::Run { thread, run }) => Some((thread.clone(), run.clone())),
             _ => None,
         });
-        if let Some(thread) = thread {
+        if let Some((thread, run)) = run {
+            if event["type"] != "messages_filtered" {
+                event["runId"] = json!(run);
+            }
             self.runs.send(&thread, event);
         }
     }
@@ -237,14 +336,14 @@ where
         if metadata.target() != HOOK_TARGET || *metadata.level() != tracing::Level::ERROR {
             return;
         }
-        let mut fields = HookFields::default();
+        let mut fields = SpanFields::default();
         event.record(&mut fields);
         if fields.id.is_empty() {
             return;
         }
         let Some(scope) = ctx.event_scope(event) else { return };
         let thread = scope.into_iter().find_map(|span| match span.extensions().get::<Noted>() {
-            Some(Noted::Run { thread }) => Some(thread.clone()),
+            Some(Noted::Run { thread, .. }) => Some(thread.clone()),
             _ => None,
         });
         // The log's text can carry a hook's error message; only the id and kind go out.

@@ -33,11 +33,11 @@
 //! | `GET /threads/{id}/approvals` | the tool calls that wait for a person: `{"approvals": [{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}]}`, in the model's call order; `hook` is `null` when the tool itself requires approval |
 //! | `POST /threads/{id}/approvals/{callId}` | `{"decision": "approve" \| "deny", "reason"?, "arguments"?}` (`reason` with a denial, edited `arguments` with an approval) → 202 `{"callId", "decision", "runId", "pending": []}` when it was the step's last decision: the resumed turn runs on as a message's run does; 200 with `runId` `null` and the calls still waiting in `pending` otherwise. 404 `approval_not_found` for a call that does not wait, 409 `already_decided` naming its state, 422 `invalid_arguments` for edited arguments the tool's schema refuses; the body limits of every route apply, and the resumed run counts among the thread's queued inputs (429 `queue_full`) |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step. 409 `not_running` when no run is going (the thread idle, stopped or failed) |
-//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done` (`"denied": true` for a denied call), `approval_requested`, `approval_resolved`, `status`, custom events, `hook_run`, `hook_failed` and `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain; all three with [`ServerConfig::hook_runs`]), `run_finished` |
+//! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done` (`"denied": true` for a denied call), `approval_requested`, `approval_resolved`, `status`, custom events, `hook_run`, `hook_failed`, `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain), `model_call` and `tool_run` (the last five with [`ServerConfig::hook_runs`]; `hook_run`, `model_call` and `tool_run` with `runId`, `startedAtUs` and `durationUs`, see [`HookRuns`]), `run_finished`; `run_started` and `run_finished` with `atUs` (microseconds since the Unix epoch) |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
 //! | `GET /user/values` | every value of the caller: `{"values": [{"key", "value", "updatedAt"}]}`, ordered by key |
 //! | `GET`, `PUT`, `DELETE /user/values/{key}` | the caller's user value (`{"key", "value", "updatedAt"}`), kept in the store; `PUT` (the value as the JSON body, within [`ServerConfig::max_user_values`] and [`ServerConfig::max_user_value_bytes`]) and `DELETE` run `user_value_changed` |
-//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them, and the tool calls that wait for approval with Approve and Deny controls (denials marked among the events); it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
+//! | `GET /inspect` | feature `inspector` (default): a page showing each catalog agent's resolved hooks (side, kind, order, provenance, stage and reason), a thread's messages and its live events, hook runs with their durations among them, each turn as a timeline (runs, model calls, tool calls, approval waits and hook runs, from their start for their duration), and the tool calls that wait for approval with Approve and Deny controls (denials marked among the events); it asks for a token and fetches like any client. Opening a thread loads its earlier events (within [`ServerConfig::event_retention`]) and its messages with tool-call arguments and results; the thread list, the thread's arguments and the user's values show their times. Without [`ServerConfig::hook_runs`] and its layer the page shows the code that records hook runs |
 //! | `GET /inspect/status` | feature `inspector`: `{"hookRuns": "recording" \| "not_configured" \| "no_layer"}`, what the page tells about hook runs |
 //!
 //! # JSON names
@@ -126,6 +126,8 @@ mod serve;
 mod state;
 mod streams;
 mod threads;
+#[cfg(feature = "otel")]
+mod trace_context;
 mod user_changes;
 mod user_limits;
 mod users;
@@ -189,6 +191,8 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
     let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
+    #[cfg(feature = "otel")]
+    let router = router.layer(axum::middleware::from_fn(trace_context::continue_trace));
     Ok(router
         .layer(Extension(limits))
         .fallback(not_found)

@@ -1,5 +1,6 @@
 //! Runs in the background: what a 202 hands on. A run takes its turn at the thread's run gate
-//! and is framed on the thread's event stream by `run_started` and `run_finished`.
+//! and is framed on the thread's event stream by `run_started` and `run_finished`, each with
+//! its time (`atUs`, microseconds since the Unix epoch).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use hooks_runtime::{RunOutcome, RuntimeError};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::hook_runs::now_us;
 use crate::state::{QueueSlot, ThreadEntry};
 
 /// What a background run comes to: an outcome, or `None` when there was nothing left to run
@@ -22,18 +24,22 @@ where
     F: FnOnce(Arc<ThreadEntry>) -> Fut + Send + 'static,
     Fut: Future<Output = RunResult> + Send + 'static,
 {
+    // The request's span, which continues a caller's trace (V3): the run is its child.
+    let request = tracing::Span::current();
     tokio::spawn(async move {
         let _slot = slot;
         let _turn = entry.run_gate.clone().lock_owned().await;
-        entry.log_in_order(json!({ "type": "run_started", "runId": run_id })).await;
+        entry.log_in_order(json!({ "type": "run_started", "runId": run_id, "atUs": now_us() })).await;
         // The span names the thread, so that hook spans inside the run can be sent to it.
-        let span =
-            tracing::info_span!(target: "hooks_server", "hooks_server_run", thread = %entry.record.id, run = %run_id);
+        let span = tracing::info_span!(target: "hooks_server", parent: &request, "hooks_server_run", thread = %entry.record.id, run = %run_id);
+        // The request's span ends with its response and the run's span, not with this task:
+        // it is exported before `run_finished` is logged.
+        drop(request);
         // A task of its own, so that a panic in the run is a failed run here, not a lost one.
         let result = tokio::spawn(run(entry.clone()).instrument(span)).await;
         let failed =
             |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
-        let finished = match result {
+        let mut finished = match result {
             Ok(Ok(outcome)) => {
                 let (status, steps, blocked) = match outcome {
                     Some(outcome) => (outcome.status, outcome.steps, outcome.blocked),
@@ -66,6 +72,7 @@ where
                 failed("runtime_error")
             }
         };
+        finished["atUs"] = json!(now_us());
         entry.log_in_order(finished).await;
     });
 }

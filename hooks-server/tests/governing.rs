@@ -53,7 +53,9 @@ fn governing_runs(events: &[SseEvent]) -> Vec<Value> {
         .map(|e| {
             assert!(e.data["durationUs"].is_u64(), "a duration: {e:?}");
             let mut data = e.data.clone();
-            data.as_object_mut().unwrap().remove("durationUs");
+            for timeline in ["durationUs", "startedAtUs", "runId", "within"] {
+                data.as_object_mut().unwrap().remove(timeline);
+            }
             data
         })
         .collect()

@@ -57,7 +57,9 @@ fn hook_events(events: &[SseEvent]) -> Vec<serde_json::Value> {
         .map(|e| {
             let mut data = e.data.clone();
             // Durations vary; that there is one is checked below.
-            data.as_object_mut().unwrap().remove("durationUs");
+            for timeline in ["durationUs", "startedAtUs", "runId", "within"] {
+                data.as_object_mut().unwrap().remove(timeline);
+            }
             data
         })
         .collect()

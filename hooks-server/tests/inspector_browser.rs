@@ -10,7 +10,10 @@
 //! the denied call shows as a denial among the events (A6); the page with both calls waiting is
 //! saved to `target/inspector-approvals.png`. A runtime-wide guard's run shows among the hook
 //! runs with its decision (G10), and a call its process's death interrupted shows as
-//! interrupted among the events and the messages (G12).
+//! interrupted among the events and the messages (G12). A turn whose payment waits for a person
+//! shows as a timeline: its two runs, model calls, tool calls, the approval's wait and the hook
+//! runs under the calls that ran them, each from its start for its duration (V4); it is saved to
+//! `target/inspector-timeline.png`.
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
@@ -19,6 +22,7 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -97,6 +101,43 @@ define_agent! {
     name: payment_agent,
     side_a: { prompt: payment_prompt, stop_on_response: true, max_steps: 4 },
     side_b: { human: true },
+}
+
+/// The timeline's policy: `wipe` is denied, `pay` waits for a person.
+#[hook(before_tool_call, id = "timeline_policy", on_failure = deny)]
+fn timeline_policy(_state: &ThreadState, call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    match call.name() {
+        "wipe" => ToolDecision::deny("nothing is wiped"),
+        "pay" => ToolDecision::ask("payments need a person"),
+        _ => ToolDecision::allow(),
+    }
+}
+
+define_prompt! {
+    name: timeline_prompt,
+    model: "scripted",
+    prompt: "Look up, clean up and pay.",
+    tools: ["lookup", "wipe", "pay"],
+    hooks: [timeline_policy, index_messages],
+}
+
+define_agent! {
+    name: timeline_agent,
+    side_a: { prompt: timeline_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+/// The process's one `tracing` subscriber, recording the hook runs and timelines of every
+/// test's server into one [`HookRuns`].
+fn hook_runs() -> HookRuns {
+    static RUNS: OnceLock<HookRuns> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let runs = HookRuns::new();
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer()))
+            .expect("one subscriber");
+        runs
+    })
+    .clone()
 }
 
 /// chromedriver on a free port of 127.0.0.1, killed when dropped.
@@ -239,6 +280,31 @@ fn payment_runtime() -> Runtime {
             })
             .with_approval(|_| ToolDecision::ask("payments need a person")),
         )
+        .build()
+        .expect("runtime")
+}
+
+/// A runtime whose model looks something up, tries to wipe, and pays (which waits for a
+/// person); once the payment is decided, it answers. The lookup takes 150 ms, the payment 50 ms.
+fn timeline_runtime() -> Runtime {
+    let script = [
+        ScriptedResponse::tool_call("call_look", "lookup", r#"{"q":"invoice"}"#)
+            .then_tool_call("call_wipe", "wipe", r#"{"path":"/"}"#)
+            .then_tool_call("call_pay", "pay", r#"{"amount":40}"#),
+        ScriptedResponse::text("Looked up and paid; nothing wiped."),
+    ];
+    let sleeping = |name: &'static str, millis: u64| {
+        FnTool::new(name, "A tool.", move |_args| async move {
+            tokio::time::sleep(Duration::from_millis(millis)).await;
+            HookToolResult::success("done")
+        })
+    };
+    Runtime::builder()
+        .agent::<timeline_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(sleeping("lookup", 150))
+        .tool(sleeping("wipe", 0))
+        .tool(sleeping("pay", 50))
         .build()
         .expect("runtime")
 }
@@ -550,6 +616,141 @@ async fn check_interrupted(client: Client, base: String, thread: String) {
     assert_eq!(marks.await.expect("count"), json!(1), "{messages:#?}");
 }
 
+/// One timeline row as the page draws it.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TimelineRow {
+    kind: String,
+    label: String,
+    class: String,
+    start_us: u64,
+    duration_us: u64,
+    within: Option<Value>,
+    call: Option<String>,
+    /// The bar's left edge and width, in percent of the turn.
+    left: f64,
+    width: f64,
+}
+
+impl TimelineRow {
+    fn end_us(&self) -> u64 {
+        self.start_us + self.duration_us
+    }
+}
+
+async fn timeline_rows(client: &Client) -> Vec<TimelineRow> {
+    let script = "return [...document.querySelectorAll('#timeline .tl-row[data-kind]')].map(row => ({ \
+        kind: row.dataset.kind, label: row.querySelector('.tl-label').textContent, class: row.className, \
+        startUs: Number(row.dataset.startUs), durationUs: Number(row.dataset.durationUs), \
+        within: row.dataset.within ? JSON.parse(row.dataset.within) : null, call: row.dataset.call || null, \
+        left: parseFloat(row.querySelector('.tl-bar').style.left), width: parseFloat(row.querySelector('.tl-bar').style.width) }))";
+    let value = client.execute(script, vec![]).await.expect("read the timeline");
+    serde_json::from_value(value).expect("timeline rows")
+}
+
+/// V4 from the page: a turn whose payment waits for a person, approved from the page, drawn as
+/// one waterfall of its two runs.
+async fn check_timeline(client: Client, base: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+    wait_rows(&client, "#agents table[data-agent='timeline_agent'] tr", "the catalog", |rows| !rows.is_empty()).await;
+    let option = client.find(Locator::Css("#agent-choice option[value='timeline_agent']")).await;
+    option.expect("the agent in the thread form").click().await.expect("choose the agent");
+    client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
+    wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| rows.len() == 1 && rows[0][0] == "none")
+        .await;
+    let message = client.find(Locator::Id("message")).await.expect("message field");
+    message.send_keys("Look up the invoice, clean up, pay it.").await.expect("type a message");
+    client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
+    wait_rows(&client, "#approval-rows tr[data-call]", "the waiting payment", |rows| rows.len() == 1).await;
+    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_pay'] button.approve")).await;
+    approve.expect("Approve of call_pay").click().await.expect("approve");
+    wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
+        rows.iter().filter(|row| cell(row, 1) == "run_finished").count() == 2
+    })
+    .await;
+
+    let deadline = Instant::now() + PATIENCE;
+    let rows = loop {
+        let rows = timeline_rows(&client).await;
+        if rows.iter().filter(|row| row.kind == "run" && row.label.contains("· idle")).count() == 1
+            && rows.iter().any(|row| row.kind == "model" && row.label.ends_with("· stop"))
+        {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "the timeline of both runs never showed: {rows:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let turns = client.execute("return document.querySelectorAll('#timeline .tl-turn').length", vec![]).await;
+    assert_eq!(turns.expect("count"), json!(1), "one turn, its two runs together: {rows:#?}");
+    let find = |kind: &str, label: &str| {
+        rows.iter()
+            .position(|row| row.kind == kind && row.label.contains(label))
+            .unwrap_or_else(|| panic!("no {kind} row with `{label}` in {rows:#?}"))
+    };
+    // The waterfall, in order: the first run, its model call, its tool calls each with the hook
+    // that governed it, the payment's wait; the resumed run, the payment, the answer.
+    let order = [
+        find("run", "awaiting_approval"),
+        find("model", "scripted · step 1 · tool_calls"),
+        find("tool", "lookup (call_look) · success"),
+        find("hook", "timeline_policy → allow · before_tool_call · prompt:timeline_prompt"),
+        find("tool", "wipe (call_wipe) · denied"),
+        find("hook", "timeline_policy → deny · before_tool_call · prompt:timeline_prompt"),
+        find("tool", "pay (call_pay) · waits for a person"),
+        find("hook", "timeline_policy → ask · before_tool_call · prompt:timeline_prompt"),
+        find("approval", "pay (call_pay) · waited "),
+        find("run", "· idle"),
+        find("tool", "pay (call_pay) · success"),
+        // Steps count per run: the resumed run's model call is its step 1.
+        find("model", "scripted · step 1 · stop"),
+    ];
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "out of order {order:?}: {rows:#?}");
+    // Which hook denied what: the denial and the denied call stand out.
+    assert!(rows[order[4]].class.contains("tl-denied") && rows[order[5]].class.contains("tl-denied"), "{rows:#?}");
+    assert!(rows[order[8]].label.ends_with("· approved"), "{:?}", rows[order[8]]);
+    // A hook run sits under the call that ran it, within its time.
+    for (tool, hook) in [(2, 3), (4, 5), (6, 7)] {
+        let (tool, hook) = (&rows[order[tool]], &rows[order[hook]]);
+        assert_eq!(hook.within, Some(json!({ "toolCallId": tool.call.clone().unwrap() })), "{hook:?}");
+        assert!(hook.start_us >= tool.start_us && hook.end_us() <= tool.end_us() + 1_000, "{tool:?} {hook:?}");
+    }
+    // Each run holds what it ran; the wait lies between the call that asked and the one that ran.
+    let (first, second) = (&rows[order[0]], &rows[order[9]]);
+    for &item in &order[1..9] {
+        let item = &rows[item];
+        if item.kind != "approval" {
+            assert!(item.start_us >= first.start_us && item.end_us() <= first.end_us(), "{first:?} {item:?}");
+        }
+    }
+    for &item in &order[10..] {
+        assert!(rows[item].start_us >= second.start_us && rows[item].end_us() <= second.end_us(), "{:?}", rows[item]);
+    }
+    let wait = &rows[order[8]];
+    assert_eq!(wait.start_us, rows[order[6]].end_us(), "the wait starts when the call asks");
+    assert_eq!(wait.end_us(), rows[order[10]].start_us, "and ends when the approved call starts");
+    // Durations: the lookup slept 150 ms; bars are placed by start and sized by duration.
+    let lookup = &rows[order[2]];
+    assert!(lookup.duration_us >= 150_000, "{lookup:?}");
+    assert!(lookup.width > rows[order[4]].width, "the longer call has the longer bar: {rows:#?}");
+    let mut by_start: Vec<&TimelineRow> = rows.iter().collect();
+    by_start.sort_by_key(|row| row.start_us);
+    assert!(by_start.windows(2).all(|pair| pair[0].left <= pair[1].left), "bars out of place: {rows:#?}");
+    assert!(rows.iter().all(|row| row.left >= 0.0 && row.left + row.width <= 100.0 + 1e-6), "{rows:#?}");
+    assert!(
+        rows.iter().any(|row| row.kind == "hook" && row.label.contains("index_messages · after_create_message")),
+        "{rows:#?}"
+    );
+
+    let section = client.find(Locator::Id("timeline-section")).await.expect("the timeline");
+    let png = section.screenshot().await.expect("screenshot of the timeline");
+    assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
+    let path = screenshot_path().with_file_name("inspector-timeline.png");
+    std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
+    println!("screenshot: {}", path.display());
+}
+
 /// A router without hook-run recording: the page shows the code that turns it on.
 async fn check_hint(client: Client, base: String) {
     client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
@@ -572,9 +773,7 @@ async fn check_hint(client: Client, base: String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
-    let runs = HookRuns::new();
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
-    let config = ServerConfig::default().hook_runs(Some(runs));
+    let config = ServerConfig::default().hook_runs(Some(hook_runs()));
     let server = Server::start(runtime(), config).await;
     let (status, body) = server.call(reqwest::Method::PUT, "/user/values/units", ALICE, Some(r#""metric""#)).await;
     assert_eq!(status, 204, "{body}");
@@ -628,15 +827,30 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
     stream.until("run_finished").await;
     // What a process that died while running the approved call_1 leaves in the store.
     let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
+    assert!(store.approvals().unwrap().advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
     let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(store.advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
+    assert!(store.approvals().unwrap().advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
 
     let mut driver = ChromeDriver::start();
     driver.ready().await;
     let profile = Profile::new();
     let client = browser(&driver, &profile).await;
     let checked = tokio::spawn(check_interrupted(client.clone(), server.base.clone(), thread)).await;
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_a_turn_shows_as_a_timeline_of_runs_model_calls_tool_calls_approvals_and_hook_runs_in_chromium() {
+    let config = ServerConfig::default().hook_runs(Some(hook_runs()));
+    let server = Server::start(timeline_runtime(), config).await;
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check_timeline(client.clone(), server.base.clone())).await;
     let _ = client.close().await;
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());

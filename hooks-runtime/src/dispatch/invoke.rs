@@ -46,6 +46,17 @@ impl HookFailure {
         matches!(self, HookFailure::Error(error) if error.is_block())
     }
 
+    /// The failure in a word, for its span's `error.type`: `blocked`, `error`, `panic` or
+    /// `timeout`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            HookFailure::Error(error) if error.is_block() => "blocked",
+            HookFailure::Error(_) => "error",
+            HookFailure::Panic(_) => "panic",
+            HookFailure::Timeout(_) => "timeout",
+        }
+    }
+
     /// The failure for the log: the hook's own error message (the spec makes its author keep
     /// sensitive data out of it), a panic's location but never its payload, or the timeout.
     pub(crate) fn describe(&self) -> String {
@@ -272,17 +283,25 @@ pub(crate) async fn run_traced<'a>(
     let span = tracing::info_span!(
         target: TARGET,
         "hook",
+        otel.name = format!("hook {}", def.id),
         hook.id = def.id,
         hook.kind = def.kind().name(),
         hook.source = source_label(entry),
         duration_us = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
     let started_at = Instant::now();
     let outcome = match span.in_scope(|| start(entry, timeout, call)) {
         Started::Done(result) => result,
         Started::Pending(future) => InFlight::new(future, timeout, Some(&span), &mut HookClock::default(), 0).await,
     };
-    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
+    span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
+    if let Err(failure) = &outcome {
+        span.record("error.type", failure.kind());
+        span.record("otel.status_code", "ERROR");
+    }
     outcome
 }
 

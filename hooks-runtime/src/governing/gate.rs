@@ -168,6 +168,7 @@ async fn traced_apply(
     let span = tracing::info_span!(
         target: dispatch::TARGET,
         "hook",
+        otel.name = format!("hook {}", link.id()),
         hook.id = link.id(),
         hook.kind = hooks_core::HookKind::BeforeToolCall.name(),
         hook.source = link.source(),
@@ -178,7 +179,8 @@ async fn traced_apply(
     let (ends, decision) =
         decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
     span.record("hook.decision", decision);
-    span.record("duration_us", started_at.elapsed().as_micros() as u64);
+    // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
+    span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
     ends
 }
 

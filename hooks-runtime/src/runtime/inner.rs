@@ -51,6 +51,8 @@ pub(crate) struct RuntimeInner {
     /// The size caps of every model response (`RuntimeBuilder::max_reply_bytes`, ...).
     pub(crate) max_reply_bytes: usize,
     pub(crate) max_tool_argument_bytes: usize,
+    /// Whether spans carry contents, arguments and results (`RuntimeBuilder::trace_contents`).
+    pub(crate) trace_contents: bool,
     /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
     pub(crate) recovery: super::recovery_state::RecoveryState,
     /// The live state of every thread a handle holds: one per thread (O1).

@@ -2,6 +2,7 @@
 //! last decision of a step resumes the turn.
 
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::edited_arguments::{self, Regoverned};
 use super::resuming::{self, Finish};
@@ -257,6 +258,7 @@ impl Thread {
     /// still waiting (or nothing parked) the outcome just reports the thread's status.
     pub(crate) async fn finish_parked(&self, how: Finish) -> Result<RunOutcome, RuntimeError> {
         let shared = &self.shared;
+        let span = crate::spans::run(|| shared.agent.current().def.name, &shared.id, "resume_approvals");
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
             let permit = shared.runtime.store.hold_run(&shared.id).await?;
@@ -275,6 +277,7 @@ impl Thread {
             })
             .await
         })
+        .instrument(span)
         .await
     }
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use super::TurnEnd;
 use super::agents::subagent_relationship;
@@ -43,8 +44,10 @@ pub(crate) async fn run_step(
             continue;
         }
         let execution = execution_of(pipeline, &call.function.name);
-        let admission = tool_calls::admit(pipeline, state, call).await;
+        let span = tool_calls::tool_span(pipeline, call);
+        let admission = tool_calls::admit(pipeline, state, call).instrument(span.clone()).await;
         if let Admission::Ask { reasons, arguments } = admission {
+            span.in_scope(crate::spans::record_tool_waiting);
             let mut waiting =
                 ParkedToolCall::new(&call.id, &call.function.name, arguments, position, ApprovalState::Pending);
             waiting.reasons = reasons;
@@ -52,11 +55,12 @@ pub(crate) async fn run_step(
             parked.push(waiting);
             continue;
         }
-        let (result, end) = tool_calls::carry_out(pipeline, state, call, execution, admission).await;
-        let result = tool_calls::complete_call(pipeline, state, call, result, end).await;
+        let (result, end) =
+            tool_calls::carry_out(pipeline, state, call, execution, admission).instrument(span.clone()).await;
+        let result = tool_calls::complete_call(pipeline, state, call, result, end).instrument(span.clone()).await;
         if parked.is_empty() {
             // Before the first call that waits: stored at once, and counted.
-            tool_calls::store_result(pipeline, state, call, &result, end).await;
+            tool_calls::store_result(pipeline, state, call, &result, end).instrument(span).await;
             stop = failed_too_often(pipeline, call, &result, failures);
             continue;
         }

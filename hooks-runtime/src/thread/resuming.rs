@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
+use tracing::Instrument as _;
 
 use super::parking::{execution_of, kept, unkept};
 use super::pipeline::Pipeline;
@@ -101,6 +102,11 @@ async fn carry_out_parked(
     let mut results = Vec::with_capacity(parked.len());
     for row in parked {
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
+        // A call done before the step parked had its span then.
+        let span = match row.state {
+            ApprovalState::Done => tracing::Span::none(),
+            _ => tool_calls::tool_span(&pipeline, &call),
+        };
         let (result, end) = match row.state {
             ApprovalState::Done => match row.result.as_ref().and_then(unkept) {
                 Some(kept) => {
@@ -125,7 +131,9 @@ async fn carry_out_parked(
                 let execution = execution_of(&pipeline, &row.tool);
                 let context = tool_calls::approval_context(&row.reasons);
                 let arguments = Ok(row.arguments.clone());
-                let result = tool_calls::execute(&pipeline, state, &call, execution, arguments, context).await;
+                let result = tool_calls::execute(&pipeline, state, &call, execution, arguments, context)
+                    .instrument(span.clone())
+                    .await;
                 (result, CallEnd::Ran)
             }
             ApprovalState::Denied => {
@@ -135,7 +143,7 @@ async fn carry_out_parked(
             ApprovalState::Running => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
             _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), CallEnd::Denied),
         };
-        let result = tool_calls::complete_call(&pipeline, state, &call, result, end).await;
+        let result = tool_calls::complete_call(&pipeline, state, &call, result, end).instrument(span).await;
         let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, end));
         store
             .approvals_for("advance_tool_call", &shared.id)?

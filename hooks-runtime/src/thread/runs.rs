@@ -10,6 +10,7 @@ use super::outcome::{Prevented, RunOutcome};
 use super::{children, messages, pipeline, recovery, reentry, resuming, run_permit, turn};
 use crate::dispatch;
 use crate::store::{InboxEntry, ThreadStatus};
+use tracing::Instrument as _;
 
 impl Thread {
     /// Sends a user message and runs the responding side's turn. A message that a
@@ -98,6 +99,7 @@ impl Thread {
     ) -> Result<T, RuntimeError> {
         self.refuse_if_held(method)?;
         let shared = &self.shared;
+        let span = crate::spans::run(|| shared.agent.current().def.name, &shared.id, method);
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
             // Scale-out: the store's permit to run the thread, so no other process runs it
@@ -112,6 +114,7 @@ impl Thread {
             })
             .await
         })
+        .instrument(span)
         .await
     }
 

@@ -39,7 +39,8 @@ pub(crate) async fn respond(
     let Some(model) = pipeline.shared.runtime.models.get(prompt.model).cloned() else {
         return Ok(Err(TurnEnd::Failed(FailReason::UnknownModel)));
     };
-    let span = model_step_span(prompt.model, outcome.steps);
+    let contents = pipeline.shared.runtime.trace_contents.then_some(request.messages.as_slice());
+    let span = crate::spans::chat(prompt.model, outcome.steps, &pipeline.shared.id, contents);
     let response = async {
         match model_step::guarded(abort, model.stream(request)).await {
             Ok(Ok(mut stream)) => tool_calls::consume_stream(pipeline, state, stream.as_mut(), abort).await,
@@ -52,14 +53,17 @@ pub(crate) async fn respond(
     let thread = &pipeline.shared.id;
     match response {
         Ok(response) => {
-            record_step(&span, &response);
+            let output = pipeline.shared.runtime.trace_contents.then_some((&*response.text, &*response.calls));
+            crate::spans::record_response(&span, &response.finish_reason, response.usage, output);
             Ok(Ok(response))
         }
         // What the step streamed so far is dropped: only complete messages are kept.
         Err(StepError::Aborted | StepError::Model(ModelError::Cancelled)) => {
+            crate::spans::record_chat_error(&span, "aborted");
             Ok(Err(TurnEnd::Stopped(StopReason::Aborted)))
         }
         Err(StepError::Panicked(location)) => {
+            crate::spans::record_chat_error(&span, "panicked");
             tracing::error!(target: "hooks_runtime::thread", thread = %thread, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
             let error = format!("the model `{}` panicked", prompt.model);
             store_failed_step(pipeline, state, &error).await;
@@ -68,6 +72,7 @@ pub(crate) async fn respond(
         }
         Err(StepError::Model(error)) => {
             // M9: the failed status of a model step is written whatever the hooks do.
+            crate::spans::record_chat_error(&span, "model_error");
             tracing::warn!(target: "hooks_runtime::thread", thread = %thread, "model step failed: {error}");
             store_failed_step(pipeline, state, &error.to_string()).await;
             outcome.error = Some(error.to_string());
@@ -118,32 +123,4 @@ pub(crate) async fn store_reply(
         outcome.reply = Some(text);
     }
     calls
-}
-
-/// The span of one model step (target `hooks_runtime::model`, INFO): the model's name and the
-/// step, then the finish reason and the tokens once the response is complete. When nothing
-/// listens at INFO for the target, it costs a check.
-fn model_step_span(model: &str, step: u32) -> tracing::Span {
-    tracing::info_span!(
-        target: "hooks_runtime::model",
-        "model_step",
-        model,
-        step,
-        finish_reason = tracing::field::Empty,
-        prompt_tokens = tracing::field::Empty,
-        completion_tokens = tracing::field::Empty,
-        total_tokens = tracing::field::Empty,
-    )
-}
-
-fn record_step(span: &tracing::Span, response: &tool_calls::Response) {
-    if span.is_disabled() {
-        return;
-    }
-    span.record("finish_reason", response.finish_reason.as_str());
-    if let Some(usage) = response.usage {
-        span.record("prompt_tokens", usage.prompt_tokens);
-        span.record("completion_tokens", usage.completion_tokens);
-        span.record("total_tokens", usage.total_tokens);
-    }
 }

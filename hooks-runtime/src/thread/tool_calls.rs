@@ -11,6 +11,7 @@ use hooks_core::{
     ToolDecision,
 };
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use super::messages;
 use super::model_step::{self, Caps, StepError};
@@ -343,6 +344,18 @@ impl CallEnd {
     pub(crate) fn interrupted(self) -> bool {
         self == CallEnd::Interrupted
     }
+
+    /// The call's outcome in a word, for its span: `success`, `error`, `denied`, `interrupted`
+    /// or `invalid`.
+    pub(crate) fn outcome(self, result: &HookToolResult) -> &'static str {
+        match self {
+            CallEnd::Ran if result.is_success() => "success",
+            CallEnd::Ran => "error",
+            CallEnd::Denied => "denied",
+            CallEnd::Interrupted => "interrupted",
+            CallEnd::Invalid => "invalid",
+        }
+    }
 }
 
 /// A call that its process's death interrupted, found by recovery (G12): `tool_call_done`
@@ -379,18 +392,28 @@ pub(crate) async fn run_call(
     call: &HookToolCall,
     execution: Execution,
 ) -> HookToolResult {
-    match admit(pipeline, state, call).await {
-        // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
-        Admission::Ask { .. } => {
-            let result =
-                denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
-            finish_call(pipeline, state, call, result, CallEnd::Denied).await
-        }
-        admission => {
-            let (result, end) = carry_out(pipeline, state, call, execution, admission).await;
-            finish_call(pipeline, state, call, result, end).await
+    let span = tool_span(pipeline, call);
+    async {
+        match admit(pipeline, state, call).await {
+            // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
+            Admission::Ask { .. } => {
+                let result =
+                    denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
+                finish_call(pipeline, state, call, result, CallEnd::Denied).await
+            }
+            admission => {
+                let (result, end) = carry_out(pipeline, state, call, execution, admission).await;
+                finish_call(pipeline, state, call, result, end).await
+            }
         }
     }
+    .instrument(span)
+    .await
+}
+
+/// The `execute_tool` span of `call` (V1), with its arguments when the runtime records contents.
+pub(crate) fn tool_span(pipeline: &Pipeline<'_>, call: &HookToolCall) -> tracing::Span {
+    crate::spans::tool(call, &pipeline.shared.id, pipeline.shared.runtime.trace_contents)
 }
 
 /// The tool result of an admitted call (not one that asks): refused, denied, or run, and how
@@ -552,6 +575,7 @@ pub(crate) async fn complete_call(
         denied: end.denied(),
         interrupted: end.interrupted(),
     });
+    crate::spans::record_tool_result(&result, end.outcome(&result), pipeline.shared.runtime.trace_contents);
     if end == CallEnd::Invalid {
         // G9: a call whose arguments the schema refused never ran; no tool hook sees it.
         return result;

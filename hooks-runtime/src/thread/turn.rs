@@ -215,6 +215,7 @@ pub(crate) async fn finish(
     state.execution = None;
     state.clear_context();
     shared.end_run(status.clone()).await;
+    crate::spans::record_run_end(&status, outcome.usage);
     outcome.status = status;
     outcome
 }

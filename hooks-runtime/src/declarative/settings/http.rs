@@ -84,7 +84,13 @@ impl HttpTarget {
 
     /// POSTs `body` within `timeout` (connecting, sending and reading the answer).
     pub(crate) async fn post(&self, body: &[u8], timeout: Duration) -> HookRun {
-        match tokio::time::timeout(timeout, self.exchange(body)).await {
+        // Boxed: reqwest's client is a deep type, and every future that awaits a settings hook
+        // (a turn's, and a hook's that sends to its own thread) would otherwise carry it, past
+        // the depth at which rustc gives up proving such a future `Send`. One allocation per
+        // POST, beside the request's own.
+        let exchange: futures_util::future::BoxFuture<'_, Result<(u16, String), String>> =
+            Box::pin(self.exchange(body));
+        match tokio::time::timeout(timeout, exchange).await {
             Err(_) => HookRun { end: RunEnd::TimedOut(timeout), stdout: String::new(), stderr: String::new() },
             Ok(Err(error)) => HookRun { end: RunEnd::NotRun(error), stdout: String::new(), stderr: String::new() },
             Ok(Ok((status, body))) if (200..300).contains(&status) => {
