@@ -826,10 +826,11 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
     assert_eq!(status, 202, "{body}");
     stream.until("run_finished").await;
     // What a process that died while running the approved call_1 leaves in the store.
+    let approvals = store.approvals().expect("the in-memory store keeps approvals");
     let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(store.approvals().unwrap().advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
+    assert!(approvals.advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
     let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(store.approvals().unwrap().advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
+    assert!(approvals.advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
 
     let mut driver = ChromeDriver::start();
     driver.ready().await;
