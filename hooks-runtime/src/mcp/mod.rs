@@ -150,6 +150,7 @@ impl McpServers {
 
     /// The servers' wildcards, `mcp__<server>__*`, which a settings matcher for MCP tools
     /// matches (for the build's warning about matchers that name no tool).
+    #[cfg(feature = "declarative")]
     pub(crate) fn wildcards(&self) -> Vec<String> {
         self.servers.iter().map(|server| tool_name(&server.name, "*")).collect()
     }

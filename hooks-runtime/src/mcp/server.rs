@@ -30,6 +30,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// before the call's subscription, made right after the request is sent, is in place).
 const EARLY_PROGRESS: usize = 32;
 
+/// How many times a call yields after its answer for progress reports still on their way.
+const PROGRESS_YIELDS: usize = 3;
+
 /// Where an MCP server stands, as the inspector shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -358,6 +361,15 @@ impl McpServer {
                 }
             };
             cancel.id = None;
+            // rmcp hands each notification to the handler on a task of its own, so a report
+            // the server sent just before its answer may still be on its way: a few yields let
+            // it through (no wait on a timer; a report later than that is dropped).
+            for _ in 0..PROGRESS_YIELDS {
+                tokio::task::yield_now().await;
+                while let Ok(report) = progress.receiver.try_recv() {
+                    context.report_progress(report);
+                }
+            }
             match answer {
                 Ok(ServerResult::CallToolResult(result)) => {
                     self.status().failures = 0;

@@ -48,8 +48,24 @@ pub fn filesystem(root: &Path) -> McpTransport {
 /// cancelled call, the calls it recorded) to `markers`.
 pub fn failing(markers: &Path) -> McpTransport {
     let python = installed("venv/bin/python");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/failing_server.py");
-    McpTransport::stdio(python).arg(script).env("MCP_MARKER_DIR", markers).env("FASTMCP_LOG_LEVEL", "WARNING")
+    McpTransport::stdio(python).arg(failing_script()).env("MCP_MARKER_DIR", markers).env("FASTMCP_LOG_LEVEL", "WARNING")
+}
+
+/// The fastmcp server, started by a shell that first leaves a `sleep <duration>` behind in the
+/// background: a grandchild of the runtime that ignores the end of stdin, as a server's helper
+/// process may. Found by its argument `duration` (`500.<pid>`, say).
+pub fn failing_with_a_helper(markers: &Path, duration: &str) -> McpTransport {
+    let python = installed("venv/bin/python");
+    McpTransport::stdio("sh")
+        .args(["-c", &format!("sleep {duration} & exec \"$@\""), "sh"])
+        .arg(python)
+        .arg(failing_script())
+        .env("MCP_MARKER_DIR", markers)
+        .env("FASTMCP_LOG_LEVEL", "WARNING")
+}
+
+fn failing_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/failing_server.py")
 }
 
 /// A fresh folder for one test.
