@@ -7,15 +7,21 @@ use rmcp::ClientHandler;
 use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 
-use super::server::McpServer;
+/// What a connection tells its server (`server.rs`).
+pub(super) trait Notified: Send + Sync + 'static {
+    /// A progress notification, for the call whose token it carries.
+    fn progress(&self, notification: ProgressNotificationParam);
+    /// `notifications/tools/list_changed`: list the tools again on `peer`.
+    fn tools_changed(self: std::sync::Arc<Self>, peer: rmcp::service::Peer<RoleClient>);
+}
 
 /// Holds its server weakly: the connection does not keep the server alive.
 pub(super) struct Handler {
-    server: Weak<McpServer>,
+    server: Weak<dyn Notified>,
 }
 
 impl Handler {
-    pub(super) fn new(server: Weak<McpServer>) -> Self {
+    pub(super) fn new(server: Weak<dyn Notified>) -> Self {
         Handler { server }
     }
 }
@@ -34,12 +40,8 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let server = self.server.clone();
-        // Listed on a task of its own: the connection's loop must go on to read the answer.
-        tokio::spawn(async move {
-            if let Some(server) = server.upgrade() {
-                server.relist(context.peer).await;
-            }
-        });
+        if let Some(server) = self.server.upgrade() {
+            server.tools_changed(context.peer);
+        }
     }
 }

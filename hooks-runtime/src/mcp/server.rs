@@ -16,8 +16,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::handler::Handler;
-use super::tool::McpTool;
+use super::handler::{Handler, Notified};
+use super::names::tool_name;
+use super::tool::{CallTool, McpTool};
 use super::transport::{ChildProcess, McpTransport, Opened};
 use crate::tool::{ToolCallContext, ToolProgress};
 
@@ -80,7 +81,7 @@ pub struct McpToolInfo {
 /// A live connection: the rmcp client and, over stdio, the server's process.
 struct Connection {
     service: RunningService<RoleClient, Handler>,
-    process: Option<ChildProcess>,
+    process: Option<Box<ChildProcess>>,
 }
 
 impl Connection {
@@ -145,6 +146,11 @@ impl McpServer {
         })
     }
 
+    /// What its tools call, held weakly.
+    fn caller(&self) -> Weak<dyn CallTool> {
+        self.this.clone()
+    }
+
     fn status(&self) -> std::sync::MutexGuard<'_, Status> {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -154,7 +160,7 @@ impl McpServer {
     pub(super) fn tool(&self, tool: &str) -> Option<Arc<McpTool>> {
         match &*self.tools.read().unwrap_or_else(PoisonError::into_inner) {
             Some(list) => list.by_name.get(tool).cloned(),
-            None => Some(Arc::new(McpTool::unlisted(self.this.clone(), &self.name, tool))),
+            None => Some(Arc::new(McpTool::unlisted(self.caller(), &self.name, tool))),
         }
     }
 
@@ -252,7 +258,8 @@ impl McpServer {
 
     /// The process or HTTP session, the handshake, and the first tool listing.
     async fn start(&self) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
-        let handler = Handler::new(self.this.clone());
+        let this: Weak<dyn Notified> = self.this.clone();
+        let handler = Handler::new(this);
         let (service, process) = match self.transport.open()? {
             Opened::Stdio(stdout, stdin, process) => {
                 let service = rmcp::serve_client(handler, (stdout, stdin)).await.map_err(|error| {
@@ -281,7 +288,7 @@ impl McpServer {
     pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
         let mut list = ToolList::default();
         for tool in tools {
-            let tool = Arc::new(McpTool::listed(self.this.clone(), &self.name, &tool));
+            let tool = Arc::new(McpTool::listed(self.caller(), &self.name, &tool));
             list.by_name.insert(tool.server_tool().to_owned(), tool.clone());
             list.order.push(tool);
         }
@@ -290,7 +297,7 @@ impl McpServer {
     }
 
     /// Lists the tools again on the live connection (P5).
-    pub(super) async fn relist(&self, peer: Peer<RoleClient>) {
+    async fn relist(&self, peer: Peer<RoleClient>) {
         match peer.list_all_tools().await {
             Ok(tools) => self.set_tools(tools),
             Err(error) => {
@@ -313,7 +320,7 @@ impl McpServer {
     /// The connection ended under a call: dropped (its process killed), and the next call
     /// starts the server again. Returns what the server's stderr last said, if anything.
     fn lost(&self, connection: &Arc<Connection>) -> String {
-        let stderr = connection.process.as_ref().map(ChildProcess::stderr_tail).unwrap_or_default();
+        let stderr = connection.process.as_ref().map(|process| process.stderr_tail()).unwrap_or_default();
         let current = self.status().connection.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection));
         if current {
             let error = if stderr.is_empty() {
@@ -327,7 +334,7 @@ impl McpServer {
     }
 
     /// Calls the server's tool `tool` (P2-P4); every failure is an error result.
-    pub(super) async fn call(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult {
+    async fn call(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult {
         let name = &self.name;
         let arguments = match arguments {
             Value::Object(arguments) => Some(arguments),
@@ -374,7 +381,7 @@ impl McpServer {
                 Ok(ServerResult::CallToolResult(result)) => {
                     self.status().failures = 0;
                     let result = serde_json::to_value(&result).unwrap_or(Value::Null);
-                    super::result::tool_result(&super::tool_name(name, tool), &result)
+                    super::result::tool_result(&tool_name(name, tool), &result)
                 }
                 Ok(_) => HookToolResult::error(format!(
                     "the MCP server `{name}` answered the call of `{tool}` with something other than a tool result"
@@ -426,7 +433,7 @@ impl McpServer {
     }
 
     /// A progress notification, to the call whose token it carries.
-    pub(super) fn progress(&self, notification: ProgressNotificationParam) {
+    fn route_progress(&self, notification: ProgressNotificationParam) {
         let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
         match routes.routes.get(&notification.progress_token) {
             Some(sender) => _ = sender.send(progress_of(notification)),
@@ -437,6 +444,24 @@ impl McpServer {
                 routes.early.push_back(notification);
             }
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl CallTool for McpServer {
+    async fn call_tool(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult {
+        self.call(tool, arguments, context).await
+    }
+}
+
+impl Notified for McpServer {
+    fn progress(&self, notification: ProgressNotificationParam) {
+        self.route_progress(notification);
+    }
+
+    fn tools_changed(self: Arc<Self>, peer: Peer<RoleClient>) {
+        // Listed on a task of its own: the connection's loop must go on to read the answer.
+        tokio::spawn(async move { self.relist(peer).await });
     }
 }
 

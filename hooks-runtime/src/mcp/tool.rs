@@ -6,12 +6,19 @@ use std::sync::Weak;
 use hooks_core::{HookToolResult, ThreadState};
 use serde_json::Value;
 
-use super::server::McpServer;
+use super::names::tool_name;
 use crate::tool::{Tool, ToolCallContext, ToolProgress};
+
+/// What calls a server's tools: the server (`server.rs`), held weakly by its tools.
+#[async_trait::async_trait]
+pub(super) trait CallTool: Send + Sync {
+    /// Calls the server's tool `tool`; every failure is an error result.
+    async fn call_tool(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult;
+}
 
 /// One tool of an MCP server.
 pub(crate) struct McpTool {
-    server: Weak<McpServer>,
+    server: Weak<dyn CallTool>,
     name: String,
     server_tool: String,
     description: String,
@@ -20,10 +27,10 @@ pub(crate) struct McpTool {
 
 impl McpTool {
     /// A tool as the server listed it.
-    pub(super) fn listed(server: Weak<McpServer>, server_name: &str, tool: &rmcp::model::Tool) -> Self {
+    pub(super) fn listed(server: Weak<dyn CallTool>, server_name: &str, tool: &rmcp::model::Tool) -> Self {
         McpTool {
             server,
-            name: super::tool_name(server_name, &tool.name),
+            name: tool_name(server_name, &tool.name),
             server_tool: tool.name.to_string(),
             description: tool.description.as_deref().unwrap_or_default().to_owned(),
             parameters: Value::Object((*tool.input_schema).clone()),
@@ -31,10 +38,10 @@ impl McpTool {
     }
 
     /// A tool known by name alone, before the server has listed its tools.
-    pub(super) fn unlisted(server: Weak<McpServer>, server_name: &str, tool: &str) -> Self {
+    pub(super) fn unlisted(server: Weak<dyn CallTool>, server_name: &str, tool: &str) -> Self {
         McpTool {
             server,
-            name: super::tool_name(server_name, tool),
+            name: tool_name(server_name, tool),
             server_tool: tool.to_owned(),
             description: String::new(),
             parameters: serde_json::json!({ "type": "object" }),
@@ -75,7 +82,7 @@ impl Tool for McpTool {
 
     async fn call_with_context(&self, context: ToolCallContext<'_>, arguments: Value) -> HookToolResult {
         match self.server.upgrade() {
-            Some(server) => server.call(&self.server_tool, arguments, context).await,
+            Some(server) => server.call_tool(&self.server_tool, arguments, context).await,
             None => HookToolResult::error(format!("the MCP server of `{}` was dropped with its runtime", self.name)),
         }
     }

@@ -163,7 +163,7 @@ impl ChildProcess {
 
 /// What [`McpTransport::open`] gives: the rmcp transport, and the process behind it (stdio).
 pub(super) enum Opened {
-    Stdio(tokio::process::ChildStdout, tokio::process::ChildStdin, ChildProcess),
+    Stdio(tokio::process::ChildStdout, tokio::process::ChildStdin, Box<ChildProcess>),
     Http(rmcp::transport::StreamableHttpClientTransport<reqwest_mcp::Client>),
 }
 
@@ -206,7 +206,7 @@ impl McpTransport {
                         }
                     });
                 }
-                Ok(Opened::Stdio(stdout, stdin, ChildProcess { _group: group, _child: child, stderr }))
+                Ok(Opened::Stdio(stdout, stdin, Box::new(ChildProcess { _group: group, _child: child, stderr })))
             }
             TransportKind::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
