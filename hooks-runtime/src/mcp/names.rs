@@ -36,7 +36,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tool_names_split_at_the_first_double_underscore_after_the_prefix() {
+    fn p1_tool_names_split_at_the_first_double_underscore_after_the_prefix() {
         assert_eq!(split_tool_name("mcp__github__get_issue"), Some(("github", "get_issue")));
         assert_eq!(split_tool_name("mcp__fs__read__all"), Some(("fs", "read__all")));
         assert_eq!(split_tool_name("mcp__fs__*"), Some(("fs", "*")));
@@ -45,7 +45,7 @@ mod tests {
     }
 
     #[test]
-    fn a_server_name_has_no_double_underscore() {
+    fn p1_a_server_name_has_no_double_underscore() {
         assert!(check_server_name("github").is_ok());
         assert!(check_server_name("my_server-2").is_ok());
         assert!(check_server_name("my__server").is_err());

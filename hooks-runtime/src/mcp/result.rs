@@ -98,7 +98,7 @@ mod tests {
     use hooks_core::ToolStatus;
 
     #[test]
-    fn text_images_links_and_embedded_resources_map_to_text_and_attachments() {
+    fn p2_text_images_links_and_embedded_resources_map_to_text_and_attachments() {
         let result = json!({
             "content": [
                 {"type": "text", "text": "Here:"},
@@ -127,7 +127,7 @@ mod tests {
     }
 
     #[test]
-    fn is_error_is_an_error_result_with_the_text_as_its_message() {
+    fn p2_is_error_is_an_error_result_with_the_text_as_its_message() {
         let mapped = tool_result("t", &json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}));
         assert_eq!(mapped.status, ToolStatus::Error);
         assert_eq!(mapped.error.as_deref(), Some("no such file"));
@@ -136,7 +136,7 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_is_the_text_of_a_result_without_text() {
+    fn p2_structured_content_is_the_text_of_a_result_without_text() {
         let mapped = tool_result("t", &json!({"content": [], "structuredContent": {"sum": 3}}));
         assert_eq!(mapped.result.as_deref(), Some(r#"{"sum":3}"#));
     }
