@@ -31,8 +31,17 @@ pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> V
             continue;
         }
         #[cfg(feature = "mcp")]
-        if let Some(tools) = runtime.tools.mcp.offered(name).await {
-            specs.extend(tools.iter().map(|tool| spec(tool.as_ref())));
+        // Boxed: a server's start is a large future, which every turn's future would
+        // otherwise carry inline (and re-entrant hooks nest turns).
+        if crate::mcp::split_tool_name(name).is_some()
+            && let Some(tools) = Box::pin(runtime.tools.mcp.offered(name)).await
+        {
+            // A tool both named and under its server's wildcard is offered once.
+            for tool in tools {
+                if !specs.iter().any(|offered: &ToolSpec| offered.name == tool.name()) {
+                    specs.push(spec(tool.as_ref()));
+                }
+            }
             continue;
         }
         if let Some(agent) = runtime.agents.get(name) {
