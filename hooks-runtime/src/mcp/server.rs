@@ -261,17 +261,17 @@ impl McpServer {
         let this: Weak<dyn Notified> = self.this.clone();
         let handler = Handler::new(this);
         let (service, process) = match self.transport.open()? {
-            Opened::Stdio(stdout, stdin, process) => {
-                let service = rmcp::serve_client(handler, (stdout, stdin)).await.map_err(|error| {
-                    let stderr = process.stderr_tail();
-                    if stderr.is_empty() {
+            Opened::Stdio(stdout, stdin, mut process) => match rmcp::serve_client(handler, (stdout, stdin)).await {
+                Ok(service) => (service, Some(process)),
+                Err(error) => {
+                    let stderr = process.final_stderr_tail().await;
+                    return Err(if stderr.is_empty() {
                         format!("the MCP handshake failed: {error}")
                     } else {
                         format!("the MCP handshake failed: {error}; its stderr: {stderr}")
-                    }
-                })?;
-                (service, Some(process))
-            }
+                    });
+                }
+            },
             Opened::Http(transport) => {
                 let service = rmcp::serve_client(handler, transport)
                     .await

@@ -151,9 +151,19 @@ pub(super) struct ChildProcess {
     _group: ProcessGroup,
     _child: tokio::process::Child,
     stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl ChildProcess {
+    /// The tail of stderr once the server exited: what it wrote before its stderr closed
+    /// (waited for a moment at most, since a server that failed its handshake is exiting).
+    pub(super) async fn final_stderr_tail(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), reader).await;
+        }
+        self.stderr_tail()
+    }
+
     /// The last lines the server wrote to stderr, trimmed, for an error message.
     pub(super) fn stderr_tail(&self) -> String {
         let bytes = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -191,9 +201,10 @@ impl McpTransport {
                     return Err("the child's stdio could not be taken".to_owned());
                 };
                 let stderr = Arc::new(Mutex::new(Vec::new()));
+                let mut stderr_reader = None;
                 if let Some(mut pipe) = child.stderr.take() {
                     let tail = stderr.clone();
-                    tokio::spawn(async move {
+                    stderr_reader = Some(tokio::spawn(async move {
                         let mut buffer = [0u8; 1024];
                         while let Ok(read) = pipe.read(&mut buffer).await {
                             if read == 0 {
@@ -204,9 +215,13 @@ impl McpTransport {
                             let excess = kept.len().saturating_sub(STDERR_TAIL_BYTES);
                             kept.drain(..excess);
                         }
-                    });
+                    }));
                 }
-                Ok(Opened::Stdio(stdout, stdin, Box::new(ChildProcess { _group: group, _child: child, stderr })))
+                Ok(Opened::Stdio(
+                    stdout,
+                    stdin,
+                    Box::new(ChildProcess { _group: group, _child: child, stderr, stderr_reader }),
+                ))
             }
             TransportKind::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

@@ -4,6 +4,8 @@
 //! (`tests/mcp/failing_server.py`). `.ci/mcp/install` installs them; a test whose server is
 //! missing fails and says how to install it.
 
+#![cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
+
 mod support_mcp;
 
 use std::sync::Arc;

@@ -65,7 +65,7 @@ pub fn failing_with_a_helper(markers: &Path, duration: &str) -> McpTransport {
 }
 
 fn failing_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/failing_server.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/failing_server.py")
 }
 
 /// A fresh folder for one test.
