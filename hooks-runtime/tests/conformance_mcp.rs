@@ -385,8 +385,8 @@ async fn p4_abort_sends_notifications_cancelled_for_the_call_in_flight() {
         async move { thread.send("go").await }
     });
     while !matches!(events.recv().await, Ok(ThreadEvent::ToolCallStarted { .. })) {}
-    // The call reaches the server after the event; give it a moment before the abort.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The call reaches the server after the event: the abort comes once the tool runs there.
+    eventually("the server runs the call", SETTLE, || markers.join("hanging").exists()).await;
     thread.abort();
     let outcome = running.await.unwrap().unwrap();
     assert_eq!(outcome.status, ThreadStatus::Stopped(hooks_runtime::store::StopReason::Aborted), "{outcome}");

@@ -1,10 +1,13 @@
 """An MCP server (fastmcp, stdio) for the failure cases of hooks-runtime's MCP tests (P3-P5).
 
-Tools: `hang` (sleeps until cancelled; writes `cancelled` to $MCP_MARKER_DIR/cancelled when the
-client cancels it), `fail` (raises, an `isError` result), `exit_now` (the process exits in the
-middle of the call), `steps` (reports progress, then answers), `record` (appends to $MCP_MARKER_DIR/records),
-`unlock` (adds the tool `secret`
-and announces `notifications/tools/list_changed`).
+Tools:
+- `hang` writes $MCP_MARKER_DIR/hanging, sleeps until cancelled, then writes
+  $MCP_MARKER_DIR/cancelled when the client cancels it;
+- `fail` raises (an `isError` result);
+- `exit_now` makes the process exit in the middle of the call;
+- `steps` reports progress, then answers;
+- `record` appends its text to $MCP_MARKER_DIR/records;
+- `unlock` adds the tool `secret` and announces `notifications/tools/list_changed`.
 """
 
 import asyncio
@@ -21,7 +24,8 @@ MARKERS = pathlib.Path(os.environ.get("MCP_MARKER_DIR", "."))
 
 @mcp.tool
 async def hang() -> str:
-    """Never answers; records its cancellation."""
+    """Never answers; records that it started, and its cancellation."""
+    (MARKERS / "hanging").write_text("hanging")
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
