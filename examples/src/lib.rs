@@ -249,6 +249,13 @@ impl Visit for HookSpanFields {
         }
     }
 
+    /// The runtime records the duration as an `i64`, the integer OpenTelemetry attributes hold.
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == "duration_us" {
+            self.duration_us = u64::try_from(value).ok();
+        }
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.record_str(field, format!("{value:?}").trim_matches('"'));
     }

@@ -308,6 +308,27 @@ fn settings_json_loads_without_a_problem() {
     assert_eq!(hooks.settings_hooks().len(), 1);
 }
 
+/// Needs the pinned MCP servers (`.ci/mcp/install`); without them the example says so and this
+/// fails.
+#[test]
+fn mcp_tools() {
+    let out = run(env!("CARGO_BIN_EXE_mcp_tools"), "mcp_tools");
+    assert_in_order(
+        &out,
+        &[
+            "progress call_4: 1 of 3",
+            "progress call_4: 2 of 3",
+            "tool success mcp__everything__echo Echo: hello from the runtime",
+            "tool success mcp__everything__get-sum The sum of 2 and 40 is 42.",
+            "tool error   mcp__everything__get-env the tool call was denied by `no_env_to_the_model`",
+            "tool success mcp__everything__trigger-long-running-operation Long running operation completed.",
+            "tool error   mcp__everything__echo the tool call was denied by `settings:hooks.PreToolUse[0].hooks[0]`: no secrets are sent to MCP servers",
+            "tool success mcp__everything__get-tiny-image Here's the image you requested: | [image: mcp__everything__get-tiny-image-1.png]",
+            "everything (stdio): Ready, started 1 time(s)",
+        ],
+    );
+}
+
 #[test]
 fn hooks_yaml_loads_without_a_problem() {
     let hooks = hooks_runtime::declarative::DeclarativeHookRegistry::from_yaml_strict(include_str!("../hooks.yaml"))

@@ -89,6 +89,20 @@ pub enum ThreadEvent {
         /// The progress argument's value, when the tool declares one and it streamed.
         progress: Option<String>,
     },
+    /// A running tool call reported progress (a tool from an MCP server forwards its server's
+    /// progress notifications): `{"type":"tool_call_progress","id","name","progress","total","message"}`.
+    ToolCallProgress {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The progress so far.
+        progress: f64,
+        /// The total, when known.
+        total: Option<f64>,
+        /// What is happening, when the tool says.
+        message: Option<String>,
+    },
     /// A tool call finished (T7), at the moment `tool_call_done` hooks run.
     ToolCallDone {
         /// The call id.

@@ -77,10 +77,15 @@ mod governing;
 mod history;
 mod ids;
 mod json_progress;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod model;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
+#[cfg(any(feature = "declarative", feature = "mcp"))]
+mod process_group;
 mod reasons;
 pub mod resolution;
 mod runtime;

@@ -92,6 +92,29 @@ pub enum BuildError {
         /// The names of the tools that were added, sorted (agents are offered by name too).
         added: Vec<String>,
     },
+    /// An MCP server's name is taken or cannot be part of `mcp__<server>__<tool>` (P1).
+    #[error("the MCP server name `{name}` cannot be used: {problem}")]
+    McpServerName {
+        /// The name.
+        name: String,
+        /// Why not.
+        problem: String,
+    },
+    /// A prompt lists an MCP tool (or wildcard) of a server that was not added (P1).
+    #[error(
+        "prompt `{prompt}` lists the tool `{tool}` of the MCP server `{server}`, which was not added to the runtime; add it with `.mcp_server(\"{server}\", ...)`; {}",
+        registered_phrase("MCP servers", added)
+    )]
+    UnknownMcpServer {
+        /// The prompt.
+        prompt: &'static str,
+        /// The tool entry as the prompt lists it.
+        tool: &'static str,
+        /// The server's part of it.
+        server: String,
+        /// The names of the MCP servers that were added.
+        added: Vec<String>,
+    },
 }
 
 /// "the models added are: `a`, `b`", or that there are none: what an unknown name could have been.
@@ -150,6 +173,8 @@ pub struct RuntimeBuilder {
     trace_contents: bool,
     #[cfg(feature = "declarative")]
     settings: Option<crate::declarative::DeclarativeHookRegistry>,
+    #[cfg(feature = "mcp")]
+    mcp_servers: Vec<(String, crate::mcp::McpTransport)>,
 }
 
 impl RuntimeBuilder {
@@ -179,6 +204,34 @@ impl RuntimeBuilder {
     /// Adds a tool.
     pub fn tool(mut self, tool: impl Tool) -> Self {
         self.tools.insert(tool.name().to_owned(), Arc::new(tool));
+        self
+    }
+
+    /// Adds an MCP server named `name`, reached by `transport` (a child process over stdio, or
+    /// streamable HTTP; feature `mcp`). Each tool it lists becomes a tool named
+    /// `mcp__<name>__<tool>`, with the server's description and input schema, governed like
+    /// any tool (hooks, guards, settings-file matchers, approvals). A prompt offers them by
+    /// name or all at once with `"mcp__<name>__*"`; see [`crate::mcp`] for why both, and for
+    /// how failures, timeouts, aborts and progress are handled.
+    ///
+    /// The server is started at its first need, not here: `build` stays synchronous and a
+    /// server that is down fails the calls of its tools, not the runtime. A name that is not
+    /// ASCII letters, digits, `-` and `_`, holds `__`, or was added before fails the build.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::mcp::McpTransport;
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .mcp_server("files", McpTransport::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(runtime.mcp_servers()[0].name, "files");
+    /// ```
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_server(mut self, name: impl Into<String>, transport: crate::mcp::McpTransport) -> Self {
+        self.mcp_servers.push((name.into(), transport));
         self
     }
 
@@ -419,11 +472,55 @@ impl RuntimeBuilder {
             let plain = crate::dispatch::PlainTable::of(&resolved);
             agents.insert(def.name, Arc::new(AgentEntry { def, resolved, plain, listener: RwLock::new(None) }));
         }
+        #[cfg(feature = "mcp")]
+        let mcp = {
+            let mut seen = std::collections::HashSet::new();
+            for (name, _) in &self.mcp_servers {
+                let problem = match crate::mcp::check_server_name(name) {
+                    Err(problem) => Some(problem.to_owned()),
+                    Ok(()) if !seen.insert(name.as_str()) => Some("a server of this name was added before".to_owned()),
+                    Ok(()) => None,
+                };
+                if let Some(problem) = problem {
+                    return Err(BuildError::McpServerName { name: name.clone(), problem });
+                }
+            }
+            crate::mcp::McpServers::new(self.mcp_servers)
+        };
         for entry in agents.values() {
             for side in [&entry.def.side_a, &entry.def.side_b] {
                 let Some(prompt) = side.prompt() else { continue };
-                if let Some(tool) =
-                    prompt.tools.iter().find(|tool| !self.tools.contains_key(**tool) && !agents.contains_key(**tool))
+                // P1: an MCP tool or wildcard names a server that was added; the tool names
+                // are the server's to know, once it runs.
+                #[cfg(feature = "mcp")]
+                for tool in prompt.tools {
+                    if let Some((server, _)) = crate::mcp::split_tool_name(tool)
+                        && !self.tools.contains_key(*tool)
+                        && !mcp.has_server(server)
+                    {
+                        let mut added: Vec<String> = mcp.infos().into_iter().map(|info| info.name).collect();
+                        added.sort_unstable();
+                        return Err(BuildError::UnknownMcpServer {
+                            prompt: prompt.name,
+                            tool,
+                            server: server.to_owned(),
+                            added,
+                        });
+                    }
+                }
+                let from_mcp = |tool: &str| {
+                    #[cfg(feature = "mcp")]
+                    return crate::mcp::split_tool_name(tool).is_some();
+                    #[cfg(not(feature = "mcp"))]
+                    return {
+                        let _ = tool;
+                        false
+                    };
+                };
+                if let Some(tool) = prompt
+                    .tools
+                    .iter()
+                    .find(|tool| !self.tools.contains_key(**tool) && !agents.contains_key(**tool) && !from_mcp(tool))
                 {
                     return Err(BuildError::UnknownTool {
                         prompt: prompt.name,
@@ -438,6 +535,11 @@ impl RuntimeBuilder {
         if let Some(settings) = &self.settings {
             let mut tools: Vec<&str> = self.tools.keys().map(|name| name.as_ref()).collect();
             tools.extend(agents.keys().copied());
+            // A server's tools are known once it runs; its wildcard stands for them here.
+            #[cfg(feature = "mcp")]
+            let wildcards = mcp.wildcards();
+            #[cfg(feature = "mcp")]
+            tools.extend(wildcards.iter().map(String::as_str));
             tools.sort_unstable();
             for warning in settings.settings_tool_warnings(&tools) {
                 tracing::warn!("settings hooks: {warning}");
@@ -449,7 +551,11 @@ impl RuntimeBuilder {
                 agents,
                 models: self.models,
                 schemas: ToolSchemas::new(self.tools.keys()),
-                tools: self.tools,
+                tools: crate::tool::registry::ToolRegistry::new(
+                    self.tools,
+                    #[cfg(feature = "mcp")]
+                    mcp,
+                ),
                 store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
                 hook_timeout: self.hook_timeout,
                 authorizer: self.authorizer,
@@ -503,7 +609,17 @@ impl Runtime {
             trace_contents: false,
             #[cfg(feature = "declarative")]
             settings: None,
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// The runtime's MCP servers, in the order they were added: each one's state, last error
+    /// and tools as it last listed them (the inspector's MCP section).
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::McpServerInfo> {
+        self.inner.tools.mcp.infos()
     }
 
     /// The names of the runtime's agents (those registered and the ones they compose), sorted.

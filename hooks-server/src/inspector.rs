@@ -42,3 +42,17 @@ pub(crate) async fn status(State(state): State<AppState>, User(_): User) -> Json
     };
     Json(json!({ "hookRuns": hook_runs }))
 }
+
+/// `GET /inspect/mcp`: the runtime's MCP servers, each with its state, last error and tools as
+/// it last listed them: `{"servers": [{"name", "transport", "state", "error", "starts",
+/// "tools": [{"name", "description"}]}]}`; `null` for a server built without the `mcp` feature.
+pub(crate) async fn mcp(State(state): State<AppState>, User(_): User) -> Json<Value> {
+    #[cfg(feature = "mcp")]
+    let servers = serde_json::to_value(state.runtime.mcp_servers()).unwrap_or(Value::Null);
+    #[cfg(not(feature = "mcp"))]
+    let servers = {
+        let _ = state;
+        Value::Null
+    };
+    Json(json!({ "servers": servers }))
+}

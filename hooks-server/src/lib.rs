@@ -190,7 +190,10 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
         .layer(DefaultBodyLimit::max(body_limit));
     #[cfg(feature = "inspector")]
-    let router = router.route("/inspect", get(inspector::page)).route("/inspect/status", get(inspector::status));
+    let router = router
+        .route("/inspect", get(inspector::page))
+        .route("/inspect/status", get(inspector::status))
+        .route("/inspect/mcp", get(inspector::mcp));
     #[cfg(feature = "otel")]
     let router = router.layer(axum::middleware::from_fn(trace_context::continue_trace));
     Ok(router

@@ -256,6 +256,8 @@ fn runtime() -> Runtime {
             .with_progress_argument("query"),
         )
         .guard::<inspect_guard>()
+        // No prompt offers its tools, so it is never started: the MCP section shows it as such.
+        .mcp_server("docs", hooks_runtime::mcp::McpTransport::stdio("/nonexistent/docs-server"))
         .build()
         .expect("runtime")
 }
@@ -478,6 +480,9 @@ async fn check_page(client: Client, base: String) {
     assert_eq!(user_values.len(), 1, "{user_values:#?}");
     assert_eq!(user_values[0][..2], ["units".to_owned(), "metric".to_owned()], "{user_values:#?}");
     assert!(looks_like_a_time(&user_values[0][2]), "{user_values:#?}");
+    // The MCP servers, each with its state and tools.
+    let mcp = wait_rows(&client, "#mcp-server-rows tr", "the MCP servers", |rows| !rows.is_empty()).await;
+    assert_eq!(mcp, [["docs stdio", "not started", "listed once it runs"].map(str::to_owned)], "{mcp:#?}");
     let (status, body) = Server { base: base.clone(), client: reqwest::Client::new() }
         .post("/threads", ALICE, r#"{"agent":"weather_agent","arguments":{"city":"Paris","days":3}}"#)
         .await;

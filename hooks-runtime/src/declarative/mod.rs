@@ -84,7 +84,6 @@ mod executor;
 mod loader;
 mod matcher;
 mod problems;
-mod process_group;
 mod registry;
 mod settings;
 mod shell;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
-use super::process_group::ProcessGroup;
+use crate::process_group::ProcessGroup;
 
 /// Where one of the command's output streams goes, as it arrives.
 pub(super) trait OutputSink {

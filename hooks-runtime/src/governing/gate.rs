@@ -98,7 +98,7 @@ pub(crate) async fn govern(
     let traced = (!runtime.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
     for guard in &runtime.guards {
         let link = Link::Guard(guard.as_ref());
-        if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
+        if apply(runtime, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
             decided = true;
             break;
         }
@@ -109,7 +109,7 @@ pub(crate) async fn govern(
                 continue;
             }
             let link = Link::Hook(entry, dispatch.timeout_of(entry));
-            if apply(runtime, tool, state, call, link, &mut arguments, &mut verdict, traced).await {
+            if apply(runtime, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
                 break;
             }
         }
@@ -268,6 +268,6 @@ fn failure_word(failure: &HookFailure) -> &'static str {
 
 /// Checks arguments edited on approval against the tool's schema (G5).
 pub(crate) fn check_edited(runtime: &RuntimeInner, tool: &str, arguments: &Value) -> Result<(), String> {
-    let tool: Option<&Arc<dyn Tool>> = runtime.tools.get(tool);
-    runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string())
+    let tool: Option<Arc<dyn Tool>> = runtime.tools.get(tool);
+    runtime.schemas.check(tool.as_ref(), arguments).map_err(|violation| violation.to_string())
 }

@@ -7,10 +7,15 @@ use serde_json::Value;
 
 use crate::tool::Tool;
 
-/// One compiled schema per tool, by name.
+type Compiled = Result<jsonschema::Validator, String>;
+
+/// One compiled schema per tool, by name. The tools added to the runtime have a slot each; a
+/// tool that came later (an MCP server's, whose schema the server may change) is compiled into
+/// `later` on its first check, and again when its schema changed.
 #[derive(Default)]
 pub(crate) struct ToolSchemas {
-    tools: HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>,
+    tools: HashMap<String, OnceLock<Compiled>>,
+    later: std::sync::Mutex<HashMap<String, (Value, Arc<Compiled>)>>,
 }
 
 /// Why arguments do not satisfy a tool's schema: where, never what.
@@ -39,16 +44,26 @@ impl std::fmt::Display for SchemaViolation {
 impl ToolSchemas {
     /// A slot for every tool; nothing is compiled yet.
     pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a String>) -> Self {
-        ToolSchemas { tools: names.into_iter().map(|name| (name.clone(), OnceLock::new())).collect() }
+        ToolSchemas {
+            tools: names.into_iter().map(|name| (name.clone(), OnceLock::new())).collect(),
+            later: Default::default(),
+        }
     }
 
     /// Checks `arguments` against `tool`'s `parameters()`. A tool this runtime does not have
     /// (a subagent offered as a tool) declares no schema, so anything passes.
     pub(crate) fn check(&self, tool: Option<&Arc<dyn Tool>>, arguments: &Value) -> Result<(), SchemaViolation> {
         let Some(tool) = tool else { return Ok(()) };
-        let Some(slot) = self.tools.get(tool.name()) else { return Ok(()) };
-        let compiled =
-            slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()));
+        let later;
+        let compiled = match self.tools.get(tool.name()) {
+            Some(slot) => {
+                slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()))
+            }
+            None => {
+                later = self.compiled_later(tool.as_ref());
+                later.as_ref()
+            }
+        };
         match compiled {
             Ok(validator) => match validator.iter_errors(arguments).next() {
                 None => Ok(()),
@@ -62,5 +77,21 @@ impl ToolSchemas {
                 instance_path: String::new(),
             }),
         }
+    }
+}
+
+impl ToolSchemas {
+    /// The compiled schema of a tool that has no slot, compiled again when its schema changed.
+    fn compiled_later(&self, tool: &dyn Tool) -> Arc<Compiled> {
+        let schema = tool.parameters();
+        let mut later = self.later.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((known, compiled)) = later.get(tool.name())
+            && *known == schema
+        {
+            return compiled.clone();
+        }
+        let compiled = Arc::new(jsonschema::validator_for(&schema).map_err(|error| error.to_string()));
+        later.insert(tool.name().to_owned(), (schema, compiled.clone()));
+        compiled
     }
 }

@@ -11,7 +11,6 @@ use hooks_core::{AgentDef, ResolvedAgent};
 use crate::dispatch::PlainTable;
 use crate::model::Model;
 use crate::store::MessageStore;
-use crate::tool::Tool;
 use crate::tool::{ToolAuthorizer, ToolCallListener};
 use crate::user::UserScope;
 
@@ -37,7 +36,7 @@ impl AgentEntry {
 pub(crate) struct RuntimeInner {
     pub(crate) agents: HashMap<&'static str, Arc<AgentEntry>>,
     pub(crate) models: HashMap<String, Arc<dyn Model>>,
-    pub(crate) tools: HashMap<String, Arc<dyn Tool>>,
+    pub(crate) tools: crate::tool::registry::ToolRegistry,
     pub(crate) store: Arc<dyn MessageStore>,
     pub(crate) hook_timeout: Duration,
     pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,

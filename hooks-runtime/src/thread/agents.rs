@@ -14,17 +14,37 @@ use crate::model::ToolSpec;
 
 /// The tools a prompt offers: registered tools, handoff agents, and the active agent's
 /// visible subagent relationships.
-pub(crate) fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> Vec<ToolSpec> {
+///
+/// An MCP server's tools (`mcp__<server>__<tool>`, or all of them with `mcp__<server>__*`) are
+/// those of its last listing; a server that has not listed its tools yet is started first.
+pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> Vec<ToolSpec> {
     let runtime = &pipeline.shared.runtime;
     let mut specs = Vec::new();
+    let spec = |tool: &dyn crate::tool::Tool| ToolSpec {
+        name: tool.name().to_owned(),
+        description: tool.description().to_owned(),
+        parameters: tool.parameters(),
+    };
     for name in prompt.tools {
-        if let Some(tool) = runtime.tools.get(*name) {
-            specs.push(ToolSpec {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                parameters: tool.parameters(),
-            });
-        } else if let Some(agent) = runtime.agents.get(name) {
+        if let Some(tool) = runtime.tools.get(name) {
+            specs.push(spec(tool.as_ref()));
+            continue;
+        }
+        #[cfg(feature = "mcp")]
+        // Boxed: a server's start is a large future, which every turn's future would
+        // otherwise carry inline (and re-entrant hooks nest turns).
+        if crate::mcp::split_tool_name(name).is_some()
+            && let Some(tools) = Box::pin(runtime.tools.mcp.offered(name)).await
+        {
+            // A tool both named and under its server's wildcard is offered once.
+            for tool in tools {
+                if !specs.iter().any(|offered: &ToolSpec| offered.name == tool.name()) {
+                    specs.push(spec(tool.as_ref()));
+                }
+            }
+            continue;
+        }
+        if let Some(agent) = runtime.agents.get(name) {
             specs.push(agent_tool_spec(name, agent.def.tool_description));
         }
     }

@@ -84,8 +84,9 @@ pub(crate) async fn govern_tool_call(
             };
             let runtime = &shared.runtime;
             let tool = runtime.tools.get(name);
-            let schema =
-                |arguments: &Value| runtime.schemas.check(tool, arguments).map_err(|violation| violation.to_string());
+            let schema = |arguments: &Value| {
+                runtime.schemas.check(tool.as_ref(), arguments).map_err(|violation| violation.to_string())
+            };
             let answer = pre_tool_use::evaluate(hooks, &input, &cwd(), &schema).await;
             tell_person(shared, "PreToolUse", answer.messages);
             for stop in answer.stops {

@@ -33,7 +33,7 @@ pub(crate) async fn respond(
             return Ok(Err(TurnEnd::Stopped(StopReason::HookBlocked)));
         }
     };
-    let mut request = ModelRequest::new(prompt.model, history, tool_specs(pipeline, prompt));
+    let mut request = ModelRequest::new(prompt.model, history, tool_specs(pipeline, prompt).await);
     // A model that waits (to retry, say) gives up when the run is aborted.
     request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
     let Some(model) = pipeline.shared.runtime.models.get(prompt.model).cloned() else {

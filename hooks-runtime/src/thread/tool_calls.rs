@@ -91,8 +91,7 @@ pub(crate) async fn consume_stream(
                     .runtime
                     .tools
                     .get(&name)
-                    .and_then(|tool| tool.progress_argument())
-                    .map(ProgressScanner::new);
+                    .and_then(|tool| tool.progress_argument().map(ProgressScanner::new));
                 let mut streaming =
                     StreamingCall { index, call: HookToolCall::new(id, name, ""), scanner, started: false };
                 if streaming.scanner.is_none() {
@@ -164,13 +163,11 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
 /// and its event run once, before the tool, with the progress argument read from the complete
 /// arguments when the tool declares one.
 pub(crate) async fn started_queued(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) {
-    let progress =
-        pipeline.shared.runtime.tools.get(&call.function.name).and_then(|tool| tool.progress_argument()).and_then(
-            |argument| {
-                let arguments: Value = serde_json::from_str(&call.function.arguments).ok()?;
-                arguments.get(argument)?.as_str().map(str::to_owned)
-            },
-        );
+    let progress = pipeline.shared.runtime.tools.get(&call.function.name).and_then(|tool| {
+        let argument = tool.progress_argument()?;
+        let arguments: Value = serde_json::from_str(&call.function.arguments).ok()?;
+        arguments.get(argument)?.as_str().map(str::to_owned)
+    });
     started(pipeline, state, call, progress.as_deref()).await;
 }
 
@@ -222,7 +219,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     // G9: arguments the tool's schema refuses reach no decider and no tool; the model reads
     // where they are wrong (never their values) and may call again in its next step.
     if let Ok(parsed) = &arguments
-        && let Err(violation) = runtime.schemas.check(runtime.tools.get(&call.function.name), parsed)
+        && let Err(violation) = runtime.schemas.check(runtime.tools.get(&call.function.name).as_ref(), parsed)
     {
         return Admission::Invalid(HookToolResult::error(format!(
             "the tool call {} was not run: {violation}; call it again with arguments that satisfy it",
@@ -537,8 +534,19 @@ async fn call_tool(
             return HookToolResult::error(format!("the arguments of the tool call are not valid JSON: {error}"));
         }
     };
+    // P4: a tool's progress reports are events of the call.
+    let report = |progress: crate::tool::ToolProgress| {
+        pipeline.shared.events.emit(ThreadEvent::ToolCallProgress {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            progress: progress.progress,
+            total: progress.total,
+            message: progress.message,
+        });
+    };
+    let context = crate::tool::ToolCallContext::new(state, &call.id, &report);
     // A panicking tool is that call's error, not the thread's.
-    match panics::catch_future(tool.call(state, arguments)).await {
+    match panics::catch_future(tool.call_with_context(context, arguments)).await {
         Ok(result) => result,
         Err(_) => HookToolResult::error(format!("the tool {} panicked", call.function.name)),
     }

@@ -3,6 +3,7 @@
 //! checks each call with ([`RuntimeBuilder::authorize_tools`](crate::RuntimeBuilder::authorize_tools)).
 
 mod listener;
+pub(crate) mod registry;
 
 pub use listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 
@@ -69,6 +70,63 @@ pub trait Tool: Send + Sync + 'static {
     }
     /// Runs the tool. A failure is an error result, not a panic.
     async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult;
+    /// Runs the tool with what the runtime knows of the call: its id and name, and where its
+    /// progress goes ([`ToolCallContext::report_progress`], a `tool_call_progress` event). The
+    /// runtime calls this; the default calls [`Tool::call`], so a tool that reports no progress
+    /// implements `call` alone. Tools from MCP servers forward their server's progress
+    /// notifications here.
+    async fn call_with_context(&self, context: ToolCallContext<'_>, arguments: Value) -> HookToolResult {
+        self.call(context.state(), arguments).await
+    }
+}
+
+/// How far a running tool call has come, as a tool reports it
+/// ([`ToolCallContext::report_progress`]): `progress` of `total` (when known), and a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolProgress {
+    /// The progress so far; it grows with each report.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// What is happening, for a person.
+    pub message: Option<String>,
+}
+
+/// What a running tool call knows besides its arguments ([`Tool::call_with_context`]).
+#[derive(Clone, Copy)]
+pub struct ToolCallContext<'a> {
+    state: &'a ThreadState,
+    id: &'a str,
+    progress: &'a (dyn Fn(ToolProgress) + Send + Sync),
+}
+
+impl<'a> ToolCallContext<'a> {
+    /// The context of the call `id`, whose progress reports go to `progress`.
+    pub fn new(state: &'a ThreadState, id: &'a str, progress: &'a (dyn Fn(ToolProgress) + Send + Sync)) -> Self {
+        ToolCallContext { state, id, progress }
+    }
+
+    /// The thread's state, as [`Tool::call`] receives it.
+    pub fn state(&self) -> &'a ThreadState {
+        self.state
+    }
+
+    /// The id of the tool call (the model's).
+    pub fn call_id(&self) -> &'a str {
+        self.id
+    }
+
+    /// Reports the call's progress: a `tool_call_progress` event to the thread's subscribers,
+    /// with the call's id and name.
+    pub fn report_progress(&self, progress: ToolProgress) {
+        (self.progress)(progress);
+    }
+}
+
+impl std::fmt::Debug for ToolCallContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallContext").field("call_id", &self.id).finish_non_exhaustive()
+    }
 }
 
 /// Decides whether a tool call may run, before anything else governs it (G11): `Allow` lets

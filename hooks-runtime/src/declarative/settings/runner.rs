@@ -15,16 +15,6 @@ pub const MAX_SETTINGS_HOOK_OUTPUT_BYTES: usize = 1 << 20;
 /// still hold open. The group is killed after it, so the wait is this, never stdout's end.
 const OUTPUT_GRACE: Duration = Duration::from_millis(100);
 
-/// The wrapper a command runs in: a watchdog in the command's process group polls this
-/// process each second and, once it is gone (killed with SIGKILL, say), kills the whole group,
-/// so no hook outlives the runtime that ran it. Then the shell becomes the command (`exec`), so
-/// the group's leader and its exit status are the command's. The group (watchdog included) is
-/// killed as before when the command is done with. The workspace forbids `unsafe`, so a
-/// parent-death signal set in the child (`prctl`) is not an option; it would reach the shell
-/// only, not what the shell started.
-const WATCHED: &str = r#"( while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL 0 ) </dev/null >/dev/null 2>&1 &
-exec sh -c "$2""#;
-
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RunEnd {
@@ -61,9 +51,10 @@ pub(crate) async fn run(
     timeout: Duration,
     location: &str,
 ) -> HookRun {
-    let mut shell = shell::sh(WATCHED);
-    // `$0`, `$1`, `$2` of the wrapper: the command itself runs as `sh -c <command>` would.
-    shell.arg("sh").arg(std::process::id().to_string()).arg(command);
+    // Under the watchdog that kills the command's group once this process is gone (killed with
+    // SIGKILL, say), so no hook outlives the runtime that ran it; the command itself runs as
+    // `sh -c <command>` would.
+    let mut shell = crate::process_group::watched("sh", ["-c", command]);
     // Project hooks name their scripts from the project root, which is the working directory
     // here; a plugin's name theirs from the plugin's folder.
     shell.current_dir(cwd).env("CLAUDE_PROJECT_DIR", cwd);

@@ -1,0 +1,502 @@
+//! One MCP server: its connection, started at the first need and again after it was lost (with
+//! backoff), its tool list as the server last listed it (P5), and the calls of its tools (P3, P4).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::Duration;
+
+use hooks_core::HookToolResult;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam,
+    ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::handler::{Handler, Notified};
+use super::names::tool_name;
+use super::tool::{CallTool, McpTool};
+use super::transport::{ChildProcess, McpTransport, Opened};
+use crate::tool::{ToolCallContext, ToolProgress};
+
+/// The first wait before a server that failed (could not start, or was lost) is started again;
+/// each failure in a row doubles it, up to [`MAX_BACKOFF`]. A call that succeeds resets it.
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Progress notifications kept for a token no call has subscribed to yet (a server may report
+/// before the call's subscription, made right after the request is sent, is in place).
+const EARLY_PROGRESS: usize = 32;
+
+/// How many times a call yields after its answer for progress reports still on their way.
+const PROGRESS_YIELDS: usize = 3;
+
+/// Where an MCP server stands, as the inspector shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum McpServerState {
+    /// Not started yet: it starts at the first prompt that offers its tools, or the first call.
+    NotStarted,
+    /// Starting: the process or HTTP session and the MCP handshake.
+    Starting,
+    /// Connected; its tools are listed.
+    Ready,
+    /// It could not start, or was lost (exited, closed the connection); the next call starts it
+    /// again, after the backoff.
+    Failed,
+}
+
+/// An MCP server as the inspector shows it ([`Runtime::mcp_servers`](crate::Runtime::mcp_servers)).
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct McpServerInfo {
+    /// The name it was added with.
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Where it stands.
+    pub state: McpServerState,
+    /// Why it failed last, while it is failed.
+    pub error: Option<String>,
+    /// How many times it was started (connected).
+    pub starts: u32,
+    /// Its tools, as it last listed them (names as the model sees them).
+    pub tools: Vec<McpToolInfo>,
+}
+
+/// One tool of an MCP server, as the inspector shows it.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct McpToolInfo {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    /// The server's description.
+    pub description: String,
+}
+
+/// A live connection: the rmcp client and, over stdio, the server's process.
+struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    process: Option<Box<ChildProcess>>,
+}
+
+impl Connection {
+    fn alive(&self) -> bool {
+        !self.service.peer().is_transport_closed()
+    }
+}
+
+struct Status {
+    connection: Option<Arc<Connection>>,
+    state: McpServerState,
+    error: Option<String>,
+    /// Failures in a row, for the backoff.
+    failures: u32,
+    retry_at: Option<Instant>,
+    starts: u32,
+}
+
+/// The tools of the server's last listing, by the server's name of each and in its order.
+#[derive(Default)]
+struct ToolList {
+    order: Vec<Arc<McpTool>>,
+    by_name: HashMap<String, Arc<McpTool>>,
+}
+
+/// One MCP server of the runtime. Tools and the client's handler hold it weakly: it is dropped
+/// with the runtime, and its process with it.
+pub(crate) struct McpServer {
+    pub(super) name: String,
+    transport: McpTransport,
+    status: Mutex<Status>,
+    tools: RwLock<Option<Arc<ToolList>>>,
+    /// One start at a time.
+    starting: tokio::sync::Mutex<()>,
+    progress: Mutex<ProgressRoutes>,
+    this: Weak<McpServer>,
+}
+
+#[derive(Default)]
+struct ProgressRoutes {
+    routes: HashMap<ProgressToken, mpsc::UnboundedSender<ToolProgress>>,
+    early: VecDeque<ProgressNotificationParam>,
+}
+
+impl McpServer {
+    pub(super) fn new(name: String, transport: McpTransport) -> Arc<Self> {
+        Arc::new_cyclic(|this| McpServer {
+            name,
+            transport,
+            status: Mutex::new(Status {
+                connection: None,
+                state: McpServerState::NotStarted,
+                error: None,
+                failures: 0,
+                retry_at: None,
+                starts: 0,
+            }),
+            tools: RwLock::new(None),
+            starting: tokio::sync::Mutex::new(()),
+            progress: Mutex::new(ProgressRoutes::default()),
+            this: this.clone(),
+        })
+    }
+
+    /// What its tools call, held weakly.
+    fn caller(&self) -> Weak<dyn CallTool> {
+        self.this.clone()
+    }
+
+    fn status(&self) -> std::sync::MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The tool the server calls `tool`: from its last listing, or, before it has listed any,
+    /// a tool by that name alone (a call approved before a restart of the runtime, say).
+    pub(super) fn tool(&self, tool: &str) -> Option<Arc<McpTool>> {
+        match &*self.tools.read().unwrap_or_else(PoisonError::into_inner) {
+            Some(list) => list.by_name.get(tool).cloned(),
+            None => Some(Arc::new(McpTool::unlisted(self.caller(), &self.name, tool))),
+        }
+    }
+
+    /// The tools to offer a model: the last listing, or, when there is none yet, the server
+    /// started (within its timeout) and listed. A server that cannot start offers none.
+    pub(super) async fn offered_tools(&self) -> Vec<Arc<McpTool>> {
+        if let Some(list) = self.listing() {
+            return list.order.clone();
+        }
+        let deadline = Instant::now() + self.transport.start_timeout;
+        if let Err(error) = self.connection(deadline).await {
+            tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP server's tools are not offered: {error}");
+        }
+        self.listing().map(|list| list.order.clone()).unwrap_or_default()
+    }
+
+    fn listing(&self) -> Option<Arc<ToolList>> {
+        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub(super) fn info(&self) -> McpServerInfo {
+        let status = self.status();
+        let tools = self
+            .listing()
+            .map(|list| {
+                list.order
+                    .iter()
+                    .map(|tool| McpToolInfo {
+                        name: tool.full_name().to_owned(),
+                        description: tool.description_text().to_owned(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        McpServerInfo {
+            name: self.name.clone(),
+            transport: self.transport.kind_name(),
+            state: status.state,
+            error: status.error.clone(),
+            starts: status.starts,
+            tools,
+        }
+    }
+
+    /// The live connection, started (after the backoff of a failed one) if there is none.
+    async fn connection(&self, deadline: Instant) -> Result<Arc<Connection>, String> {
+        if let Some(connection) = self.live() {
+            return Ok(connection);
+        }
+        let _one_start = tokio::time::timeout_at(deadline, self.starting.lock())
+            .await
+            .map_err(|_| "it was still starting for another caller when its start timeout ran out".to_owned())?;
+        if let Some(connection) = self.live() {
+            return Ok(connection);
+        }
+        let retry_at = self.status().retry_at;
+        if let Some(retry_at) = retry_at
+            && retry_at > Instant::now()
+        {
+            if retry_at > deadline {
+                let error = self.status().error.clone().unwrap_or_default();
+                return Err(format!("it failed ({error}) and is not started again before its start timeout"));
+            }
+            tokio::time::sleep_until(retry_at).await;
+        }
+        self.status().state = McpServerState::Starting;
+        let started = match tokio::time::timeout_at(deadline, self.start()).await {
+            Ok(started) => started,
+            Err(_) => Err(format!("it did not start within {:?}", self.transport.start_timeout)),
+        };
+        match started {
+            Ok((connection, tools)) => {
+                let connection = Arc::new(connection);
+                self.set_tools(tools);
+                let mut status = self.status();
+                status.connection = Some(connection.clone());
+                status.state = McpServerState::Ready;
+                status.error = None;
+                status.retry_at = None;
+                status.starts += 1;
+                tracing::info!(target: "hooks_runtime::mcp", server = %self.name, "MCP server started ({})", self.transport.kind_name());
+                Ok(connection)
+            }
+            Err(error) => {
+                self.failed(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    fn live(&self) -> Option<Arc<Connection>> {
+        let status = self.status();
+        status.connection.as_ref().filter(|connection| connection.alive()).cloned()
+    }
+
+    /// The process or HTTP session, the handshake, and the first tool listing.
+    async fn start(&self) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
+        let this: Weak<dyn Notified> = self.this.clone();
+        let handler = Handler::new(this);
+        let (service, process) = match self.transport.open()? {
+            Opened::Stdio(stdout, stdin, mut process) => match rmcp::serve_client(handler, (stdout, stdin)).await {
+                Ok(service) => (service, Some(process)),
+                Err(error) => {
+                    let stderr = process.final_stderr_tail().await;
+                    return Err(if stderr.is_empty() {
+                        format!("the MCP handshake failed: {error}")
+                    } else {
+                        format!("the MCP handshake failed: {error}; its stderr: {stderr}")
+                    });
+                }
+            },
+            Opened::Http(transport) => {
+                let service = rmcp::serve_client(handler, transport)
+                    .await
+                    .map_err(|error| format!("the MCP handshake failed: {error}"))?;
+                (service, None)
+            }
+        };
+        let tools =
+            service.peer().list_all_tools().await.map_err(|error| format!("it did not list its tools: {error}"))?;
+        Ok((Connection { service, process }, tools))
+    }
+
+    /// Replaces the tool list (a start, or `notifications/tools/list_changed`).
+    pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+        let mut list = ToolList::default();
+        for tool in tools {
+            let tool = Arc::new(McpTool::listed(self.caller(), &self.name, &tool));
+            list.by_name.insert(tool.server_tool().to_owned(), tool.clone());
+            list.order.push(tool);
+        }
+        tracing::info!(target: "hooks_runtime::mcp", server = %self.name, tools = list.order.len(), "MCP server's tools listed");
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(list));
+    }
+
+    /// Lists the tools again on the live connection (P5).
+    async fn relist(&self, peer: Peer<RoleClient>) {
+        match peer.list_all_tools().await {
+            Ok(tools) => self.set_tools(tools),
+            Err(error) => {
+                tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP server's changed tool list could not be read: {error}")
+            }
+        }
+    }
+
+    fn failed(&self, error: String) {
+        tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "MCP server failed: {error}");
+        let mut status = self.status();
+        status.connection = None;
+        status.state = McpServerState::Failed;
+        status.error = Some(error);
+        status.failures = status.failures.saturating_add(1);
+        let backoff = FIRST_BACKOFF.saturating_mul(1 << (status.failures - 1).min(6)).min(MAX_BACKOFF);
+        status.retry_at = Some(Instant::now() + backoff);
+    }
+
+    /// The connection ended under a call: dropped (its process killed), and the next call
+    /// starts the server again. Returns what the server's stderr last said, if anything.
+    fn lost(&self, connection: &Arc<Connection>) -> String {
+        let stderr = connection.process.as_ref().map(|process| process.stderr_tail()).unwrap_or_default();
+        let current = self.status().connection.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection));
+        if current {
+            let error = if stderr.is_empty() {
+                "the connection was lost".to_owned()
+            } else {
+                format!("the connection was lost; its stderr: {stderr}")
+            };
+            self.failed(error);
+        }
+        stderr
+    }
+
+    /// Calls the server's tool `tool` (P2-P4); every failure is an error result.
+    async fn call(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult {
+        let name = &self.name;
+        let arguments = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            Value::Null => None,
+            _ => return HookToolResult::error("the arguments of an MCP tool call must be a JSON object"),
+        };
+        let connection = match self.connection(Instant::now() + self.transport.start_timeout).await {
+            Ok(connection) => connection,
+            Err(error) => return HookToolResult::error(format!("the MCP server `{name}` is not available: {error}")),
+        };
+        let deadline = Instant::now() + self.transport.timeout;
+        let call = async {
+            let peer = connection.service.peer().clone();
+            let mut params = CallToolRequestParams::new(tool.to_owned());
+            params.arguments = arguments;
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
+                Ok(handle) => handle,
+                Err(error) => return self.ended(&connection, tool, error),
+            };
+            // P4: dropped before the answer (abort, the timeout), it tells the server.
+            let mut cancel = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
+            let mut progress = self.subscribe(handle.progress_token.clone());
+            let answer = handle.await_response();
+            tokio::pin!(answer);
+            let answer = loop {
+                tokio::select! {
+                    biased;
+                    answer = &mut answer => break answer,
+                    Some(report) = progress.receiver.recv() => context.report_progress(report),
+                }
+            };
+            cancel.id = None;
+            // rmcp hands each notification to the handler on a task of its own, so a report
+            // the server sent just before its answer may still be on its way: a few yields let
+            // it through (no wait on a timer; a report later than that is dropped).
+            for _ in 0..PROGRESS_YIELDS {
+                tokio::task::yield_now().await;
+                while let Ok(report) = progress.receiver.try_recv() {
+                    context.report_progress(report);
+                }
+            }
+            match answer {
+                Ok(ServerResult::CallToolResult(result)) => {
+                    self.status().failures = 0;
+                    let result = serde_json::to_value(&result).unwrap_or(Value::Null);
+                    super::result::tool_result(&tool_name(name, tool), &result)
+                }
+                Ok(_) => HookToolResult::error(format!(
+                    "the MCP server `{name}` answered the call of `{tool}` with something other than a tool result"
+                )),
+                Err(error) => self.ended(&connection, tool, error),
+            }
+        };
+        match tokio::time::timeout_at(deadline, call).await {
+            Ok(result) => result,
+            Err(_) => HookToolResult::error(format!(
+                "the MCP tool `{tool}` of server `{name}` did not answer within {:?}; the call was cancelled",
+                self.transport.timeout
+            )),
+        }
+    }
+
+    /// The error result of a call that failed at the protocol or transport level.
+    fn ended(&self, connection: &Arc<Connection>, tool: &str, error: ServiceError) -> HookToolResult {
+        let name = &self.name;
+        match error {
+            ServiceError::McpError(error) => HookToolResult::error(format!(
+                "the MCP server `{name}` answered the call of `{tool}` with an error: {} (code {})",
+                error.message, error.code.0
+            )),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                let stderr = self.lost(connection);
+                let said = if stderr.is_empty() { String::new() } else { format!("; its stderr: {stderr}") };
+                HookToolResult::error(format!(
+                    "the MCP server `{name}` closed the connection during the call of `{tool}` (it exited or hung up){said}; it is started again on the next call"
+                ))
+            }
+            other => HookToolResult::error(format!("the call of `{tool}` on the MCP server `{name}` failed: {other}")),
+        }
+    }
+
+    fn subscribe(&self, token: ProgressToken) -> ProgressSubscription<'_> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let early = std::mem::take(&mut routes.early);
+        for notification in early {
+            if notification.progress_token == token {
+                let _ = sender.send(progress_of(notification));
+            } else {
+                routes.early.push_back(notification);
+            }
+        }
+        routes.routes.insert(token.clone(), sender);
+        ProgressSubscription { server: self, token, receiver }
+    }
+
+    /// A progress notification, to the call whose token it carries.
+    fn route_progress(&self, notification: ProgressNotificationParam) {
+        let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        match routes.routes.get(&notification.progress_token) {
+            Some(sender) => _ = sender.send(progress_of(notification)),
+            None => {
+                if routes.early.len() == EARLY_PROGRESS {
+                    routes.early.pop_front();
+                }
+                routes.early.push_back(notification);
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl CallTool for McpServer {
+    async fn call_tool(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult {
+        self.call(tool, arguments, context).await
+    }
+}
+
+impl Notified for McpServer {
+    fn progress(&self, notification: ProgressNotificationParam) {
+        self.route_progress(notification);
+    }
+
+    fn tools_changed(self: Arc<Self>, peer: Peer<RoleClient>) {
+        // Listed on a task of its own: the connection's loop must go on to read the answer.
+        tokio::spawn(async move { self.relist(peer).await });
+    }
+}
+
+fn progress_of(notification: ProgressNotificationParam) -> ToolProgress {
+    ToolProgress { progress: notification.progress, total: notification.total, message: notification.message }
+}
+
+/// A call's progress route, removed when the call ends.
+struct ProgressSubscription<'a> {
+    server: &'a McpServer,
+    token: ProgressToken,
+    receiver: mpsc::UnboundedReceiver<ToolProgress>,
+}
+
+impl Drop for ProgressSubscription<'_> {
+    fn drop(&mut self) {
+        self.server.progress.lock().unwrap_or_else(PoisonError::into_inner).routes.remove(&self.token);
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting (P4).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let cancelled =
+                CancelledNotificationParam::new(Some(id), Some("the tool call was aborted or timed out".to_owned()));
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
+    }
+}
