@@ -72,6 +72,8 @@ pub mod approvals;
 pub mod declarative;
 pub mod definition;
 mod dispatch;
+#[cfg(any(feature = "openai", feature = "declarative"))]
+mod error_chain;
 mod events;
 mod governing;
 mod history;

@@ -341,6 +341,7 @@ impl ProviderError {
 
     /// Notes that the request named `model`, the prompt's model name, for lack of a configured
     /// id: kept on a bad request or not found only, the answers a wrong id gets.
+    #[cfg(feature = "openai")]
     pub(crate) fn with_model_from_prompt(mut self, model: &str) -> Self {
         if matches!(self.kind(), ProviderErrorKind::BadRequest | ProviderErrorKind::NotFound) {
             self.model_from_prompt = Some(model.into());

@@ -191,7 +191,9 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
     }
 }
 
-/// What a `PermissionRequest` hook decided for a call about to wait for approval.
+/// What a `PermissionRequest` hook decided for a call about to wait for approval. Only
+/// settings hooks (feature `declarative`) decide one.
+#[cfg_attr(not(feature = "declarative"), allow(dead_code))]
 pub(crate) enum PermissionAnswer {
     /// Approved by the hook: run with these arguments.
     Allow { hook: String, arguments: Value },

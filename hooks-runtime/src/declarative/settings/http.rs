@@ -19,6 +19,7 @@ use reqwest::Url;
 
 use super::runner::{HookRun, MAX_SETTINGS_HOOK_OUTPUT_BYTES, RunEnd};
 use crate::declarative::LOG_TARGET;
+use crate::error_chain::error_chain;
 
 /// The environment variable naming a PEM file of certificates that `https://` hooks trust
 /// besides the built-in roots: Node's, which Claude Code honours.
@@ -168,22 +169,6 @@ fn build_client(extra_ca: Option<std::ffi::OsString>) -> Result<reqwest::Client,
         }
     }
     builder.build().map_err(|error| format!("could not set up the HTTP client of http hooks: {}", error_chain(&error)))
-}
-
-/// An error and its causes, each once: `error sending request: ...: invalid peer certificate:
-/// UnknownIssuer`, so a TLS failure is named.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut detail = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !detail.contains(&cause_text) {
-            detail.push_str(": ");
-            detail.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    detail
 }
 
 #[cfg(test)]

@@ -22,7 +22,9 @@ use serde_json::{Map, Value, json};
 
 use super::{Model, ModelError, ModelRequest, ModelStream, ProviderError, ToolSpec};
 use limits::{Caps, Deadline, Waiting};
-use provider_errors::{TARGET, error_chain, log_error_body, provider_error, shown, transport_error};
+use provider_errors::{TARGET, log_error_body, provider_error, shown, transport_error};
+
+use crate::error_chain::error_chain;
 use stream::OpenAiStream;
 
 /// At most this much of an error response's body is read, for its message.

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::error_chain::error_chain;
 use crate::model::{ModelError, ProviderError};
 
 /// At most this many bytes of a provider's error text are kept in [`ProviderError::message`]
@@ -101,21 +102,6 @@ pub(super) fn transport_error(error: reqwest::Error) -> ModelError {
     } else {
         ModelError::Transport(detail)
     }
-}
-
-/// An error and its sources, as one line.
-pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut detail = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !detail.contains(&cause_text) {
-            detail.push_str(": ");
-            detail.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    detail
 }
 
 #[cfg(test)]
