@@ -80,10 +80,18 @@ impl Tool for McpTool {
         self.call_with_context(ToolCallContext::new(state, "", &ignore), arguments).await
     }
 
-    async fn call_with_context(&self, context: ToolCallContext<'_>, arguments: Value) -> HookToolResult {
-        match self.server.upgrade() {
-            Some(server) => server.call_tool(&self.server_tool, arguments, context).await,
-            None => HookToolResult::error(format!("the MCP server of `{}` was dropped with its runtime", self.name)),
-        }
+    fn call_with_context<'a>(
+        &'a self,
+        context: ToolCallContext<'a>,
+        arguments: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = HookToolResult> + Send + 'a>> {
+        Box::pin(async move {
+            match self.server.upgrade() {
+                Some(server) => server.call_tool(&self.server_tool, arguments, context).await,
+                None => {
+                    HookToolResult::error(format!("the MCP server of `{}` was dropped with its runtime", self.name))
+                }
+            }
+        })
     }
 }

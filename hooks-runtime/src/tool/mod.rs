@@ -75,8 +75,17 @@ pub trait Tool: Send + Sync + 'static {
     /// runtime calls this; the default calls [`Tool::call`], so a tool that reports no progress
     /// implements `call` alone. Tools from MCP servers forward their server's progress
     /// notifications here.
-    async fn call_with_context(&self, context: ToolCallContext<'_>, arguments: Value) -> HookToolResult {
-        self.call(context.state(), arguments).await
+    ///
+    /// It returns the boxed future itself (it is not an `async fn` of the trait), so the default
+    /// hands back `call`'s future as it is rather than boxing a second one around it: a tool call
+    /// costs the allocations it cost before this method existed. An implementation writes
+    /// `Box::pin(async move { ... })`.
+    fn call_with_context<'a>(
+        &'a self,
+        context: ToolCallContext<'a>,
+        arguments: Value,
+    ) -> Pin<Box<dyn Future<Output = HookToolResult> + Send + 'a>> {
+        self.call(context.state(), arguments)
     }
 }
 
