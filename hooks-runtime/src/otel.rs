@@ -36,6 +36,10 @@ use std::collections::HashMap;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
+
+/// How long one export may take, as OpenTelemetry's default (`OTEL_EXPORTER_OTLP_TIMEOUT`) has it.
+#[cfg(feature = "mcp")]
+const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
@@ -118,10 +122,20 @@ impl OtlpExporter {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(OtelError::InvalidEndpoint { endpoint: endpoint.to_owned() });
         }
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
+        let builder = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(format!("{base}/v1/traces"))
+            .with_endpoint(format!("{base}/v1/traces"));
+        // With feature `mcp`, reqwest 0.13 (which both use) has TLS without a built-in crypto
+        // provider, and its default client would panic at build: the exporter gets a client
+        // whose TLS is set up here, on ring, as the MCP client's is.
+        #[cfg(feature = "mcp")]
+        let builder = opentelemetry_otlp::WithHttpConfig::with_http_client(
+            builder,
+            crate::mcp::blocking_http_client(EXPORT_TIMEOUT)
+                .map_err(|error| OtelError::Build { endpoint: endpoint.to_owned(), source: error.into() })?,
+        );
+        let exporter = builder
             .build()
             .map_err(|error| OtelError::Build { endpoint: endpoint.to_owned(), source: Box::new(error) })?;
         let service = std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| DEFAULT_SERVICE_NAME.to_owned());

@@ -68,6 +68,8 @@ pub use transport::{DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_START_TIMEOUT, McpTran
 
 pub use names::MCP_TOOL_PREFIX;
 pub(crate) use names::{check_server_name, split_tool_name};
+#[cfg(feature = "otel")]
+pub(crate) use transport::blocking_http_client;
 
 use server::McpServer;
 

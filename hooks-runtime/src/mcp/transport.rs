@@ -240,14 +240,33 @@ impl McpTransport {
     }
 }
 
-/// reqwest with rustls on ring and the webpki roots, as the OpenAI client has it.
-fn http_client() -> Result<reqwest_mcp::Client, String> {
+/// rustls on ring with the webpki roots, as the OpenAI client has it.
+fn tls_config() -> Result<rustls::ClientConfig, String> {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .map_err(|error| format!("TLS: {error}"))?
         .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_no_client_auth())
+}
+
+/// A blocking reqwest 0.13 client with [`tls_config`], made on a thread of its own (a blocking
+/// client may not be made on an async runtime's thread): what the OTLP exporter needs when this
+/// feature has taken reqwest's built-in crypto provider away.
+#[cfg(feature = "otel")]
+pub(crate) fn blocking_http_client(timeout: std::time::Duration) -> Result<reqwest_mcp::blocking::Client, String> {
+    let tls = tls_config()?;
+    std::thread::spawn(move || {
+        reqwest_mcp::blocking::Client::builder().timeout(timeout).tls_backend_preconfigured(tls).build()
+    })
+    .join()
+    .map_err(|_| "the thread making the HTTP client panicked".to_owned())?
+    .map_err(|error| format!("the HTTP client could not be made: {error}"))
+}
+
+/// reqwest with [`tls_config`].
+fn http_client() -> Result<reqwest_mcp::Client, String> {
+    let tls = tls_config()?;
     reqwest_mcp::Client::builder()
         .tls_backend_preconfigured(tls)
         .build()
