@@ -14,7 +14,12 @@ a cycle then, and the cure is a parent that only declares and re-exports. Inline
 (`mod tests { use super::*; }`) are read at their own path, so their `super` names the file's
 module, and their edges count as the file's.
 
-Usage: python3 scripts/module_graph.py [--cycles-only] [--count-upward] [CRATE_DIR]
+With --folders the graph is one of folders: each top-level module with its children (`thread.rs`
+and `thread/`) is one node, and the crate's layers are printed bottom first when there is no
+cycle. A crate whose folders form no cycle is one layer stack: each folder imports only folders
+below it.
+
+Usage: python3 scripts/module_graph.py [--cycles-only] [--count-upward] [--folders] [CRATE_DIR]
 (default: hooks-runtime)
 Prints the graph (not with --cycles-only), then each cycle found; exits 1 when there is one.
 """
@@ -157,12 +162,8 @@ def resolve(path: list, here: tuple, modules: set, reexports: dict):
     return at
 
 
-def main() -> int:
-    args = sys.argv[1:]
-    cycles_only = "--cycles-only" in args
-    with_upward = "--count-upward" in args
-    args = [arg for arg in args if arg not in ("--cycles-only", "--count-upward")]
-    crate = REPO / (args[0] if args else "hooks-runtime")
+def module_edges(crate: Path) -> dict:
+    """Each module of the crate (a tuple of path segments) -> the modules it imports."""
     src = crate / "src"
     files = {}
     for file in sorted(src.rglob("*.rs")):
@@ -195,22 +196,26 @@ def main() -> int:
                 target = resolve(path, here, modules, reexports)
                 if target is not None and target != module:
                     edges[module].add(target)
+    return edges
 
-    def name(module: tuple) -> str:
-        return "::".join(("crate",) + module)
 
-    def upward(a: tuple, b: tuple) -> bool:
-        return a[: len(b)] == b
+def folder_edges(edges: dict) -> dict:
+    """The graph of the crate's top-level modules: a folder (`thread/` with `thread.rs`) is one
+    node, and an edge between two files in different folders is an edge between the folders.
+    The crate root (`lib.rs`) only declares and re-exports, so its edges are left out."""
+    folders = {m[:1] for m in edges if m}
+    out = {f: set() for f in folders}
+    for module, targets in edges.items():
+        if not module:
+            continue
+        for target in targets:
+            if target and target[:1] != module[:1]:
+                out[module[:1]].add(target[:1])
+    return out
 
-    if not cycles_only:
-        print("module graph (`^` marks an upward edge to an ancestor, not counted for cycles):")
-    for module in sorted(modules) if not cycles_only else []:
-        targets = sorted(edges[module])
-        shown = [("^" if upward(module, t) else "") + name(t) for t in targets]
-        print(f"  {name(module)} -> {', '.join(shown) if shown else '(none)'}")
 
-    # Strongly connected components (Tarjan) of the counted edges.
-    counted = {m: {t for t in ts if with_upward or not upward(m, t)} for m, ts in edges.items()}
+def components(counted: dict) -> list:
+    """The strongly connected components of more than one node (Tarjan)."""
     index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
 
     def visit(v):
@@ -236,12 +241,66 @@ def main() -> int:
                 sccs.append(sorted(component))
 
     sys.setrecursionlimit(10000)
-    for module in sorted(modules):
+    for module in sorted(counted):
         if module not in index:
             visit(module)
+    return sccs
+
+
+def layers(counted: dict) -> list:
+    """The layers of an acyclic graph, bottom first: a node sits one above the highest node it
+    imports."""
+    level = {}
+
+    def depth(v):
+        if v not in level:
+            level[v] = 0
+            level[v] = 1 + max((depth(w) for w in counted[v]), default=-1)
+        return level[v]
+
+    for v in counted:
+        depth(v)
+    out = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for v, n in level.items():
+        out[n].append(v)
+    return [sorted(layer) for layer in out]
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    flags = {"--cycles-only", "--count-upward", "--folders"}
+    cycles_only = "--cycles-only" in args
+    with_upward = "--count-upward" in args
+    by_folder = "--folders" in args
+    args = [arg for arg in args if arg not in flags]
+    crate = REPO / (args[0] if args else "hooks-runtime")
+    edges = module_edges(crate)
+
+    def name(module: tuple) -> str:
+        return "::".join(("crate",) + module)
+
+    def upward(a: tuple, b: tuple) -> bool:
+        return a[: len(b)] == b
+
+    if by_folder:
+        counted = folder_edges(edges)
+        sccs = components(counted)
+        if not sccs and not cycles_only:
+            print(f"{crate.name}: layers, bottom first (a folder imports only folders below it):")
+            for n, layer in enumerate(layers(counted)):
+                print(f"  {n}: {', '.join(name(m) for m in layer)}")
+    else:
+        if not cycles_only:
+            print("module graph (`^` marks an upward edge to an ancestor, not counted for cycles):")
+        for module in sorted(edges) if not cycles_only else []:
+            targets = sorted(edges[module])
+            shown = [("^" if upward(module, t) else "") + name(t) for t in targets]
+            print(f"  {name(module)} -> {', '.join(shown) if shown else '(none)'}")
+        counted = {m: {t for t in ts if with_upward or not upward(m, t)} for m, ts in edges.items()}
+        sccs = components(counted)
 
     if not sccs:
-        print("no import cycle")
+        print(f"{crate.name}: no import cycle" + (" between folders" if by_folder else ""))
         return 0
     for component in sccs:
         members = set(component)

@@ -158,5 +158,5 @@ impl SchemaCheck {
 /// The tool named `name` of `runtime`, as a thread calls it: an added tool, or one of an MCP
 /// server (`mcp__<server>__<tool>`).
 pub fn tool(runtime: &crate::Runtime, name: &str) -> Option<std::sync::Arc<dyn crate::tool::Tool>> {
-    runtime.inner.tools.get(name)
+    runtime.inner.registries.tools.get(name)
 }

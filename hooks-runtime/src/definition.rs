@@ -27,5 +27,4 @@ pub use hooks_core::{
     ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
 };
 
-pub use crate::runtime::DEFAULT_HOOK_TIMEOUT;
-pub use crate::thread::MAX_HOOK_DEPTH;
+pub use crate::limits::{DEFAULT_HOOK_TIMEOUT, MAX_HOOK_DEPTH};

@@ -128,14 +128,14 @@ pub enum ThreadEvent {
         /// The tool's name.
         name: String,
         /// Who asked and why.
-        reasons: Vec<crate::approvals::ApprovalReason>,
+        reasons: Vec<crate::approval_records::ApprovalReason>,
     },
     /// A waiting tool call was decided: `{"type":"approval_resolved","id","decision"}`.
     ApprovalResolved {
         /// The call id.
         id: String,
         /// `approved` or `denied`.
-        decision: crate::approvals::ApprovalDecision,
+        decision: crate::approval_records::ApprovalDecision,
     },
     /// A message was stored: `{"type":"message_created","id","role","message":{...}}`, the
     /// message as stored, so that a client shows it without reading the thread back.

@@ -66,6 +66,7 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+mod approval_records;
 pub mod approvals;
 #[cfg(feature = "declarative")]
 #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
@@ -79,6 +80,7 @@ mod governing;
 mod history;
 mod ids;
 mod json_progress;
+mod limits;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -91,6 +93,7 @@ mod process_group;
 mod reasons;
 pub mod resolution;
 mod runtime;
+mod shared;
 mod spans;
 pub mod store;
 pub mod testing;

@@ -18,10 +18,7 @@
 //! assert!(matches!(choice, ApprovalChoice::Deny { .. }));
 //! ```
 
-mod records;
-
-pub(crate) use self::records::RESUME_GRACE;
-pub use self::records::{
+pub use crate::approval_records::{
     ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
 };
 pub use crate::governing::caps::MAX_REASON_BYTES;

@@ -9,11 +9,12 @@ use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
 use hooks_core::{HookError, HookToolCall, OnFailure, ThreadState, ToolDecision};
 use serde_json::Value;
 
+use super::governors::Governors;
 use super::guard::ToolGuard;
-use crate::approvals::ApprovalReason;
+use crate::approval_records::ApprovalReason;
 use crate::dispatch::governing::Decided;
 use crate::dispatch::{self, Dispatch, HookFailure};
-use crate::runtime::inner::RuntimeInner;
+use crate::limits::Limits;
 use crate::tool::Tool;
 
 /// What the gate decided about one call.
@@ -78,10 +79,20 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| error.to_string())
 }
 
+/// What every call is governed with: the runtime's guards and schemas, and its limits (the
+/// timeout of a guard without its own).
+#[derive(Clone, Copy)]
+pub(crate) struct Gate<'a> {
+    pub(crate) governors: &'a Governors,
+    pub(crate) limits: Limits,
+}
+
 /// Governs `call`, whose `arguments` the caller parsed (and checked against the tool's schema,
-/// G9). With no guard, no hook and a tool that asks for no approval, this does nothing.
+/// G9). `tool` is the called tool, `None` when the runtime has none of that name. With no
+/// guard, no hook and a tool that asks for no approval, this does nothing.
 pub(crate) async fn govern(
-    runtime: &RuntimeInner,
+    gate: Gate<'_>,
+    tool: Option<Arc<dyn Tool>>,
     chain: Option<Dispatch<'_>>,
     state: &ThreadState,
     call: &HookToolCall,
@@ -91,14 +102,13 @@ pub(crate) async fn govern(
         Ok(arguments) => arguments,
         Err(error) => return Governed { verdict: Verdict::Allow, arguments: Err(error) },
     };
-    let tool = runtime.tools.get(&call.function.name);
     let mut verdict = Verdict::Allow;
     let mut decided = false;
     // G10: asked once per call, so a gate nobody traces builds no span.
-    let traced = (!runtime.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
-    for guard in &runtime.guards {
+    let traced = (!gate.governors.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
+    for guard in &gate.governors.guards {
         let link = Link::Guard(guard.as_ref());
-        if apply(runtime, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
+        if apply(gate, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
             decided = true;
             break;
         }
@@ -109,7 +119,7 @@ pub(crate) async fn govern(
                 continue;
             }
             let link = Link::Hook(entry, dispatch.timeout_of(entry));
-            if apply(runtime, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
+            if apply(gate, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
                 break;
             }
         }
@@ -138,7 +148,7 @@ pub(crate) async fn govern(
 /// like any other hook's (id, kind, source, duration), with its decision (G10).
 #[allow(clippy::too_many_arguments)]
 async fn apply(
-    runtime: &RuntimeInner,
+    gate: Gate<'_>,
     tool: Option<&Arc<dyn Tool>>,
     state: &ThreadState,
     call: &HookToolCall,
@@ -148,15 +158,15 @@ async fn apply(
     traced: bool,
 ) -> bool {
     if !traced {
-        return decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).await.0;
+        return decide_and_fold(gate, tool, state, call, &link, arguments, verdict).await.0;
     }
-    traced_apply(runtime, tool, state, call, link, arguments, verdict).await
+    traced_apply(gate, tool, state, call, link, arguments, verdict).await
 }
 
 /// [`apply`] inside a hook span: the path taken when someone listens for hook spans.
 #[cold]
 async fn traced_apply(
-    runtime: &RuntimeInner,
+    gate: Gate<'_>,
     tool: Option<&Arc<dyn Tool>>,
     state: &ThreadState,
     call: &HookToolCall,
@@ -177,7 +187,7 @@ async fn traced_apply(
     );
     let started_at = std::time::Instant::now();
     let (ends, decision) =
-        decide_and_fold(runtime, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
+        decide_and_fold(gate, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
     span.record("hook.decision", decision);
     // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
     span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
@@ -187,7 +197,7 @@ async fn traced_apply(
 /// One link's run and its fold into `verdict`: whether the chain ends here, and the link's
 /// decision in a word (`allow`, `deny`, `ask`, or what its failure decided).
 async fn decide_and_fold(
-    runtime: &RuntimeInner,
+    gate: Gate<'_>,
     tool: Option<&Arc<dyn Tool>>,
     state: &ThreadState,
     call: &HookToolCall,
@@ -198,7 +208,7 @@ async fn decide_and_fold(
     let before = arguments.clone();
     let outcome = match link {
         Link::Guard(guard) => {
-            let timeout = guard.timeout().unwrap_or(runtime.hook_timeout);
+            let timeout = guard.timeout().unwrap_or(gate.limits.hook_timeout);
             dispatch::governing::decide(guard.blocking(), timeout, || guard.decide(state, call, arguments)).await
         }
         Link::Hook(entry, timeout) => {
@@ -214,7 +224,7 @@ async fn decide_and_fold(
     };
     // G5: a rewrite must satisfy the tool's schema; a violation is the hook's failure.
     let outcome = match outcome {
-        Ok(decision) if *arguments != before => match runtime.schemas.check(tool, arguments) {
+        Ok(decision) if *arguments != before => match gate.governors.schemas.check(tool, arguments) {
             Ok(()) => Ok(decision),
             Err(violation) => Err(HookFailure::Error(HookError::new(format!(
                 "its rewrite of the arguments is rejected: {violation}"
@@ -267,7 +277,10 @@ fn failure_word(failure: &HookFailure) -> &'static str {
 }
 
 /// Checks arguments edited on approval against the tool's schema (G5).
-pub(crate) fn check_edited(runtime: &RuntimeInner, tool: &str, arguments: &Value) -> Result<(), String> {
-    let tool: Option<Arc<dyn Tool>> = runtime.tools.get(tool);
-    runtime.schemas.check(tool.as_ref(), arguments).map_err(|violation| violation.to_string())
+pub(crate) fn check_edited(
+    governors: &Governors,
+    tool: Option<&Arc<dyn Tool>>,
+    arguments: &Value,
+) -> Result<(), String> {
+    governors.schemas.check(tool, arguments).map_err(|violation| violation.to_string())
 }

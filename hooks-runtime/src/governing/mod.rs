@@ -3,5 +3,6 @@
 
 pub(crate) mod caps;
 pub(crate) mod gate;
+pub(crate) mod governors;
 pub(crate) mod guard;
 pub(crate) mod schema;

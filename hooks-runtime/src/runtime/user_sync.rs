@@ -16,7 +16,7 @@ use std::time::Duration;
 use hooks_core::UserEvent;
 use tokio::sync::mpsc;
 
-use super::inner::RuntimeInner;
+use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{StoreError, UserChange, UserChangeKind};
 
 /// How often the delivery task checks whether its runtime is gone, when no change comes.
@@ -88,7 +88,7 @@ async fn remote_change(inner: &RuntimeInner, change: UserChange) {
         let event = UserEvent::ValueChanged { key: key.clone(), old: old.clone(), new: new.clone() };
         if users.has_clients(&change.user_id) && users.has_hooks(&event) {
             let values = inner.user_values_for_hooks(&change.user_id).await;
-            users.change_value(&change.user_id, event, values, inner.hook_timeout).await;
+            users.change_value(&change.user_id, event, values, inner.limits.hook_timeout).await;
         }
     }
     // Nobody following is no error: a runtime without a server has no followers.

@@ -1,7 +1,7 @@
 //! The [`ApprovalStore`] capability: parked tool calls and the ledger of their decisions.
 
 use super::StoreError;
-use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// A store's approvals: the calls of a step that waits for a person (A1), kept with the thread so
 /// that they survive a restart and every process sharing the store sees them (A2), decided by

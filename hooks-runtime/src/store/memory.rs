@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{
     ApprovalStore, InboxEntry, InboxStore, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox,
 };
-use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
@@ -240,7 +240,7 @@ impl MessageStore for InMemoryStore {
     /// clone of its `Arc`) recovers them.
     async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
         let decided_before =
-            crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+            crate::ids::now_ms() - i64::try_from(crate::approval_records::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         let mut unsettled: Vec<String> = threads
             .values()

@@ -161,7 +161,7 @@ impl dyn MessageStore {
     pub(crate) async fn parked_tool_calls(
         &self,
         thread_id: &str,
-    ) -> Result<Vec<crate::approvals::ParkedToolCall>, StoreError> {
+    ) -> Result<Vec<crate::approval_records::ParkedToolCall>, StoreError> {
         match self.approvals() {
             Some(approvals) => approvals.parked_tool_calls(thread_id).await,
             None => Ok(Vec::new()),
@@ -173,7 +173,7 @@ impl dyn MessageStore {
         &self,
         thread_id: &str,
         call_id: &str,
-    ) -> Result<Option<crate::approvals::ParkedToolCall>, StoreError> {
+    ) -> Result<Option<crate::approval_records::ParkedToolCall>, StoreError> {
         match self.approvals() {
             Some(approvals) => approvals.tool_call(thread_id, call_id).await,
             None => Ok(None),

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{StoreError, StoreErrorKind, ThreadRecord, ThreadStatus};
-use crate::approvals::{ApprovalState, ParkedToolCall};
+use crate::approval_records::{ApprovalState, ParkedToolCall};
 use crate::reasons::{FailReason, StopReason};
 
 /// What an operation works on, so that every error names the operation and its ids.
@@ -347,7 +347,7 @@ pub(super) fn user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approvals::ApprovalReason;
+    use crate::approval_records::ApprovalReason;
 
     const SECRET: &str = "s3cret-contents";
 

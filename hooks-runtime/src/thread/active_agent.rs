@@ -6,7 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use hooks_core::__private::EnabledRelationships;
 
-use crate::runtime::inner::AgentEntry;
+use crate::shared::agent_entry::AgentEntry;
 
 pub(crate) struct ActiveAgent {
     agent: RwLock<Arc<AgentEntry>>,

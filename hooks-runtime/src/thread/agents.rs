@@ -26,7 +26,7 @@ pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> V
         parameters: tool.parameters(),
     };
     for name in prompt.tools {
-        if let Some(tool) = runtime.tools.get(name) {
+        if let Some(tool) = runtime.registries.tools.get(name) {
             specs.push(spec(tool.as_ref()));
             continue;
         }
@@ -34,7 +34,7 @@ pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> V
         // Boxed: a server's start is a large future, which every turn's future would
         // otherwise carry inline (and re-entrant hooks nest turns).
         if crate::mcp::split_tool_name(name).is_some()
-            && let Some(tools) = Box::pin(runtime.tools.mcp.offered(name)).await
+            && let Some(tools) = Box::pin(runtime.registries.tools.mcp.offered(name)).await
         {
             // A tool both named and under its server's wildcard is offered once.
             for tool in tools {
@@ -44,7 +44,7 @@ pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> V
             }
             continue;
         }
-        if let Some(agent) = runtime.agents.get(name) {
+        if let Some(agent) = runtime.registries.agents.get(name) {
             specs.push(agent_tool_spec(name, agent.def.tool_description));
         }
     }
@@ -68,14 +68,14 @@ fn agent_tool_spec(name: &str, description: Option<&str>) -> ToolSpec {
 /// S10: a prompt tool that names an agent is a handoff, not a relationship.
 pub(crate) fn handoff_target(pipeline: &Pipeline<'_>, prompt: &PromptDef, tool: &str) -> Option<&'static str> {
     let runtime = &pipeline.shared.runtime;
-    if runtime.tools.contains_key(tool) || !prompt.tools.contains(&tool) {
+    if runtime.registries.tools.contains_key(tool) || !prompt.tools.contains(&tool) {
         return None;
     }
-    runtime.agents.get(tool).map(|entry| entry.def.name)
+    runtime.registries.agents.get(tool).map(|entry| entry.def.name)
 }
 
 pub(crate) fn subagent_relationship(pipeline: &Pipeline<'_>, tool: &str) -> Option<&'static str> {
-    if pipeline.shared.runtime.tools.contains_key(tool) {
+    if pipeline.shared.runtime.registries.tools.contains_key(tool) {
         return None;
     }
     pipeline.agent.def.relationship(tool).map(|relationship| relationship.name)
@@ -108,7 +108,14 @@ pub(crate) async fn handoff(
             return TurnEnd::Failed(crate::reasons::FailReason::StoreError);
         }
     }
-    let entry = pipeline.shared.runtime.agents.get(target).cloned().expect("handoff target is an agent of the runtime");
+    let entry = pipeline
+        .shared
+        .runtime
+        .registries
+        .agents
+        .get(target)
+        .cloned()
+        .expect("handoff target is an agent of the runtime");
     pipeline.shared.agent.hand_off_to(entry);
     TurnEnd::HandedOff(target.to_owned())
 }

@@ -7,8 +7,9 @@ use tracing::Instrument as _;
 use super::edited_arguments::{self, Regoverned};
 use super::resuming::{self, Finish};
 use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
-use crate::approvals::{ApprovalDecision, ApprovalState, MAX_REASON_BYTES, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
+use crate::governing::caps::MAX_REASON_BYTES;
 use crate::store::ThreadStatus;
 
 /// Who decided, in the ledger, for a decision through [`Thread::record_decision`].
@@ -158,8 +159,12 @@ impl Thread {
                 (ToolCallChange::to(ApprovalState::Approved), ApprovalDecision::Approved)
             }
             ApprovalChoice::Approve { arguments: Some(arguments) } => {
-                crate::governing::gate::check_edited(&shared.runtime, &call.tool, &arguments)
-                    .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
+                crate::governing::gate::check_edited(
+                    &shared.runtime.governors,
+                    shared.runtime.registries.tools.get(&call.tool).as_ref(),
+                    &arguments,
+                )
+                .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
                 // G8: the edit is governed again; a deny denies the call, and says why.
                 match edited_arguments::regovern(shared, call, arguments).await {
                     Regoverned::Approved(arguments) => (

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Admission};
 use super::{ThreadShared, reentry};
-use crate::approvals::ParkedToolCall;
+use crate::approval_records::ParkedToolCall;
 
 /// What governing the edited arguments decided.
 pub(crate) enum Regoverned {

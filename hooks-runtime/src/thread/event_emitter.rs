@@ -7,7 +7,7 @@ use tokio::sync::broadcast;
 
 use super::publisher::Publisher;
 use crate::events::ThreadEvent;
-use crate::runtime::thread_links::Links;
+use crate::shared::live_threads::Links;
 use crate::store::MessageStore;
 
 pub(crate) struct EventEmitter {

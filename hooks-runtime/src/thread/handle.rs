@@ -14,7 +14,8 @@ use super::shared::ThreadShared;
 use super::{context, hook_services, messages, pipeline, reentry, settings_hooks};
 use crate::dispatch;
 use crate::events::ThreadEvent;
-use crate::runtime::inner::{AgentEntry, RuntimeInner};
+use crate::shared::agent_entry::AgentEntry;
+use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{ThreadRecord, ThreadStatus};
 
 /// A conversation thread of one agent.
@@ -65,7 +66,12 @@ impl Thread {
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
-        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let entry = runtime
+            .registries
+            .agents
+            .get(agent)
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
         for prompt in [entry.def.side_a.prompt(), entry.def.side_b.prompt()].into_iter().flatten() {
             if let Some(argument) = context::first_missing_argument(prompt.prompt, &options.arguments) {
                 return Err(RuntimeError::MissingArgument {
@@ -86,7 +92,12 @@ impl Thread {
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
-        let entry = runtime.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let entry = runtime
+            .registries
+            .agents
+            .get(agent)
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
         Thread::insert(runtime, entry, options, true).await
     }
 
@@ -127,6 +138,7 @@ impl Thread {
             .await?
             .ok_or_else(|| RuntimeError::UnknownThread(thread_id.to_owned()))?;
         let entry = runtime
+            .registries
             .agents
             .get(record.agent.as_str())
             .cloned()

@@ -12,9 +12,10 @@ use serde_json::Value;
 use super::ThreadShared;
 use super::messages;
 use super::pipeline::Pipeline;
-use super::reentry::{MAX_HOOK_DEPTH, Nested, TooDeep};
+use super::reentry::{Nested, TooDeep};
 use crate::dispatch::FailureRule;
 use crate::events::ThreadEvent;
+use crate::limits::MAX_HOOK_DEPTH;
 
 pub(crate) struct HookServices {
     pub(crate) shared: Weak<ThreadShared>,

@@ -51,8 +51,6 @@ pub(crate) use outcome::{Prevented, TurnEnd};
 pub use outcome::{RunFailed, RunOutcome};
 // The store's PostgreSQL event log names it by this path.
 pub(crate) use crate::events::ThreadEvent;
-pub(crate) use model_step::{DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TOOL_ARGUMENT_BYTES};
 pub use recovery::{Recovery, RecoveryPolicy};
 pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover, start_sweeping};
-pub use reentry::MAX_HOOK_DEPTH;
 pub(crate) use shared::ThreadShared;

@@ -15,11 +15,6 @@ use crate::model::ModelError;
 /// directly, so it is polled; 10 ms keeps an abort well within its 100 ms promise.
 const ABORT_POLL: Duration = Duration::from_millis(10);
 
-/// The runtime's default cap on one response's reply text (the OpenAI client's default too).
-pub(crate) const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
-/// The runtime's default cap on one response's tool-call arguments, all calls together.
-pub(crate) const DEFAULT_MAX_TOOL_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
-
 /// Why a model step ended without a complete response.
 #[derive(Debug)]
 pub(crate) enum StepError {

@@ -17,7 +17,7 @@ use super::TurnEnd;
 use super::agents::subagent_relationship;
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, Admission, CallEnd, Execution};
-use crate::approvals::{ApprovalState, ParkedToolCall};
+use crate::approval_records::{ApprovalState, ParkedToolCall};
 use crate::events::ThreadEvent;
 
 /// Runs the calls of one model step (none of them a handoff), in the model's order, each
@@ -125,7 +125,7 @@ pub(super) fn failed_too_often(
     }
     let streak = failures.entry(call.function.name.clone()).or_default();
     *streak += 1;
-    (*streak >= pipeline.shared.runtime.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
+    (*streak >= pipeline.shared.runtime.limits.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
 }
 
 /// The stop for repeated tool errors: its notice (M10: it may be prevented; the stop still

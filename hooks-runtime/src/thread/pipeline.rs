@@ -8,7 +8,7 @@ use hooks_core::{HookKind, ThreadState};
 
 use super::ThreadShared;
 use crate::dispatch::Dispatch;
-use crate::runtime::inner::AgentEntry;
+use crate::shared::agent_entry::AgentEntry;
 
 pub(crate) struct Pipeline<'t> {
     pub(crate) shared: &'t ThreadShared,
@@ -45,7 +45,7 @@ impl<'t> Pipeline<'t> {
             chain,
             plain: self.agent.plain.get(self.active, kind),
             enabled: self.enabled,
-            default_timeout: self.shared.runtime.hook_timeout,
+            default_timeout: self.shared.runtime.limits.hook_timeout,
         })
     }
 }

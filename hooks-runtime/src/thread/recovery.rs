@@ -32,8 +32,8 @@ use super::pipeline::Pipeline;
 use super::resuming::ParkedStep;
 use super::{InputId, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, reentry, run_permit};
 use crate::dispatch::FailureRule;
-use crate::runtime::inner::RuntimeInner;
-pub use crate::runtime::recovery_state::RecoveryPolicy;
+pub use crate::shared::recovery_state::RecoveryPolicy;
+use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{FailReason, ThreadStatus};
 
 /// What a recovery did.

@@ -15,12 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hooks_core::HookKind;
 
 use super::ThreadShared;
-
-/// How many hook calls back into one thread (`state.inject_message`, `state.update_message`)
-/// may be nested in one another. The call past it fails with an error, and a `[Hooks] ✗` line
-/// names the hook point it came from (E8): a hook that writes a message every time it sees one
-/// recurses without end, and this turns what would overflow the stack into a failed write.
-pub const MAX_HOOK_DEPTH: u32 = 32;
+use crate::limits::MAX_HOOK_DEPTH;
 
 tokio::task_local! {
     static SCOPES: Scopes;

@@ -13,7 +13,7 @@ use super::parking::{execution_of, kept, unkept};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, CallEnd, INTERRUPTED_TOOL_CALL};
 use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
-use crate::approvals::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadEvent;
 use crate::store::StoreError;
 

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::ThreadShared;
 use super::pipeline::Pipeline;
-use crate::approvals::ApprovalReason;
+use crate::approval_records::ApprovalReason;
 
 /// The field a message stored from a settings hook's context carries, with the event's name.
 pub(crate) const CONTEXT_MARKER: &str = "settings_hook";
@@ -62,7 +62,9 @@ pub(crate) async fn govern_tool_call(
         use crate::declarative::pre_tool_use::{self, ToolCallInput, ToolVerdict};
         use crate::declarative::{RuleKind, SettingsEvent};
         let _ = state;
-        let Some(registry) = pipeline.shared.runtime.settings.as_ref() else { return Ok(Governed::default()) };
+        let Some(registry) = pipeline.shared.runtime.registries.settings.as_ref() else {
+            return Ok(Governed::default());
+        };
         let shared = pipeline.shared;
         // K10: after a hook's `continue: false` no further call of the turn runs.
         if let Some(stop) = registry.settings_state().stop_pending(&shared.id) {
@@ -83,9 +85,9 @@ pub(crate) async fn govern_tool_call(
                 transcript_path: transcript.as_ref().and_then(|(_, path)| path.as_str()),
             };
             let runtime = &shared.runtime;
-            let tool = runtime.tools.get(name);
+            let tool = runtime.registries.tools.get(name);
             let schema = |arguments: &Value| {
-                runtime.schemas.check(tool.as_ref(), arguments).map_err(|violation| violation.to_string())
+                runtime.governors.schemas.check(tool.as_ref(), arguments).map_err(|violation| violation.to_string())
             };
             let answer = pre_tool_use::evaluate(hooks, &input, &cwd(), &schema).await;
             tell_person(shared, "PreToolUse", answer.messages);
@@ -516,7 +518,7 @@ fn once_of(shared: &ThreadShared) -> Option<(&crate::declarative::SettingsState,
 
 #[cfg(feature = "declarative")]
 fn state_of(shared: &ThreadShared) -> Option<&crate::declarative::SettingsState> {
-    Some(shared.runtime.settings.as_ref()?.settings_state())
+    Some(shared.runtime.registries.settings.as_ref()?.settings_state())
 }
 
 /// Waits for settings hooks unless the run's abort fires first, then `None`: dropping them
@@ -544,7 +546,7 @@ pub(crate) fn context_message(event: &'static str, text: String) -> MessageRecor
 
 #[cfg(feature = "declarative")]
 fn settings(shared: &ThreadShared) -> Option<&[crate::declarative::SettingsHook]> {
-    let hooks = shared.runtime.settings.as_ref()?.settings_hooks();
+    let hooks = shared.runtime.registries.settings.as_ref()?.settings_hooks();
     (!hooks.is_empty()).then_some(hooks)
 }
 

@@ -30,8 +30,9 @@ use super::event_emitter::EventEmitter;
 use super::handle_records::HandleRecords;
 use super::value_cache::ValueCache;
 use crate::events::ThreadEvent;
-use crate::runtime::inner::{AgentEntry, RuntimeInner};
-use crate::runtime::thread_links::Links;
+use crate::shared::agent_entry::AgentEntry;
+use crate::shared::live_threads::Links;
+use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{InboxEntry, ThreadRecord, ThreadStatus};
 
 pub(crate) struct ThreadShared {
@@ -202,7 +203,7 @@ impl ThreadShared {
             }
         };
         if record.agent != self.agent.current().def.name {
-            match self.runtime.agents.get(record.agent.as_str()) {
+            match self.runtime.registries.agents.get(record.agent.as_str()) {
                 Some(entry) => self.agent.hand_off_to(entry.clone()),
                 None => {
                     tracing::error!(target: "hooks_runtime::thread", thread = %self.id, agent = %record.agent, "another process handed the thread to an agent this runtime does not have; it runs with the agent it had")

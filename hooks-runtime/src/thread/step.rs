@@ -36,10 +36,10 @@ pub(crate) async fn respond(
     let mut request = ModelRequest::new(prompt.model, history, tool_specs(pipeline, prompt).await);
     // A model that waits (to retry, say) gives up when the run is aborted.
     request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
-    let Some(model) = pipeline.shared.runtime.models.get(prompt.model).cloned() else {
+    let Some(model) = pipeline.shared.runtime.registries.models.get(prompt.model).cloned() else {
         return Ok(Err(TurnEnd::Failed(FailReason::UnknownModel)));
     };
-    let contents = pipeline.shared.runtime.trace_contents.then_some(request.messages.as_slice());
+    let contents = pipeline.shared.runtime.limits.trace_contents.then_some(request.messages.as_slice());
     let span = crate::spans::chat(prompt.model, outcome.steps, &pipeline.shared.id, contents);
     let response = async {
         match model_step::guarded(abort, model.stream(request)).await {
@@ -53,7 +53,7 @@ pub(crate) async fn respond(
     let thread = &pipeline.shared.id;
     match response {
         Ok(response) => {
-            let output = pipeline.shared.runtime.trace_contents.then_some((&*response.text, &*response.calls));
+            let output = pipeline.shared.runtime.limits.trace_contents.then_some((&*response.text, &*response.calls));
             crate::spans::record_response(&span, &response.finish_reason, response.usage, output);
             Ok(Ok(response))
         }

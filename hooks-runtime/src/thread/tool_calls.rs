@@ -17,7 +17,7 @@ use super::messages;
 use super::model_step::{self, Caps, StepError};
 use super::pipeline::Pipeline;
 use super::settings_hooks;
-use crate::approvals::ApprovalReason;
+use crate::approval_records::ApprovalReason;
 use crate::dispatch::{self, FailureRule, panics};
 use crate::events::ThreadEvent;
 use crate::governing::caps::cap_hook_reason;
@@ -57,7 +57,7 @@ pub(crate) async fn consume_stream(
     abort: &AbortSignal,
 ) -> Result<Response, StepError> {
     let runtime = &pipeline.shared.runtime;
-    let mut caps = Caps::new(runtime.max_reply_bytes, runtime.max_tool_argument_bytes);
+    let mut caps = Caps::new(runtime.limits.max_reply_bytes, runtime.limits.max_tool_argument_bytes);
     let mut text = String::new();
     let mut calls: Vec<StreamingCall> = Vec::new();
     // Each call's place in `calls` by its event index, so a fragment finds its call at once,
@@ -89,6 +89,7 @@ pub(crate) async fn consume_stream(
                 let scanner = pipeline
                     .shared
                     .runtime
+                    .registries
                     .tools
                     .get(&name)
                     .and_then(|tool| tool.progress_argument().map(ProgressScanner::new));
@@ -163,7 +164,7 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
 /// and its event run once, before the tool, with the progress argument read from the complete
 /// arguments when the tool declares one.
 pub(crate) async fn started_queued(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) {
-    let progress = pipeline.shared.runtime.tools.get(&call.function.name).and_then(|tool| {
+    let progress = pipeline.shared.runtime.registries.tools.get(&call.function.name).and_then(|tool| {
         let argument = tool.progress_argument()?;
         let arguments: Value = serde_json::from_str(&call.function.arguments).ok()?;
         arguments.get(argument)?.as_str().map(str::to_owned)
@@ -219,7 +220,8 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     // G9: arguments the tool's schema refuses reach no decider and no tool; the model reads
     // where they are wrong (never their values) and may call again in its next step.
     if let Ok(parsed) = &arguments
-        && let Err(violation) = runtime.schemas.check(runtime.tools.get(&call.function.name).as_ref(), parsed)
+        && let Err(violation) =
+            runtime.governors.schemas.check(runtime.registries.tools.get(&call.function.name).as_ref(), parsed)
     {
         return Admission::Invalid(HookToolResult::error(format!(
             "the tool call {} was not run: {violation}; call it again with arguments that satisfy it",
@@ -229,7 +231,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     // G11: the authorizer answers in the type every decider answers with; its ask joins the
     // others' (G4).
     let mut authorizer_asked = None;
-    if let Some(authorize) = &runtime.authorizer {
+    if let Some(authorize) = &runtime.registries.authorizer {
         // E9: an authorizer that panics has not authorized the call.
         let decision = panics::catch(|| authorize(state, call)).unwrap_or_else(|_| {
             listener_panicked(pipeline, "the tool authorizer (`authorize_tools`)");
@@ -263,7 +265,8 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     };
     let call = rewritten.as_ref().unwrap_or(call);
     let chain = pipeline.chain(HookKind::BeforeToolCall);
-    let governed = crate::governing::gate::govern(runtime, chain, state, call, arguments).await;
+    let tool = runtime.registries.tools.get(&call.function.name);
+    let governed = crate::governing::gate::govern(runtime.gate(), tool, chain, state, call, arguments).await;
     // G4 across both: a gate deny wins; any ask, from either, makes one approval.
     let mut reasons: Vec<ApprovalReason> = authorizer_asked.into_iter().chain(asked).collect();
     match (governed.verdict, governed.arguments) {
@@ -315,7 +318,7 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
 pub(crate) const AUTHORIZER: &str = "authorize_tools";
 
 /// The context for the model that a parked call carries (on its first reason, see `admit`).
-pub(crate) fn approval_context(reasons: &[crate::approvals::ApprovalReason]) -> Option<&str> {
+pub(crate) fn approval_context(reasons: &[crate::approval_records::ApprovalReason]) -> Option<&str> {
     reasons.first().and_then(|reason| reason.context.as_deref())
 }
 
@@ -410,7 +413,7 @@ pub(crate) async fn run_call(
 
 /// The `execute_tool` span of `call` (V1), with its arguments when the runtime records contents.
 pub(crate) fn tool_span(pipeline: &Pipeline<'_>, call: &HookToolCall) -> tracing::Span {
-    crate::spans::tool(call, &pipeline.shared.id, pipeline.shared.runtime.trace_contents)
+    crate::spans::tool(call, &pipeline.shared.id, pipeline.shared.runtime.limits.trace_contents)
 }
 
 /// The tool result of an admitted call (not one that asks): refused, denied, or run, and how
@@ -525,7 +528,7 @@ async fn call_tool(
     call: &HookToolCall,
     arguments: Result<Value, String>,
 ) -> HookToolResult {
-    let Some(tool) = pipeline.shared.runtime.tools.get(&call.function.name) else {
+    let Some(tool) = pipeline.shared.runtime.registries.tools.get(&call.function.name) else {
         return HookToolResult::error(format!("there is no tool named {}", call.function.name));
     };
     let arguments = match arguments {
@@ -583,7 +586,7 @@ pub(crate) async fn complete_call(
         denied: end.denied(),
         interrupted: end.interrupted(),
     });
-    crate::spans::record_tool_result(&result, end.outcome(&result), pipeline.shared.runtime.trace_contents);
+    crate::spans::record_tool_result(&result, end.outcome(&result), pipeline.shared.runtime.limits.trace_contents);
     if end == CallEnd::Invalid {
         // G9: a call whose arguments the schema refused never ran; no tool hook sees it.
         return result;

@@ -336,7 +336,7 @@ async fn run_turn(
     prompt: &'static PromptDef,
     outcome: &mut RunOutcome,
 ) -> Result<TurnEnd, RuntimeError> {
-    let max_steps = shared.agent.current().def.side(side).max_steps.unwrap_or(shared.runtime.default_max_steps);
+    let max_steps = shared.agent.current().def.side(side).max_steps.unwrap_or(shared.runtime.limits.default_max_steps);
     let mut failures: HashMap<String, u32> = HashMap::new();
     let mut steps_in_turn = 0;
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).

@@ -3,7 +3,6 @@
 //! checks each call with ([`RuntimeBuilder::authorize_tools`](crate::RuntimeBuilder::authorize_tools)).
 
 mod listener;
-pub(crate) mod registry;
 
 pub use listener::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
 

@@ -13,11 +13,6 @@ const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long one request may take in all, from connecting to the last byte of the response, by
 /// default: room for a reasoning model's long answer, but not for an endpoint that never ends.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
-/// The most reply text one response may hold by default: far more than any model's output limit,
-/// far less than what would strain the process.
-const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
-/// The most tool-call arguments, all calls together, one response may hold by default.
-const DEFAULT_MAX_TOOL_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
 /// Retries of a request that failed before its stream started, by default (as the OpenAI SDKs).
 const DEFAULT_MAX_RETRIES: u32 = 2;
 /// The first retry's backoff by default (as the OpenAI SDKs).
@@ -80,8 +75,8 @@ impl OpenAiConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             deadline: DEFAULT_DEADLINE,
-            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
-            max_tool_argument_bytes: DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
+            max_reply_bytes: crate::limits::DEFAULT_MAX_REPLY_BYTES,
+            max_tool_argument_bytes: crate::limits::DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
             headers: Vec::new(),
             model: None,
             max_retries: DEFAULT_MAX_RETRIES,

@@ -97,7 +97,7 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 use tokio_postgres::types::ToSql;
 
-use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
@@ -440,7 +440,7 @@ impl MessageStore for PostgresStore {
             ))
             .await
             .map_err(fail)?;
-        let decided_before = crate::ids::now_ms() - lease::millis(crate::approvals::RESUME_GRACE);
+        let decided_before = crate::ids::now_ms() - lease::millis(crate::approval_records::RESUME_GRACE);
         let rows = client
             .query(&statement, &[&lease::millis(self.inner.run_lease_ttl), &decided_before])
             .await

@@ -38,7 +38,7 @@ use super::{
     ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
     StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
-use crate::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
 /// How often a store on a file looks for threads whose owner died.
 const RECOVERY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
@@ -809,8 +809,8 @@ impl MessageStore for SqliteStore {
                 StoreError::new(sql_kind(&e), format!("unsettled_threads: SQLite: {e}")).with_source(e)
             };
             let mut statement = connection.prepare(UNSETTLED).map_err(fail)?;
-            let decided_before =
-                crate::ids::now_ms() - i64::try_from(crate::approvals::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
+            let decided_before = crate::ids::now_ms()
+                - i64::try_from(crate::approval_records::RESUME_GRACE.as_millis()).unwrap_or(i64::MAX);
             let rows = statement
                 .query_map([decided_before], |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)? == 1))

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Tool;
+use crate::tool::Tool;
 
 /// Every tool of a runtime, found by name.
 pub(crate) struct ToolRegistry {

@@ -1,0 +1,48 @@
+//! What a built runtime shares with its threads, grouped by what changes together: the
+//! registries (fixed at build), the governors of tool calls, the limits (a `Copy` value), and
+//! the services that live with the runtime (the store, the user scope, recovery's bookkeeping
+//! and the live threads). [`Runtime`](crate::Runtime) is the public handle over it; the
+//! thread modules depend on this and never on the handle.
+
+use std::sync::Arc;
+
+use super::live_threads::LiveThreads;
+use super::recovery_state::RecoveryState;
+use super::registries::Registries;
+use crate::governing::gate::Gate;
+use crate::governing::governors::Governors;
+use crate::limits::Limits;
+use crate::store::MessageStore;
+use crate::user::UserScope;
+
+pub(crate) struct RuntimeInner {
+    pub(crate) registries: Registries,
+    pub(crate) governors: Governors,
+    pub(crate) limits: Limits,
+    pub(crate) store: Arc<dyn MessageStore>,
+    pub(crate) users: UserScope,
+    /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
+    pub(crate) recovery: RecoveryState,
+    /// The live state of every thread a handle holds: one per thread (O1).
+    pub(crate) live_threads: LiveThreads,
+}
+
+impl RuntimeInner {
+    /// What the gate governs this runtime's tool calls with.
+    pub(crate) fn gate(&self) -> Gate<'_> {
+        Gate { governors: &self.governors, limits: self.limits }
+    }
+
+    /// The user's values as the user-scope hooks see them: read from the store, where every
+    /// process keeps them. A failed read is logged, and the hooks see no values rather than
+    /// not running.
+    pub(crate) async fn user_values_for_hooks(&self, user_id: &str) -> hooks_core::ExtraFields {
+        match self.store.user_values(user_id).await {
+            Ok(values) => values.into_iter().map(|value| (value.key, value.value)).collect(),
+            Err(error) => {
+                tracing::error!(target: "hooks_runtime::user", user = %user_id, "user-scope hooks run without the user's values: {error}");
+                hooks_core::ExtraFields::new()
+            }
+        }
+    }
+}
