@@ -301,11 +301,9 @@ fn settings_hooks() {
 
 #[test]
 fn settings_json_loads_without_a_problem() {
-    let hooks = hooks_runtime::declarative::DeclarativeHookRegistry::from_settings_json_strict(include_str!(
-        "../settings/settings.json"
-    ))
-    .expect("examples/settings/settings.json loads strictly");
-    assert_eq!(hooks.settings_hooks().len(), 1);
+    let hooks = hooks_runtime::declarative::SettingsHooks::from_json_strict(include_str!("../settings/settings.json"))
+        .expect("examples/settings/settings.json loads strictly");
+    assert_eq!(hooks.hooks().len(), 1);
 }
 
 /// Needs the pinned MCP servers (`.ci/mcp/install`); without them the example says so and this

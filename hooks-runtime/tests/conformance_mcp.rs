@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::mcp::{McpServerState, McpTransport};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
@@ -161,7 +161,7 @@ define_agent! { name: p2_agent, side_a: { prompt: p2_prompt, stop_on_response: t
 async fn p2_guards_hooks_and_settings_matchers_govern_mcp_calls() {
     let settings = json!({"hooks": {"PreToolUse": [{"matcher": "mcp__.*", "hooks": [{"type": "command",
         "command": "if grep -q get-sum; then echo 'sums are done by hand' >&2; exit 2; fi"}]}]}});
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(&settings.to_string()).unwrap();
+    let registry = SettingsHooks::from_json_strict(&settings.to_string()).unwrap();
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "mcp__everything__echo", r#"{"message":"hi"}"#)
             .then_tool_call("call_2", "mcp__everything__get-env", "{}")

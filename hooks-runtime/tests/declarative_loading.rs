@@ -7,11 +7,11 @@ mod declarative_support;
 use declarative_support::{Logs, fixture};
 use hooks_runtime::declarative::{
     CommandMode, DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, HookMatcher, LoadProblem, LoadReport,
-    MAX_DOCUMENT_NODES,
+    MAX_DOCUMENT_NODES, ProblemPlace,
 };
 
 fn problem(entry: Option<usize>, field: Option<&str>, message: &str) -> LoadProblem {
-    LoadProblem::new(entry, field, message)
+    LoadProblem::new(entry.map_or(ProblemPlace::Document, ProblemPlace::Entry), field, message)
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn y1_action_types_in_any_case_need_their_field() {
         "hooks:\n  - event: onStart\n    action: {type: log, command: c}\n  - event: onStart\n    action: {type: command, message: m}\n",
     )
     .unwrap_err();
-    let fields: Vec<_> = errors.problems().iter().map(|p| (p.entry, p.field.as_deref())).collect();
+    let fields: Vec<_> = errors.problems().iter().map(|p| (p.entry(), p.field.as_deref())).collect();
     assert_eq!(
         fields,
         [
@@ -204,7 +204,7 @@ fn warnings_keep_the_hook_and_are_logged_at_warn() {
     let report = LoadReport::from_yaml(yaml);
     assert_eq!(report.kept.len(), 1);
     assert!(report.problems.is_empty());
-    let fields: Vec<_> = report.warnings.iter().map(|w| (w.entry, w.field.as_deref())).collect();
+    let fields: Vec<_> = report.warnings.iter().map(|w| (w.entry(), w.field.as_deref())).collect();
     assert_eq!(fields, [(Some(0), Some("matcher")), (Some(0), Some("action.command"))]);
     assert_eq!(DeclarativeHookRegistry::from_yaml(yaml).hooks().len(), 1);
     assert_eq!(logs.events("WARN").len(), 2, "{}", logs.text());
@@ -262,7 +262,7 @@ fn y2_strict_loader_returns_every_problem_with_entry_and_field() {
     let broken = std::fs::read_to_string(fixture("broken.yaml")).unwrap();
     let errors = DeclarativeHookRegistry::from_yaml_strict(&broken).unwrap_err();
     assert_eq!(errors.problems().len(), 1);
-    assert_eq!(errors.problems()[0].entry, None);
+    assert_eq!(errors.problems()[0].entry(), None);
 
     let valid = std::fs::read_to_string(fixture("valid.yaml")).unwrap();
     assert_eq!(DeclarativeHookRegistry::from_yaml_strict(&valid).unwrap().hooks().len(), 5);

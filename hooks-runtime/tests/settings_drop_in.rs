@@ -10,9 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use declarative_support::{Logs, ScratchDir};
 use hooks_runtime::approvals::ParkedToolCall;
-use hooks_runtime::declarative::{
-    DeclarativeHookRegistry, SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT, SessionEndReason,
-};
+use hooks_runtime::declarative::{SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT, SessionEndReason, SettingsHooks};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{StopReason, ThreadStatus};
@@ -64,11 +62,11 @@ fn recording_tool(name: &'static str, ran: &Arc<Mutex<Vec<(String, Value)>>>) ->
 
 /// Runs `calls` (one per model step, then a text reply) under the settings file `settings`.
 async fn run(settings: &Value, calls: &[(&str, Value)]) -> Ran {
-    let registry = DeclarativeHookRegistry::from_settings_json(&settings.to_string());
+    let registry = SettingsHooks::from_json(&settings.to_string());
     run_with(registry, calls).await
 }
 
-async fn run_with(registry: DeclarativeHookRegistry, calls: &[(&str, Value)]) -> Ran {
+async fn run_with(registry: SettingsHooks, calls: &[(&str, Value)]) -> Ran {
     let mut script: Vec<ScriptedResponse> = calls
         .iter()
         .enumerate()
@@ -79,7 +77,7 @@ async fn run_with(registry: DeclarativeHookRegistry, calls: &[(&str, Value)]) ->
 }
 
 /// Runs the model's `script` under `registry`.
-async fn run_script(registry: DeclarativeHookRegistry, script: Vec<ScriptedResponse>) -> Ran {
+async fn run_script(registry: SettingsHooks, script: Vec<ScriptedResponse>) -> Ran {
     let model = ScriptedModel::new(script);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let runtime = Runtime::builder()
@@ -174,8 +172,8 @@ async fn k1_a_guard_that_cannot_run_denies_the_calls_its_matcher_selects_naming_
 #[test]
 fn k1_strict_loading_makes_every_problem_an_error() {
     let text = pre_tool_use("Bash", json!([{"type": "command", "command": "./g.sh", "shell": "bash"}])).to_string();
-    assert_eq!(DeclarativeHookRegistry::from_settings_json(&text).settings_hooks().len(), 1);
-    let errors = DeclarativeHookRegistry::from_settings_json_strict(&text).unwrap_err();
+    assert_eq!(SettingsHooks::from_json(&text).hooks().len(), 1);
+    let errors = SettingsHooks::from_json_strict(&text).unwrap_err();
     assert_eq!(errors.problems().len(), 1);
     assert_eq!(errors.problems()[0].field.as_deref(), Some("shell"));
 }
@@ -316,7 +314,7 @@ async fn k7_transcript_path_names_the_threads_history_in_claude_codes_shape_curr
     let dir = ScratchDir::new("k7");
     let command = format!("DIR='{}'; {LOOP_UNTIL_DONE}", dir.0.display());
     let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}});
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(&settings.to_string()).unwrap();
+    let registry = SettingsHooks::from_json_strict(&settings.to_string()).unwrap();
     let script = vec![
         ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": "ls"}).to_string()),
         ScriptedResponse::text("working on it"),
@@ -383,10 +381,10 @@ case "$(cat)" in *"push --force"*) echo "force push blocked by the plugin" >&2; 
 "#,
     )
     .unwrap();
-    let plugin_hooks = DeclarativeHookRegistry::from_plugin_dir_strict(&plugin.0).unwrap();
-    assert_eq!(plugin_hooks.settings_hooks()[0].location(), "plugin:git-guard:hooks.PreToolUse[0].hooks[0]");
-    let project = DeclarativeHookRegistry::from_settings_json_strict(r#"{"hooks": {}}"#).unwrap();
-    let registry = project.with_settings_of(&plugin_hooks);
+    let plugin_hooks = SettingsHooks::from_plugin_dir_strict(&plugin.0).unwrap();
+    assert_eq!(plugin_hooks.hooks()[0].location(), "plugin:git-guard:hooks.PreToolUse[0].hooks[0]");
+    let project = SettingsHooks::from_json_strict(r#"{"hooks": {}}"#).unwrap();
+    let registry = project.with_hooks_of(&plugin_hooks);
     let ran = run_with(
         registry,
         &[("Bash", json!({"command": "git push --force origin main"})), ("Bash", json!({"command": "git status"}))],
@@ -400,8 +398,8 @@ case "$(cat)" in *"push --force"*) echo "force push blocked by the plugin" >&2; 
 
     // The same command outside a plugin cannot run: it guards by denying.
     let hooks = std::fs::read_to_string(plugin.0.join("hooks/hooks.json")).unwrap();
-    let outside = DeclarativeHookRegistry::from_settings_json(&hooks);
-    assert!(outside.settings_hooks()[0].cannot_run().is_some());
+    let outside = SettingsHooks::from_json(&hooks);
+    assert!(outside.hooks()[0].cannot_run().is_some());
 }
 
 // ---- K11 ----------------------------------------------------------------------------------
@@ -455,7 +453,7 @@ async fn k11_notification_fires_when_a_call_waits_for_a_person() {
 
 /// A runtime of `drop_agent` under `settings`, its model answering `done` to every message.
 fn session_runtime(settings: &Value) -> Runtime {
-    let registry = DeclarativeHookRegistry::from_settings_json(&settings.to_string());
+    let registry = SettingsHooks::from_json(&settings.to_string());
     let replies: Vec<ScriptedResponse> = (0..4).map(|_| ScriptedResponse::text("done")).collect();
     let ran = Arc::new(Mutex::new(Vec::new()));
     Runtime::builder()

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use declarative_support::ScratchDir;
-use hooks_runtime::declarative::{DeclarativeHookRegistry, SettingsEvent, SettingsReport};
+use hooks_runtime::declarative::{SettingsEvent, SettingsHooks, SettingsReport};
 
 /// A settings file as one is found in a project: other keys around `hooks`.
 const PROJECT_SETTINGS: &str = r#"{
@@ -35,8 +35,8 @@ const PROJECT_SETTINGS: &str = r#"{
 
 #[test]
 fn k1_a_whole_settings_file_loads_unchanged() {
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(PROJECT_SETTINGS).expect("no problem");
-    let hooks = registry.settings_hooks();
+    let registry = SettingsHooks::from_json_strict(PROJECT_SETTINGS).expect("no problem");
+    let hooks = registry.hooks();
     let seen: Vec<(SettingsEvent, &str, &str)> = hooks.iter().map(|h| (h.event(), h.location(), h.command())).collect();
     assert_eq!(seen.len(), 9, "{seen:#?}");
     let guard = hooks.iter().find(|h| h.command().ends_with("guard.sh")).unwrap();
@@ -49,16 +49,15 @@ fn k1_a_whole_settings_file_loads_unchanged() {
     assert_eq!(stop.timeout(), Duration::from_secs(120));
     let branch = hooks.iter().find(|h| h.command() == "./branch-guard.sh").unwrap();
     assert_eq!(branch.timeout(), Duration::from_secs(60), "the default timeout");
-    assert!(registry.hooks().is_empty(), "no YAML-format hooks");
 }
 
 #[test]
 fn k1_a_bare_hooks_object_loads_as_the_whole_file_does() {
     let bare =
         r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./g.sh"}]}]}}"#;
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(bare).unwrap();
-    assert_eq!(registry.settings_hooks().len(), 1);
-    assert_eq!(registry.settings_hooks()[0].command(), "./g.sh");
+    let registry = SettingsHooks::from_json_strict(bare).unwrap();
+    assert_eq!(registry.hooks().len(), 1);
+    assert_eq!(registry.hooks()[0].command(), "./g.sh");
 }
 
 #[test]
@@ -130,8 +129,8 @@ fn k1_unknown_fields_are_ignored_and_entries_that_cannot_run_are_kept_to_fail_cl
     assert!(!report.has_document_problem());
 
     // Lenient: the same hooks, problems logged. Strict: every problem at once.
-    assert_eq!(DeclarativeHookRegistry::from_settings_json(text).settings_hooks(), report.kept.as_slice());
-    let errors = DeclarativeHookRegistry::from_settings_json_strict(text).unwrap_err();
+    assert_eq!(SettingsHooks::from_json(text).hooks(), report.kept.as_slice());
+    let errors = SettingsHooks::from_json_strict(text).unwrap_err();
     assert_eq!(errors.problems(), report.problems.as_slice());
     assert!(errors.to_string().starts_with(&format!("{} problems in settings hooks\n", problems.len())));
 }
@@ -152,10 +151,10 @@ fn k1_a_document_that_is_not_a_settings_file_loads_nothing_and_says_why() {
         let report = SettingsReport::from_json(text);
         assert!(report.has_document_problem() && report.kept.is_empty(), "{text}");
         assert!(report.problems[0].to_string().starts_with(message), "{text}: {}", report.problems[0]);
-        assert!(DeclarativeHookRegistry::from_settings_json(text).is_empty());
-        assert!(DeclarativeHookRegistry::from_settings_json_strict(text).is_err());
+        assert!(SettingsHooks::from_json(text).is_empty());
+        assert!(SettingsHooks::from_json_strict(text).is_err());
     }
-    assert!(DeclarativeHookRegistry::from_settings_json_strict(r#"{"hooks": {}}"#).unwrap().is_empty());
+    assert!(SettingsHooks::from_json_strict(r#"{"hooks": {}}"#).unwrap().is_empty());
 }
 
 #[test]
@@ -167,9 +166,9 @@ fn k2_matchers_are_compiled_at_load_and_select_tools() {
       {"matcher": "", "hooks": [{"type": "command", "command": "empty"}]},
       {"matcher": "*", "hooks": [{"type": "command", "command": "star"}]}
     ]}}"#;
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(text).unwrap();
+    let registry = SettingsHooks::from_json_strict(text).unwrap();
     let for_tool = |tool: &str| -> Vec<&str> {
-        registry.settings_hooks().iter().filter(|h| h.matcher().matches(tool)).map(|h| h.command()).collect()
+        registry.hooks().iter().filter(|h| h.matcher().matches(tool)).map(|h| h.command()).collect()
     };
     assert_eq!(for_tool("Bash"), ["bash", "empty", "star"]);
     assert_eq!(for_tool("Edit"), ["edits", "empty", "star"]);

@@ -9,7 +9,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
@@ -54,7 +54,7 @@ async fn child_runs_a_runtime_with_a_hanging_hook() {
     let settings = json!({"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": format!("sleep {sleep}; sleep {sleep}"), "timeout": 600}
     ]}]}});
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(&settings.to_string()).unwrap();
+    let registry = SettingsHooks::from_json_strict(&settings.to_string()).unwrap();
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": "ls"}).to_string()),
         ScriptedResponse::text("done"),

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use declarative_support::Logs;
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
@@ -23,10 +23,8 @@ define_agent! { name: ops_agent, side_a: { prompt: ops_prompt, stop_on_response:
 
 /// Runs one `Bash` call with `command` as its argument under the `PreToolUse` hooks `hooks`.
 async fn one_call(hooks: Value, argument: &str) -> Vec<HookMessage> {
-    let registry = DeclarativeHookRegistry::from_settings_json_strict(
-        &json!({"hooks": {"PreToolUse": [{"hooks": hooks}]}}).to_string(),
-    )
-    .expect("valid settings");
+    let registry = SettingsHooks::from_json_strict(&json!({"hooks": {"PreToolUse": [{"hooks": hooks}]}}).to_string())
+        .expect("valid settings");
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": argument}).to_string()),
         ScriptedResponse::text("done"),

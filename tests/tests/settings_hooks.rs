@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::approvals::ApprovalReason;
-use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
+use hooks_runtime::declarative::{SessionEndReason, SettingsHooks};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, ThreadStatus};
@@ -96,8 +96,8 @@ fn recorder(file: &str) -> String {
     format!("cat >> '{file}'; echo >> '{file}'")
 }
 
-fn settings(hooks: Value) -> DeclarativeHookRegistry {
-    DeclarativeHookRegistry::from_settings_json_strict(&json!({ "hooks": hooks }).to_string()).expect("valid settings")
+fn settings(hooks: Value) -> SettingsHooks {
+    SettingsHooks::from_json_strict(&json!({ "hooks": hooks }).to_string()).expect("valid settings")
 }
 
 fn command(command: &str) -> Value {
@@ -108,11 +108,11 @@ type Calls = Arc<Mutex<Vec<Value>>>;
 
 /// A `Bash`-like tool that only records the arguments it was called with (its schema: a
 /// `command` string, an integer `timeout`); and `Fail`, which fails.
-fn runtime(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) -> Runtime {
+fn runtime(model: ScriptedModel, hooks: SettingsHooks, calls: &Calls) -> Runtime {
     builder(model, hooks, calls).build().unwrap()
 }
 
-fn builder(model: ScriptedModel, hooks: DeclarativeHookRegistry, calls: &Calls) -> RuntimeBuilder {
+fn builder(model: ScriptedModel, hooks: SettingsHooks, calls: &Calls) -> RuntimeBuilder {
     let seen = calls.clone();
     let bash = FnTool::new("Bash", "Runs a shell command (records it).", move |arguments: Value| {
         let seen = seen.clone();
@@ -242,7 +242,7 @@ elif command == "echo hi":
 /// The id the guard of a one-group file decides under.
 const GUARD_ID: &str = "settings:hooks.PreToolUse[0].hooks[0]";
 
-fn guarded(guard: &str) -> DeclarativeHookRegistry {
+fn guarded(guard: &str) -> SettingsHooks {
     settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(guard)]}]}))
 }
 

@@ -27,7 +27,7 @@
 
 use examples::{Options, heading};
 use hooks_runtime::ThreadEvent;
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::mcp::McpTransport;
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::types::Role;
@@ -120,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .model("tool-reasoning", model.clone())
         .mcp_server("everything", everything()?)
         .guard::<hooks::no_env_to_the_model>()
-        .settings_hooks(DeclarativeHookRegistry::from_settings_json_strict(&settings)?)
+        .settings_hooks(SettingsHooks::from_json_strict(&settings)?)
         .build()?;
 
     heading("A run: six MCP calls, each through the guard and the settings file's mcp__.* matcher");

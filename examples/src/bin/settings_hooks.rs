@@ -1,6 +1,6 @@
 //! Hooks people already wrote: a Claude Code-format settings file,
 //! `examples/settings/settings.json`, loaded unchanged with
-//! `DeclarativeHookRegistry::from_settings_json_strict` and applied to the whole runtime with
+//! `SettingsHooks::from_json_strict` and applied to the whole runtime with
 //! `RuntimeBuilder::settings_hooks`.
 //!
 //! Its `PreToolUse` hook runs `examples/settings/guard.sh` before every call of the `Bash`
@@ -21,7 +21,7 @@
 //! ```
 
 use examples::{Options, heading};
-use hooks_runtime::declarative::DeclarativeHookRegistry;
+use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::tool::FnTool;
@@ -93,8 +93,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     heading("The hooks of examples/settings/settings.json");
     let settings = std::fs::read_to_string("settings/settings.json")?;
     // Strict: a hook this runtime cannot run (an unknown event or type) is an error, not a WARN.
-    let hooks = DeclarativeHookRegistry::from_settings_json_strict(&settings)?;
-    for hook in hooks.settings_hooks() {
+    let hooks = SettingsHooks::from_json_strict(&settings)?;
+    for hook in hooks.hooks() {
         println!("{} {hook}", hook.location());
     }
 

@@ -4,12 +4,11 @@
 //! entry costs only itself. The lenient loader logs the problems and keeps the rest; the strict
 //! loader turns any problem into an error. Both read the same [`LoadReport`].
 
-use std::fmt;
 use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::problems::{render_problems, write_problem};
+use super::problems::{LoadErrors, LoadProblem};
 use super::substitution::placeholders;
 use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
 
@@ -33,84 +32,6 @@ pub const MAX_ALIAS_REPLAYED_EVENTS: usize = 50_000;
 const UNTRUSTED_PLACEHOLDERS: [&str; 4] = ["tool", "error", "args", "result"];
 
 const ENTRY_FIELDS: &str = "`event`, `matcher` or `action`";
-
-/// One thing wrong with a hooks document.
-///
-/// ```
-/// use hooks_runtime::declarative::LoadProblem;
-///
-/// let problem = LoadProblem::new(Some(1), Some("event"), "unknown event `never`");
-/// assert_eq!(problem.to_string(), "entry #1 (field `event`): unknown event `never`");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LoadProblem {
-    /// Index of the entry in the `hooks` list; `None` for a problem with the whole document.
-    pub entry: Option<usize>,
-    /// The field at fault, as a dotted path within the entry (`action.type`), or a top-level key
-    /// for a document problem; `None` when the entry or document as a whole is at fault.
-    pub field: Option<String>,
-    /// What is wrong, and what was expected.
-    pub message: String,
-}
-
-impl LoadProblem {
-    /// A problem with entry `entry` (`None`: the whole document), at `field` (`None`: the entry
-    /// or document as a whole), saying `message`.
-    pub fn new(entry: Option<usize>, field: Option<&str>, message: impl Into<String>) -> Self {
-        LoadProblem { entry, field: field.map(str::to_owned), message: message.into() }
-    }
-
-    fn entry(index: usize, field: Option<&str>, message: impl Into<String>) -> Self {
-        LoadProblem { entry: Some(index), field: field.map(str::to_owned), message: message.into() }
-    }
-
-    fn document(field: Option<&str>, message: impl Into<String>) -> Self {
-        LoadProblem { entry: None, field: field.map(str::to_owned), message: message.into() }
-    }
-}
-
-impl fmt::Display for LoadProblem {
-    /// `entry #3 (field `action.type`): unknown action type `email`; ...`, or `document: ...`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let field = self.field.as_deref();
-        match self.entry {
-            Some(index) => write_problem(f, format_args!("entry #{index}"), field, &self.message),
-            None => write_problem(f, "document", field, &self.message),
-        }
-    }
-}
-
-/// Every problem found by the strict loader; see
-/// [`DeclarativeHookRegistry::from_yaml_strict`](super::DeclarativeHookRegistry::from_yaml_strict).
-/// Its `Debug` is its `Display` (each problem names its entry, field and what was expected), so
-/// a `main` that returns it with `?` prints the list.
-///
-/// ```
-/// use hooks_runtime::declarative::DeclarativeHookRegistry;
-///
-/// let error = DeclarativeHookRegistry::from_yaml_strict("hooks:\n  - event: never\n    action: {type: log, message: m}\n")
-///     .unwrap_err();
-/// assert!(format!("{error:?}").starts_with("1 problem in hooks document\n  entry #0 (field `event`): unknown event `never`"));
-/// ```
-#[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", render_problems("hooks document", problems))]
-pub struct LoadErrors {
-    problems: Vec<LoadProblem>,
-}
-
-impl fmt::Debug for LoadErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl LoadErrors {
-    /// The problems, document problems first, then by entry.
-    pub fn problems(&self) -> &[LoadProblem] {
-        &self.problems
-    }
-}
 
 /// A hook kept from a document, with its index in the `hooks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,7 +109,7 @@ impl LoadReport {
 
     /// Indices of the entries that were left out, ascending and without repeats.
     pub fn skipped_entries(&self) -> Vec<usize> {
-        let mut entries: Vec<usize> = self.problems.iter().filter_map(|p| p.entry).collect();
+        let mut entries: Vec<usize> = self.problems.iter().filter_map(LoadProblem::entry).collect();
         entries.dedup();
         entries
     }
@@ -197,7 +118,7 @@ impl LoadReport {
     /// read, does not parse, is not a mapping, or has no `hooks` list. An unknown top-level key
     /// is a document problem too, but it leaves the entries to be loaded.
     pub fn has_document_problem(&self) -> bool {
-        self.problems.iter().any(|p| p.entry.is_none() && p.field.as_deref().is_none_or(|field| field == "hooks"))
+        self.problems.iter().any(|p| p.is_document_problem() && p.field.as_deref().is_none_or(|field| field == "hooks"))
     }
 
     /// The kept hooks, without their indices.
@@ -207,7 +128,11 @@ impl LoadReport {
 
     /// The kept hooks if there was no problem, else every problem.
     pub fn into_strict(self) -> Result<Vec<HookConfig>, LoadErrors> {
-        if self.problems.is_empty() { Ok(self.into_hooks()) } else { Err(LoadErrors { problems: self.problems }) }
+        if self.problems.is_empty() {
+            Ok(self.into_hooks())
+        } else {
+            Err(LoadErrors::new("hooks document", self.problems))
+        }
     }
 }
 
@@ -318,19 +243,19 @@ fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadPro
     let event = config.event;
     if !event.uses_matcher() && matcher_given {
         let why = if event == HookEvent::OnError { "; an `onError` hook runs for every failing tool" } else { "" };
-        warnings.push(LoadProblem::entry(
+        warnings.push(LoadProblem::at_entry(
             index,
             Some("matcher"),
             format!("ignored for `{event}` events (only `preToolUse` and `postToolUse` use it){why}; remove it"),
         ));
     } else if matcher_given && config.matcher.is_none() {
-        warnings.push(LoadProblem::entry(
+        warnings.push(LoadProblem::at_entry(
             index,
             Some("matcher"),
             "empty, so it matches every tool, as no `matcher` does; write \"*\" or remove it",
         ));
     } else if config.matcher.as_ref().is_some_and(|m| m.pattern().is_empty()) {
-        warnings.push(LoadProblem::entry(
+        warnings.push(LoadProblem::at_entry(
             index,
             Some("matcher"),
             "the empty string matches no tool name, so this hook never runs; remove `matcher` to match every tool",
@@ -355,7 +280,7 @@ fn advice(index: usize, config: &HookConfig, matcher_given: bool) -> Vec<LoadPro
             }),
         };
         if let Some(message) = message {
-            warnings.push(LoadProblem::entry(index, Some("action.command"), message));
+            warnings.push(LoadProblem::at_entry(index, Some("action.command"), message));
         }
     }
     warnings
@@ -383,7 +308,7 @@ fn unknown_placeholders(index: usize, config: &HookConfig) -> Option<LoadProblem
     }
     let names = |names: &[&str]| names.iter().map(|n| format!("`${{{n}}}`")).collect::<Vec<_>>().join(", ");
     let (these, stays) = if unknown.len() == 1 { ("it is", "stays") } else { ("they are", "stay") };
-    Some(LoadProblem::entry(
+    Some(LoadProblem::at_entry(
         index,
         Some(field),
         format!(
@@ -423,7 +348,7 @@ struct EntryProblems {
 
 impl EntryProblems {
     fn push(&mut self, field: Option<&str>, message: impl Into<String>) {
-        self.found.push(LoadProblem::entry(self.index, field, message));
+        self.found.push(LoadProblem::at_entry(self.index, field, message));
     }
 }
 

@@ -97,16 +97,15 @@ pub use executor::{
     DEFAULT_COMMAND_TIMEOUT, DefaultHookExecutor, FnExecutor, HookExecutor, MAX_OUTPUT_LINES, executor_fn,
 };
 
-pub use loader::{
-    KeptHook, LoadErrors, LoadProblem, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES,
-};
+pub use loader::{KeptHook, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NODES};
 pub use matcher::HookMatcher;
+pub use problems::{LoadErrors, LoadProblem, ProblemPlace};
 pub use registry::DeclarativeHookRegistry;
 pub(crate) use settings::pre_tool_use;
 pub use settings::{
     DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, PermissionRule, SETTINGS_MESSAGE_EVENT,
-    SETTINGS_STOP_EVENT, SessionEndReason, SettingsErrors, SettingsEvent, SettingsHook, SettingsMatcher,
-    SettingsPermissions, SettingsProblem, SettingsReport,
+    SETTINGS_STOP_EVENT, SessionEndReason, SettingsEvent, SettingsHook, SettingsHooks, SettingsMatcher,
+    SettingsPermissions, SettingsReport,
 };
 pub(crate) use settings::{
     Given, Permission, RuleKind, SettingsState, begin_session, end_sessions, fire as fire_settings,

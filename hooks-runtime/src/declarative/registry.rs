@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use super::{
     DefaultHookExecutor, HookAction, HookConfig, HookContext, HookEvent, HookExecutor, LOG_TARGET, LoadErrors,
-    LoadReport, SettingsErrors, SettingsHook, SettingsPermissions, SettingsReport, SettingsState,
+    LoadReport,
 };
 use crate::dispatch::panics::{self, PanicLocation};
 use crate::tool::{ToolCallListener, ToolCallListenerTarget, ToolCallOutcome};
@@ -48,21 +48,12 @@ pub struct DeclarativeHookRegistry {
 
 struct Inner {
     hooks: Vec<HookConfig>,
-    /// Hooks of a Claude Code-format settings file, run with that format's protocol.
-    settings: Vec<SettingsHook>,
-    /// The same file's `permissions` rules.
-    permissions: SettingsPermissions,
-    /// What those hooks remember while a runtime runs them.
-    settings_state: Arc<SettingsState>,
     executor: Arc<dyn HookExecutor>,
 }
 
 impl fmt::Debug for DeclarativeHookRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeclarativeHookRegistry")
-            .field("hooks", &self.inner.hooks)
-            .field("settings", &self.inner.settings)
-            .finish_non_exhaustive()
+        f.debug_struct("DeclarativeHookRegistry").field("hooks", &self.inner.hooks).finish_non_exhaustive()
     }
 }
 
@@ -79,9 +70,6 @@ impl DeclarativeHookRegistry {
         DeclarativeHookRegistry {
             inner: Arc::new(Inner {
                 hooks: hooks.into_iter().collect(),
-                settings: Vec::new(),
-                permissions: SettingsPermissions::default(),
-                settings_state: Arc::default(),
                 executor: Arc::new(DefaultHookExecutor::default()),
             }),
         }
@@ -132,7 +120,7 @@ impl DeclarativeHookRegistry {
     pub fn from_report(report: LoadReport) -> Self {
         let rejected = report.has_document_problem();
         for problem in &report.problems {
-            match problem.entry {
+            match problem.entry() {
                 None if rejected => tracing::error!("hooks document ignored, no hooks loaded: {problem}"),
                 // An unknown top-level key: the entries were still loaded.
                 None => tracing::warn!("hooks document: {problem}"),
@@ -145,158 +133,11 @@ impl DeclarativeHookRegistry {
         Self::of(report.into_hooks())
     }
 
-    /// Loads the `hooks` object of a Claude Code-format settings file (the whole file, whose
-    /// other keys are ignored, or a bare `{"hooks": ...}`); never fails.
-    ///
-    /// Every problem is a WARN naming where it is and the field. An unknown field is ignored
-    /// and its handler runs; an entry that cannot run as written (an unknown hook type, a
-    /// command naming an unset variable, a bad value) never runs, and where it guards
-    /// (`PreToolUse`) it denies every call its matcher selects, naming the entry. The hooks of
-    /// an event this runtime has no counterpart for are reported and not kept. A document that
-    /// is not such JSON loads nothing, with an ERROR. Use
-    /// [`from_settings_json_strict`](Self::from_settings_json_strict) to refuse any of that.
-    ///
-    /// ```
-    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
-    ///
-    /// let registry = DeclarativeHookRegistry::from_settings_json(r#"{
-    ///   "permissions": {"allow": ["Bash(ls:*)"]},
-    ///   "hooks": {
-    ///     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
-    ///     "PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}]
-    ///   }
-    /// }"#);
-    /// assert_eq!(registry.settings_hooks().len(), 1); // PreCompact has no counterpart: reported with a WARN
-    /// ```
-    pub fn from_settings_json(json: &str) -> Self {
-        Self::from_settings_report(SettingsReport::from_json(json))
-    }
-
-    /// Loads a settings file's hooks, or returns every problem in it at once (for CI).
-    ///
-    /// ```
-    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
-    ///
-    /// let errors = DeclarativeHookRegistry::from_settings_json_strict(
-    ///     r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "true", "tiemout": 5}]}]}}"#,
-    /// )
-    /// .unwrap_err();
-    /// assert_eq!(errors.problems().len(), 2); // the matcher, and the field
-    /// assert!(errors.problems()[0].to_string().starts_with("hooks.PreToolUse[0] (field `matcher`): not a valid regular expression"));
-    /// assert!(errors.problems()[1].to_string().starts_with("hooks.PreToolUse[0].hooks[0] (field `tiemout`): unknown field, ignored"));
-    /// ```
-    pub fn from_settings_json_strict(json: &str) -> Result<Self, SettingsErrors> {
-        let mut report = SettingsReport::from_json(json);
-        let permissions = std::mem::take(&mut report.permissions);
-        report.into_strict().map(|hooks| Self::of_settings(hooks, permissions))
-    }
-
-    /// Loads a Claude Code plugin folder's hooks ([`SettingsReport::from_plugin_dir`]), never
-    /// failing: its problems are logged as [`from_settings_json`](Self::from_settings_json)'s.
-    /// Combine it with the project's settings with [`with_settings_of`](Self::with_settings_of).
-    pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
-        Self::from_settings_report(SettingsReport::from_plugin_dir(folder))
-    }
-
-    /// Loads a plugin folder's hooks, or returns every problem in it at once.
-    pub fn from_plugin_dir_strict(folder: &std::path::Path) -> Result<Self, SettingsErrors> {
-        let mut report = SettingsReport::from_plugin_dir(folder);
-        let permissions = std::mem::take(&mut report.permissions);
-        report.into_strict().map(|hooks| Self::of_settings(hooks, permissions))
-    }
-
-    /// This registry's settings hooks and `permissions` rules followed by `other`'s: a project's
-    /// settings file and its plugins, given to one runtime.
-    ///
-    /// ```
-    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
-    ///
-    /// let project = DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./a.sh"}]}]}}"#);
-    /// let user = DeclarativeHookRegistry::from_settings_json(r#"{"permissions": {"deny": ["Bash(rm *)"]}, "hooks": {}}"#);
-    /// let both = project.with_settings_of(&user);
-    /// assert_eq!(both.settings_hooks().len(), 1);
-    /// assert_eq!(both.settings_permissions().deny.len(), 1);
-    /// ```
-    pub fn with_settings_of(&self, other: &DeclarativeHookRegistry) -> Self {
-        let mut settings = self.inner.settings.clone();
-        settings.extend(other.inner.settings.iter().cloned());
-        let mut permissions = self.inner.permissions.clone();
-        permissions.allow.extend(other.inner.permissions.allow.iter().cloned());
-        permissions.ask.extend(other.inner.permissions.ask.iter().cloned());
-        permissions.deny.extend(other.inner.permissions.deny.iter().cloned());
-        DeclarativeHookRegistry {
-            inner: Arc::new(Inner {
-                hooks: self.inner.hooks.clone(),
-                settings,
-                permissions,
-                settings_state: Arc::default(),
-                executor: self.inner.executor.clone(),
-            }),
-        }
-    }
-
-    /// The registry of a validated settings file's kept hooks, logging its problems: ERROR for
-    /// a rejected document, WARN for each other problem.
-    pub fn from_settings_report(report: SettingsReport) -> Self {
-        let rejected = report.has_document_problem();
-        for problem in &report.problems {
-            if rejected {
-                tracing::error!("settings hooks ignored, no hooks loaded: {problem}");
-            } else {
-                tracing::warn!("settings hooks: {problem}");
-            }
-        }
-        Self::of_settings(report.kept, report.permissions)
-    }
-
-    fn of_settings(settings: Vec<SettingsHook>, permissions: SettingsPermissions) -> Self {
-        DeclarativeHookRegistry {
-            inner: Arc::new(Inner {
-                hooks: Vec::new(),
-                settings,
-                permissions,
-                settings_state: Arc::default(),
-                executor: Arc::new(DefaultHookExecutor::default()),
-            }),
-        }
-    }
-
-    /// The hooks loaded from a settings file, by event name, then in file order.
-    pub fn settings_hooks(&self) -> &[SettingsHook] {
-        &self.inner.settings
-    }
-
     /// The same hooks, carried out by `executor` in place of the log and shell executor.
     pub fn with_executor(self, executor: impl HookExecutor) -> Self {
         DeclarativeHookRegistry {
-            inner: Arc::new(Inner {
-                hooks: self.inner.hooks.clone(),
-                settings: self.inner.settings.clone(),
-                permissions: self.inner.permissions.clone(),
-                settings_state: self.inner.settings_state.clone(),
-                executor: Arc::new(executor),
-            }),
+            inner: Arc::new(Inner { hooks: self.inner.hooks.clone(), executor: Arc::new(executor) }),
         }
-    }
-
-    /// The settings file's `permissions` rules, which govern every tool call of a runtime given
-    /// this registry ([`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks)).
-    pub fn settings_permissions(&self) -> &SettingsPermissions {
-        &self.inner.permissions
-    }
-
-    /// A warning for each settings-hook group of a tool event whose matcher names none of
-    /// `tools` (see [`SettingsReport::check_tools`]); `RuntimeBuilder::build` logs them for
-    /// the runtime's tools.
-    pub fn settings_tool_warnings(&self, tools: &[&str]) -> Vec<String> {
-        let mut report = SettingsReport { kept: self.inner.settings.clone(), ..SettingsReport::default() };
-        report.check_tools(tools);
-        report.problems.iter().map(ToString::to_string).collect()
-    }
-
-    /// What the settings hooks remember while a runtime runs them.
-    pub(crate) fn settings_state(&self) -> &SettingsState {
-        &self.inner.settings_state
     }
 
     /// The hooks, in declaration order.
@@ -304,9 +145,9 @@ impl DeclarativeHookRegistry {
         &self.inner.hooks
     }
 
-    /// Whether there are no hooks, of either format, and no `permissions` rule.
+    /// Whether there are no hooks.
     pub fn is_empty(&self) -> bool {
-        self.inner.hooks.is_empty() && self.inner.settings.is_empty() && self.inner.permissions.is_empty()
+        self.inner.hooks.is_empty()
     }
 
     /// Sets this registry as `target`'s tool-call listener, replacing any listener it had, then
@@ -315,8 +156,8 @@ impl DeclarativeHookRegistry {
     /// A registry with no hooks does nothing at all: it leaves the current listener in place and
     /// fires nothing.
     ///
-    /// Only the YAML-format hooks act through the listener; settings-format hooks are applied
-    /// to a whole runtime with [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks).
+    /// Settings-file hooks are another type, [`SettingsHooks`](super::SettingsHooks), given to
+    /// a whole runtime with [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks).
     pub async fn apply_to<T: ToolCallListenerTarget + ?Sized>(&self, target: &T) {
         if self.inner.hooks.is_empty() {
             return;

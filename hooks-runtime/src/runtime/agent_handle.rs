@@ -8,7 +8,7 @@ use hooks_core::{AgentDef, ResolvedAgent};
 use crate::shared::agent_entry::AgentEntry;
 use crate::tool::{ToolCallListener, ToolCallListenerTarget};
 
-/// An agent of a [`Runtime`].
+/// An agent of a [`Runtime`](crate::Runtime).
 #[derive(Clone)]
 pub struct AgentHandle {
     pub(crate) entry: Arc<AgentEntry>,

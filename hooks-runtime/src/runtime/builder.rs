@@ -59,7 +59,7 @@ pub struct RuntimeBuilder {
     limits: Limits,
     recovery_policy: crate::RecoveryPolicy,
     #[cfg(feature = "declarative")]
-    settings: Option<crate::declarative::DeclarativeHookRegistry>,
+    settings: Option<crate::declarative::SettingsHooks>,
     #[cfg(feature = "mcp")]
     mcp_servers: Vec<(String, crate::mcp::McpTransport)>,
 }
@@ -304,7 +304,7 @@ impl RuntimeBuilder {
     }
 
     /// Applies the hooks of a Claude Code-format settings file
-    /// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json))
+    /// ([`SettingsHooks::from_json`](crate::declarative::SettingsHooks::from_json))
     /// to every thread of every agent, subagent threads included: that format has no per-agent
     /// scoping. `PreToolUse` decides whether a tool call runs (after `authorize_tools`, before
     /// the gate's guards and `before_tool_call` hooks) and may rewrite its arguments; `PostToolUse` / `PostToolUseFailure` add to the result the model
@@ -314,8 +314,8 @@ impl RuntimeBuilder {
     /// with a reason, within `max_steps`; `SubagentStart`, `PermissionRequest` and
     /// `Notification` act at their points; `SessionEnd` runs when the application ends a
     /// thread's session ([`Runtime::end_sessions`]); and the file's `permissions` rules govern
-    /// every tool call through the gate. A second call replaces the first registry (combine registries
-    /// with `DeclarativeHookRegistry::with_settings_of`). `build` logs a WARN for a tool-event
+    /// every tool call through the gate. A second call replaces the first hooks (combine files with
+    /// [`SettingsHooks::with_hooks_of`](crate::declarative::SettingsHooks::with_hooks_of)). `build` logs a WARN for a tool-event
     /// matcher that names none of the runtime's tools.
     ///
     /// A `PreToolUse` `deny` is a denial by the hook's id (`settings:hooks.PreToolUse[0].hooks[0]`,
@@ -329,9 +329,9 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// use hooks_runtime::Runtime;
-    /// use hooks_runtime::declarative::DeclarativeHookRegistry;
+    /// use hooks_runtime::declarative::SettingsHooks;
     ///
-    /// let guards = DeclarativeHookRegistry::from_settings_json(
+    /// let guards = SettingsHooks::from_json(
     ///     r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}"#,
     /// );
     /// let runtime = Runtime::builder().settings_hooks(guards).build().unwrap();
@@ -339,8 +339,8 @@ impl RuntimeBuilder {
     /// ```
     #[cfg(feature = "declarative")]
     #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
-    pub fn settings_hooks(mut self, registry: crate::declarative::DeclarativeHookRegistry) -> Self {
-        self.settings = Some(registry);
+    pub fn settings_hooks(mut self, hooks: crate::declarative::SettingsHooks) -> Self {
+        self.settings = Some(hooks);
         self
     }
 
@@ -447,7 +447,7 @@ impl RuntimeBuilder {
             #[cfg(feature = "mcp")]
             tools.extend(wildcards.iter().map(String::as_str));
             tools.sort_unstable();
-            for warning in settings.settings_tool_warnings(&tools) {
+            for warning in settings.tool_warnings(&tools) {
                 tracing::warn!("settings hooks: {warning}");
             }
         }

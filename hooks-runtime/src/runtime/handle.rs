@@ -100,7 +100,7 @@ impl Runtime {
             if let Some(registry) = &self.inner.registries.settings
                 && !thread.shared.is_subagent()
             {
-                crate::declarative::begin_session(registry.settings_hooks(), registry.settings_state(), thread.id());
+                crate::declarative::begin_session(registry.hooks(), registry.state(), thread.id());
             }
         }
         #[cfg(not(feature = "declarative"))]
@@ -109,7 +109,7 @@ impl Runtime {
 
     /// Ends the session of every top-level thread this runtime created or opened since its
     /// session last ended, and runs the settings file's `SessionEnd` hooks for each
-    /// ([`RuntimeBuilder::settings_hooks`]), all at once, each within its timeout; returns how
+    /// ([`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks)), all at once, each within its timeout; returns how
     /// many sessions ended (sessions are kept only while the file has `SessionEnd` hooks, so
     /// without any it returns 0). Call it before the application exits (with
     /// [`SessionEndReason::Other`](crate::declarative::SessionEndReason::Other) for a shutdown):
@@ -122,10 +122,10 @@ impl Runtime {
     ///
     /// ```
     /// use hooks_runtime::Runtime;
-    /// use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
+    /// use hooks_runtime::declarative::{SessionEndReason, SettingsHooks};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let hooks = DeclarativeHookRegistry::from_settings_json(
+    /// let hooks = SettingsHooks::from_json(
     ///     r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "cat > /dev/null"}]}]}}"#,
     /// );
     /// let runtime = Runtime::builder().settings_hooks(hooks).build().unwrap();
@@ -136,7 +136,7 @@ impl Runtime {
     #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
     pub async fn end_sessions(&self, reason: crate::declarative::SessionEndReason) -> usize {
         let Some(registry) = &self.inner.registries.settings else { return 0 };
-        let (hooks, state) = (registry.settings_hooks(), registry.settings_state());
+        let (hooks, state) = (registry.hooks(), registry.state());
         let threads = state.end_sessions();
         let ended = threads.len();
         crate::declarative::end_sessions(hooks, state, self.inner.store.as_ref(), threads, reason).await;
@@ -149,10 +149,10 @@ impl Runtime {
     ///
     /// ```
     /// use hooks_runtime::Runtime;
-    /// use hooks_runtime::declarative::{DeclarativeHookRegistry, SessionEndReason};
+    /// use hooks_runtime::declarative::{SessionEndReason, SettingsHooks};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let runtime = Runtime::builder().settings_hooks(DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {}}"#)).build().unwrap();
+    /// let runtime = Runtime::builder().settings_hooks(SettingsHooks::from_json(r#"{"hooks": {}}"#)).build().unwrap();
     /// assert!(!runtime.end_session("thread-1", SessionEndReason::Clear).await);
     /// # });
     /// ```
@@ -160,7 +160,7 @@ impl Runtime {
     #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
     pub async fn end_session(&self, thread_id: &str, reason: crate::declarative::SessionEndReason) -> bool {
         let Some(registry) = &self.inner.registries.settings else { return false };
-        let (hooks, state) = (registry.settings_hooks(), registry.settings_state());
+        let (hooks, state) = (registry.hooks(), registry.state());
         if !state.end_session(thread_id) {
             return false;
         }

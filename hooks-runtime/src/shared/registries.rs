@@ -18,5 +18,5 @@ pub(crate) struct Registries {
     pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
     /// Hooks of a Claude Code-format settings file, for every thread (`thread::settings_hooks`).
     #[cfg(feature = "declarative")]
-    pub(crate) settings: Option<crate::declarative::DeclarativeHookRegistry>,
+    pub(crate) settings: Option<crate::declarative::SettingsHooks>,
 }

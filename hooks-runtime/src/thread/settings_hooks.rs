@@ -67,13 +67,13 @@ pub(crate) async fn govern_tool_call(
         };
         let shared = pipeline.shared;
         // K10: after a hook's `continue: false` no further call of the turn runs.
-        if let Some(stop) = registry.settings_state().stop_pending(&shared.id) {
+        if let Some(stop) = registry.state().stop_pending(&shared.id) {
             return Err(Denial { hook: stop.hook, reason: STOPPING.to_owned() });
         }
         let arguments: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|_| json!({}));
         let name = &call.function.name;
         let mut governed = Governed::default();
-        let hooks = registry.settings_hooks();
+        let hooks = registry.hooks();
         if !hooks.is_empty() {
             let transcript = transcript(shared, hooks, SettingsEvent::PreToolUse, Some(name), Some(&arguments)).await;
             let input = ToolCallInput {
@@ -118,7 +118,7 @@ pub(crate) async fn govern_tool_call(
             Some(rewritten) => serde_json::from_str(&rewritten.function.arguments).unwrap_or(arguments),
             None => arguments,
         };
-        match registry.settings_permissions().decide(name, &arguments) {
+        match registry.permissions().decide(name, &arguments) {
             Some((RuleKind::Deny, id, rule)) => {
                 tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the settings rule {id} `{rule}` denied the tool call {name}");
                 return Err(Denial { hook: id, reason: format!("the settings file's rule `{rule}` denies it") });
@@ -518,7 +518,7 @@ fn once_of(shared: &ThreadShared) -> Option<(&crate::declarative::SettingsState,
 
 #[cfg(feature = "declarative")]
 fn state_of(shared: &ThreadShared) -> Option<&crate::declarative::SettingsState> {
-    Some(shared.runtime.registries.settings.as_ref()?.settings_state())
+    Some(shared.runtime.registries.settings.as_ref()?.state())
 }
 
 /// Waits for settings hooks unless the run's abort fires first, then `None`: dropping them
@@ -546,7 +546,7 @@ pub(crate) fn context_message(event: &'static str, text: String) -> MessageRecor
 
 #[cfg(feature = "declarative")]
 fn settings(shared: &ThreadShared) -> Option<&[crate::declarative::SettingsHook]> {
-    let hooks = shared.runtime.registries.settings.as_ref()?.settings_hooks();
+    let hooks = shared.runtime.registries.settings.as_ref()?.hooks();
     (!hooks.is_empty()).then_some(hooks)
 }
 

@@ -35,7 +35,7 @@ pub(crate) fn check_loader(data: &[u8]) {
         assert!(!skipped.contains(index), "entry #{index} is both kept and skipped");
     }
     for warning in &report.warnings {
-        if let Some(index) = warning.entry {
+        if let Some(index) = warning.entry() {
             assert!(kept.contains(&index), "a warning for entry #{index}, which was not kept");
         }
         let _ = warning.to_string();

@@ -1,7 +1,7 @@
 //! What must hold for any input to the settings-format loader. Shared by the stable fuzz loop
 //! (`tests/declarative_fuzz.rs`) and the cargo-fuzz target (`fuzz/`).
 
-use hooks_runtime::declarative::{DeclarativeHookRegistry, MAX_DOCUMENT_BYTES, SettingsReport};
+use hooks_runtime::declarative::{MAX_DOCUMENT_BYTES, SettingsHooks, SettingsReport};
 
 /// Runs every settings loader entry point on `data`; panics (with a message) when they disagree.
 ///
@@ -21,12 +21,12 @@ pub(crate) fn check_settings_loader(data: &[u8]) {
     if data.len() as u64 <= MAX_DOCUMENT_BYTES {
         assert_eq!(report, from_reader, "reader and string loaders disagree");
     }
-    let lenient = DeclarativeHookRegistry::from_settings_json(text);
-    assert_eq!(lenient.settings_hooks(), report.kept.as_slice(), "lenient loader and report disagree");
-    match DeclarativeHookRegistry::from_settings_json_strict(text) {
+    let lenient = SettingsHooks::from_json(text);
+    assert_eq!(lenient.hooks(), report.kept.as_slice(), "lenient loader and report disagree");
+    match SettingsHooks::from_json_strict(text) {
         Ok(strict) => {
             assert!(report.problems.is_empty(), "strict loader accepted a document with problems");
-            assert_eq!(strict.settings_hooks(), lenient.settings_hooks(), "strict and lenient loaders disagree");
+            assert_eq!(strict.hooks(), lenient.hooks(), "strict and lenient loaders disagree");
         }
         Err(errors) => {
             assert_eq!(errors.problems(), report.problems.as_slice(), "strict errors are not the problems");

@@ -16,16 +16,16 @@ pub const DEFAULT_SETTINGS_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// command, its timeout and whether it fails closed (`"onFailure": "block"`).
 ///
 /// Built by the settings loader
-/// ([`DeclarativeHookRegistry::from_settings_json`](crate::declarative::DeclarativeHookRegistry::from_settings_json)).
+/// ([`SettingsHooks::from_json`](crate::declarative::SettingsHooks::from_json)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_runtime::declarative::{DeclarativeHookRegistry, SettingsEvent};
+/// use hooks_runtime::declarative::{SettingsEvent, SettingsHooks};
 ///
-/// let registry = DeclarativeHookRegistry::from_settings_json(r#"{"hooks": {"PreToolUse": [
+/// let hooks = SettingsHooks::from_json(r#"{"hooks": {"PreToolUse": [
 ///     {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5, "onFailure": "block"}]}
 /// ]}}"#);
-/// let hook = &registry.settings_hooks()[0];
+/// let hook = &hooks.hooks()[0];
 /// assert_eq!(hook.event(), SettingsEvent::PreToolUse);
 /// assert!(hook.matcher().matches("Bash"));
 /// assert_eq!(hook.command(), "./guard.sh");
@@ -115,7 +115,7 @@ impl SettingsHook {
     }
 
     /// The plugin folder it came from, if it came from one
-    /// ([`DeclarativeHookRegistry::from_plugin_dir`](crate::declarative::DeclarativeHookRegistry::from_plugin_dir)):
+    /// ([`SettingsHooks::from_plugin_dir`](crate::declarative::SettingsHooks::from_plugin_dir)):
     /// its command runs with `CLAUDE_PLUGIN_ROOT` set to it.
     pub fn plugin_root(&self) -> Option<&Path> {
         self.plugin_root.as_deref()

@@ -15,76 +15,10 @@ use super::{
     SettingsPermissions,
 };
 use crate::declarative::MAX_DOCUMENT_BYTES;
-use crate::declarative::problems::{render_problems, write_problem};
+use crate::declarative::problems::{LoadErrors, LoadProblem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
 const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`";
-
-/// One thing wrong with a settings file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SettingsProblem {
-    /// Where: a path into the file such as `hooks.PreToolUse[0].hooks[1]`; `None` for the
-    /// document as a whole.
-    pub location: Option<String>,
-    /// The field at fault within `location`, if one is.
-    pub field: Option<String>,
-    /// What is wrong, and what was expected.
-    pub message: String,
-}
-
-impl SettingsProblem {
-    fn at(location: &str, field: Option<&str>, message: impl Into<String>) -> Self {
-        SettingsProblem {
-            location: Some(location.to_owned()),
-            field: field.map(str::to_owned),
-            message: message.into(),
-        }
-    }
-
-    fn document(message: impl Into<String>) -> Self {
-        SettingsProblem { location: None, field: None, message: message.into() }
-    }
-}
-
-impl fmt::Display for SettingsProblem {
-    /// ``hooks.PreToolUse[0].hooks[1] (field `type`): ...``, or `document: ...`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_problem(f, self.location.as_deref().unwrap_or("document"), self.field.as_deref(), &self.message)
-    }
-}
-
-/// Every problem of a settings file, from
-/// [`from_settings_json_strict`](crate::declarative::DeclarativeHookRegistry::from_settings_json_strict).
-/// Its `Debug` is its `Display`, the list of problems.
-///
-/// ```
-/// use hooks_runtime::declarative::DeclarativeHookRegistry;
-///
-/// let errors = DeclarativeHookRegistry::from_settings_json_strict(
-///     r#"{"hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "./save.sh"}]}]}}"#,
-/// )
-/// .unwrap_err();
-/// assert!(errors.to_string().starts_with("1 problem in settings hooks\n  hooks.PreCompact: "));
-/// ```
-#[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", render_problems("settings hooks", problems))]
-pub struct SettingsErrors {
-    problems: Vec<SettingsProblem>,
-}
-
-impl SettingsErrors {
-    /// The problems, ordered as [`SettingsReport::problems`].
-    pub fn problems(&self) -> &[SettingsProblem] {
-        &self.problems
-    }
-}
-
-impl fmt::Debug for SettingsErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
 
 /// What a settings file holds: the hooks kept and every problem, ordered by event name, then
 /// as the file lists them within an event.
@@ -120,7 +54,7 @@ pub struct SettingsReport {
     /// The hooks, those that cannot run as written included.
     pub kept: Vec<SettingsHook>,
     /// Every problem.
-    pub problems: Vec<SettingsProblem>,
+    pub problems: Vec<LoadProblem>,
     /// The file's `permissions` rules. A rule of `deny` or `ask` that cannot be read is a
     /// problem and still guards every call of the tool it names.
     pub permissions: SettingsPermissions,
@@ -132,7 +66,7 @@ impl SettingsReport {
         match serde_json::from_str::<UniqueKeys>(json) {
             Ok(UniqueKeys(document)) => validate_document(&document, &Source::default()),
             Err(error) => SettingsReport {
-                problems: vec![SettingsProblem::document(format!("not valid JSON: {error}"))],
+                problems: vec![LoadProblem::document(None, format!("not valid JSON: {error}"))],
                 ..Self::default()
             },
         }
@@ -150,7 +84,7 @@ impl SettingsReport {
                 Err(error) => format!("not UTF-8: {error}"),
             },
         };
-        SettingsReport { problems: vec![SettingsProblem::document(problem)], ..Self::default() }
+        SettingsReport { problems: vec![LoadProblem::document(None, problem)], ..Self::default() }
     }
 
     /// Reads a Claude Code plugin folder as that format's runner does: its manifest
@@ -176,8 +110,10 @@ impl SettingsReport {
     /// # std::fs::remove_dir_all(&folder).unwrap();
     /// ```
     pub fn from_plugin_dir(folder: &std::path::Path) -> Self {
-        let document_problem =
-            |message: String| SettingsReport { problems: vec![SettingsProblem::document(message)], ..Self::default() };
+        let document_problem = |message: String| SettingsReport {
+            problems: vec![LoadProblem::document(None, message)],
+            ..Self::default()
+        };
         let read = |path: &std::path::Path| -> Result<Value, String> {
             let file =
                 std::fs::File::open(path).map_err(|error| format!("{} could not be read: {error}", path.display()))?;
@@ -250,7 +186,7 @@ impl SettingsReport {
                 Some(tool) => format!("; matchers are case-sensitive: did you mean `{}`?", shown(tool)),
                 None => String::new(),
             };
-            self.problems.push(SettingsProblem::at(
+            self.problems.push(LoadProblem::at_path(
                 group,
                 Some("matcher"),
                 format!("`{}` names none of the tools ({listed}), so its hooks never run{hint}", shown(pattern)),
@@ -273,12 +209,12 @@ impl SettingsReport {
 
     /// Whether the document was refused as a whole, so nothing was kept.
     pub fn has_document_problem(&self) -> bool {
-        self.problems.iter().any(|problem| problem.location.is_none())
+        self.problems.iter().any(LoadProblem::is_document_problem)
     }
 
     /// The kept hooks if there was no problem, else every problem.
-    pub fn into_strict(self) -> Result<Vec<SettingsHook>, SettingsErrors> {
-        if self.problems.is_empty() { Ok(self.kept) } else { Err(SettingsErrors { problems: self.problems }) }
+    pub fn into_strict(self) -> Result<Vec<SettingsHook>, LoadErrors> {
+        if self.problems.is_empty() { Ok(self.kept) } else { Err(LoadErrors::new("settings hooks", self.problems)) }
     }
 }
 
@@ -293,10 +229,10 @@ pub(super) struct Source {
 pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsReport {
     let mut report = SettingsReport::default();
     let Value::Object(root) = document else {
-        report.problems.push(SettingsProblem::document(format!(
-            "expected an object with a `hooks` object, found {}",
-            describe(document)
-        )));
+        report.problems.push(LoadProblem::document(
+            None,
+            format!("expected an object with a `hooks` object, found {}", describe(document)),
+        ));
         return report;
     };
     if let Some(permissions) = root.get("permissions") {
@@ -305,16 +241,17 @@ pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsRe
     let events = match root.get("hooks") {
         Some(Value::Object(events)) => events,
         None => {
-            report
-                .problems
-                .push(SettingsProblem::document("no `hooks` object; expected `{\"hooks\": {\"PreToolUse\": [...]}}`"));
+            report.problems.push(LoadProblem::document(
+                None,
+                "no `hooks` object; expected `{\"hooks\": {\"PreToolUse\": [...]}}`",
+            ));
             return report;
         }
         Some(other) => {
-            report.problems.push(SettingsProblem::document(format!(
-                "`hooks` must be an object of events, found {}",
-                describe(other)
-            )));
+            report.problems.push(LoadProblem::document(
+                None,
+                format!("`hooks` must be an object of events, found {}", describe(other)),
+            ));
             return report;
         }
     };
@@ -327,11 +264,11 @@ pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsRe
                 let known = SettingsEvent::ALL.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ");
                 format!("unknown event `{name}`; expected one of {known} (names are case-sensitive)")
             };
-            report.problems.push(SettingsProblem::at(&location, None, message));
+            report.problems.push(LoadProblem::at_path(&location, None, message));
             continue;
         };
         let Value::Array(groups) = groups else {
-            report.problems.push(SettingsProblem::at(
+            report.problems.push(LoadProblem::at_path(
                 &location,
                 None,
                 format!("expected a list of matcher groups, found {}", describe(groups)),
@@ -347,7 +284,7 @@ pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsRe
 
 fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &Source, report: &mut SettingsReport) {
     let Value::Object(fields) = group else {
-        report.problems.push(SettingsProblem::at(
+        report.problems.push(LoadProblem::at_path(
             location,
             None,
             format!("expected an object with {GROUP_FIELDS}, found {}", describe(group)),
@@ -356,7 +293,7 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &
     };
     // An unknown field is ignored, as the format's own runner ignores it: the group still runs.
     for key in fields.keys().filter(|key| !matches!(key.as_str(), "matcher" | "hooks")) {
-        report.problems.push(SettingsProblem::at(
+        report.problems.push(LoadProblem::at_path(
             location,
             Some(&shown(key)),
             format!("unknown field, ignored; expected {GROUP_FIELDS}"),
@@ -376,16 +313,16 @@ fn validate_group(event: SettingsEvent, location: &str, group: &Value, source: &
         Some(other) => (SettingsMatcher::all(), Some(format!("expected a string, found {}", describe(other)))),
     };
     if let Some(message) = &matcher_problem {
-        report.problems.push(SettingsProblem::at(location, Some("matcher"), message.clone()));
+        report.problems.push(LoadProblem::at_path(location, Some("matcher"), message.clone()));
     }
     let hooks = match fields.get("hooks") {
         Some(Value::Array(hooks)) => hooks,
         None | Some(Value::Null) => {
-            report.problems.push(SettingsProblem::at(location, Some("hooks"), "missing; expected a list of hooks"));
+            report.problems.push(LoadProblem::at_path(location, Some("hooks"), "missing; expected a list of hooks"));
             return;
         }
         Some(other) => {
-            report.problems.push(SettingsProblem::at(
+            report.problems.push(LoadProblem::at_path(
                 location,
                 Some("hooks"),
                 format!("expected a list of hooks, found {}", describe(other)),
@@ -428,7 +365,7 @@ fn validate_hook(
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));
-        report.problems.push(SettingsProblem::at(location, None, message.clone()));
+        report.problems.push(LoadProblem::at_path(location, None, message.clone()));
         entry.cannot_run.get_or_insert(message);
         return entry;
     };
@@ -438,7 +375,7 @@ fn validate_hook(
         if stops_it {
             fatal.push(format!("`{field}`: {message}"));
         }
-        report.problems.push(SettingsProblem::at(location, Some(field), message));
+        report.problems.push(LoadProblem::at_path(location, Some(field), message));
     };
     let kind = match fields.get("type") {
         Some(Value::String(kind)) => kind.as_str(),
@@ -594,7 +531,7 @@ fn validate_hook(
 
 fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
     let Value::Object(lists) = permissions else {
-        report.problems.push(SettingsProblem::at(
+        report.problems.push(LoadProblem::at_path(
             "permissions",
             None,
             format!("expected an object of `allow`, `ask` and `deny` lists, found {}", describe(permissions)),
@@ -610,7 +547,7 @@ fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
             Some(Value::Array(rules)) => rules,
             Some(other) => {
                 let message = format!("expected a list of rules, found {}", describe(other));
-                report.problems.push(SettingsProblem::at(&location, None, message));
+                report.problems.push(LoadProblem::at_path(&location, None, message));
                 continue;
             }
         };
@@ -618,7 +555,7 @@ fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
             let location = format!("{location}[{index}]");
             let Value::String(text) = rule else {
                 let message = format!("expected a rule such as `Bash(git push:*)`, found {}", describe(rule));
-                report.problems.push(SettingsProblem::at(&location, None, message));
+                report.problems.push(LoadProblem::at_path(&location, None, message));
                 continue;
             };
             match PermissionRule::parse(text) {
@@ -629,7 +566,7 @@ fn validate_permissions(permissions: &Value, report: &mut SettingsReport) {
                         Some(_) => "; it applies to every call of its tool",
                         None => "; ignored",
                     };
-                    report.problems.push(SettingsProblem::at(
+                    report.problems.push(LoadProblem::at_path(
                         &location,
                         None,
                         format!("`{}`: {error}{then}", shown(text)),

@@ -6,7 +6,7 @@
 //!   "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 30, "onFailure": "block"}]}]}}
 //! ```
 //!
-//! Load with [`DeclarativeHookRegistry::from_settings_json`](super::DeclarativeHookRegistry::from_settings_json)
+//! Load with [`SettingsHooks::from_json`](super::SettingsHooks::from_json)
 //! (or its strict variant) and give the registry to
 //! [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks): the format has no
 //! per-agent scoping, so its hooks govern every agent of the runtime, subagent threads included.
@@ -36,18 +36,20 @@ mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
 mod session_end;
+mod settings_hooks;
 mod state;
 mod transcript;
 mod variables;
 
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
-pub use loader::{SettingsErrors, SettingsProblem, SettingsReport};
+pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
 pub(crate) use permissions::RuleKind;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
+pub use settings_hooks::SettingsHooks;
 
 pub(crate) use answer::Permission;
 pub(crate) use fire::{Given, fire, input};
