@@ -187,7 +187,7 @@ fn build_runtime(model: &ScriptedModel) -> Runtime {
 
 fn build_runtime_on(model: &ScriptedModel, store: Arc<dyn MessageStore>) -> Runtime {
     Runtime::builder()
-        .store_arc(store)
+        .store(store)
         .agent::<a_none>()
         .agent::<a_in_place_plain>()
         .agent::<a_in_place_result>()

@@ -57,6 +57,15 @@
 //!
 //! The runtime needs a tokio runtime with its time driver (`enable_all`): async hooks run
 //! under timeouts.
+//!
+//! Setters follow one rule. A builder or options type that is only written, never read back
+//! ([`RuntimeBuilder`], [`ThreadOptions`], `store::PostgresOptions`, `mcp::McpTransport`),
+//! names a setter for what it sets: `.store(..)`, `.user(..)`, `.schema(..)`. A value whose
+//! parts are read back through getters of those names ([`model::OpenAiConfig`],
+//! [`model::ScriptedResponse`], [`tool::FnTool`], errors and records) names the setter
+//! `with_<part>`, so that `config.deadline()` reads and `config.with_deadline(..)` writes. A
+//! setter takes what it stores, shared or not: `.model(name, model)` takes a model or an
+//! `Arc` of one ([`model::IntoModel`]), as `.store(..)` does ([`store::IntoMessageStore`]).
 
 // docs.rs builds with every feature and `--cfg docsrs`: feature-gated items get a badge there.
 #![cfg_attr(docsrs, feature(doc_cfg))]

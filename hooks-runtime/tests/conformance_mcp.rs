@@ -252,7 +252,7 @@ async fn p2_an_mcp_call_waits_for_a_person_and_runs_once_after_its_runtime_is_go
     let thread_id = {
         let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
         let model = one_call("mcp__failing__record", json!({"text": "approved once"}));
-        let first = ask(builder(&model).agent::<p3_agent>().store_arc(store).mcp_server("failing", failing(&markers)))
+        let first = ask(builder(&model).agent::<p3_agent>().store(store).mcp_server("failing", failing(&markers)))
             .build()
             .unwrap();
         let thread = first.create_thread("p3_agent", ThreadOptions::default()).await.unwrap();
@@ -263,9 +263,8 @@ async fn p2_an_mcp_call_waits_for_a_person_and_runs_once_after_its_runtime_is_go
     };
     let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
     let model = ScriptedModel::new([ScriptedResponse::text("Recorded.")]);
-    let second = ask(builder(&model).agent::<p3_agent>().store_arc(store).mcp_server("failing", failing(&markers)))
-        .build()
-        .unwrap();
+    let second =
+        ask(builder(&model).agent::<p3_agent>().store(store).mcp_server("failing", failing(&markers))).build().unwrap();
     let thread = second.open_thread(&thread_id).await.unwrap();
     let outcome = thread.approve("call_1").await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Idle, "{outcome}");

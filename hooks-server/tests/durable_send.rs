@@ -118,7 +118,7 @@ async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
     let runtime = Runtime::builder()
         .agent::<durable_send_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("hi")]))
-        .store_arc(store.clone())
+        .store(store.clone())
         .build()
         .unwrap();
     let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
@@ -170,7 +170,7 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
         let runtime = Runtime::builder()
             .agent::<durable_send_agent>()
             .model("scripted", ScriptedModel::new([]))
-            .store_arc(store.clone())
+            .store(store.clone())
             .build()
             .unwrap();
         let thread = runtime.create_thread("durable_send_agent", ThreadOptions::new().user("alice")).await.unwrap();
@@ -182,12 +182,8 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
     let called = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Semaphore::new(0));
     let model = GatedModel { called: called.clone(), release: release.clone() };
-    let runtime = Runtime::builder()
-        .agent::<durable_send_agent>()
-        .model("scripted", model)
-        .store_arc(store.clone())
-        .build()
-        .unwrap();
+    let runtime =
+        Runtime::builder().agent::<durable_send_agent>().model("scripted", model).store(store.clone()).build().unwrap();
     let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
     let server = Server::start(runtime, config).await;
     tokio::time::timeout(support::PATIENCE, called.notified()).await.expect("recovery runs the input");

@@ -215,7 +215,7 @@ async fn a_restarted_server_lists_the_users_threads_from_the_store() {
             .agent::<lookup_agent>()
             .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
             .tool(FnTool::new("lookup", "Looks a thing up.", |_args| async { HookToolResult::success("found") }))
-            .store_arc(store.clone())
+            .store(store.clone())
             .build()
             .expect("runtime")
     };
@@ -553,7 +553,7 @@ async fn a_404_for_another_users_thread_does_the_same_store_work_as_for_an_unkno
         .agent::<lookup_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
         .tool(FnTool::new("lookup", "Looks a thing up.", |_args| async { HookToolResult::success("found") }))
-        .store_arc(store.clone())
+        .store(store.clone())
         .build()
         .expect("runtime");
     let server = Server::start(runtime, config()).await;

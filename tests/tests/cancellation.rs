@@ -326,7 +326,7 @@ async fn e9_run_ended_by_a_store_error_is_not_left_running() {
         .agent::<e9_agent>()
         .model("scripted", tool_then_reply())
         .tool(counting_tool(&Arc::default()))
-        .store_arc(store.clone())
+        .store(store.clone())
         .build()
         .unwrap();
     let thread = runtime.create_thread("e9_agent", ThreadOptions::default()).await.unwrap();

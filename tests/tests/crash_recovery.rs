@@ -69,7 +69,7 @@ fn runtime_on(store: Arc<dyn MessageStore>) -> Runtime {
         tokio::time::sleep(Duration::from_millis(8)).await;
         HookToolResult::success("worked")
     });
-    Runtime::builder().agent::<crash_agent>().model("m", ToolThenReply).tool(tool).store_arc(store).build().unwrap()
+    Runtime::builder().agent::<crash_agent>().model("m", ToolThenReply).tool(tool).store(store).build().unwrap()
 }
 
 #[cfg(feature = "postgres")]

@@ -43,7 +43,7 @@ fn runtime_with(store: Arc<dyn MessageStore>, model: impl Model, policy: Recover
         .agent::<durable_agent>()
         .model("m", model)
         .tool(quick_tool())
-        .store_arc(store)
+        .store(store)
         .recovery_policy(policy)
         .build()
         .unwrap()

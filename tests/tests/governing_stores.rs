@@ -61,7 +61,7 @@ fn runtime(store: Arc<dyn MessageStore>, model: ScriptedModel, runs: PathBuf, th
         .agent::<a2_agent>()
         .model("scripted", model)
         .tool(pay_tool(runs, then))
-        .store_arc(store)
+        .store(store)
         .build()
         .unwrap()
 }

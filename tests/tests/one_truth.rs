@@ -56,7 +56,7 @@ fn runtime(store: Arc<dyn MessageStore>, model: ScriptedModel, runs: PathBuf) ->
         .agent::<billing_agent>()
         .model("m", model)
         .tool(pay_tool(runs))
-        .store_arc(store)
+        .store(store)
         .build()
         .unwrap()
 }
@@ -205,7 +205,7 @@ fn slow_refund(gate: PathBuf) -> FnTool {
 }
 
 fn slow_runtime(store: Arc<dyn MessageStore>, model: ScriptedModel, gate: PathBuf) -> Runtime {
-    Runtime::builder().agent::<slow_agent>().model("m", model).tool(slow_refund(gate)).store_arc(store).build().unwrap()
+    Runtime::builder().agent::<slow_agent>().model("m", model).tool(slow_refund(gate)).store(store).build().unwrap()
 }
 
 /// The child: runs a turn of the thread whose tool waits for the parent's gate.

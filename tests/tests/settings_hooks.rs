@@ -382,7 +382,7 @@ async fn k5_a_pre_tool_use_ask_survives_a_restart_on_sqlite() {
     let thread_id = {
         let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
         let model = ScriptedModel::new([bash("call_push", "git push --force")]);
-        let runtime = builder(model, guarded(&guard), &first_calls).store_arc(store).build().unwrap();
+        let runtime = builder(model, guarded(&guard), &first_calls).store(store).build().unwrap();
         let thread = thread(&runtime, "k_agent").await;
         assert_eq!(thread.send("publish").await.unwrap().status, ThreadStatus::AwaitingApproval);
         thread.id().to_owned()
@@ -390,7 +390,7 @@ async fn k5_a_pre_tool_use_ask_survives_a_restart_on_sqlite() {
     let calls = Calls::default();
     let store: Arc<dyn MessageStore> = Arc::new(SqliteStore::open(&db).unwrap());
     let model = ScriptedModel::new([ScriptedResponse::text("pushed")]);
-    let runtime = builder(model.clone(), guarded(&guard), &calls).store_arc(store).build().unwrap();
+    let runtime = builder(model.clone(), guarded(&guard), &calls).store(store).build().unwrap();
     let thread = runtime.open_thread(&thread_id).await.unwrap();
     assert_eq!(thread.status(), ThreadStatus::AwaitingApproval);
     let pending = thread.pending_approvals().await.unwrap();

@@ -189,7 +189,7 @@ async fn m11_values_persist_with_the_thread_in_the_in_memory_store() {
     let runtime = Runtime::builder()
         .agent::<m11_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("hi")]))
-        .store_arc(store.clone())
+        .store(store.clone())
         .build()
         .unwrap();
     let thread = runtime.create_thread("m11_agent", ThreadOptions::default()).await.unwrap();

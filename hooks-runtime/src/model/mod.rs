@@ -14,6 +14,6 @@ pub use error::{ModelError, ProviderError, ProviderErrorKind};
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use request::{ModelRequest, ToolSpec};
-pub use response::{Model, ModelEvent, ModelStream};
+pub use response::{IntoModel, Model, ModelEvent, ModelStream};
 pub use scripted::{ScriptedModel, ScriptedResponse};
 pub use usage::{FinishReason, Usage};

@@ -56,3 +56,38 @@ pub trait Model: Send + Sync + 'static {
     /// Sends the request and returns its response stream.
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError>;
 }
+
+/// What [`RuntimeBuilder::model`](crate::RuntimeBuilder::model) takes: a model, or one already
+/// shared as an `Arc` (by several runtimes, or kept to inspect in a test).
+///
+/// ```
+/// use std::sync::Arc;
+/// use hooks_runtime::Runtime;
+/// use hooks_runtime::model::{Model, ScriptedModel};
+///
+/// let shared: Arc<dyn Model> = Arc::new(ScriptedModel::new([]));
+/// let builder = Runtime::builder().model("a", ScriptedModel::new([])).model("b", shared);
+/// # let _ = builder;
+/// ```
+pub trait IntoModel {
+    /// The model, shared.
+    fn into_model(self) -> std::sync::Arc<dyn Model>;
+}
+
+impl<M: Model> IntoModel for M {
+    fn into_model(self) -> std::sync::Arc<dyn Model> {
+        std::sync::Arc::new(self)
+    }
+}
+
+impl<M: Model> IntoModel for std::sync::Arc<M> {
+    fn into_model(self) -> std::sync::Arc<dyn Model> {
+        self
+    }
+}
+
+impl IntoModel for std::sync::Arc<dyn Model> {
+    fn into_model(self) -> std::sync::Arc<dyn Model> {
+        self
+    }
+}

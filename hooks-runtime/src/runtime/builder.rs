@@ -12,13 +12,13 @@ use crate::governing::governors::Governors;
 use crate::governing::guard::{HookGuard, ToolGuard};
 use crate::governing::schema::ToolSchemas;
 use crate::limits::Limits;
-use crate::model::Model;
+use crate::model::{IntoModel, Model};
 use crate::shared::agent_entry::AgentEntry;
 use crate::shared::recovery_state::RecoveryState;
 use crate::shared::registries::Registries;
 use crate::shared::runtime_inner::RuntimeInner;
 use crate::shared::tool_registry::ToolRegistry;
-use crate::store::{InMemoryStore, MessageStore};
+use crate::store::{InMemoryStore, IntoMessageStore, MessageStore};
 use crate::tool::{Tool, ToolAuthorizer};
 use crate::user::UserScope;
 
@@ -95,15 +95,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Adds a model under the name prompts use.
-    pub fn model(mut self, name: impl Into<String>, model: impl Model) -> Self {
-        self.models.insert(name.into(), Arc::new(model));
-        self
-    }
-
-    /// Adds a shared model under the name prompts use.
-    pub fn model_arc(mut self, name: impl Into<String>, model: Arc<dyn Model>) -> Self {
-        self.models.insert(name.into(), model);
+    /// Adds a model under the name prompts use: a [`Model`], or one already shared as an `Arc`
+    /// ([`IntoModel`]).
+    pub fn model(mut self, name: impl Into<String>, model: impl IntoModel) -> Self {
+        self.models.insert(name.into(), model.into_model());
         self
     }
 
@@ -149,15 +144,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the message store (default: [`InMemoryStore`]).
-    pub fn store(mut self, store: impl MessageStore) -> Self {
-        self.store = Some(Arc::new(store));
-        self
-    }
-
-    /// Sets a shared message store.
-    pub fn store_arc(mut self, store: Arc<dyn MessageStore>) -> Self {
-        self.store = Some(store);
+    /// Sets the message store (default: [`InMemoryStore`]): a [`MessageStore`], or one already
+    /// shared as an `Arc` ([`IntoMessageStore`]).
+    pub fn store(mut self, store: impl IntoMessageStore) -> Self {
+        self.store = Some(store.into_message_store());
         self
     }
 

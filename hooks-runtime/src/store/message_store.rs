@@ -194,3 +194,41 @@ impl dyn MessageStore {
         self.run_ownership().is_some() || self.event_log().is_some()
     }
 }
+
+/// What [`RuntimeBuilder::store`](crate::RuntimeBuilder::store) takes: a store, or one already
+/// shared as an `Arc` (with other runtimes of the process, or kept to read from in a test).
+///
+/// ```
+/// use std::sync::Arc;
+/// use hooks_runtime::Runtime;
+/// use hooks_runtime::store::{InMemoryStore, MessageStore};
+///
+/// let owned = Runtime::builder().store(InMemoryStore::new()).build().unwrap();
+/// let shared: Arc<dyn MessageStore> = Arc::new(InMemoryStore::new());
+/// let one = Runtime::builder().store(shared.clone()).build().unwrap();
+/// let two = Runtime::builder().store(shared).build().unwrap();
+/// assert!(Arc::ptr_eq(one.store(), two.store()));
+/// # let _ = owned;
+/// ```
+pub trait IntoMessageStore {
+    /// The store, shared.
+    fn into_message_store(self) -> std::sync::Arc<dyn MessageStore>;
+}
+
+impl<S: MessageStore> IntoMessageStore for S {
+    fn into_message_store(self) -> std::sync::Arc<dyn MessageStore> {
+        std::sync::Arc::new(self)
+    }
+}
+
+impl<S: MessageStore> IntoMessageStore for std::sync::Arc<S> {
+    fn into_message_store(self) -> std::sync::Arc<dyn MessageStore> {
+        self
+    }
+}
+
+impl IntoMessageStore for std::sync::Arc<dyn MessageStore> {
+    fn into_message_store(self) -> std::sync::Arc<dyn MessageStore> {
+        self
+    }
+}

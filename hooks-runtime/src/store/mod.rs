@@ -32,7 +32,7 @@ pub use error::{StoreError, StoreErrorKind};
 pub use event_log::{EventLog, EventSubscription, StoredEvent};
 pub use inbox::{InboxEntry, InboxStore};
 pub use memory::InMemoryStore;
-pub use message_store::MessageStore;
+pub use message_store::{IntoMessageStore, MessageStore};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
