@@ -8,7 +8,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::problems::{LoadErrors, LoadProblem};
+use super::problems::{self, DocumentFormat, LoadErrors, LoadProblem};
 use super::substitution::placeholders;
 use super::{CommandMode, HookAction, HookConfig, HookEvent, HookMatcher};
 
@@ -454,15 +454,5 @@ fn required_string(
 }
 
 fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "nothing".to_owned(),
-        Value::Bool(b) => format!("the boolean `{b}`"),
-        Value::Number(n) => format!("the number `{n}`"),
-        Value::String(s) if s.chars().count() > 40 => {
-            format!("the string {:?}...", s.chars().take(40).collect::<String>())
-        }
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(_) => "a list".to_owned(),
-        Value::Object(_) => "a mapping".to_owned(),
-    }
+    problems::describe(value, DocumentFormat::Yaml)
 }

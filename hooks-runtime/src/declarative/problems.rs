@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde_json::Value;
+
 /// Where in a document a problem is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -137,4 +139,44 @@ fn render_problems(document: &str, problems: &[LoadProblem]) -> String {
         text.push_str(&format!("\n  {problem}"));
     }
     text
+}
+
+/// How a loader names a value it did not expect, in its format's words: `null` and
+/// `an object` in JSON are `nothing` and `a mapping` in YAML. A long string is cut at 40
+/// characters, so a problem never echoes a whole value.
+pub(super) fn describe(value: &Value, format: DocumentFormat) -> String {
+    match value {
+        Value::Null => format.null().to_owned(),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) => format!("the number `{n}`"),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("the string {:?}...", s.chars().take(40).collect::<String>())
+        }
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Object(_) => format.object().to_owned(),
+    }
+}
+
+/// The format of the document a loader reads, for the words its problems use.
+#[derive(Clone, Copy)]
+pub(super) enum DocumentFormat {
+    Yaml,
+    Json,
+}
+
+impl DocumentFormat {
+    fn null(self) -> &'static str {
+        match self {
+            DocumentFormat::Yaml => "nothing",
+            DocumentFormat::Json => "null",
+        }
+    }
+
+    fn object(self) -> &'static str {
+        match self {
+            DocumentFormat::Yaml => "a mapping",
+            DocumentFormat::Json => "an object",
+        }
+    }
 }

@@ -87,6 +87,15 @@ pub(crate) struct Gate<'a> {
     pub(crate) limits: Limits,
 }
 
+/// One call before the gate: what governs it, the called tool and the call itself.
+#[derive(Clone, Copy)]
+struct Governing<'a> {
+    gate: Gate<'a>,
+    tool: Option<&'a Arc<dyn Tool>>,
+    state: &'a ThreadState,
+    call: &'a HookToolCall,
+}
+
 /// Governs `call`, whose `arguments` the caller parsed (and checked against the tool's schema,
 /// G9). `tool` is the called tool, `None` when the runtime has none of that name. With no
 /// guard, no hook and a tool that asks for no approval, this does nothing.
@@ -102,13 +111,14 @@ pub(crate) async fn govern(
         Ok(arguments) => arguments,
         Err(error) => return Governed { verdict: Verdict::Allow, arguments: Err(error) },
     };
+    let governing = Governing { gate, tool: tool.as_ref(), state, call };
     let mut verdict = Verdict::Allow;
     let mut decided = false;
     // G10: asked once per call, so a gate nobody traces builds no span.
     let traced = (!gate.governors.guards.is_empty() || chain.is_some()) && dispatch::spans_wanted();
     for guard in &gate.governors.guards {
         let link = Link::Guard(guard.as_ref());
-        if apply(gate, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
+        if apply(governing, link, &mut arguments, &mut verdict, traced).await {
             decided = true;
             break;
         }
@@ -119,7 +129,7 @@ pub(crate) async fn govern(
                 continue;
             }
             let link = Link::Hook(entry, dispatch.timeout_of(entry));
-            if apply(gate, tool.as_ref(), state, call, link, &mut arguments, &mut verdict, traced).await {
+            if apply(governing, link, &mut arguments, &mut verdict, traced).await {
                 break;
             }
         }
@@ -146,34 +156,22 @@ pub(crate) async fn govern(
 /// Runs one link on `arguments` and folds its decision into `verdict`; `true` when the chain
 /// ends here (a `Deny`, or a failure that fails closed). With `traced`, the run is a hook span
 /// like any other hook's (id, kind, source, duration), with its decision (G10).
-#[allow(clippy::too_many_arguments)]
 async fn apply(
-    gate: Gate<'_>,
-    tool: Option<&Arc<dyn Tool>>,
-    state: &ThreadState,
-    call: &HookToolCall,
+    governing: Governing<'_>,
     link: Link<'_>,
     arguments: &mut Value,
     verdict: &mut Verdict,
     traced: bool,
 ) -> bool {
     if !traced {
-        return decide_and_fold(gate, tool, state, call, &link, arguments, verdict).await.0;
+        return decide_and_fold(governing, &link, arguments, verdict).await.0;
     }
-    traced_apply(gate, tool, state, call, link, arguments, verdict).await
+    traced_apply(governing, link, arguments, verdict).await
 }
 
 /// [`apply`] inside a hook span: the path taken when someone listens for hook spans.
 #[cold]
-async fn traced_apply(
-    gate: Gate<'_>,
-    tool: Option<&Arc<dyn Tool>>,
-    state: &ThreadState,
-    call: &HookToolCall,
-    link: Link<'_>,
-    arguments: &mut Value,
-    verdict: &mut Verdict,
-) -> bool {
+async fn traced_apply(governing: Governing<'_>, link: Link<'_>, arguments: &mut Value, verdict: &mut Verdict) -> bool {
     use tracing::Instrument;
     let span = tracing::info_span!(
         target: dispatch::TARGET,
@@ -186,8 +184,7 @@ async fn traced_apply(
         duration_us = tracing::field::Empty,
     );
     let started_at = std::time::Instant::now();
-    let (ends, decision) =
-        decide_and_fold(gate, tool, state, call, &link, arguments, verdict).instrument(span.clone()).await;
+    let (ends, decision) = decide_and_fold(governing, &link, arguments, verdict).instrument(span.clone()).await;
     span.record("hook.decision", decision);
     // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
     span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
@@ -197,14 +194,12 @@ async fn traced_apply(
 /// One link's run and its fold into `verdict`: whether the chain ends here, and the link's
 /// decision in a word (`allow`, `deny`, `ask`, or what its failure decided).
 async fn decide_and_fold(
-    gate: Gate<'_>,
-    tool: Option<&Arc<dyn Tool>>,
-    state: &ThreadState,
-    call: &HookToolCall,
+    governing: Governing<'_>,
     link: &Link<'_>,
     arguments: &mut Value,
     verdict: &mut Verdict,
 ) -> (bool, &'static str) {
+    let Governing { gate, tool, state, call } = governing;
     let before = arguments.clone();
     let outcome = match link {
         Link::Guard(guard) => {

@@ -58,6 +58,11 @@ impl fmt::Debug for Thread {
     }
 }
 
+/// The runtime's agent named `agent`.
+fn agent_entry(runtime: &RuntimeInner, agent: &str) -> Result<Arc<AgentEntry>, RuntimeError> {
+    runtime.registries.agents.get(agent).cloned().ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))
+}
+
 impl Thread {
     /// Creates a thread of agent `agent` and runs its `after_thread_created` hooks (at rest).
     /// Refused when a prompt of the agent has a `{{name}}` placeholder the arguments lack.
@@ -66,12 +71,7 @@ impl Thread {
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
-        let entry = runtime
-            .registries
-            .agents
-            .get(agent)
-            .cloned()
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let entry = agent_entry(runtime, agent)?;
         for prompt in [entry.def.side_a.prompt(), entry.def.side_b.prompt()].into_iter().flatten() {
             if let Some(argument) = context::first_missing_argument(prompt.prompt, &options.arguments) {
                 return Err(RuntimeError::MissingArgument {
@@ -92,12 +92,7 @@ impl Thread {
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
-        let entry = runtime
-            .registries
-            .agents
-            .get(agent)
-            .cloned()
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let entry = agent_entry(runtime, agent)?;
         Thread::insert(runtime, entry, options, true).await
     }
 

@@ -174,6 +174,7 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
             Some(&tool_input),
             &input,
             &cwd,
+            None,
         )
         .await;
         tell_person(pipeline.shared, event.name(), verdict.messages);
@@ -230,9 +231,17 @@ pub(crate) async fn permission_request(
         fields.extend(transcript(shared, hooks, event, Some(name), Some(arguments)).await);
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(name), Some(arguments), &input, &cwd)
-                .await;
+        let verdict = crate::declarative::fire_settings(
+            hooks,
+            once_of(shared),
+            event,
+            Some(name),
+            Some(arguments),
+            &input,
+            &cwd,
+            None,
+        )
+        .await;
         tell_person(shared, event.name(), verdict.messages);
         let (permission, given) = verdict.permission?;
         let first = given.into_iter().next()?;
@@ -284,6 +293,7 @@ pub(crate) async fn notify_waiting(shared: &ThreadShared, tool: &str) {
             None,
             &input,
             &cwd,
+            None,
         )
         .await;
         tell_person(shared, event.name(), verdict.messages);
@@ -307,7 +317,8 @@ pub(crate) async fn subagent_started(shared: &ThreadShared) -> Option<String> {
         let cwd = cwd();
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
         let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(agent), None, &input, &cwd).await;
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(agent), None, &input, &cwd, None)
+                .await;
         tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
     }
@@ -352,7 +363,8 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
         let mut fields = vec![("prompt", Value::from(prompt))];
         fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd, None).await;
         tell_person(shared, event.name(), verdict.messages);
         let mut reasons = verdict.blocks;
         for stop in verdict.stops {
@@ -386,7 +398,8 @@ pub(crate) async fn session_started(shared: &ThreadShared) -> Option<String> {
         fields.extend(transcript(shared, hooks, event, Some("startup"), None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
         let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, Some("startup"), None, &input, &cwd).await;
+            crate::declarative::fire_settings(hooks, once_of(shared), event, Some("startup"), None, &input, &cwd, None)
+                .await;
         tell_person(shared, event.name(), verdict.messages);
         (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
     }
@@ -410,7 +423,8 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
             vec![("stop_hook_active", Value::Bool(stop_hook_active)), ("last_assistant_message", json!(reply))];
         fields.extend(transcript(shared, hooks, event, None, None).await);
         let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd).await;
+        let verdict =
+            crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd, None).await;
         tell_person(shared, event.name(), verdict.messages);
         // `continue: false` ends the turn, which was ending anyway: its reason is the person's.
         for stop in &verdict.stops {

@@ -52,22 +52,10 @@ pub(crate) fn input(event: SettingsEvent, session_id: &str, cwd: &Path, fields: 
 }
 
 /// Runs the hooks of `event` that select `subject` (and, by their `if`, `tool_input`), all at
-/// once, and combines their answers.
-pub(crate) async fn fire(
-    hooks: &[SettingsHook],
-    once: Once<'_>,
-    event: SettingsEvent,
-    subject: Option<&str>,
-    tool_input: Option<&Value>,
-    input: &[u8],
-    cwd: &Path,
-) -> Verdict {
-    fire_checked(hooks, once, event, subject, tool_input, input, cwd, None).await
-}
-
-/// [`fire`], each hook's rewrite checked by `check` as it is merged.
+/// once, and combines their answers, each hook's rewrite checked by `check` (if any) as it is
+/// merged.
 #[allow(clippy::too_many_arguments)] // each is one part of the event, named at the call
-pub(crate) async fn fire_checked(
+pub(crate) async fn fire(
     hooks: &[SettingsHook],
     once: Once<'_>,
     event: SettingsEvent,

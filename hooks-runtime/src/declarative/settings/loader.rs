@@ -15,7 +15,7 @@ use super::{
     SettingsPermissions,
 };
 use crate::declarative::MAX_DOCUMENT_BYTES;
-use crate::declarative::problems::{LoadErrors, LoadProblem};
+use crate::declarative::problems::{self, DocumentFormat, LoadErrors, LoadProblem};
 
 const GROUP_FIELDS: &str = "`matcher` or `hooks`";
 const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure`, `async`, `once` or `statusMessage`";
@@ -586,17 +586,7 @@ fn shown(text: &str) -> String {
 }
 
 fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("the boolean `{b}`"),
-        Value::Number(n) => format!("the number `{n}`"),
-        Value::String(s) if s.chars().count() > 40 => {
-            format!("the string {:?}...", s.chars().take(40).collect::<String>())
-        }
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(_) => "a list".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-    }
+    problems::describe(value, DocumentFormat::Json)
 }
 
 /// A JSON value whose objects have no repeated key. Plain `Value` parsing keeps the last of two

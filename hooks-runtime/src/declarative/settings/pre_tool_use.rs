@@ -82,7 +82,7 @@ pub(crate) async fn evaluate(
         if rewritten == *call.arguments { Ok(()) } else { check(&rewritten) }
     };
     let rewrite_check: RewriteCheck<'_> = &rewrite_check;
-    let verdict = fire::fire_checked(
+    let verdict = fire::fire(
         hooks,
         call.once,
         SettingsEvent::PreToolUse,

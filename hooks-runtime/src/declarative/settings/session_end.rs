@@ -110,7 +110,7 @@ async fn end_one(
         }
     }
     let input = input(event, thread, cwd, fields);
-    let verdict = fire(hooks, Some((state, thread)), event, Some(reason.name()), None, &input, cwd).await;
+    let verdict = fire(hooks, Some((state, thread)), event, Some(reason.name()), None, &input, cwd, None).await;
     // Observe only: nothing is left to decide. A failure was logged where it was read.
     for given in verdict.messages {
         tracing::info!(target: LOG_TARGET, "[HOOK] {} (SessionEnd) says to the person: {}", given.hook, given.reason);
