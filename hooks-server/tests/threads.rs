@@ -512,7 +512,7 @@ impl MessageStore for CountingReads {
     async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
         self.inner.hand_off(id, agent, message).await
     }
-    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<(), StoreError> {
         self.inner.insert_message(id, message).await
     }
     async fn update_message(

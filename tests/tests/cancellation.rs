@@ -280,7 +280,7 @@ impl MessageStore for FailingInserts {
     async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
         self.inner.hand_off(id, agent, message).await
     }
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
         if self.failing.load(Ordering::SeqCst) {
             return Err(StoreError::other("disk full"));
         }

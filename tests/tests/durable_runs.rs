@@ -123,7 +123,7 @@ async fn a_store_without_an_inbox_refuses_queue_message_naming_what_to_implement
             &self,
             id: &str,
             message: &HookMessage,
-        ) -> Result<HookMessage, hooks_runtime::store::StoreError> {
+        ) -> Result<(), hooks_runtime::store::StoreError> {
             self.0.insert_message(id, message).await
         }
         async fn update_message(

@@ -9,9 +9,10 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
-use hooks_core::{AbortSignal, MessageRecord};
+use hooks_core::AbortSignal;
 use tokio::sync::{broadcast, mpsc};
 
+use super::accepted_inputs::AcceptedInputs;
 use crate::events::{ThreadEvent, ThreadStatus};
 
 /// How many events a subscriber may fall behind before it misses some.
@@ -25,10 +26,10 @@ pub(crate) struct Links {
     pub(crate) turn: tokio::sync::Mutex<()>,
     /// The thread's status and its run's abort signal.
     run: Mutex<StatusAndAbort>,
-    /// Inputs this runtime committed to the thread's inbox and no run of it has taken yet, by
-    /// id, with their message and time: on a store one process owns, a run takes them from
-    /// here instead of reading the inbox back (see `ThreadShared::accepted_input`).
-    pub(crate) accepted: Mutex<HashMap<String, (MessageRecord, i64)>>,
+    /// Inputs this runtime committed to the thread's inbox and no run of it has taken yet: on a
+    /// store one process owns, a run takes them from here instead of reading the inbox back
+    /// (see `ThreadShared::accepted_input`).
+    pub(crate) accepted: Mutex<AcceptedInputs>,
     /// The thread's events, `message_delta` aside. Made at the first subscription: tokio
     /// allocates every slot of a channel when it is made, about 26 KB for these, which an
     /// idle thread that nobody follows does not need.

@@ -162,11 +162,8 @@ impl MessageStore for InMemoryStore {
         })
     }
 
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            thread.push_message(message)?;
-            Ok(message.clone())
-        })
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| thread.push_message(message))
     }
 
     async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {

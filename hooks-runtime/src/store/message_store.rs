@@ -45,10 +45,11 @@ pub trait MessageStore: Send + Sync + 'static {
     async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError>;
     /// Sets a thread's status.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError>;
-    /// Inserts a message (its id and `created_at` already set) and returns it as stored. A tool
-    /// result (`role: tool`) for a call that already has one stored is refused as a
+    /// Inserts a message (its id and `created_at` already set), as it is: what is stored reads
+    /// back equal to it, so nothing is returned (the caller has the message). A tool result
+    /// (`role: tool`) for a call that already has one stored is refused as a
     /// [`Conflict`](StoreErrorKind::Conflict): a tool call has at most one result (O4).
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError>;
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError>;
     /// A handoff (O2): `agent` owns the thread from now on ([`ThreadRecord::agent`] says so),
     /// written in the one transaction that inserts `message`, the handoff's message (`None`
     /// when a hook prevented it), so a crash never keeps one without the other. A thread

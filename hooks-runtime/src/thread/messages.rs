@@ -97,7 +97,10 @@ pub(crate) async fn create_from(
     let message = message_of(&mut record, pipeline.chain(HookKind::AfterCreateMessage).is_some());
     let store = &pipeline.shared.runtime.store;
     let stored = match origin {
-        Origin::Run => store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?,
+        Origin::Run => {
+            store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?;
+            message
+        }
         Origin::Handoff(agent) => {
             store.hand_off(&pipeline.shared.id, agent, Some(&message)).await.map_err(CreateError::Store)?;
             message

@@ -170,18 +170,16 @@ impl ThreadShared {
         if store.is_shared() {
             return entry.id;
         }
-        let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
-        accepted.insert(entry.id.clone(), (entry.message, entry.enqueued_at));
-        entry.id
+        let id = entry.id.clone();
+        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).insert(entry);
+        id
     }
 
     /// The input `input` as it was accepted here, if no run of this runtime has taken it, handed
     /// to the run about to take it. Should that run end before its take, the store still has the
     /// input, and the next run reads it back from there.
     pub(crate) fn accepted_input(&self, input: &str) -> Option<InboxEntry> {
-        let mut accepted = self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner);
-        let (id, (message, enqueued_at)) = accepted.remove_entry(input)?;
-        Some(InboxEntry { id, message, enqueued_at })
+        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input)
     }
 
     /// A run took `input` from the inbox (or found it taken).

@@ -313,14 +313,13 @@ impl MessageStore for PostgresStore {
         tx.commit().await.map_err(op.pg())
     }
 
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
         let op = Op::message("insert_message", thread_id, &message.id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;
         self.check_fence(&op, &tx).await?;
         insert_row(&op, &tx, message).await?;
-        tx.commit().await.map_err(op.pg())?;
-        Ok(message.clone())
+        tx.commit().await.map_err(op.pg())
     }
 
     async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {

@@ -701,15 +701,14 @@ impl MessageStore for SqliteStore {
         .await
     }
 
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<HookMessage, StoreError> {
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
         let thread_id = thread_id.to_owned();
         let message = message.clone();
         self.run("insert_message", move |connection| {
             let op = Op::message("insert_message", &thread_id, &message.id);
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             insert_row(&op, &tx, &message)?;
-            tx.commit().map_err(op.sql())?;
-            Ok(message)
+            tx.commit().map_err(op.sql())
         })
         .await
     }
