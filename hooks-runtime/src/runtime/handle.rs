@@ -174,8 +174,8 @@ impl Runtime {
     /// first [`create_thread`](Self::create_thread) or [`open_thread`](Self::open_thread); on a
     /// store that several processes share (PostgreSQL) also every
     /// [`recovery_sweep_interval`](crate::store::RunOwnership::recovery_sweep_interval). Call it
-    /// at start-up to recover before the first request (`hooks_server::router` does); on a
-    /// shared store it also starts this runtime's sweeper.
+    /// at start-up to recover before the first request (a `hooks_server` router calls it at its
+    /// own first request); on a shared store it also starts this runtime's sweeper.
     ///
     /// A thread left `running` becomes `failed (owner_lost)` ([`FailReason::OwnerLost`](crate::store::FailReason::OwnerLost)),
     /// stored and sent as a status event; every stored tool call without a result gets an error
