@@ -178,7 +178,7 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
         thread.id().to_owned()
     };
 
-    // The next server recovers it as it starts: the input runs on recovery's thread handle.
+    // The next process recovers it as it starts: the input runs on recovery's thread handle.
     let called = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Semaphore::new(0));
     let model = GatedModel { called: called.clone(), release: release.clone() };
@@ -188,9 +188,12 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
         .store_arc(store.clone())
         .build()
         .unwrap();
+    // Recovered before the server takes requests, as `hooks_server::router_with` advises.
+    let called_first = called.notified();
+    runtime.recover().await.expect("recovery");
     let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
     let server = Server::start(runtime, config).await;
-    tokio::time::timeout(support::PATIENCE, called.notified()).await.expect("recovery runs the input");
+    tokio::time::timeout(support::PATIENCE, called_first).await.expect("recovery runs the input");
 
     // A client opens the thread while that run waits on the model.
     let (status, thread) = server.get(&format!("/threads/{thread_id}"), ALICE).await;
