@@ -13,17 +13,11 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRef, FromRequest, Request};
 use axum::http::StatusCode;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::config::ServerConfig;
+use crate::dto::request_body::RequestBody;
 use crate::error::{ApiError, printable};
-
-/// A typed request body: a JSON object that deserializes into `Self`.
-pub(crate) trait RequestBody: DeserializeOwned {
-    /// What the body is, for errors: "a new thread".
-    const WHAT: &'static str;
-}
 
 /// A request body deserialized into its DTO `T`.
 pub(crate) struct JsonBody<T>(pub(crate) T);
@@ -101,10 +95,34 @@ pub(crate) fn parse<T: RequestBody>(value: &Value) -> Result<T, ApiError> {
             format!("{what} must be a JSON object, not {}", type_name(value)),
         ));
     }
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = error.path().to_string();
-        refusal(what, &path, value_at(value, error.path()), &error.into_inner().to_string())
-    })
+    let refused = match serde_path_to_error::deserialize(value) {
+        Ok(body) => return Ok(body),
+        Err(error) => error,
+    };
+    let path = refused.path().to_string();
+    let error = refusal(what, &path, value_at(value, refused.path()), &refused.into_inner().to_string());
+    if error.code != "unknown_field" {
+        return Err(error);
+    }
+    // serde stops at the first unknown field it meets; a missing or mistyped known field is the
+    // more useful answer, so the known fields alone are read once more.
+    let known = known_fields(&error.message);
+    let mut fields = value.as_object().cloned().unwrap_or_default();
+    fields.retain(|key, _| known.contains(&key.as_str()));
+    let fields = Value::Object(fields);
+    match serde_path_to_error::deserialize::<_, T>(&fields) {
+        Err(refused) => {
+            let path = refused.path().to_string();
+            Err(refusal(what, &path, value_at(&fields, refused.path()), &refused.into_inner().to_string()))
+        }
+        Ok(_) => Err(error),
+    }
+}
+
+/// The field names an `unknown_field` message lists after `its fields are`, each in backticks.
+fn known_fields(message: &str) -> Vec<&str> {
+    let list = message.rsplit_once("its fields are ").map_or("", |(_, list)| list);
+    list.split('`').skip(1).step_by(2).collect()
 }
 
 /// The error for serde's message `text` about the field at `path` (holding `found`, when it is
@@ -120,7 +138,8 @@ fn refusal(what: &str, path: &str, found: Option<&Value>, text: &str) -> ApiErro
     if let Some(rest) = text.strip_prefix("unknown field `")
         && let Some((key, known)) = rest.rsplit_once("`, expected ")
     {
-        let known = known.strip_prefix("one of ").unwrap_or(known);
+        // serde lists one field as `a`, two as `a` or `b`, more as one of `a`, `b`, `c`.
+        let known = known.strip_prefix("one of ").unwrap_or(known).replace("` or `", "`, `");
         return ApiError::bad_request(
             "unknown_field",
             format!("{what} has an unknown field `{}`; its fields are {known}", printable(key)),
@@ -190,11 +209,19 @@ mod tests {
             ),
             (refused::<NewMessage>(json!({ "content": 5 })), "invalid_field", "must be a string, not a number"),
             (
-                refused::<NewMessage>(json!({ "text": "SECRET" })),
+                refused::<NewMessage>(json!({ "content": "hi", "text": "SECRET" })),
                 "unknown_field",
                 "a message has an unknown field `text`; its fields are `content`",
             ),
             (refused::<NewMessage>(json!({})), "missing_field", "a message needs the field `content`"),
+            // A missing or mistyped field is named before an unknown one.
+            (
+                refused::<NewMessage>(json!({ "text": "SECRET" })),
+                "missing_field",
+                "a message needs the field `content`",
+            ),
+            (refused::<NewMessage>(json!({ "content": 5, "text": "SECRET" })), "invalid_field", "field `content`"),
+            (refused::<DecisionRequest>(json!({ "note": 1 })), "missing_field", "needs the field `decision`"),
             (refused::<NewMessage>(json!("SECRET")), "invalid_body", "a message must be a JSON object, not a string"),
             (
                 refused::<NewThread>(json!({ "agent": "a", "arguments": "SECRET" })),
@@ -205,6 +232,11 @@ mod tests {
                 refused::<NewThread>(json!({ "agent": "a", "x": 1 })),
                 "unknown_field",
                 "its fields are `agent`, `arguments`",
+            ),
+            (
+                refused::<DecisionRequest>(json!({ "decision": "deny", "x": 1 })),
+                "unknown_field",
+                "its fields are `decision`, `reason`, `arguments`",
             ),
             (
                 refused::<DecisionRequest>(json!({ "decision": "SECRET" })),

@@ -319,7 +319,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn an_event_the_store_never_got_neither_repeats_nor_reorders_the_ones_after_it() {
         let writer = start(0);
         // The runtime emits three events; the store got the first and the third (the second's
@@ -339,7 +339,7 @@ mod tests {
         assert_eq!(writer.log.latest(), 3, "nothing logged twice");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_server_event_waits_for_the_stores_events_up_to_its_seq() {
         let writer = start(4);
         // At or below where the subscription started: logged at once.
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_server_event_lands_after_the_events_this_process_emitted_before_it() {
         let writer = start(0);
         writer.runtime.send(tool_done("a")).unwrap();
@@ -377,7 +377,7 @@ mod tests {
         assert_eq!(order, ["elsewhere", "a", "hook_run"]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_lost_event_of_this_process_holds_no_server_event_once_a_later_one_is_back() {
         let writer = start(0);
         writer.runtime.send(tool_done("lost")).unwrap();

@@ -84,6 +84,15 @@
 //! and hook runs are events of the process that ran, and show only there, `run_finished` after
 //! every event of its run. The PostgreSQL store listens for every thread on one connection.
 //!
+//! # Tasks
+//!
+//! Building a router starts nothing. Its first request starts the tasks that run beside the
+//! requests: the follower of other processes' user changes and a recovery of the runs a stopped
+//! process left ([`Runtime::recover`], also the runtime's own doing at its first use of a
+//! thread; call it before serving to recover before any request). Each thread served has a task
+//! that logs its events, and the first starts the eviction of idle threads. No task keeps the
+//! router's state alive: each ends once it finds the router gone.
+//!
 //! # Bounds
 //!
 //! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;

@@ -7,7 +7,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::body::RequestBody;
+use super::request_body::RequestBody;
 
 /// `POST /threads/{id}/approvals/{callId}`: `{"decision", "reason"?, "arguments"?}`.
 #[derive(Debug, Deserialize)]

@@ -12,5 +12,6 @@ pub(crate) mod error_body;
 pub(crate) mod events;
 #[cfg(feature = "inspector")]
 pub(crate) mod inspector;
+pub(crate) mod request_body;
 pub(crate) mod threads;
 pub(crate) mod users;

@@ -6,7 +6,7 @@ use hooks_runtime::types::HookMessage;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::body::RequestBody;
+use super::request_body::RequestBody;
 
 /// `POST /threads`: `{"agent", "arguments"?}`.
 #[derive(Debug, Deserialize)]
