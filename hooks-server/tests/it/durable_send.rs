@@ -3,7 +3,7 @@
 //! 503 naming the store, and no run starts. An input that a stopped process had accepted runs
 //! when the server starts, and a client of its thread sees that run.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
