@@ -35,7 +35,7 @@ use crate::event_log::EventLog;
 const HOLD_MAX: Duration = Duration::from_secs(30);
 
 /// Event log writers running in this process, every router included; see
-/// [`running_event_log_writers`].
+/// `running_event_log_writers`.
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
 /// How many threads' event log writers run in this process now. For tests of eviction (feature
@@ -91,7 +91,7 @@ pub(crate) struct EventLogWriter {
     pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
-    /// Counted among the [`running_event_log_writers`] while the writer exists.
+    /// Counted among the `running_event_log_writers` while the writer exists.
     pub(crate) _running: Running,
 }
 

@@ -24,7 +24,7 @@ pub(crate) use input_quota::InputQuota;
 pub(crate) use run_gate::RunGate;
 pub(crate) use thread_events::ThreadEvents;
 
-/// Thread entries alive in this process, every router included; see [`open_thread_entries`].
+/// Thread entries alive in this process, every router included; see `open_thread_entries`.
 static OPEN_ENTRIES: AtomicUsize = AtomicUsize::new(0);
 
 /// How many thread entries (a thread's handle, event log and event log writer) this process
