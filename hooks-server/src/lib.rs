@@ -258,3 +258,18 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         format!("{} does not take {method}", printable(uri.path())),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A router is built without a tokio runtime: building it spawns nothing (its first request
+    /// starts its tasks).
+    #[test]
+    fn building_a_router_starts_no_task_and_needs_no_tokio_runtime() {
+        let runtime = Runtime::builder().build().expect("runtime");
+        let config = ServerConfig::default().catalog(Vec::new());
+        let router = router_with(runtime, StaticTokens::default(), config).expect("router");
+        drop(router);
+    }
+}
