@@ -213,7 +213,7 @@ impl AppState {
         let threads = records
             .into_iter()
             .map(|record| match self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(&record.id) {
-                // Listing is not using: it keeps no thread from eviction.
+                // Listing is not using: the idle clock is not touched.
                 Some(entry) => Listed::Served(entry.clone()),
                 None => Listed::Stored(record),
             })
