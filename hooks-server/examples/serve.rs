@@ -92,6 +92,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let token = std::env::var("HOOKS_SERVER_TOKEN").unwrap_or_else(|_| "dev-token".to_owned());
     let auth = StaticTokens::new([(token, "dev".to_owned()), ("dev-token-2".to_owned(), "dev2".to_owned())]);
     let config = ServerConfig::default().catalog(vec!["demo_agent".to_owned()]).hook_runs(Some(runs));
+    // The runs a stopped server left unsettled, and the inputs it had accepted, run now rather
+    // than at the first request (building the router starts nothing).
+    runtime.recover().await?;
     let app = hooks_server::router_with(runtime, auth, config)?;
     let listener = tokio::net::TcpListener::bind(&address).await?;
     tracing::info!("serving on http://{0}; the inspector is at http://{0}/inspect", listener.local_addr()?);

@@ -7,12 +7,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, MAX_REASON_BYTES, ParkedToolCall};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::auth::User;
-use crate::body::{Fields, JsonBody};
+use crate::body::AnyJson;
+use crate::dto::approvals::{ApprovalList, Decision, DecisionAnswer, DecisionRequest, WaitingCall};
 use crate::error::{ApiError, printable};
-use crate::state::{AppState, ThreadEntry};
+use crate::state::AppState;
+use crate::thread_entry::ThreadEntry;
 
 /// The reason the model reads when a person denies a call without giving one.
 const DENIED_WITHOUT_REASON: &str = "a person denied this tool call";
@@ -23,22 +25,10 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     User(user): User,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
     let pending = entry.thread.pending_approvals().await.map_err(|error| ApiError::store(&error))?;
-    Ok(Json(json!({ "approvals": pending.iter().map(call_json).collect::<Vec<_>>() })))
-}
-
-/// One waiting call: `{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}`,
-/// the fields of its `approval_requested` event and what the person decides on.
-fn call_json(call: &ParkedToolCall) -> Value {
-    json!({
-        "id": call.id,
-        "name": call.tool,
-        "arguments": call.arguments,
-        "reasons": call.reasons,
-        "requestedAt": call.requested_at,
-    })
+    Ok(Json(ApprovalList { approvals: pending.iter().map(WaitingCall::from).collect() }).into_response())
 }
 
 /// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny", "reason"?,
@@ -62,14 +52,12 @@ pub(crate) async fn decide(
     State(state): State<AppState>,
     User(user): User,
     Path((id, call_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody,
+    AnyJson(body): AnyJson,
 ) -> Result<Response, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
-    let choice = parse_choice(body)?;
-    let decision = match &choice {
-        ApprovalChoice::Deny { .. } => "denied",
-        _ => "approved",
-    };
+    let request: DecisionRequest = crate::body::parse(&body)?;
+    let decision = request.decision.past_tense();
+    let choice = choice(request)?;
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // G8: edited arguments a guard denies deny the call; the turn goes on as after a denial,
     // and the answer says why.
@@ -98,7 +86,7 @@ pub(crate) async fn decide(
         return Err(denied);
     }
     if !pending.is_empty() {
-        let body = json!({ "callId": call_id, "decision": decision, "runId": null, "pending": pending });
+        let body = DecisionAnswer { call_id, decision, run_id: None, pending };
         return Ok((StatusCode::OK, Json(body)).into_response());
     }
     let run_id = crate::ids::resume_run_id();
@@ -108,32 +96,27 @@ pub(crate) async fn decide(
         run_id.clone(),
         |entry| async move { entry.thread.resume_approvals().await.map(Some) },
     );
-    let body = json!({ "callId": call_id, "decision": decision, "runId": run_id, "pending": [] });
+    let body = DecisionAnswer { call_id, decision, run_id: Some(run_id), pending: Vec::new() };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
-/// The decision of a request body; errors name the field, never echo a value.
-fn parse_choice(body: Value) -> Result<ApprovalChoice, ApiError> {
-    let mut fields = Fields::of(body, "an approval decision")?;
-    let decision = fields.string("decision")?;
-    let reason = fields.optional_string("reason")?;
-    let arguments = fields.optional_object("arguments")?;
-    fields.finish(&["decision", "reason", "arguments"])?;
+/// The runtime's choice of a decision body: `reason` goes with a denial and `arguments` with an
+/// approval; errors name the field, never echo a value.
+fn choice(request: DecisionRequest) -> Result<ApprovalChoice, ApiError> {
+    let DecisionRequest { decision, reason, arguments } = request;
     let misplaced = |field: &str, goes_with: &str| {
         ApiError::bad_request(
             "invalid_field",
             format!("field `{field}` of an approval decision goes with `\"decision\": \"{goes_with}\"`"),
         )
     };
-    match decision.as_str() {
-        "approve" if reason.is_some() => Err(misplaced("reason", "deny")),
-        "approve" => Ok(ApprovalChoice::Approve { arguments: arguments.map(Value::Object) }),
-        "deny" if arguments.is_some() => Err(misplaced("arguments", "approve")),
-        "deny" => Ok(ApprovalChoice::Deny { reason: reason.unwrap_or_else(|| DENIED_WITHOUT_REASON.to_owned()) }),
-        _ => Err(ApiError::bad_request(
-            "invalid_field",
-            "field `decision` of an approval decision must be `\"approve\"` or `\"deny\"`",
-        )),
+    match decision {
+        Decision::Approve if reason.is_some() => Err(misplaced("reason", "deny")),
+        Decision::Approve => Ok(ApprovalChoice::Approve { arguments: arguments.map(Value::Object) }),
+        Decision::Deny if arguments.is_some() => Err(misplaced("arguments", "approve")),
+        Decision::Deny => {
+            Ok(ApprovalChoice::Deny { reason: reason.unwrap_or_else(|| DENIED_WITHOUT_REASON.to_owned()) })
+        }
     }
 }
 

@@ -3,11 +3,13 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use hooks_runtime::{AgentHandle, Runtime, explain_json};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::auth::User;
 use crate::config_error::ConfigError;
+use crate::dto::catalog::{AgentList, AgentView};
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
 
@@ -33,19 +35,15 @@ pub(crate) fn agent_names(state: &AppState) -> Vec<&str> {
 }
 
 /// `GET /agents`: every agent's resolved hook table, by name.
-pub(crate) async fn list(State(state): State<AppState>, _user: User) -> Json<Value> {
-    let agents: Vec<Value> = agent_names(&state)
-        .into_iter()
-        .filter_map(|name| state.runtime.agent(name))
-        .map(|agent| describe(&agent))
-        .collect();
-    Json(json!({ "agents": agents }))
+pub(crate) async fn list(State(state): State<AppState>, _user: User) -> Response {
+    let agents: Vec<AgentHandle> =
+        agent_names(&state).into_iter().filter_map(|name| state.runtime.agent(name)).collect();
+    Json(AgentList { agents: agents.iter().map(describe).collect() }).into_response()
 }
 
 /// `explain_json` of the agent, with `arguments`: the names of its prompts' `{{name}}`
 /// placeholders, which `POST /threads` needs in its `arguments`.
-fn describe(agent: &AgentHandle) -> Value {
-    let mut value = explain_json(agent.resolved());
+fn describe(agent: &AgentHandle) -> AgentView<'_> {
     let def = agent.def();
     let mut arguments: Vec<&str> = Vec::new();
     for prompt in [def.side_a.prompt(), def.side_b.prompt()].into_iter().flatten() {
@@ -55,10 +53,10 @@ fn describe(agent: &AgentHandle) -> Value {
             }
         }
     }
-    if let Value::Object(map) = &mut value {
-        map.insert("arguments".to_owned(), json!(arguments));
-    }
-    value
+    // `explain_json` is the runtime's own shape, an object: kept as it is.
+    let explained = explain_json(agent.resolved());
+    debug_assert!(matches!(explained, Value::Object(_)));
+    AgentView { explained, arguments }
 }
 
 /// `GET /agents/{name}`.
@@ -66,9 +64,9 @@ pub(crate) async fn read(
     State(state): State<AppState>,
     _user: User,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let agent = state.runtime.agent(&name).ok_or_else(|| {
         ApiError::new(StatusCode::NOT_FOUND, "agent_not_found", format!("no agent named `{}`", printable(&name)))
     })?;
-    Ok(Json(describe(&agent)))
+    Ok(Json(describe(&agent)).into_response())
 }

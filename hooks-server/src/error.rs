@@ -3,7 +3,8 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+
+use crate::dto::error_body::{ErrorBody, ErrorDetail};
 
 /// An error response: `{"error": {"code": "...", "message": "..."}}`, with a `Retry-After`
 /// header when the same request can succeed later without anything else changing.
@@ -64,7 +65,7 @@ pub(crate) fn printable(text: &str) -> String {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let body = ErrorBody { error: ErrorDetail { code: self.code, message: &self.message } };
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

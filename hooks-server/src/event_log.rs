@@ -5,15 +5,14 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::Value;
+use serde::Serialize;
 use tokio::sync::watch;
 
-/// The one shape of the notice that events are gone, wherever they were lost: the log's reader
-/// past the retention ([`Read::Lost`]), or a thread's event log writer that fell behind the
-/// runtime (whose missed events never got ids). `count` is how many events the client will
-/// never get.
-pub(crate) fn events_lost(count: u64) -> Value {
-    serde_json::json!({ "type": "events_lost", "count": count })
+/// An event's JSON text. The events logged are the server's own DTOs and the runtime's events,
+/// whose serialization cannot fail (string keys, no non-finite floats); were one to fail, the
+/// log would say so in its place rather than drop it.
+pub(crate) fn to_text(event: &impl Serialize) -> String {
+    serde_json::to_string(event).unwrap_or_else(|_| r#"{"type":"unserializable_event"}"#.to_owned())
 }
 
 /// One logged event: its id (1, 2, 3... per log) and its JSON text.
@@ -59,8 +58,8 @@ impl EventLog {
     }
 
     /// Appends an event and wakes the readers; returns its id.
-    pub(crate) fn push(&self, event: &Value) -> u64 {
-        let data: Arc<str> = event.to_string().into();
+    pub(crate) fn push(&self, event: &impl Serialize) -> u64 {
+        let data: Arc<str> = to_text(event).into();
         let id = {
             let mut ring = self.ring.lock().unwrap_or_else(PoisonError::into_inner);
             ring.last_id += 1;
@@ -154,7 +153,11 @@ mod tests {
 
     #[test]
     fn the_events_lost_notice_has_one_shape() {
-        assert_eq!(events_lost(3), json!({ "type": "events_lost", "count": 3 }));
+        let notice = crate::dto::events::StreamEvent::EventsLost { count: 3 };
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&to_text(&notice)).unwrap(),
+            json!({ "type": "events_lost", "count": 3 })
+        );
     }
 
     #[test]

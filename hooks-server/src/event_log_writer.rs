@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::ThreadEvent;
 use hooks_runtime::store::{EventSubscription, StoredEvent};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::dto::events::StreamEvent;
 use crate::event_log::EventLog;
 
 /// How long a server event waits for the store's events before it: past this (the store is
@@ -34,12 +35,12 @@ use crate::event_log::EventLog;
 const HOLD_MAX: Duration = Duration::from_secs(30);
 
 /// Event log writers running in this process, every router included; see
-/// [`running_event_log_writers`].
+/// `running_event_log_writers`.
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
-/// How many threads' event log writers run in this process now. For tests of eviction; not a stable
-/// interface.
-#[doc(hidden)]
+/// How many threads' event log writers run in this process now. For tests of eviction (feature
+/// `__private`).
+#[cfg(feature = "__private")]
 pub fn running_event_log_writers() -> usize {
     RUNNING.load(Ordering::Relaxed)
 }
@@ -63,10 +64,10 @@ impl Drop for Running {
 /// A message to a thread's event log writer from the server itself.
 pub(crate) enum ServerEvent {
     /// Log this event once every runtime event before it is logged, then say so.
-    Ordered(Value, Option<oneshot::Sender<()>>),
+    Ordered(StreamEvent, Option<oneshot::Sender<()>>),
     /// With a store that carries events: log this event once the store's events up to `seq`
     /// are logged, then say so. Without one, as [`ServerEvent::Ordered`].
-    AfterSeq { event: Value, seq: u64, done: oneshot::Sender<()> },
+    AfterSeq { event: StreamEvent, seq: u64, done: oneshot::Sender<()> },
 }
 
 /// The status the store's latest status event set, while it is the latest; `None` while the
@@ -90,13 +91,13 @@ pub(crate) struct EventLogWriter {
     pub(crate) start_seq: u64,
     pub(crate) log: Arc<EventLog>,
     pub(crate) remote_status: RemoteStatus,
-    /// Counted among the [`running_event_log_writers`] while the writer exists.
+    /// Counted among the `running_event_log_writers` while the writer exists.
     pub(crate) _running: Running,
 }
 
 /// A server event waiting for the store's events up to `seq` (`None`: only for those before it).
 struct Held {
-    event: Value,
+    event: StreamEvent,
     seq: Option<u64>,
     /// How many of this process's events must have come back from the store first.
     after_local: u64,
@@ -120,8 +121,7 @@ impl EventLogWriter {
                     // The store's copy is the one logged; this one marks where it will be.
                     Some(event) if self.store_events.is_some() => local.push(&event),
                     Some(event) => {
-                        let value = serde_json::to_value(&event).unwrap_or_else(|_| json!({ "type": "unserializable_event" }));
-                        self.log.push(&value);
+                        self.log.push(&event);
                         if matches!(event, ThreadEvent::Status { .. }) {
                             *self.remote_status.lock().unwrap_or_else(PoisonError::into_inner) = None;
                         }
@@ -288,6 +288,21 @@ mod tests {
         Harness { runtime, server, store, log }
     }
 
+    fn run_started() -> StreamEvent {
+        StreamEvent::RunStarted { run_id: "r".into(), at_us: 0 }
+    }
+
+    fn run_finished() -> StreamEvent {
+        let end = crate::dto::events::RunEnd::Ran { steps: 1, status: ThreadStatus::Idle, blocked: None };
+        StreamEvent::RunFinished { run_id: "r".into(), end, at_us: 0 }
+    }
+
+    fn hook_run() -> StreamEvent {
+        let timing = crate::dto::events::Timing { run_id: "r".into(), started_at_us: 0, duration_us: 1 };
+        let (hook_id, kind, source) = ("h".into(), "filter_messages".into(), "code".into());
+        StreamEvent::HookRun { hook_id, kind, source, decision: None, within: None, timing }
+    }
+
     fn stored(seq: u64, event: &ThreadEvent) -> Result<StoredEvent, hooks_runtime::store::StoreError> {
         Ok(StoredEvent::new("t1", seq, serde_json::to_value(event).unwrap()))
     }
@@ -304,7 +319,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn an_event_the_store_never_got_neither_repeats_nor_reorders_the_ones_after_it() {
         let writer = start(0);
         // The runtime emits three events; the store got the first and the third (the second's
@@ -324,17 +339,17 @@ mod tests {
         assert_eq!(writer.log.latest(), 3, "nothing logged twice");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_server_event_waits_for_the_stores_events_up_to_its_seq() {
         let writer = start(4);
         // At or below where the subscription started: logged at once.
         let (done, first) = oneshot::channel();
-        writer.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_started" }), seq: 4, done }).unwrap();
+        writer.server.send(ServerEvent::AfterSeq { event: run_started(), seq: 4, done }).unwrap();
         first.await.unwrap();
         let (done, mut finished) = oneshot::channel();
-        writer.server.send(ServerEvent::AfterSeq { event: json!({ "type": "run_finished" }), seq: 6, done }).unwrap();
+        writer.server.send(ServerEvent::AfterSeq { event: run_finished(), seq: 6, done }).unwrap();
         // A hook run sent after it keeps its place behind it.
-        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        writer.server.send(ServerEvent::Ordered(hook_run(), None)).unwrap();
         writer.store.send(stored(5, &tool_done("a"))).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(finished.try_recv().is_err(), "logged before the store's event 6");
@@ -345,11 +360,11 @@ mod tests {
         assert_eq!(kinds, ["run_started", "tool_call_done", "tool_call_done", "run_finished", "hook_run"]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_server_event_lands_after_the_events_this_process_emitted_before_it() {
         let writer = start(0);
         writer.runtime.send(tool_done("a")).unwrap();
-        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        writer.server.send(ServerEvent::Ordered(hook_run(), None)).unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(writer.log.latest(), 0, "the hook run waits for the store's copy of `a`");
         // Another process's event does not release it.
@@ -362,12 +377,12 @@ mod tests {
         assert_eq!(order, ["elsewhere", "a", "hook_run"]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_lost_event_of_this_process_holds_no_server_event_once_a_later_one_is_back() {
         let writer = start(0);
         writer.runtime.send(tool_done("lost")).unwrap();
         writer.runtime.send(tool_done("b")).unwrap();
-        writer.server.send(ServerEvent::Ordered(json!({ "type": "hook_run" }), None)).unwrap();
+        writer.server.send(ServerEvent::Ordered(hook_run(), None)).unwrap();
         writer.store.send(stored(1, &tool_done("b"))).await.unwrap();
         let events = logged(&writer.log, 2).await;
         let order: Vec<&str> = events.iter().map(|event| event["id"].as_str().unwrap_or("hook_run")).collect();

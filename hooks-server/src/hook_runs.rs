@@ -21,7 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -29,6 +28,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::dto::events::{StreamEvent, Timing, Within};
 use crate::event_log_writer::ServerEvent;
 
 /// The runtime's target for hook spans and hook failure logs.
@@ -104,7 +104,7 @@ impl HookRuns {
         }
     }
 
-    fn send(&self, thread_id: &str, event: Value) {
+    fn send(&self, thread_id: &str, event: StreamEvent) {
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(events) = threads.get(thread_id) {
             let _ = events.send(ServerEvent::Ordered(event, None));
@@ -161,7 +161,7 @@ struct SpanFields {
     call_id: String,
     outcome: Option<String>,
     /// What ran a hook: its model call (`{"step"}`) or tool call (`{"toolCallId"}`).
-    within: Option<Value>,
+    within: Option<Within>,
 }
 
 impl Visit for SpanFields {
@@ -212,40 +212,36 @@ impl Visit for SpanFields {
 }
 
 impl SpanFields {
-    /// The event a closed timed span becomes: `hook_run`, `model_call` or `tool_run`, with its
-    /// start (microseconds since the Unix epoch) and duration.
-    fn timed_event(&self, name: &str, started_at_us: u64, duration_us: u64) -> Value {
-        let mut event = match name {
-            MODEL_SPAN => json!({ "type": "model_call", "model": self.model, "step": self.step }),
-            TOOL_SPAN => json!({ "type": "tool_run", "id": self.call_id, "name": self.tool, "outcome": self.outcome }),
-            _ => {
-                let mut run =
-                    json!({ "type": "hook_run", "hookId": self.id, "kind": self.kind, "source": self.source });
+    /// The event a closed timed span of run `run_id` becomes: `hook_run`, `model_call` or
+    /// `tool_run`, with its start (microseconds since the Unix epoch) and duration.
+    fn timed_event(&self, name: &str, run_id: String, started_at_us: u64, duration_us: u64) -> StreamEvent {
+        let timing = Timing { run_id, started_at_us, duration_us: self.duration_us.unwrap_or(duration_us) };
+        match name {
+            MODEL_SPAN => StreamEvent::ModelCall {
+                model: self.model.clone(),
+                step: self.step,
+                finish_reason: self.finish_reason.clone(),
+                input_tokens: self.input_tokens,
+                output_tokens: self.output_tokens,
+                error: self.error.clone(),
+                timing,
+            },
+            TOOL_SPAN => StreamEvent::ToolRun {
+                id: self.call_id.clone(),
+                name: self.tool.clone(),
+                outcome: self.outcome.clone(),
+                timing,
+            },
+            _ => StreamEvent::HookRun {
+                hook_id: self.id.clone(),
+                kind: self.kind.clone(),
+                source: self.source.clone(),
                 // G10: a governing hook's run says what it decided.
-                if let Some(decision) = &self.decision {
-                    run["decision"] = json!(decision);
-                }
-                if let Some(within) = &self.within {
-                    run["within"] = within.clone();
-                }
-                run
-            }
-        };
-        if name == MODEL_SPAN {
-            for (key, value) in [
-                ("finishReason", json!(self.finish_reason)),
-                ("inputTokens", json!(self.input_tokens)),
-                ("outputTokens", json!(self.output_tokens)),
-                ("error", json!(self.error)),
-            ] {
-                if !value.is_null() {
-                    event[key] = value;
-                }
-            }
+                decision: self.decision.clone(),
+                within: self.within.clone(),
+                timing,
+            },
         }
-        event["startedAtUs"] = json!(started_at_us);
-        event["durationUs"] = json!(self.duration_us.unwrap_or(duration_us));
-        event
     }
 }
 
@@ -276,10 +272,10 @@ where
                 // What ran the hook: the nearest model call or tool call around it.
                 fields.within = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
                     Some(Noted::Timed { fields, .. }) if ancestor.name() == MODEL_SPAN => {
-                        Some(json!({ "step": fields.step }))
+                        Some(Within::ModelCall { step: fields.step })
                     }
                     Some(Noted::Timed { fields, .. }) if ancestor.name() == TOOL_SPAN => {
-                        Some(json!({ "toolCallId": fields.call_id }))
+                        Some(Within::ToolCall { tool_call_id: fields.call_id.clone() })
                     }
                     _ => None,
                 });
@@ -308,27 +304,27 @@ where
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
-        let mut event = match span.extensions().get::<Noted>() {
+        // Only a span inside a server run has a thread to go to.
+        let Some((thread, run)) =
+            span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
+                Some(Noted::Run { thread, run }) => Some((thread.clone(), run.clone())),
+                _ => None,
+            })
+        else {
+            return;
+        };
+        let event = match span.extensions().get::<Noted>() {
             Some(Noted::Timed { fields, started, started_at_us }) => {
-                fields.timed_event(span.name(), *started_at_us, started.elapsed().as_micros() as u64)
+                fields.timed_event(span.name(), run, *started_at_us, started.elapsed().as_micros() as u64)
             }
             Some(Noted::Filter { fields }) => match (fields.messages_before, fields.messages_after) {
-                (Some(before), Some(after)) => json!({ "type": "messages_filtered", "before": before, "after": after }),
+                (Some(before), Some(after)) => StreamEvent::MessagesFiltered { before, after },
                 // The chain did not finish (its run was dropped): nothing to report.
                 _ => return,
             },
             _ => return,
         };
-        let run = span.scope().skip(1).find_map(|ancestor| match ancestor.extensions().get::<Noted>() {
-            Some(Noted::Run { thread, run }) => Some((thread.clone(), run.clone())),
-            _ => None,
-        });
-        if let Some((thread, run)) = run {
-            if event["type"] != "messages_filtered" {
-                event["runId"] = json!(run);
-            }
-            self.runs.send(&thread, event);
-        }
+        self.runs.send(&thread, event);
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
@@ -348,7 +344,7 @@ where
         });
         // The log's text can carry a hook's error message; only the id and kind go out.
         if let Some(thread) = thread {
-            self.runs.send(&thread, json!({ "type": "hook_failed", "hookId": fields.id, "kind": fields.kind }));
+            self.runs.send(&thread, StreamEvent::HookFailed { hook_id: fields.id, kind: fields.kind });
         }
     }
 }

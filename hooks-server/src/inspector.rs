@@ -7,9 +7,10 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::auth::User;
+use crate::dto::inspector::{HookRunsState, InspectorStatus, McpServers};
 use crate::state::AppState;
 
 /// The page: HTML and its script in one file, no build step.
@@ -34,19 +35,19 @@ pub(crate) async fn page() -> impl IntoResponse {
 
 /// `GET /inspect/status`: whether hook runs are recorded, so that the page can say exactly what
 /// is missing when they are not: `{"hookRuns": "recording" | "not_configured" | "no_layer"}`.
-pub(crate) async fn status(State(state): State<AppState>, User(_): User) -> Json<Value> {
+pub(crate) async fn status(State(state): State<AppState>, User(_): User) -> Json<InspectorStatus> {
     let hook_runs = match &state.config.hook_runs {
-        None => "not_configured",
-        Some(runs) if !runs.is_layered() => "no_layer",
-        Some(_) => "recording",
+        None => HookRunsState::NotConfigured,
+        Some(runs) if !runs.is_layered() => HookRunsState::NoLayer,
+        Some(_) => HookRunsState::Recording,
     };
-    Json(json!({ "hookRuns": hook_runs }))
+    Json(InspectorStatus { hook_runs })
 }
 
 /// `GET /inspect/mcp`: the runtime's MCP servers, each with its state, last error and tools as
 /// it last listed them: `{"servers": [{"name", "transport", "state", "error", "starts",
 /// "tools": [{"name", "description"}]}]}`; `null` for a server built without the `mcp` feature.
-pub(crate) async fn mcp(State(state): State<AppState>, User(_): User) -> Json<Value> {
+pub(crate) async fn mcp(State(state): State<AppState>, User(_): User) -> Json<McpServers> {
     #[cfg(feature = "mcp")]
     let servers = serde_json::to_value(state.runtime.mcp_servers()).unwrap_or(Value::Null);
     #[cfg(not(feature = "mcp"))]
@@ -54,5 +55,5 @@ pub(crate) async fn mcp(State(state): State<AppState>, User(_): User) -> Json<Va
         let _ = state;
         Value::Null
     };
-    Json(json!({ "servers": servers }))
+    Json(McpServers { servers })
 }

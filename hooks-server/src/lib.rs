@@ -84,6 +84,15 @@
 //! and hook runs are events of the process that ran, and show only there, `run_finished` after
 //! every event of its run. The PostgreSQL store listens for every thread on one connection.
 //!
+//! # Tasks
+//!
+//! Building a router starts nothing. Its first request starts the tasks that run beside the
+//! requests: the follower of other processes' user changes and a recovery of the runs a stopped
+//! process left ([`Runtime::recover`], also the runtime's own doing at its first use of a
+//! thread; call it before serving to recover before any request). Each thread served has a task
+//! that logs its events, and the first starts the eviction of idle threads. No task keeps the
+//! router's state alive: each ends once it finds the router gone.
+//!
 //! # Bounds
 //!
 //! [`serve`] and [`HttpServer`] bound header reads, idle connections and their number;
@@ -113,6 +122,7 @@ mod body;
 mod catalog;
 mod config;
 mod config_error;
+mod dto;
 mod error;
 mod event_log;
 mod event_log_writer;
@@ -125,6 +135,7 @@ mod runs;
 mod serve;
 mod state;
 mod streams;
+mod thread_entry;
 mod threads;
 #[cfg(feature = "otel")]
 mod trace_context;
@@ -145,26 +156,48 @@ pub use async_trait::async_trait;
 pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
 pub use config_error::ConfigError;
-#[doc(hidden)]
-pub use event_log_writer::running_event_log_writers;
 pub use hook_runs::{HookRunLayer, HookRuns};
 pub use serve::{HttpServer, serve};
-#[doc(hidden)]
-pub use state::open_thread_entries;
 
 use error::{ApiError, printable};
 use state::AppState;
 use user_limits::UserLimits;
 
+/// Not public API: what the tests in `tests/` read of the server's internals (feature
+/// `__private`, which hooks-server's own dev-dependency on itself turns on).
+#[cfg(feature = "__private")]
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::event_log_writer::running_event_log_writers;
+    pub use crate::thread_entry::open_thread_entries;
+}
+
 /// The router of `runtime` with the default [`ServerConfig`].
 ///
-/// It must run inside a tokio runtime: each thread it serves has a task that logs its events.
+/// Building it starts nothing; see [`router_with`] for the tasks its first request starts.
 pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
     // The default config names no agent, so there is nothing to refuse.
     router_with(runtime, auth, ServerConfig::default()).expect("the default ServerConfig fits every runtime")
 }
 
 /// The router of `runtime` with these limits and timings.
+///
+/// Building it starts no task and needs no tokio runtime. Serving does: the router's first
+/// request starts, once, the follower of other processes' user changes and a recovery of the
+/// runs a stopped process left ([`Runtime::recover`], which the runtime also does at its first
+/// use of a thread); each thread served gets a task that logs its events, and the first one
+/// starts the eviction of idle threads. To recover before the first request, call
+/// [`Runtime::recover`] before serving:
+///
+/// ```no_run
+/// # use hooks_runtime::Runtime;
+/// # async fn start(runtime: Runtime) -> Result<(), Box<dyn std::error::Error>> {
+/// runtime.recover().await?;
+/// let app = hooks_server::router_with(runtime, hooks_server::StaticTokens::default(), Default::default())?;
+/// # let _ = app;
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// # Errors
 ///
@@ -196,11 +229,22 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/inspect/mcp", get(inspector::mcp));
     #[cfg(feature = "otel")]
     let router = router.layer(axum::middleware::from_fn(trace_context::continue_trace));
+    let router = router.layer(axum::middleware::from_fn_with_state(state.clone(), start_background_tasks));
     Ok(router
         .layer(Extension(limits))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state))
+}
+
+/// The middleware that starts the router's background tasks at its first request.
+async fn start_background_tasks(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    state.start_background_tasks();
+    next.run(request).await
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
@@ -213,4 +257,19 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         "method_not_allowed",
         format!("{} does not take {method}", printable(uri.path())),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A router is built without a tokio runtime: building it spawns nothing (its first request
+    /// starts its tasks).
+    #[test]
+    fn building_a_router_starts_no_task_and_needs_no_tokio_runtime() {
+        let runtime = Runtime::builder().build().expect("runtime");
+        let config = ServerConfig::default().catalog(Vec::new());
+        let router = router_with(runtime, StaticTokens::default(), config).expect("router");
+        drop(router);
+    }
 }

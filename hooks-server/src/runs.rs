@@ -6,11 +6,11 @@ use std::future::Future;
 use std::sync::Arc;
 
 use hooks_runtime::{RunOutcome, RuntimeError};
-use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::dto::events::{AwaitingApproval, Failed, RunEnd, RuntimeErrorReason, StreamEvent};
 use crate::hook_runs::now_us;
-use crate::state::{QueueSlot, ThreadEntry};
+use crate::thread_entry::{QueueSlot, ThreadEntry};
 
 /// What a background run comes to: an outcome, or `None` when there was nothing left to run
 /// (another run took the input; the thread's status is where that run left it).
@@ -28,8 +28,8 @@ where
     let request = tracing::Span::current();
     tokio::spawn(async move {
         let _slot = slot;
-        let _turn = entry.run_gate.clone().lock_owned().await;
-        entry.log_in_order(json!({ "type": "run_started", "runId": run_id, "atUs": now_us() })).await;
+        let _turn = entry.run_gate.turn().await;
+        entry.events.log_in_order(StreamEvent::RunStarted { run_id: run_id.clone(), at_us: now_us() }).await;
         // The span names the thread, so that hook spans inside the run can be sent to it.
         let span = tracing::info_span!(target: "hooks_server", parent: &request, "hooks_server_run", thread = %entry.record.id, run = %run_id);
         // The request's span ends with its response and the run's span, not with this task:
@@ -37,42 +37,33 @@ where
         drop(request);
         // A task of its own, so that a panic in the run is a failed run here, not a lost one.
         let result = tokio::spawn(run(entry.clone()).instrument(span)).await;
-        let failed =
-            |reason: &str| json!({ "type": "run_finished", "runId": run_id, "status": "failed", "reason": reason });
-        let mut finished = match result {
+        let failed = RunEnd::Failed { status: Failed::Failed, reason: RuntimeErrorReason::RuntimeError };
+        let end = match result {
             Ok(Ok(outcome)) => {
+                // `blocked`: the reason a hook gave the sender when it blocked the run's message.
                 let (status, steps, blocked) = match outcome {
                     Some(outcome) => (outcome.status, outcome.steps, outcome.blocked),
                     None => (entry.thread.status(), 0, None),
                 };
-                let mut value = json!({ "type": "run_finished", "runId": run_id, "steps": steps });
-                if let (Value::Object(map), Ok(Value::Object(status))) = (&mut value, serde_json::to_value(&status)) {
-                    map.extend(status);
-                }
-                // The reason a hook gave the sender when it blocked the run's message.
-                if let Some(blocked) = blocked {
-                    value["blocked"] = json!(blocked);
-                }
-                value
+                RunEnd::Ran { steps, status, blocked }
             }
             // A message accepted just before the run ahead of it parked tool calls: it stays in
             // the inbox, and the client learns why it did not run.
             Ok(Err(RuntimeError::AwaitingApproval { calls })) => {
                 tracing::warn!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "a message did not run: tool calls {calls:?} await approval");
-                json!({ "type": "run_finished", "runId": run_id, "steps": 0, "status": "awaiting_approval", "pending": calls })
+                RunEnd::AwaitingApproval { steps: 0, status: AwaitingApproval::AwaitingApproval, pending: calls }
             }
             Ok(Err(error)) => {
                 // The runtime's errors name agents, threads and the store, never contents;
                 // still, the client gets only the kind.
                 tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "the run could not start: {error}");
-                failed("runtime_error")
+                failed
             }
             Err(error) => {
                 tracing::error!(target: "hooks_server", thread = %entry.record.id, run = %run_id, "the run panicked: {error}");
-                failed("runtime_error")
+                failed
             }
         };
-        finished["atUs"] = json!(now_us());
-        entry.log_in_order(finished).await;
+        entry.events.log_in_order(StreamEvent::RunFinished { run_id, end, at_us: now_us() }).await;
     });
 }

@@ -1,34 +1,26 @@
 //! What the handlers share: the runtime, the authenticator, the limits, the threads this
-//! server has handed out (each with its event log and the task that fills it) and the users'
-//! event logs.
+//! server has handed out (each a [`ThreadEntry`]) and the users' event logs.
+//!
+//! Building the state starts nothing. Its background tasks start with the router's first
+//! request ([`AppState::start_background_tasks`]): the follower of other processes' user
+//! changes and a recovery of the runs a stopped process left (with the runtime's sweeper, on a
+//! store shared by processes); the eviction of idle threads starts with the first thread served.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
 
 use axum::extract::FromRef;
-use hooks_runtime::store::{MessageStore, ThreadRecord};
+use hooks_runtime::store::ThreadRecord;
 use hooks_runtime::{Runtime, RuntimeError, Thread};
-use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::Authenticator;
 use crate::config::ServerConfig;
+use crate::dto::threads::ThreadView;
 use crate::error::ApiError;
 use crate::event_log::EventLog;
-use crate::event_log_writer::{EventLogWriter, RemoteStatus, ServerEvent};
-use crate::hook_runs::HookRuns;
-
-/// Thread entries alive in this process, every router included; see [`open_thread_entries`].
-static OPEN_ENTRIES: AtomicUsize = AtomicUsize::new(0);
-
-/// How many thread entries (a thread's handle, event log and event log writer) this process
-/// holds now, over every router. For tests of eviction; not a stable interface.
-#[doc(hidden)]
-pub fn open_thread_entries() -> usize {
-    OPEN_ENTRIES.load(Ordering::Relaxed)
-}
+use crate::thread_entry::{ThreadEntry, ThreadEvents};
 
 type Threads = Mutex<HashMap<String, Arc<ThreadEntry>>>;
 
@@ -42,6 +34,8 @@ pub(crate) struct AppState {
     users: Arc<Mutex<HashMap<String, Arc<EventLog>>>>,
     /// Per user, the lock that creations take and the user's thread count once known.
     thread_counts: Arc<Mutex<HashMap<String, ThreadCount>>>,
+    /// Set once the background tasks started (at the first request).
+    started: Arc<OnceLock<()>>,
     /// Whether the task that evicts idle threads runs (it starts with the first thread).
     evicting: Arc<AtomicBool>,
 }
@@ -49,120 +43,22 @@ pub(crate) struct AppState {
 /// A user's number of threads, `None` until read from the store.
 pub(crate) type ThreadCount = Arc<tokio::sync::Mutex<Option<usize>>>;
 
-/// A thread this server knows: the one `Thread` handle (a second one would be a second run
-/// lock over the same history), its owner and its event log.
-pub(crate) struct ThreadEntry {
-    pub(crate) thread: Thread,
-    pub(crate) record: ThreadRecord,
-    pub(crate) events: Arc<EventLog>,
-    pub(crate) server_events: mpsc::UnboundedSender<ServerEvent>,
-    /// The status a run of another process left, while it is the latest (see [`EventLogWriter`]).
-    remote_status: RemoteStatus,
-    /// Held by a run from its `run_started` to its `run_finished`, so runs of one thread and
-    /// their events never interleave.
-    pub(crate) run_gate: Arc<tokio::sync::Mutex<()>>,
-    /// The store, when the log follows its events (see [`EventLogWriter`]).
-    events_store: Option<Arc<dyn MessageStore>>,
-    /// Inputs accepted and not finished, the running one included.
-    queued: AtomicUsize,
-    /// When a request last used the entry, for eviction.
-    last_used: Mutex<Instant>,
-    /// The event log writer's task, stopped with the entry.
-    writer: tokio::task::AbortHandle,
-    hook_runs: Option<HookRuns>,
+/// A thread of a listing: one this server serves, with its live status and last event id, or
+/// one only the store has.
+pub(crate) enum Listed {
+    Served(Arc<ThreadEntry>),
+    Stored(ThreadRecord),
 }
 
-impl Drop for ThreadEntry {
-    fn drop(&mut self) {
-        self.writer.abort();
-        if let Some(runs) = &self.hook_runs {
-            runs.unregister(&self.record.id, &self.server_events);
+impl Listed {
+    pub(crate) fn view(&self) -> ThreadView<'_> {
+        match self {
+            Listed::Served(entry) => entry.view(),
+            // Not opened here: its log here starts when it is first read.
+            Listed::Stored(record) => {
+                ThreadView::new(record, &record.agent, 0, serde_json::to_value(&record.status).ok())
+            }
         }
-        OPEN_ENTRIES.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// The `Retry-After` of a `queue_full` answer, in seconds: the queue frees a place as each run
-/// finishes, so a retry soon may be accepted.
-pub(crate) const QUEUE_FULL_RETRY_AFTER: u32 = 1;
-
-/// One accepted input of a thread, from its 202 until its run finished; see
-/// [`ThreadEntry::take_queue_slot`].
-pub(crate) struct QueueSlot(Arc<ThreadEntry>);
-
-impl Drop for QueueSlot {
-    fn drop(&mut self) {
-        self.0.queued.fetch_sub(1, Ordering::AcqRel);
-        self.0.touch();
-    }
-}
-
-impl ThreadEntry {
-    /// Counts one more accepted input, or says why not when `limit` are already waiting.
-    pub(crate) fn take_queue_slot(self: &Arc<Self>, limit: usize) -> Result<QueueSlot, ApiError> {
-        self.queued
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| (queued < limit).then_some(queued + 1))
-            .map_err(|queued| {
-                ApiError::new(
-                    axum::http::StatusCode::TOO_MANY_REQUESTS,
-                    "queue_full",
-                    format!(
-                        "the thread has {queued} inputs accepted and not finished; the limit is {limit} \
-                         (ServerConfig::max_queued_inputs); send again once a run finishes"
-                    ),
-                )
-                .retry_after(QUEUE_FULL_RETRY_AFTER)
-            })?;
-        Ok(QueueSlot(self.clone()))
-    }
-
-    fn touch(&self) {
-        *self.last_used.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    /// Whether nothing uses the entry: no request or run holds it (`holders` counts the map's
-    /// own reference), no stream reads its log, nothing is queued, and it was last used more than
-    /// `idle` ago.
-    fn evictable(entry: &Arc<Self>, idle: Duration) -> bool {
-        Arc::strong_count(entry) == 1
-            && entry.events.readers() == 0
-            && entry.queued.load(Ordering::Acquire) == 0
-            && entry.last_used.lock().unwrap_or_else(PoisonError::into_inner).elapsed() >= idle
-    }
-
-    /// Logs a server event after every runtime event already emitted (with a store that
-    /// carries events: after every event the store has for the thread now), and waits until
-    /// it is.
-    pub(crate) async fn log_in_order(&self, event: Value) {
-        let (done, logged) = oneshot::channel();
-        let message = match &self.events_store {
-            Some(log) => match log
-                .event_log()
-                .expect("kept only for a store with an event log")
-                .latest_event_seq(&self.record.id)
-                .await
-            {
-                Ok(seq) => ServerEvent::AfterSeq { event, seq, done },
-                Err(error) => {
-                    tracing::warn!(target: "hooks_server", thread = %self.record.id, "placing a server event among the store's: {error}");
-                    ServerEvent::Ordered(event, Some(done))
-                }
-            },
-            None => ServerEvent::Ordered(event, Some(done)),
-        };
-        if self.server_events.send(message).is_ok() {
-            let _ = logged.await;
-        }
-    }
-
-    /// The thread as JSON: the record's identity with the live status and the last event id.
-    pub(crate) fn to_json(&self) -> Value {
-        let remote = self.remote_status.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let status = match remote {
-            Some(status) => Some(Value::Object(status)),
-            None => serde_json::to_value(self.thread.status()).ok(),
-        };
-        thread_json(&self.record, self.thread.agent_name(), self.events.latest().to_string(), status)
     }
 }
 
@@ -181,29 +77,43 @@ impl FromRef<AppState> for Arc<ServerConfig> {
 }
 
 impl AppState {
+    /// The state of a router; starts nothing (see [`AppState::start_background_tasks`]).
     pub(crate) fn new(runtime: Runtime, auth: Arc<dyn Authenticator>, config: ServerConfig) -> Self {
-        let state = AppState {
+        AppState {
             runtime,
             auth,
             config: Arc::new(config),
             threads: Arc::default(),
             users: Arc::default(),
             thread_counts: Arc::default(),
+            started: Arc::default(),
             evicting: Arc::default(),
-        };
-        // Subscribed here, before any client can attach, so no change of another process is
-        // missed once this runtime listens.
-        let changes = state.runtime.subscribe_user_changes();
-        tokio::spawn(crate::user_changes::forward_other_processes(changes, Arc::downgrade(&state.users)));
-        // Accepted means kept: runs that a stopped process left unsettled are settled, and the
-        // inputs it had accepted run, as the server starts rather than at its first request.
-        let runtime = state.runtime.clone();
+        }
+    }
+
+    /// Starts, once, the tasks that run beside the requests; the router's first request calls
+    /// it, before its handler runs. Each task ends once the router is gone (or the runtime).
+    ///
+    /// - The follower of other processes' user changes (value changes, new threads) into the
+    ///   users' event logs. The runtime follows them from its first attached client on, which
+    ///   is a request's doing, so none is missed by starting here.
+    /// - A recovery of the runs a stopped process left unsettled, and of the inputs it had
+    ///   accepted ([`Runtime::recover`], which also starts the runtime's recovery sweeper on a
+    ///   store that processes share). The runtime recovers at its first use anyway; this makes
+    ///   a request that opens no thread (a user stream, a value) start it too. An application
+    ///   that wants it before any request calls [`Runtime::recover`] itself.
+    pub(crate) fn start_background_tasks(&self) {
+        if self.started.set(()).is_err() {
+            return;
+        }
+        let changes = self.runtime.subscribe_user_changes();
+        tokio::spawn(crate::user_changes::forward_other_processes(changes, Arc::downgrade(&self.users)));
+        let runtime = self.runtime.clone();
         tokio::spawn(async move {
             if let Err(error) = runtime.recover().await {
                 tracing::error!(target: "hooks_server", "could not recover the threads a stopped process left: {error}");
             }
         });
-        state
     }
 
     /// The creation lock and thread count of `user`.
@@ -247,44 +157,14 @@ impl AppState {
             (Some(_), Some(log)) => log.latest_event_seq(&record.id).await.unwrap_or(0),
             _ => 0,
         };
-        let events_store = store_events.as_ref().map(|_| store.clone());
+        let store = store_events.map(|subscription| (subscription, start_seq, store.clone()));
         let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(existing) = threads.get(&record.id) {
             return existing.clone();
         }
-        let events = Arc::new(EventLog::new(self.config.event_retention));
-        let (server_events, server_rx) = mpsc::unbounded_channel();
-        if let Some(runs) = &self.config.hook_runs {
-            runs.register(&record.id, server_events.clone());
-        }
         self.start_eviction();
-        let remote_status = RemoteStatus::default();
-        // Subscribed before anyone can send to the thread: no event of a run is missed.
-        let writer = EventLogWriter {
-            thread_id: record.id.clone(),
-            runtime_events: thread.subscribe_unbounded(),
-            server_events: server_rx,
-            store_events,
-            start_seq,
-            log: events.clone(),
-            remote_status: remote_status.clone(),
-            _running: crate::event_log_writer::Running::start(),
-        };
-        let writer = tokio::spawn(writer.run()).abort_handle();
-        OPEN_ENTRIES.fetch_add(1, Ordering::Relaxed);
-        let entry = Arc::new(ThreadEntry {
-            thread,
-            record,
-            events,
-            server_events,
-            remote_status,
-            run_gate: Arc::default(),
-            events_store,
-            queued: AtomicUsize::new(0),
-            last_used: Mutex::new(Instant::now()),
-            writer,
-            hook_runs: self.config.hook_runs.clone(),
-        });
+        let events = ThreadEvents::start(&thread, self.config.event_retention, store, self.config.hook_runs.clone());
+        let entry = Arc::new(ThreadEntry::new(thread, record, events));
         threads.insert(entry.record.id.clone(), entry.clone());
         entry
     }
@@ -292,7 +172,7 @@ impl AppState {
     fn known(&self, id: &str) -> Option<Arc<ThreadEntry>> {
         let entry = self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned();
         if let Some(entry) = &entry {
-            entry.touch();
+            entry.idle.touch();
         }
         entry
     }
@@ -327,15 +207,15 @@ impl AppState {
         &self,
         user: &str,
         page: &crate::paging::PageQuery,
-    ) -> Result<(Vec<Value>, Option<String>), ApiError> {
+    ) -> Result<(Vec<Listed>, Option<String>), ApiError> {
         let records = self.runtime.store().threads_of_user(user).await.map_err(|error| ApiError::store(&error))?;
         let (records, next) = page.select(records);
         let threads = records
             .into_iter()
             .map(|record| match self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(&record.id) {
-                // Listing is not using: it keeps no thread from eviction.
-                Some(entry) => entry.to_json(),
-                None => stored_thread_json(&record),
+                // Listing is not using: the idle clock is not touched.
+                Some(entry) => Listed::Served(entry.clone()),
+                None => Listed::Stored(record),
             })
             .collect();
         Ok((threads, next))
@@ -367,27 +247,4 @@ async fn evict_idle(threads: Weak<Threads>, idle: Duration, period: Duration) {
         // Dropped outside the lock: dropping stops their event log writers.
         drop(evicted);
     }
-}
-
-/// A thread this server has not opened, as the store has it, in the shape of
-/// [`ThreadEntry::to_json`].
-fn stored_thread_json(record: &ThreadRecord) -> Value {
-    thread_json(record, &record.agent, "0".to_owned(), serde_json::to_value(&record.status).ok())
-}
-
-/// The one shape of a thread in the API: the record's identity, the agent that has it now, the
-/// last event id, and the fields of its status (when `status` is an object).
-fn thread_json(record: &ThreadRecord, agent: &str, last_event_id: String, status: Option<Value>) -> Value {
-    let mut value = json!({
-        "id": record.id,
-        "agent": agent,
-        "userId": record.user_id,
-        "createdAt": record.created_at,
-        "arguments": record.arguments,
-        "lastEventId": last_event_id,
-    });
-    if let (Value::Object(map), Some(Value::Object(status))) = (&mut value, status) {
-        map.extend(status);
-    }
-    value
 }

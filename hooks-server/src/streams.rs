@@ -8,9 +8,9 @@ use std::sync::Arc;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use serde_json::json;
 use tokio::sync::watch;
 
+use crate::dto::events::StreamEvent;
 use crate::error::{ApiError, printable};
 use crate::event_log::{EventLog, LoggedEvent, Read};
 
@@ -83,14 +83,17 @@ impl<G> Reader<G> {
                     // No id: the client's last id stays the one it had, and what follows says
                     // which events it will never get.
                     let last_missing = kept.first().map_or(self.log.latest(), |event| event.id - 1);
-                    let notice = crate::event_log::events_lost(last_missing + 1 - first_missing);
-                    self.pending.push_back(Event::default().data(notice.to_string()));
+                    let notice = StreamEvent::EventsLost { count: last_missing + 1 - first_missing };
+                    self.pending.push_back(Event::default().data(crate::event_log::to_text(&notice)));
                     self.cursor = last_missing;
                     self.queue(kept);
                 }
                 Read::Ahead { latest } => {
-                    let notice = json!({ "type": "stream_reset", "reason": "the last event id is past this stream's end; the server restarted", "latest": latest.to_string() });
-                    self.pending.push_back(Event::default().data(notice.to_string()));
+                    let notice = StreamEvent::StreamReset {
+                        reason: "the last event id is past this stream's end; the server restarted",
+                        latest: latest.to_string(),
+                    };
+                    self.pending.push_back(Event::default().data(crate::event_log::to_text(&notice)));
                     self.cursor = 0;
                 }
             }

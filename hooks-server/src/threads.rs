@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use hooks_runtime::store::ThreadStatus;
 use hooks_runtime::types::MessageQuery;
 use hooks_runtime::{RuntimeError, ThreadOptions};
-use serde_json::{Value, json};
 
 use crate::auth::User;
-use crate::body::{Fields, JsonBody};
+use crate::body::{AnyJson, JsonBody};
+use crate::dto::events::StreamEvent;
+use crate::dto::threads::{MessageList, NewMessage, NewThread, RunAccepted, ThreadPage};
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
 use crate::streams;
@@ -23,12 +24,9 @@ use crate::user_limits::UserLimits;
 pub(crate) async fn create(
     State(state): State<AppState>,
     User(user): User,
-    JsonBody(body): JsonBody,
+    JsonBody(NewThread { agent, arguments }): JsonBody<NewThread>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut fields = Fields::of(body, "a new thread")?;
-    let agent = fields.string("agent")?;
-    let arguments = fields.object_or_empty("arguments")?;
-    fields.finish(&["agent", "arguments"])?;
+    let arguments = arguments.unwrap_or_default();
     let size = serde_json::to_vec(&arguments).map_or(usize::MAX, |json| json.len());
     let limit = state.config.max_arguments_bytes;
     if size > limit {
@@ -85,8 +83,8 @@ pub(crate) async fn create(
         Err(error) => return Err(ApiError::store(&error)),
     };
     let entry = state.register(thread, record).await;
-    state.user_log(&user).push(&json!({ "type": "thread_created", "threadId": entry.record.id, "agent": agent }));
-    Ok((StatusCode::CREATED, Json(entry.to_json())))
+    state.user_log(&user).push(&StreamEvent::ThreadCreated { thread_id: entry.record.id.clone(), agent });
+    Ok((StatusCode::CREATED, Json(entry.view()).into_response()))
 }
 
 fn unknown_agent(state: &AppState, agent: &str) -> ApiError {
@@ -104,10 +102,11 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     User(user): User,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = crate::paging::PageQuery::parse(&params)?;
-    let (threads, next) = state.threads_of(&user, &page).await?;
-    Ok(Json(json!({ "threads": threads, "next": next })))
+    let (entries, next) = state.threads_of(&user, &page).await?;
+    let threads = entries.iter().map(crate::state::Listed::view).collect();
+    Ok(Json(ThreadPage { threads, next }).into_response())
 }
 
 /// `GET /threads/{id}`.
@@ -115,8 +114,8 @@ pub(crate) async fn read(
     State(state): State<AppState>,
     User(user): User,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(state.thread_of(&user, &id).await?.to_json()))
+) -> Result<Response, ApiError> {
+    Ok(Json(state.thread_of(&user, &id).await?.view()).into_response())
 }
 
 /// `GET /threads/{id}/messages?limit=N&includeSilent=true`: as `ThreadState::get_messages`
@@ -126,11 +125,11 @@ pub(crate) async fn messages(
     User(user): User,
     Path(id): Path<String>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<MessageList>, ApiError> {
     let query = message_query(&params)?;
     let entry = state.thread_of(&user, &id).await?;
     let history = entry.thread.messages().await.map_err(|error| ApiError::store(&error))?;
-    Ok(Json(json!({ "messages": query.select(history) })))
+    Ok(Json(MessageList { messages: query.select(history) }))
 }
 
 fn message_query(params: &HashMap<String, String>) -> Result<MessageQuery, ApiError> {
@@ -183,12 +182,11 @@ pub(crate) async fn send(
     State(state): State<AppState>,
     User(user): User,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    AnyJson(body): AnyJson,
 ) -> Result<impl IntoResponse, ApiError> {
+    // The thread first: a body for another user's thread gets that thread's 404, whatever it is.
     let entry = state.thread_of(&user, &id).await?;
-    let mut fields = Fields::of(body, "a message")?;
-    let content = fields.string("content")?;
-    fields.finish(&["content"])?;
+    let NewMessage { content } = crate::body::parse(&body)?;
     let limit = state.config.max_message_bytes;
     if content.len() > limit {
         return Err(ApiError::new(
@@ -207,7 +205,7 @@ pub(crate) async fn send(
     let input = entry.thread.queue_message(message).await.map_err(|error| ApiError::store(&error))?;
     let run_id = input.to_string();
     crate::runs::spawn(entry, slot, run_id.clone(), move |entry| async move { entry.thread.run_input(&input).await });
-    Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
+    Ok((StatusCode::ACCEPTED, Json(RunAccepted { run_id })))
 }
 
 /// `GET /threads/{id}/events`: server-sent events, each with an id; resumes after
@@ -221,9 +219,9 @@ pub(crate) async fn events(
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<impl IntoResponse, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
-    let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events)?;
+    let cursor = streams::start_cursor(&headers, params.get("lastEventId").map(String::as_str), &entry.events.log)?;
     let slot = limits.open_stream(&user)?;
-    Ok(streams::sse(entry.events.clone(), cursor, state.config.keep_alive, slot))
+    Ok(streams::sse(entry.events.log.clone(), cursor, state.config.keep_alive, slot))
 }
 
 /// `POST /threads/{id}/abort`: fires the abort signal of the thread's running execution; the
@@ -238,7 +236,7 @@ pub(crate) async fn abort(
     let entry = state.thread_of(&user, &id).await?;
     let status = entry.thread.status();
     let running = matches!(status, ThreadStatus::Running | ThreadStatus::AwaitingApproval);
-    if !running && entry.run_gate.try_lock().is_ok() {
+    if !running && !entry.run_gate.is_taken() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "not_running",

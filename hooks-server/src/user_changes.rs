@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use hooks_runtime::store::{UserChange, UserChangeKind};
-use serde_json::json;
 use tokio::sync::broadcast;
 
+use crate::dto::events::StreamEvent;
 use crate::event_log::EventLog;
 
 /// Puts what other processes on a shared store do for users (value changes, new threads) into
@@ -32,10 +32,10 @@ pub(crate) async fn forward_other_processes(
         let Some(log) = log else { continue };
         match &change.kind {
             UserChangeKind::ValueChanged { key, new, .. } => {
-                log.push(&json!({ "type": "value_changed", "key": key, "value": new }));
+                log.push(&StreamEvent::ValueChanged { key: key.clone(), value: new.clone() });
             }
             UserChangeKind::ThreadCreated { thread_id, agent } => {
-                log.push(&json!({ "type": "thread_created", "threadId": thread_id, "agent": agent }));
+                log.push(&StreamEvent::ThreadCreated { thread_id: thread_id.clone(), agent: agent.clone() });
             }
             // A kind this server does not know has no event on its streams.
             _ => {}

@@ -13,10 +13,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 use hooks_runtime::Runtime;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::auth::User;
-use crate::body::JsonBody;
+use crate::body::AnyJson;
+use crate::dto::events::StreamEvent;
+use crate::dto::users::{UserValueList, UserValueView};
 use crate::error::{ApiError, printable};
 use crate::event_log::EventLog;
 use crate::state::AppState;
@@ -52,7 +54,7 @@ pub(crate) async fn events(
         handle: tokio::runtime::Handle::current(),
     };
     state.runtime.attach_client(&user, &client_id).await;
-    log.push(&json!({ "type": "client_attached", "clientId": client_id }));
+    log.push(&StreamEvent::ClientAttached { client_id: client_id.clone() });
     Ok(streams::sse(log, cursor, state.config.keep_alive, (client, slot)))
 }
 
@@ -74,7 +76,7 @@ impl Drop for Client {
         // Drop cannot wait for the hooks; they run on the runtime the client attached on.
         self.handle.spawn(async move {
             runtime.detach_client(&user, &client_id).await;
-            log.push(&json!({ "type": "client_detached", "clientId": client_id }));
+            log.push(&StreamEvent::ClientDetached { client_id });
         });
     }
 }
@@ -94,13 +96,12 @@ fn checked_key(key: &str) -> Result<(), ApiError> {
 
 /// `GET /user/values`: every value of the caller, ordered by key, each with the time it was
 /// last set: `{"values": [{"key", "value", "updatedAt"}]}`.
-pub(crate) async fn list_values(State(state): State<AppState>, User(user): User) -> Result<Json<Value>, ApiError> {
+pub(crate) async fn list_values(
+    State(state): State<AppState>,
+    User(user): User,
+) -> Result<Json<UserValueList>, ApiError> {
     let values = state.runtime.user_values(&user).await.map_err(|error| ApiError::store(&error))?;
-    let values: Vec<Value> = values
-        .into_iter()
-        .map(|value| json!({ "key": value.key, "value": value.value, "updatedAt": value.updated_at }))
-        .collect();
-    Ok(Json(json!({ "values": values })))
+    Ok(Json(UserValueList { values: values.into_iter().map(UserValueView::from).collect() }))
 }
 
 /// `GET /user/values/{key}`: the caller's value, 404 when it is not set.
@@ -108,11 +109,11 @@ pub(crate) async fn get_value(
     State(state): State<AppState>,
     User(user): User,
     Path(key): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserValueView>, ApiError> {
     checked_key(&key)?;
     let values = state.runtime.user_values(&user).await.map_err(|error| ApiError::store(&error))?;
     match values.into_iter().find(|value| value.key == key) {
-        Some(value) => Ok(Json(json!({ "key": key, "value": value.value, "updatedAt": value.updated_at }))),
+        Some(value) => Ok(Json(UserValueView::from(value))),
         None => {
             Err(ApiError::new(StatusCode::NOT_FOUND, "value_not_found", format!("no user value `{}`", printable(&key))))
         }
@@ -128,12 +129,12 @@ pub(crate) async fn put_value(
     State(state): State<AppState>,
     User(user): User,
     Path(key): Path<String>,
-    JsonBody(value): JsonBody,
+    AnyJson(value): AnyJson,
 ) -> Result<StatusCode, ApiError> {
     checked_key(&key)?;
     check_quotas(&state, &user, &key, &value).await?;
     set_value(&state, &user, &key, Some(value.clone())).await?;
-    state.user_log(&user).push(&json!({ "type": "value_changed", "key": key, "value": value }));
+    state.user_log(&user).push(&StreamEvent::ValueChanged { key, value: Some(value) });
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -145,7 +146,7 @@ pub(crate) async fn delete_value(
 ) -> Result<StatusCode, ApiError> {
     checked_key(&key)?;
     set_value(&state, &user, &key, None).await?;
-    state.user_log(&user).push(&json!({ "type": "value_changed", "key": key, "value": null }));
+    state.user_log(&user).push(&StreamEvent::ValueChanged { key, value: None });
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_server::{HookRuns, ServerConfig, open_thread_entries, running_event_log_writers};
+use hooks_server::__private::{open_thread_entries, running_event_log_writers};
+use hooks_server::{HookRuns, ServerConfig};
 use support::{ALICE, PATIENCE, Server};
 
 define_prompt! {

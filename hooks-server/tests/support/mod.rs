@@ -153,3 +153,17 @@ impl SseReader {
         }
     }
 }
+
+/// The process's one `tracing` subscriber, recording the hook runs and timelines of every test's
+/// server into one [`HookRuns`](hooks_server::HookRuns) (each run goes to its own thread's stream).
+pub(crate) fn hook_runs() -> hooks_server::HookRuns {
+    use tracing_subscriber::layer::SubscriberExt;
+    static RUNS: std::sync::OnceLock<hooks_server::HookRuns> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| {
+        let runs = hooks_server::HookRuns::new();
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer()))
+            .expect("one subscriber");
+        runs
+    })
+    .clone()
+}

@@ -2,7 +2,7 @@
 //! arguments, a page of `GET /threads`, and how long a request body may take. Each limit
 //! answers 4xx or 429 naming itself and the setting that raises it.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! arguments the tool's schema refuses are 4xx naming what was wrong; edited arguments a hook
 //! denies are 409 with its reason (G8); a message while calls wait is 409 naming them.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -18,11 +18,10 @@
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -31,10 +30,9 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
-use hooks_server::{HookRuns, ServerConfig};
+use hooks_server::ServerConfig;
 use serde_json::{Value, json};
 use support::{ALICE, PATIENCE, Server};
-use tracing_subscriber::layer::SubscriberExt;
 
 #[hook(tool_call_started, id = "announce_forecast")]
 fn announce_forecast(_state: &ThreadState, _call: &HookToolCall, _progress: Option<&str>) {}
@@ -125,19 +123,6 @@ define_agent! {
     name: timeline_agent,
     side_a: { prompt: timeline_prompt, stop_on_response: true, max_steps: 4 },
     side_b: { human: true },
-}
-
-/// The process's one `tracing` subscriber, recording the hook runs and timelines of every
-/// test's server into one [`HookRuns`].
-fn hook_runs() -> HookRuns {
-    static RUNS: OnceLock<HookRuns> = OnceLock::new();
-    RUNS.get_or_init(|| {
-        let runs = HookRuns::new();
-        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer()))
-            .expect("one subscriber");
-        runs
-    })
-    .clone()
 }
 
 /// chromedriver on a free port of 127.0.0.1, killed when dropped.
@@ -778,7 +763,7 @@ async fn check_hint(client: Client, base: String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
-    let config = ServerConfig::default().hook_runs(Some(hook_runs()));
+    let config = ServerConfig::default().hook_runs(Some(support::hook_runs()));
     let server = Server::start(runtime(), config).await;
     let (status, body) = server.call(reqwest::Method::PUT, "/user/values/units", ALICE, Some(r#""metric""#)).await;
     assert_eq!(status, 204, "{body}");
@@ -850,7 +835,7 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v4_a_turn_shows_as_a_timeline_of_runs_model_calls_tool_calls_approvals_and_hook_runs_in_chromium() {
-    let config = ServerConfig::default().hook_runs(Some(hook_runs()));
+    let config = ServerConfig::default().hook_runs(Some(support::hook_runs()));
     let server = Server::start(timeline_runtime(), config).await;
     let mut driver = ChromeDriver::start();
     driver.ready().await;

@@ -3,7 +3,7 @@
 //! its reads. The other process is a second store opened on the same file: a connection and an
 //! owner of its own, as another process has.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! `HOOKS_DATABASE_URL` names (default `postgres://postgres@127.0.0.1:5432/test`); fails, never
 //! skips, when it is unreachable.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! authorizer and the tool decide in the type hooks do (G11); an interrupted call's
 //! `tool_call_done` and stored result say so (G12).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 
@@ -14,10 +14,9 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
-use hooks_server::{HookRuns, ServerConfig};
+use hooks_server::ServerConfig;
 use serde_json::{Value, json};
 use support::{ALICE, Server, SseEvent};
-use tracing_subscriber::layer::SubscriberExt;
 
 /// A runtime-wide guard: it lets every call through.
 #[hook(before_tool_call, id = "g10_guard", on_failure = deny)]
@@ -63,8 +62,7 @@ fn governing_runs(events: &[SseEvent]) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn g10_guards_and_before_tool_call_hooks_are_hook_runs_with_their_decision() {
-    let runs = HookRuns::new();
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
+    let runs = support::hook_runs();
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "lookup", "{}")
             .then_tool_call("call_2", "wipe", "{}")

@@ -2,7 +2,7 @@
 //! `Last-Event-ID`, one user never seeing another's threads, and clear 4xx errors that never
 //! carry message contents.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

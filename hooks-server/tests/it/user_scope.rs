@@ -4,7 +4,7 @@
 //! `user_value_changed`. Each test has its own user, and looks only at what the hooks recorded
 //! for that user.
 
-mod support;
+use crate::support;
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};

@@ -1,9 +1,10 @@
 //! Accepted means committed: `POST /threads/{id}/messages` answers 202 only once the message is
 //! in the thread's inbox, with the inbox entry's id as `runId`; a store that cannot take it is a
 //! 503 naming the store, and no run starts. An input that a stopped process had accepted runs
-//! when the server starts, and a client of its thread sees that run.
+//! when the process recovers (`Runtime::recover` before serving, or the server's first request),
+//! and a client of its thread sees that run.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -178,15 +179,18 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
         thread.id().to_owned()
     };
 
-    // The next server recovers it as it starts: the input runs on recovery's thread handle.
+    // The next process recovers it as it starts: the input runs on recovery's thread handle.
     let called = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Semaphore::new(0));
     let model = GatedModel { called: called.clone(), release: release.clone() };
     let runtime =
         Runtime::builder().agent::<durable_send_agent>().model("scripted", model).store(store.clone()).build().unwrap();
+    // Recovered before the server takes requests, as `hooks_server::router_with` advises.
+    let called_first = called.notified();
+    runtime.recover().await.expect("recovery");
     let config = ServerConfig::default().catalog(vec!["durable_send_agent".into()]);
     let server = Server::start(runtime, config).await;
-    tokio::time::timeout(support::PATIENCE, called.notified()).await.expect("recovery runs the input");
+    tokio::time::timeout(support::PATIENCE, called_first).await.expect("recovery runs the input");
 
     // A client opens the thread while that run waits on the model.
     let (status, thread) = server.get(&format!("/threads/{thread_id}"), ALICE).await;
@@ -211,4 +215,27 @@ async fn a_client_of_a_thread_sees_the_run_that_recovery_resumes() {
     assert_eq!(replies, ["recovered"], "the recovered run's reply is on the stream");
     let (_, thread) = server.get(&format!("/threads/{thread_id}"), ALICE).await;
     assert_eq!(thread["status"], "idle", "the thread says what its stream said: {thread}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_opens_no_thread_starts_the_recovery_of_an_accepted_input() {
+    let store = Arc::new(InMemoryStore::new());
+    let runtime = || {
+        Runtime::builder().agent::<durable_send_agent>().model("scripted", ScriptedModel::new([])).store(store.clone())
+    };
+    // A process accepted an input and stopped before its run.
+    {
+        let runtime = runtime().build().unwrap();
+        let thread = runtime.create_thread("durable_send_agent", ThreadOptions::new().user("alice")).await.unwrap();
+        thread.queue_message(MessageRecord::new(Role::User, "still there?")).await.unwrap();
+    }
+    let called = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Semaphore::new(1));
+    let model = GatedModel { called: called.clone(), release };
+    let runtime = runtime().model("scripted", model).build().unwrap();
+    let server = Server::start(runtime, ServerConfig::default()).await;
+    // A request that opens no thread (the runtime would recover at its first thread) starts it.
+    let (status, values) = server.get("/user/values", ALICE).await;
+    assert_eq!(status, 200, "{values}");
+    tokio::time::timeout(support::PATIENCE, called.notified()).await.expect("the first request starts the recovery");
 }

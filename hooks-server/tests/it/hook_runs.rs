@@ -4,7 +4,7 @@
 //! its error text. Each `filter_messages` chain shows as `messages_filtered` with the message
 //! counts before and after it.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 
@@ -13,10 +13,9 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
-use hooks_server::{HookRuns, ServerConfig};
+use hooks_server::ServerConfig;
 use serde_json::json;
 use support::{ALICE, BOB, Server, SseEvent};
-use tracing_subscriber::layer::SubscriberExt;
 
 #[hook(tool_call_started, id = "runs_started")]
 fn runs_started(_state: &ThreadState, _call: &HookToolCall, _progress: Option<&str>) {}
@@ -67,8 +66,7 @@ fn hook_events(events: &[SseEvent]) -> Vec<serde_json::Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_runs_reach_their_threads_stream_with_kind_source_duration_and_failure() {
-    let runs = HookRuns::new();
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(runs.layer())).expect("one subscriber");
+    let runs = support::hook_runs();
     let model = ScriptedModel::new([
         ScriptedResponse::tool_call("call_1", "noop", "{}"),
         ScriptedResponse::text("done"),

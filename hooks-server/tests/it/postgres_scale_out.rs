@@ -8,7 +8,7 @@
 //! Needs feature `postgres` and the server `HOOKS_DATABASE_URL` names (default
 //! `postgres://postgres@127.0.0.1:5432/test`); fails, never skips, when it is unreachable.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -83,6 +83,12 @@ async fn server_b_child() {
     std::future::pending::<()>().await;
 }
 
+/// The name the test harness knows [`server_b_child`] by: its path in the test binary.
+fn child_test_name() -> String {
+    let module = module_path!().split_once("::").map_or(module_path!(), |(_crate, module)| module);
+    format!("{module}::server_b_child")
+}
+
 /// A schema of its own, dropped at the end.
 struct Schema(String);
 
@@ -104,7 +110,7 @@ impl Schema {
 /// Starts server B in a child process and returns it with a client for it.
 async fn spawn_server_b(schema: &str) -> (tokio::process::Child, Server) {
     let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "server_b_child", "--nocapture", "--test-threads=1"])
+        .args(["--exact", &child_test_name(), "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, schema)
         .env("HOOKS_DATABASE_URL", database_url())
         .stdout(Stdio::piped())

@@ -2,7 +2,7 @@
 //! `run_finished` event carries the reason the hook gave (`blocked`), and an ordinary hook
 //! failure's message never reaches the client.
 
-mod support;
+use crate::support;
 
 use hooks_runtime::Runtime;
 use hooks_runtime::model::ScriptedModel;

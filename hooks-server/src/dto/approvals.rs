@@ -1,0 +1,108 @@
+//! Approvals: `GET /threads/{id}/approvals` and `POST /threads/{id}/approvals/{callId}`.
+
+use std::fmt;
+
+use hooks_runtime::approvals::{ApprovalReason, ParkedToolCall};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::request_body::RequestBody;
+
+/// `POST /threads/{id}/approvals/{callId}`: `{"decision", "reason"?, "arguments"?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DecisionRequest {
+    pub(crate) decision: Decision,
+    /// With a denial: the reason the model reads.
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
+    /// With an approval: the call's arguments as the person edited them.
+    #[serde(default)]
+    pub(crate) arguments: Option<Map<String, Value>>,
+}
+
+impl RequestBody for DecisionRequest {
+    const WHAT: &'static str = "an approval decision";
+}
+
+/// What a person decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decision {
+    Approve,
+    Deny,
+}
+
+impl Decision {
+    /// The word of the answer's `decision`: `approved` or `denied`.
+    pub(crate) fn past_tense(self) -> &'static str {
+        match self {
+            Decision::Approve => "approved",
+            Decision::Deny => "denied",
+        }
+    }
+}
+
+/// By hand rather than derived: a derived enum's errors say `string or map` for a value of
+/// the wrong type, and its own text for an unknown word names the word (which may be anything
+/// the client sent). This visitor's only description is the two words it takes.
+impl<'de> Deserialize<'de> for Decision {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Words;
+        impl Visitor<'_> for Words {
+            type Value = Decision;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`\"approve\"` or `\"deny\"`")
+            }
+            fn visit_str<E: de::Error>(self, word: &str) -> Result<Decision, E> {
+                match word {
+                    "approve" => Ok(Decision::Approve),
+                    "deny" => Ok(Decision::Deny),
+                    _ => Err(E::invalid_value(de::Unexpected::Other("another string"), &self)),
+                }
+            }
+        }
+        deserializer.deserialize_str(Words)
+    }
+}
+
+/// `GET /threads/{id}/approvals`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ApprovalList<'a> {
+    pub(crate) approvals: Vec<WaitingCall<'a>>,
+}
+
+/// One waiting call: the fields of its `approval_requested` event, what the person decides on.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WaitingCall<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) name: &'a str,
+    /// The model's arguments, as the tool takes them.
+    pub(crate) arguments: &'a Value,
+    pub(crate) reasons: &'a [ApprovalReason],
+    pub(crate) requested_at: i64,
+}
+
+impl<'a> From<&'a ParkedToolCall> for WaitingCall<'a> {
+    fn from(call: &'a ParkedToolCall) -> Self {
+        WaitingCall {
+            id: &call.id,
+            name: &call.tool,
+            arguments: &call.arguments,
+            reasons: &call.reasons,
+            requested_at: call.requested_at,
+        }
+    }
+}
+
+/// The answer to a decision: 202 with the resumed run's id when it was the step's last, 200
+/// with `runId` `null` and the calls still waiting otherwise.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DecisionAnswer {
+    pub(crate) call_id: String,
+    pub(crate) decision: &'static str,
+    pub(crate) run_id: Option<String>,
+    pub(crate) pending: Vec<String>,
+}
