@@ -25,7 +25,7 @@ use proc_macro::TokenStream;
 /// comes an item named by the id, which prompts and agents reference by path and which carries
 /// the definition (`<id as Hook>::DEF`), and the hook's registration in the binary's registry.
 ///
-/// - `KIND` is one of the 17 kinds; the parameters after `state` follow the kind (the README's
+/// - `KIND` is one of the 17 kinds; the parameters after `state` follow the kind (docs/hooks.md's
 ///   table), the trailing `ctx: &HookExecutionContext` of a thread hook may be left out, and the
 ///   return type may be wrapped in `Result<_, HookError>`.
 /// - A transform kind takes its value in place (`messages: &mut Vec<HookMessage>`, returning `()`

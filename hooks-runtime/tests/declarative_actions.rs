@@ -49,7 +49,7 @@ async fn y8_log_actions_show_under_the_documented_filter_and_not_under_warn() {
         agent.call_tool("file_read", || Ok(String::new())).await.unwrap();
         logs.text().lines().filter(|line| line.contains("[HOOK]")).map(str::to_owned).collect()
     }
-    // The filter the README and the declarative module's docs show.
+    // The filter docs/declarative-hooks.md and the declarative module's docs show.
     assert_eq!(
         logged_under("warn,hooks_runtime::declarative=info").await,
         [format!(" INFO {LOG_TARGET}: [HOOK] file_read starting")]

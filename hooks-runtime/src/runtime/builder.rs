@@ -338,7 +338,7 @@ impl RuntimeBuilder {
     ///
     /// The first build also wraps the process's panic hook so that a hook's caught panic prints
     /// nothing (its message may carry contents) and is logged by location; every other panic
-    /// still reaches the application's panic hook. See the README's "Decisions and limits".
+    /// still reaches the application's panic hook. See docs/decisions.md in the repository.
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.unwrap_or_else(Registry::linked);
         registry.verify().map_err(BuildError::Registry)?;

@@ -767,7 +767,7 @@ async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
     let server = Server::start(runtime(), config).await;
     let (status, body) = server.call(reqwest::Method::PUT, "/user/values/units", ALICE, Some(r#""metric""#)).await;
     assert_eq!(status, 204, "{body}");
-    // Mounted as the README shows it, with no hook-run recording: the page says what to add.
+    // Mounted as docs/serving.md shows it, with no hook-run recording: the page says what to add.
     let plain = Server::start(runtime(), ServerConfig::default()).await;
 
     let mut driver = ChromeDriver::start();
