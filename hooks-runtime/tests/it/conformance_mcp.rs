@@ -6,7 +6,7 @@
 
 #![cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 
-mod support_mcp;
+use crate::support_mcp;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -504,7 +504,13 @@ fn p3_a_stdio_servers_processes_die_with_the_runtimes_process_on_sigkill() {
     }
     let marker = format!("500.{}", std::process::id());
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_runs_a_runtime_with_a_hanging_mcp_call", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "conformance_mcp::child_runs_a_runtime_with_a_hanging_mcp_call",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env(CHILD, &marker)
         .stdout(std::process::Stdio::null())
         .spawn()

@@ -4,7 +4,7 @@
 
 #![cfg(feature = "declarative")]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

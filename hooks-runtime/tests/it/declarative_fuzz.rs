@@ -9,12 +9,12 @@
 
 #![cfg(feature = "declarative")]
 
-mod declarative_support;
+use crate::declarative_support;
 
-#[path = "declarative_support/loader_invariants.rs"]
+#[path = "../declarative_support/loader_invariants.rs"]
 mod loader_invariants;
 
-#[path = "declarative_support/settings_invariants.rs"]
+#[path = "../declarative_support/settings_invariants.rs"]
 mod settings_invariants;
 
 use std::panic::AssertUnwindSafe;

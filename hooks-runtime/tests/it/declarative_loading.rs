@@ -2,7 +2,7 @@
 
 #![cfg(feature = "declarative")]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use declarative_support::{Logs, fixture};
 use hooks_runtime::declarative::{

@@ -8,7 +8,7 @@
 #![cfg(feature = "declarative")]
 #![cfg(target_os = "linux")]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use std::future::Future;
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 #![cfg(feature = "openai")]
 
-mod openai_support;
+use crate::openai_support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 #![cfg(feature = "openai")]
 
-mod openai_support;
+use crate::openai_support;
 
 use std::time::{Duration, Instant};
 

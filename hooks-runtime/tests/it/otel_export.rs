@@ -4,7 +4,7 @@
 //!
 //! Needs the receiver's Python (`.ci/run` installs it); fails, never skips, without it.
 
-mod otlp_support;
+use crate::otlp_support;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse, Usage};
 use hooks_runtime::otel::OtlpExporter;

@@ -3,7 +3,7 @@
 //! expired or stolen by hand while the old owner's run waits in a hook.
 #![cfg(feature = "postgres")]
 
-mod postgres_support;
+use crate::postgres_support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;

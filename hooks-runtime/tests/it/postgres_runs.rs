@@ -3,7 +3,7 @@
 //! the thread's lease, so the turns never overlap and every message is stored once.
 #![cfg(feature = "postgres")]
 
-mod postgres_support;
+use crate::postgres_support;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

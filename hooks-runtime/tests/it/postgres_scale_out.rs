@@ -15,7 +15,7 @@
 
 #![cfg(feature = "postgres")]
 
-mod postgres_support;
+use crate::postgres_support;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -117,7 +117,7 @@ async fn every_message_of_two_processes_is_stored_once_and_no_two_turns_overlap(
     let children: Vec<_> = (0..PROCESSES)
         .map(|p| {
             tokio::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "scale_child", "--nocapture", "--test-threads=1"])
+                .args(["--exact", "postgres_scale_out::scale_child", "--nocapture", "--test-threads=1"])
                 .env(CHILD_ENV, format!("{},p{p},{threads}", schema.name))
                 .env("HOOKS_DATABASE_URL", database_url())
                 .stdout(std::process::Stdio::null())
@@ -199,7 +199,7 @@ async fn a_process_killed_mid_run_20_times_loses_no_acknowledged_message_and_ano
     let mut dead_runs = 0;
     for kill in 0..KILLS {
         let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "kill_child", "--nocapture", "--test-threads=1"])
+            .args(["--exact", "postgres_scale_out::kill_child", "--nocapture", "--test-threads=1"])
             .env(KILL_CHILD_ENV, &schema.name)
             .env("HOOKS_DATABASE_URL", database_url())
             .stdout(std::process::Stdio::piped())

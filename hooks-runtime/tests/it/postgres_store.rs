@@ -5,8 +5,8 @@
 
 #![cfg(feature = "postgres")]
 
-mod postgres_support;
-mod store_fixtures;
+use crate::postgres_support;
+use crate::store_fixtures;
 
 use std::time::Duration;
 
@@ -771,7 +771,7 @@ async fn child_process() {
 
 fn spawn_child(mode: &str, schema: &PgSchema) -> tokio::process::Child {
     tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "postgres_store::child_process", "--nocapture", "--test-threads=1"])
         .env(CHILD_MODE_ENV, mode)
         .env(CHILD_SCHEMA_ENV, &schema.name)
         .env("HOOKS_DATABASE_URL", database_url())

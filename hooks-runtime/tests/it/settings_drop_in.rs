@@ -4,7 +4,7 @@
 
 #![cfg(all(feature = "declarative", unix))]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use std::sync::{Arc, Mutex};
 
@@ -696,7 +696,7 @@ const HTTPS_CHILD_URL: &str = "HOOKS_K12_HTTPS_CHILD_URL";
 
 #[tokio::test]
 async fn k12_https_hook_trusts_the_ca_that_node_extra_ca_certs_names() {
-    let name = "k12_https_hook_trusts_the_ca_that_node_extra_ca_certs_names";
+    let name = "settings_drop_in::k12_https_hook_trusts_the_ca_that_node_extra_ca_certs_names";
     let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         "permissionDecision": "deny", "permissionDecisionReason": "https-says-no"}});
     // The child: this test run again with `NODE_EXTRA_CA_CERTS` set, which is read once per

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "declarative")]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use std::process::{Command, Output};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 #![cfg(all(feature = "declarative", unix))]
 
-mod declarative_support;
+use crate::declarative_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -7,7 +7,7 @@
 
 #![cfg(feature = "sqlite")]
 
-mod store_fixtures;
+use crate::store_fixtures;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -247,7 +247,7 @@ async fn child_writer() {
 
 fn spawn_child(path: &Path, thread_id: &str) -> tokio::process::Child {
     tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "sqlite_store::child_writer", "--nocapture", "--test-threads=1"])
         .env(CHILD_DB_ENV, path)
         .env(CHILD_THREAD_ENV, thread_id)
         .stdout(std::process::Stdio::null())

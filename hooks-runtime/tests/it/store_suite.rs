@@ -13,8 +13,8 @@ use hooks_runtime::types::{HookMessage, MessageRecord, MessageUpdate, Role};
 use serde_json::json;
 
 #[cfg(feature = "postgres")]
-mod postgres_support;
-mod store_fixtures;
+use crate::postgres_support;
+use crate::store_fixtures;
 
 use store_fixtures::{full_message, message, thread};
 

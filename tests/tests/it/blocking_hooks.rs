@@ -9,7 +9,7 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{Runtime, ThreadOptions};
 
-mod support_tools;
+use crate::support_tools;
 use support_tools::LogCapture;
 
 const BLOCK_FOR: Duration = Duration::from_secs(3);

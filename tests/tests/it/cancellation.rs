@@ -2,7 +2,7 @@
 //! run ends with its thread left `running`: not a run whose caller dropped it (a timeout), not
 //! one a panic unwound, in memory and in the store (in-memory and SQLite).
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -2,9 +2,9 @@
 //! runtime, with a hook on every thread hook point that fires in a normal run: every message is
 //! stored once, in its own thread, and every hook ran exactly as often as the run requires.
 
-#[path = "../../hooks-runtime/benches/echo_model/mod.rs"]
+#[path = "../../../hooks-runtime/benches/echo_model/mod.rs"]
 mod echo_model;
-mod support_tools;
+use crate::support_tools;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;

@@ -5,7 +5,7 @@
 //! Every test has its own hooks, prompts and agents; hooks record into statics keyed by thread
 //! id, so tests running in parallel never see each other's records.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

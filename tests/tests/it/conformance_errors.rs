@@ -5,7 +5,7 @@
 //! Logs are captured with a thread-local `tracing` subscriber on the current-thread runtime of
 //! `#[tokio::test]`, so every task of the test logs into its own buffer.
 
-mod support_tools;
+use crate::support_tools;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -485,7 +485,7 @@ async fn e5_failure_logs_name_hook_and_kind_but_never_contents() {
         ("e5_created_fails", "after_create_message", "e5 refused to observe"),
         ("e5_started_fails", "tool_call_started", "e5 refused to start"),
         // A panic is reported by its location; its payload (which holds contents) never is.
-        ("e5_done_panics", "tool_call_done", "panicked at tests/tests/conformance_errors.rs:"),
+        ("e5_done_panics", "tool_call_done", "panicked at tests/tests/it/conformance_errors.rs:"),
         ("e5_success_fails", "after_tool_call_success", "e5 refused to post-process"),
         ("e5_store_fails", "before_store_tool_result", "e5 refused to store"),
     ] {

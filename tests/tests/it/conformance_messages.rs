@@ -5,8 +5,8 @@
 //! running in parallel never see each other's records. The M9 tests capture logs on a
 //! current_thread runtime, where the whole run happens on the test's thread.
 
-mod support;
-mod support_store;
+use crate::support;
+use crate::support_store;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

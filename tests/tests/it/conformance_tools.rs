@@ -5,8 +5,8 @@
 //! Tests run in parallel threads of one process, so each test has its own hooks, prompt, agent,
 //! tools and statics.
 
-mod support_store;
-mod support_tools;
+use crate::support_store;
+use crate::support_tools;
 
 use std::sync::{Mutex, OnceLock};
 

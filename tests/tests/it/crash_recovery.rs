@@ -7,7 +7,8 @@
 //! The child is this test binary itself, running the ignored test `crash_child`, told what to
 //! do by environment variables.
 
-mod support_store;
+#[cfg(feature = "postgres")]
+use crate::support_store;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -130,7 +131,7 @@ fn random_below(bound: u64) -> u64 {
 /// Runs one child until SIGKILL at a random point; returns the texts it acknowledged.
 fn crash_round(spec: &str, round: u64) -> Vec<String> {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["crash_recovery::crash_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_STORE, spec)
         .env(CHILD_THREAD, THREAD_ID)
         .env(CHILD_ROUND, round.to_string())

@@ -2,7 +2,7 @@
 //! PRE_TOOL_USE / POST_TOOL_USE / ON_ERROR around a thread's real tool calls, nothing for a
 //! call the agent's authorization check denies, and `apply_to` replacing an agent's listener.
 
-mod support_tools;
+use crate::support_tools;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

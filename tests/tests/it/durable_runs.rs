@@ -3,7 +3,8 @@
 //! store); abort stops a streaming reply, a hung model and a slow tool within about 100 ms; the
 //! runtime's size caps apply to a custom model.
 
-mod support_store;
+#[cfg(feature = "postgres")]
+use crate::support_store;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! order and combination, denials, schema-checked rewrites, failure policies, runtime-wide
 //! guards over subagents, and parked steps that a decision resumes.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! against the tool's schema before any decider sees them, the authorizer and the tool decide
 //! in the type hooks do, an interrupted call is marked so, and reasons handed in are capped.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,7 +6,8 @@
 //! The killed process is this test binary itself, running the ignored test `approval_child`,
 //! told what to do by environment variables.
 
-mod support_store;
+#[cfg(feature = "postgres")]
+use crate::support_store;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -127,7 +128,7 @@ async fn a4_a_call_running_when_its_process_is_killed_is_interrupted_and_never_r
         thread.id().to_owned()
     };
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["approval_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["governing_stores::approval_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_DB, &db)
         .env(CHILD_THREAD, &thread_id)
         .env(CHILD_RUNS, &runs)

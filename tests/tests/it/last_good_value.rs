@@ -11,7 +11,7 @@ use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{Runtime, ThreadOptions};
 
-mod support_tools;
+use crate::support_tools;
 use support_tools::LogCapture;
 
 fn marker(text: &str) -> HookMessage {

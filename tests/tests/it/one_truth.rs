@@ -5,7 +5,8 @@
 //! second store opened on the same SQLite file elsewhere: each open store is an owner of its
 //! own, as a process is.
 
-mod support_store;
+#[cfg(feature = "postgres")]
+use crate::support_store;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -241,7 +242,7 @@ async fn o3_a_second_process_on_one_sqlite_file_never_settles_a_live_run_and_wai
     let thread_id = runtime.create_thread("slow_agent", ThreadOptions::default()).await.unwrap().id().to_owned();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["live_run_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["one_truth::live_run_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_DB, &db)
         .env(CHILD_THREAD, &thread_id)
         .env(CHILD_GATE, &gate)
@@ -309,7 +310,7 @@ async fn o3_a_killed_postgres_process_is_known_dead_before_its_lease_expires() {
     let thread_id = runtime.create_thread("slow_agent", ThreadOptions::default()).await.unwrap().id().to_owned();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["live_run_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["one_truth::live_run_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_DB, &url)
         .env(CHILD_PG_SCHEMA, &schema)
         .env(CHILD_THREAD, &thread_id)

@@ -7,7 +7,7 @@
 //! sent one ends `failed (model_error)`; every test here also checks the recorded requests with
 //! [`ScriptedModel::check_messages`] directly.
 
-mod support;
+use crate::support;
 
 use hooks_runtime::model::{ModelRequest, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;

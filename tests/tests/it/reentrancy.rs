@@ -7,7 +7,7 @@
 //! Without the bound the recursion tests abort the test process (stack overflow): they fail
 //! loudly, not silently.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

@@ -8,8 +8,8 @@
 
 #![cfg(unix)]
 
-mod support;
-mod support_tools;
+use crate::support;
+use crate::support_tools;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

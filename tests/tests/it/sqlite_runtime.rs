@@ -132,7 +132,7 @@ async fn child_process_run() {
 async fn runs_from_two_processes_one_after_the_other_share_the_file() {
     let path = temp_db("processes");
     let status = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process_run", "--ignored", "--nocapture"])
+        .args(["--exact", "sqlite_runtime::child_process_run", "--ignored", "--nocapture"])
         .env(CHILD_DB, &path)
         .status()
         .await

@@ -4,7 +4,7 @@
 //! User-scope hooks run for every linked hook of their kind, so each test uses its own user id
 //! and looks only at what the hooks recorded for it.
 
-mod support_tools;
+use crate::support_tools;
 
 use std::sync::Mutex;
 
