@@ -36,7 +36,7 @@ mod agents {
         model: "scripted",
         prompt: "Look things up.",
         tools: ["lookup"],
-        hooks: [crate::hooks::lookups_allowed, crate::hooks::note_tool_done],
+        hooks: [crate::otel_export::hooks::lookups_allowed, crate::otel_export::hooks::note_tool_done],
     }
     define_agent! { name: traced_agent, side_a: { prompt: traced_prompt, stop_on_response: true } }
 }
