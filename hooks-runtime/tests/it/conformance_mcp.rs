@@ -7,6 +7,7 @@
 #![cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 
 use crate::support_mcp;
+use crate::support_processes::processes_with_arg;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -451,19 +452,6 @@ async fn p5_the_tool_list_follows_the_servers_list_changed_notification() {
 
 /// The environment variable that makes this binary the child of the SIGKILL test.
 const CHILD: &str = "HOOKS_MCP_DEATH_CHILD";
-
-/// The processes whose command line holds `arg` (`/proc/*/cmdline`).
-fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()).then_some(pid)
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn p3_a_stdio_servers_processes_end_when_its_runtime_is_dropped() {

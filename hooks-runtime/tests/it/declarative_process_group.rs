@@ -9,6 +9,7 @@
 #![cfg(target_os = "linux")]
 
 use crate::declarative_support;
+use crate::support_processes::processes_with_arg;
 
 use std::future::Future;
 use std::path::Path;
@@ -31,19 +32,6 @@ fn on_stop(command: String, timeout: Duration) -> DeclarativeHookRegistry {
 fn unique_sleep() -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     format!("{}.{}", 200 + NEXT.fetch_add(1, Ordering::SeqCst), std::process::id())
-}
-
-/// Ids of the live processes that have `arg` as one of their arguments.
-fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()).then_some(pid)
-        })
-        .collect()
 }
 
 async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

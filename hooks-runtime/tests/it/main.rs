@@ -25,6 +25,9 @@ mod store_fixtures;
 #[cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 #[path = "../support_mcp/mod.rs"]
 mod support_mcp;
+#[cfg(all(feature = "declarative", target_os = "linux"))]
+#[path = "../support_processes/mod.rs"]
+mod support_processes;
 
 mod conformance_mcp;
 mod declarative_actions;
