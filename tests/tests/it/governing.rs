@@ -351,7 +351,9 @@ async fn g6_run(builder: RuntimeBuilder, runs: &'static AtomicUsize) -> (usize, 
     (runs.load(Ordering::SeqCst), thread.messages().await.unwrap())
 }
 
-#[tokio::test(flavor = "current_thread")]
+// Paused time: the timed-out guards' 5 s sleeps and their 50 ms deadlines are timers of
+// tokio's clock, which jumps to each deadline.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn g6_failing_timed_out_and_panicking_guards_take_their_on_failure() {
     let (logs, _guard) = capture_logs();
     static DENY_RUNS: AtomicUsize = AtomicUsize::new(0);
