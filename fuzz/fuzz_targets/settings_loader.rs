@@ -1,6 +1,6 @@
 //! Feeds arbitrary bytes to every entry point of the Claude Code-format settings loader: none
 //! may panic, and the loaders must agree. The invariants are shared with the stable fuzz loop,
-//! `hooks-runtime/tests/declarative_fuzz.rs`.
+//! `hooks-runtime/tests/it/declarative_fuzz.rs`.
 
 #![no_main]
 

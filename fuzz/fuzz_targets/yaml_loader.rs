@@ -1,6 +1,6 @@
 //! Feeds arbitrary bytes to every entry point of the declarative hooks YAML loader: none may
 //! panic, and the loaders must agree on what a document holds. The invariants are shared with
-//! the stable fuzz loop, `hooks-runtime/tests/declarative_fuzz.rs`.
+//! the stable fuzz loop, `hooks-runtime/tests/it/declarative_fuzz.rs`.
 
 #![no_main]
 

@@ -6,6 +6,9 @@
 
 #![cfg(all(feature = "declarative", target_os = "linux"))]
 
+#[path = "support_processes/mod.rs"]
+mod support_processes;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -15,6 +18,7 @@ use hooks_runtime::prelude::*;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::json;
+use support_processes::processes_with_arg;
 
 define_prompt! { name: death_prompt, model: "scripted", prompt: "Ops.", tools: ["Bash"] }
 define_agent! { name: death_agent, side_a: { prompt: death_prompt, stop_on_response: true, max_steps: 2 }, side_b: { human: true } }
@@ -25,18 +29,6 @@ const CHILD: &str = "HOOKS_SETTINGS_DEATH_CHILD";
 /// How long a killed process may take to disappear on a busy machine (the watchdog polls
 /// each second).
 const SETTLE: Duration = Duration::from_secs(20);
-
-fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()).then_some(pid)
-        })
-        .collect()
-}
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();

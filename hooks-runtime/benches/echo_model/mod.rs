@@ -1,4 +1,4 @@
-//! The echo model of the concurrency bench and the concurrency test (`tests/tests/concurrency.rs`
+//! The echo model of the concurrency bench and the concurrency test (`tests/tests/it/concurrency.rs`
 //! includes this file): it answers from the request alone, so any number of threads can share
 //! it. When the last message is the user's it calls its tool with `{"tag": <the message>}`;
 //! when it is the tool's result it replies `done:<result>`.

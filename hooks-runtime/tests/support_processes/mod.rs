@@ -1,0 +1,17 @@
+//! Finding a test's processes by an argument unique to it (`/proc/*/cmdline`): the process-group
+//! suites (Y14, settings hooks' process death) and the MCP suite's P3 use it to see that the
+//! processes they started are gone. A killed process that is a zombie has an empty command
+//! line, so it does not count as alive.
+
+/// Ids of the live processes that have `arg` as one of their arguments.
+pub(crate) fn processes_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()).then_some(pid)
+        })
+        .collect()
+}
