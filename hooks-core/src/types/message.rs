@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::ExtraFields;
+use super::extra::ExtraFields;
 
 /// The author of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::ExtraFields;
+use super::extra::ExtraFields;
 
 /// The `type` of a tool call; the specification defines only `"function"`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

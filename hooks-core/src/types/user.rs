@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::ExtraFields;
+use super::extra::ExtraFields;
 
 /// What happened in the user scope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
