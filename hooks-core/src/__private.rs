@@ -7,6 +7,7 @@ pub use crate::compose::{ActiveContext, EnabledRelationships, ResolvedHook};
 pub use crate::def::RegisteredHook;
 pub use crate::future::BoxedHookFuture;
 pub use crate::kind::{Adapter, HookHandler, sync_adapter};
+pub use crate::state::Sealed;
 
 use crate::compose::ResolvedAgent;
 use crate::def::{HookDef, HookLocation};

@@ -13,6 +13,7 @@ use crate::types::{
 /// Where a hook runs: on a thread (composed by prompts, agents and parent requirements) or in the
 /// user scope (every linked hook of the kind runs, no composition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HookScope {
     /// Receives a `ThreadState`; runs only when a prompt, agent or child requirement selects it.
     Thread,
@@ -22,6 +23,7 @@ pub enum HookScope {
 
 /// Whether a hook changes the value it is given or only observes an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HookRole {
     /// Returns a value that replaces the one it was given (or keeps it, for `Option` returns).
     Transform,
@@ -51,16 +53,15 @@ macro_rules! hook_kinds {
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
+        #[non_exhaustive]
         pub enum HookKind {
             $(#[doc = $doc] $variant,)*
         }
 
-        /// How many kinds the table declares.
-        const KIND_COUNT: usize = [$(stringify!($variant)),*].len();
-
         impl HookKind {
-            /// Every kind, in the order of the guide's quick reference.
-            pub const ALL: [HookKind; KIND_COUNT] = [$(HookKind::$variant,)*];
+            /// Every kind, in the order of the guide's quick reference. A slice, so that a kind
+            /// added in a minor release changes no public type.
+            pub const ALL: &'static [HookKind] = &[$(HookKind::$variant,)*];
 
             /// The kind's name as the specification writes it, e.g. `"filter_messages"`.
             pub const fn name(self) -> &'static str {

@@ -36,10 +36,17 @@ impl MessageQuery {
     }
 }
 
-/// The operations a thread offers its hooks. The runtime implements it; hooks reach it through
-/// [`ThreadState`]'s methods.
+/// Not public API. The supertrait that seals [`ThreadServices`], reached as
+/// `__private::Sealed`: the runtime's thread services implement it, no user type can.
+pub trait Sealed {}
+
+/// The operations a thread offers its hooks. The runtime implements it, and
+/// [`DetachedThread`] for unit tests; hooks reach it through [`ThreadState`]'s methods.
+///
+/// The trait is sealed: only this project's crates implement it, so that an operation can be
+/// added to it in a minor release.
 #[async_trait::async_trait]
-pub trait ThreadServices: Send + Sync + 'static {
+pub trait ThreadServices: Sealed + Send + Sync + 'static {
     /// The thread's persisted messages, oldest first.
     async fn get_messages(&self, state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>>;
     /// Persists a message through `before_create_message` and `after_create_message`.
@@ -258,6 +265,8 @@ impl DetachedThread {
         self.lock().values.clone()
     }
 }
+
+impl Sealed for DetachedThread {}
 
 #[async_trait::async_trait]
 impl ThreadServices for DetachedThread {

@@ -1,8 +1,8 @@
 //! Definitions as the macros build them, to read: a hook's [`HookDef`] (its id, [`HookKind`],
 //! [`HookLocation`], timeout and [`OnFailure`]), a prompt's [`PromptDef`], an agent's
 //! [`AgentDef`] with its sides ([`SideDef`], [`Participant`]), subagent relationships and
-//! parent-hook requirements; the traits the macros implement ([`Hook`], [`Prompt`], [`Agent`]);
-//! and the limits every hook runs under ([`DEFAULT_HOOK_TIMEOUT`], [`MAX_HOOK_DEPTH`]).
+//! parent-hook requirements; the traits the macros implement ([`Hook`], [`GuardHook`],
+//! [`Prompt`], [`Agent`]); and the limits every hook runs under ([`DEFAULT_HOOK_TIMEOUT`], [`MAX_HOOK_DEPTH`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -28,4 +28,14 @@ pub use hooks_core::{
 };
 
 pub use crate::runtime::DEFAULT_HOOK_TIMEOUT;
+
+/// A `before_tool_call` hook, which [`RuntimeBuilder::guard`](crate::RuntimeBuilder::guard)
+/// takes as a runtime-wide guard. `#[hook]` implements it for hooks of that kind, and only for
+/// them; the trait is not meant to be implemented by hand.
+#[diagnostic::on_unimplemented(
+    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
+    label = "not a `before_tool_call` hook",
+    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
+)]
+pub trait GuardHook: Hook {}
 pub use crate::thread::MAX_HOOK_DEPTH;

@@ -163,7 +163,7 @@ fn u2_user_scope_hooks_are_never_in_a_resolved_thread_chain() {
     let resolved = agent.resolved();
     let mut thread_hooks = 0;
     for active in [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest] {
-        for kind in HookKind::ALL {
+        for &kind in HookKind::ALL {
             let chain = __private::chain(resolved, active, kind);
             if !kind.is_thread() {
                 assert!(chain.is_empty(), "{kind} in {active:?}: {chain:?}");

@@ -26,6 +26,7 @@ impl PackageSignature {
 /// `{"kind":"runtime"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[non_exhaustive]
 pub enum HookSource {
     /// Selected by the active prompt's `hooks`.
     Prompt {
@@ -49,6 +50,26 @@ pub enum HookSource {
     },
     /// A runtime-wide guard: it governs every tool call of every thread, whatever resolved.
     Runtime,
+}
+
+/// The provenance label that logs and spans show: `prompt:NAME`, `agent:NAME`,
+/// `child:RELATIONSHIP` or `runtime`.
+///
+/// ```
+/// use hooks_runtime::types::HookExecutionContext;
+///
+/// assert_eq!(HookExecutionContext::prompt("triage").source.to_string(), "prompt:triage");
+/// assert_eq!(HookExecutionContext::runtime().source.to_string(), "runtime");
+/// ```
+impl std::fmt::Display for HookSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookSource::Prompt { prompt_name } => write!(f, "prompt:{prompt_name}"),
+            HookSource::Agent { agent_name } => write!(f, "agent:{agent_name}"),
+            HookSource::Child { relationship_name, .. } => write!(f, "child:{relationship_name}"),
+            HookSource::Runtime => f.write_str("runtime"),
+        }
+    }
 }
 
 /// The final argument of every thread hook: deterministic provenance metadata.

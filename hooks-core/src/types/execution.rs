@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// One of the two sides of an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Side {
     /// Side A.
     #[serde(rename = "a")]

@@ -5,6 +5,7 @@ use super::extra::ExtraFields;
 /// The author of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// The system prompt.
     System,

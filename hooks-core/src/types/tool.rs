@@ -5,6 +5,7 @@ use super::extra::ExtraFields;
 /// The `type` of a tool call; the specification defines only `"function"`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolCallType {
     /// A function call, the only kind the specification defines.
     #[default]
@@ -91,6 +92,7 @@ impl ToolCallRecord {
 /// Whether a tool call succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolStatus {
     /// The tool returned a result.
     Success,
@@ -141,6 +143,7 @@ pub struct AttachmentRef {
 /// One entry of a tool result's `attachments`: a new file or a reference to an existing one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Attachment {
     /// A new file (has `data`).
     New(ToolAttachment),

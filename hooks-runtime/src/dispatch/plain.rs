@@ -66,8 +66,8 @@ impl PlainTable {
             .into_iter()
             .flat_map(|active| {
                 HookKind::ALL
-                    .into_iter()
-                    .map(move |kind| PlainChain::of(kind, hooks_core::__private::chain(resolved, active, kind)))
+                    .iter()
+                    .map(move |&kind| PlainChain::of(kind, hooks_core::__private::chain(resolved, active, kind)))
             })
             .collect();
         PlainTable(chains)
