@@ -63,6 +63,19 @@ pub const fn hook_def(
     }
 }
 
+/// Whether `kind`'s chain transforms one value in place and answers nothing else (every
+/// transform kind but `before_tool_call`): the kinds the runtime's typed chains of plain sync
+/// hooks and `#[hook]`'s in-place form cover, checked against this by their tests.
+pub const fn transforms_in_place(kind: HookKind) -> bool {
+    kind.transforms_in_place()
+}
+
+/// `kind`'s adapter signature as the kind table writes it (`fn(&'a UserState) -> ()`), what
+/// the macros' table is checked against.
+pub const fn adapter_signature(kind: HookKind) -> &'static str {
+    kind.adapter_signature()
+}
+
 /// The adapter of `def`.
 #[inline(always)]
 pub const fn handler(def: &HookDef) -> HookHandler {

@@ -82,6 +82,23 @@ macro_rules! hook_kinds {
             pub fn from_name(name: &str) -> Option<HookKind> {
                 match name { $($name => Some(HookKind::$variant),)* _ => None }
             }
+
+            /// Whether the kind's chain transforms one value in place and answers nothing else:
+            /// every transform kind but `before_tool_call`, whose chain answers a decision. The
+            /// kinds the runtime keeps typed chains of plain sync hooks for, and the kinds
+            /// `#[hook]` accepts an in-place form of.
+            pub(crate) const fn transforms_in_place(self) -> bool {
+                match self {
+                    $(HookKind::$variant => matches!(HookRole::$role, HookRole::Transform)
+                        && <$out as KindAnswer>::NOTHING,)*
+                }
+            }
+
+            /// The adapter's signature as the table writes it, e.g.
+            /// `fn(&'a UserState) -> ()`; what the macros' own table is checked against.
+            pub(crate) const fn adapter_signature(self) -> &'static str {
+                match self { $(HookKind::$variant => stringify!(fn($($arg),*) -> $out),)* }
+            }
         }
 
         /// The typed adapter of a hook, one variant per kind: a sync hook's adapter answers its
@@ -180,6 +197,20 @@ hook_kinds! { 'a;
         fn(&'a UserState) -> ();
 }
 
+/// What a kind's chain answers besides the value it transforms: nothing, or (for
+/// `before_tool_call`) a decision.
+trait KindAnswer {
+    const NOTHING: bool;
+}
+
+impl KindAnswer for () {
+    const NOTHING: bool = true;
+}
+
+impl KindAnswer for ToolDecision {
+    const NOTHING: bool = false;
+}
+
 /// A hook's adapter in its form: a sync hook's is called and answers at once; an async hook's
 /// answers the future to await.
 #[derive(Clone, Copy)]
@@ -236,5 +267,17 @@ mod tests {
             assert_eq!(HookKind::from_name(kind.name()), Some(*kind));
         }
         assert_eq!(HookKind::from_name("filter_message"), None);
+    }
+
+    #[test]
+    fn d12_transform_kinds_but_before_tool_call_transform_in_place() {
+        for &kind in HookKind::ALL {
+            let expected = kind.role() == HookRole::Transform && kind != HookKind::BeforeToolCall;
+            assert_eq!(kind.transforms_in_place(), expected, "{kind}");
+        }
+        assert_eq!(
+            HookKind::UserValueChanged.adapter_signature().split_whitespace().collect::<String>(),
+            "fn(&'aUserState)->()"
+        );
     }
 }
