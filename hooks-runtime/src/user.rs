@@ -103,7 +103,7 @@ impl UserScope {
         if clients.is_empty() {
             users.remove(user_id);
         }
-        UserState { user_id: user_id.to_owned(), values, clients, event }
+        UserState::new(user_id, event).with_values(values).with_clients(clients)
     }
 }
 

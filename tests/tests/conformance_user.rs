@@ -85,12 +85,9 @@ fn user(
     values: serde_json::Map<String, serde_json::Value>,
     event: UserEvent,
 ) -> UserState {
-    UserState {
-        user_id: user_id.to_owned(),
-        values,
-        clients: clients.iter().map(|client| (*client).to_owned()).collect(),
-        event,
-    }
+    UserState::new(user_id, event)
+        .with_values(values)
+        .with_clients(clients.iter().map(|client| (*client).to_owned()).collect())
 }
 
 #[tokio::test]

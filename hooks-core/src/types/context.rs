@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The package (a crate) a child hook was loaded from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PackageSignature {
     /// The crate's package name.
     pub name: Cow<'static, str>,
@@ -12,6 +13,11 @@ pub struct PackageSignature {
 }
 
 impl PackageSignature {
+    /// A package signature from its name and version.
+    pub fn new(name: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
+        PackageSignature { name: name.into(), version: version.into() }
+    }
+
     /// A package signature built in a `const` context.
     pub const fn new_static(name: &'static str, version: &'static str) -> Self {
         PackageSignature { name: Cow::Borrowed(name), version: Cow::Borrowed(version) }
@@ -85,12 +91,18 @@ impl std::fmt::Display for HookSource {
 /// assert!(matches!(CONTEXT.source, HookSource::Prompt { .. }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookExecutionContext {
     /// Why the hook is active.
     pub source: HookSource,
 }
 
 impl HookExecutionContext {
+    /// A context with its source.
+    pub const fn new(source: HookSource) -> Self {
+        HookExecutionContext { source }
+    }
+
     /// A prompt source, const-constructible.
     pub const fn prompt(prompt_name: &'static str) -> Self {
         HookExecutionContext { source: HookSource::Prompt { prompt_name: Cow::Borrowed(prompt_name) } }

@@ -67,6 +67,7 @@ impl AbortSignal {
 /// names; the abort signal serializes as `aborted`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ExecutionState {
     /// The current execution flow.
     pub flow_id: String,

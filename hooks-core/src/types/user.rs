@@ -52,6 +52,7 @@ impl UserEvent {
 /// event that triggered the hook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UserState {
     /// The user's id.
     pub user_id: String,
@@ -64,6 +65,23 @@ pub struct UserState {
 }
 
 impl UserState {
+    /// The state of user `user_id` on `event`, with no values and no clients.
+    pub fn new(user_id: impl Into<String>, event: UserEvent) -> Self {
+        UserState { user_id: user_id.into(), values: ExtraFields::new(), clients: Vec::new(), event }
+    }
+
+    /// The state with the user's values after the event.
+    pub fn with_values(mut self, values: ExtraFields) -> Self {
+        self.values = values;
+        self
+    }
+
+    /// The state with the clients connected after the event.
+    pub fn with_clients(mut self, clients: Vec<String>) -> Self {
+        self.clients = clients;
+        self
+    }
+
     /// A user value by key.
     pub fn value(&self, key: &str) -> Option<&serde_json::Value> {
         self.values.get(key)
