@@ -506,7 +506,9 @@ type T6Seen = (&'static str, String, String, String, bool, usize);
 static T6_SEEN: Mutex<Vec<T6Seen>> = Mutex::new(Vec::new());
 
 fn t6_attachments() -> Vec<Attachment> {
-    vec![Attachment::Ref(AttachmentRef::new("/docs/report.pdf").with_name("report.pdf").with_mime_type("application/pdf"))]
+    vec![Attachment::Ref(
+        AttachmentRef::new("/docs/report.pdf").with_name("report.pdf").with_mime_type("application/pdf"),
+    )]
 }
 
 async fn t6_see(hook: &'static str, state: &ThreadState, call: &ToolCallRecord, result: &HookToolResult) {

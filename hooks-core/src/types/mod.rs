@@ -17,11 +17,11 @@ mod user;
 pub use context::{HookExecutionContext, HookSource, PackageSignature};
 pub use decision::{OnFailure, ToolDecision};
 pub use execution::{AbortSignal, ExecutionState, Side};
+pub use extra::ExtraFields;
 pub use llm::LlmMessage;
 pub use message::{HookMessage, MessageRecord, MessageUpdate, Role};
 pub use tool::{
     Attachment, AttachmentRef, HookToolCall, HookToolResult, ToolAttachment, ToolCallFunction, ToolCallRecord,
     ToolCallType, ToolStatus,
 };
-pub use extra::ExtraFields;
 pub use user::{UserEvent, UserState};

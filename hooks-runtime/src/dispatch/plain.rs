@@ -98,8 +98,8 @@ impl PlainTable {
 
 #[cfg(test)]
 mod tests {
-    use hooks_core::HookKind;
     use hooks_core::__private::transforms_in_place;
+    use hooks_core::HookKind;
 
     use super::PlainChain;
 

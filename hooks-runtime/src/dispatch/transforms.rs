@@ -543,8 +543,8 @@ pub(crate) fn after_tool_call<'a>(
 
 #[cfg(test)]
 mod tests {
-    use hooks_core::HookKind;
     use hooks_core::__private::transforms_in_place;
+    use hooks_core::HookKind;
 
     use super::*;
 
