@@ -7,7 +7,7 @@ use crate::future::BoxedHookFuture;
 use crate::state::ThreadState;
 use crate::types::{
     HookExecutionContext, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate,
-    ToolCallRecord, ToolDecision, UserState,
+    ToolCallRecord, ToolDecision, UserEvent, UserState,
 };
 
 /// Where a hook runs: on a thread (composed by prompts, agents and parent requirements) or in the
@@ -34,7 +34,10 @@ pub enum HookRole {
 /// The kind table: each row declares a kind (variant, spec name, scope, role, doc) and the
 /// arguments its adapter takes, from which the kind enum and the adapters' types are generated.
 /// Adding a kind is one row here, one in hooks-macros' table (`kinds.rs`, the signatures a user
-/// writes) and its hook point in the runtime's dispatch.
+/// writes) and its hook point in the runtime's dispatch. The per-kind lists elsewhere are checked
+/// against this table by tests: hooks-macros' `d1_table_matches_hooks_core` (names, variants,
+/// scopes, signatures) and hooks-runtime's plain-chain and transform-marker tests (every kind
+/// that `transforms_in_place` has its fast path).
 macro_rules! hook_kinds {
     ($lt:lifetime; $($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal,
         fn($($arg:ty),*) -> $out:ty;)*) => {
@@ -244,6 +247,26 @@ impl HookKind {
     /// Whether the kind is a thread kind (composable by prompts, agents and parent hooks).
     pub const fn is_thread(self) -> bool {
         matches!(self.scope(), HookScope::Thread)
+    }
+}
+
+// Defined here, beside the kind table, so that the types do not import the kinds.
+impl UserEvent {
+    /// The user-scope hook kind that runs on the event.
+    ///
+    /// ```
+    /// use hooks_runtime::definition::HookKind;
+    /// use hooks_runtime::types::UserEvent;
+    ///
+    /// let event = UserEvent::ClientAttached { client_id: "tab_1".into() };
+    /// assert_eq!(event.kind(), HookKind::UserClientAttached);
+    /// ```
+    pub const fn kind(&self) -> HookKind {
+        match self {
+            UserEvent::ClientAttached { .. } => HookKind::UserClientAttached,
+            UserEvent::ClientDetached { .. } => HookKind::UserClientDetached,
+            UserEvent::ValueChanged { .. } => HookKind::UserValueChanged,
+        }
     }
 }
 

@@ -23,19 +23,9 @@
 //! ```
 
 pub use hooks_core::{
-    Agent, AgentDef, Hook, HookDef, HookKind, HookLocation, HookRole, HookScope, OnFailure, ParentHookRequirement,
-    ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
+    Agent, AgentDef, GuardHook, Hook, HookDef, HookKind, HookLocation, HookRole, HookScope, OnFailure,
+    ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
 };
 
 pub use crate::runtime::DEFAULT_HOOK_TIMEOUT;
-
-/// A `before_tool_call` hook, which [`RuntimeBuilder::guard`](crate::RuntimeBuilder::guard)
-/// takes as a runtime-wide guard. `#[hook]` implements it for hooks of that kind, and only for
-/// them; the trait is not meant to be implemented by hand.
-#[diagnostic::on_unimplemented(
-    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
-    label = "not a `before_tool_call` hook",
-    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
-)]
-pub trait GuardHook: Hook {}
 pub use crate::thread::MAX_HOOK_DEPTH;

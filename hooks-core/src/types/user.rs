@@ -1,7 +1,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::extra::ExtraFields;
-use crate::kind::HookKind;
 
 /// What happened in the user scope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,25 +26,6 @@ pub enum UserEvent {
         /// The value now; `None` when it was removed.
         new: Option<serde_json::Value>,
     },
-}
-
-impl UserEvent {
-    /// The user-scope hook kind that runs on the event.
-    ///
-    /// ```
-    /// use hooks_runtime::definition::HookKind;
-    /// use hooks_runtime::types::UserEvent;
-    ///
-    /// let event = UserEvent::ClientAttached { client_id: "tab_1".into() };
-    /// assert_eq!(event.kind(), HookKind::UserClientAttached);
-    /// ```
-    pub const fn kind(&self) -> HookKind {
-        match self {
-            UserEvent::ClientAttached { .. } => HookKind::UserClientAttached,
-            UserEvent::ClientDetached { .. } => HookKind::UserClientDetached,
-            UserEvent::ValueChanged { .. } => HookKind::UserValueChanged,
-        }
-    }
 }
 
 /// What user-scope hooks receive in place of a `ThreadState`: the user, their values, and the
