@@ -7,6 +7,7 @@ pub use crate::compose::{ActiveContext, EnabledRelationships, ResolvedHook};
 pub use crate::def::RegisteredHook;
 pub use crate::future::BoxedHookFuture;
 pub use crate::kind::{Adapter, HookHandler, sync_adapter};
+pub use crate::state::Sealed;
 
 use crate::compose::ResolvedAgent;
 use crate::def::{HookDef, HookLocation};
@@ -60,6 +61,19 @@ pub const fn hook_def(
             function,
         },
     }
+}
+
+/// Whether `kind`'s chain transforms one value in place and answers nothing else (every
+/// transform kind but `before_tool_call`): the kinds the runtime's typed chains of plain sync
+/// hooks and `#[hook]`'s in-place form cover, checked against this by their tests.
+pub const fn transforms_in_place(kind: HookKind) -> bool {
+    kind.transforms_in_place()
+}
+
+/// `kind`'s adapter signature as the kind table writes it (`fn(&'a UserState) -> ()`), what
+/// the macros' table is checked against.
+pub const fn adapter_signature(kind: HookKind) -> &'static str {
+    kind.adapter_signature()
 }
 
 /// The adapter of `def`.

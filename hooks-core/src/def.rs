@@ -85,6 +85,16 @@ pub trait Hook {
     const DEF: &'static HookDef;
 }
 
+/// A `before_tool_call` hook, which `RuntimeBuilder::guard` takes as a runtime-wide guard.
+/// `#[hook]` implements it for hooks of that kind, and only for them; it is not meant to be
+/// implemented by hand.
+#[diagnostic::on_unimplemented(
+    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
+    label = "not a `before_tool_call` hook",
+    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
+)]
+pub trait GuardHook: Hook {}
+
 /// The `inventory` entry of one linked hook: `#[hook]` submits one per hook, and
 /// `Registry::linked` collects them.
 #[derive(Debug)]

@@ -7,12 +7,13 @@ use crate::future::BoxedHookFuture;
 use crate::state::ThreadState;
 use crate::types::{
     HookExecutionContext, HookMessage, HookToolCall, HookToolResult, LlmMessage, MessageRecord, MessageUpdate,
-    ToolCallRecord, ToolDecision, UserState,
+    ToolCallRecord, ToolDecision, UserEvent, UserState,
 };
 
 /// Where a hook runs: on a thread (composed by prompts, agents and parent requirements) or in the
 /// user scope (every linked hook of the kind runs, no composition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HookScope {
     /// Receives a `ThreadState`; runs only when a prompt, agent or child requirement selects it.
     Thread,
@@ -22,6 +23,7 @@ pub enum HookScope {
 
 /// Whether a hook changes the value it is given or only observes an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HookRole {
     /// Returns a value that replaces the one it was given (or keeps it, for `Option` returns).
     Transform,
@@ -32,7 +34,10 @@ pub enum HookRole {
 /// The kind table: each row declares a kind (variant, spec name, scope, role, doc) and the
 /// arguments its adapter takes, from which the kind enum and the adapters' types are generated.
 /// Adding a kind is one row here, one in hooks-macros' table (`kinds.rs`, the signatures a user
-/// writes) and its hook point in the runtime's dispatch.
+/// writes) and its hook point in the runtime's dispatch. The per-kind lists elsewhere are checked
+/// against this table by tests: hooks-macros' `d1_table_matches_hooks_core` (names, variants,
+/// scopes, signatures) and hooks-runtime's plain-chain and transform-marker tests (every kind
+/// that `transforms_in_place` has its fast path).
 macro_rules! hook_kinds {
     ($lt:lifetime; $($variant:ident = $name:literal, $scope:ident, $role:ident, $doc:literal,
         fn($($arg:ty),*) -> $out:ty;)*) => {
@@ -51,16 +56,15 @@ macro_rules! hook_kinds {
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
+        #[non_exhaustive]
         pub enum HookKind {
             $(#[doc = $doc] $variant,)*
         }
 
-        /// How many kinds the table declares.
-        const KIND_COUNT: usize = [$(stringify!($variant)),*].len();
-
         impl HookKind {
-            /// Every kind, in the order of the guide's quick reference.
-            pub const ALL: [HookKind; KIND_COUNT] = [$(HookKind::$variant,)*];
+            /// Every kind, in the order of the guide's quick reference. A slice, so that a kind
+            /// added in a minor release changes no public type.
+            pub const ALL: &'static [HookKind] = &[$(HookKind::$variant,)*];
 
             /// The kind's name as the specification writes it, e.g. `"filter_messages"`.
             pub const fn name(self) -> &'static str {
@@ -80,6 +84,23 @@ macro_rules! hook_kinds {
             /// The kind named `name`, or `None` for a name the specification does not define.
             pub fn from_name(name: &str) -> Option<HookKind> {
                 match name { $($name => Some(HookKind::$variant),)* _ => None }
+            }
+
+            /// Whether the kind's chain transforms one value in place and answers nothing else:
+            /// every transform kind but `before_tool_call`, whose chain answers a decision. The
+            /// kinds the runtime keeps typed chains of plain sync hooks for, and the kinds
+            /// `#[hook]` accepts an in-place form of.
+            pub(crate) const fn transforms_in_place(self) -> bool {
+                match self {
+                    $(HookKind::$variant => matches!(HookRole::$role, HookRole::Transform)
+                        && <$out as KindAnswer>::NOTHING,)*
+                }
+            }
+
+            /// The adapter's signature as the table writes it, e.g.
+            /// `fn(&'a UserState) -> ()`; what the macros' own table is checked against.
+            pub(crate) const fn adapter_signature(self) -> &'static str {
+                match self { $(HookKind::$variant => stringify!(fn($($arg),*) -> $out),)* }
             }
         }
 
@@ -179,6 +200,20 @@ hook_kinds! { 'a;
         fn(&'a UserState) -> ();
 }
 
+/// What a kind's chain answers besides the value it transforms: nothing, or (for
+/// `before_tool_call`) a decision.
+trait KindAnswer {
+    const NOTHING: bool;
+}
+
+impl KindAnswer for () {
+    const NOTHING: bool = true;
+}
+
+impl KindAnswer for ToolDecision {
+    const NOTHING: bool = false;
+}
+
 /// A hook's adapter in its form: a sync hook's is called and answers at once; an async hook's
 /// answers the future to await.
 #[derive(Clone, Copy)]
@@ -215,6 +250,26 @@ impl HookKind {
     }
 }
 
+// Defined here, beside the kind table, so that the types do not import the kinds.
+impl UserEvent {
+    /// The user-scope hook kind that runs on the event.
+    ///
+    /// ```
+    /// use hooks_runtime::definition::HookKind;
+    /// use hooks_runtime::types::UserEvent;
+    ///
+    /// let event = UserEvent::ClientAttached { client_id: "tab_1".into() };
+    /// assert_eq!(event.kind(), HookKind::UserClientAttached);
+    /// ```
+    pub const fn kind(&self) -> HookKind {
+        match self {
+            UserEvent::ClientAttached { .. } => HookKind::UserClientAttached,
+            UserEvent::ClientDetached { .. } => HookKind::UserClientDetached,
+            UserEvent::ValueChanged { .. } => HookKind::UserValueChanged,
+        }
+    }
+}
+
 impl fmt::Display for HookKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.name())
@@ -235,5 +290,17 @@ mod tests {
             assert_eq!(HookKind::from_name(kind.name()), Some(*kind));
         }
         assert_eq!(HookKind::from_name("filter_message"), None);
+    }
+
+    #[test]
+    fn d12_transform_kinds_but_before_tool_call_transform_in_place() {
+        for &kind in HookKind::ALL {
+            let expected = kind.role() == HookRole::Transform && kind != HookKind::BeforeToolCall;
+            assert_eq!(kind.transforms_in_place(), expected, "{kind}");
+        }
+        assert_eq!(
+            HookKind::UserValueChanged.adapter_signature().split_whitespace().collect::<String>(),
+            "fn(&'aUserState)->()"
+        );
     }
 }

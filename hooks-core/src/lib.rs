@@ -18,7 +18,7 @@ pub use compose::{
     Agent, AgentDef, ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, ResolutionError,
     ResolvedAgent, SideDef, SubagentRelationship, explain, explain_json,
 };
-pub use def::{Hook, HookDef, HookLocation};
+pub use def::{GuardHook, Hook, HookDef, HookLocation};
 pub use error::{HookError, HookResult};
 pub use kind::{HookKind, HookRole, HookScope};
 pub use registry::{DuplicateHookId, Registry, RegistryError};

@@ -72,6 +72,7 @@ impl Registry {
 
 /// Two linked hooks with one id.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DuplicateHookId {
     /// One definition.
     pub first: &'static HookDef,
@@ -82,6 +83,7 @@ pub struct DuplicateHookId {
 /// Why [`Registry::verify`] failed: every duplicated id with both of its locations.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", render_duplicates(duplicates))]
+#[non_exhaustive]
 pub struct RegistryError {
     /// The duplicated ids.
     pub duplicates: Vec<DuplicateHookId>,

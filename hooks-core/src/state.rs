@@ -11,6 +11,7 @@ use crate::types::{ExecutionState, ExtraFields, HookMessage, MessageRecord, Mess
 
 /// Which messages [`ThreadState::get_messages`] returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MessageQuery {
     /// At most this many of the newest messages; `None` for all.
     pub limit: Option<usize>,
@@ -19,13 +20,39 @@ pub struct MessageQuery {
 }
 
 impl MessageQuery {
+    /// Every message but the silent ones (the default): add [`with_limit`](Self::with_limit)
+    /// or [`with_silent`](Self::with_silent).
+    ///
+    /// ```
+    /// use hooks_runtime::types::MessageQuery;
+    ///
+    /// const LAST_TEN: MessageQuery = MessageQuery::new().with_limit(10).with_silent(true);
+    /// assert_eq!(LAST_TEN.limit, Some(10));
+    /// assert!(LAST_TEN.include_silent);
+    /// ```
+    pub const fn new() -> Self {
+        MessageQuery { limit: None, include_silent: false }
+    }
+
+    /// At most `limit` of the newest messages.
+    pub const fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Whether silent messages are included.
+    pub const fn with_silent(mut self, include_silent: bool) -> Self {
+        self.include_silent = include_silent;
+        self
+    }
+
     /// The messages of `history` (oldest first) that the query selects, oldest first.
     ///
     /// ```
     /// use hooks_runtime::types::{MessageQuery, MessageRecord, Role};
     ///
     /// let history: Vec<_> = ["a", "b", "c"].map(|text| MessageRecord::new(Role::User, text).into_message()).into();
-    /// let last_two = MessageQuery { limit: Some(2), include_silent: true }.select(history);
+    /// let last_two = MessageQuery::new().with_limit(2).with_silent(true).select(history);
     /// assert_eq!(last_two.iter().map(|m| m.content.as_deref().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
     /// ```
     pub fn select(self, history: impl IntoIterator<Item = HookMessage>) -> Vec<HookMessage> {
@@ -36,10 +63,17 @@ impl MessageQuery {
     }
 }
 
-/// The operations a thread offers its hooks. The runtime implements it; hooks reach it through
-/// [`ThreadState`]'s methods.
+/// Not public API. The supertrait that seals [`ThreadServices`], reached as
+/// `__private::Sealed`: the runtime's thread services implement it, no user type can.
+pub trait Sealed {}
+
+/// The operations a thread offers its hooks. The runtime implements it, and
+/// [`DetachedThread`] for unit tests; hooks reach it through [`ThreadState`]'s methods.
+///
+/// The trait is sealed: only this project's crates implement it, so that an operation can be
+/// added to it in a minor release.
 #[async_trait::async_trait]
-pub trait ThreadServices: Send + Sync + 'static {
+pub trait ThreadServices: Sealed + Send + Sync + 'static {
     /// The thread's persisted messages, oldest first.
     async fn get_messages(&self, state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>>;
     /// Persists a message through `before_create_message` and `after_create_message`.
@@ -258,6 +292,8 @@ impl DetachedThread {
         self.lock().values.clone()
     }
 }
+
+impl Sealed for DetachedThread {}
 
 #[async_trait::async_trait]
 impl ThreadServices for DetachedThread {

@@ -1,8 +1,10 @@
 //! The macro crate's table of hook kinds: names, scopes and the Rust signature of each.
 //!
-//! This crate depends on no crate of the project, so it carries its own table; the all-kinds
-//! pass case (`tests/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form
-//! through it, so a table that disagrees with `hooks_core::__private::HookHandler` fails to compile there.
+//! A proc-macro crate cannot use the types of the crates its output names, so this one carries
+//! its own table, as strings. Two checks keep it the same as hooks-core's: the unit test
+//! `d1_table_matches_hooks_core` compares every kind's name, variant, scope, in-place form and
+//! adapter signature with hooks-core's table, and the all-kinds pass case
+//! (`tests/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form through it.
 
 /// Whether a kind runs on a thread or in the user scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +244,47 @@ mod tests {
         assert!(
             KINDS.iter().all(|k| k.params[0].ty == if k.scope == Scope::User { "&UserState" } else { "&ThreadState" })
         );
+    }
+
+    /// The adapter signature this table implies for `kind`: the value behind `&mut`, the
+    /// context last, the chain's answer; as hooks-core's table writes it, without lifetimes.
+    fn adapter_signature(kind: &KindSpec) -> String {
+        let params: Vec<String> = kind
+            .all_params()
+            .enumerate()
+            .map(|(index, p)| match &kind.value {
+                Some(value) if value.index == index => format!("&mut {}", value.ty),
+                _ => p.ty.to_owned(),
+            })
+            .collect();
+        let output = if kind.value.is_some() { "()" } else { kind.output };
+        format!("fn({}) -> {output}", params.join(", "))
+    }
+
+    /// hooks-core holds the kind table; this crate's copy must agree with it on every kind.
+    #[test]
+    fn d1_table_matches_hooks_core() {
+        use hooks_core::{HookKind, HookScope};
+
+        let core: Vec<&str> = HookKind::ALL.iter().map(|kind| kind.name()).collect();
+        let here: Vec<&str> = KINDS.iter().map(|kind| kind.name).collect();
+        assert_eq!(here, core, "the kinds, in the table's order");
+        let plain = |text: &str| text.replace("'a", "").split_whitespace().collect::<String>();
+        for (spec, &kind) in KINDS.iter().zip(HookKind::ALL) {
+            assert_eq!(spec.variant, format!("{kind:?}"), "{kind}: variant");
+            let scope = if spec.scope == Scope::Thread { HookScope::Thread } else { HookScope::User };
+            assert_eq!(scope, kind.scope(), "{kind}: scope");
+            assert_eq!(
+                spec.value.is_some(),
+                hooks_core::__private::transforms_in_place(kind),
+                "{kind}: an in-place form exactly when the chain transforms in place"
+            );
+            assert_eq!(
+                plain(&adapter_signature(spec)),
+                plain(hooks_core::__private::adapter_signature(kind)),
+                "{kind}: adapter signature"
+            );
+        }
     }
 
     #[test]

@@ -97,14 +97,7 @@ pub mod signature {
     hooks_macros::__signature_traits!();
 }
 
-/// A `before_tool_call` hook, which `RuntimeBuilder::guard` takes as a runtime-wide guard.
-/// `#[hook]` implements it for that kind only.
-#[diagnostic::on_unimplemented(
-    message = "this cannot be a runtime-wide guard: it is not a `before_tool_call` hook",
-    label = "not a `before_tool_call` hook",
-    note = "`guard::<id>()` takes the id of a hook defined with `#[hook(before_tool_call, id = \"...\", on_failure = deny|allow)]`"
-)]
-pub trait GuardHook: Hook {}
+pub use crate::definition::GuardHook;
 
 /// A thread hook, which a prompt's or agent's `hooks` may list. `#[hook]` implements it for
 /// the 15 thread kinds.

@@ -1,8 +1,8 @@
 //! Definitions as the macros build them, to read: a hook's [`HookDef`] (its id, [`HookKind`],
 //! [`HookLocation`], timeout and [`OnFailure`]), a prompt's [`PromptDef`], an agent's
 //! [`AgentDef`] with its sides ([`SideDef`], [`Participant`]), subagent relationships and
-//! parent-hook requirements; the traits the macros implement ([`Hook`], [`Prompt`], [`Agent`]);
-//! and the limits every hook runs under ([`DEFAULT_HOOK_TIMEOUT`], [`MAX_HOOK_DEPTH`]).
+//! parent-hook requirements; the traits the macros implement ([`Hook`], [`GuardHook`],
+//! [`Prompt`], [`Agent`]); and the limits every hook runs under ([`DEFAULT_HOOK_TIMEOUT`], [`MAX_HOOK_DEPTH`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -23,8 +23,8 @@
 //! ```
 
 pub use hooks_core::{
-    Agent, AgentDef, Hook, HookDef, HookKind, HookLocation, HookRole, HookScope, OnFailure, ParentHookRequirement,
-    ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
+    Agent, AgentDef, GuardHook, Hook, HookDef, HookKind, HookLocation, HookRole, HookScope, OnFailure,
+    ParentHookRequirement, ParentHookStage, Participant, Prompt, PromptDef, SideDef, SubagentRelationship,
 };
 
 pub use crate::limits::{DEFAULT_HOOK_TIMEOUT, MAX_HOOK_DEPTH};

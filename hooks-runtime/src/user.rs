@@ -51,10 +51,12 @@ impl UserScope {
     }
 
     fn hooks_of(&self, event: &UserEvent) -> &[ResolvedHook] {
-        match event {
-            UserEvent::ClientAttached { .. } => &self.attached,
-            UserEvent::ClientDetached { .. } => &self.detached,
-            UserEvent::ValueChanged { .. } => &self.value_changed,
+        match event.kind() {
+            HookKind::UserClientAttached => &self.attached,
+            HookKind::UserClientDetached => &self.detached,
+            HookKind::UserValueChanged => &self.value_changed,
+            // Loud, not an empty chain: a user-scope kind added to the table needs its hooks here.
+            kind => unreachable!("no user-scope hooks are kept for `{kind}`"),
         }
     }
 
@@ -101,7 +103,7 @@ impl UserScope {
         if clients.is_empty() {
             users.remove(user_id);
         }
-        UserState { user_id: user_id.to_owned(), values, clients, event }
+        UserState::new(user_id, event).with_values(values).with_clients(clients)
     }
 }
 

@@ -130,7 +130,7 @@ fn defined_here(def: &HookDef) -> bool {
 #[test]
 fn d1_registry_finds_a_hook_of_every_kind() {
     let registry = Registry::linked();
-    for kind in HookKind::ALL {
+    for &kind in HookKind::ALL {
         assert!(registry.of_kind(kind).any(defined_here), "no linked `{kind}` hook of this binary");
     }
     for (id, kind, _, _) in DEFINED {
@@ -209,12 +209,13 @@ fn registry_of_kind_lists_every_hook_of_that_kind() {
             .of_kind(HookKind::FilterMessages)
             .all(|def| matches!(__private::handler(def), HookHandler::FilterMessages(_)))
     );
-    for kind in HookKind::ALL {
+    for &kind in HookKind::ALL {
         let expected = DEFINED.iter().filter(|(_, k, ..)| *k == kind).count();
         assert_eq!(registry.of_kind(kind).filter(|def| defined_here(def)).count(), expected, "hooks of kind `{kind}`");
     }
     let user: Vec<&str> = HookKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|k| !k.is_thread())
         .flat_map(|k| registry.of_kind(k))
         .filter(|d| defined_here(d))

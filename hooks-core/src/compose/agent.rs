@@ -5,6 +5,7 @@ use super::prompt::PromptDef;
 
 /// Who takes a side's turns.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Participant {
     /// A prompt run by a model.
     Prompt(&'static PromptDef),
@@ -14,6 +15,7 @@ pub enum Participant {
 
 /// When a child's required hook runs relative to the parent's own hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParentHookStage {
     /// Before the parent's prompt or agent hooks.
     BeforeParent,

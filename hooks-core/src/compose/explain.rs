@@ -50,7 +50,7 @@ pub fn explain(resolved: &ResolvedAgent) -> String {
         };
         let _ = writeln!(out, "  {heading}");
         let mut any = false;
-        for kind in HookKind::ALL {
+        for &kind in HookKind::ALL {
             let chain = resolved.chain(active, kind);
             if chain.is_empty() {
                 continue;
@@ -110,7 +110,7 @@ pub fn explain_json(resolved: &ResolvedAgent) -> Value {
     let mut contexts = serde_json::Map::new();
     for (active, _, key) in CONTEXTS {
         let mut kinds = serde_json::Map::new();
-        for kind in HookKind::ALL {
+        for &kind in HookKind::ALL {
             let chain = resolved.chain(active, kind);
             if chain.is_empty() {
                 continue;
@@ -134,7 +134,7 @@ pub fn explain_json(resolved: &ResolvedAgent) -> Value {
                 .collect();
             kinds.insert(kind.name().to_owned(), Value::Array(entries));
         }
-        let prompt = resolved.active_prompt(active).map(|prompt| prompt.name);
+        let prompt = resolved.prompt_in(active).map(|prompt| prompt.name);
         contexts.insert(key.to_owned(), json!({ "prompt": prompt, "hooks": kinds }));
     }
     let parent_hooks: Vec<Value> = agent

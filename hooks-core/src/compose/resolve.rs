@@ -205,7 +205,7 @@ impl ResolvedAgent {
         let mut chains = Vec::with_capacity(ActiveContext::ALL.len() * HookKind::ALL.len());
         for active in ActiveContext::ALL {
             let (base, base_context) = base_hooks(agent, active);
-            for kind in HookKind::ALL {
+            for &kind in HookKind::ALL {
                 let mut chain = Vec::new();
                 if kind.is_thread() && active != ActiveContext::AtRest {
                     push_children(agent, &optional, kind, ParentHookStage::BeforeParent, &mut chain, &check)?;
@@ -254,10 +254,16 @@ impl ResolvedAgent {
         self.optional.iter().position(|relationship| relationship.name == name)
     }
 
-    /// The active prompt in `active`.
-    pub fn active_prompt(&self, active: ActiveContext) -> Option<&'static PromptDef> {
+    /// The prompt that is active while `side` takes its turn: the side's prompt, or `None` when
+    /// a person takes that side's turns. At rest no prompt is active.
+    pub fn active_prompt(&self, side: Side) -> Option<&'static PromptDef> {
+        self.agent.side(side).prompt()
+    }
+
+    /// The active prompt in `active`: [`ResolvedAgent::active_prompt`] of its side, none at rest.
+    pub(crate) fn prompt_in(&self, active: ActiveContext) -> Option<&'static PromptDef> {
         match active {
-            ActiveContext::Side(side) => self.agent.side(side).prompt(),
+            ActiveContext::Side(side) => self.active_prompt(side),
             ActiveContext::AtRest => None,
         }
     }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The package (a crate) a child hook was loaded from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PackageSignature {
     /// The crate's package name.
     pub name: Cow<'static, str>,
@@ -12,6 +13,11 @@ pub struct PackageSignature {
 }
 
 impl PackageSignature {
+    /// A package signature from its name and version.
+    pub fn new(name: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
+        PackageSignature { name: name.into(), version: version.into() }
+    }
+
     /// A package signature built in a `const` context.
     pub const fn new_static(name: &'static str, version: &'static str) -> Self {
         PackageSignature { name: Cow::Borrowed(name), version: Cow::Borrowed(version) }
@@ -26,6 +32,7 @@ impl PackageSignature {
 /// `{"kind":"runtime"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[non_exhaustive]
 pub enum HookSource {
     /// Selected by the active prompt's `hooks`.
     Prompt {
@@ -51,6 +58,26 @@ pub enum HookSource {
     Runtime,
 }
 
+/// The provenance label that logs and spans show: `prompt:NAME`, `agent:NAME`,
+/// `child:RELATIONSHIP` or `runtime`.
+///
+/// ```
+/// use hooks_runtime::types::HookExecutionContext;
+///
+/// assert_eq!(HookExecutionContext::prompt("triage").source.to_string(), "prompt:triage");
+/// assert_eq!(HookExecutionContext::runtime().source.to_string(), "runtime");
+/// ```
+impl std::fmt::Display for HookSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookSource::Prompt { prompt_name } => write!(f, "prompt:{prompt_name}"),
+            HookSource::Agent { agent_name } => write!(f, "agent:{agent_name}"),
+            HookSource::Child { relationship_name, .. } => write!(f, "child:{relationship_name}"),
+            HookSource::Runtime => f.write_str("runtime"),
+        }
+    }
+}
+
 /// The final argument of every thread hook: deterministic provenance metadata.
 ///
 /// ```
@@ -64,12 +91,18 @@ pub enum HookSource {
 /// assert!(matches!(CONTEXT.source, HookSource::Prompt { .. }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookExecutionContext {
     /// Why the hook is active.
     pub source: HookSource,
 }
 
 impl HookExecutionContext {
+    /// A context with its source.
+    pub const fn new(source: HookSource) -> Self {
+        HookExecutionContext { source }
+    }
+
     /// A prompt source, const-constructible.
     pub const fn prompt(prompt_name: &'static str) -> Self {
         HookExecutionContext { source: HookSource::Prompt { prompt_name: Cow::Borrowed(prompt_name) } }

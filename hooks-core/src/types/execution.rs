@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// One of the two sides of an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Side {
     /// Side A.
     #[serde(rename = "a")]
@@ -66,6 +67,7 @@ impl AbortSignal {
 /// names; the abort signal serializes as `aborted`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ExecutionState {
     /// The current execution flow.
     pub flow_id: String,

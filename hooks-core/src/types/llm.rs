@@ -46,4 +46,24 @@ impl LlmMessage {
     }
 }
 
+impl LlmMessage {
+    /// The message with the provider's tool-call array.
+    pub fn with_tool_calls(mut self, tool_calls: serde_json::Value) -> Self {
+        self.tool_calls = Some(tool_calls);
+        self
+    }
+
+    /// The message with the id of the call it answers (a tool message).
+    pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The message with an author name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
 clone_field_by_field!(LlmMessage { role, content, tool_calls, tool_call_id, name });

@@ -1,10 +1,11 @@
 use serde::{Deserialize, Serialize};
 
-use super::ExtraFields;
+use super::extra::ExtraFields;
 
 /// The author of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// The system prompt.
     System,
@@ -150,6 +151,55 @@ impl MessageRecord {
         }
     }
 
+    /// The record with its id (the store assigns one when it is empty).
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// The record with an author name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The record with the assistant's tool calls (a JSON array encoded in a string).
+    pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
+        self.tool_calls = Some(tool_calls.into());
+        self
+    }
+
+    /// The record with the id of the call it answers (a tool message).
+    pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The record with its creation time, in milliseconds since the Unix epoch.
+    pub fn with_created_at(mut self, created_at: i64) -> Self {
+        self.created_at = created_at;
+        self
+    }
+
+    /// The record with its parent message and nesting depth.
+    pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
+        self.parent_id = Some(parent_id.into());
+        self.depth = Some(depth);
+        self
+    }
+
+    /// The record with its silent flag.
+    pub fn with_silent(mut self, silent: bool) -> Self {
+        self.silent = Some(silent);
+        self
+    }
+
+    /// The record with the extra field `key` set to `value`.
+    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
     /// The message this record becomes once stored.
     pub fn into_message(self) -> HookMessage {
         HookMessage {
@@ -172,6 +222,7 @@ impl MessageRecord {
 ///
 /// Absent fields are left as they are; `extra` carries any other field to set.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MessageUpdate {
     /// New text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +239,42 @@ pub struct MessageUpdate {
 }
 
 impl MessageUpdate {
+    /// An update that changes nothing yet: add changes with the `with_*` methods.
+    ///
+    /// ```
+    /// use hooks_runtime::types::MessageUpdate;
+    ///
+    /// let update = MessageUpdate::new().with_content("edited").with_extra("status", "done".into());
+    /// assert_eq!(update.content.as_deref(), Some("edited"));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The update with new text.
+    pub fn with_content(mut self, content: impl Into<String>) -> Self {
+        self.content = Some(content.into());
+        self
+    }
+
+    /// The update with new tool calls (a JSON array encoded in a string).
+    pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
+        self.tool_calls = Some(tool_calls.into());
+        self
+    }
+
+    /// The update with a new silent flag.
+    pub fn with_silent(mut self, silent: bool) -> Self {
+        self.silent = Some(silent);
+        self
+    }
+
+    /// The update with another field to set, such as `status` or `metadata`.
+    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
     /// Applies the update to a stored message.
     pub fn apply_to(&self, message: &mut HookMessage) {
         if let Some(content) = &self.content {

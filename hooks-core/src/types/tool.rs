@@ -1,10 +1,11 @@
 use serde::{Deserialize, Serialize};
 
-use super::ExtraFields;
+use super::extra::ExtraFields;
 
 /// The `type` of a tool call; the specification defines only `"function"`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolCallType {
     /// A function call, the only kind the specification defines.
     #[default]
@@ -13,11 +14,19 @@ pub enum ToolCallType {
 
 /// The called function of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCallFunction {
     /// The tool's name.
     pub name: String,
     /// The arguments as JSON text; possibly empty or incomplete while the call streams.
     pub arguments: String,
+}
+
+impl ToolCallFunction {
+    /// The function `name` called with `arguments` (JSON text).
+    pub fn new(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCallFunction { name: name.into(), arguments: arguments.into() }
+    }
 }
 
 /// A tool call as hooks see it (spec §6.2): `{"id","type":"function","function":{name,arguments}}`.
@@ -33,6 +42,7 @@ pub struct ToolCallFunction {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookToolCall {
     /// The call id.
     pub id: String,
@@ -62,6 +72,7 @@ impl HookToolCall {
 /// The tool call given to `before_store_tool_result` (spec §5.2 types it as a record): the
 /// call's fields plus any extra ones.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCallRecord {
     /// The call id.
     pub id: String,
@@ -82,6 +93,17 @@ impl From<HookToolCall> for ToolCallRecord {
 }
 
 impl ToolCallRecord {
+    /// A function call with its id, tool name and argument text, and no extra field.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        HookToolCall::new(id, name, arguments).into()
+    }
+
+    /// The record with the extra field `key` set to `value`.
+    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.function.name
@@ -91,6 +113,7 @@ impl ToolCallRecord {
 /// Whether a tool call succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolStatus {
     /// The tool returned a result.
     Success,
@@ -110,6 +133,7 @@ impl ToolStatus {
 
 /// A new file returned by a tool, to be stored in the thread's file system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolAttachment {
     /// The file name.
     pub name: String,
@@ -122,8 +146,16 @@ pub struct ToolAttachment {
     pub extra: ExtraFields,
 }
 
+impl ToolAttachment {
+    /// A new file: its name, media type and base64-encoded content.
+    pub fn new(name: impl Into<String>, mime_type: impl Into<String>, data: impl Into<String>) -> Self {
+        ToolAttachment { name: name.into(), mime_type: mime_type.into(), data: data.into(), extra: ExtraFields::new() }
+    }
+}
+
 /// A pointer to a file that already exists in the thread's file system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AttachmentRef {
     /// The file's path in the thread file system.
     pub path: String,
@@ -138,9 +170,29 @@ pub struct AttachmentRef {
     pub extra: ExtraFields,
 }
 
+impl AttachmentRef {
+    /// A reference to the file at `path`.
+    pub fn new(path: impl Into<String>) -> Self {
+        AttachmentRef { path: path.into(), name: None, mime_type: None, extra: ExtraFields::new() }
+    }
+
+    /// The reference with its file name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The reference with its media type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
 /// One entry of a tool result's `attachments`: a new file or a reference to an existing one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Attachment {
     /// A new file (has `data`).
     New(ToolAttachment),
@@ -198,6 +250,18 @@ impl HookToolResult {
             stack: None,
             attachments: None,
         }
+    }
+
+    /// The result with a stack trace or other diagnostic detail.
+    pub fn with_stack(mut self, stack: impl Into<String>) -> Self {
+        self.stack = Some(stack.into());
+        self
+    }
+
+    /// The result with the files the tool returned.
+    pub fn with_attachments(mut self, attachments: Vec<Attachment>) -> Self {
+        self.attachments = Some(attachments);
+        self
     }
 
     /// Whether the status is success.

@@ -4,7 +4,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, LitBool, LitStr, Path};
 
-use super::{Read, expand, keys as key};
+use super::entry::Read;
+use super::{expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, Value, report_repeated_paths};
 use crate::private::Private;
@@ -63,7 +64,7 @@ struct Requirement {
 }
 
 pub(crate) fn define_agent(input: TokenStream) -> TokenStream {
-    super::entry(input, "agent", read, expand_agent, fallback)
+    super::entry::entry(input, "agent", read, expand_agent, fallback)
 }
 
 fn read(cx: &Ctxt, fields: Fields) -> Read<AgentInput> {

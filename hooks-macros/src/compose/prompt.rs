@@ -4,7 +4,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, LitBool, LitStr, Path};
 
-use super::{Read, expand, keys as key};
+use super::entry::Read;
+use super::{expand, keys as key};
 use crate::ctxt::Ctxt;
 use crate::fields::{FieldReader, Fields, report_repeated_paths};
 use crate::private::Private;
@@ -34,7 +35,7 @@ struct PromptInput {
 }
 
 pub(crate) fn define_prompt(input: TokenStream) -> TokenStream {
-    super::entry(input, "prompt", read, expand_prompt, fallback)
+    super::entry::entry(input, "prompt", read, expand_prompt, fallback)
 }
 
 fn read(cx: &Ctxt, fields: Fields) -> Read<PromptInput> {

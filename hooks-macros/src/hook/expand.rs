@@ -100,15 +100,16 @@ pub(super) fn expand(hook: &CheckedHook) -> TokenStream {
     let function_text = function.to_string();
     let moves_value =
         hook.form == Form::ByValue && kind.value.as_ref().is_some_and(|value| value.by_value == ByValue::Moved);
-    // The bits of `__private::ON_FAILURE_DENY` and `ON_FAILURE_ALLOW`.
+    // The flags as the runtime names them (`__private::MOVES_VALUE`, ...), only those set, so
+    // the bits are spelled once, in hooks-core; whether the hook is async is its adapter's form.
     let on_failure = match on_failure_deny {
-        Some(true) => 8,
-        Some(false) => 16,
-        None => 0,
+        Some(true) => Some("ON_FAILURE_DENY"),
+        Some(false) => Some("ON_FAILURE_ALLOW"),
+        None => None,
     };
-    // The bits of `__private::MOVES_VALUE` and `BLOCKING`; whether the hook is async is its
-    // adapter's form.
-    let flags = u8::from(moves_value) << 1 | u8::from(*blocking) << 2 | on_failure;
+    let set = [moves_value.then_some("MOVES_VALUE"), blocking.then_some("BLOCKING"), on_failure];
+    let set: Vec<_> = set.into_iter().flatten().map(|flag| format_ident!("{flag}")).collect();
+    let flags = if set.is_empty() { quote!(0) } else { quote!(#(#private::#set)|*) };
     let timeout = timeout_ms.unwrap_or(0);
     let package = package();
     let def = quote! {

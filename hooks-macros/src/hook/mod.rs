@@ -1,6 +1,7 @@
 //! `#[hook(KIND, id = "...")]`: parse the attribute and function, validate them, expand.
 
 mod expand;
+mod keys;
 mod parse;
 mod validate;
 

@@ -6,9 +6,8 @@ use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Attribute, Ident, LitInt, LitStr, Path, Signature, Token, Visibility};
 
+use super::keys;
 use crate::ctxt::Ctxt;
-
-const KEYS: &[&str] = &["id", "timeout_ms", "blocking", "on_failure", "crate"];
 
 /// The attribute as written, each value with its own tokens for error spans.
 pub(super) struct HookArgs {
@@ -45,7 +44,7 @@ impl Parse for Arg {
         }
         let key: Ident = input.parse()?;
         let arg = match key.to_string().as_str() {
-            "id" => {
+            keys::ID => {
                 input.parse::<Token![=]>()?;
                 Arg::Id(
                     key,
@@ -54,14 +53,14 @@ impl Parse for Arg {
                         .map_err(|e| syn::Error::new(e.span(), "expected a string literal: `id = \"my_hook\"`"))?,
                 )
             }
-            "timeout_ms" => {
+            keys::TIMEOUT_MS => {
                 input.parse::<Token![=]>()?;
                 Arg::TimeoutMs(
                     key,
                     input.parse().map_err(|e| syn::Error::new(e.span(), "expected an integer: `timeout_ms = 500`"))?,
                 )
             }
-            "blocking" => {
+            keys::BLOCKING => {
                 if input.peek(Token![=]) {
                     return Err(syn::Error::new(
                         key.span(),
@@ -70,7 +69,7 @@ impl Parse for Arg {
                 }
                 Arg::Blocking(key)
             }
-            "on_failure" => {
+            keys::ON_FAILURE => {
                 input.parse::<Token![=]>().map_err(|e| {
                     syn::Error::new(e.span(), "expected a value: `on_failure = deny` or `on_failure = allow`")
                 })?;
@@ -137,16 +136,16 @@ pub(super) fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<HookArgs> {
             Arg::TimeoutMs(key, value) => set_once(cx, &mut parsed.timeout_ms, key.clone(), (key, value)),
             Arg::Blocking(key) => set_once(cx, &mut parsed.blocking, key.clone(), key),
             Arg::OnFailure(key, value) => set_once(cx, &mut parsed.on_failure, key.clone(), (key, value)),
-            Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new("crate", key.span), value),
+            Arg::Crate(key, value) => set_once(cx, &mut parsed.krate, Ident::new(keys::CRATE, key.span), value),
             Arg::Unknown(key) => {
                 parsed.had_unknown_key = true;
                 let name = key.to_string();
-                let hint = crate::suggest::did_you_mean(&name, KEYS.iter().copied())
+                let hint = crate::suggest::did_you_mean(&name, keys::KEYS.iter().copied())
                     .map(|known| format!("; did you mean `{known}`?"))
                     .unwrap_or_default();
                 cx.error_spanned_by(
                     &key,
-                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: `id`, `timeout_ms`, `blocking`, `on_failure`, `crate`"),
+                    format!("unknown `#[hook]` argument `{name}`{hint}\nexpected one of: {}", keys::expected_list()),
                 );
             }
         }

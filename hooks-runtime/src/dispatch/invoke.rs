@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::clock::Reading;
 
 use hooks_core::__private::{BoxedHookFuture, ResolvedHook};
-use hooks_core::{HookError, HookResult, HookSource};
+use hooks_core::{HookError, HookResult};
 
 use super::panics::{self, PanicLocation};
 
@@ -71,12 +71,7 @@ impl HookFailure {
 
 /// The provenance of an entry for logs and spans: `prompt:x`, `agent:x` or `child:x`.
 pub(crate) fn source_label(entry: &ResolvedHook) -> String {
-    match &entry.context.source {
-        HookSource::Prompt { prompt_name } => format!("prompt:{prompt_name}"),
-        HookSource::Agent { agent_name } => format!("agent:{agent_name}"),
-        HookSource::Child { relationship_name, .. } => format!("child:{relationship_name}"),
-        HookSource::Runtime => "runtime".to_owned(),
-    }
+    entry.context.source.to_string()
 }
 
 /// Whether hook spans are wanted: asked once per chain, so a chain nobody traces builds no span.

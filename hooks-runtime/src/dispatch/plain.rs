@@ -38,6 +38,22 @@ macro_rules! plain_chains {
                         })
                         .collect::<Option<Box<[_]>>>()
                         .map(PlainChain::$variant),)*
+                    // A kind whose chain answers a decision or only observes has no plain form;
+                    // `every_kind_that_transforms_in_place_has_a_plain_chain` checks that no
+                    // kind that transforms in place ends up here.
+                    _ => None,
+                }
+            }
+
+            /// The kinds with a plain form, as this list names them.
+            #[cfg(test)]
+            const KINDS: &[HookKind] = &[$(HookKind::$variant),*];
+
+            /// An empty plain chain of `kind`, for the tests of the hook points that read them.
+            #[cfg(test)]
+            pub(crate) fn empty(kind: HookKind) -> Option<PlainChain> {
+                match kind {
+                    $(HookKind::$variant => Some(PlainChain::$variant(Box::new([]))),)*
                     _ => None,
                 }
             }
@@ -66,8 +82,8 @@ impl PlainTable {
             .into_iter()
             .flat_map(|active| {
                 HookKind::ALL
-                    .into_iter()
-                    .map(move |kind| PlainChain::of(kind, hooks_core::__private::chain(resolved, active, kind)))
+                    .iter()
+                    .map(move |&kind| PlainChain::of(kind, hooks_core::__private::chain(resolved, active, kind)))
             })
             .collect();
         PlainTable(chains)
@@ -77,5 +93,26 @@ impl PlainTable {
     #[inline]
     pub(crate) fn get(&self, active: hooks_core::__private::ActiveContext, kind: HookKind) -> Option<&PlainChain> {
         self.0[active.slot() * HookKind::ALL.len() + kind.index()].as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hooks_core::__private::transforms_in_place;
+    use hooks_core::HookKind;
+
+    use super::PlainChain;
+
+    /// The kind table decides which kinds have a plain form: a kind added to it that transforms
+    /// in place and is missing from `plain_chains!` would silently lose its fast path.
+    #[test]
+    fn every_kind_that_transforms_in_place_has_a_plain_chain() {
+        for &kind in HookKind::ALL {
+            assert_eq!(
+                PlainChain::KINDS.contains(&kind),
+                transforms_in_place(kind),
+                "`{kind}`: `plain_chains!` must list exactly the kinds that transform in place"
+            );
+        }
     }
 }

@@ -540,3 +540,30 @@ pub(crate) fn after_tool_call<'a>(
 ) -> PointRun<impl Future<Output = ()> + Send + use<'a>> {
     run_transform::<AfterToolCall, KeepValue>(*dispatch, state, call, result, FailureRule::KeepLastGood)
 }
+
+#[cfg(test)]
+mod tests {
+    use hooks_core::__private::transforms_in_place;
+    use hooks_core::HookKind;
+
+    use super::*;
+
+    /// Every kind that transforms in place has a hook point here whose marker reads its plain
+    /// chain: one missing would leave the kind's plain chains built and never run.
+    #[test]
+    fn every_kind_that_transforms_in_place_has_a_transform_marker() {
+        for &kind in HookKind::ALL.iter().filter(|&&kind| transforms_in_place(kind)) {
+            let chain = PlainChain::empty(kind).unwrap_or_else(|| panic!("`{kind}` has no plain chain"));
+            let read = [
+                FilterMessages::plain(&chain).is_some(),
+                PrefilterLlmHistory::plain(&chain).is_some(),
+                BeforeCreateMessage::plain(&chain).is_some(),
+                BeforeUpdateMessage::plain(&chain).is_some(),
+                BeforeStoreToolResult::plain(&chain).is_some(),
+                AfterSystemMessage::plain(&chain).is_some(),
+                AfterToolCall::plain(&chain).is_some(),
+            ];
+            assert_eq!(read.iter().filter(|&&read| read).count(), 1, "`{kind}` is read by one marker, not {read:?}");
+        }
+    }
+}

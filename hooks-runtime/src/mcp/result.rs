@@ -20,12 +20,7 @@ pub(super) fn tool_result(tool: &str, result: &Value) -> HookToolResult {
     let file = |kind: &str, mime: &str, data: &str, lines: &mut Vec<String>, attachments: &mut Vec<Attachment>| {
         let name = format!("{tool}-{}.{}", attachments.len() + 1, extension(mime));
         lines.push(format!("[{kind}: {name}]"));
-        attachments.push(Attachment::New(ToolAttachment {
-            name,
-            mime_type: mime.to_owned(),
-            data: data.to_owned(),
-            extra: ExtraFields::new(),
-        }));
+        attachments.push(Attachment::New(ToolAttachment::new(name, mime, data)));
     };
     for part in result.get("content").and_then(Value::as_array).into_iter().flatten() {
         let text = |key: &str| part.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -40,12 +35,11 @@ pub(super) fn tool_result(tool: &str, result: &Value) -> HookToolResult {
                 if let Some(description) = part.get("description") {
                     extra.insert("description".into(), description.clone());
                 }
-                attachments.push(Attachment::Ref(AttachmentRef {
-                    path: uri.to_owned(),
-                    name: part.get("name").and_then(Value::as_str).map(str::to_owned),
-                    mime_type: part.get("mimeType").and_then(Value::as_str).map(str::to_owned),
-                    extra,
-                }));
+                let mut reference = AttachmentRef::new(uri);
+                reference.name = part.get("name").and_then(Value::as_str).map(str::to_owned);
+                reference.mime_type = part.get("mimeType").and_then(Value::as_str).map(str::to_owned);
+                reference.extra = extra;
+                attachments.push(Attachment::Ref(reference));
             }
             "resource" => {
                 let resource = part.get("resource").unwrap_or(&Value::Null);

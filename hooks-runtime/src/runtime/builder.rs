@@ -204,7 +204,7 @@ impl RuntimeBuilder {
     /// let builder = Runtime::builder().guard::<no_rm_rf>();
     /// # let _ = builder;
     /// ```
-    pub fn guard<H: crate::__private::GuardHook>(self) -> Self {
+    pub fn guard<H: hooks_core::GuardHook>(self) -> Self {
         self.guard_object(Arc::new(HookGuard(H::DEF)))
     }
 

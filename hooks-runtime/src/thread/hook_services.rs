@@ -27,6 +27,8 @@ impl HookServices {
     }
 }
 
+impl hooks_core::__private::Sealed for HookServices {}
+
 #[async_trait::async_trait]
 impl ThreadServices for HookServices {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {

@@ -130,7 +130,7 @@ async fn an_update_applies_content_and_extra_fields() {
     store.insert_message("t1", &full_message("m1")).await.unwrap();
     store.insert_message("t1", &message("m2", Role::User, "untouched")).await.unwrap();
 
-    let mut update = MessageUpdate { content: Some("done".into()), silent: Some(true), ..MessageUpdate::default() };
+    let mut update = MessageUpdate::new().with_content("done").with_silent(true);
     update.extra.insert("tool_status".into(), json!("error"));
     update.extra.insert("status".into(), json!("completed"));
     let updated = store.update_message("t1", "m1", &update).await.unwrap();

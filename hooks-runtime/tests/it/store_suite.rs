@@ -457,12 +457,7 @@ async fn an_update_applies_content_flags_and_extra_fields_in_place<F: Fixture>()
     store.create_thread(&thread("t1")).await.unwrap();
     store.insert_message("t1", &full_message("m1")).await.unwrap();
     store.insert_message("t1", &message("m2", Role::User, "after")).await.unwrap();
-    let mut update = MessageUpdate {
-        content: Some("edited".into()),
-        tool_calls: Some("[]".into()),
-        silent: Some(true),
-        ..MessageUpdate::default()
-    };
+    let mut update = MessageUpdate::new().with_content("edited").with_tool_calls("[]").with_silent(true);
     update.extra.insert("tool_status".into(), json!("error"));
     update.extra.insert("status".into(), json!({"code": 3}));
     let updated = store.update_message("t1", "m1", &update).await.unwrap();

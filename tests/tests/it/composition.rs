@@ -154,7 +154,7 @@ fn s2_unreferenced_hook_never_resolves() {
     ] {
         let resolved = resolve(agent);
         for active in [SIDE_A, SIDE_B, ActiveContext::AtRest] {
-            for kind in HookKind::ALL {
+            for &kind in HookKind::ALL {
                 assert!(!ids(&resolved, active, kind).contains(&"never_listed"), "{} {active:?} {kind}", agent.name);
             }
         }
@@ -200,7 +200,7 @@ fn s4_disabled_optional_contributes_none_hidden_still_contributes() {
 fn s5_requirements_reach_the_direct_parent_only() {
     let resolved = resolve(<chief as Agent>::DEF);
     for active in [SIDE_A, SIDE_B, ActiveContext::AtRest] {
-        for kind in HookKind::ALL {
+        for &kind in HookKind::ALL {
             let chain = ids(&resolved, active, kind);
             assert!(!chain.contains(&"mail_context") && !chain.contains(&"mail_audit"), "{active:?} {kind}: {chain:?}");
         }
@@ -338,7 +338,6 @@ fn s9_at_rest_resolves_from_agent_hooks() {
     assert_eq!(ids(&resolved, ActiveContext::AtRest, HookKind::AfterToolCallSuccess), ["log_tool_calls"]);
     assert_eq!(ids(&resolved, ActiveContext::AtRest, HookKind::AfterSystemMessage), ["agent_banner"]);
     assert!(ids(&resolved, ActiveContext::AtRest, HookKind::FilterMessages).is_empty(), "no prompt at rest");
-    assert!(resolved.active_prompt(ActiveContext::AtRest).is_none());
 }
 
 #[test]
@@ -346,7 +345,7 @@ fn s10_handoff_target_in_prompt_tools_does_not_activate_parent_hooks() {
     // coordinator_prompt lists `calendar_agent` among its tools (a handoff), not as a subagent.
     assert!(<coordinator_prompt as Prompt>::DEF.tools.contains(&"calendar_agent"));
     let resolved = resolve(<coordinator as Agent>::DEF);
-    for kind in HookKind::ALL {
+    for &kind in HookKind::ALL {
         let chain = ids(&resolved, SIDE_A, kind);
         assert!(!chain.contains(&"calendar_context") && !chain.contains(&"calendar_first"), "{kind}: {chain:?}");
     }

@@ -20,7 +20,7 @@ use hooks_runtime::types::{Attachment, MessageQuery, ToolAttachment};
 use serde_json::json;
 use support::{Recorder, capture_logs, request_has, texts};
 
-const ALL: MessageQuery = MessageQuery { limit: None, include_silent: true };
+const ALL: MessageQuery = MessageQuery::new().with_silent(true);
 
 fn ok_tool(name: &'static str) -> FnTool {
     FnTool::new(name, "Answers ok.", |_args| async { HookToolResult::success("ok") })
@@ -244,7 +244,7 @@ async fn m4_update_in_run(state: &ThreadState, message: &MessageRecord) {
         return;
     }
     for text in ["reject in run", "edited in run"] {
-        let update = MessageUpdate { content: Some(text.into()), ..MessageUpdate::default() };
+        let update = MessageUpdate::new().with_content(text);
         let result = state.update_message(&message.id, update).await;
         M4_IN_RUN.record(
             &state.thread_id,
@@ -268,7 +268,7 @@ async fn m4_before_update_message_result_applied_and_its_error_prevents_the_upda
     let thread = runtime.create_thread("m4_agent", ThreadOptions::default()).await.unwrap();
     let message = thread.inject_message(MessageRecord::new(Role::User, "original")).await.unwrap();
 
-    let update = MessageUpdate { content: Some("edited".into()), ..MessageUpdate::default() };
+    let update = MessageUpdate::new().with_content("edited");
     let updated = thread.update_message(&message.id, update).await.unwrap();
     assert_eq!(updated.content.as_deref(), Some("edited"));
     assert_eq!(updated.extra.get("edited_by"), Some(&json!("m4")), "the hook's update is applied");
@@ -276,7 +276,7 @@ async fn m4_before_update_message_result_applied_and_its_error_prevents_the_upda
     assert_eq!(stored[0].content.as_deref(), Some("edited"));
     assert_eq!(stored[0].extra.get("edited_by"), Some(&json!("m4")));
 
-    let rejected = MessageUpdate { content: Some("reject this".into()), ..MessageUpdate::default() };
+    let rejected = MessageUpdate::new().with_content("reject this");
     let error = thread.update_message(&message.id, rejected).await.unwrap_err();
     assert_eq!(error.message(), "update refused", "update_message returns the hook's error");
     assert_eq!(thread.messages().await.unwrap()[0].content.as_deref(), Some("edited"), "update prevented");
@@ -333,7 +333,7 @@ async fn m5_after_update_message_runs_after_each_update_and_its_failure_keeps_it
     assert!(M5_SEEN.of(thread.id()).is_empty(), "not run on inserts");
 
     for text in ["edited", "edited twice"] {
-        let update = MessageUpdate { content: Some(text.into()), ..MessageUpdate::default() };
+        let update = MessageUpdate::new().with_content(text);
         let updated = thread.update_message(&message.id, update).await;
         assert_eq!(updated.unwrap().content.as_deref(), Some(text), "the hook's failure is not the update's");
         assert_eq!(thread.messages().await.unwrap()[0].content.as_deref(), Some(text), "the update stays");
@@ -676,12 +676,7 @@ fn m10_tools() -> (Vec<FnTool>, Arc<AtomicUsize>) {
     let (failing, failures) = counting_tool("m10_failing_tool", HookToolResult::error("service down"));
     let asset = FnTool::new("m10_asset_tool", "Draws a chart.", |_args| async {
         let mut result = HookToolResult::success("chart drawn");
-        result.attachments = Some(vec![Attachment::New(ToolAttachment {
-            name: "chart.png".into(),
-            mime_type: "image/png".into(),
-            data: "aGVsbG8=".into(),
-            extra: Default::default(),
-        })]);
+        result.attachments = Some(vec![Attachment::New(ToolAttachment::new("chart.png", "image/png", "aGVsbG8="))]);
         result
     });
     (vec![failing, asset], failures)

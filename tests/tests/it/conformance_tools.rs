@@ -506,17 +506,14 @@ type T6Seen = (&'static str, String, String, String, bool, usize);
 static T6_SEEN: Mutex<Vec<T6Seen>> = Mutex::new(Vec::new());
 
 fn t6_attachments() -> Vec<Attachment> {
-    vec![Attachment::Ref(AttachmentRef {
-        path: "/docs/report.pdf".into(),
-        name: Some("report.pdf".into()),
-        mime_type: Some("application/pdf".into()),
-        extra: Default::default(),
-    })]
+    vec![Attachment::Ref(
+        AttachmentRef::new("/docs/report.pdf").with_name("report.pdf").with_mime_type("application/pdf"),
+    )]
 }
 
 async fn t6_see(hook: &'static str, state: &ThreadState, call: &ToolCallRecord, result: &HookToolResult) {
     let stored = state
-        .get_messages(MessageQuery { limit: None, include_silent: true })
+        .get_messages(MessageQuery::new().with_silent(true))
         .await
         .unwrap()
         .iter()

@@ -191,7 +191,7 @@ static E8_UPDATE_ERRORS: Recorder<String> = Recorder::new();
 #[hook(after_update_message, id = "e8_touch_after_update")]
 async fn e8_touch_after_update(state: &ThreadState, message: &HookMessage) -> Result<(), HookError> {
     E8_UPDATES.record(&state.thread_id, 1);
-    let update = MessageUpdate { content: Some("touched".into()), ..Default::default() };
+    let update = MessageUpdate::new().with_content("touched");
     let updated = state.update_message(&message.id, update).await;
     if let Err(error) = &updated {
         E8_UPDATE_ERRORS.record(&state.thread_id, error.message().to_owned());
@@ -214,7 +214,7 @@ async fn e8_after_update_message_hook_that_updates_every_time_is_bounded() {
     let thread = runtime.create_thread("e8_update_agent", ThreadOptions::default()).await.unwrap();
     let message = thread.inject_message(MessageRecord::new(Role::User, "first")).await.unwrap();
 
-    let update = MessageUpdate { content: Some("edited".into()), ..Default::default() };
+    let update = MessageUpdate::new().with_content("edited");
     thread.update_message(&message.id, update).await.unwrap();
 
     // After the outside update, and after each nested one up to the limit.
@@ -293,7 +293,7 @@ async fn e8_use_captured_handle(state: &ThreadState, message: &MessageRecord) {
     E8_HANDLE_RESULTS.record(&state.thread_id, format!("run_queued: {}", describe(queued)));
     let spawned = tokio::time::timeout(wait, thread.spawn_subagent("helper")).await;
     E8_HANDLE_RESULTS.record(&state.thread_id, format!("spawn_subagent: {}", describe(spawned)));
-    let update = MessageUpdate { content: Some("edited".into()), ..Default::default() };
+    let update = MessageUpdate::new().with_content("edited");
     let updated = tokio::time::timeout(wait, thread.update_message(&message.id, update)).await;
     let record = match updated {
         Ok(Ok(_)) => "update: written".to_owned(),

@@ -85,12 +85,9 @@ fn user(
     values: serde_json::Map<String, serde_json::Value>,
     event: UserEvent,
 ) -> UserState {
-    UserState {
-        user_id: user_id.to_owned(),
-        values,
-        clients: clients.iter().map(|client| (*client).to_owned()).collect(),
-        event,
-    }
+    UserState::new(user_id, event)
+        .with_values(values)
+        .with_clients(clients.iter().map(|client| (*client).to_owned()).collect())
 }
 
 #[tokio::test]
@@ -163,7 +160,7 @@ fn u2_user_scope_hooks_are_never_in_a_resolved_thread_chain() {
     let resolved = agent.resolved();
     let mut thread_hooks = 0;
     for active in [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest] {
-        for kind in HookKind::ALL {
+        for &kind in HookKind::ALL {
             let chain = __private::chain(resolved, active, kind);
             if !kind.is_thread() {
                 assert!(chain.is_empty(), "{kind} in {active:?}: {chain:?}");

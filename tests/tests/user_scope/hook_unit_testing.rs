@@ -144,7 +144,7 @@ async fn a_hook_that_injects_and_sets_values_is_checked_through_the_detached_thr
     assert!(!injected[0].id.is_empty() && injected[0].id != injected[1].id, "the detached store assigns ids");
     // The same messages through the state's own API; silent ones only when asked for.
     assert!(state.get_messages(MessageQuery::default()).await.unwrap().is_empty());
-    let all = state.get_messages(MessageQuery { limit: Some(1), include_silent: true }).await.unwrap();
+    let all = state.get_messages(MessageQuery::new().with_limit(1).with_silent(true)).await.unwrap();
     assert_eq!(all, injected[1..]);
 }
 
@@ -267,11 +267,7 @@ async fn a_companion_handler_wraps_option_and_errors_as_the_chain_carries_them()
     let HookHandler::UserValueChanged(user_hook) = __private::handler(<count_value_changes as Hook>::DEF) else {
         panic!()
     };
-    let user = UserState {
-        user_id: "user_1".into(),
-        values: Default::default(),
-        clients: Vec::new(),
-        event: UserEvent::ValueChanged { key: "theme".into(), old: None, new: Some(json!("dark")) },
-    };
+    let user =
+        UserState::new("user_1", UserEvent::ValueChanged { key: "theme".into(), old: None, new: Some(json!("dark")) });
     assert_eq!(call!(user_hook, &user), Ok(()));
 }

@@ -12,6 +12,8 @@ fn with_context(_state: &ThreadState, system: &str, ctx: &HookExecutionContext) 
         HookSource::Agent { agent_name } => Some(format!("{system} [agent {agent_name}]")),
         HookSource::Child { relationship_name, .. } => Some(format!("{system} [child {relationship_name}]")),
         HookSource::Runtime => Some(format!("{system} [runtime guard]")),
+        // `HookSource` can grow: a source added later reads as its label.
+        source => Some(format!("{system} [{source}]")),
     }
 }
 
