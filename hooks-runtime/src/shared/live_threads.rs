@@ -116,7 +116,7 @@ impl Links {
 
 /// The runtime's live threads by id (O1): one shared state per thread in a process, held by
 /// its `Thread` handles, here only weakly, so that a thread no handle holds is gone. Typed as
-/// `Any` so that the runtime's layer needs nothing of the thread's.
+/// `Any` so that this layer, below `thread/`, needs nothing of the thread's.
 #[derive(Default)]
 pub(crate) struct LiveThreads(Mutex<ById>);
 

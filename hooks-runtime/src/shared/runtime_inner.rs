@@ -15,6 +15,7 @@ use crate::limits::Limits;
 use crate::store::MessageStore;
 use crate::user::UserScope;
 
+/// A built runtime's state, one per runtime, behind the `Runtime` handle's `Arc`.
 pub(crate) struct RuntimeInner {
     pub(crate) registries: Registries,
     pub(crate) governors: Governors,
