@@ -92,24 +92,43 @@ pub trait InboxStore: Send + Sync {
     }
 
     /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
-    /// message as the hooks left it; `None` when a hook prevented it). `Ok(false)` when the entry
-    /// is no longer there (another run took it): then nothing is inserted, so a message is never
-    /// stored twice.
+    /// message as the hooks left it; `None` when a hook prevented it) and sets the thread's
+    /// status as `status` says. `Ok(false)` when the entry is no longer there (another run took
+    /// it): then nothing is inserted or set, so a message is never stored twice.
     async fn take_input(
         &self,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
+        status: TakeStatus,
     ) -> Result<bool, StoreError>;
+}
 
-    /// [`take_input`](InboxStore::take_input) for a run that is going: the thread's status is
-    /// set to `running` with the take, so the run that takes an input needs no write of its own
-    /// to say it runs. A crash after it leaves the thread `running` with the message stored,
-    /// which recovery settles; a crash before leaves the input in the inbox, which recovery runs.
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError>;
+/// What [`InboxStore::take_input`] does to the thread's status, in the take's transaction.
+///
+/// ```
+/// use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, TakeStatus, ThreadRecord};
+/// use hooks_runtime::types::{MessageRecord, Role};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = InMemoryStore::new();
+/// store.create_thread(&ThreadRecord::new("t1", "support", 0)).await?;
+/// let inbox = store.inbox().expect("the in-memory store keeps an inbox");
+/// let entry = InboxEntry::new(MessageRecord::new(Role::User, "hi"));
+/// inbox.enqueue_input("t1", &entry).await?;
+/// assert!(inbox.take_input("t1", &entry.id, None, TakeStatus::Running).await?);
+/// assert!(!inbox.take_input("t1", &entry.id, None, TakeStatus::Unchanged).await?, "taken once");
+/// # Ok::<(), hooks_runtime::store::StoreError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TakeStatus {
+    /// The status stays as it is.
+    Unchanged,
+    /// The status becomes `running`, for a run that is going: the run that takes an input needs
+    /// no write of its own to say it runs. A crash after the take leaves the thread `running`
+    /// with the message stored, which recovery settles; a crash before leaves the input in the
+    /// inbox, which recovery runs.
+    Running,
 }

@@ -5,7 +5,8 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
 use super::{
-    ApprovalStore, InboxEntry, InboxStore, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue, inbox,
+    ApprovalStore, InboxEntry, InboxStore, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus, UserValue,
+    inbox,
 };
 use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -87,27 +88,6 @@ impl InMemoryStore {
         let thread =
             threads.get_mut(thread_id).ok_or_else(|| StoreError::not_found(format!("no thread `{thread_id}`")))?;
         action(thread)
-    }
-
-    /// Takes the entry and inserts its message, under one lock; with `running`, sets the status.
-    fn take(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        running: bool,
-    ) -> Result<bool, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
-            if let Some(message) = message {
-                thread.push_message(message)?;
-            }
-            thread.inbox.remove(place);
-            if running {
-                thread.record.status = ThreadStatus::Running;
-            }
-            Ok(true)
-        })
     }
 }
 
@@ -291,17 +271,19 @@ impl InboxStore for InMemoryStore {
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
+        status: TakeStatus,
     ) -> Result<bool, StoreError> {
-        self.take(thread_id, input_id, message, false)
-    }
-
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take(thread_id, input_id, message, true)
+        self.with_thread(thread_id, |thread| {
+            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
+            if let Some(message) = message {
+                thread.push_message(message)?;
+            }
+            thread.inbox.remove(place);
+            if status == TakeStatus::Running {
+                thread.record.status = ThreadStatus::Running;
+            }
+            Ok(true)
+        })
     }
 }
 

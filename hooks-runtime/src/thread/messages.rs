@@ -10,7 +10,7 @@ use super::pipeline::Pipeline;
 use super::reentry::note_point;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
-use crate::store::StoreError;
+use crate::store::{StoreError, TakeStatus};
 
 /// Why a message was not created.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ pub(crate) async fn create_from(
                     // M7: a prevented queued message leaves the queue.
                     let id = &pipeline.shared.id;
                     let inbox = store.inbox_for("take_input", id).map_err(CreateError::Store)?;
-                    inbox.take_input_running(id, input, None).await.map_err(CreateError::Store)?;
+                    inbox.take_input(id, input, None, TakeStatus::Running).await.map_err(CreateError::Store)?;
                     pipeline.shared.forget_accepted(input);
                 }
                 // M10: the handoff happens all the same.
@@ -108,7 +108,7 @@ pub(crate) async fn create_from(
         Origin::Input(input) => {
             let inbox = store.inbox_for("take_input", &pipeline.shared.id).map_err(CreateError::Store)?;
             let taken = inbox
-                .take_input_running(&pipeline.shared.id, input, Some(&message))
+                .take_input(&pipeline.shared.id, input, Some(&message), TakeStatus::Running)
                 .await
                 .map_err(CreateError::Store)?;
             pipeline.shared.forget_accepted(input);

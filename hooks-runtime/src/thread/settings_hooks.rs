@@ -163,21 +163,7 @@ pub(crate) async fn after_tool_call(pipeline: &Pipeline<'_>, call: &HookToolCall
             fields.push(("error", Value::from(result.error.clone().unwrap_or_default())));
             fields.push(("is_interrupt", Value::Bool(false)));
         }
-        fields.extend(transcript(pipeline.shared, hooks, event, Some(&call.function.name), Some(&tool_input)).await);
-        let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &pipeline.shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(
-            hooks,
-            once_of(pipeline.shared),
-            event,
-            Some(&call.function.name),
-            Some(&tool_input),
-            &input,
-            &cwd,
-            None,
-        )
-        .await;
-        tell_person(pipeline.shared, event.name(), verdict.messages);
+        let verdict = fire(pipeline.shared, hooks, event, Some(&call.function.name), Some(&tool_input), fields).await;
         for stop in verdict.stops {
             request_stop(pipeline.shared, event.name(), stop);
         }
@@ -222,27 +208,13 @@ pub(crate) async fn permission_request(
         let name = call.function.name.as_str();
         let suggestions: Vec<Value> =
             reasons.iter().map(|reason| json!({"hook": reason.hook, "reason": reason.reason})).collect();
-        let mut fields = vec![
+        let fields = vec![
             ("tool_name", Value::from(name)),
             ("tool_input", arguments.clone()),
             ("tool_use_id", Value::from(call.id.as_str())),
             ("permission_suggestions", Value::Array(suggestions)),
         ];
-        fields.extend(transcript(shared, hooks, event, Some(name), Some(arguments)).await);
-        let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(
-            hooks,
-            once_of(shared),
-            event,
-            Some(name),
-            Some(arguments),
-            &input,
-            &cwd,
-            None,
-        )
-        .await;
-        tell_person(shared, event.name(), verdict.messages);
+        let verdict = fire(shared, hooks, event, Some(name), Some(arguments), fields).await;
         let (permission, given) = verdict.permission?;
         let first = given.into_iter().next()?;
         match permission {
@@ -278,25 +250,11 @@ pub(crate) async fn notify_waiting(shared: &ThreadShared, tool: &str) {
         use crate::declarative::SettingsEvent;
         let Some(hooks) = settings(shared) else { return };
         let event = SettingsEvent::Notification;
-        let mut fields = vec![
+        let fields = vec![
             ("message", Value::from(format!("Claude needs your permission to use {tool}"))),
             ("notification_type", Value::from("permission_prompt")),
         ];
-        fields.extend(transcript(shared, hooks, event, Some("permission_prompt"), None).await);
-        let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict = crate::declarative::fire_settings(
-            hooks,
-            once_of(shared),
-            event,
-            Some("permission_prompt"),
-            None,
-            &input,
-            &cwd,
-            None,
-        )
-        .await;
-        tell_person(shared, event.name(), verdict.messages);
+        fire(shared, hooks, event, Some("permission_prompt"), None, fields).await;
     }
     #[cfg(not(feature = "declarative"))]
     {
@@ -312,15 +270,8 @@ pub(crate) async fn subagent_started(shared: &ThreadShared) -> Option<String> {
         let hooks = settings(shared)?;
         let event = SettingsEvent::SubagentStart;
         let agent = shared.agent.current().def.name;
-        let mut fields = vec![("agent_id", Value::from(shared.id.as_str())), ("agent_type", Value::from(agent))];
-        fields.extend(transcript(shared, hooks, event, Some(agent), None).await);
-        let cwd = cwd();
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, Some(agent), None, &input, &cwd, None)
-                .await;
-        tell_person(shared, event.name(), verdict.messages);
-        (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
+        let fields = vec![("agent_id", Value::from(shared.id.as_str())), ("agent_type", Value::from(agent))];
+        fire(shared, hooks, event, Some(agent), None, fields).await.context()
     }
     #[cfg(not(feature = "declarative"))]
     {
@@ -359,13 +310,8 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
         let Some(hooks) = settings(shared) else { return PromptCheck::Pass(None) };
         let event = SettingsEvent::UserPromptSubmit;
         let prompt = record.content.clone().unwrap_or_default();
-        let cwd = cwd();
-        let mut fields = vec![("prompt", Value::from(prompt))];
-        fields.extend(transcript(shared, hooks, event, None, None).await);
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd, None).await;
-        tell_person(shared, event.name(), verdict.messages);
+        let verdict = fire(shared, hooks, event, None, None, vec![("prompt", Value::from(prompt))]).await;
+        let context = verdict.context();
         let mut reasons = verdict.blocks;
         for stop in verdict.stops {
             // The message is not stored and no run starts: the stop is already carried out.
@@ -377,7 +323,7 @@ pub(crate) async fn user_prompt(shared: &ThreadShared, record: &MessageRecord) -
             tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "a UserPromptSubmit hook blocked a user message: {reason}");
             return PromptCheck::Blocked(reason);
         }
-        PromptCheck::Pass((!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n")))
+        PromptCheck::Pass(context)
     }
     #[cfg(not(feature = "declarative"))]
     {
@@ -393,15 +339,7 @@ pub(crate) async fn session_started(shared: &ThreadShared) -> Option<String> {
         use crate::declarative::SettingsEvent;
         let hooks = settings(shared)?;
         let event = SettingsEvent::SessionStart;
-        let cwd = cwd();
-        let mut fields = vec![("source", json!("startup"))];
-        fields.extend(transcript(shared, hooks, event, Some("startup"), None).await);
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, Some("startup"), None, &input, &cwd, None)
-                .await;
-        tell_person(shared, event.name(), verdict.messages);
-        (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"))
+        fire(shared, hooks, event, Some("startup"), None, vec![("source", json!("startup"))]).await.context()
     }
     #[cfg(not(feature = "declarative"))]
     {
@@ -418,14 +356,9 @@ pub(crate) async fn stop_continues(shared: &ThreadShared, reply: &str, stop_hook
         use crate::declarative::SettingsEvent;
         let hooks = settings(shared)?;
         let event = if shared.is_subagent() { SettingsEvent::SubagentStop } else { SettingsEvent::Stop };
-        let cwd = cwd();
-        let mut fields =
+        let fields =
             vec![("stop_hook_active", Value::Bool(stop_hook_active)), ("last_assistant_message", json!(reply))];
-        fields.extend(transcript(shared, hooks, event, None, None).await);
-        let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
-        let verdict =
-            crate::declarative::fire_settings(hooks, once_of(shared), event, None, None, &input, &cwd, None).await;
-        tell_person(shared, event.name(), verdict.messages);
+        let verdict = fire(shared, hooks, event, None, None, fields).await;
         // `continue: false` ends the turn, which was ending anyway: its reason is the person's.
         for stop in &verdict.stops {
             emit_stop(shared, event.name(), stop);
@@ -455,6 +388,26 @@ pub(crate) fn stop_requested(shared: &ThreadShared) -> bool {
         let _ = shared;
         false
     }
+}
+
+/// Fires `event`'s hooks on `fields`, plus the fields every event has and `transcript_path`
+/// when a selected hook may read it; each `systemMessage` goes on to the person.
+#[cfg(feature = "declarative")]
+async fn fire(
+    shared: &ThreadShared,
+    hooks: &[crate::declarative::SettingsHook],
+    event: crate::declarative::SettingsEvent,
+    subject: Option<&str>,
+    tool_input: Option<&Value>,
+    mut fields: Vec<(&'static str, Value)>,
+) -> crate::declarative::SettingsVerdict {
+    fields.extend(transcript(shared, hooks, event, subject, tool_input).await);
+    let cwd = cwd();
+    let input = crate::declarative::settings_input(event, &shared.id, &cwd, fields);
+    let mut verdict =
+        crate::declarative::fire_settings(hooks, once_of(shared), event, subject, tool_input, &input, &cwd, None).await;
+    tell_person(shared, event.name(), std::mem::take(&mut verdict.messages));
+    verdict
 }
 
 /// K7: `transcript_path` and the file it names, the thread's history as the store holds it

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use hooks_runtime::approvals::{ApprovalOutcome, ApprovalState, ParkedToolCall, ToolCallChange};
 use hooks_runtime::store::{
-    FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, ThreadStatus,
+    FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, TakeStatus,
+    ThreadStatus,
 };
 use hooks_runtime::types::{HookMessage, MessageRecord, MessageUpdate, Role};
 use serde_json::json;
@@ -132,14 +133,28 @@ async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>
     );
 
     // Taken with its message: out of the inbox and into the history in one step.
-    assert!(store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap());
+    assert!(
+        store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged)
+            .await
+            .unwrap()
+    );
     assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken again (another run got there first): nothing is stored twice.
-    assert!(!store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap());
+    assert!(
+        !store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Unchanged)
+            .await
+            .unwrap()
+    );
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken without a message (a hook prevented it): gone, nothing stored.
-    assert!(store.inbox().unwrap().take_input("t1", &b.id, None).await.unwrap());
+    assert!(store.inbox().unwrap().take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
     assert!(store.inbox().unwrap().pending_inputs("t1").await.unwrap().is_empty());
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
 
@@ -166,7 +181,14 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     let a = entry("a");
     store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
     // The message id is taken: the insert fails, and with it the removal.
-    assert!(store.inbox().unwrap().take_input("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.is_err());
+    assert!(
+        store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged)
+            .await
+            .is_err()
+    );
     assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
     f.finish().await;
@@ -181,7 +203,7 @@ async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() 
     store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
     assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
     assert_eq!(store.inbox().unwrap().pending_input("t1", "run_unknown").await.unwrap(), None);
-    assert!(store.inbox().unwrap().take_input("t1", &b.id, None).await.unwrap());
+    assert!(store.inbox().unwrap().take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
     assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), None, "taken");
     assert_eq!(store.inbox().unwrap().pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
     f.finish().await;
@@ -194,7 +216,12 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     let a = entry("a");
     store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
     assert!(
-        store.inbox().unwrap().take_input_running("t1", &a.id, Some(&message("m1", Role::User, "a"))).await.unwrap()
+        store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Running)
+            .await
+            .unwrap()
     );
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
@@ -203,7 +230,12 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     // Taken already: neither the message nor the status is written.
     store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
     assert!(
-        !store.inbox().unwrap().take_input_running("t1", &a.id, Some(&message("m2", Role::User, "a"))).await.unwrap()
+        !store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Running)
+            .await
+            .unwrap()
     );
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
@@ -212,7 +244,12 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     let b = entry("b");
     store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
     assert!(
-        store.inbox().unwrap().take_input_running("t1", &b.id, Some(&message("m1", Role::User, "b"))).await.is_err()
+        store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &b.id, Some(&message("m1", Role::User, "b")), TakeStatus::Running)
+            .await
+            .is_err()
     );
     assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
@@ -268,7 +305,12 @@ async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
     store.inbox().unwrap().enqueue_input("t1", &entry("next")).await.unwrap();
     let input = store.inbox().unwrap().pending_inputs("t1").await.unwrap().remove(0);
     assert!(
-        store.inbox().unwrap().take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again"))).await.is_err()
+        store
+            .inbox()
+            .unwrap()
+            .take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again")), TakeStatus::Unchanged)
+            .await
+            .is_err()
     );
     assert!(store.hand_off("t1", "billing", Some(&tool_result("r4", "call_1", "again"))).await.is_err());
     // Another call, or the same call id in another thread, is another call.

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{
-    InMemoryStore, InboxEntry, InboxStore, MessageStore, StoreError, ThreadRecord, ThreadStatus,
+    InMemoryStore, InboxEntry, InboxStore, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus,
 };
 use hooks_runtime::{Runtime, ThreadOptions};
 use hooks_server::ServerConfig;
@@ -100,16 +100,14 @@ impl InboxStore for FlakyInbox {
     async fn pending_inputs(&self, id: &str) -> Result<Vec<InboxEntry>, StoreError> {
         self.inner.pending_inputs(id).await
     }
-    async fn take_input(&self, id: &str, input: &str, message: Option<&HookMessage>) -> Result<bool, StoreError> {
-        self.inner.take_input(id, input, message).await
-    }
-    async fn take_input_running(
+    async fn take_input(
         &self,
         id: &str,
         input: &str,
         message: Option<&HookMessage>,
+        status: TakeStatus,
     ) -> Result<bool, StoreError> {
-        self.inner.take_input_running(id, input, message).await
+        self.inner.take_input(id, input, message, status).await
     }
 }
 

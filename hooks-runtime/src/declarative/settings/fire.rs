@@ -38,6 +38,13 @@ pub(crate) struct Verdict {
     pub(crate) contexts: Vec<String>,
 }
 
+impl Verdict {
+    /// The hooks' context for the model, one text a line; `None` when none gave any.
+    pub(crate) fn context(&self) -> Option<String> {
+        (!self.contexts.is_empty()).then(|| self.contexts.join("\n"))
+    }
+}
+
 /// The event's JSON input: the fields every event has, then `fields`.
 pub(crate) fn input(event: SettingsEvent, session_id: &str, cwd: &Path, fields: Vec<(&'static str, Value)>) -> Vec<u8> {
     let mut input = Map::new();

@@ -52,7 +52,7 @@ pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
 
 pub(crate) use answer::Permission;
-pub(crate) use fire::{Given, fire, input};
+pub(crate) use fire::{Given, Verdict, fire, input};
 pub(crate) use session_end::{begin as begin_session, end as end_sessions};
 
 /// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings

@@ -98,6 +98,7 @@ pub(crate) async fn evaluate(
 
 /// The decision of a combined verdict; a rewrite replaces the arguments whole.
 pub(crate) fn answer_of(verdict: Verdict) -> PreToolUseAnswer {
+    let context = verdict.context();
     let verdict_of = match verdict.permission {
         Some((Permission::Deny, given)) => {
             let hook = given.first().map(|given| given.hook.clone()).unwrap_or_default();
@@ -120,6 +121,5 @@ pub(crate) fn answer_of(verdict: Verdict) -> PreToolUseAnswer {
         Some((Permission::Allow | Permission::Defer, _)) | None => ToolVerdict::Allow,
     };
     let arguments = verdict.updated_input.map(Value::Object);
-    let context = (!verdict.contexts.is_empty()).then(|| verdict.contexts.join("\n"));
     PreToolUseAnswer { verdict: verdict_of, arguments, context, stops: verdict.stops, messages: verdict.messages }
 }

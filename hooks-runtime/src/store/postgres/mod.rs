@@ -102,7 +102,7 @@ use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
     ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
-    StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
 
 /// The message columns in the order [`read_message`] reads them, `seq` last.
@@ -111,8 +111,9 @@ const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, c
 
 impl PostgresStore {
     /// Takes the inbox entry `op` names and inserts `message` in one transaction behind the
-    /// fence; with `running`, the thread's status becomes `running` in it too (one commit).
-    async fn take(&self, op: Op<'_>, message: Option<&HookMessage>, running: bool) -> Result<bool, StoreError> {
+    /// fence; with [`TakeStatus::Running`], the thread's status becomes `running` in it too (one
+    /// commit).
+    async fn take(&self, op: Op<'_>, message: Option<&HookMessage>, status: TakeStatus) -> Result<bool, StoreError> {
         let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
         let mut client = self.client(op.name).await?;
         // One transaction for both: the input leaves the inbox exactly when its message is in.
@@ -126,7 +127,7 @@ impl PostgresStore {
         if let Some(message) = message {
             insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
         }
-        if running {
+        if status == TakeStatus::Running {
             let (status, reason) = rows::status_columns(&ThreadStatus::Running);
             let statement = tx
                 .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
@@ -606,17 +607,9 @@ impl InboxStore for PostgresStore {
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
+        status: TakeStatus,
     ) -> Result<bool, StoreError> {
-        self.take(Op::message("take_input", thread_id, input_id), message, false).await
-    }
-
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take(Op::message("take_input_running", thread_id, input_id), message, true).await
+        self.take(Op::message("take_input", thread_id, input_id), message, status).await
     }
 }
 

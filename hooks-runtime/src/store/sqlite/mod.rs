@@ -36,7 +36,7 @@ use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
     ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
-    StoreError, StoreErrorKind, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
 use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -203,16 +203,17 @@ impl SqliteStore {
         self.path.as_deref()
     }
 
-    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with `running`,
-    /// the thread's status becomes `running` in it too (one commit, so one sync of the file).
+    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with
+    /// [`TakeStatus::Running`], the thread's status becomes `running` in it too (one commit, so
+    /// one sync of the file).
     async fn take(
         &self,
-        operation: &'static str,
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
-        running: bool,
+        status: TakeStatus,
     ) -> Result<bool, StoreError> {
+        let operation = "take_input";
         let thread_id = thread_id.to_owned();
         let input_id = input_id.to_owned();
         let message = message.cloned();
@@ -231,7 +232,7 @@ impl SqliteStore {
             if let Some(message) = &message {
                 insert_row(&Op::message(operation, &thread_id, &message.id), &tx, message)?;
             }
-            if running {
+            if status == TakeStatus::Running {
                 let (status, reason) = rows::status_columns(&ThreadStatus::Running);
                 tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
                     .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
@@ -1047,17 +1048,9 @@ impl InboxStore for SqliteStore {
         thread_id: &str,
         input_id: &str,
         message: Option<&HookMessage>,
+        status: TakeStatus,
     ) -> Result<bool, StoreError> {
-        self.take("take_input", thread_id, input_id, message, false).await
-    }
-
-    async fn take_input_running(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-    ) -> Result<bool, StoreError> {
-        self.take("take_input_running", thread_id, input_id, message, true).await
+        self.take(thread_id, input_id, message, status).await
     }
 }
 
