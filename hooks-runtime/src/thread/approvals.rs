@@ -267,7 +267,7 @@ impl Thread {
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
             let permit = shared.runtime.store.hold_run(&shared.id).await?;
-            run_permit::holding(shared, permit, async {
+            run_permit::holding(shared, permit, || async {
                 super::recovery::settle_a_dead_run(shared, &state).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
                 let result = resuming::finish_step(shared, run.state(), how).await;

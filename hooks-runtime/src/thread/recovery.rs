@@ -214,7 +214,7 @@ async fn recover_thread(
     let recovered = reentry::holding_run(&shared, async {
         let mut state = shared.lock_run().await;
         let permit = runtime.store.hold_run(&shared.id).await?;
-        run_permit::holding(&shared, permit, async {
+        run_permit::holding(&shared, permit, || async {
             let settlement = settle(&shared, &state, before, policy).await?;
             let inputs = !runtime.store.pending_inputs(&shared.id).await?.is_empty();
             let continues = matches!(settlement, Settlement::ContinueTurn | Settlement::FinishParkedStep);

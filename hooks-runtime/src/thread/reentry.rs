@@ -74,9 +74,13 @@ pub(crate) fn holds_run(shared: &ThreadShared) -> bool {
     with_current(shared, |entry| entry.holds_run).unwrap_or(false)
 }
 
-/// Runs `operation`, which takes the run of `shared`, marked as holding it.
-pub(crate) async fn holding_run<F: Future>(shared: &ThreadShared, operation: F) -> F::Output {
-    SCOPES.scope(with_entry(shared, |entry| entry.holds_run = true), operation).await
+/// Runs `operation`, which takes the run of `shared`, marked as holding it; the mark is made
+/// here, in the calling task, which awaits the answer at once.
+///
+/// Not an `async fn`: one would keep `operation` as its argument and again inside the scope's
+/// future, twice its size, and copy it from one to the other; a run's future is tens of KB.
+pub(crate) fn holding_run<F: Future>(shared: &ThreadShared, operation: F) -> impl Future<Output = F::Output> {
+    SCOPES.scope(with_entry(shared, |entry| entry.holds_run = true), operation)
 }
 
 /// A hook call back into a thread that went past [`MAX_HOOK_DEPTH`].

@@ -17,16 +17,24 @@ tokio::task_local! {
     static PERMIT: Arc<RunPermit>;
 }
 
-/// Runs `run` (a whole run, settled) under `permit`, then releases the permit. Under a permit,
-/// the run first reads the thread's agent and values back (`ThreadShared::follow_the_store`).
-pub(crate) async fn holding<F: Future>(shared: &ThreadShared, permit: Option<RunPermit>, run: F) -> F::Output {
-    let Some(permit) = permit else { return run.await };
+/// Runs the future `run` makes (a whole run, settled) under `permit`, then releases the permit.
+/// Under a permit, the run first reads the thread's agent and values back
+/// (`ThreadShared::follow_the_store`).
+///
+/// `run` makes the future here rather than being it: an `async fn` keeps its arguments apart
+/// from what it awaits, so a future argument would be held twice and copied between the two.
+pub(crate) async fn holding<F: Future>(
+    shared: &ThreadShared,
+    permit: Option<RunPermit>,
+    run: impl FnOnce() -> F,
+) -> F::Output {
+    let Some(permit) = permit else { return run().await };
     // A store that holds runs is one other processes may share: what they changed counts.
     shared.follow_the_store().await;
     let permit = Arc::new(permit);
     let output = PERMIT
         .scope(permit.clone(), async {
-            let mut run = std::pin::pin!(run);
+            let mut run = std::pin::pin!(run());
             tokio::select! {
                 output = &mut run => return output,
                 () = permit.lost() => {}

@@ -105,7 +105,7 @@ impl Thread {
             // Scale-out: the store's permit to run the thread, so no other process runs it
             // meanwhile.
             let permit = shared.runtime.store.hold_run(&shared.id).await?;
-            run_permit::holding(shared, permit, async {
+            run_permit::holding(shared, permit, || async {
                 recovery::settle_a_dead_run(shared, &state).await?;
                 resuming::refuse_while_waiting(shared).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
