@@ -38,6 +38,7 @@ mod declarative_injection;
 mod declarative_loading;
 mod declarative_process_group;
 mod declarative_robustness;
+mod future_sizes;
 mod openai_client;
 mod openai_limits;
 mod openai_provider;
