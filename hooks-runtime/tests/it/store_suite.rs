@@ -122,47 +122,32 @@ fn entry(text: &str) -> InboxEntry {
 async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
+    let inbox = store.inbox().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     let (a, b) = (entry("a"), entry("b"));
-    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
-    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
-    assert_eq!(
-        store.inbox().unwrap().pending_inputs("t1").await.unwrap(),
-        [entry_like(&a), entry_like(&b)],
-        "in order, whole"
-    );
+    inbox.enqueue_input("t1", &a).await.unwrap();
+    inbox.enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a), entry_like(&b)], "in order, whole");
 
     // Taken with its message: out of the inbox and into the history in one step.
-    assert!(
-        store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged)
-            .await
-            .unwrap()
-    );
-    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged).await.unwrap());
+    assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken again (another run got there first): nothing is stored twice.
     assert!(
-        !store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Unchanged)
-            .await
-            .unwrap()
+        !inbox.take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Unchanged).await.unwrap()
     );
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken without a message (a hook prevented it): gone, nothing stored.
-    assert!(store.inbox().unwrap().take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
-    assert!(store.inbox().unwrap().pending_inputs("t1").await.unwrap().is_empty());
+    assert!(inbox.take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
+    assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
 
-    let error = store.inbox().unwrap().enqueue_input("missing", &entry("c")).await.unwrap_err();
+    let error = inbox.enqueue_input("missing", &entry("c")).await.unwrap_err();
     assert!(error.to_string().contains("missing"), "{error}");
     assert_eq!(error.kind(), StoreErrorKind::NotFound, "{error}");
-    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
-    let error = store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap_err();
+    inbox.enqueue_input("t1", &a).await.unwrap();
+    let error = inbox.enqueue_input("t1", &a).await.unwrap_err();
     assert!(error.to_string().contains("already exists"), "{error}");
     assert_eq!(error.kind(), StoreErrorKind::Conflict, "{error}");
     f.finish().await;
@@ -176,20 +161,14 @@ fn entry_like(entry: &InboxEntry) -> InboxEntry {
 async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
+    let inbox = store.inbox().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     store.insert_message("t1", &message("m1", Role::User, "first")).await.unwrap();
     let a = entry("a");
-    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
+    inbox.enqueue_input("t1", &a).await.unwrap();
     // The message id is taken: the insert fails, and with it the removal.
-    assert!(
-        store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged)
-            .await
-            .is_err()
-    );
-    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
+    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged).await.is_err());
+    assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
     f.finish().await;
 }
@@ -197,61 +176,42 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
 async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
+    let inbox = store.inbox().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     let (a, b) = (entry("a"), entry("b"));
-    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
-    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
-    assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
-    assert_eq!(store.inbox().unwrap().pending_input("t1", "run_unknown").await.unwrap(), None);
-    assert!(store.inbox().unwrap().take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
-    assert_eq!(store.inbox().unwrap().pending_input("t1", &b.id).await.unwrap(), None, "taken");
-    assert_eq!(store.inbox().unwrap().pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
+    inbox.enqueue_input("t1", &a).await.unwrap();
+    inbox.enqueue_input("t1", &b).await.unwrap();
+    assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
+    assert_eq!(inbox.pending_input("t1", "run_unknown").await.unwrap(), None);
+    assert!(inbox.take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
+    assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), None, "taken");
+    assert_eq!(inbox.pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
     f.finish().await;
 }
 
 async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
+    let inbox = store.inbox().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     let a = entry("a");
-    store.inbox().unwrap().enqueue_input("t1", &a).await.unwrap();
-    assert!(
-        store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Running)
-            .await
-            .unwrap()
-    );
+    inbox.enqueue_input("t1", &a).await.unwrap();
+    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Running).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
-    assert!(store.inbox().unwrap().pending_inputs("t1").await.unwrap().is_empty());
+    assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
 
     // Taken already: neither the message nor the status is written.
     store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
-    assert!(
-        !store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Running)
-            .await
-            .unwrap()
-    );
+    assert!(!inbox.take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Running).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
 
     // A take whose insert fails changes nothing: the input stays, and so does the status.
     let b = entry("b");
-    store.inbox().unwrap().enqueue_input("t1", &b).await.unwrap();
-    assert!(
-        store
-            .inbox()
-            .unwrap()
-            .take_input("t1", &b.id, Some(&message("m1", Role::User, "b")), TakeStatus::Running)
-            .await
-            .is_err()
-    );
-    assert_eq!(store.inbox().unwrap().pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
+    inbox.enqueue_input("t1", &b).await.unwrap();
+    assert!(inbox.take_input("t1", &b.id, Some(&message("m1", Role::User, "b")), TakeStatus::Running).await.is_err());
+    assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     f.finish().await;
 }
@@ -296,18 +256,17 @@ fn tool_result(id: &str, call: &str, text: &str) -> HookMessage {
 async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
     let f = F::open().await;
     let store = f.store();
+    let inbox = store.inbox().unwrap();
     store.create_thread(&thread("t1")).await.unwrap();
     store.create_thread(&thread("t2")).await.unwrap();
     store.insert_message("t1", &tool_result("r1", "call_1", "refunded")).await.unwrap();
     let second = store.insert_message("t1", &tool_result("r2", "call_1", "interrupted")).await.unwrap_err();
     assert_eq!(second.kind(), StoreErrorKind::Conflict, "{second}");
     // Through an inbox take and a handoff too.
-    store.inbox().unwrap().enqueue_input("t1", &entry("next")).await.unwrap();
-    let input = store.inbox().unwrap().pending_inputs("t1").await.unwrap().remove(0);
+    inbox.enqueue_input("t1", &entry("next")).await.unwrap();
+    let input = inbox.pending_inputs("t1").await.unwrap().remove(0);
     assert!(
-        store
-            .inbox()
-            .unwrap()
+        inbox
             .take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again")), TakeStatus::Unchanged)
             .await
             .is_err()
