@@ -1,8 +1,8 @@
 //! A runtime's recovery bookkeeping, kept with the runtime's state; what recovery does is in
 //! `crate::thread::recovery`.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashSet;
+use std::sync::Mutex;
 
 use tokio::sync::OnceCell;
 
@@ -39,30 +39,10 @@ pub(crate) struct RecoveryState {
     /// Threads being recovered now (settled, or their inbox running), so a sweep that comes
     /// round again does not start a second recovery of one thread.
     pub(crate) busy: Mutex<HashSet<String>>,
-    /// Threads whose run this process is running now, by handle count: never recovered, as
-    /// their `running` is true.
-    live: Mutex<HashMap<String, usize>>,
 }
 
 impl RecoveryState {
     pub(crate) fn new(policy: RecoveryPolicy) -> Self {
         RecoveryState { policy, ..RecoveryState::default() }
-    }
-
-    /// A run of `thread_id` started (`true`) or ended (`false`) in this process.
-    pub(crate) fn note_run(&self, thread_id: &str, running: bool) {
-        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        if running {
-            *live.entry(thread_id.to_owned()).or_default() += 1;
-        } else if let Some(count) = live.get_mut(thread_id) {
-            *count -= 1;
-            if *count == 0 {
-                live.remove(thread_id);
-            }
-        }
-    }
-
-    pub(crate) fn is_live(&self, thread_id: &str) -> bool {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).contains_key(thread_id)
     }
 }

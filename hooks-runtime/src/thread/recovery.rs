@@ -129,7 +129,7 @@ fn start_sweeper(runtime: Weak<RuntimeInner>, interval: std::time::Duration) {
 pub(crate) async fn recover(runtime: &Arc<RuntimeInner>) -> Result<Recovery, RuntimeError> {
     let mut recovery = Recovery::default();
     for thread_id in runtime.store.unsettled_threads().await? {
-        if runtime.recovery.is_live(&thread_id) {
+        if Thread::live(runtime, &thread_id).is_some_and(|thread| thread.shared.runs_here()) {
             continue;
         }
         if !runtime.recovery.busy.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.clone()) {

@@ -111,14 +111,10 @@ impl ThreadShared {
     /// A run starts: its abort signal becomes reachable and the status `running`, sent, and
     /// stored unless `store` is `false` (the run's first write stores it).
     pub(crate) async fn begin_run(&self, abort: AbortSignal, store: bool) {
-        let started = {
+        {
             let mut run = self.links.run();
             run.status = ThreadStatus::Running;
-            run.abort.replace(abort).is_none()
-        };
-        if started {
-            // Recovery leaves this process's own runs alone.
-            self.runtime.recovery.note_run(&self.id, true);
+            run.abort = Some(abort);
         }
         if store {
             self.store_status(ThreadStatus::Running).await;
@@ -141,14 +137,15 @@ impl ThreadShared {
     }
 
     fn settle_in_memory(&self, status: ThreadStatus) {
-        let ended = {
-            let mut run = self.links.run();
-            run.status = status;
-            run.abort.take().is_some()
-        };
-        if ended {
-            self.runtime.recovery.note_run(&self.id, false);
-        }
+        let mut run = self.links.run();
+        run.status = status;
+        run.abort = None;
+    }
+
+    /// Whether a run of the thread goes on in this process now (its abort signal is
+    /// reachable): recovery leaves such a thread alone, as its `running` is true.
+    pub(crate) fn runs_here(&self) -> bool {
+        self.links.run().abort.is_some()
     }
 
     /// Writes the status already set in memory to the store, then sends it.
