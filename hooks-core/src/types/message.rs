@@ -31,13 +31,16 @@ impl Role {
 
 /// A persisted message as hooks see it (spec §6.1).
 ///
+/// Built with [`new`](Self::new) and the `with_*` methods, or from a [`MessageRecord`] with
+/// [`MessageRecord::into_message`]; its fields are read and set directly.
+///
 /// ```
 /// use hooks_runtime::types::{HookMessage, Role};
 ///
 /// let message: HookMessage = serde_json::from_str(
 ///     r#"{"id":"m1","role":"user","content":"hi","created_at":1700000000000}"#,
 /// ).unwrap();
-/// assert_eq!(message.role, Role::User);
+/// assert_eq!(message, HookMessage::new("m1", Role::User, "hi", 1_700_000_000_000));
 /// assert_eq!(message.content.as_deref(), Some("hi"));
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -74,12 +77,125 @@ pub struct HookMessage {
 }
 
 impl HookMessage {
+    /// A stored message: its id, role, text and creation time (in milliseconds since the Unix
+    /// epoch), every optional field empty. A message without text (an assistant message that
+    /// only calls tools) sets [`content`](Self::content) to `None` afterwards.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message = HookMessage::new("msg_1", Role::User, "Where is my order?", 1_700_000_000_000);
+    /// assert_eq!(message.id, "msg_1");
+    /// assert_eq!(message.content.as_deref(), Some("Where is my order?"));
+    /// assert_eq!(message.name, None);
+    /// ```
+    pub fn new(id: impl Into<String>, role: Role, content: impl Into<String>, created_at: i64) -> Self {
+        MessageRecord::new(role, content).with_id(id).with_created_at(created_at).into_message()
+    }
+
+    /// The message with an author name.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message = HookMessage::new("msg_1", Role::User, "hi", 0).with_name("ada");
+    /// assert_eq!(message.name.as_deref(), Some("ada"));
+    /// ```
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The message with the assistant's tool calls (a JSON array encoded in a string).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let calls = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
+    /// let mut message = HookMessage::new("msg_2", Role::Assistant, "", 0).with_tool_calls(calls);
+    /// message.content = None;
+    /// assert_eq!(message.tool_calls.as_deref(), Some(calls));
+    /// ```
+    pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
+        self.tool_calls = Some(tool_calls.into());
+        self
+    }
+
+    /// The message with the id of the call it answers (a tool message).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let result = HookMessage::new("msg_3", Role::Tool, "shipped", 0).with_tool_call_id("call_1");
+    /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
+    /// ```
+    pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The message with its parent message and nesting depth.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let nested = HookMessage::new("msg_4", Role::User, "hi", 0).with_parent("msg_1", 1);
+    /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_1"), Some(1)));
+    /// ```
+    pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
+        self.parent_id = Some(parent_id.into());
+        self.depth = Some(depth);
+        self
+    }
+
+    /// The message with its silent flag.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let hidden = HookMessage::new("msg_5", Role::User, "context for the model", 0).with_silent(true);
+    /// assert!(hidden.is_silent());
+    /// ```
+    pub fn with_silent(mut self, silent: bool) -> Self {
+        self.silent = Some(silent);
+        self
+    }
+
+    /// The message with the extra field `key` set to `value`.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message = HookMessage::new("msg_6", Role::Tool, "42", 0).with_extra("tool_status", "success".into());
+    /// assert_eq!(message.extra_str("tool_status"), Some("success"));
+    /// ```
+    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
     /// Whether the message is silent (an absent flag counts as not silent).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message = HookMessage::new("msg_1", Role::User, "hi", 0);
+    /// assert!(!message.is_silent());
+    /// assert!(message.with_silent(true).is_silent());
+    /// ```
     pub fn is_silent(&self) -> bool {
         self.silent.unwrap_or(false)
     }
 
     /// A string field among the extra fields, such as `tool_status`.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message = HookMessage::new("msg_1", Role::Tool, "42", 0).with_extra("tool_status", "error".into());
+    /// assert_eq!(message.extra_str("tool_status"), Some("error"));
+    /// assert_eq!(message.extra_str("status"), None);
+    /// ```
     pub fn extra_str(&self, field: &str) -> Option<&str> {
         self.extra.get(field).and_then(serde_json::Value::as_str)
     }
@@ -88,7 +204,8 @@ impl HookMessage {
 /// A message about to be inserted, as `before_create_message` transforms it (spec §4.1).
 ///
 /// The spec types it as a record; this struct has the spec's fields plus [`extra`](Self::extra),
-/// so a hook that adds `metadata` gets it stored.
+/// so a hook that adds `metadata` gets it stored. Built with [`new`](Self::new) and the `with_*`
+/// methods; its fields are read and set directly.
 ///
 /// ```
 /// use hooks_runtime::types::{MessageRecord, Role};
@@ -134,7 +251,17 @@ pub struct MessageRecord {
 }
 
 impl MessageRecord {
-    /// A record with a role and text, every other field empty.
+    /// A record with a role and text, every other field empty. A record without text (an
+    /// assistant message that only calls tools) sets [`content`](Self::content) to `None`
+    /// afterwards.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let record = MessageRecord::new(Role::User, "hello");
+    /// assert_eq!((record.id.as_str(), record.created_at), ("", 0));
+    /// assert_eq!(record.content.as_deref(), Some("hello"));
+    /// ```
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         MessageRecord {
             id: String::new(),
@@ -152,36 +279,79 @@ impl MessageRecord {
     }
 
     /// The record with its id (the store assigns one when it is empty).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// assert_eq!(MessageRecord::new(Role::User, "hi").with_id("msg_1").id, "msg_1");
+    /// ```
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = id.into();
         self
     }
 
     /// The record with an author name.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let record = MessageRecord::new(Role::User, "hi").with_name("ada");
+    /// assert_eq!(record.name.as_deref(), Some("ada"));
+    /// ```
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// The record with the assistant's tool calls (a JSON array encoded in a string).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let calls = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
+    /// let mut record = MessageRecord::new(Role::Assistant, "").with_tool_calls(calls);
+    /// record.content = None;
+    /// assert_eq!(record.tool_calls.as_deref(), Some(calls));
+    /// ```
     pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
         self.tool_calls = Some(tool_calls.into());
         self
     }
 
     /// The record with the id of the call it answers (a tool message).
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let result = MessageRecord::new(Role::Tool, "shipped").with_tool_call_id("call_1");
+    /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
+    /// ```
     pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
         self.tool_call_id = Some(tool_call_id.into());
         self
     }
 
     /// The record with its creation time, in milliseconds since the Unix epoch.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let record = MessageRecord::new(Role::User, "hi").with_created_at(1_700_000_000_000);
+    /// assert_eq!(record.created_at, 1_700_000_000_000);
+    /// ```
     pub fn with_created_at(mut self, created_at: i64) -> Self {
         self.created_at = created_at;
         self
     }
 
     /// The record with its parent message and nesting depth.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let nested = MessageRecord::new(Role::User, "hi").with_parent("msg_1", 1);
+    /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_1"), Some(1)));
+    /// ```
     pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
         self.parent_id = Some(parent_id.into());
         self.depth = Some(depth);
@@ -189,19 +359,41 @@ impl MessageRecord {
     }
 
     /// The record with its silent flag.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let hidden = MessageRecord::new(Role::User, "context for the model").with_silent(true);
+    /// assert_eq!(hidden.silent, Some(true));
+    /// ```
     pub fn with_silent(mut self, silent: bool) -> Self {
         self.silent = Some(silent);
         self
     }
 
     /// The record with the extra field `key` set to `value`.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let record = MessageRecord::new(Role::User, "hi").with_extra("metadata", serde_json::json!({"step": 1}));
+    /// assert_eq!(record.extra["metadata"]["step"], 1);
+    /// ```
     pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
         self.extra.insert(key.into(), value);
         self
     }
 
-    /// The message this record becomes once stored.
+    /// The message this record becomes once stored, every field as it is.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, MessageRecord, Role};
+    ///
+    /// let message = MessageRecord::new(Role::User, "hi").with_id("msg_1").with_created_at(7).into_message();
+    /// assert_eq!(message, HookMessage::new("msg_1", Role::User, "hi", 7));
+    /// ```
     pub fn into_message(self) -> HookMessage {
+        // The one place a message is built field by field: `HookMessage::new` comes here too.
         HookMessage {
             id: self.id,
             role: self.role,
