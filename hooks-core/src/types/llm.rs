@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 /// );
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LlmMessage {
     /// The provider's role name (`system`, `user`, `assistant`, `tool`, ...). A `Cow`, so that
     /// the roles the runtime writes are static text: a request of many messages allocates no

@@ -44,6 +44,7 @@ impl Role {
 /// assert_eq!(message.content.as_deref(), Some("hi"));
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookMessage {
     /// The message id.
     pub id: String,
@@ -216,6 +217,7 @@ impl HookMessage {
 /// assert_eq!(json["metadata"]["step"], 1);
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MessageRecord {
     /// The message id; the store assigns one when it is empty.
     #[serde(default)]

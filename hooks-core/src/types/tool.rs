@@ -215,6 +215,7 @@ pub enum Attachment {
 /// assert_eq!(failed.error.as_deref(), Some("GitHub returned 404"));
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookToolResult {
     /// Success or error.
     pub status: ToolStatus,
