@@ -94,87 +94,6 @@ impl HookMessage {
         MessageRecord::new(role, content).with_id(id).with_created_at(created_at).into_message()
     }
 
-    /// The message with an author name.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let message = HookMessage::new("msg_1", Role::User, "hi", 0).with_name("ada");
-    /// assert_eq!(message.name.as_deref(), Some("ada"));
-    /// ```
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// The message with the assistant's tool calls (a JSON array encoded in a string).
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let calls = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
-    /// let mut message = HookMessage::new("msg_2", Role::Assistant, "", 0).with_tool_calls(calls);
-    /// message.content = None;
-    /// assert_eq!(message.tool_calls.as_deref(), Some(calls));
-    /// ```
-    pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
-        self.tool_calls = Some(tool_calls.into());
-        self
-    }
-
-    /// The message with the id of the call it answers (a tool message).
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let result = HookMessage::new("msg_3", Role::Tool, "shipped", 0).with_tool_call_id("call_1");
-    /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
-    /// ```
-    pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
-        self.tool_call_id = Some(tool_call_id.into());
-        self
-    }
-
-    /// The message with its parent message and nesting depth.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let nested = HookMessage::new("msg_4", Role::User, "hi", 0).with_parent("msg_1", 1);
-    /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_1"), Some(1)));
-    /// ```
-    pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
-        self.parent_id = Some(parent_id.into());
-        self.depth = Some(depth);
-        self
-    }
-
-    /// The message with its silent flag.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let hidden = HookMessage::new("msg_5", Role::User, "context for the model", 0).with_silent(true);
-    /// assert!(hidden.is_silent());
-    /// ```
-    pub fn with_silent(mut self, silent: bool) -> Self {
-        self.silent = Some(silent);
-        self
-    }
-
-    /// The message with the extra field `key` set to `value`.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{HookMessage, Role};
-    ///
-    /// let message = HookMessage::new("msg_6", Role::Tool, "42", 0).with_extra("tool_status", "success".into());
-    /// assert_eq!(message.extra_str("tool_status"), Some("success"));
-    /// ```
-    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
-        self.extra.insert(key.into(), value);
-        self
-    }
-
     /// Whether the message is silent (an absent flag counts as not silent).
     ///
     /// ```
@@ -292,47 +211,6 @@ impl MessageRecord {
         self
     }
 
-    /// The record with an author name.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let record = MessageRecord::new(Role::User, "hi").with_name("ada");
-    /// assert_eq!(record.name.as_deref(), Some("ada"));
-    /// ```
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// The record with the assistant's tool calls (a JSON array encoded in a string).
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let calls = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
-    /// let mut record = MessageRecord::new(Role::Assistant, "").with_tool_calls(calls);
-    /// record.content = None;
-    /// assert_eq!(record.tool_calls.as_deref(), Some(calls));
-    /// ```
-    pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
-        self.tool_calls = Some(tool_calls.into());
-        self
-    }
-
-    /// The record with the id of the call it answers (a tool message).
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let result = MessageRecord::new(Role::Tool, "shipped").with_tool_call_id("call_1");
-    /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
-    /// ```
-    pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
-        self.tool_call_id = Some(tool_call_id.into());
-        self
-    }
-
     /// The record with its creation time, in milliseconds since the Unix epoch.
     ///
     /// ```
@@ -346,46 +224,6 @@ impl MessageRecord {
         self
     }
 
-    /// The record with its parent message and nesting depth.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let nested = MessageRecord::new(Role::User, "hi").with_parent("msg_1", 1);
-    /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_1"), Some(1)));
-    /// ```
-    pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
-        self.parent_id = Some(parent_id.into());
-        self.depth = Some(depth);
-        self
-    }
-
-    /// The record with its silent flag.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let hidden = MessageRecord::new(Role::User, "context for the model").with_silent(true);
-    /// assert_eq!(hidden.silent, Some(true));
-    /// ```
-    pub fn with_silent(mut self, silent: bool) -> Self {
-        self.silent = Some(silent);
-        self
-    }
-
-    /// The record with the extra field `key` set to `value`.
-    ///
-    /// ```
-    /// use hooks_runtime::types::{MessageRecord, Role};
-    ///
-    /// let record = MessageRecord::new(Role::User, "hi").with_extra("metadata", serde_json::json!({"step": 1}));
-    /// assert_eq!(record.extra["metadata"]["step"], 1);
-    /// ```
-    pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
-        self.extra.insert(key.into(), value);
-        self
-    }
-
     /// The message this record becomes once stored, every field as it is.
     ///
     /// ```
@@ -395,7 +233,7 @@ impl MessageRecord {
     /// assert_eq!(message, HookMessage::new("msg_1", Role::User, "hi", 7));
     /// ```
     pub fn into_message(self) -> HookMessage {
-        // The one place a message is built field by field: `HookMessage::new` comes here too.
+        // The one struct literal of a message (its `Clone` aside): `HookMessage::new` comes here too.
         HookMessage {
             id: self.id,
             role: self.role,
@@ -486,20 +324,101 @@ impl MessageUpdate {
     }
 }
 
-clone_field_by_field!(HookMessage {
-    id,
-    role,
-    content,
-    name,
-    tool_calls,
-    tool_call_id,
-    created_at,
-    parent_id,
-    depth,
-    silent;
-    extra
-});
-clone_field_by_field!(MessageRecord {
+/// The `with_*` setters of the optional fields a [`HookMessage`] and a [`MessageRecord`] share,
+/// written once for both (as std writes one method for every integer type). `$what` names the
+/// value in the docs; an example's value is `$before`, a role, then `$after`.
+macro_rules! optional_field_setters {
+    ($type:ident, $what:literal, $before:literal, $after:literal) => {
+        impl $type {
+            #[doc = concat!("The ", $what, " with an author name.")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            #[doc = concat!("let named = ", $before, "Role::User", $after, ".with_name(\"ada\");")]
+            /// assert_eq!(named.name.as_deref(), Some("ada"));
+            /// ```
+            pub fn with_name(mut self, name: impl Into<String>) -> Self {
+                self.name = Some(name.into());
+                self
+            }
+
+            #[doc = concat!("The ", $what, " with the assistant's tool calls (a JSON array encoded in a string).")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            /// let calls = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
+            #[doc = concat!("let mut call = ", $before, "Role::Assistant", $after, ".with_tool_calls(calls);")]
+            /// call.content = None;
+            /// assert_eq!(call.tool_calls.as_deref(), Some(calls));
+            /// ```
+            pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
+                self.tool_calls = Some(tool_calls.into());
+                self
+            }
+
+            #[doc = concat!("The ", $what, " with the id of the call it answers (a tool message).")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            #[doc = concat!("let result = ", $before, "Role::Tool", $after, ".with_tool_call_id(\"call_1\");")]
+            /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
+            /// ```
+            pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
+                self.tool_call_id = Some(tool_call_id.into());
+                self
+            }
+
+            #[doc = concat!("The ", $what, " with its parent message and nesting depth.")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            #[doc = concat!("let nested = ", $before, "Role::User", $after, ".with_parent(\"msg_0\", 1);")]
+            /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_0"), Some(1)));
+            /// ```
+            pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
+                self.parent_id = Some(parent_id.into());
+                self.depth = Some(depth);
+                self
+            }
+
+            #[doc = concat!("The ", $what, " with its silent flag: stored and sent to the model, not shown to people.")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            #[doc = concat!("let hidden = ", $before, "Role::User", $after, ".with_silent(true);")]
+            /// assert_eq!(hidden.silent, Some(true));
+            /// ```
+            pub fn with_silent(mut self, silent: bool) -> Self {
+                self.silent = Some(silent);
+                self
+            }
+
+            #[doc = concat!("The ", $what, " with the extra field `key` set to `value`.")]
+            ///
+            /// ```
+            #[doc = concat!("use hooks_runtime::types::{", stringify!($type), ", Role};")]
+            ///
+            /// let metadata = serde_json::json!({"step": 1});
+            #[doc = concat!("let tagged = ", $before, "Role::User", $after, ".with_extra(\"metadata\", metadata);")]
+            /// assert_eq!(tagged.extra["metadata"]["step"], 1);
+            /// ```
+            pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+                self.extra.insert(key.into(), value);
+                self
+            }
+        }
+    };
+}
+
+optional_field_setters!(HookMessage, "message", r#"HookMessage::new("msg_1", "#, r#", "hello", 0)"#);
+optional_field_setters!(MessageRecord, "record", "MessageRecord::new(", r#", "hello")"#);
+
+clone_field_by_field!(HookMessage, MessageRecord {
     id,
     role,
     content,
