@@ -30,19 +30,7 @@ impl<T> TakeValue for Vec<T> {
 impl TakeValue for hooks_core::MessageRecord {
     #[inline(always)]
     fn empty() -> Self {
-        hooks_core::MessageRecord {
-            id: String::new(),
-            role: hooks_core::Role::User,
-            content: None,
-            name: None,
-            tool_calls: None,
-            tool_call_id: None,
-            created_at: 0,
-            parent_id: None,
-            depth: None,
-            silent: None,
-            extra: hooks_core::ExtraFields::new(),
-        }
+        hooks_core::MessageRecord::new(hooks_core::Role::User, String::new())
     }
 }
 
@@ -56,13 +44,7 @@ impl TakeValue for hooks_core::MessageUpdate {
 impl TakeValue for hooks_core::HookToolResult {
     #[inline(always)]
     fn empty() -> Self {
-        hooks_core::HookToolResult {
-            status: hooks_core::ToolStatus::Success,
-            result: None,
-            error: None,
-            stack: None,
-            attachments: None,
-        }
+        hooks_core::HookToolResult::success(String::new())
     }
 }
 

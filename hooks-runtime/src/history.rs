@@ -23,10 +23,10 @@ use hooks_core::{HookMessage, Role};
 ///
 /// let call = r#"[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]"#;
 /// let mut messages = vec![
-///     MessageRecord::new(Role::User, "Where is my order?").into_message(),
-///     MessageRecord { tool_calls: Some(call.into()), ..MessageRecord::new(Role::Assistant, "") }.into_message(),
-///     MessageRecord { tool_call_id: Some("call_1".into()), ..MessageRecord::new(Role::Tool, "shipped") }.into_message(),
-///     MessageRecord::new(Role::Assistant, "It shipped today.").into_message(),
+///     HookMessage::new("msg_1", Role::User, "Where is my order?", 1),
+///     HookMessage::new("msg_2", Role::Assistant, "", 2).with_tool_calls(call),
+///     HookMessage::new("msg_3", Role::Tool, "shipped", 3).with_tool_call_id("call_1"),
+///     HookMessage::new("msg_4", Role::Assistant, "It shipped today.", 4),
 /// ];
 /// // The last 3 start at the call: its exchange is whole, and all 3 stay.
 /// let mut three = messages.clone();
@@ -80,25 +80,20 @@ fn call_ids(message: &HookMessage) -> impl Iterator<Item = String> {
 
 #[cfg(test)]
 mod tests {
-    use hooks_core::MessageRecord;
-
     use super::*;
 
     fn text(role: Role, content: &str) -> HookMessage {
-        MessageRecord::new(role, content).into_message()
+        HookMessage::new(content, role, content, 0)
     }
 
     fn calls(ids: &[&str]) -> HookMessage {
         let calls: Vec<_> = ids.iter().map(|id| serde_json::json!({"id": id, "type": "function"})).collect();
-        MessageRecord {
-            tool_calls: Some(serde_json::Value::from(calls).to_string()),
-            ..MessageRecord::new(Role::Assistant, "")
-        }
-        .into_message()
+        HookMessage::new(ids.join(","), Role::Assistant, "", 0)
+            .with_tool_calls(serde_json::Value::from(calls).to_string())
     }
 
     fn result(id: &str) -> HookMessage {
-        MessageRecord { tool_call_id: Some(id.into()), ..MessageRecord::new(Role::Tool, id) }.into_message()
+        HookMessage::new(id, Role::Tool, id, 0).with_tool_call_id(id)
     }
 
     fn contents(messages: &[HookMessage]) -> Vec<&str> {

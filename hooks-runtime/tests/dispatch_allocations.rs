@@ -45,13 +45,7 @@ fn chain(defs: &[&'static HookDef]) -> __bench::Chain {
 }
 
 fn history() -> Vec<HookMessage> {
-    (0..10)
-        .map(|i| {
-            let mut message = MessageRecord::new(Role::User, format!("message {i}")).into_message();
-            message.id = format!("msg_{i}");
-            message
-        })
-        .collect()
+    (0..10).map(|i| HookMessage::new(format!("msg_{i}"), Role::User, format!("message {i}"), 0)).collect()
 }
 
 fn allocations() -> usize {

@@ -7,7 +7,12 @@ pub type ExtraFields = serde_json::Map<String, serde_json::Value>;
 /// `Clone` written field by field, so that `clone_from` reuses every `String`'s buffer: a
 /// by-value hook's snapshot (`Vec::clone_from` over these values) then copies bytes and
 /// allocates nothing after a chain's first. The derived `Clone` would clone each field afresh.
+/// Types with the same fields are named together, before one list of their fields.
 macro_rules! clone_field_by_field {
+    ($type:ident, $($more:ident),+ { $($fields:tt)* }) => {
+        clone_field_by_field!($type { $($fields)* });
+        clone_field_by_field!($($more),+ { $($fields)* });
+    };
     ($type:ident { $($field:ident),* $(,)? $(; $extra:ident)? }) => {
         impl Clone for $type {
             fn clone(&self) -> Self {

@@ -202,6 +202,9 @@ pub enum Attachment {
 
 /// A tool result as hooks see it (spec §6.3).
 ///
+/// Built with [`success`](Self::success) or [`error`](Self::error) and the `with_*` methods; its
+/// fields are read and set directly.
+///
 /// ```
 /// use hooks_runtime::types::{HookToolResult, ToolStatus};
 ///
@@ -212,6 +215,7 @@ pub enum Attachment {
 /// assert_eq!(failed.error.as_deref(), Some("GitHub returned 404"));
 /// ```
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookToolResult {
     /// Success or error.
     pub status: ToolStatus,
@@ -231,6 +235,13 @@ pub struct HookToolResult {
 
 impl HookToolResult {
     /// A success result with its text.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookToolResult, ToolStatus};
+    ///
+    /// let ok = HookToolResult::success("42");
+    /// assert_eq!((ok.status, ok.result.as_deref(), ok.error), (ToolStatus::Success, Some("42"), None));
+    /// ```
     pub fn success(result: impl Into<String>) -> Self {
         HookToolResult {
             status: ToolStatus::Success,
@@ -242,6 +253,14 @@ impl HookToolResult {
     }
 
     /// An error result with its message.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookToolResult, ToolStatus};
+    ///
+    /// let failed = HookToolResult::error("GitHub returned 404");
+    /// assert_eq!((failed.status, failed.result), (ToolStatus::Error, None));
+    /// assert_eq!(failed.error.as_deref(), Some("GitHub returned 404"));
+    /// ```
     pub fn error(error: impl Into<String>) -> Self {
         HookToolResult {
             status: ToolStatus::Error,
@@ -253,18 +272,42 @@ impl HookToolResult {
     }
 
     /// The result with a stack trace or other diagnostic detail.
+    ///
+    /// ```
+    /// use hooks_runtime::types::HookToolResult;
+    ///
+    /// let failed = HookToolResult::error("timed out").with_stack("at lookup (lookup.rs:12)");
+    /// assert_eq!(failed.stack.as_deref(), Some("at lookup (lookup.rs:12)"));
+    /// ```
     pub fn with_stack(mut self, stack: impl Into<String>) -> Self {
         self.stack = Some(stack.into());
         self
     }
 
     /// The result with the files the tool returned.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{Attachment, AttachmentRef, HookToolResult, ToolAttachment};
+    ///
+    /// let result = HookToolResult::success("Drew the chart.").with_attachments(vec![
+    ///     Attachment::New(ToolAttachment::new("chart.png", "image/png", "aGVsbG8=")),
+    ///     Attachment::Ref(AttachmentRef::new("/reports/q3.pdf")),
+    /// ]);
+    /// assert_eq!(result.attachments.map(|files| files.len()), Some(2));
+    /// ```
     pub fn with_attachments(mut self, attachments: Vec<Attachment>) -> Self {
         self.attachments = Some(attachments);
         self
     }
 
     /// Whether the status is success.
+    ///
+    /// ```
+    /// use hooks_runtime::types::HookToolResult;
+    ///
+    /// assert!(HookToolResult::success("42").is_success());
+    /// assert!(!HookToolResult::error("no such issue").is_success());
+    /// ```
     pub fn is_success(&self) -> bool {
         self.status == ToolStatus::Success
     }

@@ -434,13 +434,12 @@ pub fn messages(count: usize) -> Vec<HookMessage> {
                 1 => Role::Assistant,
                 _ => Role::Tool,
             };
-            let mut message = MessageRecord::new(
+            let mut message = HookMessage::new(
+                format!("msg_{i:06}"),
                 role,
                 format!("Message {i}: a line of conversation of ordinary length, about sixty-four characters."),
-            )
-            .into_message();
-            message.id = format!("msg_{i:06}");
-            message.created_at = 1_700_000_000 + i as i64;
+                1_700_000_000 + i as i64,
+            );
             if role == Role::Tool {
                 message.tool_call_id = Some(format!("call_{i}"));
             }

@@ -174,12 +174,9 @@ impl ScriptedModel {
     /// use hooks_runtime::types::LlmMessage;
     /// use hooks_runtime::model::ScriptedModel;
     ///
-    /// let call = LlmMessage {
-    ///     tool_calls: Some(serde_json::json!([{"id": "call_1", "type": "function",
-    ///         "function": {"name": "lookup", "arguments": "{}"}}])),
-    ///     ..LlmMessage::new("assistant", "")
-    /// };
-    /// let result = LlmMessage { tool_call_id: Some("call_1".into()), ..LlmMessage::new("tool", "42") };
+    /// let call = LlmMessage::new("assistant", "").with_tool_calls(serde_json::json!([{"id": "call_1",
+    ///     "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]));
+    /// let result = LlmMessage::new("tool", "42").with_tool_call_id("call_1");
     /// let user = LlmMessage::new("user", "thanks");
     /// assert!(ScriptedModel::check_messages(&[call.clone(), result.clone(), user.clone()]).is_ok());
     /// let error = ScriptedModel::check_messages(&[call, user, result]).unwrap_err();

@@ -174,67 +174,25 @@ pub(super) fn read_message(
 ) -> Result<HookMessage, StoreError> {
     let seq = row.int(&Op::thread(operation, thread_id), 11)?;
     let id = row.text(&Op::row(operation, thread_id, seq, None), 0)?;
-    let op = Op::row(operation, thread_id, seq, Some(&id));
-    let columns = MessageColumns {
-        role: row.text(&op, 1)?,
-        content: row.opt_text(&op, 2)?,
-        name: row.opt_text(&op, 3)?,
-        tool_calls: row.opt_text(&op, 4)?,
-        tool_call_id: row.opt_text(&op, 5)?,
-        created_at: row.int(&op, 6)?,
-        parent_id: row.opt_text(&op, 7)?,
-        depth: row.opt_int(&op, 8)?,
-        silent: row.opt_bool(&op, 9)?,
-        extra: row.text(&op, 10)?,
-    };
-    columns.into_message(operation, thread_id, seq, id.clone())
-}
-
-/// The columns of a `messages` row after its id.
-struct MessageColumns {
-    role: String,
-    content: Option<String>,
-    name: Option<String>,
-    tool_calls: Option<String>,
-    tool_call_id: Option<String>,
-    created_at: i64,
-    parent_id: Option<String>,
-    depth: Option<i64>,
-    silent: Option<bool>,
-    extra: String,
-}
-
-impl MessageColumns {
-    /// Message `id`, stored at row `seq` of the thread: every bad value is corrupt, named by the
-    /// operation, the thread, the row and the id.
-    fn into_message(
-        self,
-        operation: &'static str,
-        thread_id: &str,
-        seq: i64,
-        id: String,
-    ) -> Result<HookMessage, StoreError> {
-        let op = Op::row(operation, thread_id, seq, Some(&id));
-        let role = role(&op, &self.role)?;
-        let depth =
-            self.depth.map(u32::try_from).transpose().map_err(|_| {
-                op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer")
-            })?;
-        let extra: Map<String, Value> = decode(&op, "`extra` column", &self.extra)?;
-        Ok(HookMessage {
-            id,
-            role,
-            content: self.content,
-            name: self.name,
-            tool_calls: self.tool_calls,
-            tool_call_id: self.tool_call_id,
-            created_at: self.created_at,
-            parent_id: self.parent_id,
-            depth,
-            silent: self.silent,
-            extra,
-        })
-    }
+    // The message holds the id from here on, so that every error below names it; each column
+    // then sets its field.
+    let mut message = HookMessage::new(id, Role::User, String::new(), 0);
+    let op = Op::row(operation, thread_id, seq, Some(&message.id));
+    message.role = role(&op, &row.text(&op, 1)?)?;
+    message.content = row.opt_text(&op, 2)?;
+    message.name = row.opt_text(&op, 3)?;
+    message.tool_calls = row.opt_text(&op, 4)?;
+    message.tool_call_id = row.opt_text(&op, 5)?;
+    message.created_at = row.int(&op, 6)?;
+    message.parent_id = row.opt_text(&op, 7)?;
+    message.depth = row
+        .opt_int(&op, 8)?
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| op.error(StoreErrorKind::Corrupt, "the stored depth is not a non-negative 32-bit integer"))?;
+    message.silent = row.opt_bool(&op, 9)?;
+    message.extra = decode(&op, "`extra` column", &row.text(&op, 10)?)?;
+    Ok(message)
 }
 
 /// A message's `extra` fields as the JSON text of its column.
@@ -351,21 +309,6 @@ mod tests {
 
     const SECRET: &str = "s3cret-contents";
 
-    fn message_columns() -> MessageColumns {
-        MessageColumns {
-            role: "assistant".to_owned(),
-            content: Some("hello".to_owned()),
-            name: None,
-            tool_calls: None,
-            tool_call_id: None,
-            created_at: 7,
-            parent_id: Some("m0".to_owned()),
-            depth: Some(2),
-            silent: Some(true),
-            extra: r#"{"k":1}"#.to_owned(),
-        }
-    }
-
     fn thread_columns() -> ThreadColumns {
         ThreadColumns {
             agent: "support".to_owned(),
@@ -435,6 +378,8 @@ mod tests {
         assert_eq!((message.content.as_deref(), message.created_at), (Some("hello"), 7));
         assert_eq!((message.parent_id.as_deref(), message.depth, message.silent), (Some("m0"), Some(2), Some(true)));
         assert_eq!(message.extra.get("k"), Some(&Value::from(1)));
+        let op = Op::thread("messages", "t1");
+        assert_eq!(extra_json(&op, &message).unwrap(), r#"{"k":1}"#);
     }
 
     #[test]
@@ -553,19 +498,6 @@ mod tests {
     }
 
     #[test]
-    fn a_message_row_becomes_its_message() {
-        let message = message_columns().into_message("messages", "t1", 1, "m1".to_owned()).unwrap();
-        assert_eq!(message.id, "m1");
-        assert_eq!(message.role, Role::Assistant);
-        assert_eq!(message.content.as_deref(), Some("hello"));
-        assert_eq!((message.created_at, message.depth, message.silent), (7, Some(2), Some(true)));
-        assert_eq!(message.parent_id.as_deref(), Some("m0"));
-        assert_eq!(message.extra.get("k"), Some(&Value::from(1)));
-        let op = Op::thread("messages", "t1");
-        assert_eq!(extra_json(&op, &message).unwrap(), r#"{"k":1}"#);
-    }
-
-    #[test]
     fn every_role_is_read_back_and_an_unknown_one_is_corrupt() {
         let op = Op::thread("messages", "t1");
         for known in [Role::System, Role::User, Role::Assistant, Role::Tool] {
@@ -578,18 +510,21 @@ mod tests {
 
     #[test]
     fn a_bad_message_row_is_corrupt_naming_its_row_and_id() {
-        let bad_role = MessageColumns { role: "robot".to_owned(), ..message_columns() };
-        let error = bad_role.into_message("messages", "t1", 4, "m4".to_owned()).unwrap_err();
-        assert_eq!(error.message(), "messages: message `m4` (row 4) in thread `t1`: unknown role `robot`");
+        let mut bad_role = message_row();
+        bad_role[1] = Value::from("robot");
+        let error = read_message("messages", "t1", &Fake(bad_role)).unwrap_err();
+        assert_eq!(error.message(), "messages: message `m1` (row 3) in thread `t1`: unknown role `robot`");
         for depth in [-1, i64::from(u32::MAX) + 1] {
-            let bad_depth = MessageColumns { depth: Some(depth), ..message_columns() };
-            let error = bad_depth.into_message("messages", "t1", 4, "m4".to_owned()).unwrap_err();
+            let mut bad_depth = message_row();
+            bad_depth[8] = Value::from(depth);
+            let error = read_message("messages", "t1", &Fake(bad_depth)).unwrap_err();
             assert_eq!(error.kind(), StoreErrorKind::Corrupt);
             assert!(error.message().contains("depth is not a non-negative 32-bit integer"), "{error}");
         }
-        let bad_extra = MessageColumns { extra: format!("[\"{SECRET}\"]"), ..message_columns() };
-        let error = bad_extra.into_message("messages", "t1", 4, "m4".to_owned()).unwrap_err();
-        assert!(error.message().contains("(row 4)") && error.message().contains("`extra` column"), "{error}");
+        let mut bad_extra = message_row();
+        bad_extra[10] = Value::from(format!("[\"{SECRET}\"]"));
+        let error = read_message("messages", "t1", &Fake(bad_extra)).unwrap_err();
+        assert!(error.message().contains("(row 3)") && error.message().contains("`extra` column"), "{error}");
         assert!(!error.message().contains(SECRET), "{error}");
     }
 

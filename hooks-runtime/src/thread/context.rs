@@ -240,15 +240,13 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
 /// The snapshot's message, moved into the provider's shape: nothing is copied, the role name
 /// is static text.
 fn to_llm(message: HookMessage) -> LlmMessage {
-    LlmMessage {
-        role: message.role.as_str().into(),
-        content: message.content,
-        tool_calls: message
-            .tool_calls
-            .map(|calls| serde_json::from_str(&calls).unwrap_or(serde_json::Value::String(calls))),
-        tool_call_id: message.tool_call_id,
-        name: message.name,
-    }
+    let mut llm = LlmMessage::new(message.role.as_str(), String::new());
+    llm.content = message.content;
+    llm.tool_calls =
+        message.tool_calls.map(|calls| serde_json::from_str(&calls).unwrap_or(serde_json::Value::String(calls)));
+    llm.tool_call_id = message.tool_call_id;
+    llm.name = message.name;
+    llm
 }
 
 /// A piece of history that a provider takes whole.
@@ -411,25 +409,20 @@ mod tests {
 
     fn call(ids: &[&str], content: Option<&str>) -> LlmMessage {
         let calls: Vec<_> = ids.iter().map(|id| serde_json::json!({"id": id, "type": "function"})).collect();
-        LlmMessage {
-            content: content.map(str::to_owned),
-            tool_calls: Some(calls.into()),
-            ..LlmMessage::new("assistant", "")
-        }
+        let mut call = LlmMessage::new("assistant", "").with_tool_calls(calls.into());
+        call.content = content.map(str::to_owned);
+        call
     }
 
     fn result(id: &str) -> LlmMessage {
-        LlmMessage { tool_call_id: Some(id.into()), ..LlmMessage::new("tool", id) }
+        LlmMessage::new("tool", id).with_tool_call_id(id)
     }
 
     fn shape(messages: &[LlmMessage]) -> Vec<String> {
         messages
             .iter()
             .map(|m| match (&m.tool_calls, &m.tool_call_id) {
-                (Some(calls), _) => format!(
-                    "calls {}",
-                    super::call_ids(&LlmMessage { tool_calls: Some(calls.clone()), ..m.clone() }).join(",")
-                ),
+                (Some(_), _) => format!("calls {}", super::call_ids(m).join(",")),
                 (None, Some(id)) => format!("result {id}"),
                 (None, None) => format!("{} {}", m.role, m.content.as_deref().unwrap_or_default()),
             })

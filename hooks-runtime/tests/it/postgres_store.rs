@@ -16,7 +16,7 @@ use hooks_runtime::store::{
     EventSubscription, FailReason, MessageStore, PostgresOptions, PostgresStore, StopReason, StoreErrorKind,
     StoredEvent, ThreadStatus,
 };
-use hooks_runtime::types::MessageRecord;
+use hooks_runtime::types::HookMessage;
 use hooks_runtime::types::Role;
 use hooks_runtime::types::ToolStatus;
 use postgres_support::{PgSchema, database_url, raw_client};
@@ -333,8 +333,7 @@ async fn next_event(subscription: &mut EventSubscription) -> StoredEvent {
 
 /// A `message_created` event with its message.
 fn created(id: &str, role: Role) -> ThreadEvent {
-    let mut message = MessageRecord::new(role, "text").into_message();
-    message.id = id.to_owned();
+    let message = HookMessage::new(id, role, "text", 0);
     ThreadEvent::MessageCreated { id: id.to_owned(), role, message: message.into() }
 }
 

@@ -248,9 +248,7 @@ async fn o2_a_handoff_is_stored_with_its_message_and_alone<F: Fixture>() {
 }
 
 fn tool_result(id: &str, call: &str, text: &str) -> HookMessage {
-    let mut result = message(id, Role::Tool, text);
-    result.tool_call_id = Some(call.into());
-    result
+    message(id, Role::Tool, text).with_tool_call_id(call)
 }
 
 async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {

@@ -21,19 +21,7 @@ pub(crate) fn thread(id: &str) -> ThreadRecord {
 }
 
 pub(crate) fn message(id: &str, role: Role, content: &str) -> HookMessage {
-    HookMessage {
-        id: id.into(),
-        role,
-        content: Some(content.into()),
-        name: None,
-        tool_calls: None,
-        tool_call_id: None,
-        created_at: 1_700_000_000_001,
-        parent_id: None,
-        depth: None,
-        silent: None,
-        extra: serde_json::Map::new(),
-    }
+    HookMessage::new(id, role, content, 1_700_000_000_001)
 }
 
 /// A message with every optional field set, at the edges of their ranges.

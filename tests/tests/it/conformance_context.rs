@@ -455,9 +455,7 @@ fn r4_filter_rewrites(state: &ThreadState, messages: Vec<HookMessage>) -> Vec<Ho
             message
         })
         .collect();
-    let mut synthetic = MessageRecord::new(Role::User, "r4 synthetic");
-    synthetic.id = "r4_synthetic".into();
-    out.push(synthetic.into_message());
+    out.push(HookMessage::new("r4_synthetic", Role::User, "r4 synthetic", 0));
     out
 }
 

@@ -186,16 +186,11 @@ async fn run_input_takes_its_entry_once_and_a_second_run_finds_it_gone() {
 async fn leave_a_crashed_run(store: &dyn MessageStore) -> String {
     let record = ThreadRecord::new(format!("thread_crashed_{}", std::process::id()), "durable_agent", 1);
     store.create_thread(&record).await.unwrap();
-    let mut user = MessageRecord::new(Role::User, "first");
-    user.id = "msg_1".into();
-    user.created_at = 1;
-    store.insert_message(&record.id, &user.into_message()).await.unwrap();
-    let mut call = MessageRecord::new(Role::Assistant, "");
-    call.id = "msg_2".into();
-    call.created_at = 2;
+    store.insert_message(&record.id, &HookMessage::new("msg_1", Role::User, "first", 1)).await.unwrap();
+    let calls = serde_json::json!([HookToolCall::new("call_open", "durable_tool", "{}")]).to_string();
+    let mut call = HookMessage::new("msg_2", Role::Assistant, "", 2).with_tool_calls(calls);
     call.content = None;
-    call.tool_calls = Some(serde_json::json!([HookToolCall::new("call_open", "durable_tool", "{}")]).to_string());
-    store.insert_message(&record.id, &call.into_message()).await.unwrap();
+    store.insert_message(&record.id, &call).await.unwrap();
     store.set_status(&record.id, &ThreadStatus::Running).await.unwrap();
     store
         .inbox()

@@ -352,15 +352,10 @@ async fn o3_a_killed_postgres_process_is_known_dead_before_its_lease_expires() {
 /// next to the live run's: refused by the store, whatever writes it.
 async fn one_result_per_call(store: Arc<dyn MessageStore>) {
     use hooks_runtime::store::{StoreErrorKind, ThreadRecord};
-    use hooks_runtime::types::{MessageRecord, Role};
+    use hooks_runtime::types::{HookMessage, Role};
     let record = ThreadRecord::new(format!("o4_{}", std::process::id()), "slow_agent", 1);
     store.create_thread(&record).await.unwrap();
-    let result = |id: &str, text: &str| {
-        let mut message = MessageRecord::new(Role::Tool, text);
-        message.id = id.into();
-        message.tool_call_id = Some("call_refund".into());
-        message.into_message()
-    };
+    let result = |id: &str, text: &str| HookMessage::new(id, Role::Tool, text, 0).with_tool_call_id("call_refund");
     store.insert_message(&record.id, &result("m1", "refunded")).await.unwrap();
     let second = store.insert_message(&record.id, &result("m2", "interrupted")).await.unwrap_err();
     assert_eq!(second.kind(), StoreErrorKind::Conflict, "{second}");

@@ -197,15 +197,14 @@ fn r9_a_prefilter_that_splits_a_pair_is_repaired_with_a_warning() {
 
 #[tokio::test]
 async fn r9_the_scripted_model_refuses_what_a_provider_refuses() {
-    let call = |ids: &[&str]| LlmMessage {
-        tool_calls: Some(json!(
+    let call = |ids: &[&str]| {
+        LlmMessage::new("assistant", "").with_tool_calls(json!(
             ids.iter()
                 .map(|id| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}}))
                 .collect::<Vec<_>>()
-        )),
-        ..LlmMessage::new("assistant", "")
+        ))
     };
-    let result = |id: &str| LlmMessage { tool_call_id: Some(id.into()), ..LlmMessage::new("tool", "ok") };
+    let result = |id: &str| LlmMessage::new("tool", "ok").with_tool_call_id(id);
     let user = LlmMessage::new("user", "hi");
     let system = LlmMessage::new("system", "s");
     let check = ScriptedModel::check_messages;

@@ -22,10 +22,7 @@ macro_rules! call {
 }
 
 fn message(id: &str, role: Role, content: &str, created_at: i64) -> HookMessage {
-    let mut record = MessageRecord::new(role, content);
-    record.id = id.to_owned();
-    record.created_at = created_at;
-    record.into_message()
+    HookMessage::new(id, role, content, created_at)
 }
 
 fn history(count: usize) -> Vec<HookMessage> {
