@@ -6,7 +6,7 @@
 //! silence. The expected output is rustc's own, which changes between releases: the suite runs on
 //! the toolchain the snapshots were written with (rustc 1.95 stable) and says it skipped
 //! anywhere else. To regenerate the snapshots after a deliberate change, run
-//! `TRYBUILD=overwrite cargo test -p tests --test ui` and read every changed `.stderr`.
+//! `TRYBUILD=overwrite cargo test -p ui_cases --test ui` and read every changed `.stderr`.
 
 #[rustversion::stable(1.95)]
 fn main() {
