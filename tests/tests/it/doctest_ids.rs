@@ -41,6 +41,13 @@ fn doc_text(path: &Path) -> String {
     docs
 }
 
+/// Whether a code block with this info string is Rust that rustdoc merges.
+fn is_merged(info: &str) -> bool {
+    info.split([',', ' '])
+        .filter(|token| !token.is_empty())
+        .all(|token| matches!(token, "rust" | "no_run" | "should_panic" | "edition2021" | "edition2024"))
+}
+
 /// The code blocks of `markdown` that rustdoc builds into the crate's one doctest crate: Rust
 /// blocks that are neither `ignore`d nor built alone (`compile_fail`, `standalone_crate`).
 fn merged_code(markdown: &str) -> String {
@@ -51,9 +58,7 @@ fn merged_code(markdown: &str) -> String {
         if let Some(info) = trimmed.strip_prefix("```") {
             inside = match inside {
                 Some(_) => None,
-                None => Some(info.split([',', ' ']).filter(|token| !token.is_empty()).all(|token| {
-                    matches!(token, "rust" | "no_run" | "should_panic" | "edition2021" | "edition2024")
-                })),
+                None => Some(is_merged(info)),
             };
         } else if inside == Some(true) {
             code.push_str(line);
