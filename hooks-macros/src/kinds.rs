@@ -4,7 +4,8 @@
 //! its own table, as strings. Two checks keep it the same as hooks-core's: the unit test
 //! `d1_table_matches_hooks_core` compares every kind's name, variant, scope, in-place form and
 //! adapter signature with hooks-core's table, and the all-kinds pass case
-//! (`tests/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form through it.
+//! (`tests/crates/ui_cases/tests/ui/pass/d1_every_kind.rs`) builds a hook of every kind and form
+//! through it.
 
 /// Whether a kind runs on a thread or in the user scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use hooks_core::{HookMessage, Role};
 /// ```
 /// use hooks_runtime::prelude::*;
 ///
-/// #[hook(filter_messages, id = "last_20_messages")]
-/// fn last_20(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+/// #[hook(filter_messages, id = "keep_last_20_messages")]
+/// fn keep_last_20(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
 ///     keep_last_messages(messages, 20);
 /// }
 ///

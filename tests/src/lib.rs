@@ -5,6 +5,19 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The examples of the macros' docs (hooks-macros/docs/), which show them through the facade.
+#[doc = include_str!("../../hooks-macros/docs/hook.md")]
+#[cfg(doctest)]
+pub struct HookMacroDoctests;
+
+#[doc = include_str!("../../hooks-macros/docs/define_prompt.md")]
+#[cfg(doctest)]
+pub struct DefinePromptMacroDoctests;
+
+#[doc = include_str!("../../hooks-macros/docs/define_agent.md")]
+#[cfg(doctest)]
+pub struct DefineAgentMacroDoctests;
+
 /// The guides' Rust examples (`docs/*.md`) compile and run as doctests too, one item per guide.
 #[doc = include_str!("../../docs/hooks.md")]
 #[cfg(doctest)]

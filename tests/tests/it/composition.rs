@@ -446,7 +446,8 @@ fn s8_unresolvable_requirement_fails_the_whole_resolution() {
 
 #[test]
 fn u2_user_scope_hook_is_never_a_parent_hook() {
-    // The compile-time half is tests/ui/fail/d11_*; a hand-built definition fails at resolution.
+    // The compile-time half is tests/crates/ui_cases/tests/ui/fail/d11_*; a hand-built definition
+    // fails at resolution.
     let error = ResolvedAgent::resolve(&USER_SCOPE_PARENT, &Registry::linked()).unwrap_err();
     assert!(error.to_string().contains("user-scope hook"), "{error}");
 }

@@ -25,6 +25,7 @@ mod conformance_messages;
 mod conformance_tools;
 mod crash_recovery;
 mod declarative_runtime;
+mod doctest_ids;
 mod durable_runs;
 mod governing;
 mod governing_round_two;

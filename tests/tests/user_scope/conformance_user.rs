@@ -193,8 +193,8 @@ static U2_LISTING_USER_HOOK: AgentDef = AgentDef {
 
 #[test]
 fn u2_a_hand_built_agent_listing_a_user_scope_hook_fails_to_build() {
-    // The macros refuse this at compile time (tests/ui/fail/d7_*, d11_*); a definition built by
-    // hand is refused when the runtime is built, before any thread runs.
+    // The macros refuse this at compile time (tests/crates/ui_cases/tests/ui/fail/d7_*, d11_*); a
+    // definition built by hand is refused when the runtime is built, before any thread runs.
     let def: &'static HookDef = <u1_value_changed as Hook>::DEF;
     assert!(!def.kind().is_thread());
     let error = Runtime::builder().agent_def(&U2_LISTING_USER_HOOK).build().unwrap_err();
