@@ -5,15 +5,14 @@
 //! and a client of its thread sees that run.
 
 use crate::support;
+use crate::watched_store::WatchedStore;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{
-    InMemoryStore, InboxEntry, InboxStore, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus,
-};
+use hooks_runtime::store::InMemoryStore;
 use hooks_runtime::{Runtime, ThreadOptions};
 use hooks_server::ServerConfig;
 use support::{ALICE, Server};
@@ -25,95 +24,9 @@ define_agent! {
     side_b: { human: true },
 }
 
-/// The in-memory store, whose inbox refuses inputs while `refuse` is set, and which remembers
-/// the id of every input it committed.
-#[derive(Default)]
-struct FlakyInbox {
-    inner: InMemoryStore,
-    refuse: AtomicBool,
-    committed: std::sync::Mutex<Vec<String>>,
-}
-
-#[hooks_runtime::async_trait]
-impl MessageStore for FlakyInbox {
-    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        self.inner.create_thread(thread).await
-    }
-    async fn load_thread(&self, id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        self.inner.load_thread(id).await
-    }
-    async fn set_value(&self, id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
-        self.inner.set_value(id, key, value).await
-    }
-    async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
-        self.inner.set_status(id, status).await
-    }
-    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
-        self.inner.hand_off(id, agent, message).await
-    }
-    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<(), StoreError> {
-        self.inner.insert_message(id, message).await
-    }
-    async fn update_message(
-        &self,
-        id: &str,
-        message_id: &str,
-        update: &MessageUpdate,
-    ) -> Result<HookMessage, StoreError> {
-        self.inner.update_message(id, message_id, update).await
-    }
-    async fn messages(&self, id: &str) -> Result<Vec<HookMessage>, StoreError> {
-        self.inner.messages(id).await
-    }
-    async fn threads_of_user(&self, user: &str) -> Result<Vec<ThreadRecord>, StoreError> {
-        self.inner.threads_of_user(user).await
-    }
-    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
-        self.inner.user_values(user).await
-    }
-    async fn set_user_value(
-        &self,
-        user: &str,
-        key: &str,
-        value: Option<&serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>, StoreError> {
-        self.inner.set_user_value(user, key, value).await
-    }
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.unsettled_threads().await
-    }
-    fn inbox(&self) -> Option<&dyn InboxStore> {
-        Some(self)
-    }
-}
-
-#[hooks_runtime::async_trait]
-impl InboxStore for FlakyInbox {
-    async fn enqueue_input(&self, id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
-        if self.refuse.load(Ordering::SeqCst) {
-            return Err(StoreError::other("enqueue_input: the disk is full"));
-        }
-        self.inner.enqueue_input(id, entry).await?;
-        self.committed.lock().unwrap().push(entry.id.clone());
-        Ok(())
-    }
-    async fn pending_inputs(&self, id: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        self.inner.pending_inputs(id).await
-    }
-    async fn take_input(
-        &self,
-        id: &str,
-        input: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        self.inner.take_input(id, input, message, status).await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
-    let store = Arc::new(FlakyInbox::default());
+    let store = Arc::new(WatchedStore::default());
     let runtime = Runtime::builder()
         .agent::<durable_send_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("hi")]))
@@ -129,7 +42,7 @@ async fn a_send_is_accepted_only_once_committed_and_a_store_failure_is_a_503() {
     let run_id = accepted["runId"].as_str().unwrap().to_owned();
     assert_eq!(*store.committed.lock().unwrap(), [run_id], "the run id is the committed entry's");
 
-    store.refuse.store(true, Ordering::SeqCst);
+    store.refuse_inputs.store(true, Ordering::SeqCst);
     let (status, refused) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"lost?"}"#).await;
     assert_eq!(status, 503, "{refused}");
     let text = refused.to_string();

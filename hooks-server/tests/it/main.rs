@@ -25,3 +25,4 @@ mod slow_clients;
 mod sqlite_processes;
 mod threads;
 mod user_scope;
+mod watched_store;

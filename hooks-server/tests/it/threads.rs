@@ -3,6 +3,7 @@
 //! carry message contents.
 
 use crate::support;
+use crate::watched_store::WatchedStore;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore, StoreError, ThreadRecord, ThreadStatus};
+use hooks_runtime::store::{InMemoryStore, MessageStore};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
 use hooks_server::ServerConfig;
@@ -487,68 +488,9 @@ async fn a_last_event_id_past_the_end_resets_the_stream_to_its_start() {
     assert_eq!(stale.until("run_finished").await, all, "then every event kept, from the start");
 }
 
-/// The in-memory store, counting `load_thread` calls: the work a request does in the store.
-#[derive(Default)]
-struct CountingReads {
-    inner: InMemoryStore,
-    loads: std::sync::atomic::AtomicUsize,
-}
-
-#[hooks_runtime::async_trait]
-impl MessageStore for CountingReads {
-    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        self.inner.create_thread(thread).await
-    }
-    async fn load_thread(&self, id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.inner.load_thread(id).await
-    }
-    async fn set_value(&self, id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
-        self.inner.set_value(id, key, value).await
-    }
-    async fn set_status(&self, id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
-        self.inner.set_status(id, status).await
-    }
-    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
-        self.inner.hand_off(id, agent, message).await
-    }
-    async fn insert_message(&self, id: &str, message: &HookMessage) -> Result<(), StoreError> {
-        self.inner.insert_message(id, message).await
-    }
-    async fn update_message(
-        &self,
-        id: &str,
-        message_id: &str,
-        update: &MessageUpdate,
-    ) -> Result<HookMessage, StoreError> {
-        self.inner.update_message(id, message_id, update).await
-    }
-    async fn messages(&self, id: &str) -> Result<Vec<HookMessage>, StoreError> {
-        self.inner.messages(id).await
-    }
-    async fn threads_of_user(&self, user: &str) -> Result<Vec<ThreadRecord>, StoreError> {
-        self.inner.threads_of_user(user).await
-    }
-    async fn user_values(&self, user: &str) -> Result<Vec<hooks_runtime::store::UserValue>, StoreError> {
-        self.inner.user_values(user).await
-    }
-    async fn set_user_value(&self, user: &str, key: &str, value: Option<&Value>) -> Result<Option<Value>, StoreError> {
-        self.inner.set_user_value(user, key, value).await
-    }
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.unsettled_threads().await
-    }
-    fn inbox(&self) -> Option<&dyn hooks_runtime::store::InboxStore> {
-        self.inner.inbox()
-    }
-    fn approvals(&self) -> Option<&dyn hooks_runtime::store::ApprovalStore> {
-        self.inner.approvals()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_404_for_another_users_thread_does_the_same_store_work_as_for_an_unknown_id() {
-    let store = Arc::new(CountingReads::default());
+    let store = Arc::new(WatchedStore::default());
     let runtime = Runtime::builder()
         .agent::<lookup_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("Hello.")]))
