@@ -3,8 +3,9 @@
 use crate::kind::{HookHandler, HookKind};
 use crate::types::{OnFailure, PackageSignature};
 
-/// Where a hook was written: its package (crate), module, file and line.
+/// Where a hook was written: its package (crate), module, file and line, as `#[hook]` records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HookLocation {
     /// The crate that defines the hook: the spec's package namespace.
     pub package: PackageSignature,

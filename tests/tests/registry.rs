@@ -163,7 +163,7 @@ fn d3_registry_records_where_each_hook_is_defined() {
     let registry = Registry::linked();
     for (id, _, module_path, function) in DEFINED {
         let def = registry.get(id).unwrap();
-        let HookLocation { package, module_path: module, file, line, function: func } = &def.location;
+        let HookLocation { package, module_path: module, file, line, function: func, .. } = &def.location;
         assert_eq!(package, &PackageSignature::new_static("tests", env!("CARGO_PKG_VERSION")), "package of `{id}`");
         assert_eq!(*module, module_path, "module of `{id}`");
         assert_eq!(*file, file!(), "file of `{id}`");

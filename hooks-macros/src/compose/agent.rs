@@ -1,7 +1,7 @@
 //! `define_agent! { name: ..., side_a: {...}, side_b: {...}, hooks: [...], parent_hooks: [...] }`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::{Ident, LitBool, LitStr, Path};
 
 use super::entry::Read;
@@ -146,29 +146,18 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<AgentInput>, Option<Ident>, 
 /// sides that is never used (the crate does not compile).
 fn fallback(name: &Ident, private: &Private) -> TokenStream {
     let name_text = name.to_string();
-    let side = quote! {
-        #private::SideDef {
-            participant: #private::Participant::Human,
-            stop_on_response: false,
-            max_steps: ::core::option::Option::None,
-            subagents: &[],
-        }
-    };
+    let side = quote!(#private::SideDef::new(#private::Participant::Human));
     quote! {
         #[allow(non_camel_case_types, unreachable_pub)]
         pub struct #name {}
 
         impl #private::Agent for #name {
-            const DEF: &'static #private::AgentDef = &#private::AgentDef {
-                name: #name_text,
-                package: #private::PackageSignature::new_static("", ""),
-                side_a: #side,
-                side_b: #side,
-                hooks: &[],
-                expose_as_tool: true,
-                tool_description: ::core::option::Option::None,
-                parent_hooks: &[],
-            };
+            const DEF: &'static #private::AgentDef = &#private::AgentDef::new(
+                #name_text,
+                #private::PackageSignature::new_static("", ""),
+                #side,
+                #side,
+            );
         }
     }
 }
@@ -316,7 +305,9 @@ fn read_requirement(cx: &Ctxt, value: Value) -> Option<Requirement> {
     Some(Requirement { hook: hook?, reason: reason?, before_parent })
 }
 
-fn expand_side(private: &Private, side: &SideInput) -> TokenStream {
+/// A side's definition, reading its subagent relationships from the constant `subagents`, and
+/// that constant's item.
+fn expand_side(private: &Private, side: &SideInput, subagents_const: &Ident) -> (TokenStream, TokenStream) {
     let participant = match &side.participant {
         ParticipantInput::Prompt(path) => {
             let def = expand::prompt_def(private, path);
@@ -325,7 +316,7 @@ fn expand_side(private: &Private, side: &SideInput) -> TokenStream {
         ParticipantInput::Human => quote!(#private::Participant::Human),
     };
     let stop_on_response = side.stop_on_response;
-    let max_steps = expand::option(side.max_steps.map(|n| quote!(#n)));
+    let max_steps = side.max_steps.map(|n| quote!(.with_max_steps(#n)));
     let subagents = side.subagents.iter().map(|relationship| {
         let agent = expand::agent_def(private, &relationship.agent);
         let name = match &relationship.name {
@@ -334,41 +325,40 @@ fn expand_side(private: &Private, side: &SideInput) -> TokenStream {
         };
         let optional = relationship.optional;
         let hidden = relationship.hidden;
-        let max_instances = expand::option(relationship.max_instances.map(|n| quote!(#n)));
+        let max_instances = relationship.max_instances.map(|n| quote!(.with_max_instances(#n)));
         quote! {
-            #private::SubagentRelationship {
-                agent: #agent,
-                name: #name,
-                optional: #optional,
-                hidden: #hidden,
-                max_instances: #max_instances,
-            }
+            #private::SubagentRelationship::new(#agent, #name)
+                .with_optional(#optional)
+                .with_hidden(#hidden)
+                #max_instances
         }
     });
-    quote! {
-        #private::SideDef {
-            participant: #participant,
-            stop_on_response: #stop_on_response,
-            max_steps: #max_steps,
-            subagents: &[#(#subagents),*],
-        }
-    }
+    let item = quote! {
+        const #subagents_const: &[#private::SubagentRelationship] = &[#(#subagents),*];
+    };
+    let side = quote! {
+        #private::SideDef::new(#participant)
+            .with_stop_on_response(#stop_on_response)
+            #max_steps
+            .with_subagents(#subagents_const)
+    };
+    (item, side)
 }
 
 fn expand_agent(input: &AgentInput) -> TokenStream {
     let AgentInput { name, side_a, side_b, hooks, expose_as_tool, tool_description, parent_hooks, krate } = input;
     let private = crate::private::private_path(krate);
     let name_text = name.to_string();
-    let side_a = expand_side(&private, side_a);
-    let side_b = expand_side(&private, side_b);
+    let (side_a_subagents, side_a) = expand_side(&private, side_a, &format_ident!("__SIDE_A_SUBAGENTS"));
+    let (side_b_subagents, side_b) = expand_side(&private, side_b, &format_ident!("__SIDE_B_SUBAGENTS"));
     let hook_defs = hooks.iter().map(|hook| expand::listed_hook(&private, hook));
-    let tool_description = expand::option(tool_description.as_ref().map(|d| quote!(#d)));
+    let tool_description = tool_description.as_ref().map(|d| quote!(.with_tool_description(#d)));
     let requirements = parent_hooks.iter().map(|requirement| {
         let hook = expand::required_hook(&private, &requirement.hook);
         let reason = &requirement.reason;
         let stage = if requirement.before_parent { quote!(BeforeParent) } else { quote!(AfterParent) };
         quote! {
-            #private::ParentHookRequirement { hook: #hook, reason: #reason, stage: #private::ParentHookStage::#stage }
+            #private::ParentHookRequirement::new(#hook, #reason, #private::ParentHookStage::#stage)
         }
     });
     let distinct_hooks = expand::distinct_hooks(&private, hooks, "listed in this agent's `hooks`");
@@ -387,18 +377,26 @@ fn expand_agent(input: &AgentInput) -> TokenStream {
         #struct_item
 
         impl #private::Agent for #name {
-            const DEF: &'static #private::AgentDef = &#private::AgentDef {
-                name: #name_text,
-                package: #private::PackageSignature::new_static(
-                    ::core::env!("CARGO_PKG_NAME"),
-                    ::core::env!("CARGO_PKG_VERSION"),
-                ),
-                side_a: #side_a,
-                side_b: #side_b,
-                hooks: &[#(#hook_defs),*],
-                expose_as_tool: #expose_as_tool,
-                tool_description: #tool_description,
-                parent_hooks: &[#(#requirements),*],
+            // The lists are constants of their own: a slice written as a constructor's argument
+            // would be a temporary, where these live as long as the definition.
+            const DEF: &'static #private::AgentDef = {
+                const __HOOKS: &[&#private::HookDef] = &[#(#hook_defs),*];
+                const __PARENT_HOOKS: &[#private::ParentHookRequirement] = &[#(#requirements),*];
+                #side_a_subagents
+                #side_b_subagents
+                &#private::AgentDef::new(
+                    #name_text,
+                    #private::PackageSignature::new_static(
+                        ::core::env!("CARGO_PKG_NAME"),
+                        ::core::env!("CARGO_PKG_VERSION"),
+                    ),
+                    #side_a,
+                    #side_b,
+                )
+                .with_hooks(__HOOKS)
+                .with_expose_as_tool(#expose_as_tool)
+                #tool_description
+                .with_parent_hooks(__PARENT_HOOKS)
             };
         }
 

@@ -8,13 +8,6 @@ use syn::spanned::Spanned;
 use crate::fields::path_text;
 use crate::private::Private;
 
-pub(super) fn option(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
 /// `listed_hook::<path>()`, spanned at the path so a non-hook or user-scope hook is reported on
 /// the user's token (D6, D7).
 pub(super) fn listed_hook(private: &Private, path: &Path) -> TokenStream {

@@ -92,16 +92,7 @@ fn fallback(name: &Ident, private: &Private) -> TokenStream {
         pub struct #name {}
 
         impl #private::Prompt for #name {
-            const DEF: &'static #private::PromptDef = &#private::PromptDef {
-                name: #name_text,
-                tool_description: ::core::option::Option::None,
-                model: "",
-                prompt: "",
-                tools: &[],
-                hooks: &[],
-                include_chat: true,
-                include_past_tools: false,
-            };
+            const DEF: &'static #private::PromptDef = &#private::PromptDef::new(#name_text, "", "");
         }
     }
 }
@@ -111,7 +102,7 @@ fn expand_prompt(input: &PromptInput) -> TokenStream {
         input;
     let private = crate::private::private_path(krate);
     let name_text = name.to_string();
-    let tool_description = expand::option(tool_description.as_ref().map(|d| quote!(#d)));
+    let tool_description = tool_description.as_ref().map(|d| quote!(.with_tool_description(#d)));
     let include_chat = include_chat.as_ref().is_none_or(LitBool::value);
     let include_past_tools = include_past_tools.as_ref().is_some_and(LitBool::value);
     let hook_defs = hooks.iter().map(|hook| expand::listed_hook(&private, hook));
@@ -125,15 +116,17 @@ fn expand_prompt(input: &PromptInput) -> TokenStream {
         #struct_item
 
         impl #private::Prompt for #name {
-            const DEF: &'static #private::PromptDef = &#private::PromptDef {
-                name: #name_text,
-                tool_description: #tool_description,
-                model: #model,
-                prompt: #prompt,
-                tools: &[#(#tools),*],
-                hooks: &[#(#hook_defs),*],
-                include_chat: #include_chat,
-                include_past_tools: #include_past_tools,
+            // The lists are constants of their own: a slice written as a constructor's argument
+            // would be a temporary, where these live as long as the definition.
+            const DEF: &'static #private::PromptDef = {
+                const __TOOLS: &[&str] = &[#(#tools),*];
+                const __HOOKS: &[&#private::HookDef] = &[#(#hook_defs),*];
+                &#private::PromptDef::new(#name_text, #model, #prompt)
+                    #tool_description
+                    .with_tools(__TOOLS)
+                    .with_hooks(__HOOKS)
+                    .with_include_chat(#include_chat)
+                    .with_include_past_tools(#include_past_tools)
             };
         }
 

@@ -376,52 +376,34 @@ static UNLINKED_HOOK: HookDef = __private::hook_def(
 );
 
 const fn hand_built_child(requirement: &'static [ParentHookRequirement]) -> AgentDef {
-    AgentDef {
-        name: "hand_built_child",
-        package: PackageSignature::new_static("hand_built", "0.0.0"),
-        side_a: SideDef { participant: Participant::Human, stop_on_response: false, max_steps: None, subagents: &[] },
-        side_b: SideDef { participant: Participant::Human, stop_on_response: false, max_steps: None, subagents: &[] },
-        hooks: &[],
-        expose_as_tool: true,
-        tool_description: None,
-        parent_hooks: requirement,
-    }
+    AgentDef::new(
+        "hand_built_child",
+        PackageSignature::new_static("hand_built", "0.0.0"),
+        SideDef::new(Participant::Human),
+        SideDef::new(Participant::Human),
+    )
+    .with_parent_hooks(requirement)
 }
 
 static USER_SCOPE_CHILD: AgentDef = hand_built_child(&[
-    ParentHookRequirement {
-        hook: <mail_pkg::mail_context as Hook>::DEF,
-        reason: "fine",
-        stage: ParentHookStage::BeforeParent,
-    },
-    ParentHookRequirement { hook: &USER_HOOK, reason: "not allowed", stage: ParentHookStage::AfterParent },
+    ParentHookRequirement::new(<mail_pkg::mail_context as Hook>::DEF, "fine", ParentHookStage::BeforeParent),
+    ParentHookRequirement::new(&USER_HOOK, "not allowed", ParentHookStage::AfterParent),
 ]);
-static UNLINKED_CHILD: AgentDef = hand_built_child(&[ParentHookRequirement {
-    hook: &UNLINKED_HOOK,
-    reason: "missing",
-    stage: ParentHookStage::AfterParent,
-}]);
+static UNLINKED_CHILD: AgentDef =
+    hand_built_child(&[ParentHookRequirement::new(&UNLINKED_HOOK, "missing", ParentHookStage::AfterParent)]);
 
 const fn parent_of(relationship: &'static [SubagentRelationship]) -> AgentDef {
-    AgentDef {
-        name: "hand_built_parent",
-        package: PackageSignature::new_static("hand_built", "0.0.0"),
-        side_a: SideDef {
-            participant: Participant::Human,
-            stop_on_response: false,
-            max_steps: None,
-            subagents: relationship,
-        },
-        side_b: SideDef { participant: Participant::Human, stop_on_response: false, max_steps: None, subagents: &[] },
-        hooks: &[],
-        expose_as_tool: false,
-        tool_description: None,
-        parent_hooks: &[],
-    }
+    AgentDef::new(
+        "hand_built_parent",
+        PackageSignature::new_static("hand_built", "0.0.0"),
+        SideDef::new(Participant::Human).with_subagents(relationship),
+        SideDef::new(Participant::Human),
+    )
+    .with_expose_as_tool(false)
 }
 
 const fn relationship_to(child: &'static AgentDef) -> SubagentRelationship {
-    SubagentRelationship { agent: child, name: "child", optional: false, hidden: false, max_instances: None }
+    SubagentRelationship::new(child, "child")
 }
 
 static USER_SCOPE_PARENT: AgentDef = parent_of(&[relationship_to(&USER_SCOPE_CHILD)]);

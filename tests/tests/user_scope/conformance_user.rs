@@ -180,16 +180,14 @@ fn u2_user_scope_hooks_are_never_in_a_resolved_thread_chain() {
     }
 }
 
-static U2_LISTING_USER_HOOK: AgentDef = AgentDef {
-    name: "u2_hand_built",
-    package: PackageSignature::new_static("u2_hand_built", "0.0.0"),
-    side_a: SideDef { participant: Participant::Human, stop_on_response: false, max_steps: None, subagents: &[] },
-    side_b: SideDef { participant: Participant::Human, stop_on_response: false, max_steps: None, subagents: &[] },
-    hooks: &[<u2_thread_created as Hook>::DEF, <u1_value_changed as Hook>::DEF],
-    expose_as_tool: false,
-    tool_description: None,
-    parent_hooks: &[],
-};
+static U2_LISTING_USER_HOOK: AgentDef = AgentDef::new(
+    "u2_hand_built",
+    PackageSignature::new_static("u2_hand_built", "0.0.0"),
+    SideDef::new(Participant::Human),
+    SideDef::new(Participant::Human),
+)
+.with_hooks(&[<u2_thread_created as Hook>::DEF, <u1_value_changed as Hook>::DEF])
+.with_expose_as_tool(false);
 
 #[test]
 fn u2_a_hand_built_agent_listing_a_user_scope_hook_fails_to_build() {
