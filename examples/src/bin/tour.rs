@@ -17,7 +17,7 @@ mod finder;
 
 use examples::{Options, describe_message, heading};
 use hooks_runtime::store::{MessageStore as _, SqliteStore};
-use hooks_runtime::{Runtime, ThreadOptions};
+use hooks_runtime::Runtime;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -54,11 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     heading("1. The run (a line per hook as it runs: id, kind, source, duration)");
-    println!("model: {}", model.description());
-    let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
-    println!("you:   {}", finder::QUESTION);
-    let outcome = thread.send(finder::QUESTION).await?.into_result()?;
-    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    let (thread, _) = finder::ask(&runtime, model.description()).await?;
     println!("The canned repository octo-org/widgets now reads:");
     for line in github.summary() {
         println!("  {line}");

@@ -20,38 +20,11 @@ use hooks_runtime::types::HookToolResult;
 use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
+#[path = "approvals/guards.rs"]
+mod guards;
+
 mod hooks {
     use hooks_runtime::prelude::*;
-    use serde_json::Value;
-
-    /// Runtime-wide: no thread runs a destructive command.
-    #[hook(before_tool_call, id = "no_destructive_commands", on_failure = deny)]
-    pub(crate) fn no_destructive_commands(
-        _state: &ThreadState,
-        call: &HookToolCall,
-        arguments: &mut Value,
-    ) -> ToolDecision {
-        let command = arguments["command"].as_str().unwrap_or_default();
-        if call.name() == "shell" && command.contains("rm -rf") {
-            return ToolDecision::deny("destructive commands are not allowed");
-        }
-        ToolDecision::allow()
-    }
-
-    /// Payments over 100 wait for a person.
-    #[hook(before_tool_call, id = "large_payments_need_a_person", on_failure = deny)]
-    pub(crate) fn large_payments_need_a_person(
-        _state: &ThreadState,
-        call: &HookToolCall,
-        arguments: &mut Value,
-    ) -> ToolDecision {
-        match arguments["amount"].as_f64() {
-            Some(amount) if call.name() == "pay" && amount > 100.0 => {
-                ToolDecision::ask(format!("a payment of {amount} is over the limit of 100"))
-            }
-            _ => ToolDecision::allow(),
-        }
-    }
 
     /// Every tool result is noted (an event hook: it observes, and its span says so).
     #[hook(tool_call_done, id = "note_results")]
@@ -66,7 +39,7 @@ mod agents {
         model: "ops",
         prompt: "You run operations: look invoices up, run shell commands, pay.",
         tools: ["invoice", "shell", "pay"],
-        hooks: [crate::hooks::large_payments_need_a_person, crate::hooks::note_results],
+        hooks: [crate::guards::large_payments_need_a_person, crate::hooks::note_results],
     }
 
     define_agent! { name: ops, side_a: { prompt: ops_prompt, stop_on_response: true, max_steps: 4 } }
@@ -108,7 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .agent::<agents::ops>()
         .model("ops", options.model(script))
         .tools(tools())
-        .guard::<hooks::no_destructive_commands>()
+        .guard::<guards::no_destructive_commands>()
         .trace_contents(true)
         .build()?;
 

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
+use hooks_runtime::{Runtime, RunOutcome, Thread, ThreadOptions};
 use serde_json::{Value, json};
 
 pub(crate) mod hooks {
@@ -87,6 +88,17 @@ pub(crate) mod agents {
 
 /// What the person asks.
 pub(crate) const QUESTION: &str = "Is octo-org/widgets#42 a duplicate of an older issue? If it is, close it.";
+
+/// Starts a duplicate-finder thread on `runtime` and asks it [`QUESTION`], printing the model's
+/// description, the question and the reply: the run the example and the tour both open with.
+pub(crate) async fn ask(runtime: &Runtime, model: &str) -> Result<(Thread, RunOutcome), Box<dyn std::error::Error>> {
+    println!("model: {model}");
+    let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
+    println!("you:   {QUESTION}");
+    let outcome = thread.send(QUESTION).await?.into_result()?;
+    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    Ok((thread, outcome))
+}
 
 /// What the scripted model answers, step by step: the calls a good model makes, then its reply.
 pub(crate) fn script() -> Vec<ScriptedResponse> {

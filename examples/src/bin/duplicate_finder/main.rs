@@ -14,7 +14,7 @@ mod finder;
 
 use examples::{Options, describe_message, heading};
 use hooks_runtime::types::Role;
-use hooks_runtime::{Runtime, ThreadOptions};
+use hooks_runtime::Runtime;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,11 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     heading("Duplicate finder");
-    println!("model: {}", model.description());
-    let thread = runtime.create_thread("duplicate_finder", ThreadOptions::default()).await?;
-    println!("you:   {}", finder::QUESTION);
-    let outcome = thread.send(finder::QUESTION).await?.into_result()?;
-    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    let (thread, outcome) = finder::ask(&runtime, model.description()).await?;
     println!("({outcome})");
 
     heading("Tool results as stored, after redact_emails");

@@ -19,40 +19,7 @@ use hooks_runtime::types::HookToolResult;
 use hooks_runtime::{Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
-mod hooks {
-    use hooks_runtime::prelude::*;
-    use serde_json::Value;
-
-    /// Runtime-wide: no thread of any agent runs a destructive command. A guard that cannot
-    /// decide fails closed.
-    #[hook(before_tool_call, id = "no_destructive_commands", on_failure = deny)]
-    pub(crate) fn no_destructive_commands(
-        _state: &ThreadState,
-        call: &HookToolCall,
-        arguments: &mut Value,
-    ) -> ToolDecision {
-        let command = arguments["command"].as_str().unwrap_or_default();
-        if call.name() == "shell" && (command.contains("rm -rf") || command.contains("mkfs")) {
-            return ToolDecision::deny("destructive commands are not allowed");
-        }
-        ToolDecision::allow()
-    }
-
-    /// Payments over 100 wait for a person.
-    #[hook(before_tool_call, id = "large_payments_need_a_person", on_failure = deny)]
-    pub(crate) fn large_payments_need_a_person(
-        _state: &ThreadState,
-        call: &HookToolCall,
-        arguments: &mut Value,
-    ) -> ToolDecision {
-        match arguments["amount"].as_f64() {
-            Some(amount) if call.name() == "pay" && amount > 100.0 => {
-                ToolDecision::ask(format!("a payment of {amount} is over the limit of 100"))
-            }
-            _ => ToolDecision::allow(),
-        }
-    }
-}
+mod guards;
 
 mod agents {
     use hooks_runtime::prelude::*;
@@ -62,7 +29,7 @@ mod agents {
         model: "ops",
         prompt: "You run operations: shell commands and payments.",
         tools: ["shell", "pay"],
-        hooks: [crate::hooks::large_payments_need_a_person],
+        hooks: [crate::guards::large_payments_need_a_person],
     }
 
     define_agent! { name: ops, side_a: { prompt: ops_prompt, stop_on_response: true, max_steps: 4 } }
@@ -98,7 +65,7 @@ fn runtime(
         .agent::<agents::ops>()
         .model("ops", options.model(script))
         .tools(tools())
-        .guard::<hooks::no_destructive_commands>()
+        .guard::<guards::no_destructive_commands>()
         .store(store)
         .build()?)
 }
