@@ -17,7 +17,6 @@ mod finder;
 
 use examples::{Options, describe_message, heading};
 use hooks_runtime::store::{MessageStore as _, SqliteStore};
-use hooks_runtime::Runtime;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -44,14 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
 
-    let model = options.model(finder::script());
-    let github = finder::FakeGitHub::new();
-    let runtime = Runtime::builder()
-        .agent::<finder::agents::duplicate_finder>()
-        .model("tool-reasoning", model.clone())
-        .tools(github.tools())
-        .store(SqliteStore::open(&database)?)
-        .build()?;
+    let (builder, model, github) = finder::runtime(&options);
+    let runtime = builder.store(SqliteStore::open(&database)?).build()?;
 
     heading("1. The run (a line per hook as it runs: id, kind, source, duration)");
     let (thread, _) = finder::ask(&runtime, model.description()).await?;

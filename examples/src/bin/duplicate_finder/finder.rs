@@ -8,10 +8,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use examples::{ExampleModel, Options};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
-use hooks_runtime::{Runtime, RunOutcome, Thread, ThreadOptions};
+use hooks_runtime::{RunOutcome, Runtime, RuntimeBuilder, Thread, ThreadOptions};
 use serde_json::{Value, json};
 
 pub(crate) mod hooks {
@@ -88,6 +89,19 @@ pub(crate) mod agents {
 
 /// What the person asks.
 pub(crate) const QUESTION: &str = "Is octo-org/widgets#42 a duplicate of an older issue? If it is, close it.";
+
+/// The duplicate finder's runtime, to finish with `build()`: its agent, the model that runs its
+/// prompt (the script, unless `options` name an endpoint) and the fake GitHub's tools; with the
+/// model and the fake GitHub, to show what they did.
+pub(crate) fn runtime(options: &Options) -> (RuntimeBuilder, ExampleModel, FakeGitHub) {
+    let model = options.model(script());
+    let github = FakeGitHub::new();
+    let builder = Runtime::builder()
+        .agent::<agents::duplicate_finder>()
+        .model("tool-reasoning", model.clone())
+        .tools(github.tools());
+    (builder, model, github)
+}
 
 /// Starts a duplicate-finder thread on `runtime` and asks it [`QUESTION`], printing the model's
 /// description, the question and the reply: the run the example and the tour both open with.

@@ -14,20 +14,13 @@ mod finder;
 
 use examples::{Options, describe_message, heading};
 use hooks_runtime::types::Role;
-use hooks_runtime::Runtime;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     examples::init_logging();
     let options = Options::from_args();
-    let model = options.model(finder::script());
-    let github = finder::FakeGitHub::new();
-
-    let runtime = Runtime::builder()
-        .agent::<finder::agents::duplicate_finder>()
-        .model("tool-reasoning", model.clone())
-        .tools(github.tools())
-        .build()?;
+    let (builder, model, github) = finder::runtime(&options);
+    let runtime = builder.build()?;
 
     heading("Duplicate finder");
     let (thread, outcome) = finder::ask(&runtime, model.description()).await?;
