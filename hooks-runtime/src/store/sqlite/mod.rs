@@ -35,10 +35,10 @@ use self::owner::ProcessOwner;
 use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
-    StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore, RunOwnership,
+    RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
-use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ParkedToolCall, ToolCallChange};
 
 /// How often a store on a file looks for threads whose owner died.
 const RECOVERY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
@@ -203,45 +203,6 @@ impl SqliteStore {
         self.path.as_deref()
     }
 
-    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with
-    /// [`TakeStatus::Running`], the thread's status becomes `running` in it too (one commit, so
-    /// one sync of the file).
-    async fn take(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        let message = message.cloned();
-        let owner = self.owner.clone();
-        // One transaction for both: the input leaves the inbox exactly when its message is in.
-        self.write(Op::message("take_input", thread_id, input_id), move |tx, op| {
-            let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
-            let taken = tx
-                .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
-                .and_then(|mut statement| statement.execute([thread_id, input_id]))
-                .map_err(op.sql())?;
-            if taken == 0 {
-                return Ok(false);
-            }
-            if let Some(message) = &message {
-                insert_row(&Op::message(op.name, thread_id, &message.id), tx, message)?;
-            }
-            if status == TakeStatus::Running {
-                let (status, reason) = rows::status_columns(&ThreadStatus::Running);
-                tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
-                    .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
-                    .map_err(op.sql())?;
-                if let Some(owner) = &owner {
-                    owner_row(op, tx, owner, thread_id, true)?;
-                }
-            }
-            Ok(true)
-        })
-        .await
-    }
-
     /// The file's event hub; an error in memory, where the store hands out no [`EventLog`].
     fn hub(&self) -> Result<&Arc<EventHub>, StoreError> {
         self.events
@@ -268,9 +229,7 @@ impl SqliteStore {
     async fn try_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) -> Result<Option<bool>, StoreError> {
         let owner = owner.clone();
         self.run_op(Op::thread("hold_run", thread_id), move |connection, op| {
-            let held = in_transaction(connection, op, TransactionBehavior::Immediate, |tx| {
-                hold_in(op, tx, &owner)
-            })?;
+            let held = in_transaction(connection, op, TransactionBehavior::Immediate, |tx| hold_in(op, tx, &owner))?;
             // Noted after the commit and under the connection's lock, so this store counts as
             // the live holder exactly when its owner row is in.
             if held.is_some() {
@@ -1073,14 +1032,36 @@ impl InboxStore for SqliteStore {
         .await
     }
 
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        self.take(thread_id, input_id, message, status).await
+    /// One transaction for all: the input leaves the inbox exactly when its message is in,
+    /// and with [`TakeStatus::Running`] the thread's status becomes `running` in it too (one
+    /// commit, so one sync of the file).
+    async fn take_input(&self, thread_id: &str, take: InputTake<'_>) -> Result<bool, StoreError> {
+        let (message, status) = (take.message.cloned(), take.status);
+        let owner = self.owner.clone();
+        self.write(Op::message("take_input", thread_id, take.input_id), move |tx, op| {
+            let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
+            let taken = tx
+                .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| statement.execute([thread_id, input_id]))
+                .map_err(op.sql())?;
+            if taken == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = &message {
+                insert_row(&Op::message(op.name, thread_id, &message.id), tx, message)?;
+            }
+            if status == TakeStatus::Running {
+                let (status, reason) = rows::status_columns(&ThreadStatus::Running);
+                tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
+                    .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
+                    .map_err(op.sql())?;
+                if let Some(owner) = &owner {
+                    owner_row(op, tx, owner, thread_id, true)?;
+                }
+            }
+            Ok(true)
+        })
+        .await
     }
 }
 
@@ -1157,14 +1138,8 @@ impl ApprovalStore for SqliteStore {
         .await
     }
 
-    async fn advance_tool_call(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
-        let (call_id, change) = (call_id.to_owned(), change.clone());
+    async fn advance_tool_call(&self, thread_id: &str, change: &ToolCallChange) -> Result<bool, StoreError> {
+        let change = change.clone();
         self.run_op(Op::thread("advance_tool_call", thread_id), move |connection, op| {
             // One conditional write (A4): of two deciders, the second finds the state moved on.
             let moved = connection
@@ -1179,8 +1154,8 @@ impl ApprovalStore for SqliteStore {
                         change.decision_reason,
                         change.result.as_ref().map(Value::to_string),
                         op.thread_id,
-                        call_id,
-                        from.as_str(),
+                        change.call_id,
+                        change.from.as_str(),
                         change.decided_by,
                         change.decided_at,
                     ],
@@ -1194,7 +1169,10 @@ impl ApprovalStore for SqliteStore {
     async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
         self.run_op(Op::thread("settle_parked_tool_calls", thread_id), |connection, op| {
             connection
-                .execute("UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0", [op.thread_id])
+                .execute(
+                    "UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0",
+                    [op.thread_id],
+                )
                 .map_err(op.sql())?;
             Ok(())
         })
