@@ -90,6 +90,7 @@ pub use connection::PostgresStore;
 pub use options::{DEFAULT_SCHEMA, PostgresOptions};
 
 use driver::{describe_pg, pg_kind, read_snapshot};
+use lease::PostgresLeases;
 
 use std::time::Duration;
 
