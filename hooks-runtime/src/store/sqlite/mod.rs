@@ -628,13 +628,12 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
 #[async_trait::async_trait]
 impl MessageStore for SqliteStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        let op = Op::thread("create_thread", &thread.id);
-        let arguments = rows::encode(&op, "the arguments", &thread.arguments)?;
-        let thread = thread.clone();
-        self.write(op, move |tx, op| {
-            let (status, reason) = rows::status_columns(&thread.status);
+        let record = thread.clone();
+        self.write(Op::thread("create_thread", &thread.id), move |tx, op| {
+            let arguments = rows::encode(op, "the arguments", &record.arguments)?;
+            let (status, reason) = rows::status_columns(&record.status);
             let exists: bool = tx
-                .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&thread.id], |row| row.get(0))
+                .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&record.id], |row| row.get(0))
                 .map_err(op.sql())?;
             if exists {
                 return Err(op.error(StoreErrorKind::Conflict, "the thread already exists"));
@@ -642,10 +641,10 @@ impl MessageStore for SqliteStore {
             tx.execute(
                 "INSERT INTO threads (id, agent, user_id, created_at, arguments, status, status_reason)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![thread.id, thread.agent, thread.user_id, thread.created_at, arguments, status, reason],
+                params![record.id, record.agent, record.user_id, record.created_at, arguments, status, reason],
             )
             .map_err(op.sql())?;
-            for (key, value) in &thread.values {
+            for (key, value) in &record.values {
                 write_value(op, tx, key, value)?;
             }
             Ok(())
