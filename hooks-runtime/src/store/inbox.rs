@@ -96,7 +96,7 @@ pub trait InboxStore: Send + Sync {
     /// `None` when a hook prevented it) and sets the thread's status as
     /// [`take.status`](InputTake::status) says. `Ok(false)` when the entry is no longer there
     /// (another run took it): then nothing is inserted or set, so a message is never stored twice.
-    async fn take_input(&self, thread_id: &str, take: InputTake<'_>) -> Result<bool, StoreError>;
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError>;
 }
 
 /// What [`InboxStore::take_input`] does in its one transaction: which entry it takes, the
@@ -157,8 +157,8 @@ impl<'a> InputTake<'a> {
 /// let inbox = store.inbox().expect("the in-memory store keeps an inbox");
 /// let entry = InboxEntry::new(MessageRecord::new(Role::User, "hi"));
 /// inbox.enqueue_input("t1", &entry).await?;
-/// assert!(inbox.take_input("t1", InputTake::new(&entry.id).with_status(TakeStatus::Running)).await?);
-/// assert!(!inbox.take_input("t1", InputTake::new(&entry.id)).await?, "taken once");
+/// assert!(inbox.take_input("t1", &InputTake::new(&entry.id).with_status(TakeStatus::Running)).await?);
+/// assert!(!inbox.take_input("t1", &InputTake::new(&entry.id)).await?, "taken once");
 /// # Ok::<(), hooks_runtime::store::StoreError>(())
 /// # }).unwrap();
 /// ```

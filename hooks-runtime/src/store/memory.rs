@@ -266,7 +266,7 @@ impl InboxStore for InMemoryStore {
         })
     }
 
-    async fn take_input(&self, thread_id: &str, take: InputTake<'_>) -> Result<bool, StoreError> {
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
         self.with_thread(thread_id, |thread| {
             let Some(place) = thread.inbox.iter().position(|(id, ..)| id == take.input_id) else { return Ok(false) };
             if let Some(message) = take.message {

@@ -84,7 +84,7 @@ pub(crate) async fn create_from(
                     let id = &pipeline.shared.id;
                     let inbox = store.inbox_for("take_input", id).map_err(CreateError::Store)?;
                     let take = InputTake::new(input).with_status(TakeStatus::Running);
-                    inbox.take_input(id, take).await.map_err(CreateError::Store)?;
+                    inbox.take_input(id, &take).await.map_err(CreateError::Store)?;
                     pipeline.shared.forget_accepted(input);
                 }
                 // M10: the handoff happens all the same.
@@ -111,7 +111,7 @@ pub(crate) async fn create_from(
             let taken = inbox
                 .take_input(
                     &pipeline.shared.id,
-                    InputTake::new(input).with_message(&message).with_status(TakeStatus::Running),
+                    &InputTake::new(input).with_message(&message).with_status(TakeStatus::Running),
                 )
                 .await
                 .map_err(CreateError::Store)?;

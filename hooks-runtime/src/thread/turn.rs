@@ -243,7 +243,7 @@ async fn store_incoming(
                         .runtime
                         .store
                         .inbox_for("take_input", &shared.id)?
-                        .take_input(&shared.id, InputTake::new(input))
+                        .take_input(&shared.id, &InputTake::new(input))
                         .await?;
                 }
                 if prevented == Prevented::FailRun {

@@ -130,16 +130,18 @@ async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a), entry_like(&b)], "in order, whole");
 
     // Taken with its message: out of the inbox and into the history in one step.
-    assert!(inbox.take_input("t1", InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.unwrap());
+    assert!(
+        inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.unwrap()
+    );
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken again (another run got there first): nothing is stored twice.
     assert!(
-        !inbox.take_input("t1", InputTake::new(&a.id).with_message(&message("m2", Role::User, "a"))).await.unwrap()
+        !inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m2", Role::User, "a"))).await.unwrap()
     );
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken without a message (a hook prevented it): gone, nothing stored.
-    assert!(inbox.take_input("t1", InputTake::new(&b.id)).await.unwrap());
+    assert!(inbox.take_input("t1", &InputTake::new(&b.id)).await.unwrap());
     assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
 
@@ -167,7 +169,9 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     let a = entry("a");
     inbox.enqueue_input("t1", &a).await.unwrap();
     // The message id is taken: the insert fails, and with it the removal.
-    assert!(inbox.take_input("t1", InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.is_err());
+    assert!(
+        inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.is_err()
+    );
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
     f.finish().await;
@@ -183,7 +187,7 @@ async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() 
     inbox.enqueue_input("t1", &b).await.unwrap();
     assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
     assert_eq!(inbox.pending_input("t1", "run_unknown").await.unwrap(), None);
-    assert!(inbox.take_input("t1", InputTake::new(&b.id)).await.unwrap());
+    assert!(inbox.take_input("t1", &InputTake::new(&b.id)).await.unwrap());
     assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), None, "taken");
     assert_eq!(inbox.pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
     f.finish().await;
@@ -198,7 +202,7 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     inbox.enqueue_input("t1", &a).await.unwrap();
     let m1 = message("m1", Role::User, "a");
     let take = InputTake::new(&a.id).with_message(&m1).with_status(TakeStatus::Running);
-    assert!(inbox.take_input("t1", take).await.unwrap());
+    assert!(inbox.take_input("t1", &take).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
@@ -207,7 +211,7 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
     let m2 = message("m2", Role::User, "a");
     let take = InputTake::new(&a.id).with_message(&m2).with_status(TakeStatus::Running);
-    assert!(!inbox.take_input("t1", take).await.unwrap());
+    assert!(!inbox.take_input("t1", &take).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
 
@@ -216,7 +220,7 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     inbox.enqueue_input("t1", &b).await.unwrap();
     let m1 = message("m1", Role::User, "b");
     let take = InputTake::new(&b.id).with_message(&m1).with_status(TakeStatus::Running);
-    assert!(inbox.take_input("t1", take).await.is_err());
+    assert!(inbox.take_input("t1", &take).await.is_err());
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     f.finish().await;
@@ -271,7 +275,7 @@ async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
     let input = inbox.pending_inputs("t1").await.unwrap().remove(0);
     assert!(
         inbox
-            .take_input("t1", InputTake::new(&input.id).with_message(&tool_result("r3", "call_1", "again")))
+            .take_input("t1", &InputTake::new(&input.id).with_message(&tool_result("r3", "call_1", "again")))
             .await
             .is_err()
     );

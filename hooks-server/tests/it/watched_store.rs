@@ -88,7 +88,7 @@ impl InboxStore for WatchedStore {
     async fn pending_inputs(&self, id: &str) -> Result<Vec<InboxEntry>, StoreError> {
         self.inner.pending_inputs(id).await
     }
-    async fn take_input(&self, id: &str, take: InputTake<'_>) -> Result<bool, StoreError> {
+    async fn take_input(&self, id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
         self.inner.take_input(id, take).await
     }
 }

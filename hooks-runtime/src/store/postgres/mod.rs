@@ -575,7 +575,7 @@ impl InboxStore for PostgresStore {
     /// One transaction for all, behind the fence: the input leaves the inbox exactly when its
     /// message is in, and with [`TakeStatus::Running`] the thread's status becomes `running` in
     /// it too (one commit).
-    async fn take_input(&self, thread_id: &str, take: InputTake<'_>) -> Result<bool, StoreError> {
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
         let op = Op::message("take_input", thread_id, take.input_id);
         let mut client = self.client(op.name).await?;
         let tx = client.transaction().await.map_err(op.pg())?;

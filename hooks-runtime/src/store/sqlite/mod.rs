@@ -1034,7 +1034,7 @@ impl InboxStore for SqliteStore {
     /// One transaction for all: the input leaves the inbox exactly when its message is in,
     /// and with [`TakeStatus::Running`] the thread's status becomes `running` in it too (one
     /// commit, so one sync of the file).
-    async fn take_input(&self, thread_id: &str, take: InputTake<'_>) -> Result<bool, StoreError> {
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
         let (message, status) = (take.message.cloned(), take.status);
         let owner = self.owner.clone();
         self.write(Op::message("take_input", thread_id, take.input_id), move |tx, op| {
