@@ -239,18 +239,25 @@ pub enum ApprovalDecision {
     Denied,
 }
 
-/// One move of a parked call (what a store's `advance_tool_call` writes): its new state, and the
+/// One move of a parked call, the whole of what a store's
+/// [`advance_tool_call`](crate::store::ApprovalStore::advance_tool_call) writes in its one
+/// conditional write: which call, the state it must be in for the move (`from`: of two
+/// deciders, the second finds the call moved on and writes nothing), its new state, and the
 /// fields that move sets.
 ///
 /// ```
 /// use hooks_runtime::approvals::{ApprovalState, ToolCallChange};
 ///
-/// let change = ToolCallChange::to(ApprovalState::Denied).with_reason("not today");
-/// assert_eq!(change.state, ApprovalState::Denied);
+/// let change = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Denied).with_reason("not today");
+/// assert_eq!((change.from, change.state), (ApprovalState::Pending, ApprovalState::Denied));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolCallChange {
+    /// The call that moves: its id, as the model gave it.
+    pub call_id: String,
+    /// The state the call must be in: the move is written from this state only.
+    pub from: ApprovalState,
     /// The state the call moves to.
     pub state: ApprovalState,
     /// New arguments (edited on approval).
@@ -266,10 +273,12 @@ pub struct ToolCallChange {
 }
 
 impl ToolCallChange {
-    /// A move to `state` that sets nothing else.
-    pub fn to(state: ApprovalState) -> Self {
+    /// A move of call `call_id` from state `from` to state `to` that sets nothing else.
+    pub fn new(call_id: impl Into<String>, from: ApprovalState, to: ApprovalState) -> Self {
         ToolCallChange {
-            state,
+            call_id: call_id.into(),
+            from,
+            state: to,
             arguments: None,
             decision_reason: None,
             result: None,
@@ -283,7 +292,7 @@ impl ToolCallChange {
     /// ```
     /// use hooks_runtime::approvals::{ApprovalState, ToolCallChange};
     ///
-    /// let change = ToolCallChange::to(ApprovalState::Approved).by("person");
+    /// let change = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved).by("person");
     /// assert_eq!(change.decided_by.as_deref(), Some("person"));
     /// ```
     pub fn by(mut self, decider: impl Into<String>) -> Self {
@@ -310,7 +319,22 @@ impl ToolCallChange {
         self
     }
 
-    /// Applies the move to `call` (for stores that keep calls as values).
+    /// Whether the move starts at `call` (for stores that keep calls as values): the call it
+    /// names, in state `from`, its step not settled.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ParkedToolCall, ToolCallChange};
+    ///
+    /// let call = ParkedToolCall::new("call_1", "refund", serde_json::json!({}), 0, ApprovalState::Pending);
+    /// assert!(ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved).applies_to(&call));
+    /// assert!(!ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running).applies_to(&call));
+    /// ```
+    pub fn applies_to(&self, call: &ParkedToolCall) -> bool {
+        !call.settled && call.id == self.call_id && call.state == self.from
+    }
+
+    /// Applies the move to `call` (for stores that keep calls as values), whose state and id
+    /// [`applies_to`](Self::applies_to) checked.
     pub fn apply(&self, call: &mut ParkedToolCall) {
         call.state = self.state;
         if let Some(arguments) = &self.arguments {

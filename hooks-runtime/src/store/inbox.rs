@@ -91,23 +91,64 @@ pub trait InboxStore: Send + Sync {
         Ok(self.pending_inputs(thread_id).await?.into_iter().find(|entry| entry.id == input_id))
     }
 
-    /// Removes inbox entry `input_id` and, in the same transaction, inserts `message` (the entry's
-    /// message as the hooks left it; `None` when a hook prevented it) and sets the thread's
-    /// status as `status` says. `Ok(false)` when the entry is no longer there (another run took
-    /// it): then nothing is inserted or set, so a message is never stored twice.
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError>;
+    /// Removes inbox entry [`take.input_id`](InputTake::input_id) and, in the same transaction,
+    /// inserts [`take.message`](InputTake::message) (the entry's message as the hooks left it;
+    /// `None` when a hook prevented it) and sets the thread's status as
+    /// [`take.status`](InputTake::status) says. `Ok(false)` when the entry is no longer there
+    /// (another run took it): then nothing is inserted or set, so a message is never stored twice.
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError>;
 }
 
-/// What [`InboxStore::take_input`] does to the thread's status, in the take's transaction.
+/// What [`InboxStore::take_input`] does in its one transaction: which entry it takes, the
+/// message it stores in the entry's place, and what becomes of the thread's status. Built by
+/// [`InputTake::new`] and the `with_*` methods, so that what a take does can grow by a field
+/// without changing the method every store implements.
 ///
 /// ```
-/// use hooks_runtime::store::{InMemoryStore, InboxEntry, MessageStore, TakeStatus, ThreadRecord};
+/// use hooks_core::{HookMessage, Role};
+/// use hooks_runtime::store::{InputTake, TakeStatus};
+///
+/// let message = HookMessage::new("m1", Role::User, "hello", 1_700_000_000_000);
+/// let take = InputTake::new("run_1").with_message(&message).with_status(TakeStatus::Running);
+/// assert_eq!((take.input_id, take.status), ("run_1", TakeStatus::Running));
+/// assert_eq!(take.message.map(|message| message.id.as_str()), Some("m1"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct InputTake<'a> {
+    /// The inbox entry taken.
+    pub input_id: &'a str,
+    /// The message stored with the take: the entry's message as the hooks left it; `None` when
+    /// a hook prevented it.
+    pub message: Option<&'a HookMessage>,
+    /// What the take does to the thread's status.
+    pub status: TakeStatus,
+}
+
+impl<'a> InputTake<'a> {
+    /// A take of entry `input_id` that stores no message and leaves the status as it is.
+    pub fn new(input_id: &'a str) -> Self {
+        InputTake { input_id, message: None, status: TakeStatus::Unchanged }
+    }
+
+    /// Stores `message` with the take.
+    pub fn with_message(mut self, message: &'a HookMessage) -> Self {
+        self.message = Some(message);
+        self
+    }
+
+    /// Sets the thread's status as `status` says, with the take.
+    pub fn with_status(mut self, status: TakeStatus) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+/// What [`InboxStore::take_input`] does to the thread's status, in the take's transaction
+/// ([`InputTake::with_status`]).
+///
+/// ```
+/// use hooks_runtime::store::{InMemoryStore, InboxEntry, InputTake, MessageStore, TakeStatus, ThreadRecord};
 /// use hooks_runtime::types::{MessageRecord, Role};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -116,8 +157,8 @@ pub trait InboxStore: Send + Sync {
 /// let inbox = store.inbox().expect("the in-memory store keeps an inbox");
 /// let entry = InboxEntry::new(MessageRecord::new(Role::User, "hi"));
 /// inbox.enqueue_input("t1", &entry).await?;
-/// assert!(inbox.take_input("t1", &entry.id, None, TakeStatus::Running).await?);
-/// assert!(!inbox.take_input("t1", &entry.id, None, TakeStatus::Unchanged).await?, "taken once");
+/// assert!(inbox.take_input("t1", &InputTake::new(&entry.id).with_status(TakeStatus::Running)).await?);
+/// assert!(!inbox.take_input("t1", &InputTake::new(&entry.id)).await?, "taken once");
 /// # Ok::<(), hooks_runtime::store::StoreError>(())
 /// # }).unwrap();
 /// ```

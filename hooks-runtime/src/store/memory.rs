@@ -5,8 +5,8 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
 use super::{
-    ApprovalStore, InboxEntry, InboxStore, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus, UserValue,
-    inbox,
+    ApprovalStore, InboxEntry, InboxStore, InputTake, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus,
+    UserValue, inbox,
 };
 use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
 
@@ -266,20 +266,14 @@ impl InboxStore for InMemoryStore {
         })
     }
 
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
         self.with_thread(thread_id, |thread| {
-            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == input_id) else { return Ok(false) };
-            if let Some(message) = message {
+            let Some(place) = thread.inbox.iter().position(|(id, ..)| id == take.input_id) else { return Ok(false) };
+            if let Some(message) = take.message {
                 thread.push_message(message)?;
             }
             thread.inbox.remove(place);
-            if status == TakeStatus::Running {
+            if take.status == TakeStatus::Running {
                 thread.record.status = ThreadStatus::Running;
             }
             Ok(true)
@@ -322,21 +316,13 @@ impl ApprovalStore for InMemoryStore {
         Ok(parked.iter().rev().find(|call| call.id == call_id).cloned())
     }
 
-    async fn advance_tool_call(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
-        self.with_thread(thread_id, |thread| {
-            match thread.parked.iter_mut().find(|call| !call.settled && call.id == call_id && call.state == from) {
-                Some(call) => {
-                    change.apply(call);
-                    Ok(true)
-                }
-                None => Ok(false),
+    async fn advance_tool_call(&self, thread_id: &str, change: &ToolCallChange) -> Result<bool, StoreError> {
+        self.with_thread(thread_id, |thread| match thread.parked.iter_mut().find(|call| change.applies_to(call)) {
+            Some(call) => {
+                change.apply(call);
+                Ok(true)
             }
+            None => Ok(false),
         })
     }
 

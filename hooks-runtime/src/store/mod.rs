@@ -30,7 +30,7 @@ mod user_values;
 pub use approval_store::ApprovalStore;
 pub use error::{StoreError, StoreErrorKind};
 pub use event_log::{EventLog, EventSubscription, StoredEvent};
-pub use inbox::{InboxEntry, InboxStore, TakeStatus};
+pub use inbox::{InboxEntry, InboxStore, InputTake, TakeStatus};
 pub use memory::InMemoryStore;
 pub use message_store::{IntoMessageStore, MessageStore};
 #[cfg(feature = "postgres")]

@@ -154,9 +154,11 @@ impl Thread {
         if call.state != ApprovalState::Pending {
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state });
         }
+        // A decision moves a pending call.
+        let decide = |to| ToolCallChange::new(call_id, ApprovalState::Pending, to);
         let (change, resolved) = match choice {
             ApprovalChoice::Approve { arguments: None } => {
-                (ToolCallChange::to(ApprovalState::Approved), ApprovalDecision::Approved)
+                (decide(ApprovalState::Approved), ApprovalDecision::Approved)
             }
             ApprovalChoice::Approve { arguments: Some(arguments) } => {
                 crate::governing::gate::check_edited(
@@ -167,15 +169,14 @@ impl Thread {
                 .map_err(|problem| ApprovalError::InvalidArguments { call: call_id.to_owned(), problem })?;
                 // G8: the edit is governed again; a deny denies the call, and says why.
                 match edited_arguments::regovern(shared, call, arguments).await {
-                    Regoverned::Approved(arguments) => (
-                        ToolCallChange::to(ApprovalState::Approved).with_arguments(arguments),
-                        ApprovalDecision::Approved,
-                    ),
+                    Regoverned::Approved(arguments) => {
+                        (decide(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
+                    }
                     Regoverned::Denied { hook, reason } => {
                         let denial = format!("the arguments edited on approval were denied by `{hook}`: {reason}");
                         // The ledger names the hook that denied the edit (O7).
-                        let change = ToolCallChange::to(ApprovalState::Denied).with_reason(denial).by(hook.as_str());
-                        self.advance(call_id, change, ApprovalDecision::Denied).await?;
+                        let change = decide(ApprovalState::Denied).with_reason(denial).by(hook.as_str());
+                        self.advance(change, ApprovalDecision::Denied).await?;
                         return Err(ApprovalError::EditDenied { call: call_id.to_owned(), hook, reason });
                     }
                 }
@@ -184,32 +185,23 @@ impl Thread {
                 return Err(ApprovalError::ReasonTooLong { call: call_id.to_owned(), bytes: reason.len() });
             }
             ApprovalChoice::Deny { reason } => {
-                (ToolCallChange::to(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
+                (decide(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
             }
         };
-        self.advance(call_id, change.by(PERSON), resolved).await
+        self.advance(change.by(PERSON), resolved).await
     }
 
     /// A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
     /// The winner announces the decision.
-    async fn advance(
-        &self,
-        call_id: &str,
-        change: ToolCallChange,
-        resolved: ApprovalDecision,
-    ) -> Result<(), ApprovalError> {
+    async fn advance(&self, change: ToolCallChange, resolved: ApprovalDecision) -> Result<(), ApprovalError> {
         let shared = &self.shared;
         let store = &shared.runtime.store;
-        if !store
-            .approvals_for("advance_tool_call", &shared.id)?
-            .advance_tool_call(&shared.id, call_id, ApprovalState::Pending, &change)
-            .await?
-        {
-            let now = store.tool_call(&shared.id, call_id).await?;
+        if !store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await? {
+            let now = store.tool_call(&shared.id, &change.call_id).await?;
             let state = now.map_or(ApprovalState::Done, |call| call.state);
-            return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state });
+            return Err(ApprovalError::AlreadyDecided { call: change.call_id, state });
         }
-        shared.events.emit(ThreadEvent::ApprovalResolved { id: call_id.to_owned(), decision: resolved });
+        shared.events.emit(ThreadEvent::ApprovalResolved { id: change.call_id, decision: resolved });
         Ok(())
     }
 

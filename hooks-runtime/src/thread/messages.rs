@@ -10,7 +10,7 @@ use super::pipeline::Pipeline;
 use super::reentry::note_point;
 use crate::dispatch::{self, FailureRule};
 use crate::events::ThreadEvent;
-use crate::store::{StoreError, TakeStatus};
+use crate::store::{InputTake, StoreError, TakeStatus};
 
 /// Why a message was not created.
 #[derive(Debug)]
@@ -83,7 +83,8 @@ pub(crate) async fn create_from(
                     // M7: a prevented queued message leaves the queue.
                     let id = &pipeline.shared.id;
                     let inbox = store.inbox_for("take_input", id).map_err(CreateError::Store)?;
-                    inbox.take_input(id, input, None, TakeStatus::Running).await.map_err(CreateError::Store)?;
+                    let take = InputTake::new(input).with_status(TakeStatus::Running);
+                    inbox.take_input(id, &take).await.map_err(CreateError::Store)?;
                     pipeline.shared.forget_accepted(input);
                 }
                 // M10: the handoff happens all the same.
@@ -108,7 +109,10 @@ pub(crate) async fn create_from(
         Origin::Input(input) => {
             let inbox = store.inbox_for("take_input", &pipeline.shared.id).map_err(CreateError::Store)?;
             let taken = inbox
-                .take_input(&pipeline.shared.id, input, Some(&message), TakeStatus::Running)
+                .take_input(
+                    &pipeline.shared.id,
+                    &InputTake::new(input).with_message(&message).with_status(TakeStatus::Running),
+                )
                 .await
                 .map_err(CreateError::Store)?;
             pipeline.shared.forget_accepted(input);

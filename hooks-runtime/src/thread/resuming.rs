@@ -58,12 +58,10 @@ pub(crate) async fn finish_step(
     }
     if how == Finish::Abort {
         for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
-            let change = ToolCallChange::to(ApprovalState::Denied).with_reason(ABORTED_APPROVAL).by(ABORT);
-            if store
-                .approvals_for("advance_tool_call", &shared.id)?
-                .advance_tool_call(&shared.id, &call.id, ApprovalState::Pending, &change)
-                .await?
-            {
+            let change = ToolCallChange::new(&call.id, ApprovalState::Pending, ApprovalState::Denied)
+                .with_reason(ABORTED_APPROVAL)
+                .by(ABORT);
+            if store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await? {
                 shared
                     .events
                     .emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
@@ -116,10 +114,10 @@ async fn carry_out_parked(
                 None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
             },
             ApprovalState::Approved => {
-                let running = ToolCallChange::to(ApprovalState::Running);
+                let running = ToolCallChange::new(&row.id, ApprovalState::Approved, ApprovalState::Running);
                 if !store
                     .approvals_for("advance_tool_call", &shared.id)?
-                    .advance_tool_call(&shared.id, &row.id, ApprovalState::Approved, &running)
+                    .advance_tool_call(&shared.id, &running)
                     .await?
                 {
                     // Another run took it: it is that run's to finish.
@@ -144,11 +142,9 @@ async fn carry_out_parked(
             _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), CallEnd::Denied),
         };
         let result = tool_calls::complete_call(&pipeline, state, &call, result, end).instrument(span).await;
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, end));
-        store
-            .approvals_for("advance_tool_call", &shared.id)?
-            .advance_tool_call(&shared.id, &row.id, row.state_after_start(), &change)
-            .await?;
+        let change =
+            ToolCallChange::new(&row.id, row.state_after_start(), ApprovalState::Done).with_result(kept(&result, end));
+        store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
         results.push((call, result, end));
     }
     Ok(results)
@@ -208,11 +204,9 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
         let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, CallEnd::Interrupted).await;
-        let change = ToolCallChange::to(ApprovalState::Done).with_result(kept(&result, CallEnd::Interrupted));
-        store
-            .approvals_for("advance_tool_call", &shared.id)?
-            .advance_tool_call(&shared.id, &row.id, ApprovalState::Running, &change)
-            .await?;
+        let change = ToolCallChange::new(&row.id, ApprovalState::Running, ApprovalState::Done)
+            .with_result(kept(&result, CallEnd::Interrupted));
+        store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
     }
     let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);
     Ok(if waiting { ParkedStep::Waiting } else { ParkedStep::Decided })

@@ -18,7 +18,7 @@ use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step};
 use crate::dispatch::FailureRule;
-use crate::store::{FailReason, InboxEntry, StopReason, StoreErrorKind, TakeStatus, ThreadStatus};
+use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`, or `lease_lost` when the
@@ -243,7 +243,7 @@ async fn store_incoming(
                         .runtime
                         .store
                         .inbox_for("take_input", &shared.id)?
-                        .take_input(&shared.id, input, None, TakeStatus::Unchanged)
+                        .take_input(&shared.id, &InputTake::new(input))
                         .await?;
                 }
                 if prevented == Prevented::FailRun {

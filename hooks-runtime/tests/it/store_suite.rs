@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use hooks_runtime::approvals::{ApprovalOutcome, ApprovalState, ParkedToolCall, ToolCallChange};
 use hooks_runtime::store::{
-    FailReason, InMemoryStore, InboxEntry, MessageStore, StopReason, StoreError, StoreErrorKind, TakeStatus,
+    FailReason, InMemoryStore, InboxEntry, InputTake, MessageStore, StopReason, StoreError, StoreErrorKind, TakeStatus,
     ThreadStatus,
 };
 use hooks_runtime::types::{HookMessage, MessageRecord, MessageUpdate, Role};
@@ -130,16 +130,18 @@ async fn the_inbox_keeps_inputs_in_order_until_a_run_takes_each_once<F: Fixture>
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a), entry_like(&b)], "in order, whole");
 
     // Taken with its message: out of the inbox and into the history in one step.
-    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged).await.unwrap());
+    assert!(
+        inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.unwrap()
+    );
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken again (another run got there first): nothing is stored twice.
     assert!(
-        !inbox.take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Unchanged).await.unwrap()
+        !inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m2", Role::User, "a"))).await.unwrap()
     );
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     // Taken without a message (a hook prevented it): gone, nothing stored.
-    assert!(inbox.take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
+    assert!(inbox.take_input("t1", &InputTake::new(&b.id)).await.unwrap());
     assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
 
@@ -167,7 +169,9 @@ async fn a_take_whose_insert_fails_leaves_the_input_in_the_inbox<F: Fixture>() {
     let a = entry("a");
     inbox.enqueue_input("t1", &a).await.unwrap();
     // The message id is taken: the insert fails, and with it the removal.
-    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Unchanged).await.is_err());
+    assert!(
+        inbox.take_input("t1", &InputTake::new(&a.id).with_message(&message("m1", Role::User, "a"))).await.is_err()
+    );
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&a)]);
     assert_eq!(store.messages("t1").await.unwrap().len(), 1);
     f.finish().await;
@@ -183,7 +187,7 @@ async fn one_pending_input_is_read_alone_while_it_is_in_the_inbox<F: Fixture>() 
     inbox.enqueue_input("t1", &b).await.unwrap();
     assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), Some(entry_like(&b)));
     assert_eq!(inbox.pending_input("t1", "run_unknown").await.unwrap(), None);
-    assert!(inbox.take_input("t1", &b.id, None, TakeStatus::Unchanged).await.unwrap());
+    assert!(inbox.take_input("t1", &InputTake::new(&b.id)).await.unwrap());
     assert_eq!(inbox.pending_input("t1", &b.id).await.unwrap(), None, "taken");
     assert_eq!(inbox.pending_input("t1", &a.id).await.unwrap(), Some(entry_like(&a)));
     f.finish().await;
@@ -196,21 +200,27 @@ async fn a_running_take_sets_the_status_with_the_take_and_only_then<F: Fixture>(
     store.create_thread(&thread("t1")).await.unwrap();
     let a = entry("a");
     inbox.enqueue_input("t1", &a).await.unwrap();
-    assert!(inbox.take_input("t1", &a.id, Some(&message("m1", Role::User, "a")), TakeStatus::Running).await.unwrap());
+    let m1 = message("m1", Role::User, "a");
+    let take = InputTake::new(&a.id).with_message(&m1).with_status(TakeStatus::Running);
+    assert!(inbox.take_input("t1", &take).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Running);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
     assert!(inbox.pending_inputs("t1").await.unwrap().is_empty());
 
     // Taken already: neither the message nor the status is written.
     store.set_status("t1", &ThreadStatus::Idle).await.unwrap();
-    assert!(!inbox.take_input("t1", &a.id, Some(&message("m2", Role::User, "a")), TakeStatus::Running).await.unwrap());
+    let m2 = message("m2", Role::User, "a");
+    let take = InputTake::new(&a.id).with_message(&m2).with_status(TakeStatus::Running);
+    assert!(!inbox.take_input("t1", &take).await.unwrap());
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     assert_eq!(ids(&store.messages("t1").await.unwrap()), ["m1"]);
 
     // A take whose insert fails changes nothing: the input stays, and so does the status.
     let b = entry("b");
     inbox.enqueue_input("t1", &b).await.unwrap();
-    assert!(inbox.take_input("t1", &b.id, Some(&message("m1", Role::User, "b")), TakeStatus::Running).await.is_err());
+    let m1 = message("m1", Role::User, "b");
+    let take = InputTake::new(&b.id).with_message(&m1).with_status(TakeStatus::Running);
+    assert!(inbox.take_input("t1", &take).await.is_err());
     assert_eq!(inbox.pending_inputs("t1").await.unwrap(), [entry_like(&b)]);
     assert_eq!(store.load_thread("t1").await.unwrap().unwrap().status, ThreadStatus::Idle);
     f.finish().await;
@@ -265,7 +275,7 @@ async fn o4_a_tool_call_has_one_stored_result<F: Fixture>() {
     let input = inbox.pending_inputs("t1").await.unwrap().remove(0);
     assert!(
         inbox
-            .take_input("t1", &input.id, Some(&tool_result("r3", "call_1", "again")), TakeStatus::Unchanged)
+            .take_input("t1", &InputTake::new(&input.id).with_message(&tool_result("r3", "call_1", "again")))
             .await
             .is_err()
     );
@@ -283,14 +293,13 @@ async fn o7_a_settled_call_stays_in_the_ledger_and_is_never_decided_again<F: Fix
     store.create_thread(&thread("t1")).await.unwrap();
     let waiting = ParkedToolCall::new("call_1", "refund", json!({"amount": 250}), 0, ApprovalState::Pending);
     store.approvals().unwrap().park_tool_calls("t1", &[waiting]).await.unwrap();
-    let approve = ToolCallChange::to(ApprovalState::Approved).with_arguments(json!({"amount": 200})).by("person");
-    assert!(
-        store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Pending, &approve).await.unwrap()
-    );
-    let done = ToolCallChange::to(ApprovalState::Done).with_result(json!({"result": {}, "denied": false}));
-    assert!(
-        store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Approved, &done).await.unwrap()
-    );
+    let approve = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved)
+        .with_arguments(json!({"amount": 200}))
+        .by("person");
+    assert!(store.approvals().unwrap().advance_tool_call("t1", &approve).await.unwrap());
+    let done = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Done)
+        .with_result(json!({"result": {}, "denied": false}));
+    assert!(store.approvals().unwrap().advance_tool_call("t1", &done).await.unwrap());
     store.approvals().unwrap().settle_parked_tool_calls("t1").await.unwrap();
     assert!(
         store.approvals().unwrap().parked_tool_calls("t1").await.unwrap().is_empty(),
@@ -302,8 +311,8 @@ async fn o7_a_settled_call_stays_in_the_ledger_and_is_never_decided_again<F: Fix
     assert!(record.decided_at.is_some());
     assert_eq!(record.outcome(), Some(ApprovalOutcome::Ran));
     // A settled call never moves again, whoever tries.
-    let late = ToolCallChange::to(ApprovalState::Denied).by("person");
-    assert!(!store.approvals().unwrap().advance_tool_call("t1", "call_1", ApprovalState::Done, &late).await.unwrap());
+    let late = ToolCallChange::new("call_1", ApprovalState::Done, ApprovalState::Denied).by("person");
+    assert!(!store.approvals().unwrap().advance_tool_call("t1", &late).await.unwrap());
     assert!(store.approvals().unwrap().tool_call("t1", "nope").await.unwrap().is_none());
     // A later step that reuses the id parks it again; the ledger then answers for the new one.
     let again = ParkedToolCall::new("call_1", "refund", json!({"amount": 5}), 0, ApprovalState::Pending);

@@ -120,24 +120,10 @@ async fn g12_an_interrupted_call_is_marked_in_tool_call_done_and_the_stored_resu
     server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"go"}"#).await;
     stream.until("run_finished").await;
     // What a process that died while running the approved call_1 leaves in the store.
-    let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(
-        store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved)
-            .await
-            .unwrap()
-    );
-    let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(
-        store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running)
-            .await
-            .unwrap()
-    );
+    let approved = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved);
+    assert!(store.approvals().unwrap().advance_tool_call(&thread, &approved).await.unwrap());
+    let running = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running);
+    assert!(store.approvals().unwrap().advance_tool_call(&thread, &running).await.unwrap());
 
     let (status, body) =
         server.post(&format!("/threads/{thread}/approvals/call_2"), ALICE, r#"{"decision":"approve"}"#).await;

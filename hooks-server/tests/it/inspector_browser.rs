@@ -817,10 +817,10 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
     stream.until("run_finished").await;
     // What a process that died while running the approved call_1 leaves in the store.
     let approvals = store.approvals().expect("the in-memory store keeps approvals");
-    let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(approvals.advance_tool_call(&thread, "call_1", ApprovalState::Pending, &approved).await.unwrap());
-    let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(approvals.advance_tool_call(&thread, "call_1", ApprovalState::Approved, &running).await.unwrap());
+    let approved = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved);
+    assert!(approvals.advance_tool_call(&thread, &approved).await.unwrap());
+    let running = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running);
+    assert!(approvals.advance_tool_call(&thread, &running).await.unwrap());
 
     let mut driver = ChromeDriver::start();
     driver.ready().await;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{
-    ApprovalStore, InMemoryStore, InboxEntry, InboxStore, MessageStore, StoreError, TakeStatus, ThreadRecord,
+    ApprovalStore, InMemoryStore, InboxEntry, InboxStore, InputTake, MessageStore, StoreError, ThreadRecord,
     ThreadStatus, UserValue,
 };
 use serde_json::Value;
@@ -88,13 +88,7 @@ impl InboxStore for WatchedStore {
     async fn pending_inputs(&self, id: &str) -> Result<Vec<InboxEntry>, StoreError> {
         self.inner.pending_inputs(id).await
     }
-    async fn take_input(
-        &self,
-        id: &str,
-        input: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        self.inner.take_input(id, input, message, status).await
+    async fn take_input(&self, id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
+        self.inner.take_input(id, take).await
     }
 }

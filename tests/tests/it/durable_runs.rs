@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::{
-    FailReason, InMemoryStore, InboxEntry, MessageStore, SqliteStore, StopReason, TakeStatus, ThreadRecord,
-    ThreadStatus,
+    FailReason, InMemoryStore, InboxEntry, InputTake, MessageStore, SqliteStore, StopReason, ThreadRecord, ThreadStatus,
 };
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{RecoveryPolicy, Runtime, RuntimeBuilder, Thread, ThreadEvent, ThreadOptions};
@@ -307,7 +306,7 @@ async fn o8_the_settle_policy_leaves_a_recovered_thread_without_inputs_failed_ow
     let thread_id = leave_a_crashed_run(store.as_ref()).await;
     // No input: the settlement is the last word.
     let input = store.inbox().unwrap().pending_inputs(&thread_id).await.unwrap().remove(0);
-    assert!(store.inbox().unwrap().take_input(&thread_id, &input.id, None, TakeStatus::Unchanged).await.unwrap());
+    assert!(store.inbox().unwrap().take_input(&thread_id, &InputTake::new(&input.id)).await.unwrap());
     let runtime = runtime_on(store.clone(), ScriptedModel::new([]));
     let recovery = runtime.recover().await.unwrap();
     assert_eq!(recovery.settled, std::slice::from_ref(&thread_id));

@@ -622,23 +622,11 @@ async fn a4_the_decision_is_one_conditional_write_in_the_store() {
     let thread = runtime.create_thread("a1_agent", ThreadOptions::default()).await.unwrap();
     thread.send("settle").await.unwrap();
     let store = runtime.store();
-    let approve = ToolCallChange::to(ApprovalState::Approved);
-    let deny = ToolCallChange::to(ApprovalState::Denied).with_reason("no");
+    let approve = ToolCallChange::new("call_b", ApprovalState::Pending, ApprovalState::Approved);
+    let deny = ToolCallChange::new("call_b", ApprovalState::Pending, ApprovalState::Denied).with_reason("no");
+    assert!(store.approvals().unwrap().advance_tool_call(thread.id(), &approve).await.unwrap());
     assert!(
-        store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &approve)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(thread.id(), "call_b", ApprovalState::Pending, &deny)
-            .await
-            .unwrap(),
+        !store.approvals().unwrap().advance_tool_call(thread.id(), &deny).await.unwrap(),
         "a second decider finds the call decided, and writes nothing"
     );
     let parked = store.approvals().unwrap().parked_tool_calls(thread.id()).await.unwrap();

@@ -352,24 +352,10 @@ async fn g12_a_call_left_running_is_marked_interrupted_in_the_result_and_the_eve
     assert_eq!(thread.send("refund").await.unwrap().status, ThreadStatus::AwaitingApproval);
     // What a process that died while running the approved call_1 leaves in the store.
     let store = runtime.store();
-    let approved = ToolCallChange::to(ApprovalState::Approved);
-    assert!(
-        store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(thread.id(), "call_1", ApprovalState::Pending, &approved)
-            .await
-            .unwrap()
-    );
-    let running = ToolCallChange::to(ApprovalState::Running);
-    assert!(
-        store
-            .approvals()
-            .unwrap()
-            .advance_tool_call(thread.id(), "call_1", ApprovalState::Approved, &running)
-            .await
-            .unwrap()
-    );
+    let approved = ToolCallChange::new("call_1", ApprovalState::Pending, ApprovalState::Approved);
+    assert!(store.approvals().unwrap().advance_tool_call(thread.id(), &approved).await.unwrap());
+    let running = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running);
+    assert!(store.approvals().unwrap().advance_tool_call(thread.id(), &running).await.unwrap());
     let mut events = thread.subscribe();
     let outcome = thread.approve("call_2").await.unwrap();
     assert_eq!(outcome.reply.as_deref(), Some("Done."), "{outcome}");

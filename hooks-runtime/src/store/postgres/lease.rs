@@ -4,8 +4,9 @@
 //! processes' clocks, so clock skew between machines does not matter.
 //!
 //! Crate-private: the runtime takes a lease for every run through
-//! [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run). The package's own tests
-//! drive the lease directly through [`PostgresLeases`] (feature `__test`, not public API).
+//! [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run), by the methods of
+//! [`PostgresLeases`], through which the package's own tests drive the lease directly too
+//! (feature `__test`, not public API).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use super::connection::PostgresStore;
 use crate::store::rows::Op;
 use crate::store::{FailReason, StoreError};
 
-/// A held lease on a thread, from `PostgresStore::try_acquire_lease`.
+/// A held lease on a thread, from [`PostgresLeases::try_acquire_lease`].
 ///
 /// `epoch` grows by one every time the thread changes hands, so it also fences: a write that
 /// carries the epoch it was granted can be refused once another owner has taken over.
@@ -30,7 +31,7 @@ pub struct Lease {
     pub ttl: Duration,
     /// Whether the thread was left `running` by a previous owner that is gone (its lease
     /// expired mid-run): acquiring marked it `failed (owner_lost)`, see
-    /// `PostgresStore::try_acquire_lease`.
+    /// [`PostgresLeases::try_acquire_lease`].
     pub took_over_a_dead_run: bool,
 }
 
@@ -39,7 +40,11 @@ pub(super) fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
 }
 
-impl PostgresStore {
+/// A thread's lease, held, renewed and given up: the lease methods of [`PostgresStore`], in one
+/// place for the runtime and the tests. Not public API: the runtime takes a lease for every run
+/// through [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run); this package's
+/// tests (feature `__test`) hold, renew and lose leases by hand.
+pub trait PostgresLeases {
     /// Takes the thread's lease for `owner` for `ttl`, unless another lease on it is live.
     /// Returns the lease, or `None` while someone holds it (`owner` included: a lease is not
     /// re-entrant, as one run is one owner). Fails for an unknown thread.
@@ -55,115 +60,49 @@ impl PostgresStore {
     /// same transaction its status becomes `failed (owner_lost)` ([`FailReason::OwnerLost`]) and the lease
     /// says [`took_over_a_dead_run`](Lease::took_over_a_dead_run). Everything the dead owner
     /// committed stays; every write is one transaction, so nothing is half-written.
-    pub(crate) async fn try_acquire_lease(
+    fn try_acquire_lease(
         &self,
         thread_id: &str,
         owner: &str,
         ttl: Duration,
-    ) -> Result<Option<Lease>, StoreError> {
-        let op = Op::thread("try_acquire_lease", thread_id);
-        let mut client = self.client(op.name).await?;
-        let tx = client.transaction().await.map_err(op.pg())?;
-        op.ensure_thread(&tx, false).await?;
-        let statement = tx
-            .prepare_cached(concat!(
-                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at, presence_key)
-                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond',
-                         CASE WHEN $4 THEN hashtext($2) END)
-                 ON CONFLICT (thread_id) DO UPDATE
-                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at,
-                         presence_key = excluded.presence_key
-                     WHERE thread_leases.expires_at <= clock_timestamp() OR ",
-                super::presence::owner_gone!("thread_leases"),
-                " RETURNING epoch"
-            ))
-            .await
-            .map_err(op.pg())?;
-        // Only this store's own owner has its presence; a lease for another name (the tests')
-        // expires as leases did before presence.
-        let present = owner == self.inner.owner && self.inner.presence.is_present();
-        let Some(row) =
-            tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl), &present]).await.map_err(op.pg())?
-        else {
-            return Ok(None);
-        };
-        // A thread still `running` under a lease that expired: its owner died mid-run. Saying
-        // so in the same transaction means no owner ever starts on a thread that looks busy.
-        let statement = tx
-            .prepare_cached(
-                "UPDATE threads SET status = 'failed', status_reason = $2 WHERE id = $1 AND status = 'running'",
-            )
-            .await
-            .map_err(op.pg())?;
-        let took_over_a_dead_run =
-            tx.execute(&statement, &[&thread_id, &FailReason::OwnerLost.as_str()]).await.map_err(op.pg())? == 1;
-        tx.commit().await.map_err(op.pg())?;
-        Ok(Some(Lease {
-            thread_id: thread_id.to_owned(),
-            owner: owner.to_owned(),
-            epoch: row.get::<_, i64>(0).unsigned_abs(),
-            ttl,
-            took_over_a_dead_run,
-        }))
-    }
+    ) -> impl Future<Output = Result<Option<Lease>, StoreError>> + Send;
 
     /// Extends a held lease by its `ttl` from now. `false` means the lease is lost (it expired,
     /// or another owner has it since): its holder must stop working on the thread.
-    pub(crate) async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
-        let op = Op::thread("renew_lease", &lease.thread_id);
-        let client = self.client(op.name).await?;
-        let statement = client
-            .prepare_cached(
-                "UPDATE thread_leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond'
-                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
-            )
-            .await
-            .map_err(op.pg())?;
-        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
-        let changed = client
-            .execute(&statement, &[&lease.thread_id, &lease.owner, &epoch, &millis(lease.ttl)])
-            .await
-            .map_err(op.pg())?;
-        Ok(changed == 1)
-    }
+    fn renew_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Gives a held lease up, so that another owner can take the thread at once. `false` means
     /// it was already lost. The row stays, expired, so that epochs keep growing.
-    pub(crate) async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
-        let op = Op::thread("release_lease", &lease.thread_id);
-        let client = self.client(op.name).await?;
-        let statement = client
-            .prepare_cached(
-                "UPDATE thread_leases SET expires_at = '-infinity'
-                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
-            )
-            .await
-            .map_err(op.pg())?;
-        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
-        let changed = client.execute(&statement, &[&lease.thread_id, &lease.owner, &epoch]).await.map_err(op.pg())?;
-        Ok(changed == 1)
-    }
+    fn release_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Who holds the thread's lease now and with which epoch, or `None` when no live lease (none,
     /// expired, or its owner's presence is gone).
-    pub(crate) async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
-        let op = Op::thread("lease_holder", thread_id);
-        let client = self.client(op.name).await?;
-        let row = client
-            .query_opt(
-                concat!(
-                    "SELECT owner, epoch FROM thread_leases l WHERE thread_id = $1 AND expires_at > clock_timestamp()                      AND NOT ",
-                    super::presence::owner_gone!("l")
-                ),
-                &[&thread_id],
-            )
-            .await
-            .map_err(op.pg())?;
-        Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1).unsigned_abs())))
-    }
+    fn lease_holder(&self, thread_id: &str) -> impl Future<Output = Result<Option<(String, u64)>, StoreError>> + Send;
+
+    /// Like [`try_acquire_lease`](Self::try_acquire_lease), and keeps the lease renewed until
+    /// the guard is released or dropped. `None` while another owner holds the thread.
+    fn hold_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
+
+    /// [`hold_lease`](Self::hold_lease), waiting up to `patience` while another owner holds the
+    /// thread: the way a `send` to a thread that another process is running waits its turn
+    /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
+    /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
+    /// that of its expiry. `None` when `patience` runs out.
+    fn wait_for_lease(
+        &self,
+        thread_id: &str,
+        owner: &str,
+        ttl: Duration,
+        patience: Duration,
+    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
 }
 
-/// A lease that renews itself: `PostgresStore::hold_lease`. Renewal runs every third of the
+/// A lease that renews itself: [`PostgresLeases::hold_lease`]. Renewal runs every third of the
 /// lease's `ttl` on a task of its own; if a renewal is refused, or none succeeds for a whole
 /// `ttl` (the database unreachable), the lease counts as lost and [`lost`](Self::lost) returns.
 /// Dropping the guard stops renewing and releases the lease in the background.
@@ -227,15 +166,115 @@ impl Drop for LeaseGuard {
     }
 }
 
-impl PostgresStore {
-    /// Like [`try_acquire_lease`](Self::try_acquire_lease), and keeps the lease renewed until
-    /// the guard is released or dropped. `None` while another owner holds the thread.
-    pub(crate) async fn hold_lease(
+/// The first pause of [`PostgresLeases::wait_for_lease`] between attempts; it doubles up to
+/// [`MAX_LEASE_POLL`].
+const FIRST_LEASE_POLL: Duration = Duration::from_millis(10);
+/// The longest pause of [`PostgresLeases::wait_for_lease`] between attempts.
+const MAX_LEASE_POLL: Duration = Duration::from_millis(250);
+
+impl PostgresLeases for PostgresStore {
+    async fn try_acquire_lease(
         &self,
         thread_id: &str,
         owner: &str,
         ttl: Duration,
-    ) -> Result<Option<LeaseGuard>, StoreError> {
+    ) -> Result<Option<Lease>, StoreError> {
+        let op = Op::thread("try_acquire_lease", thread_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        op.ensure_thread(&tx, false).await?;
+        let statement = tx
+            .prepare_cached(concat!(
+                "INSERT INTO thread_leases (thread_id, owner, epoch, expires_at, presence_key)
+                 VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 millisecond',
+                         CASE WHEN $4 THEN hashtext($2) END)
+                 ON CONFLICT (thread_id) DO UPDATE
+                     SET owner = excluded.owner, epoch = thread_leases.epoch + 1, expires_at = excluded.expires_at,
+                         presence_key = excluded.presence_key
+                     WHERE thread_leases.expires_at <= clock_timestamp() OR ",
+                super::presence::owner_gone!("thread_leases"),
+                " RETURNING epoch"
+            ))
+            .await
+            .map_err(op.pg())?;
+        // Only this store's own owner has its presence; a lease for another name (the tests')
+        // expires as leases did before presence.
+        let present = owner == self.inner.owner && self.inner.presence.is_present();
+        let Some(row) =
+            tx.query_opt(&statement, &[&thread_id, &owner, &millis(ttl), &present]).await.map_err(op.pg())?
+        else {
+            return Ok(None);
+        };
+        // A thread still `running` under a lease that expired: its owner died mid-run. Saying
+        // so in the same transaction means no owner ever starts on a thread that looks busy.
+        let statement = tx
+            .prepare_cached(
+                "UPDATE threads SET status = 'failed', status_reason = $2 WHERE id = $1 AND status = 'running'",
+            )
+            .await
+            .map_err(op.pg())?;
+        let took_over_a_dead_run =
+            tx.execute(&statement, &[&thread_id, &FailReason::OwnerLost.as_str()]).await.map_err(op.pg())? == 1;
+        tx.commit().await.map_err(op.pg())?;
+        Ok(Some(Lease {
+            thread_id: thread_id.to_owned(),
+            owner: owner.to_owned(),
+            epoch: row.get::<_, i64>(0).unsigned_abs(),
+            ttl,
+            took_over_a_dead_run,
+        }))
+    }
+
+    async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("renew_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client
+            .execute(&statement, &[&lease.thread_id, &lease.owner, &epoch, &millis(lease.ttl)])
+            .await
+            .map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let op = Op::thread("release_lease", &lease.thread_id);
+        let client = self.client(op.name).await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE thread_leases SET expires_at = '-infinity'
+                 WHERE thread_id = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()",
+            )
+            .await
+            .map_err(op.pg())?;
+        let epoch = i64::try_from(lease.epoch).unwrap_or(i64::MAX);
+        let changed = client.execute(&statement, &[&lease.thread_id, &lease.owner, &epoch]).await.map_err(op.pg())?;
+        Ok(changed == 1)
+    }
+
+    async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
+        let op = Op::thread("lease_holder", thread_id);
+        let client = self.client(op.name).await?;
+        let row = client
+            .query_opt(
+                concat!(
+                    "SELECT owner, epoch FROM thread_leases l WHERE thread_id = $1 AND expires_at > clock_timestamp()                      AND NOT ",
+                    super::presence::owner_gone!("l")
+                ),
+                &[&thread_id],
+            )
+            .await
+            .map_err(op.pg())?;
+        Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1).unsigned_abs())))
+    }
+
+    async fn hold_lease(&self, thread_id: &str, owner: &str, ttl: Duration) -> Result<Option<LeaseGuard>, StoreError> {
         let Some(lease) = self.try_acquire_lease(thread_id, owner, ttl).await? else {
             return Ok(None);
         };
@@ -263,21 +302,8 @@ impl PostgresStore {
         });
         Ok(Some(LeaseGuard { lease, store: self.clone(), lost, renewer, released: false }))
     }
-}
 
-/// The first pause of `PostgresStore::wait_for_lease` between attempts; it doubles up to
-/// [`MAX_LEASE_POLL`].
-const FIRST_LEASE_POLL: Duration = Duration::from_millis(10);
-/// The longest pause of `PostgresStore::wait_for_lease` between attempts.
-const MAX_LEASE_POLL: Duration = Duration::from_millis(250);
-
-impl PostgresStore {
-    /// [`hold_lease`](Self::hold_lease), waiting up to `patience` while another owner holds the
-    /// thread: the way a `send` to a thread that another process is running waits its turn
-    /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
-    /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
-    /// that of its expiry. `None` when `patience` runs out.
-    pub(crate) async fn wait_for_lease(
+    async fn wait_for_lease(
         &self,
         thread_id: &str,
         owner: &str,
@@ -297,78 +323,5 @@ impl PostgresStore {
             tokio::time::sleep(pause.min(deadline - now)).await;
             pause = (pause * 2).min(MAX_LEASE_POLL);
         }
-    }
-}
-
-/// Not public API (feature `__test`): the lease methods of [`PostgresStore`], for this package's
-/// tests, which hold, renew and lose leases by hand. The runtime takes its leases through
-/// [`RunOwnership::hold_run`](crate::store::RunOwnership::hold_run).
-#[cfg(feature = "__test")]
-pub trait PostgresLeases {
-    /// `PostgresStore::try_acquire_lease`.
-    fn try_acquire_lease(
-        &self,
-        thread_id: &str,
-        owner: &str,
-        ttl: Duration,
-    ) -> impl Future<Output = Result<Option<Lease>, StoreError>> + Send;
-    /// `PostgresStore::renew_lease`.
-    fn renew_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
-    /// `PostgresStore::release_lease`.
-    fn release_lease(&self, lease: &Lease) -> impl Future<Output = Result<bool, StoreError>> + Send;
-    /// `PostgresStore::lease_holder`.
-    fn lease_holder(&self, thread_id: &str) -> impl Future<Output = Result<Option<(String, u64)>, StoreError>> + Send;
-    /// `PostgresStore::hold_lease`.
-    fn hold_lease(
-        &self,
-        thread_id: &str,
-        owner: &str,
-        ttl: Duration,
-    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
-    /// `PostgresStore::wait_for_lease`.
-    fn wait_for_lease(
-        &self,
-        thread_id: &str,
-        owner: &str,
-        ttl: Duration,
-        patience: Duration,
-    ) -> impl Future<Output = Result<Option<LeaseGuard>, StoreError>> + Send;
-}
-
-#[cfg(feature = "__test")]
-impl PostgresLeases for PostgresStore {
-    async fn try_acquire_lease(
-        &self,
-        thread_id: &str,
-        owner: &str,
-        ttl: Duration,
-    ) -> Result<Option<Lease>, StoreError> {
-        PostgresStore::try_acquire_lease(self, thread_id, owner, ttl).await
-    }
-
-    async fn renew_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
-        PostgresStore::renew_lease(self, lease).await
-    }
-
-    async fn release_lease(&self, lease: &Lease) -> Result<bool, StoreError> {
-        PostgresStore::release_lease(self, lease).await
-    }
-
-    async fn lease_holder(&self, thread_id: &str) -> Result<Option<(String, u64)>, StoreError> {
-        PostgresStore::lease_holder(self, thread_id).await
-    }
-
-    async fn hold_lease(&self, thread_id: &str, owner: &str, ttl: Duration) -> Result<Option<LeaseGuard>, StoreError> {
-        PostgresStore::hold_lease(self, thread_id, owner, ttl).await
-    }
-
-    async fn wait_for_lease(
-        &self,
-        thread_id: &str,
-        owner: &str,
-        ttl: Duration,
-        patience: Duration,
-    ) -> Result<Option<LeaseGuard>, StoreError> {
-        PostgresStore::wait_for_lease(self, thread_id, owner, ttl, patience).await
     }
 }

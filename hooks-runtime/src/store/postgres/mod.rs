@@ -90,6 +90,7 @@ pub use connection::PostgresStore;
 pub use options::{DEFAULT_SCHEMA, PostgresOptions};
 
 use driver::{describe_pg, pg_kind, read_snapshot};
+use lease::PostgresLeases;
 
 use std::time::Duration;
 
@@ -97,48 +98,17 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 use tokio_postgres::types::ToSql;
 
-use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ParkedToolCall, ToolCallChange};
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
-    StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore, RunOwnership,
+    RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
 
 /// The message columns in the order [`read_message`] reads them, `seq` last.
 const READ_COLUMNS: &str = "id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, \
                             extra::text, seq";
-
-impl PostgresStore {
-    /// Takes the inbox entry `op` names and inserts `message` in one transaction behind the
-    /// fence; with [`TakeStatus::Running`], the thread's status becomes `running` in it too (one
-    /// commit).
-    async fn take(&self, op: Op<'_>, message: Option<&HookMessage>, status: TakeStatus) -> Result<bool, StoreError> {
-        let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
-        let mut client = self.client(op.name).await?;
-        // One transaction for both: the input leaves the inbox exactly when its message is in.
-        let tx = client.transaction().await.map_err(op.pg())?;
-        self.check_fence(&op, &tx).await?;
-        let statement =
-            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
-        if tx.execute(&statement, &[&thread_id, &input_id]).await.map_err(op.pg())? == 0 {
-            return Ok(false);
-        }
-        if let Some(message) = message {
-            insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
-        }
-        if status == TakeStatus::Running {
-            let (status, reason) = rows::status_columns(&ThreadStatus::Running);
-            let statement = tx
-                .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
-                .await
-                .map_err(op.pg())?;
-            tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
-        }
-        tx.commit().await.map_err(op.pg())?;
-        Ok(true)
-    }
-}
 
 /// Upserts one thread value; the caller's transaction makes it atomic with what goes with it.
 async fn write_value(
@@ -602,14 +572,32 @@ impl InboxStore for PostgresStore {
         inbox::decode(input_id.to_owned(), &message, at).map(Some).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
     }
 
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        self.take(Op::message("take_input", thread_id, input_id), message, status).await
+    /// One transaction for all, behind the fence: the input leaves the inbox exactly when its
+    /// message is in, and with [`TakeStatus::Running`] the thread's status becomes `running` in
+    /// it too (one commit).
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
+        let op = Op::message("take_input", thread_id, take.input_id);
+        let mut client = self.client(op.name).await?;
+        let tx = client.transaction().await.map_err(op.pg())?;
+        self.check_fence(&op, &tx).await?;
+        let statement =
+            tx.prepare_cached("DELETE FROM thread_inbox WHERE thread_id = $1 AND id = $2").await.map_err(op.pg())?;
+        if tx.execute(&statement, &[&thread_id, &take.input_id]).await.map_err(op.pg())? == 0 {
+            return Ok(false);
+        }
+        if let Some(message) = take.message {
+            insert_row(&Op::message(op.name, thread_id, &message.id), &tx, message).await?;
+        }
+        if take.status == TakeStatus::Running {
+            let (status, reason) = rows::status_columns(&ThreadStatus::Running);
+            let statement = tx
+                .prepare_cached("UPDATE threads SET status = $2, status_reason = $3 WHERE id = $1")
+                .await
+                .map_err(op.pg())?;
+            tx.execute(&statement, &[&thread_id, &status, &reason]).await.map_err(op.pg())?;
+        }
+        tx.commit().await.map_err(op.pg())?;
+        Ok(true)
     }
 }
 
@@ -686,13 +674,7 @@ impl ApprovalStore for PostgresStore {
         row.map(|row| ParkedColumns::read(&op, &row)?.into_call(&op)).transpose()
     }
 
-    async fn advance_tool_call(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
+    async fn advance_tool_call(&self, thread_id: &str, change: &ToolCallChange) -> Result<bool, StoreError> {
         let op = Op::thread("advance_tool_call", thread_id);
         let client = self.client(op.name).await?;
         // One conditional write (A4): of two processes deciding at once, the row lock makes the
@@ -717,8 +699,8 @@ impl ApprovalStore for PostgresStore {
                     &change.decision_reason,
                     &result,
                     &thread_id,
-                    &call_id,
-                    &from.as_str(),
+                    &change.call_id,
+                    &change.from.as_str(),
                     &change.decided_by,
                     &change.decided_at,
                 ],

@@ -35,10 +35,10 @@ use self::owner::ProcessOwner;
 use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, MessageStore, RunOwnership, RunPermit,
-    StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore, RunOwnership,
+    RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
 };
-use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::approval_records::{ParkedToolCall, ToolCallChange};
 
 /// How often a store on a file looks for threads whose owner died.
 const RECOVERY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
@@ -203,50 +203,6 @@ impl SqliteStore {
         self.path.as_deref()
     }
 
-    /// Takes inbox entry `input_id` and inserts `message` in one transaction; with
-    /// [`TakeStatus::Running`], the thread's status becomes `running` in it too (one commit, so
-    /// one sync of the file).
-    async fn take(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        let operation = "take_input";
-        let thread_id = thread_id.to_owned();
-        let input_id = input_id.to_owned();
-        let message = message.cloned();
-        let owner = self.owner.clone();
-        self.run(operation, move |connection| {
-            let op = Op::message(operation, &thread_id, &input_id);
-            // One transaction for both: the input leaves the inbox exactly when its message is in.
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            let taken = tx
-                .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
-                .and_then(|mut statement| statement.execute([&thread_id, &input_id]))
-                .map_err(op.sql())?;
-            if taken == 0 {
-                return Ok(false);
-            }
-            if let Some(message) = &message {
-                insert_row(&Op::message(operation, &thread_id, &message.id), &tx, message)?;
-            }
-            if status == TakeStatus::Running {
-                let (status, reason) = rows::status_columns(&ThreadStatus::Running);
-                tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
-                    .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
-                    .map_err(op.sql())?;
-                if let Some(owner) = &owner {
-                    owner_row(&op, &tx, owner, &thread_id, true)?;
-                }
-            }
-            tx.commit().map_err(op.sql())?;
-            Ok(true)
-        })
-        .await
-    }
-
     /// The file's event hub; an error in memory, where the store hands out no [`EventLog`].
     fn hub(&self) -> Result<&Arc<EventHub>, StoreError> {
         self.events
@@ -271,36 +227,15 @@ impl SqliteStore {
     /// One try to hold `thread_id` as `owner`: `Some(took_over_a_dead_run)` once held, `None`
     /// while a live owner holds it.
     async fn try_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) -> Result<Option<bool>, StoreError> {
-        let (owner, thread_id) = (owner.clone(), thread_id.to_owned());
-        self.run("hold_run", move |connection| {
-            let op = Op::thread("hold_run", &thread_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
-            let holder: Option<String> = tx
-                .prepare_cached("SELECT owner FROM thread_owners WHERE thread_id = ?1")
-                .and_then(|mut statement| statement.query_row([&thread_id], |row| row.get(0)).optional())
-                .map_err(op.sql())?;
-            if holder.as_deref().is_some_and(|holder| owner.is_alive(holder, &thread_id)) {
-                return Ok(None);
+        let owner = owner.clone();
+        self.run_op(Op::thread("hold_run", thread_id), move |connection, op| {
+            let held = in_transaction(connection, op, TransactionBehavior::Immediate, |tx| hold_in(op, tx, &owner))?;
+            // Noted after the commit and under the connection's lock, so this store counts as
+            // the live holder exactly when its owner row is in.
+            if held.is_some() {
+                owner.note_holding(op.thread_id, true);
             }
-            tx.prepare_cached(
-                "INSERT INTO thread_owners (thread_id, owner, since) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, since = excluded.since",
-            )
-            .and_then(|mut statement| statement.execute(params![thread_id, owner.id(), crate::ids::now_ms()]))
-            .map_err(op.sql())?;
-            // A thread still `running` that no live owner holds was left so by a run that died.
-            let (failed, reason) = rows::status_columns(&ThreadStatus::Failed(super::FailReason::OwnerLost));
-            let took_over = tx
-                .prepare_cached(
-                    "UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1 AND status = 'running'",
-                )
-                .and_then(|mut statement| statement.execute(params![thread_id, failed, reason]))
-                .map_err(op.sql())?
-                == 1;
-            tx.commit().map_err(op.sql())?;
-            owner.note_holding(&thread_id, true);
-            Ok(Some(took_over))
+            Ok(held)
         })
         .await
     }
@@ -308,15 +243,14 @@ impl SqliteStore {
     /// Gives `thread_id` back: the owner row goes, if it is still this owner's (a run that set
     /// its final status took it with that write already, so this commits no change).
     async fn release_hold(&self, owner: &Arc<ProcessOwner>, thread_id: &str) {
-        let (owner, thread_id) = (owner.clone(), thread_id.to_owned());
+        let owner = owner.clone();
         let released = self
-            .run("release_hold", move |connection| {
-                let op = Op::thread("release_hold", &thread_id);
+            .run_op(Op::thread("release_hold", thread_id), move |connection, op| {
                 let result = connection
                     .prepare_cached("DELETE FROM thread_owners WHERE thread_id = ?1 AND owner = ?2")
-                    .and_then(|mut statement| statement.execute([&thread_id, owner.id()]))
+                    .and_then(|mut statement| statement.execute([op.thread_id, owner.id()]))
                     .map_err(op.sql());
-                owner.note_holding(&thread_id, false);
+                owner.note_holding(op.thread_id, false);
                 result.map(|_| ())
             })
             .await;
@@ -344,6 +278,102 @@ impl SqliteStore {
             StoreError::other(format!("{operation}: the blocking task {what}"))
         })?
     }
+
+    /// [`run`](Self::run) for `op`, which `action` gets back in the blocking pool: an operation
+    /// names itself and its ids once, and every error it gives names them.
+    async fn run_op<T: Send + 'static>(
+        &self,
+        op: Op<'_>,
+        action: impl FnOnce(&mut Connection, &Op<'_>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let op = OwnedOp::of(&op);
+        self.run(op.name, move |connection| action(connection, &op.op())).await
+    }
+
+    /// `action` in one transaction of `behavior`, committed when it succeeds: a read of several
+    /// statements is deferred, so they see one snapshot.
+    async fn transact<T: Send + 'static>(
+        &self,
+        op: Op<'_>,
+        behavior: TransactionBehavior,
+        action: impl FnOnce(&Transaction<'_>, &Op<'_>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.run_op(op, move |connection, op| in_transaction(connection, op, behavior, |tx| action(tx, op))).await
+    }
+
+    /// A write: [`transact`](Self::transact) in an immediate transaction, which takes the file's
+    /// write lock at its start, so a write never fails half way for another process's lock.
+    async fn write<T: Send + 'static>(
+        &self,
+        op: Op<'_>,
+        action: impl FnOnce(&Transaction<'_>, &Op<'_>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.transact(op, TransactionBehavior::Immediate, action).await
+    }
+}
+
+/// An [`Op`] that owns its ids, to move into the blocking pool.
+struct OwnedOp {
+    name: &'static str,
+    thread_id: String,
+    message_id: Option<String>,
+    row: Option<i64>,
+}
+
+impl OwnedOp {
+    fn of(op: &Op<'_>) -> Self {
+        OwnedOp {
+            name: op.name,
+            thread_id: op.thread_id.to_owned(),
+            message_id: op.message_id.map(str::to_owned),
+            row: op.row,
+        }
+    }
+
+    fn op(&self) -> Op<'_> {
+        Op { name: self.name, thread_id: &self.thread_id, message_id: self.message_id.as_deref(), row: self.row }
+    }
+}
+
+/// `try_hold`'s transaction: the thread's owner row becomes `owner`'s unless a live owner
+/// holds it (`None`); `Some(took_over_a_dead_run)` once written.
+fn hold_in(op: &Op<'_>, tx: &Transaction<'_>, owner: &ProcessOwner) -> Result<Option<bool>, StoreError> {
+    let thread_id = op.thread_id;
+    ensure_thread(op, tx)?;
+    let holder: Option<String> = tx
+        .prepare_cached("SELECT owner FROM thread_owners WHERE thread_id = ?1")
+        .and_then(|mut statement| statement.query_row([thread_id], |row| row.get(0)).optional())
+        .map_err(op.sql())?;
+    if holder.as_deref().is_some_and(|holder| owner.is_alive(holder, thread_id)) {
+        return Ok(None);
+    }
+    tx.prepare_cached(
+        "INSERT INTO thread_owners (thread_id, owner, since) VALUES (?1, ?2, ?3)
+         ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, since = excluded.since",
+    )
+    .and_then(|mut statement| statement.execute(params![thread_id, owner.id(), crate::ids::now_ms()]))
+    .map_err(op.sql())?;
+    // A thread still `running` that no live owner holds was left so by a run that died.
+    let (failed, reason) = rows::status_columns(&ThreadStatus::Failed(super::FailReason::OwnerLost));
+    let took_over = tx
+        .prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1 AND status = 'running'")
+        .and_then(|mut statement| statement.execute(params![thread_id, failed, reason]))
+        .map_err(op.sql())?;
+    Ok(Some(took_over == 1))
+}
+
+/// Runs `action` in one transaction of `behavior`, committed when it succeeds (and rolled back,
+/// by the drop, when it fails).
+fn in_transaction<T>(
+    connection: &mut Connection,
+    op: &Op<'_>,
+    behavior: TransactionBehavior,
+    action: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let tx = connection.transaction_with_behavior(behavior).map_err(op.sql())?;
+    let value = action(&tx)?;
+    tx.commit().map_err(op.sql())?;
+    Ok(value)
 }
 
 /// Sets the connection up: busy timeout, WAL (for files), foreign keys, then the schema.
@@ -598,14 +628,12 @@ fn insert_row(op: &Op<'_>, tx: &Transaction<'_>, message: &HookMessage) -> Resul
 #[async_trait::async_trait]
 impl MessageStore for SqliteStore {
     async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        let thread = thread.clone();
-        self.run("create_thread", move |connection| {
-            let op = Op::thread("create_thread", &thread.id);
-            let arguments = rows::encode(&op, "the arguments", &thread.arguments)?;
-            let (status, reason) = rows::status_columns(&thread.status);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+        let record = thread.clone();
+        self.write(Op::thread("create_thread", &thread.id), move |tx, op| {
+            let arguments = rows::encode(op, "the arguments", &record.arguments)?;
+            let (status, reason) = rows::status_columns(&record.status);
             let exists: bool = tx
-                .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&thread.id], |row| row.get(0))
+                .query_row("SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?1)", [&record.id], |row| row.get(0))
                 .map_err(op.sql())?;
             if exists {
                 return Err(op.error(StoreErrorKind::Conflict, "the thread already exists"));
@@ -613,28 +641,21 @@ impl MessageStore for SqliteStore {
             tx.execute(
                 "INSERT INTO threads (id, agent, user_id, created_at, arguments, status, status_reason)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![thread.id, thread.agent, thread.user_id, thread.created_at, arguments, status, reason],
+                params![record.id, record.agent, record.user_id, record.created_at, arguments, status, reason],
             )
             .map_err(op.sql())?;
-            for (key, value) in &thread.values {
-                write_value(&op, &tx, key, value)?;
+            for (key, value) in &record.values {
+                write_value(op, tx, key, value)?;
             }
-            tx.commit().map_err(op.sql())
+            Ok(())
         })
         .await
     }
 
     async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("load_thread", move |connection| {
-            let op = Op::thread("load_thread", &thread_id);
-            // A read transaction: the thread and its values are one snapshot.
-            let tx = connection.transaction().map_err(op.sql())?;
-            let record = read_thread(&op, &tx)?;
-            tx.commit().map_err(op.sql())?;
-            Ok(record)
-        })
-        .await
+        // A read transaction: the thread and its values are one snapshot.
+        self.transact(Op::thread("load_thread", thread_id), TransactionBehavior::Deferred, |tx, op| read_thread(op, tx))
+            .await
     }
 
     async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
@@ -663,15 +684,10 @@ impl MessageStore for SqliteStore {
     }
 
     async fn set_value(&self, thread_id: &str, key: &str, value: &Value) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
-        let key = key.to_owned();
-        let value = value.clone();
-        self.run("set_value", move |connection| {
-            let op = Op::thread("set_value", &thread_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
-            write_value(&op, &tx, &key, &value)?;
-            tx.commit().map_err(op.sql())
+        let (key, value) = (key.to_owned(), value.clone());
+        self.write(Op::thread("set_value", thread_id), move |tx, op| {
+            ensure_thread(op, tx)?;
+            write_value(op, tx, &key, &value)
         })
         .await
     }
@@ -679,57 +695,46 @@ impl MessageStore for SqliteStore {
     /// Sets the status, and this store's owner row of the thread in the same transaction (see
     /// `owner_row`): a run's end costs one commit.
     async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
         let running = *status == ThreadStatus::Running;
         let owner = self.owner.clone();
         let status = status.clone();
-        self.run("set_status", move |connection| {
-            let op = Op::thread("set_status", &thread_id);
+        self.write(Op::thread("set_status", thread_id), move |tx, op| {
             let (status, reason) = rows::status_columns(&status);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
             let changed = tx
                 .prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
-                .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
+                .and_then(|mut statement| statement.execute(params![op.thread_id, status, reason]))
                 .map_err(op.sql())?;
             if changed == 0 {
                 return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
             }
-            if let Some(owner) = &owner {
-                owner_row(&op, &tx, owner, &thread_id, running)?;
+            match &owner {
+                Some(owner) => owner_row(op, tx, owner, op.thread_id, running),
+                None => Ok(()),
             }
-            tx.commit().map_err(op.sql())
         })
         .await
     }
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
+        let op = Op::message("insert_message", thread_id, &message.id);
         let message = message.clone();
-        self.run("insert_message", move |connection| {
-            let op = Op::message("insert_message", &thread_id, &message.id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            insert_row(&op, &tx, &message)?;
-            tx.commit().map_err(op.sql())
-        })
-        .await
+        self.write(op, move |tx, op| insert_row(op, tx, &message)).await
     }
 
     async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
-        let (thread_id, agent, message) = (thread_id.to_owned(), agent.to_owned(), message.cloned());
-        self.run("hand_off", move |connection| {
-            let op = Op::thread("hand_off", &thread_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
+        let (agent, message) = (agent.to_owned(), message.cloned());
+        self.write(Op::thread("hand_off", thread_id), move |tx, op| {
             if let Some(message) = &message {
-                insert_row(&Op::message("hand_off", &thread_id, &message.id), &tx, message)?;
+                insert_row(&Op::message(op.name, op.thread_id, &message.id), tx, message)?;
             }
             let changed = tx
                 .prepare_cached("UPDATE threads SET agent = ?2 WHERE id = ?1")
-                .and_then(|mut statement| statement.execute([&thread_id, &agent]))
+                .and_then(|mut statement| statement.execute([op.thread_id, &agent]))
                 .map_err(op.sql())?;
             if changed == 0 {
                 return Err(op.error(StoreErrorKind::NotFound, "no such thread"));
             }
-            tx.commit().map_err(op.sql())
+            Ok(())
         })
         .await
     }
@@ -740,25 +745,22 @@ impl MessageStore for SqliteStore {
         message_id: &str,
         update: &MessageUpdate,
     ) -> Result<HookMessage, StoreError> {
-        let thread_id = thread_id.to_owned();
-        let message_id = message_id.to_owned();
         let update = update.clone();
-        self.run("update_message", move |connection| {
-            let op = Op::message("update_message", &thread_id, &message_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
+        self.write(Op::message("update_message", thread_id, message_id), move |tx, op| {
+            let (thread_id, message_id) = (op.thread_id, op.message_id.unwrap_or_default());
+            ensure_thread(op, tx)?;
             let mut message = {
                 let mut statement = tx
                     .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 AND id = ?2"))
                     .map_err(op.sql())?;
-                let mut rows = statement.query([&thread_id, &message_id]).map_err(op.sql())?;
+                let mut rows = statement.query([thread_id, message_id]).map_err(op.sql())?;
                 match rows.next().map_err(op.sql())? {
-                    Some(row) => read_message("update_message", &thread_id, row)?,
+                    Some(row) => read_message(op.name, thread_id, row)?,
                     None => return Err(op.error(StoreErrorKind::NotFound, "no such message")),
                 }
             };
             update.apply_to(&mut message);
-            let extra = rows::extra_json(&op, &message)?;
+            let extra = rows::extra_json(op, &message)?;
             // Every column is written, the id too: it is the row's own (`apply_to` keeps it).
             let assignments = MESSAGE_COLUMN_LIST
                 .iter()
@@ -767,33 +769,26 @@ impl MessageStore for SqliteStore {
                 .collect::<Vec<_>>();
             tx.execute(
                 &format!("UPDATE messages SET {} WHERE thread_id = ?1 AND id = ?2", assignments.join(", ")),
-                message_params(&thread_id, &message_id, &message, &extra).map_err(op.sql())?,
+                message_params(thread_id, &message_id, &message, &extra).map_err(op.sql())?,
             )
             .map_err(op.sql())?;
-            tx.commit().map_err(op.sql())?;
             Ok(message)
         })
         .await
     }
 
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("messages", move |connection| {
-            let op = Op::thread("messages", &thread_id);
-            // A read transaction: the existence check and the rows see one snapshot.
-            let tx = connection.transaction().map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
+        // A read transaction: the existence check and the rows see one snapshot.
+        self.transact(Op::thread("messages", thread_id), TransactionBehavior::Deferred, |tx, op| {
+            ensure_thread(op, tx)?;
+            let mut statement = tx
+                .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 ORDER BY seq"))
+                .map_err(op.sql())?;
+            let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
             let mut messages = Vec::new();
-            {
-                let mut statement = tx
-                    .prepare(&format!("SELECT {READ_COLUMNS} FROM messages WHERE thread_id = ?1 ORDER BY seq"))
-                    .map_err(op.sql())?;
-                let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
-                while let Some(row) = rows.next().map_err(op.sql())? {
-                    messages.push(read_message("messages", &thread_id, row)?);
-                }
+            while let Some(row) = rows.next().map_err(op.sql())? {
+                messages.push(read_message(op.name, op.thread_id, row)?);
             }
-            tx.commit().map_err(op.sql())?;
             Ok(messages)
         })
         .await
@@ -980,39 +975,34 @@ impl EventLog for SqliteStore {
 #[async_trait::async_trait]
 impl InboxStore for SqliteStore {
     async fn enqueue_input(&self, thread_id: &str, entry: &InboxEntry) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
-        let op = Op::message("enqueue_input", &thread_id, &entry.id);
+        let op = Op::message("enqueue_input", thread_id, &entry.id);
         let message = inbox::encode(entry).map_err(|e| op.error(StoreErrorKind::Other, e))?;
-        let (id, at) = (entry.id.clone(), entry.enqueued_at);
+        let at = entry.enqueued_at;
         let owner = self.owner.as_ref().map(|owner| owner.id().to_owned());
-        self.run("enqueue_input", move |connection| {
-            let op = Op::message("enqueue_input", &thread_id, &id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
+        self.write(op, move |tx, op| {
+            ensure_thread(op, tx)?;
             let inserted = tx
                 .prepare_cached(
                     "INSERT INTO thread_inbox (thread_id, id, message, enqueued_at, owner) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (thread_id, id) DO NOTHING",
                 )
-                .and_then(|mut statement| statement.execute(params![thread_id, id, message, at, owner]))
+                .and_then(|mut statement| statement.execute(params![op.thread_id, op.message_id, message, at, owner]))
                 .map_err(op.sql())?;
             if inserted == 0 {
                 return Err(op.error(StoreErrorKind::Conflict, "the inbox entry already exists"));
             }
-            tx.commit().map_err(op.sql())
+            Ok(())
         })
         .await
     }
 
     async fn pending_inputs(&self, thread_id: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("pending_inputs", move |connection| {
-            let op = Op::thread("pending_inputs", &thread_id);
+        self.run_op(Op::thread("pending_inputs", thread_id), |connection, op| {
             let mut statement = connection
                 .prepare_cached("SELECT id, message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 ORDER BY seq")
                 .map_err(op.sql())?;
             let rows = statement
-                .query_map([&thread_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))
+                .query_map([op.thread_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))
                 .map_err(op.sql())?;
             let mut entries = Vec::new();
             for row in rows {
@@ -1025,49 +1015,67 @@ impl InboxStore for SqliteStore {
     }
 
     async fn pending_input(&self, thread_id: &str, input_id: &str) -> Result<Option<InboxEntry>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        let input_id = input_id.to_owned();
-        self.run("pending_input", move |connection| {
-            let op = Op::message("pending_input", &thread_id, &input_id);
+        self.run_op(Op::message("pending_input", thread_id, input_id), |connection, op| {
+            let input_id = op.message_id.unwrap_or_default();
             let row: Option<(String, i64)> = connection
                 .prepare_cached("SELECT message, enqueued_at FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
                 .and_then(|mut statement| {
-                    statement.query_row([&thread_id, &input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+                    statement.query_row([op.thread_id, input_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()
                 })
                 .map_err(op.sql())?;
             row.map(|(message, at)| {
-                inbox::decode(input_id.clone(), &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
+                inbox::decode(input_id.to_owned(), &message, at).map_err(|e| op.error(StoreErrorKind::Corrupt, e))
             })
             .transpose()
         })
         .await
     }
 
-    async fn take_input(
-        &self,
-        thread_id: &str,
-        input_id: &str,
-        message: Option<&HookMessage>,
-        status: TakeStatus,
-    ) -> Result<bool, StoreError> {
-        self.take(thread_id, input_id, message, status).await
+    /// One transaction for all: the input leaves the inbox exactly when its message is in,
+    /// and with [`TakeStatus::Running`] the thread's status becomes `running` in it too (one
+    /// commit, so one sync of the file).
+    async fn take_input(&self, thread_id: &str, take: &InputTake<'_>) -> Result<bool, StoreError> {
+        let (message, status) = (take.message.cloned(), take.status);
+        let owner = self.owner.clone();
+        self.write(Op::message("take_input", thread_id, take.input_id), move |tx, op| {
+            let (thread_id, input_id) = (op.thread_id, op.message_id.unwrap_or_default());
+            let taken = tx
+                .prepare_cached("DELETE FROM thread_inbox WHERE thread_id = ?1 AND id = ?2")
+                .and_then(|mut statement| statement.execute([thread_id, input_id]))
+                .map_err(op.sql())?;
+            if taken == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = &message {
+                insert_row(&Op::message(op.name, thread_id, &message.id), tx, message)?;
+            }
+            if status == TakeStatus::Running {
+                let (status, reason) = rows::status_columns(&ThreadStatus::Running);
+                tx.prepare_cached("UPDATE threads SET status = ?2, status_reason = ?3 WHERE id = ?1")
+                    .and_then(|mut statement| statement.execute(params![thread_id, status, reason]))
+                    .map_err(op.sql())?;
+                if let Some(owner) = &owner {
+                    owner_row(op, tx, owner, thread_id, true)?;
+                }
+            }
+            Ok(true)
+        })
+        .await
     }
 }
 
 #[async_trait::async_trait]
 impl ApprovalStore for SqliteStore {
     async fn park_tool_calls(&self, thread_id: &str, calls: &[ParkedToolCall]) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
         let calls = calls.to_vec();
-        self.run("park_tool_calls", move |connection| {
-            let op = Op::thread("park_tool_calls", &thread_id);
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(op.sql())?;
-            ensure_thread(&op, &tx)?;
+        self.write(Op::thread("park_tool_calls", thread_id), move |tx, op| {
+            let thread_id = op.thread_id;
+            ensure_thread(op, tx)?;
             for call in &calls {
-                let json = ParkedJson::of(&op, call)?;
+                let json = ParkedJson::of(op, call)?;
                 // A settled call of a reused id gives way to the new one.
                 tx.prepare_cached("DELETE FROM parked_tool_calls WHERE thread_id = ?1 AND id = ?2 AND settled = 1")
-                    .and_then(|mut statement| statement.execute([&thread_id, &call.id]))
+                    .and_then(|mut statement| statement.execute([thread_id, &call.id]))
                     .map_err(op.sql())?;
                 tx.execute(
                     "INSERT INTO parked_tool_calls
@@ -1091,24 +1099,22 @@ impl ApprovalStore for SqliteStore {
                 )
                 .map_err(op.sql())?;
             }
-            tx.commit().map_err(op.sql())
+            Ok(())
         })
         .await
     }
 
     async fn parked_tool_calls(&self, thread_id: &str) -> Result<Vec<ParkedToolCall>, StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("parked_tool_calls", move |connection| {
-            let op = Op::thread("parked_tool_calls", &thread_id);
+        self.run_op(Op::thread("parked_tool_calls", thread_id), |connection, op| {
             let mut statement = connection
                 .prepare_cached(&format!(
                     "SELECT {PARKED_COLUMN_LIST} FROM parked_tool_calls WHERE thread_id = ?1 AND settled = 0 ORDER BY position"
                 ))
                 .map_err(op.sql())?;
-            let mut rows = statement.query([&thread_id]).map_err(op.sql())?;
+            let mut rows = statement.query([op.thread_id]).map_err(op.sql())?;
             let mut calls = Vec::new();
             while let Some(row) = rows.next().map_err(op.sql())? {
-                calls.push(ParkedColumns::read(&op, row)?.into_call(&op)?);
+                calls.push(ParkedColumns::read(op, row)?.into_call(op)?);
             }
             Ok(calls)
         })
@@ -1116,33 +1122,24 @@ impl ApprovalStore for SqliteStore {
     }
 
     async fn tool_call(&self, thread_id: &str, call_id: &str) -> Result<Option<ParkedToolCall>, StoreError> {
-        let (thread_id, call_id) = (thread_id.to_owned(), call_id.to_owned());
-        self.run("tool_call", move |connection| {
-            let op = Op::message("tool_call", &thread_id, &call_id);
+        self.run_op(Op::message("tool_call", thread_id, call_id), |connection, op| {
             let mut statement = connection
                 .prepare_cached(&format!(
                     "SELECT {PARKED_COLUMN_LIST} FROM parked_tool_calls WHERE thread_id = ?1 AND id = ?2"
                 ))
                 .map_err(op.sql())?;
-            let mut rows = statement.query([&thread_id, &call_id]).map_err(op.sql())?;
+            let mut rows = statement.query([op.thread_id, op.message_id.unwrap_or_default()]).map_err(op.sql())?;
             match rows.next().map_err(op.sql())? {
-                Some(row) => Ok(Some(ParkedColumns::read(&op, row)?.into_call(&op)?)),
+                Some(row) => Ok(Some(ParkedColumns::read(op, row)?.into_call(op)?)),
                 None => Ok(None),
             }
         })
         .await
     }
 
-    async fn advance_tool_call(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-        from: ApprovalState,
-        change: &ToolCallChange,
-    ) -> Result<bool, StoreError> {
-        let (thread_id, call_id, change) = (thread_id.to_owned(), call_id.to_owned(), change.clone());
-        self.run("advance_tool_call", move |connection| {
-            let op = Op::thread("advance_tool_call", &thread_id);
+    async fn advance_tool_call(&self, thread_id: &str, change: &ToolCallChange) -> Result<bool, StoreError> {
+        let change = change.clone();
+        self.run_op(Op::thread("advance_tool_call", thread_id), move |connection, op| {
             // One conditional write (A4): of two deciders, the second finds the state moved on.
             let moved = connection
                 .execute(
@@ -1155,9 +1152,9 @@ impl ApprovalStore for SqliteStore {
                         change.arguments.as_ref().map(Value::to_string),
                         change.decision_reason,
                         change.result.as_ref().map(Value::to_string),
-                        thread_id,
-                        call_id,
-                        from.as_str(),
+                        op.thread_id,
+                        change.call_id,
+                        change.from.as_str(),
                         change.decided_by,
                         change.decided_at,
                     ],
@@ -1169,11 +1166,12 @@ impl ApprovalStore for SqliteStore {
     }
 
     async fn settle_parked_tool_calls(&self, thread_id: &str) -> Result<(), StoreError> {
-        let thread_id = thread_id.to_owned();
-        self.run("settle_parked_tool_calls", move |connection| {
-            let op = Op::thread("settle_parked_tool_calls", &thread_id);
+        self.run_op(Op::thread("settle_parked_tool_calls", thread_id), |connection, op| {
             connection
-                .execute("UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0", [&thread_id])
+                .execute(
+                    "UPDATE parked_tool_calls SET settled = 1 WHERE thread_id = ?1 AND settled = 0",
+                    [op.thread_id],
+                )
                 .map_err(op.sql())?;
             Ok(())
         })
