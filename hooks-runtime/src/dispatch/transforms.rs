@@ -24,7 +24,7 @@ trait TransformKind: 'static {
     type Sync: Copy;
     /// The typed chain of plain sync hooks, when `chain` is this kind's.
     fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]>;
-    /// A typed plain sync hook's call.
+    /// A sync adapter's call: its outcome, in a register.
     fn call_plain<'v>(
         call: Self::Sync,
         state: &'v ThreadState,
@@ -32,14 +32,8 @@ trait TransformKind: 'static {
         value: &'v mut Self::Value,
         ctx: &'v HookExecutionContext,
     ) -> HookResult<()>;
-    /// A plain sync hook's call: its outcome, in a register.
-    fn call_sync<'v>(
-        handler: &HookHandler,
-        state: &'v ThreadState,
-        arg: &'v Self::Arg,
-        value: &'v mut Self::Value,
-        ctx: &'v HookExecutionContext,
-    ) -> HookResult<()>;
+    /// The sync adapter of a hook known to be sync.
+    fn sync_of(handler: &HookHandler) -> Self::Sync;
     /// Any hook's call.
     fn call<'v>(
         handler: &HookHandler,
@@ -56,8 +50,6 @@ macro_rules! transform_kind {
         impl TransformKind for $marker {
             type Value = $value;
             type Arg = $arg;
-            // The variants of one marker have one signature.
-            type Sync = sync_adapter::$first;
             #[inline(always)]
             fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]> {
                 match chain {
@@ -65,16 +57,6 @@ macro_rules! transform_kind {
                     #[allow(unreachable_patterns)]
                     _ => None,
                 }
-            }
-            #[inline(always)]
-            fn call_plain<'v>(
-                call: Self::Sync,
-                $state: &'v ThreadState,
-                $a: &'v Self::Arg,
-                $v: &'v mut Self::Value,
-                $ctx: &'v HookExecutionContext,
-            ) -> HookResult<()> {
-                call($($call),*)
             }
             adapter_calls!('v, [$first $(| $variant)*], (
                 $state: &'v ThreadState,
@@ -312,7 +294,7 @@ fn run_sync<K: TransformKind>(
             }
         }
         let failure = match panics::catch_entered(&in_hook, || {
-            K::call_sync(entry.handler(), state, arg, value, &entry.context)
+            K::call_plain(K::sync_of(entry.handler()), state, arg, value, &entry.context)
         }) {
             Ok(Ok(())) => continue,
             Ok(Err(error)) => HookFailure::Error(error),
@@ -387,7 +369,7 @@ fn blocking_call<K: TransformKind>(
     arg: &K::Arg,
     value: &mut K::Value,
 ) -> Result<(), HookFailure> {
-    let call = || Answer::Ready(K::call_sync(entry.handler(), state, arg, value, &entry.context));
+    let call = || Answer::Ready(K::call_plain(K::sync_of(entry.handler()), state, arg, value, &entry.context));
     match invoke::start(entry, dispatch.timeout_of(entry), call) {
         Started::Done(outcome) => outcome,
         Started::Pending(_) => unreachable!("a sync adapter answered a future"),
