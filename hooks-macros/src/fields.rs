@@ -165,104 +165,88 @@ impl<'a> FieldReader<'a> {
         self.cx.error_at(self.span, format!("{} is missing `{key}`: add `{key}: {example}`", self.what));
     }
 
-    fn mistyped(&self, key: &Ident, value: &Value, expected: &str) {
+    fn mistyped(&self, key: &Ident, value: &Value, expected: impl std::fmt::Display) {
         self.cx.error_at(value.span(), format!("`{key}` expects {expected}"));
     }
 
-    pub(crate) fn ident(&mut self, key: &'static str, example: &str) -> Option<Ident> {
+    /// The value of `key` as `found` takes it; a value of another type is an error saying that
+    /// the key expects `expected` (formatted only then).
+    fn typed<T>(
+        &mut self,
+        key: &'static str,
+        expected: std::fmt::Arguments<'_>,
+        found: impl FnOnce(Value) -> Result<T, Value>,
+    ) -> Option<T> {
         let (k, value) = self.take(key)?;
-        match value {
-            Value::Path(path) if path.get_ident().is_some() => path.get_ident().cloned(),
-            other => {
-                self.mistyped(&k, &other, &format!("a plain name, e.g. `{key}: {example}`"));
-                None
-            }
-        }
+        found(value).map_err(|other| self.mistyped(&k, &other, expected)).ok()
+    }
+
+    pub(crate) fn ident(&mut self, key: &'static str, example: &str) -> Option<Ident> {
+        self.typed(key, format_args!("a plain name, e.g. `{key}: {example}`"), |value| match value {
+            Value::Path(path) => path.get_ident().cloned().ok_or(Value::Path(path)),
+            other => Err(other),
+        })
     }
 
     /// A plain name or a string literal: `as: mailbox` or `as: "mailbox"`.
     pub(crate) fn name_or_string(&mut self, key: &'static str, example: &str) -> Option<String> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Lit(Lit::Str(lit)) => Some(lit.value()),
-            Value::Path(path) if path.get_ident().is_some() => path.get_ident().map(Ident::to_string),
-            other => {
-                self.mistyped(&k, &other, &format!("a name or a string, e.g. `{key}: {example}`"));
-                None
-            }
-        }
+        self.typed(key, format_args!("a name or a string, e.g. `{key}: {example}`"), |value| match value {
+            Value::Lit(Lit::Str(lit)) => Ok(lit.value()),
+            Value::Path(path) => path.get_ident().map(Ident::to_string).ok_or(Value::Path(path)),
+            other => Err(other),
+        })
     }
 
     pub(crate) fn path(&mut self, key: &'static str, example: &str) -> Option<Path> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Path(path) => Some(path),
-            other => {
-                self.mistyped(&k, &other, &format!("a name or path, e.g. `{key}: {example}`"));
-                None
-            }
-        }
+        self.typed(key, format_args!("a name or path, e.g. `{key}: {example}`"), |value| match value {
+            Value::Path(path) => Ok(path),
+            other => Err(other),
+        })
     }
 
     pub(crate) fn string(&mut self, key: &'static str) -> Option<LitStr> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Lit(Lit::Str(lit)) => Some(lit),
-            other => {
-                self.mistyped(&k, &other, &format!("a string literal, e.g. `{key}: \"...\"`"));
-                None
-            }
-        }
+        self.typed(key, format_args!("a string literal, e.g. `{key}: \"...\"`"), |value| match value {
+            Value::Lit(Lit::Str(lit)) => Ok(lit),
+            other => Err(other),
+        })
     }
 
     pub(crate) fn bool(&mut self, key: &'static str) -> Option<LitBool> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Lit(Lit::Bool(lit)) => Some(lit),
-            other => {
-                self.mistyped(&k, &other, &format!("`true` or `false`, e.g. `{key}: true`"));
-                None
-            }
-        }
+        self.typed(key, format_args!("`true` or `false`, e.g. `{key}: true`"), |value| match value {
+            Value::Lit(Lit::Bool(lit)) => Ok(lit),
+            other => Err(other),
+        })
     }
 
     pub(crate) fn int(&mut self, key: &'static str) -> Option<(LitInt, u32)> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Lit(Lit::Int(lit)) => match lit.base10_parse::<u32>() {
-                Ok(number) if number > 0 => Some((lit, number)),
-                _ => {
-                    self.cx.error_spanned_by(&lit, format!("`{k}` must be a whole number above 0"));
-                    None
-                }
-            },
-            other => {
-                self.mistyped(&k, &other, &format!("a whole number, e.g. `{key}: 6`"));
+        let lit = self.typed(key, format_args!("a whole number, e.g. `{key}: 6`"), |value| match value {
+            Value::Lit(Lit::Int(lit)) => Ok(lit),
+            other => Err(other),
+        })?;
+        match lit.base10_parse::<u32>() {
+            Ok(number) if number > 0 => Some((lit, number)),
+            _ => {
+                self.cx.error_spanned_by(&lit, format!("`{key}` must be a whole number above 0"));
                 None
             }
         }
     }
 
+    /// The list and its key's token (for errors about the list as a whole).
     pub(crate) fn array(&mut self, key: &'static str, example: &str) -> Option<(Ident, Vec<Value>)> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Array(_, values) => Some((k, values)),
-            other => {
-                self.mistyped(&k, &other, &format!("a list in brackets, e.g. `{key}: {example}`"));
-                None
-            }
-        }
+        let values =
+            self.typed(key, format_args!("a list in brackets, e.g. `{key}: {example}`"), |value| match value {
+                Value::Array(_, values) => Ok(values),
+                other => Err(other),
+            })?;
+        Some((self.key(key)?, values))
     }
 
     pub(crate) fn object(&mut self, key: &'static str, example: &str) -> Option<Fields> {
-        let (k, value) = self.take(key)?;
-        match value {
-            Value::Object(fields) => Some(fields),
-            other => {
-                self.mistyped(&k, &other, &format!("an object in braces, e.g. `{key}: {example}`"));
-                None
-            }
-        }
+        self.typed(key, format_args!("an object in braces, e.g. `{key}: {example}`"), |value| match value {
+            Value::Object(fields) => Ok(fields),
+            other => Err(other),
+        })
     }
 
     /// `[a, b::c]` as paths, each element checked.
@@ -283,7 +267,7 @@ impl<'a> FieldReader<'a> {
                     None
                 }
                 other => {
-                    self.mistyped(&k, &other, &format!("a list of names or paths, e.g. `{key}: {example}`"));
+                    self.mistyped(&k, &other, format_args!("a list of names or paths, e.g. `{key}: {example}`"));
                     None
                 }
             })
@@ -298,7 +282,7 @@ impl<'a> FieldReader<'a> {
             .filter_map(|value| match value {
                 Value::Lit(Lit::Str(lit)) => Some(lit),
                 other => {
-                    self.mistyped(&k, &other, &format!("a list of string literals, e.g. `{key}: {example}`"));
+                    self.mistyped(&k, &other, format_args!("a list of string literals, e.g. `{key}: {example}`"));
                     None
                 }
             })

@@ -62,12 +62,10 @@ pub(crate) fn record_run_end(status: &crate::store::ThreadStatus, usage: Option<
     }
     span.record("hooks.run.status", status.as_str());
     if let Some(usage) = usage {
-        span.record("gen_ai.usage.input_tokens", count(usage.prompt_tokens));
-        span.record("gen_ai.usage.output_tokens", count(usage.completion_tokens));
+        record_usage(&span, usage);
     }
     if let crate::store::ThreadStatus::Failed(reason) = status {
-        span.record("error.type", reason.as_str());
-        span.record("otel.status_code", "ERROR");
+        record_error(&span, reason.as_str());
     }
 }
 
@@ -116,8 +114,7 @@ pub(crate) fn record_response(
     #[cfg(feature = "otel")]
     crate::otel::set_string_array(span, "gen_ai.response.finish_reasons", &[finish_reason.as_str()]);
     if let Some(usage) = usage {
-        span.record("gen_ai.usage.input_tokens", count(usage.prompt_tokens));
-        span.record("gen_ai.usage.output_tokens", count(usage.completion_tokens));
+        record_usage(span, usage);
     }
     if let Some((text, calls)) = output {
         let mut parts = Vec::new();
@@ -137,8 +134,7 @@ pub(crate) fn record_chat_error(span: &Span, kind: &'static str) {
     if span.is_disabled() {
         return;
     }
-    span.record("error.type", kind);
-    span.record("otel.status_code", "ERROR");
+    record_error(span, kind);
 }
 
 /// The span of tool call `call` on thread `thread`, from its governing to its stored result: the
@@ -179,8 +175,7 @@ pub(crate) fn record_tool_result(result: &HookToolResult, outcome: &'static str,
     }
     span.record("hooks.tool.outcome", outcome);
     if outcome != "success" {
-        span.record("error.type", outcome);
-        span.record("otel.status_code", "ERROR");
+        record_error(&span, outcome);
     }
     if contents {
         let text = result.result.as_deref().or(result.error.as_deref()).unwrap_or_default();
@@ -197,6 +192,19 @@ pub(crate) fn record_tool_waiting() {
     if span.metadata().is_some_and(|metadata| metadata.name() == "execute_tool") {
         span.record("hooks.tool.outcome", "awaiting_approval");
     }
+}
+
+/// Records the tokens of a run or a model call, on an `invoke_agent` or `chat` span.
+fn record_usage(span: &Span, usage: Usage) {
+    span.record("gen_ai.usage.input_tokens", count(usage.prompt_tokens));
+    span.record("gen_ai.usage.output_tokens", count(usage.completion_tokens));
+}
+
+/// Records a failure as the conventions want it on every span of theirs: its kind as
+/// `error.type`, and the span's status as an error.
+fn record_error(span: &Span, kind: &str) {
+    span.record("error.type", kind);
+    span.record("otel.status_code", "ERROR");
 }
 
 /// A count as a signed integer: OpenTelemetry's integer attributes are `i64`, and

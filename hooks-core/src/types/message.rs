@@ -29,52 +29,102 @@ impl Role {
     }
 }
 
-/// A persisted message as hooks see it (spec §6.1).
-///
-/// Built with [`new`](Self::new) and the `with_*` methods, or from a [`MessageRecord`] with
-/// [`MessageRecord::into_message`]; its fields are read and set directly.
-///
-/// ```
-/// use hooks_runtime::types::{HookMessage, Role};
-///
-/// let message: HookMessage = serde_json::from_str(
-///     r#"{"id":"m1","role":"user","content":"hi","created_at":1700000000000}"#,
-/// ).unwrap();
-/// assert_eq!(message, HookMessage::new("m1", Role::User, "hi", 1_700_000_000_000));
-/// assert_eq!(message.content.as_deref(), Some("hi"));
-/// ```
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct HookMessage {
-    /// The message id.
-    pub id: String,
-    /// Who wrote it.
-    pub role: Role,
-    /// Its text; `null` for an assistant message that only calls tools.
-    pub content: Option<String>,
-    /// An optional author name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The assistant's tool calls, as a JSON array encoded in a string (the spec's shape).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<String>,
-    /// For a tool message, the id of the call it answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// Creation time, in milliseconds since the Unix epoch.
-    pub created_at: i64,
-    /// The parent message, for nested executions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
-    /// Nesting depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub depth: Option<u32>,
-    /// A silent message is stored and sent to the model but not shown to people.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub silent: Option<bool>,
-    /// Fields beyond the specification's (`status`, `tool_status`, `metadata`, ...).
-    #[serde(flatten)]
-    pub extra: ExtraFields,
+/// Declares [`HookMessage`] or [`MessageRecord`] (`non_exhaustive`, with `Debug`, `PartialEq` and
+/// serde derived) and its field-by-field `Clone`. The invocation
+/// gives the fields whose docs and serde defaults differ between a stored message and a record
+/// about to be stored (`id`, `role`, `content`, `created_at`); the optional fields both carry
+/// are written here once, so that they cannot drift apart, in the specification's order (the
+/// order they serialize in). The structs stay plain structs: `extra` is the one flattened field,
+/// as before, so deserializing a message buffers nothing more.
+macro_rules! message_struct {
+    (
+        $(#[$attr:meta])*
+        pub struct $type:ident {
+            $(#[$id_attr:meta])* pub id: String,
+            $(#[$role_attr:meta])* pub role: Role,
+            $(#[$content_attr:meta])* pub content: Option<String>,
+            $(#[$created_at_attr:meta])* pub created_at: i64,
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub struct $type {
+            $(#[$id_attr])*
+            pub id: String,
+            $(#[$role_attr])*
+            pub role: Role,
+            $(#[$content_attr])*
+            pub content: Option<String>,
+            /// An optional author name.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name: Option<String>,
+            /// The assistant's tool calls, as a JSON array encoded in a string (the spec's shape).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tool_calls: Option<String>,
+            /// For a tool message, the id of the call it answers.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tool_call_id: Option<String>,
+            $(#[$created_at_attr])*
+            pub created_at: i64,
+            /// The parent message, for nested executions.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub parent_id: Option<String>,
+            /// Nesting depth.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub depth: Option<u32>,
+            /// A silent message is stored and sent to the model but not shown to people.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub silent: Option<bool>,
+            /// Fields beyond the specification's (`status`, `tool_status`, `metadata`, ...), kept
+            /// through every hook and into the store.
+            #[serde(flatten)]
+            pub extra: ExtraFields,
+        }
+
+        clone_field_by_field!($type {
+            id,
+            role,
+            content,
+            name,
+            tool_calls,
+            tool_call_id,
+            created_at,
+            parent_id,
+            depth,
+            silent;
+            extra
+        });
+    };
+}
+
+message_struct! {
+    /// A persisted message as hooks see it (spec §6.1).
+    ///
+    /// Built with [`new`](Self::new) and the `with_*` methods, or from a [`MessageRecord`] with
+    /// [`MessageRecord::into_message`]; its fields are read and set directly.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// let message: HookMessage = serde_json::from_str(
+    ///     r#"{"id":"m1","role":"user","content":"hi","created_at":1700000000000}"#,
+    /// ).unwrap();
+    /// assert_eq!(message, HookMessage::new("m1", Role::User, "hi", 1_700_000_000_000));
+    /// assert_eq!(message.content.as_deref(), Some("hi"));
+    /// ```
+    pub struct HookMessage {
+        /// The message id.
+        pub id: String,
+        /// Who wrote it.
+        pub role: Role,
+        /// Its text; `null` for an assistant message that only calls tools.
+        pub content: Option<String>,
+        // `name`, `tool_calls`, `tool_call_id`: `message_struct!`'s.
+        /// Creation time, in milliseconds since the Unix epoch.
+        pub created_at: i64,
+        // `parent_id`, `depth`, `silent`, `extra`: `message_struct!`'s.
+    }
 }
 
 impl HookMessage {
@@ -121,54 +171,35 @@ impl HookMessage {
     }
 }
 
-/// A message about to be inserted, as `before_create_message` transforms it (spec §4.1).
-///
-/// The spec types it as a record; this struct has the spec's fields plus [`extra`](Self::extra),
-/// so a hook that adds `metadata` gets it stored. Built with [`new`](Self::new) and the `with_*`
-/// methods; its fields are read and set directly.
-///
-/// ```
-/// use hooks_runtime::types::{MessageRecord, Role};
-///
-/// let mut record = MessageRecord::new(Role::User, "hello");
-/// record.extra.insert("metadata".into(), serde_json::json!({"step": 1}));
-/// let json = serde_json::to_value(&record).unwrap();
-/// assert_eq!(json["metadata"]["step"], 1);
-/// ```
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct MessageRecord {
-    /// The message id; the store assigns one when it is empty.
-    #[serde(default)]
-    pub id: String,
-    /// Who writes it.
-    pub role: Role,
-    /// Its text.
-    pub content: Option<String>,
-    /// An optional author name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The assistant's tool calls, as a JSON array encoded in a string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<String>,
-    /// For a tool message, the id of the call it answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// Creation time in milliseconds since the Unix epoch; the store sets it when it is 0.
-    #[serde(default)]
-    pub created_at: i64,
-    /// The parent message, for nested executions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
-    /// Nesting depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub depth: Option<u32>,
-    /// Whether people see it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub silent: Option<bool>,
-    /// Fields beyond the specification's, kept through every hook and into the store.
-    #[serde(flatten)]
-    pub extra: ExtraFields,
+message_struct! {
+    /// A message about to be inserted, as `before_create_message` transforms it (spec §4.1).
+    ///
+    /// The spec types it as a record; this struct has the spec's fields plus [`extra`](Self::extra),
+    /// so a hook that adds `metadata` gets it stored. Built with [`new`](Self::new) and the `with_*`
+    /// methods; its fields are read and set directly.
+    ///
+    /// ```
+    /// use hooks_runtime::types::{MessageRecord, Role};
+    ///
+    /// let mut record = MessageRecord::new(Role::User, "hello");
+    /// record.extra.insert("metadata".into(), serde_json::json!({"step": 1}));
+    /// let json = serde_json::to_value(&record).unwrap();
+    /// assert_eq!(json["metadata"]["step"], 1);
+    /// ```
+    pub struct MessageRecord {
+        /// The message id; the store assigns one when it is empty.
+        #[serde(default)]
+        pub id: String,
+        /// Who writes it.
+        pub role: Role,
+        /// Its text.
+        pub content: Option<String>,
+        // `name`, `tool_calls`, `tool_call_id`: `message_struct!`'s.
+        /// Creation time in milliseconds since the Unix epoch; the store sets it when it is 0.
+        #[serde(default)]
+        pub created_at: i64,
+        // `parent_id`, `depth`, `silent`, `extra`: `message_struct!`'s.
+    }
 }
 
 impl MessageRecord {
@@ -418,17 +449,4 @@ macro_rules! optional_field_setters {
 optional_field_setters!(HookMessage, "message", r#"HookMessage::new("msg_1", "#, r#", "hello", 0)"#);
 optional_field_setters!(MessageRecord, "record", "MessageRecord::new(", r#", "hello")"#);
 
-clone_field_by_field!(HookMessage, MessageRecord {
-    id,
-    role,
-    content,
-    name,
-    tool_calls,
-    tool_call_id,
-    created_at,
-    parent_id,
-    depth,
-    silent;
-    extra
-});
 clone_field_by_field!(MessageUpdate { content, tool_calls, silent; extra });

@@ -9,25 +9,37 @@
 //! wanted is asked once per chain; and a snapshot of the value is taken only before a hook that
 //! moves it (a by-value hook), to restore it if that hook fails.
 
-/// The two calls of a hook point's adapters, from the kind's variants (a chain holds only hooks
-/// of its kind) and the arguments it passes: `call_sync`, the hot path of a plain sync hook,
-/// and `call`, every hook's answer.
+/// The calls of a hook point's adapters, from the kind's variants (a chain holds only hooks of
+/// its kind, and the variants of one point share one signature) and the arguments it passes:
+/// `call_plain`, a sync adapter's call (the hot path of a plain sync hook), `sync_of`, the sync
+/// adapter of a hook known to be sync, and `call`, every hook's answer.
 macro_rules! adapter_calls {
-    ($lt:lifetime, [$($variant:ident)|+], ($($param:tt: $ty:ty),*) => ($($arg:expr),*)) => {
+    ($lt:lifetime, [$first:ident $(| $variant:ident)*], ($($param:tt: $ty:ty),*) => ($($arg:expr),*)) => {
+        type Sync = sync_adapter::$first;
+
         #[inline(always)]
-        fn call_sync<$lt>(handler: &HookHandler, $($param: $ty),*) -> HookResult<()> {
+        fn call_plain<$lt>(call: Self::Sync, $($param: $ty),*) -> HookResult<()> {
+            call($($arg),*)
+        }
+
+        #[inline(always)]
+        fn sync_of(handler: &HookHandler) -> Self::Sync {
             match *handler {
-                $(HookHandler::$variant(Adapter::Sync(adapter)))|+ => adapter($($arg),*),
-                other => unreachable!("{other:?} called as a sync {} hook", stringify!($($variant)|+)),
+                HookHandler::$first(Adapter::Sync(adapter)) $(| HookHandler::$variant(Adapter::Sync(adapter)))* => adapter,
+                other => unreachable!("{other:?} called as a sync {} hook", stringify!($first $(| $variant)*)),
             }
         }
 
         #[inline(always)]
         fn call<$lt>(handler: &HookHandler, $($param: $ty),*) -> Answer<$lt> {
             match *handler {
-                $(HookHandler::$variant(Adapter::Sync(adapter)))|+ => Answer::Ready(adapter($($arg),*)),
-                $(HookHandler::$variant(Adapter::Async(adapter)))|+ => Answer::Pending(adapter($($arg),*)),
-                other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($($variant)|+)),
+                HookHandler::$first(Adapter::Sync(adapter)) $(| HookHandler::$variant(Adapter::Sync(adapter)))* => {
+                    Answer::Ready(adapter($($arg),*))
+                }
+                HookHandler::$first(Adapter::Async(adapter)) $(| HookHandler::$variant(Adapter::Async(adapter)))* => {
+                    Answer::Pending(adapter($($arg),*))
+                }
+                other => unreachable!("{} hook in a {} chain", other.kind(), stringify!($first $(| $variant)*)),
             }
         }
     };

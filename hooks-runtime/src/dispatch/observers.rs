@@ -7,7 +7,7 @@
 
 use std::future::Future;
 
-use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
+use hooks_core::__private::{Adapter, HookHandler, ResolvedHook, sync_adapter};
 use hooks_core::{
     HookExecutionContext, HookMessage, HookResult, HookToolCall, HookToolResult, MessageRecord, ThreadState, UserState,
 };
@@ -20,8 +20,12 @@ use super::panics;
 trait EventKind: 'static {
     /// The point's arguments, borrowed for the chain.
     type Args<'a>: Copy + Send + Sync;
-    /// A plain sync hook's call: its outcome, in a register.
-    fn call_sync<'a>(handler: &HookHandler, args: Self::Args<'a>, ctx: &'a HookExecutionContext) -> HookResult<()>;
+    /// The point's sync adapter.
+    type Sync: Copy;
+    /// A sync adapter's call: its outcome, in a register.
+    fn call_plain<'a>(call: Self::Sync, args: Self::Args<'a>, ctx: &'a HookExecutionContext) -> HookResult<()>;
+    /// The sync adapter of a hook known to be sync.
+    fn sync_of(handler: &HookHandler) -> Self::Sync;
     /// Any hook's call.
     fn call<'a>(handler: &HookHandler, args: Self::Args<'a>, ctx: &'a HookExecutionContext) -> Answer<'a>;
 }
@@ -56,7 +60,7 @@ fn run_sync<'a, E: EventKind>(dispatch: &Dispatch<'a>, args: E::Args<'a>, from: 
     let chain = dispatch.chain.get(from..).unwrap_or_default();
     for (offset, entry) in chain.iter().enumerate() {
         let outcome = if entry.is_plain() {
-            match panics::catch_entered(&in_hook, || E::call_sync(entry.handler(), args, &entry.context)) {
+            match panics::catch_entered(&in_hook, || E::call_plain(E::sync_of(entry.handler()), args, &entry.context)) {
                 Ok(Ok(())) => continue,
                 Ok(Err(error)) => Err(HookFailure::Error(error)),
                 Err(location) => Err(HookFailure::Panic(location)),
@@ -129,12 +133,12 @@ async fn run_traced<'a, E: EventKind>(dispatch: Dispatch<'a>, args: E::Args<'a>)
 }
 
 macro_rules! event_point {
-    ($(#[$doc:meta])* $name:ident, $marker:ident [$($variant:ident)|+], |($($arg:ident: $ty:ty),*), $ctx:ident| ($($call:expr),*)) => {
+    ($(#[$doc:meta])* $name:ident, $marker:ident [$first:ident $(| $variant:ident)*], |($($arg:ident: $ty:ty),*), $ctx:ident| ($($call:expr),*)) => {
         struct $marker;
 
         impl EventKind for $marker {
             type Args<'a> = ($($ty,)*);
-            adapter_calls!('a, [$($variant)|+], (($($arg,)*): Self::Args<'a>, $ctx: &'a HookExecutionContext) => ($($call),*));
+            adapter_calls!('a, [$first $(| $variant)*], (($($arg,)*): Self::Args<'a>, $ctx: &'a HookExecutionContext) => ($($call),*));
         }
 
         $(#[$doc])*

@@ -24,7 +24,7 @@ trait TransformKind: 'static {
     type Sync: Copy;
     /// The typed chain of plain sync hooks, when `chain` is this kind's.
     fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]>;
-    /// A typed plain sync hook's call.
+    /// A sync adapter's call: its outcome, in a register.
     fn call_plain<'v>(
         call: Self::Sync,
         state: &'v ThreadState,
@@ -32,14 +32,8 @@ trait TransformKind: 'static {
         value: &'v mut Self::Value,
         ctx: &'v HookExecutionContext,
     ) -> HookResult<()>;
-    /// A plain sync hook's call: its outcome, in a register.
-    fn call_sync<'v>(
-        handler: &HookHandler,
-        state: &'v ThreadState,
-        arg: &'v Self::Arg,
-        value: &'v mut Self::Value,
-        ctx: &'v HookExecutionContext,
-    ) -> HookResult<()>;
+    /// The sync adapter of a hook known to be sync.
+    fn sync_of(handler: &HookHandler) -> Self::Sync;
     /// Any hook's call.
     fn call<'v>(
         handler: &HookHandler,
@@ -56,8 +50,6 @@ macro_rules! transform_kind {
         impl TransformKind for $marker {
             type Value = $value;
             type Arg = $arg;
-            // The variants of one marker have one signature.
-            type Sync = sync_adapter::$first;
             #[inline(always)]
             fn plain(chain: &PlainChain) -> Option<&[Plain<Self::Sync>]> {
                 match chain {
@@ -65,16 +57,6 @@ macro_rules! transform_kind {
                     #[allow(unreachable_patterns)]
                     _ => None,
                 }
-            }
-            #[inline(always)]
-            fn call_plain<'v>(
-                call: Self::Sync,
-                $state: &'v ThreadState,
-                $a: &'v Self::Arg,
-                $v: &'v mut Self::Value,
-                $ctx: &'v HookExecutionContext,
-            ) -> HookResult<()> {
-                call($($call),*)
             }
             adapter_calls!('v, [$first $(| $variant)*], (
                 $state: &'v ThreadState,
@@ -100,6 +82,16 @@ transform_kind!(
     HookToolCall,
     |state, call, v, ctx| (state, call, v, ctx)
 );
+
+/// What a transform chain runs with, the same from its first hook to its last: the chain, the
+/// thread's state, the kind's argument and the failure rule. The value and its snapshot, which
+/// the hooks change, go beside it.
+struct Run<'a, K: TransformKind> {
+    dispatch: Dispatch<'a>,
+    state: &'a ThreadState,
+    arg: &'a K::Arg,
+    rule: FailureRule,
+}
 
 /// Runs a transform chain on `value` under `rule`.
 ///
@@ -127,42 +119,41 @@ fn run_transform<'a, K: TransformKind, M: Finish>(
     if dispatch.is_empty() {
         return PointRun::Finished(M::finish(Ok(())));
     }
+    let run = Run::<K> { dispatch, state, arg, rule };
     let traced = spans_wanted();
     if !traced && let Some(plain) = dispatch.plain.and_then(K::plain) {
-        return PointRun::Finished(M::finish(run_plain::<K>(&dispatch, plain, state, arg, value, rule)));
+        return PointRun::Finished(M::finish(run_plain(&run, plain, value)));
     }
     let mut snapshot: Snapshot<K::Value> = None;
     let resume_at = if traced {
         Resume::Traced
     } else {
-        match run_sync::<K>(&dispatch, state, arg, value, rule, 0, &mut snapshot) {
+        match run_sync(&run, value, 0, &mut snapshot) {
             Segment::Done(result) => return PointRun::Finished(M::finish(result)),
             Segment::Async(position) => Resume::Async(position),
         }
     };
-    PointRun::Suspended(resume::<K, M>(dispatch, state, arg, value, rule, resume_at, snapshot))
+    PointRun::Suspended(resume::<K, M>(run, value, resume_at, snapshot))
 }
 
 /// Runs a chain of plain sync hooks, typed: one indirect call per hook under `catch_unwind`, the
 /// thread marked as running hook code once for them all, and a test of the answer.
 #[inline(always)]
 fn run_plain<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
+    run: &Run<'_, K>,
     plain: &[Plain<K::Sync>],
-    state: &ThreadState,
-    arg: &K::Arg,
     value: &mut K::Value,
-    rule: FailureRule,
 ) -> Result<(), HookError> {
     let in_hook = panics::enter();
     for hook in plain {
-        let failure =
-            match panics::catch_entered(&in_hook, || K::call_plain(hook.call, state, arg, value, &hook.context)) {
-                Ok(Ok(())) => continue,
-                Ok(Err(error)) => HookFailure::Error(error),
-                Err(location) => HookFailure::Panic(location),
-            };
-        plain_failed(dispatch, plain, hook, failure, rule, value)?;
+        let failure = match panics::catch_entered(&in_hook, || {
+            K::call_plain(hook.call, run.state, run.arg, value, &hook.context)
+        }) {
+            Ok(Ok(())) => continue,
+            Ok(Err(error)) => HookFailure::Error(error),
+            Err(location) => HookFailure::Panic(location),
+        };
+        plain_failed(&run.dispatch, plain, hook, failure, run.rule, value)?;
     }
     Ok(())
 }
@@ -219,11 +210,8 @@ enum Resume {
 /// The rest of a transform chain, from an async hook on: the async hook is awaited (under its
 /// timeout, E3, E6), and the sync hooks after it run in [`run_sync`] again.
 async fn resume<K: TransformKind, M: Finish>(
-    dispatch: Dispatch<'_>,
-    state: &ThreadState,
-    arg: &K::Arg,
+    run: Run<'_, K>,
     value: &mut K::Value,
-    rule: FailureRule,
     resume_at: Resume,
     mut snapshot: Snapshot<K::Value>,
 ) -> M::Output {
@@ -231,38 +219,38 @@ async fn resume<K: TransformKind, M: Finish>(
         Resume::Async(position) => position,
         Resume::Traced => {
             // Boxed: the traced chain's state (a span per hook) stays out of the untraced future.
-            let traced = Box::pin(run_traced::<K>(&dispatch, state, arg, value, rule, &mut snapshot));
+            let traced = Box::pin(run_traced(&run, value, &mut snapshot));
             return M::finish(traced.await);
         }
     };
     let mut clock = invoke::HookClock::default();
     loop {
-        let entry = &dispatch.chain[position];
-        let restore = take_snapshot(entry, rule, value, &mut snapshot);
-        let timeout = dispatch.timeout_of(entry);
+        let entry = &run.dispatch.chain[position];
+        let restore = take_snapshot(entry, run.rule, value, &mut snapshot);
+        let timeout = run.dispatch.timeout_of(entry);
         let slot = &mut *value;
         let call = move || {
             // Moving the borrow out makes the closure `FnOnce`: the hook's future holds it.
             let slot = slot;
-            K::call(entry.handler(), state, arg, slot, &entry.context)
+            K::call(entry.handler(), run.state, run.arg, slot, &entry.context)
         };
         let outcome = match invoke::start(entry, timeout, call) {
             Started::Done(outcome) => outcome,
             Started::Pending(future) => invoke::InFlight::new(future, timeout, None, &mut clock, position).await,
         };
         if let Err(failure) = outcome
-            && let Err(error) = settle(entry, failure, rule, value, restore.then_some(&snapshot))
+            && let Err(error) = settle(entry, failure, run.rule, value, restore.then_some(&snapshot))
         {
             return M::finish(Err(error));
         }
         // An async hook right after needs no trip through `run_sync`.
         position += 1;
-        match dispatch.chain.get(position) {
+        match run.dispatch.chain.get(position) {
             None => return M::finish(Ok(())),
             Some(next) if next.handler().is_async() && next.optional_slot.is_none() => continue,
             Some(_) => {}
         }
-        position = match run_sync_outlined::<K>(&dispatch, state, arg, value, rule, position, &mut snapshot) {
+        position = match run_sync_outlined(&run, value, position, &mut snapshot) {
             Segment::Done(result) => return M::finish(result),
             Segment::Async(next) => next,
         };
@@ -290,20 +278,17 @@ enum Segment {
 /// [`run_sync_outlined`], so that its loop state never lives in that future.
 #[inline(always)]
 fn run_sync<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    arg: &K::Arg,
+    run: &Run<'_, K>,
     value: &mut K::Value,
-    rule: FailureRule,
     from: usize,
     snapshot: &mut Snapshot<K::Value>,
 ) -> Segment {
     let in_hook = panics::enter();
-    let chain = dispatch.chain.get(from..).unwrap_or_default();
+    let chain = run.dispatch.chain.get(from..).unwrap_or_default();
     for (offset, entry) in chain.iter().enumerate() {
         let mut restore = false;
         if !entry.is_plain() {
-            match prepare::<K>(dispatch, entry, rule, state, arg, value, snapshot) {
+            match prepare(run, entry, value, snapshot) {
                 Prepared::Skip => continue,
                 Prepared::Async => return Segment::Async(from + offset),
                 Prepared::Called(Ok(())) => continue,
@@ -312,13 +297,13 @@ fn run_sync<K: TransformKind>(
             }
         }
         let failure = match panics::catch_entered(&in_hook, || {
-            K::call_sync(entry.handler(), state, arg, value, &entry.context)
+            K::call_plain(K::sync_of(entry.handler()), run.state, run.arg, value, &entry.context)
         }) {
             Ok(Ok(())) => continue,
             Ok(Err(error)) => HookFailure::Error(error),
             Err(location) => HookFailure::Panic(location),
         };
-        if let Err(error) = settle(entry, failure, rule, value, restore.then_some(snapshot)) {
+        if let Err(error) = settle(entry, failure, run.rule, value, restore.then_some(snapshot)) {
             return Segment::Done(Err(error));
         }
     }
@@ -340,27 +325,24 @@ enum Prepared {
 #[cold]
 #[inline(never)]
 fn prepare<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
+    run: &Run<'_, K>,
     entry: &ResolvedHook,
-    rule: FailureRule,
-    state: &ThreadState,
-    arg: &K::Arg,
     value: &mut K::Value,
     snapshot: &mut Snapshot<K::Value>,
 ) -> Prepared {
-    if !entry.is_active(&dispatch.enabled) {
+    if !entry.is_active(&run.dispatch.enabled) {
         return Prepared::Skip;
     }
     if entry.handler().is_async() {
         return Prepared::Async;
     }
-    let restored = take_snapshot(entry, rule, value, snapshot);
+    let restored = take_snapshot(entry, run.rule, value, snapshot);
     if !entry.hook.blocking {
         return Prepared::Call { restored };
     }
-    let called = match blocking_call::<K>(dispatch, entry, state, arg, value) {
+    let called = match blocking_call(run, entry, value) {
         Ok(()) => Ok(()),
-        Err(failure) => settle(entry, failure, rule, value, restored.then_some(snapshot)),
+        Err(failure) => settle(entry, failure, run.rule, value, restored.then_some(snapshot)),
     };
     Prepared::Called(called)
 }
@@ -368,27 +350,22 @@ fn prepare<K: TransformKind>(
 /// [`run_sync`] as a function of its own, for [`resume`].
 #[inline(never)]
 fn run_sync_outlined<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    arg: &K::Arg,
+    run: &Run<'_, K>,
     value: &mut K::Value,
-    rule: FailureRule,
     from: usize,
     snapshot: &mut Snapshot<K::Value>,
 ) -> Segment {
-    run_sync::<K>(dispatch, state, arg, value, rule, from, snapshot)
+    run_sync(run, value, from, snapshot)
 }
 
 /// A sync hook marked `blocking`, called as [`invoke::start`] does it.
 fn blocking_call<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
+    run: &Run<'_, K>,
     entry: &ResolvedHook,
-    state: &ThreadState,
-    arg: &K::Arg,
     value: &mut K::Value,
 ) -> Result<(), HookFailure> {
-    let call = || Answer::Ready(K::call_sync(entry.handler(), state, arg, value, &entry.context));
-    match invoke::start(entry, dispatch.timeout_of(entry), call) {
+    let call = || Answer::Ready(K::call_plain(K::sync_of(entry.handler()), run.state, run.arg, value, &entry.context));
+    match invoke::start(entry, run.dispatch.timeout_of(entry), call) {
         Started::Done(outcome) => outcome,
         Started::Pending(_) => unreachable!("a sync adapter answered a future"),
     }
@@ -432,26 +409,23 @@ fn settle<V: Clone>(
 /// A transform chain when someone listens for hook spans: each hook in its span.
 #[cold]
 async fn run_traced<K: TransformKind>(
-    dispatch: &Dispatch<'_>,
-    state: &ThreadState,
-    arg: &K::Arg,
+    run: &Run<'_, K>,
     value: &mut K::Value,
-    rule: FailureRule,
     snapshot: &mut Snapshot<K::Value>,
 ) -> Result<(), HookError> {
-    for entry in dispatch.chain {
-        if !entry.is_active(&dispatch.enabled) {
+    for entry in run.dispatch.chain {
+        if !entry.is_active(&run.dispatch.enabled) {
             continue;
         }
-        let restore = take_snapshot(entry, rule, value, snapshot);
-        let timeout = dispatch.timeout_of(entry);
+        let restore = take_snapshot(entry, run.rule, value, snapshot);
+        let timeout = run.dispatch.timeout_of(entry);
         let slot = &mut *value;
         let call = move || {
             let slot = slot;
-            K::call(entry.handler(), state, arg, slot, &entry.context)
+            K::call(entry.handler(), run.state, run.arg, slot, &entry.context)
         };
         if let Err(failure) = invoke::run_traced(entry, timeout, call).await {
-            settle(entry, failure, rule, value, restore.then_some(&*snapshot))?;
+            settle(entry, failure, run.rule, value, restore.then_some(&*snapshot))?;
         }
     }
     Ok(())

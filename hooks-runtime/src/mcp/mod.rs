@@ -63,6 +63,8 @@ mod transport;
 
 use std::sync::Arc;
 
+use crate::tool::Tool;
+
 pub use server::{McpServerInfo, McpServerState, McpToolInfo};
 pub use transport::{DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_START_TIMEOUT, McpTransport};
 
@@ -95,25 +97,25 @@ impl McpServers {
 
     /// The tool named `mcp__<server>__<tool>`, if its server was added and has (or has not yet
     /// listed) that tool.
-    pub(crate) fn tool(&self, name: &str) -> Option<Arc<dyn crate::tool::Tool>> {
+    pub(crate) fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
         let (server, tool) = split_tool_name(name)?;
         if tool == "*" {
             return None;
         }
-        Some(self.server(server)?.tool(tool)? as Arc<dyn crate::tool::Tool>)
+        Some(self.server(server)?.tool(tool)? as Arc<dyn Tool>)
     }
 
     /// The tools a prompt's `tools` entry offers, if it names an MCP server's tool or its
     /// wildcard; `None` for any other entry.
-    pub(crate) async fn offered(&self, entry: &str) -> Option<Vec<Arc<dyn crate::tool::Tool>>> {
+    pub(crate) async fn offered(&self, entry: &str) -> Option<Vec<Arc<dyn Tool>>> {
         let (server, tool) = split_tool_name(entry)?;
         let server = self.server(server)?;
         let tools = server.offered_tools().await;
         Some(
             tools
                 .into_iter()
-                .filter(|offered| tool == "*" || offered.server_tool() == tool)
-                .map(|offered| offered as Arc<dyn crate::tool::Tool>)
+                .map(|offered| offered as Arc<dyn Tool>)
+                .filter(|offered| tool == "*" || offered.name() == entry)
                 .collect(),
         )
     }

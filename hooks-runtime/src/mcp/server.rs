@@ -18,9 +18,9 @@ use tokio::time::Instant;
 
 use super::handler::{Handler, Notified};
 use super::names::tool_name;
-use super::tool::{CallTool, McpTool};
+use super::tool::{CallTool, listed_tool, unlisted_tool};
 use super::transport::{ChildProcess, McpTransport, Opened};
-use crate::tool::{ToolCallContext, ToolProgress};
+use crate::tool::{FnTool, Tool, ToolCallContext, ToolProgress};
 
 /// The first wait before a server that failed (could not start, or was lost) is started again;
 /// each failure in a row doubles it, up to [`MAX_BACKOFF`]. A call that succeeds resets it.
@@ -103,8 +103,8 @@ struct Status {
 /// The tools of the server's last listing, by the server's name of each and in its order.
 #[derive(Default)]
 struct ToolList {
-    order: Vec<Arc<McpTool>>,
-    by_name: HashMap<String, Arc<McpTool>>,
+    order: Vec<Arc<FnTool>>,
+    by_name: HashMap<String, Arc<FnTool>>,
 }
 
 /// One MCP server of the runtime. Tools and the client's handler hold it weakly: it is dropped
@@ -157,16 +157,16 @@ impl McpServer {
 
     /// The tool the server calls `tool`: from its last listing, or, before it has listed any,
     /// a tool by that name alone (a call approved before a restart of the runtime, say).
-    pub(super) fn tool(&self, tool: &str) -> Option<Arc<McpTool>> {
+    pub(super) fn tool(&self, tool: &str) -> Option<Arc<FnTool>> {
         match &*self.tools.read().unwrap_or_else(PoisonError::into_inner) {
             Some(list) => list.by_name.get(tool).cloned(),
-            None => Some(Arc::new(McpTool::unlisted(self.caller(), &self.name, tool))),
+            None => Some(Arc::new(unlisted_tool(self.caller(), &self.name, tool))),
         }
     }
 
     /// The tools to offer a model: the last listing, or, when there is none yet, the server
     /// started (within its timeout) and listed. A server that cannot start offers none.
-    pub(super) async fn offered_tools(&self) -> Vec<Arc<McpTool>> {
+    pub(super) async fn offered_tools(&self) -> Vec<Arc<FnTool>> {
         if let Some(list) = self.listing() {
             return list.order.clone();
         }
@@ -189,8 +189,8 @@ impl McpServer {
                 list.order
                     .iter()
                     .map(|tool| McpToolInfo {
-                        name: tool.full_name().to_owned(),
-                        description: tool.description_text().to_owned(),
+                        name: tool.name().to_owned(),
+                        description: tool.description().to_owned(),
                     })
                     .collect()
             })
@@ -287,9 +287,9 @@ impl McpServer {
     /// Replaces the tool list (a start, or `notifications/tools/list_changed`).
     pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
         let mut list = ToolList::default();
-        for tool in tools {
-            let tool = Arc::new(McpTool::listed(self.caller(), &self.name, &tool));
-            list.by_name.insert(tool.server_tool().to_owned(), tool.clone());
+        for listed in tools {
+            let tool = Arc::new(listed_tool(self.caller(), &self.name, &listed));
+            list.by_name.insert(listed.name.to_string(), tool.clone());
             list.order.push(tool);
         }
         tracing::info!(target: "hooks_runtime::mcp", server = %self.name, tools = list.order.len(), "MCP server's tools listed");

@@ -1,13 +1,14 @@
-//! A tool of an MCP server as a runtime [`Tool`]: `mcp__<server>__<tool>`, with the server's
-//! description and input schema, called on the server within its timeout.
+//! A tool of an MCP server as a runtime [`Tool`](crate::tool::Tool): an [`FnTool`] named
+//! `mcp__<server>__<tool>`, with the server's description and input schema, whose calls go to
+//! the server within its timeout.
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
-use hooks_core::{HookToolResult, ThreadState};
+use hooks_core::HookToolResult;
 use serde_json::Value;
 
 use super::names::tool_name;
-use crate::tool::{Tool, ToolCallContext, ToolProgress};
+use crate::tool::{FnTool, ToolCallContext};
 
 /// What calls a server's tools: the server (`server.rs`), held weakly by its tools.
 #[async_trait::async_trait]
@@ -16,82 +17,31 @@ pub(super) trait CallTool: Send + Sync {
     async fn call_tool(&self, tool: &str, arguments: Value, context: ToolCallContext<'_>) -> HookToolResult;
 }
 
-/// One tool of an MCP server.
-pub(crate) struct McpTool {
-    server: Weak<dyn CallTool>,
-    name: String,
-    server_tool: String,
-    description: String,
-    parameters: Value,
+/// A tool as the server listed it.
+pub(super) fn listed_tool(server: Weak<dyn CallTool>, server_name: &str, tool: &rmcp::model::Tool) -> FnTool {
+    let description = tool.description.as_deref().unwrap_or_default();
+    on_server(server, server_name, &tool.name, description).with_parameters(Value::Object((*tool.input_schema).clone()))
 }
 
-impl McpTool {
-    /// A tool as the server listed it.
-    pub(super) fn listed(server: Weak<dyn CallTool>, server_name: &str, tool: &rmcp::model::Tool) -> Self {
-        McpTool {
-            server,
-            name: tool_name(server_name, &tool.name),
-            server_tool: tool.name.to_string(),
-            description: tool.description.as_deref().unwrap_or_default().to_owned(),
-            parameters: Value::Object((*tool.input_schema).clone()),
-        }
-    }
-
-    /// A tool known by name alone, before the server has listed its tools.
-    pub(super) fn unlisted(server: Weak<dyn CallTool>, server_name: &str, tool: &str) -> Self {
-        McpTool {
-            server,
-            name: tool_name(server_name, tool),
-            server_tool: tool.to_owned(),
-            description: String::new(),
-            parameters: serde_json::json!({ "type": "object" }),
-        }
-    }
-
-    pub(super) fn full_name(&self) -> &str {
-        &self.name
-    }
-
-    pub(super) fn server_tool(&self) -> &str {
-        &self.server_tool
-    }
-
-    pub(super) fn description_text(&self) -> &str {
-        &self.description
-    }
+/// A tool known by name alone, before the server has listed its tools: no description, and
+/// [`FnTool`]'s schema of any object.
+pub(super) fn unlisted_tool(server: Weak<dyn CallTool>, server_name: &str, tool: &str) -> FnTool {
+    on_server(server, server_name, tool, "")
 }
 
-#[async_trait::async_trait]
-impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn parameters(&self) -> Value {
-        self.parameters.clone()
-    }
-
-    async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult {
-        let ignore = |_: ToolProgress| {};
-        self.call_with_context(ToolCallContext::new(state, "", &ignore), arguments).await
-    }
-
-    fn call_with_context<'a>(
-        &'a self,
-        context: ToolCallContext<'a>,
-        arguments: Value,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = HookToolResult> + Send + 'a>> {
+/// The tool `server_tool` of the server, each call of which goes to the server while the
+/// runtime that holds it lives.
+fn on_server(server: Weak<dyn CallTool>, server_name: &str, server_tool: &str, description: &str) -> FnTool {
+    let name = tool_name(server_name, server_tool);
+    // Shared with each call's future, which owns what it reads.
+    let (server_tool, full_name): (Arc<str>, Arc<str>) = (server_tool.into(), name.as_str().into());
+    FnTool::with_context(name, description, move |context, arguments| {
+        let (server, server_tool, full_name) = (server.clone(), server_tool.clone(), full_name.clone());
         Box::pin(async move {
-            match self.server.upgrade() {
-                Some(server) => server.call_tool(&self.server_tool, arguments, context).await,
-                None => {
-                    HookToolResult::error(format!("the MCP server of `{}` was dropped with its runtime", self.name))
-                }
+            match server.upgrade() {
+                Some(server) => server.call_tool(&server_tool, arguments, context).await,
+                None => HookToolResult::error(format!("the MCP server of `{full_name}` was dropped with its runtime")),
             }
         })
-    }
+    })
 }

@@ -146,7 +146,11 @@ pub type ToolAuthorizer = dyn Fn(&ThreadState, &HookToolCall) -> ToolDecision + 
 /// The tool's own decision on a call with these arguments (`FnTool::with_approval`).
 type ApprovalCheck = dyn Fn(&Value) -> ToolDecision + Send + Sync;
 
-type ToolFuture = Pin<Box<dyn Future<Output = HookToolResult> + Send>>;
+/// A tool call's future, as [`Tool::call_with_context`] answers it.
+type ToolFuture<'a> = Pin<Box<dyn Future<Output = HookToolResult> + Send + 'a>>;
+
+/// How an [`FnTool`] runs a call: on its context and arguments.
+type RunTool = dyn for<'a> Fn(ToolCallContext<'a>, Value) -> ToolFuture<'a> + Send + Sync;
 
 /// A [`Tool`] made of a name, a description and a closure over the arguments.
 ///
@@ -167,7 +171,7 @@ pub struct FnTool {
     parameters: Value,
     progress_argument: Option<String>,
     requires_approval: Option<Arc<ApprovalCheck>>,
-    run: Arc<dyn Fn(Value) -> ToolFuture + Send + Sync>,
+    run: Arc<RunTool>,
 }
 
 impl FnTool {
@@ -177,13 +181,23 @@ impl FnTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HookToolResult> + Send + 'static,
     {
+        Self::with_context(name, description, move |_context, arguments| Box::pin(run(arguments)))
+    }
+
+    /// A tool named `name` that runs `run` on each call's context and arguments: what a tool of
+    /// this crate is built with when it needs the context (an MCP server's tool forwards its
+    /// server's progress to it).
+    pub(crate) fn with_context<F>(name: impl Into<String>, description: impl Into<String>, run: F) -> Self
+    where
+        F: for<'a> Fn(ToolCallContext<'a>, Value) -> ToolFuture<'a> + Send + Sync + 'static,
+    {
         FnTool {
             name: name.into(),
             description: description.into(),
             parameters: serde_json::json!({ "type": "object" }),
             progress_argument: None,
             requires_approval: None,
-            run: Arc::new(move |args| Box::pin(run(args))),
+            run: Arc::new(run),
         }
     }
 
@@ -252,7 +266,13 @@ impl Tool for FnTool {
         self.requires_approval.as_ref().map_or(ToolDecision::Allow, |decide| decide(arguments))
     }
 
-    async fn call(&self, _state: &ThreadState, arguments: Value) -> HookToolResult {
-        (self.run)(arguments).await
+    async fn call(&self, state: &ThreadState, arguments: Value) -> HookToolResult {
+        let ignore = |_: ToolProgress| {};
+        self.call_with_context(ToolCallContext::new(state, "", &ignore), arguments).await
+    }
+
+    // The runtime's way in: `run`'s future as it is, with no second box around it.
+    fn call_with_context<'a>(&'a self, context: ToolCallContext<'a>, arguments: Value) -> ToolFuture<'a> {
+        (self.run)(context, arguments)
     }
 }
