@@ -30,12 +30,11 @@ impl Role {
 }
 
 /// Declares [`HookMessage`] or [`MessageRecord`] (`non_exhaustive`, with `Debug`, `PartialEq` and
-/// serde derived) and its field-by-field `Clone`. The invocation
-/// gives the fields whose docs and serde defaults differ between a stored message and a record
-/// about to be stored (`id`, `role`, `content`, `created_at`); the optional fields both carry
-/// are written here once, so that they cannot drift apart, in the specification's order (the
+/// serde derived) and its field-by-field `Clone`. The invocation gives the fields whose docs and
+/// serde defaults differ between a stored message and a record about to be stored (`id`,
+/// `role`, `content`, `created_at`); the optional fields both carry are written here once, so that they cannot drift apart, in the specification's order (the
 /// order they serialize in). The structs stay plain structs: `extra` is the one flattened field,
-/// as before, so deserializing a message buffers nothing more.
+/// so deserializing a message buffers nothing beyond it.
 macro_rules! message_struct {
     (
         $(#[$attr:meta])*

@@ -13,7 +13,7 @@
 //! fence refuses its writes), then the connection is made again. A heartbeat every
 //! [`HEARTBEAT`] finds a connection that died quietly. A lease written without presence (before
 //! the connection is made, after it failed, or by a build older than schema version 9) expires
-//! as before.
+//! at the end of its time to live, `run_lease_ttl`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
