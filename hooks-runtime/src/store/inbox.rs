@@ -9,7 +9,7 @@ use super::StoreError;
 /// the store from the moment it is accepted until a run stores it (or a hook prevents it).
 ///
 /// ```
-/// use hooks_core::{MessageRecord, Role};
+/// use hooks_runtime::types::{MessageRecord, Role};
 /// use hooks_runtime::store::InboxEntry;
 ///
 /// let entry = InboxEntry::new(MessageRecord::new(Role::User, "hello"));
@@ -36,7 +36,7 @@ impl InboxEntry {
     /// The entry `id` for `message`, accepted at `enqueued_at`: a store reading one back.
     ///
     /// ```
-    /// use hooks_core::{MessageRecord, Role};
+    /// use hooks_runtime::types::{MessageRecord, Role};
     /// use hooks_runtime::store::InboxEntry;
     ///
     /// let entry = InboxEntry::from_parts("run_1".into(), MessageRecord::new(Role::User, "hello"), 1_700_000_000_000);
@@ -105,7 +105,7 @@ pub trait InboxStore: Send + Sync {
 /// without changing the method every store implements.
 ///
 /// ```
-/// use hooks_core::{HookMessage, Role};
+/// use hooks_runtime::types::{HookMessage, Role};
 /// use hooks_runtime::store::{InputTake, TakeStatus};
 ///
 /// let message = HookMessage::new("m1", Role::User, "hello", 1_700_000_000_000);
