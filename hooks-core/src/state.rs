@@ -35,12 +35,14 @@ impl MessageQuery {
     }
 
     /// At most `limit` of the newest messages.
+    #[must_use]
     pub const fn with_limit(mut self, limit: usize) -> Self {
         self.limit = Some(limit);
         self
     }
 
     /// Whether silent messages are included.
+    #[must_use]
     pub const fn with_silent(mut self, include_silent: bool) -> Self {
         self.include_silent = include_silent;
         self

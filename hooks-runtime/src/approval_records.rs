@@ -50,6 +50,7 @@ impl ApprovalReason {
     ///     .with_context("the branch is protected upstream");
     /// assert_eq!(reason.context.as_deref(), Some("the branch is protected upstream"));
     /// ```
+    #[must_use]
     pub fn with_context(mut self, context: impl Into<String>) -> Self {
         self.context = Some(context.into());
         self
@@ -302,18 +303,21 @@ impl ToolCallChange {
     }
 
     /// Sets the arguments.
+    #[must_use]
     pub fn with_arguments(mut self, arguments: Value) -> Self {
         self.arguments = Some(arguments);
         self
     }
 
     /// Sets the denial's reason.
+    #[must_use]
     pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
         self.decision_reason = Some(reason.into());
         self
     }
 
     /// Sets the kept result.
+    #[must_use]
     pub fn with_result(mut self, result: Value) -> Self {
         self.result = Some(result);
         self

@@ -68,6 +68,7 @@ impl LlmMessage {
     /// call.content = None;
     /// assert_eq!(call.tool_calls, Some(calls));
     /// ```
+    #[must_use]
     pub fn with_tool_calls(mut self, tool_calls: serde_json::Value) -> Self {
         self.tool_calls = Some(tool_calls);
         self
@@ -81,6 +82,7 @@ impl LlmMessage {
     /// let result = LlmMessage::new("tool", "42").with_tool_call_id("call_1");
     /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
     /// ```
+    #[must_use]
     pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
         self.tool_call_id = Some(tool_call_id.into());
         self
@@ -94,6 +96,7 @@ impl LlmMessage {
     /// let message = LlmMessage::new("user", "hi").with_name("ada");
     /// assert_eq!(message.name.as_deref(), Some("ada"));
     /// ```
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self

@@ -236,6 +236,7 @@ impl MessageRecord {
     ///
     /// assert_eq!(MessageRecord::new(Role::User, "hi").with_id("msg_1").id, "msg_1");
     /// ```
+    #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = id.into();
         self
@@ -249,6 +250,7 @@ impl MessageRecord {
     /// let record = MessageRecord::new(Role::User, "hi").with_created_at(1_700_000_000_000);
     /// assert_eq!(record.created_at, 1_700_000_000_000);
     /// ```
+    #[must_use]
     pub fn with_created_at(mut self, created_at: i64) -> Self {
         self.created_at = created_at;
         self
@@ -314,24 +316,28 @@ impl MessageUpdate {
     }
 
     /// The update with new text.
+    #[must_use]
     pub fn with_content(mut self, content: impl Into<String>) -> Self {
         self.content = Some(content.into());
         self
     }
 
     /// The update with new tool calls (a JSON array encoded in a string).
+    #[must_use]
     pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
         self.tool_calls = Some(tool_calls.into());
         self
     }
 
     /// The update with a new silent flag.
+    #[must_use]
     pub fn with_silent(mut self, silent: bool) -> Self {
         self.silent = Some(silent);
         self
     }
 
     /// The update with another field to set, such as `status` or `metadata`.
+    #[must_use]
     pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
         self.extra.insert(key.into(), value);
         self
@@ -368,6 +374,7 @@ macro_rules! optional_field_setters {
             #[doc = concat!("let named = ", $before, "Role::User", $after, ".with_name(\"ada\");")]
             /// assert_eq!(named.name.as_deref(), Some("ada"));
             /// ```
+            #[must_use]
             pub fn with_name(mut self, name: impl Into<String>) -> Self {
                 self.name = Some(name.into());
                 self
@@ -383,6 +390,7 @@ macro_rules! optional_field_setters {
             /// call.content = None;
             /// assert_eq!(call.tool_calls.as_deref(), Some(calls));
             /// ```
+            #[must_use]
             pub fn with_tool_calls(mut self, tool_calls: impl Into<String>) -> Self {
                 self.tool_calls = Some(tool_calls.into());
                 self
@@ -396,6 +404,7 @@ macro_rules! optional_field_setters {
             #[doc = concat!("let result = ", $before, "Role::Tool", $after, ".with_tool_call_id(\"call_1\");")]
             /// assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
             /// ```
+            #[must_use]
             pub fn with_tool_call_id(mut self, tool_call_id: impl Into<String>) -> Self {
                 self.tool_call_id = Some(tool_call_id.into());
                 self
@@ -409,6 +418,7 @@ macro_rules! optional_field_setters {
             #[doc = concat!("let nested = ", $before, "Role::User", $after, ".with_parent(\"msg_0\", 1);")]
             /// assert_eq!((nested.parent_id.as_deref(), nested.depth), (Some("msg_0"), Some(1)));
             /// ```
+            #[must_use]
             pub fn with_parent(mut self, parent_id: impl Into<String>, depth: u32) -> Self {
                 self.parent_id = Some(parent_id.into());
                 self.depth = Some(depth);
@@ -423,6 +433,7 @@ macro_rules! optional_field_setters {
             #[doc = concat!("let hidden = ", $before, "Role::User", $after, ".with_silent(true);")]
             /// assert_eq!(hidden.silent, Some(true));
             /// ```
+            #[must_use]
             pub fn with_silent(mut self, silent: bool) -> Self {
                 self.silent = Some(silent);
                 self
@@ -437,6 +448,7 @@ macro_rules! optional_field_setters {
             #[doc = concat!("let tagged = ", $before, "Role::User", $after, ".with_extra(\"metadata\", metadata);")]
             /// assert_eq!(tagged.extra["metadata"]["step"], 1);
             /// ```
+            #[must_use]
             pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
                 self.extra.insert(key.into(), value);
                 self

@@ -99,6 +99,7 @@ impl ToolCallRecord {
     }
 
     /// The record with the extra field `key` set to `value`.
+    #[must_use]
     pub fn with_extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
         self.extra.insert(key.into(), value);
         self
@@ -177,12 +178,14 @@ impl AttachmentRef {
     }
 
     /// The reference with its file name.
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// The reference with its media type.
+    #[must_use]
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
         self
@@ -279,6 +282,7 @@ impl HookToolResult {
     /// let failed = HookToolResult::error("timed out").with_stack("at lookup (lookup.rs:12)");
     /// assert_eq!(failed.stack.as_deref(), Some("at lookup (lookup.rs:12)"));
     /// ```
+    #[must_use]
     pub fn with_stack(mut self, stack: impl Into<String>) -> Self {
         self.stack = Some(stack.into());
         self
@@ -295,6 +299,7 @@ impl HookToolResult {
     /// ]);
     /// assert_eq!(result.attachments.map(|files| files.len()), Some(2));
     /// ```
+    #[must_use]
     pub fn with_attachments(mut self, attachments: Vec<Attachment>) -> Self {
         self.attachments = Some(attachments);
         self

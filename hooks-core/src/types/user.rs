@@ -51,12 +51,14 @@ impl UserState {
     }
 
     /// The state with the user's values after the event.
+    #[must_use]
     pub fn with_values(mut self, values: ExtraFields) -> Self {
         self.values = values;
         self
     }
 
     /// The state with the clients connected after the event.
+    #[must_use]
     pub fn with_clients(mut self, clients: Vec<String>) -> Self {
         self.clients = clients;
         self

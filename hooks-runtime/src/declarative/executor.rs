@@ -126,6 +126,7 @@ impl DefaultHookExecutor {
     }
 
     /// Kills commands that run longer than `timeout` instead.
+    #[must_use]
     pub fn with_command_timeout(mut self, timeout: Duration) -> Self {
         self.limits.timeout = timeout;
         self

@@ -134,6 +134,7 @@ impl DeclarativeHookRegistry {
     }
 
     /// The same hooks, carried out by `executor` in place of the log and shell executor.
+    #[must_use]
     pub fn with_executor(self, executor: impl HookExecutor) -> Self {
         DeclarativeHookRegistry {
             inner: Arc::new(Inner { hooks: self.inner.hooks.clone(), executor: Arc::new(executor) }),

@@ -259,6 +259,7 @@ impl ProviderError {
     }
 
     /// The provider's error `type`, such as `invalid_request_error`.
+    #[must_use]
     pub fn with_kind(mut self, provider_type: impl Into<String>) -> Self {
         self.provider_type = Some(provider_type.into().into_boxed_str());
         self
@@ -267,6 +268,7 @@ impl ProviderError {
     /// The provider's error `code`, such as `context_length_exceeded` or `"500"` (numbers are
     /// kept as their text). For an error in the middle of a stream, a code that is an HTTP
     /// error status (400 to 599) becomes its status.
+    #[must_use]
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
         let code = code.into();
         if self.mid_stream
@@ -280,12 +282,14 @@ impl ProviderError {
     }
 
     /// The request parameter the error is about, such as `messages`.
+    #[must_use]
     pub fn with_param(mut self, param: impl Into<String>) -> Self {
         self.param = Some(param.into().into_boxed_str());
         self
     }
 
     /// How long the endpoint asked to wait before trying again (`Retry-After`).
+    #[must_use]
     pub fn with_retry_after(mut self, wait: Duration) -> Self {
         self.retry_after = Some(wait);
         self

@@ -61,6 +61,7 @@ impl ModelRequest {
     }
 
     /// The request, given up once `abort` fires.
+    #[must_use]
     pub fn with_abort(mut self, abort: AbortSignal) -> Self {
         self.abort = Some(abort);
         self

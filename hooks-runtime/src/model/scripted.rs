@@ -59,6 +59,7 @@ impl ScriptedResponse {
     /// let cut = ScriptedResponse::text("The answer is").with_finish_reason(FinishReason::Length);
     /// assert_eq!(cut.events().last(), Some(&ModelEvent::Finished(FinishReason::Length)));
     /// ```
+    #[must_use]
     pub fn with_finish_reason(mut self, reason: FinishReason) -> Self {
         self.events.push(ModelEvent::Finished(reason));
         self
@@ -72,6 +73,7 @@ impl ScriptedResponse {
     /// let reply = ScriptedResponse::text("Hi.").with_usage(Usage::new(12, 2, 14));
     /// assert_eq!(reply.events().last(), Some(&ModelEvent::Usage(Usage::new(12, 2, 14))));
     /// ```
+    #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.events.push(ModelEvent::Usage(usage));
         self

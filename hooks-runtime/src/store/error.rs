@@ -126,6 +126,7 @@ impl StoreError {
 
     /// The same error, caused by `source` (the database driver's error, say), which
     /// [`Error::source`] returns.
+    #[must_use]
     pub fn with_source(mut self, source: impl Error + Send + Sync + 'static) -> Self {
         self.source = Some(Arc::new(source));
         self

@@ -132,12 +132,14 @@ impl<'a> InputTake<'a> {
     }
 
     /// Stores `message` with the take.
+    #[must_use]
     pub fn with_message(mut self, message: &'a HookMessage) -> Self {
         self.message = Some(message);
         self
     }
 
     /// Sets the thread's status as `status` says, with the take.
+    #[must_use]
     pub fn with_status(mut self, status: TakeStatus) -> Self {
         self.status = status;
         self

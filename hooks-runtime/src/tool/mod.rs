@@ -202,6 +202,7 @@ impl FnTool {
     }
 
     /// Declares the argument whose value `tool_call_started` receives as progress.
+    #[must_use]
     pub fn with_progress_argument(mut self, argument: impl Into<String>) -> Self {
         self.progress_argument = Some(argument.into());
         self
@@ -226,12 +227,14 @@ impl FnTool {
     /// assert!(matches!(pay.requires_approval(&json!({"amount": 250})), ToolDecision::Ask { .. }));
     /// assert_eq!(pay.requires_approval(&json!({"amount": 20})), ToolDecision::allow());
     /// ```
+    #[must_use]
     pub fn with_approval(mut self, decide: impl Fn(&Value) -> ToolDecision + Send + Sync + 'static) -> Self {
         self.requires_approval = Some(Arc::new(decide));
         self
     }
 
     /// Sets the JSON schema of the arguments.
+    #[must_use]
     pub fn with_parameters(mut self, parameters: Value) -> Self {
         self.parameters = parameters;
         self

@@ -122,6 +122,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_base_url("http://127.0.0.1:8080/v1/");
     /// assert_eq!(config.base_url(), "http://127.0.0.1:8080/v1");
     /// ```
+    #[must_use]
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = trim_base_url(base_url.into());
         self
@@ -135,6 +136,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::new("https://api.openai.com/v1").with_api_key("sk-test");
     /// assert_eq!(config.api_key(), Some("sk-test"));
     /// ```
+    #[must_use]
     pub fn with_api_key(mut self, api_key: impl Into<String>) -> Self {
         self.api_key = Some(api_key.into());
         self
@@ -151,6 +153,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_timeout(Duration::from_secs(60));
     /// assert_eq!(config.request_timeout(), Duration::from_secs(60));
     /// ```
+    #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
@@ -165,6 +168,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_connect_timeout(Duration::from_secs(3));
     /// assert_eq!(config.connect_timeout(), Duration::from_secs(3));
     /// ```
+    #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -185,6 +189,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_deadline(Duration::from_secs(120));
     /// assert_eq!(config.deadline(), Duration::from_secs(120));
     /// ```
+    #[must_use]
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
         self
@@ -201,6 +206,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_max_reply_bytes(1024 * 1024);
     /// assert_eq!(config.max_reply_bytes(), 1024 * 1024);
     /// ```
+    #[must_use]
     pub fn with_max_reply_bytes(mut self, bytes: usize) -> Self {
         self.max_reply_bytes = bytes;
         self
@@ -217,6 +223,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_max_tool_argument_bytes(64 * 1024);
     /// assert_eq!(config.max_tool_argument_bytes(), 64 * 1024);
     /// ```
+    #[must_use]
     pub fn with_max_tool_argument_bytes(mut self, bytes: usize) -> Self {
         self.max_tool_argument_bytes = bytes;
         self
@@ -232,6 +239,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::from_env().with_header("HTTP-Referer", "https://example.com");
     /// assert_eq!(config.headers().len(), 1);
     /// ```
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -250,6 +258,7 @@ impl OpenAiConfig {
     /// assert_eq!(OpenAiConfig::default().max_retries(), 2);
     /// assert_eq!(OpenAiConfig::default().with_max_retries(0).max_retries(), 0);
     /// ```
+    #[must_use]
     pub fn with_max_retries(mut self, retries: u32) -> Self {
         self.max_retries = retries;
         self
@@ -264,6 +273,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::default().with_retry_base_delay(Duration::from_millis(100));
     /// assert_eq!(config.retry_base_delay(), Duration::from_millis(100));
     /// ```
+    #[must_use]
     pub fn with_retry_base_delay(mut self, delay: Duration) -> Self {
         self.retry_base_delay = delay;
         self
@@ -279,6 +289,7 @@ impl OpenAiConfig {
     /// assert!(OpenAiConfig::default().include_usage());
     /// assert!(!OpenAiConfig::default().with_include_usage(false).include_usage());
     /// ```
+    #[must_use]
     pub fn with_include_usage(mut self, include: bool) -> Self {
         self.include_usage = include;
         self
@@ -320,6 +331,7 @@ impl OpenAiConfig {
     /// let config = OpenAiConfig::new("https://api.openai.com/v1").with_model("gpt-4o-mini");
     /// assert_eq!(config.model(), Some("gpt-4o-mini"));
     /// ```
+    #[must_use]
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
