@@ -120,6 +120,9 @@ fn read_model(cx: &Ctxt, fields: Fields) -> (Option<AgentInput>, Option<Ident>, 
         format!("`{hook}` is already listed in this agent's `hooks`; a hook runs once per list, remove this one")
     });
     check_relationship_names(cx, side_a.iter().chain(side_b.iter()).flat_map(|side| side.subagents.iter()));
+    if let Some(name) = &name {
+        check_not_own_subagent(cx, name, side_a.iter().chain(side_b.iter()).flat_map(|side| side.subagents.iter()));
+    }
     let required: Vec<Path> = parent_hooks.iter().map(|r: &Requirement| r.hook.clone()).collect();
     report_repeated_paths(cx, &required, |hook| {
         format!(
@@ -254,6 +257,28 @@ fn check_relationship_names<'r>(cx: &Ctxt, relationships: impl Iterator<Item = &
             );
         }
         seen.push(name);
+    }
+}
+
+/// An agent that lists itself (`agent: my_agent` or `agent: self::my_agent` in `my_agent`'s own
+/// definition) would be a constant that contains itself, which rustc reports as a query cycle
+/// naming none of the user's tokens; this says what it is, at the path.
+fn check_not_own_subagent<'r>(cx: &Ctxt, name: &Ident, relationships: impl Iterator<Item = &'r Relationship>) {
+    for relationship in relationships {
+        let segments: Vec<String> = relationship.agent.segments.iter().map(|s| s.ident.to_string()).collect();
+        let own = match segments.as_slice() {
+            [only] => only == &name.to_string(),
+            [module, last] => module == "self" && last == &name.to_string(),
+            _ => false,
+        };
+        if own && relationship.agent.leading_colon.is_none() {
+            cx.error_spanned_by(
+                &relationship.agent,
+                format!(
+                    "agent `{name}` lists itself as a subagent\nhelp: a definition cannot contain itself; define the child as an agent of its own (it may use the same prompt) and list that one"
+                ),
+            );
+        }
     }
 }
 
