@@ -59,6 +59,12 @@ pub struct HookDef {
 }
 
 impl HookDef {
+    /// Whether `other` is this hook: the same definition, or (across a crate linked twice, or a
+    /// copy of a definition) the same id written at the same place.
+    pub(crate) fn is_same_hook(&self, other: &HookDef) -> bool {
+        std::ptr::eq(self, other) || (self.id == other.id && self.location == other.location)
+    }
+
     /// The hook's kind.
     pub const fn kind(&self) -> HookKind {
         self.handler.kind()

@@ -5,6 +5,7 @@ mod agent;
 mod explain;
 mod prompt;
 mod resolve;
+mod rules;
 
 pub use agent::{Agent, AgentDef, ParentHookRequirement, ParentHookStage, Participant, SideDef, SubagentRelationship};
 pub use explain::{explain, explain_json};

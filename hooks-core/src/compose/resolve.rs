@@ -164,6 +164,15 @@ pub enum ResolutionError {
         /// The hook.
         hook: &'static str,
     },
+    /// A definition built by hand breaks a rule the macros check at compile time (a name the
+    /// model cannot call, 0 steps or child threads, a hook listed twice, ...).
+    #[error("agent `{agent}`: {problem}")]
+    InvalidDefinition {
+        /// The agent.
+        agent: &'static str,
+        /// The rule broken, and how to fix it.
+        problem: String,
+    },
     /// More optional relationships than the 64 a thread can track.
     #[error(
         "agent `{agent}` declares more than 64 optional subagent relationships, the most a thread tracks; \
@@ -186,13 +195,16 @@ pub struct ResolvedAgent {
 impl ResolvedAgent {
     /// Resolves every chain of `agent`, checking each hook against `registry`.
     pub fn resolve(agent: &'static AgentDef, registry: &Registry) -> Result<Self, ResolutionError> {
+        if let Some(problem) = super::rules::broken_rule(agent) {
+            return Err(ResolutionError::InvalidDefinition { agent: agent.name, problem });
+        }
         let optional: Vec<&'static SubagentRelationship> =
             agent.relationships().filter(|relationship| relationship.optional).collect();
         if optional.len() > 64 {
             return Err(ResolutionError::TooManyOptionalRelationships { agent: agent.name });
         }
         let check = |hook: &'static HookDef, referenced_by: &dyn Fn() -> String| -> Result<(), ResolutionError> {
-            let linked = registry.hooks().iter().any(|linked| std::ptr::eq(*linked, hook) || same_hook(linked, hook));
+            let linked = registry.hooks().iter().any(|linked| linked.is_same_hook(hook));
             if !linked {
                 return Err(ResolutionError::UnregisteredHook {
                     agent: agent.name,
@@ -313,10 +325,6 @@ fn push_children(
         }
     }
     Ok(())
-}
-
-fn same_hook(a: &HookDef, b: &HookDef) -> bool {
-    a.id == b.id && a.location == b.location
 }
 
 fn describe(context: &HookExecutionContext) -> String {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use hooks_runtime::__private::{self, ActiveContext, Adapter, EnabledRelationships, HookHandler};
 use hooks_runtime::definition::{
-    AgentDef, HookDef, ParentHookRequirement, ParentHookStage, Participant, SideDef, SubagentRelationship,
+    AgentDef, HookDef, ParentHookRequirement, ParentHookStage, Participant, PromptDef, SideDef, SubagentRelationship,
 };
 use hooks_runtime::prelude::*;
 use hooks_runtime::resolution::ResolutionError;
@@ -432,6 +432,100 @@ fn u2_user_scope_hook_is_never_a_parent_hook() {
     // fails at resolution.
     let error = ResolvedAgent::resolve(&USER_SCOPE_PARENT, &Registry::linked()).unwrap_err();
     assert!(error.to_string().contains("user-scope hook"), "{error}");
+}
+
+/// A hand-built agent named `name` whose side A is `side` and side B a person.
+const fn hand_built(name: &'static str, side: SideDef) -> AgentDef {
+    AgentDef::new(name, PackageSignature::new_static("hand_built", "0.0.0"), side, SideDef::new(Participant::Human))
+}
+
+static PLAIN_PROMPT: PromptDef = PromptDef::new("plain", "m", "Help.");
+static PROMPT_LISTING_TWICE: PromptDef =
+    PromptDef::new("twice", "m", "Help.").with_hooks(&[<limit_recent as Hook>::DEF, <limit_recent as Hook>::DEF]);
+static HOOK_TWICE_IN_PROMPT: AgentDef =
+    hand_built("hook_twice_in_prompt", SideDef::new(Participant::Prompt(&PROMPT_LISTING_TWICE)));
+static HOOK_TWICE_IN_AGENT: AgentDef =
+    hand_built("hook_twice_in_agent", SideDef::new(Participant::Prompt(&PLAIN_PROMPT))).with_hooks(&[
+        <drop_silent as Hook>::DEF,
+        <limit_recent as Hook>::DEF,
+        <drop_silent as Hook>::DEF,
+    ]);
+static REQUIRING_UNEXPOSED: AgentDef =
+    hand_built("requiring_unexposed", SideDef::new(Participant::Prompt(&PLAIN_PROMPT)))
+        .with_expose_as_tool(false)
+        .with_parent_hooks(&[ParentHookRequirement::new(
+            <limit_recent as Hook>::DEF,
+            "recent only",
+            ParentHookStage::AfterParent,
+        )]);
+static REQUIRING_TWICE: AgentDef = hand_built("requiring_twice", SideDef::new(Participant::Prompt(&PLAIN_PROMPT)))
+    .with_parent_hooks(&[
+        ParentHookRequirement::new(<limit_recent as Hook>::DEF, "recent only", ParentHookStage::AfterParent),
+        ParentHookRequirement::new(<limit_recent as Hook>::DEF, "again", ParentHookStage::BeforeParent),
+    ]);
+
+fn invalid(agent: &'static AgentDef) -> String {
+    match ResolvedAgent::resolve(agent, &Registry::linked()) {
+        Err(error @ ResolutionError::InvalidDefinition { .. }) => error.to_string(),
+        other => panic!("agent `{}` resolved to {other:?}, not an invalid definition", agent.name),
+    }
+}
+
+#[test]
+fn d4_a_hand_built_list_naming_a_hook_twice_fails_to_resolve() {
+    let error = invalid(&HOOK_TWICE_IN_PROMPT);
+    assert!(error.contains("`limit_recent` is listed twice in prompt `twice`'s `hooks`"), "{error}");
+    let error = invalid(&HOOK_TWICE_IN_AGENT);
+    assert!(error.contains("`drop_silent` is listed twice in the agent's `hooks`"), "{error}");
+}
+
+#[test]
+fn d8_a_hand_built_agent_requiring_parent_hooks_unexposed_fails_to_resolve() {
+    let error = invalid(&REQUIRING_UNEXPOSED);
+    assert!(error.contains("not exposed as a tool") && error.contains("with_expose_as_tool(true)"), "{error}");
+}
+
+#[test]
+fn d9_a_hand_built_agent_requiring_one_hook_twice_fails_to_resolve() {
+    let error = invalid(&REQUIRING_TWICE);
+    assert!(error.contains("`limit_recent` is required twice"), "{error}");
+}
+
+static NAMELESS: AgentDef = hand_built("", SideDef::new(Participant::Human));
+static ZERO_STEPS: AgentDef =
+    hand_built("zero_steps", SideDef::new(Participant::Prompt(&PLAIN_PROMPT)).with_max_steps(0));
+static BAD_RELATIONSHIP: AgentDef = hand_built(
+    "bad_relationship",
+    SideDef::new(Participant::Prompt(&PLAIN_PROMPT))
+        .with_subagents(&[SubagentRelationship::new(<mail_agent as Agent>::DEF, "read mail!")]),
+);
+static SAME_RELATIONSHIP_NAME: AgentDef = hand_built(
+    "same_relationship_name",
+    SideDef::new(Participant::Prompt(&PLAIN_PROMPT)).with_subagents(&[
+        SubagentRelationship::new(<mail_agent as Agent>::DEF, "mail"),
+        SubagentRelationship::new(<mail_agent as Agent>::DEF, "mail").with_hidden(true),
+    ]),
+);
+static NO_CHILD_THREADS: AgentDef = hand_built(
+    "no_child_threads",
+    SideDef::new(Participant::Prompt(&PLAIN_PROMPT)).with_subagents(&[SubagentRelationship::new(
+        <mail_agent as Agent>::DEF,
+        "mail",
+    )
+    .with_max_instances(0)]),
+);
+
+#[test]
+fn a_hand_built_definition_is_held_to_the_rules_the_macros_check() {
+    assert!(invalid(&NAMELESS).contains("has no name"));
+    assert!(invalid(&ZERO_STEPS).contains("side_a allows 0 model steps"));
+    assert!(invalid(&BAD_RELATIONSHIP).contains("`read mail!` is not usable as a tool name"));
+    assert!(invalid(&SAME_RELATIONSHIP_NAME).contains("two subagent relationships are named `mail`"));
+    assert!(invalid(&NO_CHILD_THREADS).contains("relationship `mail` allows 0 child threads"));
+    // What the macros build keeps every rule.
+    for agent in [<coordinator as Agent>::DEF, <mail_agent as Agent>::DEF] {
+        ResolvedAgent::resolve(agent, &Registry::linked()).unwrap();
+    }
 }
 
 #[test]
