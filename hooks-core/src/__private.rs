@@ -4,7 +4,7 @@
 pub use inventory;
 
 pub use crate::compose::{ActiveContext, EnabledRelationships, ResolvedHook};
-pub use crate::def::RegisteredHook;
+pub use crate::def::{RegisteredHook, first_repeat};
 pub use crate::future::BoxedHookFuture;
 pub use crate::kind::{Adapter, HookHandler, sync_adapter};
 pub use crate::state::Sealed;

@@ -59,10 +59,13 @@ pub struct HookDef {
 }
 
 impl HookDef {
-    /// Whether `other` is this hook: the same definition, or (across a crate linked twice, or a
-    /// copy of a definition) the same id written at the same place.
-    pub(crate) fn is_same_hook(&self, other: &HookDef) -> bool {
-        std::ptr::eq(self, other) || (self.id == other.id && self.location == other.location)
+    /// Whether `other` is this hook: the same id written at the same place (module and line),
+    /// which a copy of the definition or a crate linked twice keeps. `const`, so that the
+    /// macros' check of a list that names one hook twice runs at compile time.
+    pub(crate) const fn is_same_hook(&self, other: &HookDef) -> bool {
+        str_eq(self.id, other.id)
+            && str_eq(self.location.module_path, other.location.module_path)
+            && self.location.line == other.location.line
     }
 
     /// The hook's kind.
@@ -108,3 +111,36 @@ pub trait GuardHook: Hook {}
 pub struct RegisteredHook(pub &'static HookDef);
 
 inventory::collect!(RegisteredHook);
+
+/// The first definition in `defs` that is the same hook as an earlier one, as `(earlier, later)`
+/// indexes.
+pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
+    let mut later = 1;
+    while later < defs.len() {
+        let mut earlier = 0;
+        while earlier < later {
+            if defs[earlier].is_same_hook(defs[later]) {
+                return Some((earlier, later));
+            }
+            earlier += 1;
+        }
+        later += 1;
+    }
+    None
+}
+
+/// `a == b` where it must be `const`.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}

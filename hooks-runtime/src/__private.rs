@@ -6,7 +6,7 @@
 
 pub use hooks_core::__private::{
     ActiveContext, Adapter, BLOCKING, BoxedHookFuture, EnabledRelationships, HookHandler, MOVES_VALUE,
-    ON_FAILURE_ALLOW, ON_FAILURE_DENY, RegisteredHook, ResolvedHook, chain, handler, hook_def, inventory,
+    ON_FAILURE_ALLOW, ON_FAILURE_DENY, RegisteredHook, ResolvedHook, chain, first_repeat, handler, hook_def, inventory,
 };
 pub use hooks_core::{
     Agent, AgentDef, Hook, HookDef, HookLocation, PackageSignature, ParentHookRequirement, ParentHookStage,
@@ -164,47 +164,10 @@ pub const fn agent_def<T: AgentRef>() -> &'static AgentDef {
     T::DEF
 }
 
-/// The first definition in `defs` that is the same hook as an earlier one, as `(earlier, later)`
-/// indexes.
-pub const fn first_repeat(defs: &[&HookDef]) -> Option<(usize, usize)> {
-    let mut later = 1;
-    while later < defs.len() {
-        let mut earlier = 0;
-        while earlier < later {
-            if same_hook(defs[earlier], defs[later]) {
-                return Some((earlier, later));
-            }
-            earlier += 1;
-        }
-        later += 1;
-    }
-    None
-}
-
 /// Fails the const evaluation of a list that names one hook twice, reporting `message` where the
 /// macro spans the call: at the later path (`#[track_caller]`). A function rather than a
 /// `panic!` in each list's check, which would be two macro expansions per path.
 #[track_caller]
 pub const fn repeated_hook(message: &'static str) {
     panic!("{}", message)
-}
-
-/// Whether two definitions are one hook: the same id and location.
-pub const fn same_hook(a: &HookDef, b: &HookDef) -> bool {
-    str_eq(a.id, b.id) && str_eq(a.location.module_path, b.location.module_path) && a.location.line == b.location.line
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut index = 0;
-    while index < a.len() {
-        if a[index] != b[index] {
-            return false;
-        }
-        index += 1;
-    }
-    true
 }

@@ -3,7 +3,7 @@
 
 use super::agent::{AgentDef, SideDef};
 use super::prompt::PromptDef;
-use crate::def::HookDef;
+use crate::def::{HookDef, first_repeat};
 
 /// The first rule `agent` breaks, said as what is wrong and how to fix it; `None` when it keeps
 /// them all.
@@ -80,12 +80,6 @@ fn usable_name(name: &str) -> bool {
 
 /// The id of the first hook in `hooks` that an earlier one is.
 fn repeated<'h>(hooks: impl Iterator<Item = &'h HookDef>) -> Option<&'static str> {
-    let mut seen: Vec<&HookDef> = Vec::new();
-    for hook in hooks {
-        if seen.iter().any(|earlier| earlier.is_same_hook(hook)) {
-            return Some(hook.id);
-        }
-        seen.push(hook);
-    }
-    None
+    let hooks: Vec<&HookDef> = hooks.collect();
+    first_repeat(&hooks).map(|(_, later)| hooks[later].id)
 }
