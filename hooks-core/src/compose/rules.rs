@@ -9,7 +9,10 @@ use crate::def::{HookDef, first_repeat};
 /// them all.
 pub(super) fn broken_rule(agent: &AgentDef) -> Option<String> {
     if agent.name.trim().is_empty() {
-        return Some("the agent has no name; threads and tool calls name an agent by it".to_owned());
+        return Some(
+            "the agent has no name; threads and tool calls name an agent by it: give it one in `AgentDef::new`"
+                .to_owned(),
+        );
     }
     for (side, def) in [("side_a", &agent.side_a), ("side_b", &agent.side_b)] {
         if let Some(problem) = side_rule(side, def) {
@@ -32,7 +35,7 @@ pub(super) fn broken_rule(agent: &AgentDef) -> Option<String> {
 
 fn side_rule(side: &str, def: &SideDef) -> Option<String> {
     if def.max_steps == Some(0) {
-        return Some(format!("{side} allows 0 model steps a turn; `max_steps` is a whole number above 0"));
+        return Some(format!("{side} allows 0 model steps a turn; pass `with_max_steps` a whole number above 0"));
     }
     if let Some(prompt) = def.prompt()
         && let Some(problem) = prompt_rule(prompt)
@@ -54,7 +57,7 @@ fn side_rule(side: &str, def: &SideDef) -> Option<String> {
         }
         if relationship.max_instances == Some(0) {
             return Some(format!(
-                "{side}: relationship `{name}` allows 0 child threads; `max_instances` is a whole number above 0"
+                "{side}: relationship `{name}` allows 0 child threads; pass `with_max_instances` a whole number above 0"
             ));
         }
         names.push(name);
@@ -64,7 +67,10 @@ fn side_rule(side: &str, def: &SideDef) -> Option<String> {
 
 fn prompt_rule(prompt: &PromptDef) -> Option<String> {
     if prompt.name.trim().is_empty() {
-        return Some("a prompt has no name; hook provenance and errors name a prompt by it".to_owned());
+        return Some(
+            "a prompt has no name; hook provenance and errors name a prompt by it: give it one in `PromptDef::new`"
+                .to_owned(),
+        );
     }
     let hook = repeated(prompt.hooks.iter().copied())?;
     Some(format!(
