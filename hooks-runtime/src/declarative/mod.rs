@@ -108,7 +108,7 @@ pub use settings::{
     SettingsPermissions, SettingsReport,
 };
 pub(crate) use settings::{
-    Given, Permission, RuleKind, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,
+    Given, Permission, RuleKind, RuleMatch, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,
     fire as fire_settings, input as settings_input, render_transcript,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

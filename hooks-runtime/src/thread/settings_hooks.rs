@@ -60,7 +60,7 @@ pub(crate) async fn govern_tool_call(
     #[cfg(feature = "declarative")]
     {
         use crate::declarative::pre_tool_use::{self, ToolCallInput, ToolVerdict};
-        use crate::declarative::{RuleKind, SettingsEvent};
+        use crate::declarative::{RuleKind, RuleMatch, SettingsEvent};
         let _ = state;
         let Some(registry) = pipeline.shared.runtime.registries.settings.as_ref() else {
             return Ok(Governed::default());
@@ -119,14 +119,14 @@ pub(crate) async fn govern_tool_call(
             None => arguments,
         };
         match registry.permissions().decide(name, &arguments) {
-            Some((RuleKind::Deny, id, rule)) => {
+            Some(RuleMatch { kind: RuleKind::Deny, id, rule, reason }) => {
                 tracing::info!(target: "hooks_runtime::thread", thread = %shared.id, call = %call.id, "the settings rule {id} `{rule}` denied the tool call {name}");
-                return Err(Denial { hook: id, reason: format!("the settings file's rule `{rule}` denies it") });
+                return Err(Denial { hook: id, reason });
             }
-            Some((RuleKind::Ask, id, rule)) => governed
-                .asked
-                .push(ApprovalReason::new(Some(&id), format!("the settings file's rule `{rule}` asks for approval"))),
-            Some((RuleKind::Allow, _, _)) => governed.pre_approved = true,
+            Some(RuleMatch { kind: RuleKind::Ask, id, reason, .. }) => {
+                governed.asked.push(ApprovalReason::new(Some(&id), reason))
+            }
+            Some(RuleMatch { kind: RuleKind::Allow, .. }) => governed.pre_approved = true,
             None => {}
         }
         Ok(governed)

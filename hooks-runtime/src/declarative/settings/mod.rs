@@ -45,7 +45,7 @@ pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
-pub(crate) use permissions::RuleKind;
+pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;

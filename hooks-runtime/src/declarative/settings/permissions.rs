@@ -70,6 +70,20 @@ pub(crate) enum RuleKind {
     Deny,
 }
 
+/// The rule that decided a call: what [`SettingsPermissions::decide`] answers.
+#[derive(Debug, Clone)]
+pub(crate) struct RuleMatch<'a> {
+    /// Its list.
+    pub(crate) kind: RuleKind,
+    /// Where it stands: `settings:permissions.deny[0]`.
+    pub(crate) id: String,
+    /// The rule.
+    pub(crate) rule: &'a PermissionRule,
+    /// The reason the decision gives the model and the record: the rule, and for a command
+    /// that cannot be known before it runs, what could not be known.
+    pub(crate) reason: String,
+}
+
 impl RuleKind {
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -357,15 +371,18 @@ impl SettingsPermissions {
     }
 
     /// The strongest rule that selects the call, deny > ask > allow: its list, its id
-    /// (`settings:permissions.deny[0]`) and the rule.
-    pub(crate) fn decide(&self, tool: &str, arguments: &Value) -> Option<(RuleKind, String, &PermissionRule)> {
+    /// (`settings:permissions.deny[0]`), the rule, and the reason the decision gives.
+    pub(crate) fn decide(&self, tool: &str, arguments: &Value) -> Option<RuleMatch<'_>> {
         [(RuleKind::Deny, &self.deny), (RuleKind::Ask, &self.ask), (RuleKind::Allow, &self.allow)].into_iter().find_map(
             |(kind, rules)| {
-                rules
-                    .iter()
-                    .enumerate()
-                    .find(|(_, rule)| rule.selects_as(kind, tool, arguments))
-                    .map(|(index, rule)| (kind, format!("settings:permissions.{}[{index}]", kind.name()), rule))
+                rules.iter().enumerate().find(|(_, rule)| rule.selects_as(kind, tool, arguments)).map(|(index, rule)| {
+                    let reason = match kind {
+                        RuleKind::Deny => format!("the settings file's rule `{rule}` denies it"),
+                        RuleKind::Ask => format!("the settings file's rule `{rule}` asks for approval"),
+                        RuleKind::Allow => format!("the settings file's rule `{rule}` allows it"),
+                    };
+                    RuleMatch { kind, id: format!("settings:permissions.{}[{index}]", kind.name()), rule, reason }
+                })
             },
         )
     }
