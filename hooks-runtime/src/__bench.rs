@@ -160,3 +160,14 @@ impl SchemaCheck {
 pub fn tool(runtime: &crate::Runtime, name: &str) -> Option<std::sync::Arc<dyn crate::tool::Tool>> {
     runtime.inner.registries.tools.get(name)
 }
+
+/// A settings file's permission decision for one call, as the gate takes it
+/// (`SettingsPermissions::decide`): the list of the rule that decided it, if one did.
+#[cfg(feature = "declarative")]
+pub fn settings_permission(
+    permissions: &crate::declarative::SettingsPermissions,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> Option<&'static str> {
+    permissions.decide(tool, arguments).map(|found| found.kind.name())
+}

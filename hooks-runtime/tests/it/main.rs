@@ -50,6 +50,7 @@ mod postgres_scale_out;
 mod postgres_store;
 mod settings_drop_in;
 mod settings_loading;
+mod settings_rules;
 mod settings_runtime;
 mod sqlite_store;
 mod store_suite;

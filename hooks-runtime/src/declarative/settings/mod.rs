@@ -32,21 +32,24 @@ mod hook;
 mod http;
 mod loader;
 mod matcher;
+mod paths;
 mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
 mod session_end;
 mod settings_hooks;
+mod shell;
 mod state;
 mod transcript;
 mod variables;
+mod wrappers;
 
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
-pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use permissions::{PermissionRule, SettingsPermissions};
+pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
@@ -74,5 +77,7 @@ pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
 pub(crate) use transcript::render as render_transcript;
 
+#[cfg(all(test, unix))]
+mod shell_proof;
 #[cfg(test)]
 mod tests;
