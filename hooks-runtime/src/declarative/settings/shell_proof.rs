@@ -93,7 +93,7 @@ const GIT_PUSH: &[&str] = &[
     "echo \"$(git push)\"",
     "X=$(git push)",
     "X=`git push` true",
-    "cat <(git push)",
+    "cat <(git push) >/dev/null; wait $!",
     "true > >(git push)",
     "true >$(git push)",
     "cat <<EOF\n$(git push)\nEOF",
@@ -267,8 +267,10 @@ impl Recorder {
         let log = root.join(format!("log{index}"));
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(&work).unwrap();
-        // `git pu*` finds this file and runs `git push`, as bash would in such a folder.
+        // `git pu*` and `gi? push` find these files and run `git push`, as bash would in such
+        // a folder.
         std::fs::write(work.join("push"), "").unwrap();
+        std::fs::write(work.join("git"), "").unwrap();
         for stub in STUBS {
             let script = format!(
                 "#!/bin/sh\n{{ printf '%s' '{stub}'; for a in \"$@\"; do printf ' %s' \"$a\"; done; echo; }} >> '{}'\n",
@@ -325,7 +327,7 @@ fn write_executable(path: &Path, script: &str) {
 /// What every case ran, in table order, run on a few threads: the case, the command as run,
 /// and the log.
 fn record(cases: &[&'static str]) -> Vec<(&'static str, String, Vec<String>)> {
-    let root = std::env::temp_dir().join(format!("hooks-b7-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let root = std::env::temp_dir().join(format!("hooks-b7-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let workers = 4;
     let chunk = cases.len().div_ceil(workers);
