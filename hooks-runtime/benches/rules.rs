@@ -40,15 +40,15 @@ const COMMAND: &str = "cd /work/projects && cargo test -p hooks-runtime --lib se
 /// The matcher before command rules read the shell tree: deny > ask > allow, each rule a regex
 /// over the whole command or over the parts split at `&&`, `||`, `;`, `|` and newlines.
 mod baseline {
-    pub struct Rule(regex::Regex);
+    pub(crate) struct Rule(regex::Regex);
 
     impl Rule {
-        pub fn parse(text: &str) -> Rule {
+        pub(crate) fn parse(text: &str) -> Rule {
             let inner = text.strip_prefix("Bash(").and_then(|rest| rest.strip_suffix(')')).unwrap();
             Rule(command_regex(inner).unwrap())
         }
 
-        pub fn selects(&self, allow: bool, command: &str) -> bool {
+        pub(crate) fn selects(&self, allow: bool, command: &str) -> bool {
             let parts = command_parts(command);
             if allow {
                 !parts.is_empty() && parts.iter().all(|part| self.0.is_match(part))
@@ -58,7 +58,7 @@ mod baseline {
         }
     }
 
-    pub fn decide(deny: &[Rule], ask: &[Rule], allow: &[Rule], command: &str) -> Option<&'static str> {
+    pub(crate) fn decide(deny: &[Rule], ask: &[Rule], allow: &[Rule], command: &str) -> Option<&'static str> {
         if deny.iter().any(|rule| rule.selects(false, command)) {
             Some("deny")
         } else if ask.iter().any(|rule| rule.selects(false, command)) {

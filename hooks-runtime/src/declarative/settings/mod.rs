@@ -42,6 +42,7 @@ mod shell;
 mod state;
 mod transcript;
 mod variables;
+mod words;
 mod wrappers;
 
 pub use event::SettingsEvent;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::paths;
-use super::shell::{self, CommandLine, SimpleCommand, Word};
+use super::shell::{self, CommandLine, SimpleCommand};
+use super::words::{Word, shown};
 
 /// The tools whose rules name files: the pattern is a path glob matched against the file the
 /// call reads or writes.
@@ -333,7 +334,7 @@ fn command_pattern(pattern: &str) -> Result<Pattern, String> {
     if let Some((syntax, what)) = SHELL_SYNTAX.iter().find(|(syntax, _)| pattern.contains(syntax)) {
         return Err(format!(
             "`{}` holds {what} (`{}`), so it can never match: a command rule is matched against each simple command, with quotes and escapes removed; write one rule per command",
-            shell::shown(pattern),
+            shown(pattern),
             syntax.escape_debug()
         ));
     }
@@ -617,6 +618,29 @@ mod tests {
         ] {
             assert_eq!(denial(&["Bash(git push:*)"], command), None, "{command}");
         }
+    }
+
+    #[test]
+    fn b6_deny_sees_the_written_or_the_resolved_path_allow_needs_both() {
+        let dir = std::env::temp_dir().join(format!("hooks-b6-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("secrets")).unwrap();
+        std::fs::write(dir.join("secrets/key.pem"), "k").unwrap();
+        std::os::unix::fs::symlink("../secrets/key.pem", dir.join("src/key.pem")).unwrap();
+        std::os::unix::fs::symlink("src", dir.join("code")).unwrap();
+        let read = |path: &str| json!({"file_path": path});
+        let decide = |rule_text: &str, kind: RuleKind, path: &str| {
+            rule(rule_text).select(kind, &Call::new("Read", &read(path), &dir)) != Selection::No
+        };
+        // The written path is under `src/`, the file it opens is under `secrets/`.
+        assert!(decide("Read(./secrets/**)", RuleKind::Deny, "src/key.pem"));
+        assert!(decide("Read(./src/**)", RuleKind::Deny, "src/key.pem"));
+        assert!(!decide("Read(./src/**)", RuleKind::Allow, "src/key.pem"), "allow needs both paths");
+        assert!(decide("Read(./src/**)", RuleKind::Allow, "code/../src/main.rs"));
+        assert!(decide("Read(./src/**)", RuleKind::Deny, "code/main.rs"), "a linked folder");
+        assert!(!decide("Read(./src/**)", RuleKind::Allow, "code/main.rs"), "written `code/` is not `src/`");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -11,20 +11,12 @@ use brush_parser::ast;
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
+use super::words::{Word, shown};
 use super::wrappers::{Runs, unwrap};
 
 /// How deep `sh -c`, `eval`, wrappers and substitutions may nest before the command counts as
 /// one that cannot be known.
 pub(crate) const MAX_DEPTH: usize = 8;
-
-/// One word of a simple command after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Word {
-    /// Its value, the same whatever the environment.
-    Known(String),
-    /// A word whose value is only known when the command runs; what it depends on.
-    Unknown(String),
-}
 
 /// A simple command: its words, the first one the program's name (path removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -457,13 +449,6 @@ fn ansi_c(text: &str) -> Option<String> {
         out.push(char::from_u32(code)?);
     }
     Some(out)
-}
-
-/// `text` for a reason: at most 60 characters, control characters escaped.
-pub(crate) fn shown(text: &str) -> String {
-    let cut: String = text.chars().take(60).collect();
-    let escaped: String = cut.escape_debug().collect();
-    if text.chars().count() > 60 { format!("{escaped}...") } else { escaped }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! reads its options. An option a program is not known to take makes what it runs unknown:
 //! guessing would let an option's value pass for the program.
 
-use super::shell::{Word, shown};
+use super::words::{Word, shown};
 
 /// What a simple command runs besides itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
