@@ -45,8 +45,8 @@ pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
-pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use permissions::{PermissionRule, SettingsPermissions};
+pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
@@ -72,7 +72,9 @@ pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
 /// ```
 pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
-pub(crate) use transcript::render as render_transcript;
+pub(crate) use transcript::{
+    remove_stale as remove_stale_transcripts, render as render_transcript, write as write_transcript,
+};
 
 #[cfg(test)]
 mod tests;
