@@ -134,13 +134,16 @@ async fn h4_tool_names_a_provider_rejects_are_left_out_with_a_warn_naming_them()
 }
 
 #[tokio::test]
-async fn h4_tool_lists_are_capped_in_tools_and_in_pages() {
+async fn h4_a_tool_list_is_capped_at_max_tools() {
     let model = ScriptedModel::new([ScriptedResponse::text("Nothing to do.")]);
     let runtime = hostile_runtime(&model, hostile(&["many-tools", "10000"]));
     let thread = runtime.create_thread("h4_agent", ThreadOptions::default()).await.unwrap();
     thread.send("go").await.unwrap();
     assert_eq!(offered(&model).len(), DEFAULT_MCP_MAX_TOOLS);
+}
 
+#[tokio::test]
+async fn h4_a_tool_list_paging_without_end_is_read_for_100_pages() {
     let markers = scratch("h4-pages");
     let model = ScriptedModel::new([ScriptedResponse::text("Nothing to do.")]);
     let runtime = hostile_runtime(&model, hostile(&["endless-pages"]).env("MCP_MARKER_DIR", &markers).max_tools(1000));
