@@ -197,3 +197,22 @@ async fn h5_a_server_that_failed_to_start_fails_calls_at_once_until_its_backoff_
     assert!(text.contains("config file missing"), "{text}");
     assert_eq!(started(), 2, "started again once the backoff elapsed");
 }
+
+#[tokio::test]
+async fn h5_a_server_that_never_answers_initialize_costs_one_start_timeout_per_backoff() {
+    let markers = scratch("h5-silent");
+    let transport = hostile(&["silent"])
+        .env("MCP_MARKER_DIR", &markers)
+        .start_timeout(Duration::from_secs(1))
+        .start_backoff(Duration::from_secs(600));
+    let turn = || [ScriptedResponse::tool_call("call_1", "mcp__hostile__x", "{}"), ScriptedResponse::text("Done.")];
+    let model = ScriptedModel::new(turn().into_iter().chain(turn()));
+    let runtime = hostile_runtime(&model, transport);
+    let started = || std::fs::read_to_string(markers.join("starts")).unwrap_or_default().lines().count();
+    for _ in 0..2 {
+        let (text, status) = call_once(&runtime).await;
+        assert_eq!(status, "error");
+        assert!(text.contains("did not start within 1s") && text.contains("not started again for"), "{text}");
+    }
+    assert_eq!(started(), 1, "two turns, one start: the second turn failed at once");
+}

@@ -9,8 +9,10 @@ packages. The first argument picks what it does wrong:
     endless-pages      every `tools/list` page has one tool and a next cursor
     env                its tool `env` answers its environment as JSON
     error TEXT         its tool `fail` answers a JSON-RPC error whose message is TEXT
+    silent             it never answers anything, `initialize` included
 
-Every `tools/list` request appends a line to $MCP_MARKER_DIR/lists when that is set.
+When $MCP_MARKER_DIR is set, each start appends a line to its `starts`, and each `tools/list`
+request a line to its `lists`.
 """
 
 import json
@@ -56,7 +58,13 @@ def call(request_id, name):
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": f"no tool {name}"}})
 
 
+if os.environ.get("MCP_MARKER_DIR"):
+    with open(os.path.join(os.environ["MCP_MARKER_DIR"], "starts"), "a") as marker:
+        marker.write("start\n")
+
 for line in sys.stdin:
+    if MODE == "silent":
+        continue
     message = json.loads(line)
     request_id, method = message.get("id"), message.get("method")
     if request_id is None or method is None:
