@@ -8,9 +8,12 @@ span:
 
     {"traceId", "spanId", "parentSpanId" (hex, "" for a root), "name", "kind",
      "startTimeUnixNano", "endTimeUnixNano", "attributes": {key: value},
-     "status": {"code", "message"}, "service": the resource's service.name, "scope"}
+     "status": {"code", "message"}, "service": the resource's service.name, "scope",
+     "events": [{"name", "attributes"}]}
 
 Attribute values are decoded to JSON: strings, ints, doubles, bools, and arrays of them.
+`GET /raw` answers every request body received, as it came, one after the other: what a test
+looks for in everything that was sent, decoded or not.
 
     python3 scripts/otlp_receiver.py [--port 4318] [--out spans.jsonl]
 
@@ -31,6 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 SPANS = []
+RAW = []
 LOCK = threading.Lock()
 OUT = None
 
@@ -73,6 +77,10 @@ def decode(request):
                         "status": {"code": span.status.code, "message": span.status.message},
                         "service": resource.get("service.name"),
                         "scope": scope_spans.scope.name,
+                        "events": [
+                            {"name": event.name, "attributes": attributes(event.attributes)}
+                            for event in span.events
+                        ],
                     }
                 )
     return spans
@@ -95,6 +103,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         spans = decode(request)
         with LOCK:
+            RAW.append(body)
             SPANS.extend(spans)
             if OUT is not None:
                 for span in spans:
@@ -108,13 +117,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(answer)
 
     def do_GET(self):
-        if self.path != "/spans":
-            self.send_error(404, "GET /spans lists the received spans")
+        if self.path not in ("/spans", "/raw"):
+            self.send_error(404, "GET /spans lists the received spans, GET /raw answers the bodies received")
             return
         with LOCK:
-            body = json.dumps(SPANS).encode()
+            body = json.dumps(SPANS).encode() if self.path == "/spans" else b"".join(RAW)
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/json" if self.path == "/spans" else "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

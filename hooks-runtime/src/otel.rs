@@ -30,6 +30,9 @@
 //!
 //! Message contents, tool arguments and results are not on the spans unless the application
 //! opts in with [`RuntimeBuilder::trace_contents`](crate::RuntimeBuilder::trace_contents).
+//! Log events are never exported, not even as span events: their messages quote what hooks
+//! printed and what providers answered (H1). Logs go to your `fmt` layer (or any other).
+//! A failure still shows on its span, as `error.type` and an error status.
 
 use std::collections::HashMap;
 
@@ -45,7 +48,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::filter::{LevelFilter, Targets, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -147,7 +150,8 @@ impl OtlpExporter {
     }
 
     /// The `tracing` layer that hands spans to this exporter. It exports every span its
-    /// subscriber enables; add a filter (`Layer::with_filter`) to export fewer. The runtime's
+    /// subscriber enables, and no log event (H1: events quote hook output and provider
+    /// answers; see the [module](self)); add a filter (`Layer::with_filter`) to export fewer. The runtime's
     /// spans are at INFO, under the targets `hooks_runtime::agent`, `::model`, `::tool` and
     /// `::hook`.
     ///
@@ -165,7 +169,10 @@ impl OtlpExporter {
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
     {
-        tracing_opentelemetry::layer().with_tracer(self.tracer())
+        // H1: spans only. `tracing-opentelemetry` turns every event inside a span into a span
+        // event carrying its message and fields, and the runtime's WARNs quote what hooks
+        // printed and what providers answered: no event reaches the exporter.
+        tracing_opentelemetry::layer().with_tracer(self.tracer()).with_filter(filter_fn(|metadata| metadata.is_span()))
     }
 
     fn tracer(&self) -> SdkTracer {

@@ -79,3 +79,91 @@ fn k3_a_settings_hooks_process_group_dies_with_the_runtimes_process_on_sigkill()
     child.wait().unwrap();
     wait_until("the hook's processes are gone", || processes_with_arg(&sleep).is_empty());
 }
+
+/// The environment variable that makes this binary the H2 child: the runtime's temporary
+/// folder, and whether the child runs a turn (`run`) or only builds a runtime (`start`).
+const TRANSCRIPT_CHILD: &str = "HOOKS_TRANSCRIPT_CHILD";
+
+/// The H2 child's part, in the temporary folder its parent gave it (`TMPDIR`): `run` runs a
+/// turn whose PreToolUse hook reads the transcript and then sleeps, until the parent kills it;
+/// `start` builds a runtime with settings hooks and ends.
+#[tokio::test]
+async fn child_writes_a_transcript_or_starts() {
+    let Ok(mode) = std::env::var(TRANSCRIPT_CHILD) else { return };
+    let command = if mode == "run" { "cat >/dev/null; sleep 300" } else { "true" };
+    let settings =
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command, "timeout": 600}]}]}});
+    let registry = SettingsHooks::from_json_strict(&settings.to_string()).unwrap();
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "Bash", &json!({"command": "ls"}).to_string()),
+        ScriptedResponse::text("done"),
+    ]);
+    let bash = FnTool::new("Bash", "Runs.", |_| async { HookToolResult::success("ok") });
+    let runtime = Runtime::builder()
+        .agent::<death_agent>()
+        .model("scripted", model)
+        .tool(bash)
+        .settings_hooks(registry)
+        .build()
+        .unwrap();
+    if mode == "run" {
+        let thread = runtime.create_thread("death_agent", ThreadOptions::default()).await.unwrap();
+        let _ = thread.send("the thread's secret text").await;
+    }
+}
+
+/// The transcripts folders in `dir`.
+fn transcript_dirs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("hooks-transcripts-"))
+        .map(|entry| entry.path())
+        .collect()
+}
+
+#[test]
+fn h2_a_transcripts_folder_left_by_a_killed_process_is_removed_at_the_next_start() {
+    if std::env::var(CHILD).is_ok() || std::env::var(TRANSCRIPT_CHILD).is_ok() {
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("h2-sigkill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir(&tmp).unwrap();
+    let child = |mode: &str| {
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_writes_a_transcript_or_starts", "--nocapture", "--test-threads", "1"])
+            .env(TRANSCRIPT_CHILD, mode)
+            .env("TMPDIR", &tmp)
+            .spawn()
+            .unwrap()
+    };
+    let mut running = child("run");
+    let has_transcript = || {
+        transcript_dirs(&tmp).iter().any(|dir| {
+            std::fs::read_dir(dir).is_ok_and(|mut files| {
+                files.any(|file| {
+                    file.is_ok_and(|file| {
+                        std::fs::read_to_string(file.path()).is_ok_and(|text| text.contains("secret text"))
+                    })
+                })
+            })
+        })
+    };
+    wait_until("the hook runs with the transcript written", has_transcript);
+    running.kill().unwrap(); // SIGKILL: no destructor of the child runs
+    running.wait().unwrap();
+    let left = transcript_dirs(&tmp);
+    assert_eq!(left.len(), 1, "the killed process left its folder: {left:?}");
+
+    // A folder of a process that runs (this one's parent, say) is not touched.
+    let parent = std::os::unix::process::parent_id();
+    let running_owner = tmp.join(format!("hooks-transcripts-{parent}-0123abcd"));
+    std::fs::create_dir(&running_owner).unwrap();
+
+    let status = child("start").wait().unwrap();
+    assert!(status.success());
+    assert!(!left[0].exists(), "removed at the next start: {}", left[0].display());
+    assert!(running_owner.exists());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -89,6 +89,12 @@ pub struct ServerConfig {
     /// well below [`HttpServer::max_connections`](crate::HttpServer::max_connections) (512 by
     /// default), so that one user's connections never fill the server.
     pub max_connections_per_user: usize,
+    /// Whether a request's W3C `traceparent` may switch OpenTelemetry export off for the runs
+    /// it starts (feature `otel`; default `false`). The request always joins the caller's
+    /// trace; by default its sampled flag is taken as set, so a client cannot hide its runs
+    /// from the operator's traces by sending flags `00`. Set it when the callers are trusted
+    /// services whose sampling decision the traces should follow.
+    pub honor_unsampled_traceparent: bool,
 }
 
 impl Default for ServerConfig {
@@ -109,6 +115,7 @@ impl Default for ServerConfig {
             max_user_value_bytes: 16 * 1024,
             max_streams_per_user: 32,
             max_connections_per_user: 64,
+            honor_unsampled_traceparent: false,
         }
     }
 }
@@ -146,4 +153,5 @@ setters! {
     max_user_value_bytes: usize,
     max_streams_per_user: usize,
     max_connections_per_user: usize,
+    honor_unsampled_traceparent: bool,
 }

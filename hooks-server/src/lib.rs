@@ -206,6 +206,8 @@ pub fn router(runtime: Runtime, auth: impl Authenticator) -> Router {
 pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerConfig) -> Result<Router, ConfigError> {
     catalog::check(&runtime, &config.catalog)?;
     let body_limit = config.max_body_bytes;
+    #[cfg(feature = "otel")]
+    let honor_unsampled = config.honor_unsampled_traceparent;
     let limits = UserLimits::new(config.max_streams_per_user, config.max_connections_per_user);
     let state = AppState::new(runtime, Arc::new(auth), config);
     let router = Router::new()
@@ -228,7 +230,9 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/inspect/status", get(inspector::status))
         .route("/inspect/mcp", get(inspector::mcp));
     #[cfg(feature = "otel")]
-    let router = router.layer(axum::middleware::from_fn(trace_context::continue_trace));
+    let router = router.layer(axum::middleware::from_fn(move |request, next| {
+        trace_context::continue_trace(honor_unsampled, request, next)
+    }));
     let router = router.layer(axum::middleware::from_fn_with_state(state.clone(), start_background_tasks));
     Ok(router
         .layer(Extension(limits))

@@ -21,6 +21,8 @@ const MAX_LINE_BYTES: usize = 4096;
 pub(super) struct CommandLimits {
     pub(super) timeout: Duration,
     pub(super) max_output_lines: usize,
+    /// H3: variables of the runtime's environment a command does not get.
+    pub(super) secret_env: Vec<String>,
 }
 
 /// Runs `sh -c <script>` in the process working directory and logs what went wrong, if anything.
@@ -32,6 +34,9 @@ pub(super) struct CommandLimits {
 /// or is dropped, so nothing the command started outlives the hook (Y14).
 pub(super) async fn run_command(template: &str, command: &PreparedCommand, limits: &CommandLimits) {
     let mut shell = shell::sh(&command.script);
+    for name in &limits.secret_env {
+        shell.env_remove(name);
+    }
     shell.envs(command.env.iter().map(|(k, v)| (k, v)));
     let output = Output::new(limits.max_output_lines);
     let (mut stdout, mut stderr) = (LineSplitter::new(&output), LineSplitter::new(&output));

@@ -114,7 +114,11 @@ pub struct DefaultHookExecutor {
 impl Default for DefaultHookExecutor {
     fn default() -> Self {
         DefaultHookExecutor {
-            limits: CommandLimits { timeout: DEFAULT_COMMAND_TIMEOUT, max_output_lines: MAX_OUTPUT_LINES },
+            limits: CommandLimits {
+                timeout: DEFAULT_COMMAND_TIMEOUT,
+                max_output_lines: MAX_OUTPUT_LINES,
+                secret_env: Vec::new(),
+            },
         }
     }
 }
@@ -130,6 +134,35 @@ impl DefaultHookExecutor {
     pub fn with_command_timeout(mut self, timeout: Duration) -> Self {
         self.limits.timeout = timeout;
         self
+    }
+
+    /// Runs `command` actions without the variables `names` of the runtime's environment (H3):
+    /// an API key the application holds, say. Otherwise a command gets the whole environment.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::DefaultHookExecutor;
+    ///
+    /// let executor = DefaultHookExecutor::new().with_secret_env(["OPENAI_API_KEY"]);
+    /// assert_eq!(executor.secret_env(), ["OPENAI_API_KEY"]);
+    /// ```
+    #[must_use]
+    pub fn with_secret_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for name in names {
+            let name = name.into();
+            if !self.limits.secret_env.contains(&name) {
+                self.limits.secret_env.push(name);
+            }
+        }
+        self
+    }
+
+    /// The variables `command` actions run without.
+    pub fn secret_env(&self) -> &[String] {
+        &self.limits.secret_env
     }
 
     /// The current command timeout.

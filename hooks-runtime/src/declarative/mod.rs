@@ -109,6 +109,6 @@ pub use settings::{
 };
 pub(crate) use settings::{
     Given, Permission, RuleKind, RuleMatch, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,
-    fire as fire_settings, input as settings_input, render_transcript,
+    fire as fire_settings, input as settings_input, remove_stale_transcripts, render_transcript, write_transcript,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

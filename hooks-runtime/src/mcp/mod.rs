@@ -55,6 +55,7 @@
 //! ([`ToolCallContext::report_progress`](crate::tool::ToolCallContext::report_progress)).
 
 mod handler;
+mod lines;
 mod names;
 mod result;
 mod server;
@@ -66,7 +67,10 @@ use std::sync::Arc;
 use crate::tool::Tool;
 
 pub use server::{McpServerInfo, McpServerState, McpToolInfo};
-pub use transport::{DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_START_TIMEOUT, McpTransport};
+pub use transport::{
+    DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_MAX_MESSAGE_BYTES, DEFAULT_MCP_MAX_RESULT_BYTES, DEFAULT_MCP_MAX_TOOLS,
+    DEFAULT_MCP_START_BACKOFF, DEFAULT_MCP_START_TIMEOUT, MCP_INHERITED_ENV, McpTransport,
+};
 
 pub use names::MCP_TOOL_PREFIX;
 pub(crate) use names::{check_server_name, split_tool_name};

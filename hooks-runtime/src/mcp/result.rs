@@ -74,6 +74,49 @@ pub(super) fn tool_result(tool: &str, result: &Value) -> HookToolResult {
     mapped
 }
 
+/// H4: cuts `result` to `max` bytes the model reads: its text (result or error) at a character
+/// boundary, with a note saying it was cut and from how many bytes, and its new attachments
+/// past what is left of `max` dropped, with a line naming each.
+pub(super) fn cap(result: &mut HookToolResult, max: usize) {
+    let text = if result.error.is_some() { &mut result.error } else { &mut result.result };
+    let mut used = 0;
+    if let Some(text) = text {
+        if text.len() > max {
+            let total = text.len();
+            let mut end = max;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str(&format!(
+                "\n[the tool's output was cut here: it was {total} bytes, and only the first {end} are shown; ask for less, a narrower query or one page, to see the rest]"
+            ));
+        }
+        used = text.len().min(max);
+    }
+    let Some(attachments) = &mut result.attachments else { return };
+    let mut dropped = Vec::new();
+    attachments.retain(|attachment| match attachment {
+        Attachment::New(file) => {
+            used = used.saturating_add(file.data.len());
+            let keep = used <= max;
+            if !keep {
+                dropped.push(format!("\n[{} was dropped: the tool's output is over {max} bytes]", file.name));
+            }
+            keep
+        }
+        _ => true,
+    });
+    if attachments.is_empty() {
+        result.attachments = None;
+    }
+    if let Some(text) = text {
+        for line in dropped {
+            text.push_str(&line);
+        }
+    }
+}
+
 /// A file extension for a media type: its subtype (`image/png` gives `png`), `bin` without one.
 fn extension(mime: &str) -> &str {
     let subtype = mime.split_once('/').map_or("", |(_, subtype)| subtype);
@@ -127,6 +170,32 @@ mod tests {
         assert_eq!(mapped.error.as_deref(), Some("no such file"));
         let silent = tool_result("t", &json!({"content": [], "isError": true}));
         assert_eq!(silent.error.as_deref(), Some("the MCP tool `t` failed"));
+    }
+
+    #[test]
+    fn h4_a_long_result_is_cut_with_a_note_the_model_reads() {
+        let mut mapped = tool_result("t", &json!({"content": [{"type": "text", "text": "é".repeat(60)}]}));
+        cap(&mut mapped, 101);
+        let text = mapped.result.as_deref().unwrap();
+        assert!(text.starts_with(&"é".repeat(50)), "cut at a character boundary: {text}");
+        assert!(!text.starts_with(&"é".repeat(51)));
+        assert!(text.contains("it was 120 bytes, and only the first 100 are shown"), "{text}");
+
+        let short = json!({"content": [{"type": "text", "text": "short"}]});
+        let mut mapped = tool_result("t", &short);
+        cap(&mut mapped, 101);
+        assert_eq!(mapped.result.as_deref(), Some("short"));
+
+        let mut failed =
+            tool_result("t", &json!({"content": [{"type": "text", "text": "e".repeat(300)}], "isError": true}));
+        cap(&mut failed, 10);
+        assert!(failed.error.as_deref().unwrap().contains("it was 300 bytes"));
+
+        let image = json!({"content": [{"type": "text", "text": "Here:"}, {"type": "image", "data": "A".repeat(200), "mimeType": "image/png"}]});
+        let mut mapped = tool_result("t", &image);
+        cap(&mut mapped, 100);
+        assert!(mapped.attachments.is_none());
+        assert!(mapped.result.as_deref().unwrap().contains("[t-1.png was dropped"), "{:?}", mapped.result);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use hooks_core::HookToolResult;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use serde::Serialize;
@@ -17,7 +17,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::handler::{Handler, Notified};
-use super::names::tool_name;
+use super::lines::CappedLines;
+use super::names::{provider_rejects, tool_name};
 use super::tool::{CallTool, listed_tool, unlisted_tool};
 use super::transport::{ChildProcess, McpTransport, Opened};
 use crate::tool::{FnTool, Tool, ToolCallContext, ToolProgress};
@@ -26,6 +27,14 @@ use crate::tool::{FnTool, Tool, ToolCallContext, ToolProgress};
 /// each failure in a row doubles it, up to [`MAX_BACKOFF`]. A call that succeeds resets it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// A failed start's backoff doubles at each failed start in a row, up to this many times the
+/// first ([`McpTransport::start_backoff`]).
+const MAX_START_BACKOFF_FACTOR: u32 = 16;
+
+/// The most `tools/list` pages read in one listing (H4): a server that pages without end
+/// cannot grow memory or hold the start until its timeout.
+const MAX_TOOL_PAGES: usize = 100;
 
 /// Progress notifications kept for a token no call has subscribed to yet (a server may report
 /// before the call's subscription, made right after the request is sent, is in place).
@@ -97,6 +106,8 @@ struct Status {
     /// Failures in a row, for the backoff.
     failures: u32,
     retry_at: Option<Instant>,
+    /// H5: the last failure was a start, and calls fail at once until `retry_at`.
+    start_failed: bool,
     starts: u32,
 }
 
@@ -137,6 +148,7 @@ impl McpServer {
                 error: None,
                 failures: 0,
                 retry_at: None,
+                start_failed: false,
                 starts: 0,
             }),
             tools: RwLock::new(None),
@@ -216,10 +228,22 @@ impl McpServer {
         if let Some(connection) = self.live() {
             return Ok(connection);
         }
-        let retry_at = self.status().retry_at;
+        let (retry_at, start_failed) = {
+            let status = self.status();
+            (status.retry_at, status.start_failed)
+        };
         if let Some(retry_at) = retry_at
             && retry_at > Instant::now()
         {
+            // H5: a server that could not start is not tried at every turn.
+            if start_failed {
+                let error = self.status().error.clone().unwrap_or_default();
+                let left = retry_at - Instant::now();
+                return Err(format!(
+                    "{error}; it is not started again for {:.1}s (`McpTransport::start_backoff`)",
+                    left.as_secs_f64()
+                ));
+            }
             if retry_at > deadline {
                 let error = self.status().error.clone().unwrap_or_default();
                 return Err(format!("it failed ({error}) and is not started again before its start timeout"));
@@ -240,12 +264,14 @@ impl McpServer {
                 status.state = McpServerState::Ready;
                 status.error = None;
                 status.retry_at = None;
+                status.start_failed = false;
                 status.starts += 1;
                 tracing::info!(target: "hooks_runtime::mcp", server = %self.name, "MCP server started ({})", self.transport.kind_name());
                 Ok(connection)
             }
             Err(error) => {
-                self.failed(error.clone());
+                let error = format!("it failed to start: {error}");
+                self.start_failed(error.clone());
                 Err(error)
             }
         }
@@ -261,17 +287,20 @@ impl McpServer {
         let this: Weak<dyn Notified> = self.this.clone();
         let handler = Handler::new(this);
         let (service, process) = match self.transport.open()? {
-            Opened::Stdio(stdout, stdin, mut process) => match rmcp::serve_client(handler, (stdout, stdin)).await {
-                Ok(service) => (service, Some(process)),
-                Err(error) => {
-                    let stderr = process.final_stderr_tail().await;
-                    return Err(if stderr.is_empty() {
-                        format!("the MCP handshake failed: {error}")
-                    } else {
-                        format!("the MCP handshake failed: {error}; its stderr: {stderr}")
-                    });
+            Opened::Stdio(stdout, stdin, mut process) => {
+                let stdout = CappedLines::new(stdout, self.transport.bounds.max_message_bytes);
+                match rmcp::serve_client(handler, (stdout, stdin)).await {
+                    Ok(service) => (service, Some(process)),
+                    Err(error) => {
+                        let stderr = process.final_stderr_tail().await;
+                        return Err(if stderr.is_empty() {
+                            format!("the MCP handshake failed: {error}")
+                        } else {
+                            format!("the MCP handshake failed: {error}; its stderr: {stderr}")
+                        });
+                    }
                 }
-            },
+            }
             Opened::Http(transport) => {
                 let service = rmcp::serve_client(handler, transport)
                     .await
@@ -279,15 +308,45 @@ impl McpServer {
                 (service, None)
             }
         };
-        let tools =
-            service.peer().list_all_tools().await.map_err(|error| format!("it did not list its tools: {error}"))?;
+        let tools = self.list_tools(service.peer()).await?;
         Ok((Connection { service, process }, tools))
+    }
+
+    /// The server's tools, page after page (H4): at most [`McpTransport::max_tools`] of them
+    /// and [`MAX_TOOL_PAGES`] pages, the rest left out with a WARN.
+    async fn list_tools(&self, peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, String> {
+        let max = self.transport.bounds.max_tools;
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page =
+                peer.list_tools(Some(params)).await.map_err(|error| format!("it did not list its tools: {error}"))?;
+            let listed = page.tools.len();
+            tools.extend(page.tools.into_iter().take(max - tools.len()));
+            if tools.len() == max && (listed > tools.len() || page.next_cursor.is_some()) {
+                tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP server lists more than {max} tools: the first {max} are offered (`McpTransport::max_tools`)");
+                return Ok(tools);
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+        tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP server's tool list goes on past {MAX_TOOL_PAGES} pages: the tools of those pages are offered");
+        Ok(tools)
     }
 
     /// Replaces the tool list (a start, or `notifications/tools/list_changed`).
     pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
         let mut list = ToolList::default();
         for listed in tools {
+            let name = tool_name(&self.name, &listed.name);
+            if let Some(why) = provider_rejects(&name).or(listed.name.is_empty().then_some("its tool name is empty")) {
+                let shown: String = name.chars().take(80).collect();
+                tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP tool {shown:?} ({} bytes) is not offered: {why}, which the model providers reject", name.len());
+                continue;
+            }
             let tool = Arc::new(listed_tool(self.caller(), &self.name, &listed));
             list.by_name.insert(listed.name.to_string(), tool.clone());
             list.order.push(tool);
@@ -298,7 +357,7 @@ impl McpServer {
 
     /// Lists the tools again on the live connection (P5).
     async fn relist(&self, peer: Peer<RoleClient>) {
-        match peer.list_all_tools().await {
+        match self.list_tools(&peer).await {
             Ok(tools) => self.set_tools(tools),
             Err(error) => {
                 tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP server's changed tool list could not be read: {error}")
@@ -313,8 +372,19 @@ impl McpServer {
         status.state = McpServerState::Failed;
         status.error = Some(error);
         status.failures = status.failures.saturating_add(1);
+        status.start_failed = false;
         let backoff = FIRST_BACKOFF.saturating_mul(1 << (status.failures - 1).min(6)).min(MAX_BACKOFF);
         status.retry_at = Some(Instant::now() + backoff);
+    }
+
+    /// H5: the start failed; calls fail at once until the start backoff has elapsed.
+    fn start_failed(&self, error: String) {
+        self.failed(error);
+        let mut status = self.status();
+        let first = self.transport.bounds.start_backoff;
+        let factor = 1u32 << (status.failures - 1).min(MAX_START_BACKOFF_FACTOR.trailing_zeros());
+        status.retry_at = Some(Instant::now() + first.saturating_mul(factor));
+        status.start_failed = true;
     }
 
     /// The connection ended under a call: dropped (its process killed), and the next call
@@ -381,7 +451,9 @@ impl McpServer {
                 Ok(ServerResult::CallToolResult(result)) => {
                     self.status().failures = 0;
                     let result = serde_json::to_value(&result).unwrap_or(Value::Null);
-                    super::result::tool_result(&tool_name(name, tool), &result)
+                    let mut result = super::result::tool_result(&tool_name(name, tool), &result);
+                    super::result::cap(&mut result, self.transport.bounds.max_result_bytes);
+                    result
                 }
                 Ok(_) => HookToolResult::error(format!(
                     "the MCP server `{name}` answered the call of `{tool}` with something other than a tool result"

@@ -18,6 +18,27 @@ pub const DEFAULT_MCP_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// HTTP session, the MCP handshake and the first tool listing) may take.
 pub const DEFAULT_MCP_START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default of [`McpTransport::max_result_bytes`]: 100,000 bytes, about the 25,000 tokens
+/// at which Claude Code cuts an MCP tool's output (4 bytes a token).
+pub const DEFAULT_MCP_MAX_RESULT_BYTES: usize = 100_000;
+
+/// The default of [`McpTransport::max_tools`]: 128, the most tools OpenAI's chat API takes in
+/// one request.
+pub const DEFAULT_MCP_MAX_TOOLS: usize = 128;
+
+/// The default of [`McpTransport::max_message_bytes`]: 16 MiB, the line cap of `rmcp`'s stdio
+/// transport (and of its HTTP client's events).
+pub const DEFAULT_MCP_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The default of [`McpTransport::start_backoff`]: after a failed start, calls fail at once
+/// for 60 s before the server is started again.
+pub const DEFAULT_MCP_START_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The variables of the runtime's environment a stdio server gets (H3), as the official MCP
+/// SDKs pass them by default (their `get_default_environment`, on POSIX); the rest, API keys
+/// included, only when its [`McpTransport::env`] lists them.
+pub const MCP_INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
 /// Most bytes of a stdio server's stderr kept, the last ones, for the message of a call that
 /// the server's exit ended.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -42,6 +63,27 @@ pub struct McpTransport {
     pub(super) kind: TransportKind,
     pub(super) timeout: Duration,
     pub(super) start_timeout: Duration,
+    pub(super) bounds: Bounds,
+}
+
+/// What one server's answers may hold (H4), and how long a failed start keeps it stopped (H5).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    pub(super) max_result_bytes: usize,
+    pub(super) max_tools: usize,
+    pub(super) max_message_bytes: usize,
+    pub(super) start_backoff: Duration,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_result_bytes: DEFAULT_MCP_MAX_RESULT_BYTES,
+            max_tools: DEFAULT_MCP_MAX_TOOLS,
+            max_message_bytes: DEFAULT_MCP_MAX_MESSAGE_BYTES,
+            start_backoff: DEFAULT_MCP_START_BACKOFF,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +105,7 @@ impl McpTransport {
             kind: TransportKind::Stdio { command: command.into(), args: Vec::new(), env: BTreeMap::new(), cwd: None },
             timeout: DEFAULT_MCP_CALL_TIMEOUT,
             start_timeout: DEFAULT_MCP_START_TIMEOUT,
+            bounds: Bounds::default(),
         }
     }
 
@@ -72,6 +115,7 @@ impl McpTransport {
             kind: TransportKind::Http { url: url.into(), headers: Vec::new() },
             timeout: DEFAULT_MCP_CALL_TIMEOUT,
             start_timeout: DEFAULT_MCP_START_TIMEOUT,
+            bounds: Bounds::default(),
         }
     }
 
@@ -95,13 +139,32 @@ impl McpTransport {
         self
     }
 
-    /// Sets a variable of a stdio server's environment (which is otherwise the runtime's);
-    /// ignored for HTTP.
+    /// Sets a variable of a stdio server's environment; ignored for HTTP. A server gets these
+    /// and [`MCP_INHERITED_ENV`] of the runtime's environment, nothing else (H3): pass what it
+    /// needs, `.env("GITHUB_TOKEN", token)`, or one of the runtime's by
+    /// [`inherit_env`](Self::inherit_env).
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         if let TransportKind::Stdio { env, .. } = &mut self.kind {
             env.insert(key.into(), value.into());
         }
         self
+    }
+
+    /// Passes the runtime's variable `key` to a stdio server, when it is set (see
+    /// [`env`](Self::env)); ignored for HTTP.
+    ///
+    /// ```
+    /// use hooks_runtime::mcp::McpTransport;
+    ///
+    /// let server = McpTransport::stdio("my-server").inherit_env("LANG");
+    /// # let _ = server;
+    /// ```
+    pub fn inherit_env(self, key: impl Into<OsString>) -> Self {
+        let key = key.into();
+        match std::env::var_os(&key) {
+            Some(value) => self.env(key, value),
+            None => self,
+        }
     }
 
     /// The working directory of a stdio server (otherwise the runtime's); ignored for HTTP.
@@ -133,6 +196,46 @@ impl McpTransport {
     /// server stopped waits for its start first, then runs within [`McpTransport::timeout`].
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
         self.start_timeout = timeout;
+        self
+    }
+
+    /// The most bytes of a tool result's text the model reads (default
+    /// [`DEFAULT_MCP_MAX_RESULT_BYTES`]); a longer text is cut there, with a note saying so and
+    /// how long it was, and attachments past it are dropped with a line naming each (H4).
+    ///
+    /// ```
+    /// use hooks_runtime::mcp::McpTransport;
+    ///
+    /// let logs = McpTransport::stdio("log-server").max_result_bytes(20_000);
+    /// # let _ = logs;
+    /// ```
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.bounds.max_result_bytes = bytes;
+        self
+    }
+
+    /// The most tools offered from this server (default [`DEFAULT_MCP_MAX_TOOLS`]); its listing
+    /// is read until then, and the rest is left out with a WARN. Listing also stops after 100
+    /// pages (`nextCursor`), so a server paging without end cannot grow the runtime's memory.
+    pub fn max_tools(mut self, tools: usize) -> Self {
+        self.bounds.max_tools = tools;
+        self
+    }
+
+    /// The largest message read from a stdio server (default
+    /// [`DEFAULT_MCP_MAX_MESSAGE_BYTES`]): a larger one is dropped as it arrives, and the call
+    /// it answers fails at once with an error saying so (not at the call's timeout).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.bounds.max_message_bytes = bytes;
+        self
+    }
+
+    /// How long a server that failed to start stays stopped (default
+    /// [`DEFAULT_MCP_START_BACKOFF`], doubled at each failed start in a row, at most 16 times
+    /// it): meanwhile its calls fail at once with the start's error, and prompts offer none of
+    /// its tools, rather than waiting for a start at every turn (H5).
+    pub fn start_backoff(mut self, backoff: Duration) -> Self {
+        self.bounds.start_backoff = backoff;
         self
     }
 
@@ -184,6 +287,8 @@ impl McpTransport {
             TransportKind::Stdio { command, args, env, cwd } => {
                 let mut process = crate::process_group::watched(command, args);
                 process
+                    .env_clear()
+                    .envs(inherited_env())
                     .envs(env)
                     .stdin(std::process::Stdio::piped())
                     .stdout(std::process::Stdio::piped())
@@ -238,6 +343,16 @@ impl McpTransport {
             }
         }
     }
+}
+
+/// [`MCP_INHERITED_ENV`] as the runtime has them, without a value that is a shell function
+/// (`() {...`), which the SDKs skip as well.
+fn inherited_env() -> Vec<(&'static str, OsString)> {
+    MCP_INHERITED_ENV
+        .iter()
+        .filter_map(|key| std::env::var_os(key).map(|value| (*key, value)))
+        .filter(|(_, value)| !value.as_encoded_bytes().starts_with(b"()"))
+        .collect()
 }
 
 /// rustls on ring with the webpki roots, as the OpenAI client has it.

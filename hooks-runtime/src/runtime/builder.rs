@@ -429,6 +429,8 @@ impl RuntimeBuilder {
         // A settings hook whose matcher names none of the tools never runs: say so once, here.
         #[cfg(feature = "declarative")]
         if let Some(settings) = &self.settings {
+            // H2: the transcripts that processes of this user killed before their end left.
+            crate::declarative::remove_stale_transcripts();
             let mut tools: Vec<&str> = self.tools.keys().map(|name| name.as_ref()).collect();
             tools.extend(agents.keys().copied());
             // A server's tools are known once it runs; its wildcard stands for them here.

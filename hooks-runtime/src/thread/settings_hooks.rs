@@ -433,7 +433,9 @@ async fn transcript(
         let text = crate::declarative::render_transcript(&shared.id, &cwd(), &messages);
         // Off the async workers: a long history is a large file.
         let target = path.clone();
-        tokio::task::spawn_blocking(move || std::fs::write(target, text)).await.map_err(std::io::Error::other)??;
+        tokio::task::spawn_blocking(move || crate::declarative::write_transcript(&target, &text))
+            .await
+            .map_err(std::io::Error::other)??;
         Ok::<_, std::io::Error>(path)
     };
     match written.await {

@@ -29,7 +29,9 @@ mod support_mcp;
 #[path = "../support_processes/mod.rs"]
 mod support_processes;
 
+mod child_env;
 mod conformance_mcp;
+mod contents_canary;
 mod declarative_actions;
 mod declarative_cli;
 mod declarative_events;
@@ -39,6 +41,7 @@ mod declarative_loading;
 mod declarative_process_group;
 mod declarative_robustness;
 mod future_sizes;
+mod mcp_bounds;
 mod openai_client;
 mod openai_limits;
 mod openai_provider;

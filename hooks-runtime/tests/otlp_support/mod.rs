@@ -60,13 +60,23 @@ impl Receiver {
 
     /// Every span received so far, as the receiver decoded it.
     pub(crate) fn spans(&self) -> Vec<Value> {
+        serde_json::from_slice(&self.get("/spans")).expect("the spans as JSON")
+    }
+
+    /// Every request body received so far, as it came (protobuf), one after the other.
+    pub(crate) fn raw(&self) -> Vec<u8> {
+        self.get("/raw")
+    }
+
+    fn get(&self, path: &str) -> Vec<u8> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the receiver accepts");
-        write!(stream, "GET /spans HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+        write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let at = response.windows(4).position(|window| window == b"\r\n\r\n").expect("an HTTP response");
+        let head = String::from_utf8_lossy(&response[..at]);
         assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{head}");
-        serde_json::from_str(body).expect("the spans as JSON")
+        response[at + 4..].to_vec()
     }
 }
 

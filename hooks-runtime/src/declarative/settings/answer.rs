@@ -32,6 +32,9 @@ pub(crate) struct Answer {
     pub(crate) context: Option<String>,
     /// Why the hook failed, when it did (already turned into a denial if it fails closed).
     pub(crate) failure: Option<String>,
+    /// The first lines of what a failed command wrote to stderr: for the DEBUG log only, since
+    /// a hook's stderr may quote the tool input it was given (H1).
+    pub(crate) failure_stderr: Option<String>,
     /// `systemMessage`: for the person, never the model.
     pub(crate) system_message: Option<String>,
     /// `suppressOutput: true`: its stdout is kept out of the logs.
@@ -45,7 +48,11 @@ pub(crate) fn read(event: SettingsEvent, run: &HookRun, fail_closed: bool) -> An
         RunEnd::Exited(2) => {
             Ok(blocked(event, reason_or(&run.stderr, "blocked by a hook (exit code 2, no reason given)")))
         }
-        RunEnd::Exited(code) => Err(format!("exited with code {code}{}", stderr_excerpt(&run.stderr))),
+        RunEnd::Exited(code) => {
+            let mut answer = failed(event, format!("exited with code {code}"), fail_closed);
+            answer.failure_stderr = stderr_excerpt(&run.stderr);
+            return answer;
+        }
         RunEnd::Killed(how) => Err(format!("ended by {how}")),
         RunEnd::TimedOut(after) => Err(format!("did not finish within {after:?} and was killed")),
         RunEnd::NotRun(why) => Err(why.clone()),
@@ -81,18 +88,18 @@ fn reason_or(text: &str, fallback: &str) -> String {
     if text.is_empty() { fallback.to_owned() } else { text.to_owned() }
 }
 
-/// The first lines of stderr for a failure's log line.
-fn stderr_excerpt(stderr: &str) -> String {
+/// The first lines of stderr for a failure's DEBUG log line; `None` when it is empty.
+fn stderr_excerpt(stderr: &str) -> Option<String> {
     const LINES: usize = 20;
     let stderr = stderr.trim();
     if stderr.is_empty() {
-        return String::new();
+        return None;
     }
     let mut excerpt: Vec<&str> = stderr.lines().take(LINES).collect();
     if stderr.lines().count() > LINES {
         excerpt.push("...");
     }
-    format!(", stderr:\n{}", excerpt.join("\n"))
+    Some(excerpt.join("\n"))
 }
 
 fn from_stdout(event: SettingsEvent, stdout: &str) -> Result<Answer, String> {

@@ -90,8 +90,16 @@ pub(crate) async fn fire(
             let run = match &hook.http {
                 Some(target) => target.post(&input, hook.timeout).await,
                 None => {
-                    runner::run(&hook.command, &input, &cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
-                        .await
+                    runner::run(
+                        &hook.command,
+                        &input,
+                        &cwd,
+                        hook.plugin_root.as_deref(),
+                        hook.timeout,
+                        &hook.location,
+                        &hook.secret_env,
+                    )
+                    .await
                 }
             };
             tracing::debug!(target: LOG_TARGET, "[HOOK] async settings hook {} ended: {:?}", hook.location, run.end);
@@ -110,7 +118,7 @@ pub(crate) async fn fire(
         }
         let run = match &hook.http {
             Some(target) => target.post(input, hook.timeout).await,
-            None => runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location)
+            None => runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location, &hook.secret_env)
                 .await,
         };
         let answer = answer::read(event, &run, hook.fail_closed);
@@ -146,12 +154,19 @@ pub(crate) fn combine<'h>(
         if let Some(failure) = &answer.failure {
             let how =
                 if hook.fail_closed { "it fails closed, so it denies" } else { "it fails open, so it is ignored" };
+            let stderr = match &answer.failure_stderr {
+                Some(stderr) => format!(" (its stderr, {} bytes, is logged at DEBUG)", stderr.len()),
+                None => String::new(),
+            };
             tracing::warn!(
                 target: LOG_TARGET,
-                "[HOOK] settings hook {} (`{}`) failed: {failure}; {how}",
+                "[HOOK] settings hook {} (`{}`) failed: {failure}; {how}{stderr}",
                 hook.location,
                 hook.command
             );
+            if let Some(stderr) = &answer.failure_stderr {
+                tracing::debug!(target: LOG_TARGET, "[HOOK] settings hook {} wrote to stderr:\n{stderr}", hook.location);
+            }
         }
         if let Some((permission, reason)) = answer.permission {
             let given = Given { hook: hook.id(), reason };

@@ -55,9 +55,25 @@ pub struct SettingsHook {
     pub(super) once: bool,
     /// `type: "http"`: where the event is POSTed, in place of a command.
     pub(super) http: Option<super::http::HttpTarget>,
+    /// H3: the variables of the runtime's environment its command does not get
+    /// ([`SettingsHooks::secret_env`](super::SettingsHooks::secret_env)).
+    pub(super) secret_env: std::sync::Arc<[String]>,
 }
 
 impl SettingsHook {
+    /// The variables of the runtime's environment its command runs without
+    /// ([`SettingsHooks::secret_env`](super::SettingsHooks::secret_env)).
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// let hooks = SettingsHooks::from_json(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#);
+    /// assert!(hooks.hooks()[0].secret_env().is_empty());
+    /// ```
+    pub fn secret_env(&self) -> &[String] {
+        &self.secret_env
+    }
+
     /// The event it runs for.
     pub fn event(&self) -> SettingsEvent {
         self.event

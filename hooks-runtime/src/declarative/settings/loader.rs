@@ -362,6 +362,7 @@ fn validate_hook(
         run_async: false,
         once: false,
         http: None,
+        secret_env: std::sync::Arc::from([]),
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));

@@ -76,7 +76,9 @@ pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
 /// ```
 pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
-pub(crate) use transcript::render as render_transcript;
+pub(crate) use transcript::{
+    remove_stale as remove_stale_transcripts, render as render_transcript, write as write_transcript,
+};
 
 #[cfg(all(test, unix))]
 mod shell_proof;

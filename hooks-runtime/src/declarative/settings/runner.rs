@@ -37,7 +37,8 @@ pub(crate) struct HookRun {
 }
 
 /// Runs `sh -c <command>` in `cwd` (also its `CLAUDE_PROJECT_DIR`; `CLAUDE_PLUGIN_ROOT` is
-/// `plugin_root` when the hook is a plugin's) with `stdin` written to it, within `timeout`.
+/// `plugin_root` when the hook is a plugin's) with `stdin` written to it, within `timeout`, in
+/// the runtime's environment without the variables `secret_env` names (H3).
 ///
 /// The shell leads a process group of its own, killed when the shell has exited (after a short
 /// grace for output), at the timeout, or when this future is dropped: a background child that
@@ -50,6 +51,7 @@ pub(crate) async fn run(
     plugin_root: Option<&Path>,
     timeout: Duration,
     location: &str,
+    secret_env: &[String],
 ) -> HookRun {
     // Under the watchdog that kills the command's group once this process is gone (killed with
     // SIGKILL, say), so no hook outlives the runtime that ran it; the command itself runs as
@@ -58,6 +60,9 @@ pub(crate) async fn run(
     // Project hooks name their scripts from the project root, which is the working directory
     // here; a plugin's name theirs from the plugin's folder.
     shell.current_dir(cwd).env("CLAUDE_PROJECT_DIR", cwd);
+    for name in secret_env {
+        shell.env_remove(name);
+    }
     if let Some(root) = plugin_root {
         shell.env("CLAUDE_PLUGIN_ROOT", root);
     }

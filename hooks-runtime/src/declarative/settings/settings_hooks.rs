@@ -153,6 +153,41 @@ impl SettingsHooks {
         Self::of(hooks, permissions)
     }
 
+    /// These hooks with their commands run without the variables `names` of the runtime's
+    /// environment (H3): an API key the application holds, say. Otherwise a command gets the
+    /// runtime's whole environment, as Claude Code gives it (scripts expect `PATH`, `HOME` and
+    /// the rest), plus `CLAUDE_PROJECT_DIR` (and `CLAUDE_PLUGIN_ROOT` for a plugin's hook).
+    /// Names add up over calls; [`with_hooks_of`](Self::with_hooks_of) keeps each side's.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// let hooks = SettingsHooks::from_json(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}"#)
+    ///     .secret_env(["OPENAI_API_KEY", "DATABASE_URL"]);
+    /// assert_eq!(hooks.hooks()[0].secret_env(), ["OPENAI_API_KEY", "DATABASE_URL"]);
+    /// ```
+    #[must_use]
+    pub fn secret_env<I, S>(&self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        let hooks = self
+            .inner
+            .hooks
+            .iter()
+            .cloned()
+            .map(|mut hook| {
+                let mut secret: Vec<String> = hook.secret_env.to_vec();
+                secret.extend(names.iter().filter(|name| !hook.secret_env.contains(name)).cloned());
+                hook.secret_env = secret.into();
+                hook
+            })
+            .collect();
+        Self::of(hooks, self.inner.permissions.clone())
+    }
+
     /// The hooks, by event name, then in file order.
     pub fn hooks(&self) -> &[SettingsHook] {
         &self.inner.hooks

@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
+
+use super::transcript::TranscriptDir;
 
 /// One hook's reason for a permission decision, with the id of the hook that gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +25,9 @@ pub(crate) struct SettingsState {
     stops: Mutex<HashMap<String, Given>>,
     /// The `once` hooks that have run, by thread and location.
     ran_once: Mutex<std::collections::HashSet<(String, String)>>,
-    /// The transcripts' folder, made the first time a hook could read one.
-    transcripts: OnceLock<PathBuf>,
+    /// The transcripts' folder, made the first time a hook could read one, removed with the
+    /// state (H2).
+    transcripts: OnceLock<TranscriptDir>,
     /// The top-level threads whose session began and has not ended, kept only while a
     /// `SessionEnd` hook would run for them (K11).
     sessions: Mutex<std::collections::BTreeSet<String>>,
@@ -42,37 +44,24 @@ impl Drop for SettingsState {
                 open.first().map_or("", String::as_str)
             );
         }
-        if let Some(folder) = self.transcripts.get() {
-            let _ = std::fs::remove_dir_all(folder);
-        }
     }
 }
 
 impl SettingsState {
     /// Where the transcript of `thread` is written: a file in a folder of this state's own
-    /// (made now if need be, readable by this user only), named for the thread.
+    /// (made now if need be: fresh, readable by this user only, see [`TranscriptDir`]), named
+    /// for the thread. Write it with [`write_transcript`](super::write_transcript).
     pub(crate) fn transcript_path(&self, thread: &str) -> std::io::Result<PathBuf> {
         let folder = match self.transcripts.get() {
             Some(folder) => folder,
             None => {
-                static NEXT: AtomicUsize = AtomicUsize::new(0);
-                let folder = std::env::temp_dir().join(format!(
-                    "hooks-transcripts-{}-{}",
-                    std::process::id(),
-                    NEXT.fetch_add(1, Ordering::Relaxed)
-                ));
-                let mut builder = std::fs::DirBuilder::new();
-                builder.recursive(true);
-                #[cfg(unix)]
-                std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-                builder.create(&folder)?;
-                if self.transcripts.set(folder.clone()).is_err() {
-                    // Another hook made one first: use it.
-                    let _ = std::fs::remove_dir_all(&folder);
-                }
+                // Another hook may make one at the same time: the first stays, the other is
+                // removed as it is dropped.
+                let _ = self.transcripts.set(TranscriptDir::create()?);
                 self.transcripts.get().expect("set above")
             }
-        };
+        }
+        .path();
         let name: String =
             thread.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
         Ok(folder.join(format!("{name}.jsonl")))

@@ -153,7 +153,7 @@ async fn k3_the_event_reaches_the_command_as_json_on_stdin() {
         Path::new("/somewhere"),
         vec![("tool_name", json!("Bash")), ("tool_input", json!({"command": "ls"}))],
     );
-    let run = runner::run("cat", &input, &cwd(), None, Duration::from_secs(30), "test").await;
+    let run = runner::run("cat", &input, &cwd(), None, Duration::from_secs(30), "test", &[]).await;
     assert_eq!(run.end, RunEnd::Exited(0));
     let seen: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -166,7 +166,7 @@ async fn k3_the_event_reaches_the_command_as_json_on_stdin() {
 #[tokio::test]
 async fn k3_the_command_runs_in_the_working_directory() {
     let dir = scratch("cwd");
-    let run = runner::run("pwd", b"", &dir, None, Duration::from_secs(30), "test").await;
+    let run = runner::run("pwd", b"", &dir, None, Duration::from_secs(30), "test", &[]).await;
     assert_eq!(Path::new(run.stdout.trim()).canonicalize().unwrap(), dir.canonicalize().unwrap());
 }
 
@@ -177,7 +177,7 @@ async fn k3_a_script_whose_child_holds_stdout_open_is_killed_at_its_timeout_with
     let started = Instant::now();
     // The child keeps stdout open and the shell waits: only the timeout ends the call.
     let command = format!("sleep {sleep} & echo started; wait");
-    let run = runner::run(&command, b"", &cwd(), None, Duration::from_millis(500), "test").await;
+    let run = runner::run(&command, b"", &cwd(), None, Duration::from_millis(500), "test", &[]).await;
     assert_eq!(run.end, RunEnd::TimedOut(Duration::from_millis(500)));
     assert!(started.elapsed() < SETTLE, "the call took {:?}", started.elapsed());
     assert_eq!(run.stdout, "started\n", "what it printed before the timeout is kept");
@@ -191,7 +191,7 @@ async fn k3_a_finished_shell_does_not_wait_for_a_background_child_holding_stdout
     let started = Instant::now();
     let command = format!(r#"sleep {sleep} & echo '{{"decision": "block", "reason": "r"}}'"#);
     // The deadline is the timeout (a minute), not stdout's end (the child's 300+ s).
-    let run = runner::run(&command, b"", &cwd(), None, Duration::from_secs(60), "test").await;
+    let run = runner::run(&command, b"", &cwd(), None, Duration::from_secs(60), "test", &[]).await;
     assert_eq!(run.end, RunEnd::Exited(0));
     assert!(started.elapsed() < SETTLE, "the call waited for stdout's end: {:?}", started.elapsed());
     assert!(run.stdout.contains("block"), "{run:?}");
@@ -202,7 +202,7 @@ async fn k3_a_finished_shell_does_not_wait_for_a_background_child_holding_stdout
 async fn k3_output_over_the_cap_is_cut_and_the_rest_dropped() {
     // 3 MiB on each stream; the call neither blocks on a full pipe nor keeps more than the cap.
     let command = "head -c 3145728 /dev/zero | tr '\\0' a; head -c 3145728 /dev/zero | tr '\\0' b >&2";
-    let run = runner::run(command, b"", &cwd(), None, Duration::from_secs(60), "test").await;
+    let run = runner::run(command, b"", &cwd(), None, Duration::from_secs(60), "test", &[]).await;
     assert_eq!(run.end, RunEnd::Exited(0));
     assert_eq!(run.stdout.len(), MAX_SETTINGS_HOOK_OUTPUT_BYTES);
     assert_eq!(run.stderr.len(), MAX_SETTINGS_HOOK_OUTPUT_BYTES);
@@ -212,7 +212,7 @@ async fn k3_output_over_the_cap_is_cut_and_the_rest_dropped() {
 #[tokio::test]
 async fn k3_a_hook_that_does_not_read_its_input_is_not_an_error() {
     let big = vec![b'x'; 4 * 1024 * 1024];
-    let run = runner::run("exit 0", &big, &cwd(), None, Duration::from_secs(30), "test").await;
+    let run = runner::run("exit 0", &big, &cwd(), None, Duration::from_secs(30), "test", &[]).await;
     assert_eq!(run.end, RunEnd::Exited(0));
 }
 

@@ -131,11 +131,13 @@ impl OpenAiModel {
             tracing::warn!(
                 target: TARGET,
                 status = status.as_u16(),
-                body = %shown(&body),
-                "the model endpoint answered with JSON, not an event stream"
+                "the model endpoint answered with JSON, not an event stream (its body, {} bytes, is logged at DEBUG)",
+                body.len()
             );
+            tracing::debug!(target: TARGET, status = status.as_u16(), body = %shown(&body), "the JSON body");
             return Err(Failed::late(ModelError::Malformed(
-                "expected a `text/event-stream` response, got `application/json` (the body is in the log)".to_owned(),
+                "expected a `text/event-stream` response, got `application/json` (the body is logged at DEBUG)"
+                    .to_owned(),
             )));
         }
         Ok(response)

@@ -76,18 +76,21 @@ pub(super) fn shown(body: &[u8]) -> String {
     cut(String::from_utf8_lossy(body).trim())
 }
 
-/// The provider's error body goes to the log, where operators look; what the error displays
-/// (and what is stored and served) is its status and kind only.
+/// The provider's error at WARN with its status and kind; its body, which may quote what was
+/// sent or hold a provider's internals (a connection string), at DEBUG only (H1: nothing of it
+/// in the logs at the default level). What the error displays (and what is stored and served)
+/// is its status and kind only.
 pub(super) fn log_error_body(error: &ProviderError, body: &[u8], cut_short: Option<&str>) {
     tracing::warn!(
         target: TARGET,
         status = error.status(),
         provider_type = error.provider_type(),
         code = error.code(),
-        body = %shown(body),
         cut_short,
-        "{error}"
+        "{error} (its body, {} bytes, is logged at DEBUG under `{TARGET}`)",
+        body.len()
     );
+    tracing::debug!(target: TARGET, status = error.status(), body = %shown(body), "{error}: the body");
 }
 
 /// A failed request or body read: a timeout, a bad configuration, or a failed connection. The
