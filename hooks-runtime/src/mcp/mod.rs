@@ -56,6 +56,7 @@
 
 mod handler;
 mod names;
+mod pins;
 mod result;
 mod server;
 mod tool;
@@ -70,6 +71,8 @@ pub use transport::{DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_START_TIMEOUT, McpTran
 
 pub use names::MCP_TOOL_PREFIX;
 pub(crate) use names::{check_server_name, split_tool_name};
+pub use pins::MCP_TOOL_WITHHELD_EVENT;
+pub(crate) use pins::{PinRecord, ToolPins};
 #[cfg(feature = "otel")]
 pub(crate) use transport::blocking_http_client;
 
@@ -118,6 +121,21 @@ impl McpServers {
                 .filter(|offered| tool == "*" || offered.name() == entry)
                 .collect(),
         )
+    }
+
+    /// F6: checks the listings of the server `name` against `pins` from its first start on.
+    pub(crate) fn pin(&self, name: &str, pins: Arc<ToolPins>) {
+        if let Some(server) = self.server(name) {
+            let _ = server.pins.set(pins);
+        }
+    }
+
+    /// The tools a prompt's `tools` entry would offer that its server's pins withheld at its
+    /// last listing: `(mcp__<server>__<tool>, why)`.
+    pub(crate) fn withheld(&self, entry: &str) -> Vec<(String, String)> {
+        let Some((server, tool)) = split_tool_name(entry) else { return Vec::new() };
+        let Some(pins) = self.server(server).and_then(|server| server.pins.get()) else { return Vec::new() };
+        pins.withheld().into_iter().filter(|(name, _)| tool == "*" || name == entry).collect()
     }
 
     /// Every server as the inspector shows it.

@@ -117,6 +117,8 @@ pub(crate) struct McpServer {
     /// One start at a time.
     starting: tokio::sync::Mutex<()>,
     progress: Mutex<ProgressRoutes>,
+    /// F6: the pins its listings are checked against (a project's `.mcp.json` server).
+    pub(super) pins: std::sync::OnceLock<Arc<super::pins::ToolPins>>,
     this: Weak<McpServer>,
 }
 
@@ -142,6 +144,7 @@ impl McpServer {
             tools: RwLock::new(None),
             starting: tokio::sync::Mutex::new(()),
             progress: Mutex::new(ProgressRoutes::default()),
+            pins: std::sync::OnceLock::new(),
             this: this.clone(),
         })
     }
@@ -286,6 +289,11 @@ impl McpServer {
 
     /// Replaces the tool list (a start, or `notifications/tools/list_changed`).
     pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+        // F6: a pinned server's changed or new tools are withheld.
+        let tools = match self.pins.get() {
+            Some(pins) => pins.admit(&self.name, tools),
+            None => tools,
+        };
         let mut list = ToolList::default();
         for listed in tools {
             let tool = Arc::new(listed_tool(self.caller(), &self.name, &listed));

@@ -51,6 +51,7 @@ mod postgres_store;
 mod settings_drop_in;
 mod settings_loading;
 mod settings_runtime;
+mod settings_trust;
 mod sqlite_store;
 mod store_suite;
 mod tool_call_assembly;

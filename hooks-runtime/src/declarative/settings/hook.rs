@@ -55,6 +55,10 @@ pub struct SettingsHook {
     pub(super) once: bool,
     /// `type: "http"`: where the event is POSTed, in place of a command.
     pub(super) http: Option<super::http::HttpTarget>,
+    /// The project folder of a discovered settings file
+    /// ([`SettingsHooks::discover`](super::SettingsHooks::discover)): its command runs there,
+    /// with `CLAUDE_PROJECT_DIR` set to it; `None` runs it in the process working directory.
+    pub(super) project_dir: Option<PathBuf>,
 }
 
 impl SettingsHook {

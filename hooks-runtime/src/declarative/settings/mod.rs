@@ -11,7 +11,8 @@
 //! [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks): the format has no
 //! per-agent scoping, so its hooks govern every agent of the runtime, subagent threads included.
 //!
-//! A command runs `sh -c` in the process working directory (`CLAUDE_PROJECT_DIR` is set to
+//! A command runs `sh -c` in the process working directory (a discovered file's, in its project
+//! folder: [`Discovery`](super::Discovery)) (`CLAUDE_PROJECT_DIR` is set to
 //! it, for the format's project hooks), in a process group of its own,
 //! with the event as JSON on stdin; it is killed with its group at its timeout (60 s unless the
 //! entry says) or, once the shell has exited, after a short grace for output, so a background
@@ -26,6 +27,7 @@
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
+mod discover;
 mod event;
 mod fire;
 mod hook;
@@ -39,17 +41,23 @@ mod session_end;
 mod settings_hooks;
 mod state;
 mod transcript;
+mod trust;
 mod variables;
 
+pub use discover::{
+    DEFAULT_MANAGED_SETTINGS, Discovered, DiscoveredFile, Discovery, MANAGED_SETTINGS_ENV, McpServerSpec,
+    SettingsLayer, TrustState,
+};
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
-pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use permissions::{PermissionRule, SettingsPermissions};
+pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
+pub use trust::{TRUST_FILE_ENV, TrustStore};
 
 pub(crate) use answer::Permission;
 pub(crate) use fire::{Given, Verdict, fire, input};
