@@ -375,16 +375,14 @@ impl SettingsPermissions {
     pub(crate) fn decide(&self, tool: &str, arguments: &Value) -> Option<RuleMatch<'_>> {
         [(RuleKind::Deny, &self.deny), (RuleKind::Ask, &self.ask), (RuleKind::Allow, &self.allow)].into_iter().find_map(
             |(kind, rules)| {
-                rules.iter().enumerate().find(|(_, rule)| rule.selects_as(kind, tool, arguments)).map(
-                    |(index, rule)| {
-                        let reason = match kind {
-                            RuleKind::Deny => format!("the settings file's rule `{rule}` denies it"),
-                            RuleKind::Ask => format!("the settings file's rule `{rule}` asks for approval"),
-                            RuleKind::Allow => format!("the settings file's rule `{rule}` allows it"),
-                        };
-                        RuleMatch { kind, id: format!("settings:permissions.{}[{index}]", kind.name()), rule, reason }
-                    },
-                )
+                rules.iter().enumerate().find(|(_, rule)| rule.selects_as(kind, tool, arguments)).map(|(index, rule)| {
+                    let reason = match kind {
+                        RuleKind::Deny => format!("the settings file's rule `{rule}` denies it"),
+                        RuleKind::Ask => format!("the settings file's rule `{rule}` asks for approval"),
+                        RuleKind::Allow => format!("the settings file's rule `{rule}` allows it"),
+                    };
+                    RuleMatch { kind, id: format!("settings:permissions.{}[{index}]", kind.name()), rule, reason }
+                })
             },
         )
     }
