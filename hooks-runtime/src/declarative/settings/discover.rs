@@ -9,7 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 use super::loader::{Source, parse_document, validate_document};
-use super::trust::{ProjectRecord, TrustStore, changes, sha256};
+use super::mcp_spec::McpServerSpec;
+use super::trust::{FileRecord, ProjectRecord, TrustStore, changes, project_key, sha256};
 use super::{SettingsHook, SettingsHooks, SettingsPermissions, SettingsReport};
 use crate::declarative::{LoadErrors, LoadProblem, MAX_DOCUMENT_BYTES, ProblemPlace};
 
@@ -136,66 +137,6 @@ impl fmt::Display for TrustState {
                 write!(f, "not trusted: changed since it was trusted ({})", changes.join("; "))
             }
             TrustState::Ignored => f.write_str("ignored (project files are switched off)"),
-        }
-    }
-}
-
-/// An MCP server of a project's `.mcp.json`: a command run over stdio, or a URL.
-///
-/// ```
-/// use hooks_runtime::declarative::{Discovery, McpServerSpec};
-///
-/// let root = std::env::temp_dir().join(format!("doc-mcp-spec-{}", std::process::id()));
-/// std::fs::create_dir_all(&root).unwrap();
-/// std::fs::write(root.join(".mcp.json"), r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-filesystem", "."]}}}"#).unwrap();
-/// let scan = Discovery::new(&root).home_dir(root.join("home")).managed_settings(root.join("none")).scan();
-/// let server: &McpServerSpec = &scan.files[0].mcp_servers[0];
-/// assert_eq!(server.to_string(), "npx -y server-filesystem .");
-/// # std::fs::remove_dir_all(&root).unwrap();
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct McpServerSpec {
-    /// The server's name, the `<server>` of its tools' `mcp__<server>__<tool>`.
-    pub name: String,
-    /// A stdio server's command.
-    pub command: Option<String>,
-    /// A stdio server's arguments.
-    pub args: Vec<String>,
-    /// A stdio server's environment variables.
-    pub env: BTreeMap<String, String>,
-    /// An HTTP server's URL.
-    pub url: Option<String>,
-    /// An HTTP server's headers.
-    pub headers: BTreeMap<String, String>,
-    /// The folder a stdio server runs in: the project's.
-    pub cwd: PathBuf,
-    /// The trust file its tools are pinned in (F6).
-    trust: Option<TrustStore>,
-}
-
-impl McpServerSpec {
-    /// F6: where its tools are pinned: the trust file's record of its project.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn tool_pins(&self) -> Option<crate::mcp::ToolPins> {
-        let store = self.trust.clone()?;
-        let record = super::trust::TrustFilePins { store, project: self.cwd.clone(), server: self.name.clone() };
-        Some(crate::mcp::ToolPins::new(Box::new(record)))
-    }
-}
-
-impl fmt::Display for McpServerSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.command, &self.url) {
-            (Some(command), _) => {
-                f.write_str(command)?;
-                for arg in &self.args {
-                    write!(f, " {arg}")?;
-                }
-                Ok(())
-            }
-            (None, Some(url)) => f.write_str(url),
-            (None, None) => f.write_str("(nothing to run)"),
         }
     }
 }
@@ -497,6 +438,90 @@ impl Discovery {
     }
 }
 
+impl TrustStore {
+    /// Records every project file of `discovered` (its settings files and `.mcp.json`) as
+    /// trusted with its SHA-256, the hashes of the files its commands name and what it holds,
+    /// replacing what was recorded for that project before; returns how many files were
+    /// recorded. The person must have seen what they trust first: `hooks trust` prints it all
+    /// and asks.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::declarative::{Discovery, TrustStore};
+    ///
+    /// let store = TrustStore::from_env().unwrap();
+    /// let recorded = store.trust(&Discovery::new(".").scan()).unwrap();
+    /// println!("{recorded} files trusted");
+    /// ```
+    pub fn trust(&self, discovered: &Discovered) -> Result<usize, String> {
+        let mut document = self.read()?;
+        let key = project_key(&discovered.project_dir);
+        let before = document.projects.remove(&key).unwrap_or_default();
+        let mut record = ProjectRecord::default();
+        for file in discovered.files.iter().filter(|file| file.layer.is_project()) {
+            record.files.insert(file.relative.clone(), file.record());
+        }
+        // The pins of the servers still there stay; the tools withheld since (which `hooks
+        // trust` printed) are pinned as they are now.
+        let servers: Vec<&str> = discovered
+            .files
+            .iter()
+            .filter(|file| file.layer.is_project())
+            .flat_map(|file| file.mcp_servers.iter().map(|server| server.name.as_str()))
+            .collect();
+        for (server, mut pins) in before.mcp_tools.into_iter().filter(|(server, _)| servers.contains(&server.as_str()))
+        {
+            for (tool, withheld) in before.mcp_withheld.get(&server).into_iter().flatten() {
+                pins.insert(tool.clone(), withheld.sha256.clone());
+            }
+            record.mcp_tools.insert(server, pins);
+        }
+        let count = record.files.len();
+        document.projects.insert(key, record);
+        self.write(document)?;
+        Ok(count)
+    }
+}
+
+impl SettingsHooks {
+    /// Loads the settings a coding agent opening the folder `project_dir` should honour, as
+    /// Claude Code finds them (managed policy, `~/.claude/settings.json`, the project's
+    /// `.claude/settings.json` and `.claude/settings.local.json`, its `.mcp.json`), with what
+    /// the project ships loaded only when the person trusted it (`hooks trust`): an untrusted
+    /// or changed project file gives its `deny` and `ask` rules only, with a WARN naming it,
+    /// what changed, and the command that trusts it. Never fails. The default locations apply;
+    /// [`Discovery`] sets others (and pins, and the switch that ignores project files).
+    ///
+    /// Use it for a person's folders; use [`from_json`](Self::from_json) for the
+    /// application's own file, which is trusted by being passed.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// let settings = SettingsHooks::discover("/home/me/src/some-repo");
+    /// let runtime = Runtime::builder().settings_hooks(settings).build().unwrap();
+    /// # let _ = runtime;
+    /// ```
+    pub fn discover(project_dir: impl AsRef<Path>) -> Self {
+        Discovery::new(project_dir.as_ref()).load()
+    }
+
+    /// As [`discover`](Self::discover), but an untrusted or changed project file, and any
+    /// problem in any layer, is an error.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// match SettingsHooks::discover_strict(".") {
+    ///     Ok(settings) => println!("{} hooks", settings.hooks().len()),
+    ///     Err(errors) => eprintln!("{errors}"),
+    /// }
+    /// ```
+    pub fn discover_strict(project_dir: impl AsRef<Path>) -> Result<Self, LoadErrors> {
+        Discovery::new(project_dir.as_ref()).load_strict()
+    }
+}
+
 impl Discovered {
     /// Every problem: unreadable files, each file's own problems, each project file that is not
     /// trusted (naming it, what changed, and `hooks trust <project>`), settings that are
@@ -575,6 +600,21 @@ impl Discovered {
 }
 
 impl DiscoveredFile {
+    /// What is recorded when this file is trusted.
+    pub(super) fn record(&self) -> FileRecord {
+        let mut record = FileRecord {
+            sha256: self.sha256.clone(),
+            named: self.named_files.clone(),
+            hooks: self.report.kept.iter().map(ToString::to_string).collect(),
+            allow: self.report.permissions.allow.iter().map(ToString::to_string).collect(),
+            ask: self.report.permissions.ask.iter().map(ToString::to_string).collect(),
+            deny: self.report.permissions.deny.iter().map(ToString::to_string).collect(),
+            servers: self.mcp_servers.iter().map(|server| (server.name.clone(), server.to_string())).collect(),
+        };
+        record.hooks.sort();
+        record
+    }
+
     fn allow_managed_hooksonly_misplaced(&self) -> bool {
         self.allow_managed_hooks_only && self.layer != SettingsLayer::Managed
     }

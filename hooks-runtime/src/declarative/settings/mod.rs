@@ -34,6 +34,7 @@ mod hook;
 mod http;
 mod loader;
 mod matcher;
+mod mcp_spec;
 mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
@@ -45,13 +46,13 @@ mod trust;
 mod variables;
 
 pub use discover::{
-    DEFAULT_MANAGED_SETTINGS, Discovered, DiscoveredFile, Discovery, MANAGED_SETTINGS_ENV, McpServerSpec,
-    SettingsLayer, TrustState,
+    DEFAULT_MANAGED_SETTINGS, Discovered, DiscoveredFile, Discovery, MANAGED_SETTINGS_ENV, SettingsLayer, TrustState,
 };
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
+pub use mcp_spec::McpServerSpec;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;

@@ -6,7 +6,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Discovery, McpServerSpec, SettingsHook, SettingsPermissions, SettingsReport, SettingsState};
+use super::mcp_spec::McpServerSpec;
+use super::{SettingsHook, SettingsPermissions, SettingsReport, SettingsState};
 use crate::declarative::LoadErrors;
 
 /// The hooks of one or more Claude Code-format settings files, with their `permissions` rules.
@@ -140,44 +141,6 @@ impl SettingsHooks {
         mcp_servers: Vec<McpServerSpec>,
     ) -> Self {
         SettingsHooks { inner: Arc::new(Inner { hooks, permissions, mcp_servers, state: SettingsState::default() }) }
-    }
-
-    /// Loads the settings a coding agent opening the folder `project_dir` should honour, as
-    /// Claude Code finds them (managed policy, `~/.claude/settings.json`, the project's
-    /// `.claude/settings.json` and `.claude/settings.local.json`, its `.mcp.json`), with what
-    /// the project ships loaded only when the person trusted it (`hooks trust`): an untrusted
-    /// or changed project file gives its `deny` and `ask` rules only, with a WARN naming it,
-    /// what changed, and the command that trusts it. Never fails. The default locations apply;
-    /// [`Discovery`] sets others (and pins, and the switch that ignores project files).
-    ///
-    /// Use it for a person's folders; use [`from_json`](Self::from_json) for the
-    /// application's own file, which is trusted by being passed.
-    ///
-    /// ```no_run
-    /// use hooks_runtime::Runtime;
-    /// use hooks_runtime::declarative::SettingsHooks;
-    ///
-    /// let settings = SettingsHooks::discover("/home/me/src/some-repo");
-    /// let runtime = Runtime::builder().settings_hooks(settings).build().unwrap();
-    /// # let _ = runtime;
-    /// ```
-    pub fn discover(project_dir: impl AsRef<Path>) -> Self {
-        Discovery::new(project_dir.as_ref()).load()
-    }
-
-    /// As [`discover`](Self::discover), but an untrusted or changed project file, and any
-    /// problem in any layer, is an error.
-    ///
-    /// ```no_run
-    /// use hooks_runtime::declarative::SettingsHooks;
-    ///
-    /// match SettingsHooks::discover_strict(".") {
-    ///     Ok(settings) => println!("{} hooks", settings.hooks().len()),
-    ///     Err(errors) => eprintln!("{errors}"),
-    /// }
-    /// ```
-    pub fn discover_strict(project_dir: impl AsRef<Path>) -> Result<Self, LoadErrors> {
-        Discovery::new(project_dir.as_ref()).load_strict()
     }
 
     /// The MCP servers of a trusted `.mcp.json`, which

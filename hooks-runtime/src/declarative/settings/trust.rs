@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use super::discover::{Discovered, DiscoveredFile};
-
 /// The environment variable that names the trust file, over
 /// `$XDG_CONFIG_HOME/agent-hooks/trust.json` (`~/.config/agent-hooks/trust.json`).
 ///
@@ -47,7 +45,7 @@ pub struct TrustStore {
 pub(super) struct TrustDocument {
     version: u32,
     /// By canonical project folder.
-    projects: BTreeMap<String, ProjectRecord>,
+    pub(super) projects: BTreeMap<String, ProjectRecord>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -124,48 +122,6 @@ impl TrustStore {
         &self.path
     }
 
-    /// Records every project file of `discovered` (its settings files and `.mcp.json`) as
-    /// trusted with its SHA-256, the hashes of the files its commands name and what it holds,
-    /// replacing what was recorded for that project before; returns how many files were
-    /// recorded. The person must have seen what they trust first: `hooks trust` prints it all
-    /// and asks.
-    ///
-    /// ```no_run
-    /// use hooks_runtime::declarative::{Discovery, TrustStore};
-    ///
-    /// let store = TrustStore::from_env().unwrap();
-    /// let recorded = store.trust(&Discovery::new(".").scan()).unwrap();
-    /// println!("{recorded} files trusted");
-    /// ```
-    pub fn trust(&self, discovered: &Discovered) -> Result<usize, String> {
-        let mut document = self.read()?;
-        let key = project_key(&discovered.project_dir);
-        let before = document.projects.remove(&key).unwrap_or_default();
-        let mut record = ProjectRecord::default();
-        for file in discovered.files.iter().filter(|file| file.layer.is_project()) {
-            record.files.insert(file.relative.clone(), file.record());
-        }
-        // The pins of the servers still there stay; the tools withheld since (which `hooks
-        // trust` printed) are pinned as they are now.
-        let servers: Vec<&str> = discovered
-            .files
-            .iter()
-            .filter(|file| file.layer.is_project())
-            .flat_map(|file| file.mcp_servers.iter().map(|server| server.name.as_str()))
-            .collect();
-        for (server, mut pins) in before.mcp_tools.into_iter().filter(|(server, _)| servers.contains(&server.as_str()))
-        {
-            for (tool, withheld) in before.mcp_withheld.get(&server).into_iter().flatten() {
-                pins.insert(tool.clone(), withheld.sha256.clone());
-            }
-            record.mcp_tools.insert(server, pins);
-        }
-        let count = record.files.len();
-        document.projects.insert(key, record);
-        self.write(document)?;
-        Ok(count)
-    }
-
     /// Forgets the trust of the project folder `project_dir`; whether it was trusted.
     ///
     /// ```no_run
@@ -204,7 +160,7 @@ impl TrustStore {
     }
 
     /// The trust file's content; a missing file is an empty one.
-    fn read(&self) -> Result<TrustDocument, String> {
+    pub(super) fn read(&self) -> Result<TrustDocument, String> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(TrustDocument::default()),
@@ -225,7 +181,7 @@ impl TrustStore {
 
     /// Writes `document` to a temporary file beside the trust file (0600), then renames it
     /// over the trust file, so a reader never sees half a file.
-    fn write(&self, mut document: TrustDocument) -> Result<(), String> {
+    pub(super) fn write(&self, mut document: TrustDocument) -> Result<(), String> {
         let failed = |what: &str, error: std::io::Error| {
             format!("cannot {what} the trust file `{}`: {error}", self.path.display())
         };
@@ -263,30 +219,13 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
     builder.create(folder)
 }
 
-fn project_key(project_dir: &Path) -> String {
+pub(super) fn project_key(project_dir: &Path) -> String {
     project_dir.to_string_lossy().into_owned()
 }
 
 /// The SHA-256 of `bytes`, in lower-case hex.
 pub(super) fn sha256(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-impl DiscoveredFile {
-    /// What is recorded when this file is trusted.
-    pub(super) fn record(&self) -> FileRecord {
-        let mut record = FileRecord {
-            sha256: self.sha256.clone(),
-            named: self.named_files.clone(),
-            hooks: self.report.kept.iter().map(ToString::to_string).collect(),
-            allow: self.report.permissions.allow.iter().map(ToString::to_string).collect(),
-            ask: self.report.permissions.ask.iter().map(ToString::to_string).collect(),
-            deny: self.report.permissions.deny.iter().map(ToString::to_string).collect(),
-            servers: self.mcp_servers.iter().map(|server| (server.name.clone(), server.to_string())).collect(),
-        };
-        record.hooks.sort();
-        record
-    }
 }
 
 /// What changed from `old` (as trusted) to `new` (as it is now), each change a phrase; empty
