@@ -42,6 +42,8 @@ pub(crate) struct ToolPins {
 }
 
 impl ToolPins {
+    /// Pins are kept for the servers of a discovered `.mcp.json` (feature `declarative`).
+    #[cfg(any(feature = "declarative", test))]
     pub(crate) fn new(record: Box<dyn PinRecord>) -> Self {
         ToolPins { record, withheld: Mutex::new(Vec::new()) }
     }

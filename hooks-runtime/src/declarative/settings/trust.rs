@@ -149,6 +149,7 @@ impl TrustStore {
 
     /// Changes the record of the trusted project `project_dir` with `change`; an error when it
     /// is not trusted (any more).
+    #[cfg(feature = "mcp")]
     fn update(&self, project_dir: &Path, change: impl FnOnce(&mut ProjectRecord)) -> Result<(), String> {
         let mut document = self.read()?;
         let record = document
