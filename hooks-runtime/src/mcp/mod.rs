@@ -71,11 +71,11 @@ pub use transport::{DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_START_TIMEOUT, McpTran
 
 pub use names::MCP_TOOL_PREFIX;
 pub(crate) use names::{check_server_name, split_tool_name};
-pub use pins::MCP_TOOL_WITHHELD_EVENT;
 /// A project's `.mcp.json` servers are discovered by the declarative settings loader.
 #[cfg(feature = "declarative")]
 pub(crate) use pins::PinRecord;
 pub(crate) use pins::ToolPins;
+pub use pins::{MCP_TOOL_WITHHELD_EVENT, McpPinState, McpWithheldTool};
 #[cfg(feature = "otel")]
 pub(crate) use transport::blocking_http_client;
 

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::Digest;
 
@@ -20,6 +21,34 @@ use super::names::tool_name;
 /// assert_eq!(hooks_runtime::mcp::MCP_TOOL_WITHHELD_EVENT, "mcp_tool_withheld");
 /// ```
 pub const MCP_TOOL_WITHHELD_EVENT: &str = "mcp_tool_withheld";
+
+/// The pin state of a server whose tools are pinned, as the inspector shows it
+/// ([`McpServerInfo::pins`](crate::mcp::McpServerInfo::pins)).
+///
+/// ```
+/// use hooks_runtime::mcp::McpServerInfo;
+///
+/// fn withheld(server: &McpServerInfo) -> usize {
+///     server.pins.as_ref().map_or(0, |pins| pins.withheld.len())
+/// }
+/// # let _ = withheld;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct McpPinState {
+    /// The tools of its last listing that are not offered: each `mcp__<server>__<tool>` and why.
+    pub withheld: Vec<McpWithheldTool>,
+}
+
+/// A tool not offered to the model because it changed (or is new) since its server was trusted.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct McpWithheldTool {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    /// Why, and the command that trusts it.
+    pub reason: String,
+}
 
 /// Where a server's pins are kept (the trust file, for a project's `.mcp.json`).
 pub(crate) trait PinRecord: Send + Sync {
@@ -114,6 +143,12 @@ impl ToolPins {
             .collect();
         *self.withheld.lock().unwrap_or_else(PoisonError::into_inner) = withheld;
         admitted
+    }
+
+    /// What the inspector shows.
+    pub(crate) fn state(&self) -> McpPinState {
+        let withheld = self.withheld().into_iter().map(|(name, reason)| McpWithheldTool { name, reason }).collect();
+        McpPinState { withheld }
     }
 
     /// The tools of the last listing that were withheld: `(mcp__<server>__<tool>, why)`.

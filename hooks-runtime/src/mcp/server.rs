@@ -58,6 +58,9 @@ pub struct McpServerInfo {
     pub name: String,
     /// `stdio` or `http`.
     pub transport: &'static str,
+    /// Whether its tools are pinned (a trusted project's `.mcp.json` server; F6), and the tools
+    /// of its last listing that were withheld because they changed since.
+    pub pins: Option<super::pins::McpPinState>,
     /// Where it stands.
     pub state: McpServerState,
     /// Why it failed last, while it is failed.
@@ -201,6 +204,7 @@ impl McpServer {
         McpServerInfo {
             name: self.name.clone(),
             transport: self.transport.kind_name(),
+            pins: self.pins.get().map(|pins| pins.state()),
             state: status.state,
             error: status.error.clone(),
             starts: status.starts,
