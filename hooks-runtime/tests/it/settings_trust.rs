@@ -353,6 +353,25 @@ fn f2_a_file_and_the_scripts_it_names_pinned_in_code_run_without_the_trust_file(
 }
 
 #[test]
+fn f2_the_files_a_command_names_are_found_as_sh_splits_it() {
+    let fixture = Fixture::new("trust-named");
+    for script in ["a.sh", "b.py", "dir/c.sh", "d.sh", "e.sh"] {
+        fixture.write(&format!("project/scripts/{script}"), "true\n");
+    }
+    fixture.write("outside.sh", "true\n");
+    let command = format!(
+        r#"bash -c "sh scripts/a.sh && python3 ./scripts/b.py" ; "$CLAUDE_PROJECT_DIR"/scripts/dir/c.sh|X=scripts/d.sh sh ../outside.sh {} >scripts/e.sh python3 -m scripts"#,
+        fixture.root().join("outside.sh").display()
+    );
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}});
+    fixture.write("project/.claude/settings.json", &settings.to_string());
+    let scan = fixture.discovery().scan();
+    let named: Vec<&String> = scan.files[0].named_files.keys().collect();
+    assert_eq!(named, ["scripts/a.sh", "scripts/b.py", "scripts/d.sh", "scripts/dir/c.sh", "scripts/e.sh"]);
+    assert_eq!(scan.files[0].named_files["scripts/a.sh"], sha256sum(&fixture.project().join("scripts/a.sh")));
+}
+
+#[test]
 fn f2_a_symlinked_script_is_hashed_with_where_it_leads() {
     let fixture = Fixture::new("trust-symlink");
     scenario(&fixture);

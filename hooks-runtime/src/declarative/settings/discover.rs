@@ -694,7 +694,7 @@ fn read_layer(layer: SettingsLayer, path: PathBuf, relative: String, text: &str,
         }
         for hook in &file.report.kept {
             if hook.http.is_none() {
-                named_files(project_dir, &hook.command, &mut file.named_files);
+                named_files(project_dir, None, &hook.command, &mut file.named_files);
             }
         }
     }
@@ -747,9 +747,9 @@ fn read_mcp_json(document: &Value, file: &mut DiscoveredFile, project_dir: &Path
             continue;
         }
         if let Some(command) = &command {
-            named_files(project_dir, command, &mut file.named_files);
+            named_files(project_dir, None, command, &mut file.named_files);
             for arg in &args {
-                named_files(project_dir, arg, &mut file.named_files);
+                named_files(project_dir, None, arg, &mut file.named_files);
             }
         }
         file.mcp_servers.push(McpServerSpec {
@@ -767,15 +767,34 @@ fn read_mcp_json(document: &Value, file: &mut DiscoveredFile, project_dir: &Path
 
 /// Adds to `named` every file inside `project_dir` that `command` names, by its path relative to
 /// the project: the words `sh` would split it into (cut at `;`, `&`, `|`, `<`, `>`, `(`, `)`,
-/// `=` and backquotes), with `$CLAUDE_PROJECT_DIR` expanded, that are a file there. A name whose
-/// link leads outside the project is recorded with where it leads, so that moving the link
-/// changes the hash.
-fn named_files(project_dir: &Path, command: &str, named: &mut BTreeMap<String, String>) {
+/// `=` and backquotes; a quoted word holding spaces, such as `sh -c`'s script, split again),
+/// with `$CLAUDE_PROJECT_DIR` (and a plugin's `$CLAUDE_PLUGIN_ROOT`) expanded, that are a file
+/// there. A name whose link leads elsewhere is recorded with where it leads, so that moving the
+/// link changes the hash.
+fn named_files(project_dir: &Path, plugin_root: Option<&Path>, command: &str, named: &mut BTreeMap<String, String>) {
+    named_files_within(project_dir, plugin_root, command, named, 0);
+}
+
+fn named_files_within(
+    project_dir: &Path,
+    plugin_root: Option<&Path>,
+    command: &str,
+    named: &mut BTreeMap<String, String>,
+    depth: usize,
+) {
     let project = project_dir.to_string_lossy();
     let words = shlex::split(command).unwrap_or_else(|| command.split_whitespace().map(str::to_owned).collect());
     for word in &words {
+        if depth < 2 && word.contains(char::is_whitespace) {
+            named_files_within(project_dir, plugin_root, word, named, depth + 1);
+            continue;
+        }
         for piece in word.split(|c: char| ";&|<>()=`".contains(c)) {
-            let piece = piece.replace("${CLAUDE_PROJECT_DIR}", &project).replace("$CLAUDE_PROJECT_DIR", &project);
+            let mut piece = piece.replace("${CLAUDE_PROJECT_DIR}", &project).replace("$CLAUDE_PROJECT_DIR", &project);
+            if let Some(root) = plugin_root {
+                let root = root.to_string_lossy();
+                piece = piece.replace("${CLAUDE_PLUGIN_ROOT}", &root).replace("$CLAUDE_PLUGIN_ROOT", &root);
+            }
             if piece.is_empty() || piece.contains('$') {
                 continue;
             }

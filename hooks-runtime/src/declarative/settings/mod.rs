@@ -11,9 +11,9 @@
 //! [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks): the format has no
 //! per-agent scoping, so its hooks govern every agent of the runtime, subagent threads included.
 //!
-//! A command runs `sh -c` in the process working directory (a discovered file's, in its project
-//! folder: [`Discovery`](super::Discovery)) (`CLAUDE_PROJECT_DIR` is set to
-//! it, for the format's project hooks), in a process group of its own,
+//! A command runs `sh -c` in the process working directory, or, for a file found by
+//! [`Discovery`](super::Discovery), in its project folder (`CLAUDE_PROJECT_DIR` is set to that
+//! folder, for the format's project hooks), in a process group of its own,
 //! with the event as JSON on stdin; it is killed with its group at its timeout (60 s unless the
 //! entry says) or, once the shell has exited, after a short grace for output, so a background
 //! child holding stdout open cannot hold the call. Each of stdout and stderr is kept up to
