@@ -27,8 +27,8 @@ use hooks_runtime::declarative::{
 
 /// The synopsis, printed with `--help` and after every usage error.
 const SYNOPSIS: &str = "usage: hooks check FILE... [--strict] [--tools a,b,c]
-       hooks check DIR [--strict]
-       hooks trust [DIR] [--yes]
+       hooks check DIR [--strict] [--plugin PLUGIN]...
+       hooks trust [DIR] [--yes] [--plugin PLUGIN]...
        hooks untrust [DIR]";
 
 const CHECK_ABOUT: &str = "Loads declarative hooks YAML files and prints, for each, the hooks it keeps,
@@ -85,6 +85,9 @@ enum Command {
         /// none of them (matchers are case-sensitive).
         #[arg(long, value_name = "a,b,c")]
         tools: Option<String>,
+        /// A plugin folder of the project to show too (as `Discovery::plugin_dir`).
+        #[arg(long = "plugin", value_name = "DIR")]
+        plugins: Vec<PathBuf>,
     },
     /// Trusts what a project folder ships, after printing it all.
     #[command(long_about = TRUST_ABOUT)]
@@ -95,6 +98,9 @@ enum Command {
         /// Trust without asking.
         #[arg(long)]
         yes: bool,
+        /// A plugin folder inside the project to trust too (as `Discovery::plugin_dir`).
+        #[arg(long = "plugin", value_name = "PLUGIN")]
+        plugins: Vec<PathBuf>,
     },
     /// Forgets the trust of a project folder.
     Untrust {
@@ -124,23 +130,23 @@ fn main() -> ExitCode {
         }
     };
     let status = match cli.command {
-        Command::Check { files, strict, tools } => {
+        Command::Check { files, strict, tools, plugins } => {
             let tools = tools.map(|list| {
                 list.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect::<Vec<_>>()
             });
-            check_files(&files, strict, tools.as_deref())
+            check_files(&files, strict, tools.as_deref(), &plugins)
         }
-        Command::Trust { dir, yes } => trust(&dir, yes),
+        Command::Trust { dir, yes, plugins } => trust(&dir, yes, &plugins),
         Command::Untrust { dir } => untrust(&dir),
     };
     ExitCode::from(status)
 }
 
-fn check_files(files: &[String], strict: bool, tools: Option<&[String]>) -> u8 {
+fn check_files(files: &[String], strict: bool, tools: Option<&[String]>, plugins: &[PathBuf]) -> u8 {
     let mut status = 0;
     for file in files {
         let file_status = if is_project_dir(Path::new(file)) {
-            check_project(Path::new(file), strict)
+            check_project(Path::new(file), strict, plugins)
         } else {
             match read(file) {
                 Ok(Report::Yaml(report)) => check(file, &report, strict),
@@ -167,9 +173,13 @@ fn is_project_dir(path: &Path) -> bool {
 }
 
 /// The discovery of `dir` with the default locations (the environment's).
-fn discover(dir: &Path) -> Result<(Discovered, TrustStore), String> {
+fn discover(dir: &Path, plugins: &[PathBuf]) -> Result<(Discovered, TrustStore), String> {
     let store = TrustStore::from_env()?;
-    let discovered = Discovery::new(dir).trust_store(store.clone()).scan();
+    let mut discovery = Discovery::new(dir).trust_store(store.clone());
+    for plugin in plugins {
+        discovery = discovery.plugin_dir(plugin);
+    }
+    let discovered = discovery.scan();
     if discovered.files.is_empty() && !discovered.problems.is_empty() {
         return Err(discovered.problems.join("; "));
     }
@@ -177,8 +187,8 @@ fn discover(dir: &Path) -> Result<(Discovered, TrustStore), String> {
 }
 
 /// Prints each layer's file and the trust state of each project file; its exit status.
-fn check_project(dir: &Path, strict: bool) -> u8 {
-    let (discovered, store) = match discover(dir) {
+fn check_project(dir: &Path, strict: bool, plugins: &[PathBuf]) -> u8 {
+    let (discovered, store) = match discover(dir, plugins) {
         Ok(found) => found,
         Err(problem) => {
             eprintln!("error: {}", printable(&problem));
@@ -233,8 +243,8 @@ fn check_project(dir: &Path, strict: bool) -> u8 {
 }
 
 /// `hooks trust DIR`: prints what the folder ships, asks (unless `yes`), records it.
-fn trust(dir: &Path, yes: bool) -> u8 {
-    let (discovered, store) = match discover(dir) {
+fn trust(dir: &Path, yes: bool, plugins: &[PathBuf]) -> u8 {
+    let (discovered, store) = match discover(dir, plugins) {
         Ok(found) => found,
         Err(problem) => {
             eprintln!("error: {}", printable(&problem));
@@ -242,7 +252,7 @@ fn trust(dir: &Path, yes: bool) -> u8 {
         }
     };
     let project = printable(&discovered.project_dir.display().to_string());
-    let files: Vec<_> = discovered.files.iter().filter(|file| file.layer.is_project()).collect();
+    let files: Vec<_> = discovered.files.iter().filter(|file| file.in_project).collect();
     if files.is_empty() {
         println!("{project}: nothing to trust (no .claude/settings.json, .claude/settings.local.json or .mcp.json)");
         return 0;

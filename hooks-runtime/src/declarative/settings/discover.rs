@@ -52,10 +52,13 @@ pub enum SettingsLayer {
     Local,
     /// `<project>/.mcp.json`: the project's MCP servers.
     McpJson,
+    /// A plugin folder given with [`Discovery::plugin_dir`]; it needs trust when it is inside
+    /// the project.
+    Plugin,
 }
 
 impl SettingsLayer {
-    /// The layers in the order they are read.
+    /// The layers of fixed files, in the order they are read (plugin folders come after).
     pub const ALL: [SettingsLayer; 5] = [
         SettingsLayer::Managed,
         SettingsLayer::User,
@@ -64,7 +67,8 @@ impl SettingsLayer {
         SettingsLayer::McpJson,
     ];
 
-    /// Whether the file is inside the project folder, so it runs only when trusted.
+    /// Whether the layer's file is inside the project folder, so it runs only when trusted (a
+    /// plugin folder: see [`DiscoveredFile::in_project`]).
     pub fn is_project(self) -> bool {
         matches!(self, SettingsLayer::Project | SettingsLayer::Local | SettingsLayer::McpJson)
     }
@@ -76,6 +80,7 @@ impl SettingsLayer {
             SettingsLayer::Project => "project:",
             SettingsLayer::Local => "local:",
             SettingsLayer::McpJson => "mcp:",
+            SettingsLayer::Plugin => "",
         }
     }
 }
@@ -88,6 +93,7 @@ impl fmt::Display for SettingsLayer {
             SettingsLayer::Project => "project settings",
             SettingsLayer::Local => "local settings",
             SettingsLayer::McpJson => "project MCP servers",
+            SettingsLayer::Plugin => "plugin",
         })
     }
 }
@@ -151,6 +157,8 @@ pub struct DiscoveredFile {
     pub path: PathBuf,
     /// Its path relative to the project folder (project files), else its whole path.
     pub relative: String,
+    /// Whether it is inside the project folder, so it runs only when trusted.
+    pub in_project: bool,
     /// The SHA-256 of its content.
     pub sha256: String,
     /// Whether its hooks, allow rules and MCP servers load.
@@ -165,8 +173,11 @@ pub struct DiscoveredFile {
     pub disable_all_hooks: bool,
     /// Its `allowManagedHooksOnly` (honoured in the managed policy only).
     pub allow_managed_hooks_only: bool,
-    /// The plugins its `enabledPlugins` turns on (reported, not loaded: see the module docs).
+    /// The plugins its `enabledPlugins` turns on (reported unless a folder given with
+    /// [`Discovery::plugin_dir`] has that name).
     pub enabled_plugins: Vec<String>,
+    /// A plugin folder's name, from its manifest.
+    pub plugin_name: Option<String>,
 }
 
 /// What [`Discovery::scan`] found: every settings file of every layer, read, with its trust
@@ -226,6 +237,7 @@ pub struct Discovery {
     trust: Option<TrustStore>,
     ignore_project: bool,
     pins: Vec<(String, String)>,
+    plugins: Vec<PathBuf>,
 }
 
 impl Discovery {
@@ -238,6 +250,7 @@ impl Discovery {
             trust: None,
             ignore_project: false,
             pins: Vec::new(),
+            plugins: Vec::new(),
         }
     }
 
@@ -267,7 +280,7 @@ impl Discovery {
     /// use hooks_runtime::declarative::{Discovery, TrustState};
     ///
     /// let scan = Discovery::new(".").ignore_project_files(true).home_dir("/nonexistent").managed_settings("/nonexistent").scan();
-    /// assert!(scan.files.iter().all(|file| !file.layer.is_project() || file.trust == TrustState::Ignored));
+    /// assert!(scan.files.iter().all(|file| !file.in_project || file.trust == TrustState::Ignored));
     /// ```
     pub fn ignore_project_files(mut self, ignore: bool) -> Self {
         self.ignore_project = ignore;
@@ -287,6 +300,25 @@ impl Discovery {
     /// ```
     pub fn pin(mut self, relative: &str, sha256: &str) -> Self {
         self.pins.push((relative.to_owned(), sha256.to_ascii_lowercase()));
+        self
+    }
+
+    /// Adds a Claude Code plugin folder (`.claude-plugin/plugin.json` and its hooks, as
+    /// [`SettingsReport::from_plugin_dir`] reads them; a relative path is the project's). Its
+    /// hooks run with `CLAUDE_PLUGIN_ROOT` set to it, in the project folder. A folder inside the
+    /// project runs only when trusted, as the project's settings files do (its manifest, its
+    /// hooks file and the files its commands name are hashed); one outside, installed by the
+    /// person, needs no trust. An `enabledPlugins` entry `name@marketplace` is satisfied by a
+    /// folder whose manifest is named `name`.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::Discovery;
+    ///
+    /// let discovery = Discovery::new(".").plugin_dir("tools/guard-plugin");
+    /// # let _ = discovery;
+    /// ```
+    pub fn plugin_dir(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.plugins.push(folder.into());
         self
     }
 
@@ -344,6 +376,7 @@ impl Discovery {
                 SettingsLayer::Project => project_dir.join(".claude").join("settings.json"),
                 SettingsLayer::Local => project_dir.join(".claude").join("settings.local.json"),
                 SettingsLayer::McpJson => project_dir.join(".mcp.json"),
+                SettingsLayer::Plugin => continue,
             };
             let text = match read_file(&path) {
                 Ok(Some(text)) => text,
@@ -372,6 +405,17 @@ impl Discovery {
                     server.trust = store.as_ref().ok().cloned();
                 }
             }
+            files.push(file);
+        }
+        for folder in &self.plugins {
+            let Some(mut file) = read_plugin(&project_dir.join(folder), &project_dir, &mut problems) else { continue };
+            file.trust = if !file.in_project {
+                TrustState::NotNeeded
+            } else if self.ignore_project {
+                TrustState::Ignored
+            } else {
+                self.trust_of(&file, &record)
+            };
             files.push(file);
         }
         Discovered { project_dir, files, problems, withheld_mcp_tools }
@@ -456,8 +500,10 @@ impl TrustStore {
         let mut document = self.read()?;
         let key = project_key(&discovered.project_dir);
         let before = document.projects.remove(&key).unwrap_or_default();
-        let mut record = ProjectRecord::default();
-        for file in discovered.files.iter().filter(|file| file.layer.is_project()) {
+        // The files of this scan replace their records; a plugin folder not given this time keeps
+        // its own.
+        let mut record = ProjectRecord { files: before.files.clone(), ..ProjectRecord::default() };
+        for file in discovered.files.iter().filter(|file| file.in_project) {
             record.files.insert(file.relative.clone(), file.record());
         }
         // The pins of the servers still there stay; the tools withheld since (which `hooks
@@ -465,7 +511,7 @@ impl TrustStore {
         let servers: Vec<&str> = discovered
             .files
             .iter()
-            .filter(|file| file.layer.is_project())
+            .filter(|file| file.in_project)
             .flat_map(|file| file.mcp_servers.iter().map(|server| server.name.as_str()))
             .collect();
         for (server, mut pins) in before.mcp_tools.into_iter().filter(|(server, _)| servers.contains(&server.as_str()))
@@ -545,10 +591,14 @@ impl Discovered {
                 problems
                     .push(format!("{name}: `allowManagedHooksOnly` is honoured in the managed policy only; ignored"));
             }
-            for plugin in &file.enabled_plugins {
+            let loaded = |plugin: &str| {
+                let name = plugin.split('@').next().unwrap_or(plugin);
+                self.files.iter().any(|f| f.layer == SettingsLayer::Plugin && f.plugin_name.as_deref() == Some(name))
+            };
+            for plugin in file.enabled_plugins.iter().filter(|plugin| !loaded(plugin)) {
                 problems.push(format!(
                     "{name}: the plugin `{plugin}` is enabled, but plugins are not installed or loaded by discovery; \
-                     load its folder with `SettingsHooks::from_plugin_dir`"
+                     give its folder with `Discovery::plugin_dir`"
                 ));
             }
         }
@@ -656,6 +706,8 @@ fn read_layer(layer: SettingsLayer, path: PathBuf, relative: String, text: &str,
         disable_all_hooks: false,
         allow_managed_hooks_only: false,
         enabled_plugins: Vec::new(),
+        in_project: layer.is_project(),
+        plugin_name: None,
     };
     let document = match parse_document(text) {
         Ok(document) => document,
@@ -699,6 +751,63 @@ fn read_layer(layer: SettingsLayer, path: PathBuf, relative: String, text: &str,
         }
     }
     file
+}
+
+/// A plugin folder, read as [`SettingsReport::from_plugin_dir`] reads it, hashed over the files
+/// that reads (its manifest and its hooks file); `None` when the folder cannot be opened (a
+/// problem).
+fn read_plugin(folder: &Path, project_dir: &Path, problems: &mut Vec<String>) -> Option<DiscoveredFile> {
+    let folder = match folder.canonicalize() {
+        Ok(folder) => folder,
+        Err(error) => {
+            problems.push(format!("cannot open the plugin folder `{}`: {error}", folder.display()));
+            return None;
+        }
+    };
+    let manifest_path = folder.join(".claude-plugin").join("plugin.json");
+    let manifest = std::fs::read(&manifest_path).unwrap_or_default();
+    let parsed: Option<Value> = serde_json::from_slice(&manifest).ok();
+    let hooks_path = match parsed.as_ref().and_then(|m| m.get("hooks")) {
+        Some(Value::Object(_)) => None,
+        Some(Value::String(path)) => {
+            Some(folder.join(path.replace("${CLAUDE_PLUGIN_ROOT}", &folder.to_string_lossy())))
+        }
+        _ => Some(folder.join("hooks").join("hooks.json")),
+    };
+    let mut hashed = b"manifest\0".to_vec();
+    hashed.extend_from_slice(&manifest);
+    if let Some(path) = &hooks_path {
+        hashed.extend_from_slice(b"\0hooks\0");
+        hashed.extend_from_slice(&std::fs::read(path).unwrap_or_default());
+    }
+    let in_project = folder.starts_with(project_dir) && folder != project_dir;
+    let relative = match folder.strip_prefix(project_dir) {
+        Ok(relative) if in_project => relative.to_string_lossy().into_owned(),
+        _ => folder.to_string_lossy().into_owned(),
+    };
+    let mut report = SettingsReport::from_plugin_dir(&folder);
+    let mut named = BTreeMap::new();
+    for hook in &mut report.kept {
+        hook.project_dir = Some(project_dir.to_path_buf());
+        if hook.http.is_none() {
+            named_files(project_dir, Some(&folder), &hook.command, &mut named);
+        }
+    }
+    Some(DiscoveredFile {
+        layer: SettingsLayer::Plugin,
+        path: folder,
+        relative,
+        in_project,
+        sha256: sha256(&hashed),
+        trust: TrustState::NotNeeded,
+        report,
+        mcp_servers: Vec::new(),
+        named_files: named,
+        disable_all_hooks: false,
+        allow_managed_hooks_only: false,
+        enabled_plugins: Vec::new(),
+        plugin_name: parsed.as_ref().and_then(|m| m.get("name")).and_then(Value::as_str).map(str::to_owned),
+    })
 }
 
 /// The `mcpServers` of a `.mcp.json`.
