@@ -45,8 +45,10 @@ pub(crate) async fn status(State(state): State<AppState>, User(_): User) -> Json
 }
 
 /// `GET /inspect/mcp`: the runtime's MCP servers, each with its state, last error and tools as
-/// it last listed them: `{"servers": [{"name", "transport", "state", "error", "starts",
-/// "tools": [{"name", "description"}]}]}`; `null` for a server built without the `mcp` feature.
+/// it last listed them: `{"servers": [{"name", "transport", "pins", "state", "error", "starts",
+/// "tools": [{"name", "description"}]}]}` (`pins`: `null`, or `{"withheld": [{"name", "reason"}]}`
+/// for a trusted project's server whose tools are pinned); `null` for a server built without the
+/// `mcp` feature.
 pub(crate) async fn mcp(State(state): State<AppState>, User(_): User) -> Json<McpServers> {
     #[cfg(feature = "mcp")]
     let servers = serde_json::to_value(state.runtime.mcp_servers()).unwrap_or(Value::Null);

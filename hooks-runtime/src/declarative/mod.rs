@@ -103,9 +103,10 @@ pub use problems::{LoadErrors, LoadProblem, ProblemPlace};
 pub use registry::DeclarativeHookRegistry;
 pub(crate) use settings::pre_tool_use;
 pub use settings::{
-    DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, PermissionRule, SETTINGS_MESSAGE_EVENT,
-    SETTINGS_STOP_EVENT, SessionEndReason, SettingsEvent, SettingsHook, SettingsHooks, SettingsMatcher,
-    SettingsPermissions, SettingsReport,
+    DEFAULT_MANAGED_SETTINGS, DEFAULT_SETTINGS_HOOK_TIMEOUT, Discovered, DiscoveredFile, Discovery,
+    MANAGED_SETTINGS_ENV, MAX_SETTINGS_HOOK_OUTPUT_BYTES, McpServerSpec, PermissionRule, SETTINGS_MESSAGE_EVENT,
+    SETTINGS_STOP_EVENT, SessionEndReason, SettingsEvent, SettingsHook, SettingsHooks, SettingsLayer, SettingsMatcher,
+    SettingsPermissions, SettingsReport, TRUST_FILE_ENV, TrustState, TrustStore,
 };
 pub(crate) use settings::{
     Given, Permission, RuleKind, RuleMatch, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,

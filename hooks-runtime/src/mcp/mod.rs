@@ -57,6 +57,7 @@
 mod handler;
 mod lines;
 mod names;
+mod pins;
 mod result;
 mod server;
 mod tool;
@@ -74,6 +75,11 @@ pub use transport::{
 
 pub use names::MCP_TOOL_PREFIX;
 pub(crate) use names::{check_server_name, split_tool_name};
+/// A project's `.mcp.json` servers are discovered by the declarative settings loader.
+#[cfg(feature = "declarative")]
+pub(crate) use pins::PinRecord;
+pub(crate) use pins::ToolPins;
+pub use pins::{MCP_TOOL_WITHHELD_EVENT, McpPinState, McpWithheldTool};
 #[cfg(feature = "otel")]
 pub(crate) use transport::blocking_http_client;
 
@@ -122,6 +128,21 @@ impl McpServers {
                 .filter(|offered| tool == "*" || offered.name() == entry)
                 .collect(),
         )
+    }
+
+    /// F6: checks the listings of the server `name` against `pins` from its first start on.
+    pub(crate) fn pin(&self, name: &str, pins: Arc<ToolPins>) {
+        if let Some(server) = self.server(name) {
+            let _ = server.pins.set(pins);
+        }
+    }
+
+    /// The tools a prompt's `tools` entry would offer that its server's pins withheld at its
+    /// last listing: `(mcp__<server>__<tool>, why)`.
+    pub(crate) fn withheld(&self, entry: &str) -> Vec<(String, String)> {
+        let Some((server, tool)) = split_tool_name(entry) else { return Vec::new() };
+        let Some(pins) = self.server(server).and_then(|server| server.pins.get()) else { return Vec::new() };
+        pins.withheld().into_iter().filter(|(name, _)| tool == "*" || name == entry).collect()
     }
 
     /// Every server as the inspector shows it.

@@ -67,6 +67,9 @@ pub struct McpServerInfo {
     pub name: String,
     /// `stdio` or `http`.
     pub transport: &'static str,
+    /// Whether its tools are pinned (a trusted project's `.mcp.json` server; F6), and the tools
+    /// of its last listing that were withheld because they changed since.
+    pub pins: Option<super::pins::McpPinState>,
     /// Where it stands.
     pub state: McpServerState,
     /// Why it failed last, while it is failed.
@@ -128,6 +131,8 @@ pub(crate) struct McpServer {
     /// One start at a time.
     starting: tokio::sync::Mutex<()>,
     progress: Mutex<ProgressRoutes>,
+    /// F6: the pins its listings are checked against (a project's `.mcp.json` server).
+    pub(super) pins: std::sync::OnceLock<Arc<super::pins::ToolPins>>,
     this: Weak<McpServer>,
 }
 
@@ -154,6 +159,7 @@ impl McpServer {
             tools: RwLock::new(None),
             starting: tokio::sync::Mutex::new(()),
             progress: Mutex::new(ProgressRoutes::default()),
+            pins: std::sync::OnceLock::new(),
             this: this.clone(),
         })
     }
@@ -210,6 +216,7 @@ impl McpServer {
         McpServerInfo {
             name: self.name.clone(),
             transport: self.transport.kind_name(),
+            pins: self.pins.get().map(|pins| pins.state()),
             state: status.state,
             error: status.error.clone(),
             starts: status.starts,
@@ -339,6 +346,11 @@ impl McpServer {
 
     /// Replaces the tool list (a start, or `notifications/tools/list_changed`).
     pub(super) fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+        // F6: a pinned server's changed or new tools are withheld.
+        let tools = match self.pins.get() {
+            Some(pins) => pins.admit(&self.name, tools),
+            None => tools,
+        };
         let mut list = ToolList::default();
         for listed in tools {
             let name = tool_name(&self.name, &listed.name);

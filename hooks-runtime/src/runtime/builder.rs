@@ -62,6 +62,9 @@ pub struct RuntimeBuilder {
     settings: Option<crate::declarative::SettingsHooks>,
     #[cfg(feature = "mcp")]
     mcp_servers: Vec<(String, crate::mcp::McpTransport)>,
+    /// F6: the pins of the servers of a project's `.mcp.json` (`mcp_servers_from`).
+    #[cfg(feature = "mcp")]
+    mcp_pins: Vec<(String, Arc<crate::mcp::ToolPins>)>,
 }
 
 impl RuntimeBuilder {
@@ -81,6 +84,8 @@ impl RuntimeBuilder {
             settings: None,
             #[cfg(feature = "mcp")]
             mcp_servers: Vec::new(),
+            #[cfg(feature = "mcp")]
+            mcp_pins: Vec::new(),
         }
     }
 
@@ -133,6 +138,62 @@ impl RuntimeBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
     pub fn mcp_server(mut self, name: impl Into<String>, transport: crate::mcp::McpTransport) -> Self {
         self.mcp_servers.push((name.into(), transport));
+        self
+    }
+
+    /// Adds the MCP servers of a project's `.mcp.json` that `settings` holds: those of a
+    /// discovered, trusted project ([`SettingsHooks::discover`](crate::declarative::SettingsHooks::discover)).
+    /// An untrusted or changed `.mcp.json` gives no server, so nothing of it starts. A stdio
+    /// server runs in the project folder. Each is then added as
+    /// [`mcp_server`](Self::mcp_server) adds one, with its tools pinned (F6): the first
+    /// listing after the project was trusted is recorded in the trust file (a hash of each
+    /// tool's name, description and input schema); a tool that lists differently afterwards, or
+    /// a new one, is not offered to the model until the project is trusted again (`hooks
+    /// trust` shows it), with a WARN and a [`MCP_TOOL_WITHHELD_EVENT`](crate::mcp::MCP_TOOL_WITHHELD_EVENT)
+    /// thread event naming it.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::{Discovery, TrustStore};
+    ///
+    /// let root = std::env::temp_dir().join(format!("doc-mcp-from-{}", std::process::id()));
+    /// std::fs::create_dir_all(&root).unwrap();
+    /// std::fs::write(root.join(".mcp.json"), r#"{"mcpServers": {"files": {"command": "npx"}}}"#).unwrap();
+    /// let discovery = Discovery::new(&root)
+    ///     .home_dir(root.join("home"))
+    ///     .managed_settings(root.join("managed.json"))
+    ///     .trust_store(TrustStore::at(root.join("trust.json")));
+    /// let settings = discovery.load();
+    /// let runtime = Runtime::builder().mcp_servers_from(&settings).build().unwrap();
+    /// assert!(runtime.mcp_servers().is_empty()); // not trusted: not added
+    /// # std::fs::remove_dir_all(&root).unwrap();
+    /// ```
+    #[cfg(all(feature = "mcp", feature = "declarative"))]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "mcp", feature = "declarative"))))]
+    pub fn mcp_servers_from(mut self, settings: &crate::declarative::SettingsHooks) -> Self {
+        for server in settings.mcp_servers() {
+            let transport = match (&server.command, &server.url) {
+                (Some(command), _) => {
+                    let mut transport =
+                        crate::mcp::McpTransport::stdio(command).args(&server.args).current_dir(&server.cwd);
+                    for (key, value) in &server.env {
+                        transport = transport.env(key, value);
+                    }
+                    transport
+                }
+                (None, url) => {
+                    let mut transport = crate::mcp::McpTransport::http(url.clone().unwrap_or_default());
+                    for (name, value) in &server.headers {
+                        transport = transport.header(name, value);
+                    }
+                    transport
+                }
+            };
+            if let Some(pins) = server.tool_pins() {
+                self.mcp_pins.push((server.name.clone(), Arc::new(pins)));
+            }
+            self = self.mcp_server(server.name.clone(), transport);
+        }
         self
     }
 
@@ -381,7 +442,11 @@ impl RuntimeBuilder {
                     return Err(BuildError::McpServerName { name: name.clone(), problem });
                 }
             }
-            crate::mcp::McpServers::new(self.mcp_servers)
+            let servers = crate::mcp::McpServers::new(self.mcp_servers);
+            for (name, pins) in self.mcp_pins {
+                servers.pin(&name, pins);
+            }
+            servers
         };
         for entry in agents.values() {
             for side in [&entry.def.side_a, &entry.def.side_b] {

@@ -42,6 +42,13 @@ pub(crate) async fn tool_specs(pipeline: &Pipeline<'_>, prompt: &PromptDef) -> V
                     specs.push(spec(tool.as_ref()));
                 }
             }
+            // F6: a pinned tool that changed is not offered, and the thread says so.
+            for (tool, reason) in runtime.registries.tools.mcp.withheld(name) {
+                pipeline.shared.events.emit(crate::events::ThreadEvent::Custom {
+                    event: crate::mcp::MCP_TOOL_WITHHELD_EVENT.to_owned(),
+                    data: json!({"tool": tool, "reason": reason}),
+                });
+            }
             continue;
         }
         if let Some(agent) = runtime.registries.agents.get(name) {

@@ -55,6 +55,7 @@ mod settings_drop_in;
 mod settings_loading;
 mod settings_rules;
 mod settings_runtime;
+mod settings_trust;
 mod sqlite_store;
 mod store_suite;
 mod tool_call_assembly;

@@ -85,7 +85,8 @@ pub(crate) async fn fire(
     let (background, selected): (Vec<&SettingsHook>, Vec<&SettingsHook>) =
         selected.into_iter().partition(|hook| hook.run_async && hook.cannot_run.is_none());
     for hook in background {
-        let (hook, input, cwd) = (hook.clone(), input.to_vec(), cwd.to_path_buf());
+        let (hook, input) = (hook.clone(), input.to_vec());
+        let cwd = hook.project_dir.clone().unwrap_or_else(|| cwd.to_path_buf());
         tokio::spawn(async move {
             let run = match &hook.http {
                 Some(target) => target.post(&input, hook.timeout).await,
@@ -118,8 +119,11 @@ pub(crate) async fn fire(
         }
         let run = match &hook.http {
             Some(target) => target.post(input, hook.timeout).await,
-            None => runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location, &hook.secret_env)
-                .await,
+            None => {
+                let cwd = hook.project_dir.as_deref().unwrap_or(cwd);
+                runner::run(&hook.command, input, cwd, hook.plugin_root.as_deref(), hook.timeout, &hook.location, &hook.secret_env)
+                    .await
+            }
         };
         let answer = answer::read(event, &run, hook.fail_closed);
         if !answer.suppress_output && !run.stdout.trim().is_empty() {

@@ -58,6 +58,10 @@ pub struct SettingsHook {
     /// H3: the variables of the runtime's environment its command does not get
     /// ([`SettingsHooks::secret_env`](super::SettingsHooks::secret_env)).
     pub(super) secret_env: std::sync::Arc<[String]>,
+    /// The project folder of a discovered settings file
+    /// ([`SettingsHooks::discover`](super::SettingsHooks::discover)): its command runs there,
+    /// with `CLAUDE_PROJECT_DIR` set to it; `None` runs it in the process working directory.
+    pub(super) project_dir: Option<PathBuf>,
 }
 
 impl SettingsHook {

@@ -148,7 +148,11 @@ impl SettingsReport {
                 Err(error) => return document_problem(error),
             },
         };
-        let source = Source { plugin_root: Some(folder.to_path_buf()), prefix: format!("plugin:{}:", shown(name)) };
+        let source = Source {
+            plugin_root: Some(folder.to_path_buf()),
+            prefix: format!("plugin:{}:", shown(name)),
+            ..Source::default()
+        };
         validate_document(&document, &source)
     }
 
@@ -224,6 +228,18 @@ impl SettingsReport {
 pub(super) struct Source {
     pub(super) plugin_root: Option<PathBuf>,
     pub(super) prefix: String,
+    /// A discovered settings file, whose commands run in its project folder.
+    pub(super) project_dir: Option<PathBuf>,
+    /// A discovered settings file may hold only `permissions` (or nothing this runtime reads):
+    /// no `hooks` object is then no problem.
+    pub(super) hooks_optional: bool,
+}
+
+/// Parses a settings document, refusing an object with a repeated key (see [`UniqueKeys`]).
+pub(super) fn parse_document(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<UniqueKeys>(text)
+        .map(|UniqueKeys(value)| value)
+        .map_err(|error| format!("not valid JSON: {error}"))
 }
 
 pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsReport {
@@ -240,6 +256,7 @@ pub(super) fn validate_document(document: &Value, source: &Source) -> SettingsRe
     }
     let events = match root.get("hooks") {
         Some(Value::Object(events)) => events,
+        None if source.hooks_optional => return report,
         None => {
             report.problems.push(LoadProblem::document(
                 None,
@@ -363,6 +380,7 @@ fn validate_hook(
         once: false,
         http: None,
         secret_env: std::sync::Arc::from([]),
+        project_dir: source.project_dir.clone(),
     };
     let Value::Object(fields) = hook else {
         let message = format!("expected an object with {HOOK_FIELDS}, found {}", describe(hook));

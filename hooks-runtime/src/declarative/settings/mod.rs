@@ -11,8 +11,9 @@
 //! [`RuntimeBuilder::settings_hooks`](crate::RuntimeBuilder::settings_hooks): the format has no
 //! per-agent scoping, so its hooks govern every agent of the runtime, subagent threads included.
 //!
-//! A command runs `sh -c` in the process working directory (`CLAUDE_PROJECT_DIR` is set to
-//! it, for the format's project hooks), in a process group of its own,
+//! A command runs `sh -c` in the process working directory, or, for a file found by
+//! [`Discovery`](super::Discovery), in its project folder (`CLAUDE_PROJECT_DIR` is set to that
+//! folder, for the format's project hooks), in a process group of its own,
 //! with the event as JSON on stdin; it is killed with its group at its timeout (60 s unless the
 //! entry says) or, once the shell has exited, after a short grace for output, so a background
 //! child holding stdout open cannot hold the call. Each of stdout and stderr is kept up to
@@ -26,6 +27,7 @@
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
+mod discover;
 mod event;
 mod fire;
 mod hook;
@@ -33,6 +35,7 @@ mod http;
 mod loader;
 mod matcher;
 mod paths;
+mod mcp_spec;
 mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
@@ -41,19 +44,25 @@ mod settings_hooks;
 mod shell;
 mod state;
 mod transcript;
+mod trust;
 mod variables;
 mod words;
 mod wrappers;
 
+pub use discover::{
+    DEFAULT_MANAGED_SETTINGS, Discovered, DiscoveredFile, Discovery, MANAGED_SETTINGS_ENV, SettingsLayer, TrustState,
+};
 pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
+pub use mcp_spec::McpServerSpec;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub(crate) use permissions::{RuleKind, RuleMatch};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
+pub use trust::{TRUST_FILE_ENV, TrustStore};
 
 pub(crate) use answer::Permission;
 pub(crate) use fire::{Given, Verdict, fire, input};

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::mcp_spec::McpServerSpec;
 use super::{SettingsHook, SettingsPermissions, SettingsReport, SettingsState};
 use crate::declarative::LoadErrors;
 
@@ -37,6 +38,8 @@ pub struct SettingsHooks {
 struct Inner {
     hooks: Vec<SettingsHook>,
     permissions: SettingsPermissions,
+    /// The MCP servers of a trusted `.mcp.json` ([`SettingsHooks::discover`]).
+    mcp_servers: Vec<McpServerSpec>,
     /// What the hooks remember while a runtime runs them.
     state: SettingsState,
 }
@@ -46,6 +49,7 @@ impl fmt::Debug for SettingsHooks {
         f.debug_struct("SettingsHooks")
             .field("hooks", &self.inner.hooks)
             .field("permissions", &self.inner.permissions)
+            .field("mcp_servers", &self.inner.mcp_servers)
             .finish()
     }
 }
@@ -128,7 +132,27 @@ impl SettingsHooks {
     }
 
     fn of(hooks: Vec<SettingsHook>, permissions: SettingsPermissions) -> Self {
-        SettingsHooks { inner: Arc::new(Inner { hooks, permissions, state: SettingsState::default() }) }
+        Self::of_parts(hooks, permissions, Vec::new())
+    }
+
+    pub(super) fn of_parts(
+        hooks: Vec<SettingsHook>,
+        permissions: SettingsPermissions,
+        mcp_servers: Vec<McpServerSpec>,
+    ) -> Self {
+        SettingsHooks { inner: Arc::new(Inner { hooks, permissions, mcp_servers, state: SettingsState::default() }) }
+    }
+
+    /// The MCP servers of a trusted `.mcp.json`, which
+    /// `RuntimeBuilder::mcp_servers_from` (feature `mcp`) adds to a runtime.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// assert!(SettingsHooks::from_json(r#"{"hooks": {}}"#).mcp_servers().is_empty());
+    /// ```
+    pub fn mcp_servers(&self) -> &[McpServerSpec] {
+        &self.inner.mcp_servers
     }
 
     /// These hooks and `permissions` rules followed by `other`'s: a project's settings file
@@ -150,7 +174,9 @@ impl SettingsHooks {
         permissions.allow.extend(other.inner.permissions.allow.iter().cloned());
         permissions.ask.extend(other.inner.permissions.ask.iter().cloned());
         permissions.deny.extend(other.inner.permissions.deny.iter().cloned());
-        Self::of(hooks, permissions)
+        let mut servers = self.inner.mcp_servers.clone();
+        servers.extend(other.inner.mcp_servers.iter().cloned());
+        Self::of_parts(hooks, permissions, servers)
     }
 
     /// These hooks with their commands run without the variables `names` of the runtime's
