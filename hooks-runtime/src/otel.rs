@@ -165,7 +165,9 @@ impl OtlpExporter {
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
     {
-        tracing_opentelemetry::layer().with_tracer(self.tracer())
+        // No `code.*` attributes: the file path would be the build machine's (an absolute path
+        // for a git or registry dependency), on every span.
+        tracing_opentelemetry::layer().with_location(false).with_tracer(self.tracer())
     }
 
     fn tracer(&self) -> SdkTracer {
