@@ -306,8 +306,10 @@ fn settings_json_loads_without_a_problem() {
     assert_eq!(hooks.hooks().len(), 1);
 }
 
-/// Needs the pinned MCP servers (`.ci/mcp/install`); without them the example says so and this
-/// fails.
+/// Needs the pinned MCP servers (`.ci/mcp/install`), so it runs with the test feature
+/// `mcp-tests` (`cargo test -p examples --features mcp-tests --test examples_run -- mcp_tools`);
+/// without the servers the example says so and this fails.
+#[cfg(feature = "mcp-tests")]
 #[test]
 fn mcp_tools() {
     let out = run(env!("CARGO_BIN_EXE_mcp_tools"), "mcp_tools");

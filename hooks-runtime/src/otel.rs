@@ -171,8 +171,13 @@ impl OtlpExporter {
     {
         // H1: spans only. `tracing-opentelemetry` turns every event inside a span into a span
         // event carrying its message and fields, and the runtime's WARNs quote what hooks
-        // printed and what providers answered: no event reaches the exporter.
-        tracing_opentelemetry::layer().with_tracer(self.tracer()).with_filter(filter_fn(|metadata| metadata.is_span()))
+        // printed and what providers answered: no event reaches the exporter. No `code.*`
+        // attributes: the file path would be the build machine's (an absolute path for a git or
+        // registry dependency), on every span.
+        tracing_opentelemetry::layer()
+            .with_location(false)
+            .with_tracer(self.tracer())
+            .with_filter(filter_fn(|metadata| metadata.is_span()))
     }
 
     fn tracer(&self) -> SdkTracer {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::model::{FinishReason, Usage};
+use crate::model::{FinishReason, Model, Usage};
 
 /// The target of `invoke_agent` spans.
 pub(crate) const AGENT_TARGET: &str = "hooks_runtime::agent";
@@ -69,16 +69,33 @@ pub(crate) fn record_run_end(status: &crate::store::ThreadStatus, usage: Option<
     }
 }
 
-/// The span of model step `step` of thread `thread`: one `chat` call of `model`. With
-/// `contents`, the request's messages go on it as `gen_ai.input.messages`.
-pub(crate) fn chat(model: &str, step: u32, thread: &str, contents: Option<&[LlmMessage]>) -> Span {
+/// The span of model step `step` of thread `thread`: one `chat` call of `model` for the prompt's
+/// model name `requested`. It is named by the model id the request carries
+/// ([`Model::request_model`]: the endpoint's id, not the prompt's alias), as the conventions'
+/// `gen_ai.request.model`, with the provider when the model knows it; the stream records
+/// `gen_ai.response.model` when the response names its model. With `contents`, the request's
+/// messages go on it as `gen_ai.input.messages`.
+pub(crate) fn chat(
+    model: &dyn Model,
+    requested: &str,
+    step: u32,
+    thread: &str,
+    contents: Option<&[LlmMessage]>,
+) -> Span {
+    if !tracing::span_enabled!(target: MODEL_TARGET, tracing::Level::INFO) {
+        return Span::none();
+    }
+    let request_model = model.request_model(requested);
     let span = tracing::info_span!(
         target: MODEL_TARGET,
         "chat",
-        otel.name = format!("chat {model}"),
+        otel.name = format!("chat {request_model}"),
         otel.kind = "client",
         gen_ai.operation.name = "chat",
-        gen_ai.request.model = model,
+        gen_ai.request.model = request_model,
+        gen_ai.response.model = Empty,
+        gen_ai.provider.name = model.provider_name(),
+        hooks.model = requested,
         gen_ai.conversation.id = thread,
         hooks.step = i64::from(step),
         finish_reason = Empty,

@@ -195,6 +195,8 @@ impl Visit for SpanFields {
         match field.name() {
             "duration_us" => self.duration_us = u64::try_from(value).ok(),
             "hooks.step" => self.step = Some(value),
+            "messages_before" => self.messages_before = u64::try_from(value).ok(),
+            "messages_after" => self.messages_after = u64::try_from(value).ok(),
             "gen_ai.usage.input_tokens" => self.input_tokens = Some(value),
             "gen_ai.usage.output_tokens" => self.output_tokens = Some(value),
             _ => {}

@@ -44,7 +44,9 @@
 //!
 //! Shapes the specification defines keep its spelling: a message (`HookMessage`, in
 //! `GET /threads/{id}/messages` and in `message_created` events) is snake_case, as the spec's
-//! `HookMessage` is (`tool_calls`, `tool_call_id`, `created_at`), and a hook's `source` is the
+//! `HookMessage` is (`tool_calls`, `tool_call_id`, `created_at`), with its types: `tool_calls`
+//! is, as there, the tool-call array encoded in a string (a client parses it: `[{"id", "type":
+//! "function", "function": {"name", "arguments"}}]`). A hook's `source` is the
 //! spec's camelCase `HookSource` (`promptName`). Every other name the server chooses is
 //! camelCase: fields (`userId`, `createdAt`, `lastEventId`, `runId`, `exposeAsTool`,
 //! `parentHooks`, `optionalRelationship`), the catalog's per-side keys (`sideA`, `sideB`,

@@ -426,6 +426,9 @@ fn check_settings(path: &str, report: &SettingsReport, strict: bool) -> u8 {
     for hook in &report.kept {
         println!("{path}: kept {} {}", printable(hook.location()), printable(&hook.to_string()));
     }
+    for rule in report.permission_lines() {
+        println!("{path}: rule {}", printable(&rule));
+    }
     for problem in &report.problems {
         eprintln!("warning: {path}: {}", printable(&problem.to_string()));
     }

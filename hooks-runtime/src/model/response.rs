@@ -55,6 +55,32 @@ pub trait ModelStream: Send {
 pub trait Model: Send + Sync + 'static {
     /// Sends the request and returns its response stream.
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError>;
+
+    /// The model id a request sends when the prompt names the model `requested` (the name it
+    /// was added under): what the `chat` span records as `gen_ai.request.model`. By default the
+    /// requested name itself; a client that sends an id of its own returns that (the
+    /// OpenAI-compatible client: the id of `OpenAiConfig::with_model` or `OPENAI_MODEL`).
+    ///
+    /// ```
+    /// use hooks_runtime::model::{Model, ScriptedModel};
+    ///
+    /// assert_eq!(ScriptedModel::new([]).request_model("ops"), "ops");
+    /// ```
+    fn request_model<'a>(&'a self, requested: &'a str) -> &'a str {
+        requested
+    }
+
+    /// The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`:
+    /// `openai`, `anthropic`, ...), when it is known; by default it is not.
+    ///
+    /// ```
+    /// use hooks_runtime::model::{Model, ScriptedModel};
+    ///
+    /// assert_eq!(ScriptedModel::new([]).provider_name(), None);
+    /// ```
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What [`RuntimeBuilder::model`](crate::RuntimeBuilder::model) takes: a model, or one already

@@ -497,13 +497,23 @@ impl RuntimeBuilder {
             // H2: the transcripts that processes of this user killed before their end left.
             crate::declarative::remove_stale_transcripts();
             let mut tools: Vec<&str> = self.tools.keys().map(|name| name.as_ref()).collect();
-            tools.extend(agents.keys().copied());
+            // An agent is a tool only where the model is offered it: named in a prompt's
+            // `tools`, or a subagent relationship that is not hidden (by its name).
+            for entry in agents.values() {
+                for side in [&entry.def.side_a, &entry.def.side_b] {
+                    if let Some(prompt) = side.prompt() {
+                        tools.extend(prompt.tools.iter().copied().filter(|tool| agents.contains_key(tool)));
+                    }
+                }
+                tools.extend(entry.def.relationships().filter(|relationship| !relationship.hidden).map(|r| r.name));
+            }
             // A server's tools are known once it runs; its wildcard stands for them here.
             #[cfg(feature = "mcp")]
             let wildcards = mcp.wildcards();
             #[cfg(feature = "mcp")]
             tools.extend(wildcards.iter().map(String::as_str));
             tools.sort_unstable();
+            tools.dedup();
             for warning in settings.tool_warnings(&tools) {
                 tracing::warn!("settings hooks: {warning}");
             }

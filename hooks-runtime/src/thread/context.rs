@@ -39,11 +39,11 @@ pub(crate) async fn assemble(
         // What the chain changed, for whoever traces hooks (an inspector): the message counts
         // before and after it, on a span of its own, built only when someone listens.
         let counted = dispatch::spans_wanted().then(|| {
-            tracing::info_span!(target: dispatch::TARGET, "filter_messages_chain", messages_before = history.len(), messages_after = tracing::field::Empty)
+            tracing::info_span!(target: dispatch::TARGET, "filter_messages_chain", messages_before = count(history.len()), messages_after = tracing::field::Empty)
         });
         dispatch::await_point!(dispatch::filter_messages(chain, state, &mut history));
         if let Some(span) = counted {
-            span.record("messages_after", history.len());
+            span.record("messages_after", count(history.len()));
         }
     }
     let mut repairs = Repairs::default();
@@ -66,6 +66,12 @@ pub(crate) async fn assemble(
         provider = repair_prefiltered(provider);
     }
     Ok(Ok(provider))
+}
+
+/// A message count as a signed integer, as OpenTelemetry's integer attributes are (an exporter
+/// writes a `usize` field as text).
+fn count(messages: usize) -> i64 {
+    i64::try_from(messages).unwrap_or(i64::MAX)
 }
 
 /// Replaces `{{name}}` with the thread argument `name` (strings as they are, other values as

@@ -40,7 +40,7 @@ pub(crate) async fn respond(
         return Ok(Err(TurnEnd::Failed(FailReason::UnknownModel)));
     };
     let contents = pipeline.shared.runtime.limits.trace_contents.then_some(request.messages.as_slice());
-    let span = crate::spans::chat(prompt.model, outcome.steps, &pipeline.shared.id, contents);
+    let span = crate::spans::chat(model.as_ref(), prompt.model, outcome.steps, &pipeline.shared.id, contents);
     let response = async {
         match model_step::guarded(abort, model.stream(request)).await {
             Ok(Ok(mut stream)) => tool_calls::consume_stream(pipeline, state, stream.as_mut(), abort).await,

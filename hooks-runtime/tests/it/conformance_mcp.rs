@@ -3,8 +3,12 @@
 //! `@modelcontextprotocol/server-filesystem` (stdio), and a fastmcp server for the failure cases
 //! (`tests/mcp/failing_server.py`). `.ci/mcp/install` installs them; a test whose server is
 //! missing fails and says how to install it.
+//!
+//! Behind the test feature `mcp-tests`, so that `cargo test --workspace` needs only the Rust
+//! toolchain: `cargo test -p hooks-runtime --features mcp-tests --test runtime_it --
+//! conformance_mcp::` after `.ci/mcp/install` (`.ci/run` runs it).
 
-#![cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
+#![cfg(all(feature = "mcp-tests", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 
 use crate::support_mcp;
 use crate::support_processes::processes_with_arg;

@@ -22,7 +22,7 @@ mod otlp_support;
 mod postgres_support;
 #[path = "../store_fixtures/mod.rs"]
 mod store_fixtures;
-#[cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
+#[cfg(all(feature = "mcp-tests", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 #[path = "../support_mcp/mod.rs"]
 mod support_mcp;
 #[cfg(all(feature = "declarative", target_os = "linux"))]

@@ -26,6 +26,12 @@ mod hooks {
 
     #[hook(tool_call_done, id = "note_tool_done")]
     pub(crate) fn note_tool_done(_state: &ThreadState, _call: &HookToolCall, _result: &HookToolResult) {}
+
+    /// Keeps the last message only, so that its chain's span has counts that differ.
+    #[hook(filter_messages, id = "traced_last_message")]
+    pub(crate) fn traced_last_message(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
+        keep_last_messages(messages, 1);
+    }
 }
 
 mod agents {
@@ -39,6 +45,16 @@ mod agents {
         hooks: [crate::otel_export::hooks::lookups_allowed, crate::otel_export::hooks::note_tool_done],
     }
     define_agent! { name: traced_agent, side_a: { prompt: traced_prompt, stop_on_response: true } }
+
+    // Runs on the model added as `ops`: an alias, which the OpenAI client replaces with the
+    // endpoint's model id.
+    define_prompt! {
+        name: ops_prompt,
+        model: "ops",
+        prompt: "Answer.",
+        hooks: [crate::otel_export::hooks::traced_last_message],
+    }
+    define_agent! { name: ops_agent, side_a: { prompt: ops_prompt, stop_on_response: true } }
 }
 
 fn lookup() -> FnTool {
@@ -198,4 +214,74 @@ async fn v2_contents_arguments_and_results_are_on_spans_only_when_the_applicatio
     assert_eq!(attribute(ok, "gen_ai.tool.call.result"), "the entry for zebra-secret-argument");
     let missing = tools.iter().find(|span| attribute(span, "gen_ai.tool.call.id") == "call_missing").unwrap();
     assert_eq!(attribute(missing, "gen_ai.tool.call.result"), "no entry for that word");
+}
+
+/// A chunk as OpenAI streams it, naming the model that answered (a dated snapshot of the
+/// requested `gpt-4o-mini`).
+#[cfg(feature = "openai")]
+fn openai_chunk(choices: Value) -> String {
+    let chunk = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1_721_172_741,
+        "model": "gpt-4o-mini-2024-07-18", "choices": choices,
+    });
+    format!("data: {chunk}\n\n")
+}
+
+#[cfg(feature = "openai")]
+#[tokio::test]
+async fn v1_chat_spans_name_the_model_id_the_request_carried_not_the_prompts_alias() {
+    use crate::openai_support::{self, DONE, Reply, Step};
+    use hooks_runtime::model::{OpenAiConfig, OpenAiModel};
+
+    let body = [
+        openai_chunk(json!([{"index": 0, "delta": {"role": "assistant", "content": "Fine."}, "finish_reason": null}])),
+        openai_chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+        DONE.to_owned(),
+    ]
+    .concat();
+    let (base_url, request) = openai_support::serve(Reply::events(vec![Step::Send(body.into_bytes())])).await;
+    // As `OPENAI_MODEL=gpt-4o-mini` sets it.
+    let model = OpenAiModel::new(OpenAiConfig::new(&base_url).with_model("gpt-4o-mini").with_max_retries(0));
+    let runtime = Runtime::builder().agent::<agents::ops_agent>().model("ops", model).build().unwrap();
+
+    let receiver = Receiver::start();
+    let exporter = OtlpExporter::new(&receiver.endpoint).unwrap();
+    let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(exporter.layer()));
+    let thread = runtime.create_thread("ops_agent", ThreadOptions::default()).await.unwrap();
+    let first = openai_support::within(thread.send("First.")).await.unwrap();
+    assert_eq!(first.reply.as_deref(), Some("Fine."));
+    // The server answered its one request and is gone: the second call fails to connect.
+    let sent = request.await.unwrap();
+    let second = openai_support::within(thread.send("Second.")).await.unwrap();
+    assert!(second.error.is_some(), "{second:?}");
+    drop(guard);
+    exporter.flush().unwrap();
+    let spans = receiver.spans();
+
+    assert_eq!(sent.body["model"], "gpt-4o-mini", "the id the request carried");
+    let chats: Vec<&Value> = spans.iter().filter(|span| attribute(span, "gen_ai.operation.name") == "chat").collect();
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    for chat in &chats {
+        assert_eq!(chat["name"], "chat gpt-4o-mini", "named by the model id, not the alias `ops`");
+        assert_eq!(attribute(chat, "gen_ai.request.model"), &sent.body["model"]);
+        assert_eq!(attribute(chat, "hooks.model"), "ops", "the prompt's name for it stays on the span");
+        assert!(attribute(chat, "gen_ai.provider.name").is_null(), "a server on 127.0.0.1 names no provider");
+    }
+    let answered =
+        chats.iter().find(|chat| attribute(chat, "hooks.step") == 1 && attribute(chat, "error.type").is_null());
+    let answered = answered.expect("the answered call");
+    assert_eq!(attribute(answered, "gen_ai.response.model"), "gpt-4o-mini-2024-07-18", "the model that answered");
+    let failed = chats.iter().find(|chat| attribute(chat, "error.type") == "model_error").expect("the failed call");
+    assert!(attribute(failed, "gen_ai.response.model").is_null(), "no response, no response model");
+
+    // The `filter_messages` chain's span carries its counts as integers; no span carries the
+    // build machine's source paths.
+    let filters = named(&spans, "filter_messages_chain");
+    let second =
+        filters.iter().find(|span| attribute(span, "messages_before") == 3).expect("the second request's chain");
+    assert_eq!(attribute(second, "messages_after"), 1);
+    for span in &spans {
+        let keys = span["attributes"].as_object().unwrap();
+        assert!(keys.keys().all(|key| !key.starts_with("code.")), "a source location on a span: {span}");
+    }
 }

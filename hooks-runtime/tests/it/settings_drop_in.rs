@@ -590,7 +590,7 @@ async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
     assert_eq!(ran.ran.len(), 1, "`bash` does not match `Bash`, as in Claude Code");
     let warnings = logs.events("WARN").join("\n");
     assert!(
-        warnings.contains("settings hooks: hooks.PreToolUse[0] (field `matcher`): `bash` names none of the tools (`Bash`, `Write`, `drop_agent`)")
+        warnings.contains("settings hooks: hooks.PreToolUse[0] (field `matcher`): `bash` names none of the tools (`Bash`, `Write`), so")
             && warnings.contains("did you mean `Bash`?"),
         "{warnings}"
     );

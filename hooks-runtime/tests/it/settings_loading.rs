@@ -226,6 +226,32 @@ fn k1_check_reads_a_settings_file_in_both_modes() {
 }
 
 #[test]
+fn k1_check_lists_the_permission_rules_and_what_a_hook_that_cannot_run_does() {
+    let dir = ScratchDir::new("settings-check-rules");
+    let file = dir.file("settings.json");
+    std::fs::write(
+        &file,
+        r#"{"permissions": {"allow": ["Bash(npm run lint)"], "ask": ["Bash(git push:*)"], "deny": ["Read(./.env)"]},
+            "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "$NO_SUCH_VARIABLE_HERE/fmt.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let output = hooks(&["check", &file]);
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    for line in [
+        "rule settings:permissions.allow[0] Bash(npm run lint): runs without the tool's own approval",
+        "rule settings:permissions.ask[0] Bash(git push:*): waits for a person's approval",
+        "rule settings:permissions.deny[0] Read(./.env): never runs",
+    ] {
+        assert!(out.contains(&format!("{file}: {line}\n")), "{line}\n{out}");
+    }
+    // Kept, and not run: the line says what happens to its events, not that it is skipped.
+    let kept = out.lines().find(|line| line.contains("kept hooks.PostToolUse[0].hooks[0]")).expect(&out);
+    assert!(kept.ends_with("so its events go on without it"), "{kept}");
+    assert!(!kept.contains("skipped"), "{kept}");
+}
+
+#[test]
 fn k1_check_escapes_control_characters_and_cuts_long_names() {
     let dir = ScratchDir::new("settings-check-escape");
     let file = dir.file("hostile.json");

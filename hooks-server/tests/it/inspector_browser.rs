@@ -296,6 +296,21 @@ fn timeline_runtime() -> Runtime {
         .expect("runtime")
 }
 
+/// The timeline's agent on the SQLite file `db`, its model answering `script`: the runtime of
+/// one of two processes that share the file.
+fn sqlite_timeline_runtime(db: &std::path::Path, script: Vec<ScriptedResponse>) -> Runtime {
+    let tool = |name: &'static str| FnTool::new(name, "A tool.", |_args| async { HookToolResult::success("done") });
+    Runtime::builder()
+        .agent::<timeline_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(tool("lookup"))
+        .tool(tool("wipe"))
+        .tool(tool("pay"))
+        .store(hooks_runtime::store::SqliteStore::open(db).expect("open the SQLite file"))
+        .build()
+        .expect("runtime")
+}
+
 /// The text of each row's cells under `selector`, as the page shows them; a row that names its
 /// side (`data-side`) has the side as its first cell.
 async fn rows(client: &Client, selector: &str) -> Vec<Vec<String>> {
@@ -843,6 +858,103 @@ async fn v4_a_turn_shows_as_a_timeline_of_runs_model_calls_tool_calls_approvals_
     let client = browser(&driver, &profile).await;
     let checked = tokio::spawn(check_timeline(client.clone(), server.base.clone())).await;
     let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+/// How long the payment waits for the other process's decision.
+const WAIT: Duration = Duration::from_millis(400);
+
+/// V4 across processes on one SQLite file (two runtimes in this test, each with its own store
+/// connection, as two processes have): the server runs a turn whose payment waits; the other
+/// runtime approves and resumes the turn, so the server sees only what the store shares; then
+/// the server runs the next message. Opened by a deep link (token and thread in the fragment),
+/// the page draws the wait up to the stored result (not 0 µs), the other process's run marked
+/// as not timed here, and the next message's run as a turn of its own.
+async fn check_timeline_across_processes(client: Client, base: String, thread: String) {
+    client.goto(&format!("{base}/inspect#token={ALICE}&thread={thread}")).await.expect("open the deep link");
+    let deadline = Instant::now() + PATIENCE;
+    let rows = loop {
+        let rows = timeline_rows(&client).await;
+        if rows.iter().filter(|row| row.kind == "run").count() == 3
+            && rows.iter().any(|row| row.kind == "model" && row.label.ends_with("· stop"))
+        {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "the timeline of the three runs never showed: {rows:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let shown = client.execute("return document.getElementById('thread-id').textContent", vec![]).await;
+    assert_eq!(shown.expect("the open thread"), json!(thread), "the fragment's thread is open");
+    let headings = client
+        .execute("return [...document.querySelectorAll('#timeline .tl-turn h3')].map(h => h.textContent)", vec![])
+        .await
+        .expect("the turns' headings");
+    let headings: Vec<String> = serde_json::from_value(headings).expect("strings");
+    assert_eq!(headings.len(), 2, "the next message's run is a turn of its own: {headings:?} {rows:#?}");
+    assert!(headings[0].ends_with("· 2 runs") && headings[1].ends_with("· 1 run"), "{headings:?}");
+    let find = |kind: &str, label: &str| {
+        rows.iter()
+            .position(|row| row.kind == kind && row.label.contains(label))
+            .unwrap_or_else(|| panic!("no {kind} row with `{label}` in {rows:#?}"))
+    };
+    let order = [
+        find("run", "awaiting_approval"),
+        find("tool", "pay (call_pay) · waits for a person"),
+        find("approval", "pay (call_pay) · approved in another process · result stored after "),
+        find("run", "a run of another process · not timed here: drawn from its 2 stored messages"),
+        find("run", "· idle"),
+        find("model", "scripted · step 1 · stop"),
+    ];
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "out of order {order:?}: {rows:#?}");
+    let (asked, wait, elsewhere) = (&rows[order[1]], &rows[order[2]], &rows[order[3]]);
+    assert_eq!(wait.start_us, asked.end_us(), "the wait starts when the call asks");
+    assert!(
+        wait.duration_us >= WAIT.as_micros() as u64,
+        "the wait lasts at least as long as the decision took: {wait:?}"
+    );
+    assert_eq!(wait.end_us(), elsewhere.start_us, "and ends when the other process stored the call's result");
+    assert!(elsewhere.class.contains("tl-elsewhere"), "{elsewhere:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_a_turn_resumed_by_another_process_shows_its_wait_and_the_next_message_starts_a_turn_in_chromium() {
+    let dir = std::env::temp_dir().join(format!("hooks-inspector-processes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("threads.db");
+    let asks = ScriptedResponse::tool_call("call_pay", "pay", r#"{"amount":40}"#);
+    let script = vec![asks, ScriptedResponse::text("Noted.")];
+    let config = ServerConfig::default().hook_runs(Some(support::hook_runs()));
+    let server = Server::start(sqlite_timeline_runtime(&db, script), config).await;
+    let thread = server.create_thread(ALICE, "timeline_agent").await;
+    let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
+    let (status, body) = server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"Pay it."}"#).await;
+    assert_eq!(status, 202, "{body}");
+    let events = stream.until("run_finished").await;
+    assert_eq!(events.last().unwrap().data["status"], "awaiting_approval", "{events:#?}");
+
+    // The other process decides after a while, and resumes the turn there.
+    tokio::time::sleep(WAIT).await;
+    let other = sqlite_timeline_runtime(&db, vec![ScriptedResponse::text("Paid.")]);
+    let outcome = other.open_thread(&thread).await.unwrap().approve("call_pay").await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("Paid."), "{outcome}");
+    while !stream.until("status").await.iter().any(|event| event.data["status"] == "idle") {}
+
+    // The next message runs on the server.
+    let (status, body) = server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"Thanks."}"#).await;
+    assert_eq!(status, 202, "{body}");
+    let events = stream.until("run_finished").await;
+    assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
+
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check_timeline_across_processes(client.clone(), server.base.clone(), thread)).await;
+    let _ = client.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());
     }

@@ -179,7 +179,7 @@ impl fmt::Display for SettingsHook {
             Some(why) if self.event == SettingsEvent::PreToolUse => {
                 write!(f, "; cannot run ({why}), so it denies every call its matcher selects")
             }
-            Some(why) => write!(f, "; cannot run ({why}), so it is skipped"),
+            Some(why) => write!(f, "; cannot run ({why}), so its events go on without it"),
             None => Ok(()),
         }
     }

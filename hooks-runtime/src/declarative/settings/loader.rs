@@ -28,8 +28,9 @@ const HOOK_FIELDS: &str = "`type`, `command`, `if`, `timeout`, `onFailure`, `asy
 /// command naming an unset variable, a bad value, an unreadable matcher) is kept with why
 /// ([`SettingsHook::cannot_run`]): it never runs, and a `PreToolUse` one denies the calls its
 /// matcher selects. An unknown event is a problem and its hooks are not kept. A document
-/// problem (not JSON, not an object, no `hooks` object) keeps nothing. Top-level keys other than `hooks` are the
-/// settings file's own (`permissions`, `env`, ...) and are ignored.
+/// problem (not JSON, not an object, no `hooks` object) keeps nothing. The `permissions` rules
+/// are read ([`SettingsReport::permissions`]); other top-level keys are the settings file's own
+/// (`env`, `model`, ...) and are ignored.
 ///
 /// ```
 /// use hooks_runtime::declarative::SettingsReport;
@@ -196,6 +197,41 @@ impl SettingsReport {
                 format!("`{}` names none of the tools ({listed}), so its hooks never run{hint}", shown(pattern)),
             ));
         }
+    }
+
+    /// The file's `permissions` rules, one line each, as `hooks check` lists them: the id a
+    /// decision names (`settings:permissions.deny[0]`), the rule, and what it does to the calls
+    /// it selects.
+    ///
+    /// ```
+    /// use hooks_runtime::declarative::SettingsReport;
+    ///
+    /// let report = SettingsReport::from_json(
+    ///     r#"{"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm:*)"]}, "hooks": {}}"#,
+    /// );
+    /// assert_eq!(
+    ///     report.permission_lines(),
+    ///     [
+    ///         "settings:permissions.allow[0] Bash(git status): runs without the tool's own approval",
+    ///         "settings:permissions.deny[0] Bash(rm:*): never runs",
+    ///     ]
+    /// );
+    /// ```
+    pub fn permission_lines(&self) -> Vec<String> {
+        let lists = [
+            ("allow", &self.permissions.allow, "runs without the tool's own approval"),
+            ("ask", &self.permissions.ask, "waits for a person's approval"),
+            ("deny", &self.permissions.deny, "never runs"),
+        ];
+        lists
+            .into_iter()
+            .flat_map(|(kind, rules, effect)| {
+                rules
+                    .iter()
+                    .enumerate()
+                    .map(move |(index, rule)| format!("settings:permissions.{kind}[{index}] {rule}: {effect}"))
+            })
+            .collect()
     }
 
     /// Whether `text` is a document of this format: JSON whose top level is an object with a

@@ -146,6 +146,19 @@ impl OpenAiModel {
 
 #[async_trait::async_trait]
 impl Model for OpenAiModel {
+    /// The endpoint's model id when one is set ([`OpenAiConfig::with_model`], `OPENAI_MODEL`),
+    /// else the prompt's model name, which then goes out as the id.
+    fn request_model<'a>(&'a self, requested: &'a str) -> &'a str {
+        self.config.model().unwrap_or(requested)
+    }
+
+    /// The GenAI conventions' name of the provider whose public endpoint the base URL is
+    /// (`api.openai.com` is `openai`, `*.openai.azure.com` is `azure.ai.openai`, ...); `None` for
+    /// any other host (a local server, a gateway), whose provider the URL does not tell.
+    fn provider_name(&self) -> Option<&str> {
+        provider_of(self.config.base_url())
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
         let client = self.client.as_ref().map_err(|error| ModelError::Other(error.clone()))?;
         let mut chat = ChatRequest::new(&request, self.config.include_usage());
@@ -196,6 +209,25 @@ impl Model for OpenAiModel {
             retry::sleep_unless_aborted(wait, &request).await?;
         }
     }
+}
+
+/// The provider whose public OpenAI-compatible endpoint `base_url` is, by the host's name, as the
+/// GenAI semantic conventions name it (`gen_ai.provider.name`).
+fn provider_of(base_url: &str) -> Option<&'static str> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    let provider = match host {
+        "api.openai.com" => "openai",
+        "api.deepseek.com" => "deepseek",
+        "api.groq.com" => "groq",
+        "api.mistral.ai" => "mistral_ai",
+        "api.x.ai" => "x_ai",
+        "api.perplexity.ai" => "perplexity",
+        "generativelanguage.googleapis.com" => "gcp.gemini",
+        _ if host.ends_with(".openai.azure.com") => "azure.ai.openai",
+        _ => return None,
+    };
+    Some(provider)
 }
 
 /// A failed attempt, and whether it failed to connect (so nothing was sent).
@@ -344,6 +376,25 @@ async fn read_capped(mut response: reqwest::Response, deadline: &Deadline) -> (V
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_provider_is_named_by_a_known_public_host_only() {
+        let provider = |url: &str| OpenAiModel::new(OpenAiConfig::new(url)).provider_name().map(str::to_owned);
+        assert_eq!(provider("https://api.openai.com/v1").as_deref(), Some("openai"));
+        assert_eq!(provider("https://my-team.openai.azure.com/openai/v1").as_deref(), Some("azure.ai.openai"));
+        assert_eq!(provider("https://api.groq.com/openai/v1").as_deref(), Some("groq"));
+        assert_eq!(provider("http://127.0.0.1:11434/v1"), None, "a local server's provider is not known");
+        assert_eq!(provider("https://api.openai.com.example.org/v1"), None, "a look-alike host is not OpenAI");
+        assert_eq!(provider("not a url"), None);
+    }
+
+    #[test]
+    fn the_request_model_is_the_configured_id_else_the_prompts_name() {
+        let configured = OpenAiModel::new(OpenAiConfig::new("http://127.0.0.1:1/v1").with_model("gpt-4o-mini"));
+        assert_eq!(configured.request_model("ops"), "gpt-4o-mini");
+        let plain = OpenAiModel::new(OpenAiConfig::new("http://127.0.0.1:1/v1"));
+        assert_eq!(plain.request_model("ops"), "ops");
+    }
 
     #[test]
     fn the_body_asks_for_usage_and_omits_tools_when_there_are_none() {

@@ -129,6 +129,8 @@ pub(super) struct DeltaDecoder {
     complete: bool,
     /// A `finish_reason` arrived and was passed on (only the first one is).
     finish_reported: bool,
+    /// The response's `model` was recorded on the current span (the first chunk's is).
+    model_recorded: bool,
     /// How much text and how many argument bytes the response may hold, and has held.
     caps: Caps,
 }
@@ -153,6 +155,14 @@ impl DeltaDecoder {
         };
         if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             return Err(stream_error(error));
+        }
+        if !self.model_recorded
+            && let Some(model) = chunk.get("model").and_then(Value::as_str).filter(|model| !model.is_empty())
+        {
+            // The model that answered (`gpt-4o-mini-2024-07-18` for `gpt-4o-mini`), on the
+            // runtime's `chat` span that the stream is read in; a no-op in any other span.
+            tracing::Span::current().record("gen_ai.response.model", model);
+            self.model_recorded = true;
         }
         // The usage chunk asked for with `stream_options.include_usage` comes last, with empty
         // `choices`; some servers put usage on other chunks too.
