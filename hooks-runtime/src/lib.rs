@@ -107,11 +107,13 @@ mod spans;
 pub mod store;
 pub mod testing;
 mod thread;
+mod thread_side;
 pub mod tool;
 pub mod types;
 mod user;
 
 pub use events::ThreadEvent;
+pub use governing::record::{AdmissionEntry, AdmissionRecord};
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};
 pub use thread::{InputId, Recovery, RecoveryPolicy, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};

@@ -101,14 +101,10 @@ pub use loader::{KeptHook, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_B
 pub use matcher::HookMatcher;
 pub use problems::{LoadErrors, LoadProblem, ProblemPlace};
 pub use registry::DeclarativeHookRegistry;
-pub(crate) use settings::pre_tool_use;
 pub use settings::{
     DEFAULT_SETTINGS_HOOK_TIMEOUT, MAX_SETTINGS_HOOK_OUTPUT_BYTES, PermissionRule, SETTINGS_MESSAGE_EVENT,
     SETTINGS_STOP_EVENT, SessionEndReason, SettingsEvent, SettingsHook, SettingsHooks, SettingsMatcher,
     SettingsPermissions, SettingsReport,
 };
-pub(crate) use settings::{
-    Given, Permission, RuleKind, RuleMatch, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,
-    fire as fire_settings, input as settings_input, render_transcript,
-};
+pub(crate) use settings::{PermissionRequestHooks, PermissionRules, PreToolUseHooks, begin_session, end_sessions};
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

@@ -64,7 +64,7 @@ pub(crate) async fn run_step(
             stop = failed_too_often(pipeline, call, &result, failures);
             continue;
         }
-        let arguments = crate::governing::gate::parse_arguments(&call.function.arguments).unwrap_or(Value::Null);
+        let arguments = crate::governing::admission::parse_arguments(&call.function.arguments).unwrap_or(Value::Null);
         let mut done = ParkedToolCall::new(&call.id, &call.function.name, arguments, position, ApprovalState::Done);
         done.requested_at = requested_at;
         done.result = Some(kept(&result, end));
@@ -181,7 +181,7 @@ async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
             reasons: call.reasons.clone(),
         });
         // K11: a settings file's Notification hooks learn that a call waits for a person.
-        super::settings_hooks::notify_waiting(shared, &call.tool).await;
+        super::event_hooks::notify_waiting(shared, &call.tool).await;
     }
     TurnEnd::AwaitingApproval
 }

@@ -26,6 +26,7 @@
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
+mod deciders;
 mod event;
 mod fire;
 mod hook;
@@ -38,6 +39,7 @@ mod runner;
 mod session_end;
 mod settings_hooks;
 mod state;
+mod thread_hooks;
 mod transcript;
 mod variables;
 
@@ -45,34 +47,17 @@ pub use event::SettingsEvent;
 pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
-pub(crate) use permissions::{RuleKind, RuleMatch};
+pub(crate) use permissions::RuleKind;
 pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
 
-pub(crate) use answer::Permission;
-pub(crate) use fire::{Given, Verdict, fire, input};
+pub(crate) use deciders::{PermissionRequestHooks, PermissionRules, PreToolUseHooks};
 pub(crate) use session_end::{begin as begin_session, end as end_sessions};
 
-/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
-/// hook's `systemMessage` to the person (never to the model): data `{"hook", "event", "message"}`.
-///
-/// ```
-/// assert_eq!(hooks_runtime::declarative::SETTINGS_MESSAGE_EVENT, "settings_hook_message");
-/// ```
-pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
-
-/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries the
-/// `stopReason` of a settings hook that answered `continue: false` to the person (never to the
-/// model): data `{"hook", "event", "reason"}`. The turn then stops, `stopped (hook_stopped)`.
-///
-/// ```
-/// assert_eq!(hooks_runtime::declarative::SETTINGS_STOP_EVENT, "settings_hook_stop");
-/// ```
-pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
-pub(crate) use transcript::render as render_transcript;
+pub use thread_hooks::{SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
 
 #[cfg(test)]
 mod tests;
