@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use super::caps::cap_hook_reason;
 use super::guard::ToolGuard;
-use super::record::{AdmissionRecord, Hashed};
 use super::schema::ToolSchemas;
+use crate::admission_record::{AdmissionRecord, Hashed};
 use crate::approval_records::ApprovalReason;
 use crate::dispatch::Dispatch;
 use crate::limits::Limits;
@@ -106,6 +106,11 @@ pub(crate) trait Decider: Send + Sync {
     fn reads_arguments(&self) -> bool {
         true
     }
+    /// Whether its runs make their own hook spans (a chain of hooks makes one per hook); the
+    /// pipeline makes one for every other decider's run, named after the answer that decided.
+    fn traces_itself(&self) -> bool {
+        false
+    }
     /// Decides `review` on `arguments`.
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, asked: &[ApprovalReason]) -> Vec<Answer>;
 }
@@ -169,7 +174,7 @@ impl AdmissionPipeline {
                 let mut empty = Value::Object(serde_json::Map::new());
                 for decider in self.deciders.iter().filter(|decider| !decider.reads_arguments()) {
                     let hashed = Hashed::of(&empty);
-                    for answer in decider.decide(review, &mut empty, &[]).await {
+                    for answer in run(decider.as_ref(), review, &mut empty, &[]).await {
                         record.push(decider.name(), answer.parts(), &hashed, &hashed);
                         if let ToolDecision::Deny { reason } = answer.decision {
                             return (denied(decider.name(), answer.by, reason), record);
@@ -186,7 +191,7 @@ impl AdmissionPipeline {
         let mut rewritten = false;
         for decider in self.deciders.iter().filter(|decider| decider.role() != Role::OnAsk) {
             let before = Hashed::of(&arguments);
-            let answers = decider.decide(review, &mut arguments, &asked).await;
+            let answers = run(decider.as_ref(), review, &mut arguments, &asked).await;
             let after = Hashed::of(&arguments);
             rewritten |= after != before;
             for answer in answers {
@@ -228,7 +233,7 @@ impl AdmissionPipeline {
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::OnAsk) {
             let before = Hashed::of(&arguments);
             let mut proposed = arguments.clone();
-            let answers = decider.decide(review, &mut proposed, &asked).await;
+            let answers = run(decider.as_ref(), review, &mut proposed, &asked).await;
             let after = Hashed::of(&proposed);
             for answer in answers {
                 record.push(decider.name(), answer.parts(), &before, &after);
@@ -274,7 +279,7 @@ impl AdmissionPipeline {
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::Rules) {
             // A rule reads the arguments; it never rewrites them.
             let mut copy = arguments.clone();
-            for answer in decider.decide(review, &mut copy, asked).await {
+            for answer in run(decider.as_ref(), review, &mut copy, asked).await {
                 record.push(decider.name(), answer.parts(), &hashed, &hashed);
                 match answer.decision {
                     ToolDecision::Deny { reason } => return Some(denied(decider.name(), answer.by, reason)),
@@ -287,6 +292,55 @@ impl AdmissionPipeline {
         }
         None
     }
+}
+
+/// Runs one decider. Unless it traces itself (or is the schema check, which answers every
+/// call), an answer it gave is a hook span (G10, G15) like a hook's: its id is the deciding
+/// answer's (`settings:permissions.deny[0]` for a rule), with the rule and the decision.
+async fn run(
+    decider: &dyn Decider,
+    review: &Review<'_>,
+    arguments: &mut Value,
+    asked: &[ApprovalReason],
+) -> Vec<Answer> {
+    if decider.traces_itself() || decider.role() == Role::Schema || !crate::dispatch::spans_wanted() {
+        return decider.decide(review, arguments, asked).await;
+    }
+    let started_at = std::time::Instant::now();
+    let answers = decider.decide(review, arguments, asked).await;
+    trace(decider, &answers, started_at);
+    answers
+}
+
+/// The hook span of a decider's run that gave `answers` (none for no answer).
+#[cold]
+fn trace(decider: &dyn Decider, answers: &[Answer], started_at: std::time::Instant) {
+    let strength = |answer: &&Answer| match answer.decision {
+        ToolDecision::Deny { .. } => 2,
+        ToolDecision::Ask { .. } => 1,
+        _ => 0,
+    };
+    // The strongest answer decided; the first of equals.
+    let Some(deciding) = answers.iter().rev().max_by_key(strength) else { return };
+    let id = deciding.by.as_deref().unwrap_or(decider.name());
+    let decision = match deciding.decision {
+        ToolDecision::Deny { .. } => "deny",
+        ToolDecision::Ask { .. } => "ask",
+        _ => "allow",
+    };
+    let span = tracing::info_span!(
+        target: crate::dispatch::TARGET,
+        "hook",
+        otel.name = format!("hook {id}"),
+        hook.id = id,
+        hook.kind = hooks_core::HookKind::BeforeToolCall.name(),
+        hook.source = decider.name(),
+        hook.rule = deciding.rule.as_deref(),
+        hook.decision = decision,
+        duration_us = tracing::field::Empty,
+    );
+    // Signed: OpenTelemetry integers are `i64` (an unsigned field is exported as text).
+    span.record("duration_us", i64::try_from(started_at.elapsed().as_micros()).unwrap_or(i64::MAX));
 }
 
 /// The name the schema check of rewritten arguments is recorded under (G14).
@@ -381,9 +435,10 @@ impl Decider for ToolApproval {
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let Some(tool) = review.tool else { return Vec::new() };
         match tool.requires_approval(arguments) {
-            // A denial names the tool; an ask is the tool's (no hook id).
+            // A denial names the tool; an ask is the tool's (no hook id); an allow is no answer.
             decision @ ToolDecision::Deny { .. } => vec![Answer::new(Some(tool.name()), decision)],
-            decision => vec![Answer::new(None, decision)],
+            decision @ ToolDecision::Ask { .. } => vec![Answer::new(None, decision)],
+            _ => Vec::new(),
         }
     }
 }

@@ -27,6 +27,10 @@ impl Decider for Guards {
         "guards"
     }
 
+    fn traces_itself(&self) -> bool {
+        true
+    }
+
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let guards = review.guards;
         // G10: asked once per call, so a gate nobody traces builds no span.
@@ -42,6 +46,10 @@ pub(crate) struct BeforeToolCallHooks;
 impl Decider for BeforeToolCallHooks {
     fn name(&self) -> &'static str {
         "before_tool_call"
+    }
+
+    fn traces_itself(&self) -> bool {
+        true
     }
 
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {

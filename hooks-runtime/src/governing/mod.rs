@@ -7,5 +7,4 @@ pub(crate) mod caps;
 pub(crate) mod gate;
 pub(crate) mod governors;
 pub(crate) mod guard;
-pub(crate) mod record;
 pub(crate) mod schema;

@@ -13,6 +13,7 @@ use tracing::Instrument as _;
 
 use super::pipeline::Pipeline;
 use super::{event_hooks, messages, model_step};
+use crate::AdmissionRecord;
 use crate::dispatch::{self, FailureRule, panics};
 use crate::events::ThreadEvent;
 pub(crate) use crate::governing::admission::Admission;
@@ -30,7 +31,11 @@ pub(crate) enum Execution {
 /// Asks the admission pipeline (G13) about one call whose arguments have fully streamed: the
 /// one question `thread/` puts to `governing/` before a tool runs. The decision record goes on
 /// the call's span (G15). An abort of the run stops the deciders and refuses the call.
-pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCall) -> Admission {
+pub(crate) async fn admit(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    call: &HookToolCall,
+) -> (Admission, Option<AdmissionRecord>) {
     let runtime = &pipeline.shared.runtime;
     let tool = runtime.registries.tools.get(&call.function.name);
     let review = Review {
@@ -46,9 +51,9 @@ pub(crate) async fn admit(pipeline: &Pipeline<'_>, state: &ThreadState, call: &H
     match event_hooks::unless_aborted(state, runtime.governors.admission.admit(&review)).await {
         Some((admission, record)) => {
             crate::spans::record_admission(|| record.to_line());
-            admission
+            (admission, Some(record))
         }
-        None => Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)),
+        None => (Admission::Refused(HookToolResult::error(ABORTED_TOOL_CALL)), None),
     }
 }
 
@@ -129,16 +134,18 @@ pub(crate) async fn run_call(
 ) -> HookToolResult {
     let span = tool_span(pipeline, call);
     async {
-        match admit(pipeline, state, call).await {
+        let (admission, record) = admit(pipeline, state, call).await;
+        let record = record.as_ref();
+        match admission {
             // A call queued with `queue_tool` has no step to wait in: one that asks is denied.
             Admission::Ask { .. } => {
                 let result =
                     denial_result(None, "it needs a person's approval, and a queued tool call cannot wait for one");
-                finish_call(pipeline, state, call, result, CallEnd::Denied).await
+                finish_call(pipeline, state, call, result, CallEnd::Denied, record).await
             }
             admission => {
                 let (result, end) = carry_out(pipeline, state, call, execution, admission).await;
-                finish_call(pipeline, state, call, result, end).await
+                finish_call(pipeline, state, call, result, end, record).await
             }
         }
     }
@@ -287,16 +294,18 @@ async fn call_tool(
     }
 }
 
-/// T4-T6 and the tool message: [`complete_call`], then [`store_result`].
+/// T4-T6 and the tool message: [`complete_call`], then [`store_result`] (with the call's
+/// decision record, when it was admitted).
 pub(crate) async fn finish_call(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
     result: HookToolResult,
     end: CallEnd,
+    admission: Option<&AdmissionRecord>,
 ) -> HookToolResult {
     let result = complete_call(pipeline, state, call, result, end).await;
-    store_result(pipeline, state, call, &result, end).await;
+    store_result(pipeline, state, call, &result, end, admission).await;
     result
 }
 
@@ -338,15 +347,19 @@ pub(crate) async fn complete_call(
 }
 
 /// The tool message, through the create pipeline (a write that goes on whatever the hooks do,
-/// M9), and the files the result carries.
+/// M9), with the call's decision record (G15), and the files the result carries.
 pub(crate) async fn store_result(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     call: &HookToolCall,
     result: &HookToolResult,
     end: CallEnd,
+    admission: Option<&AdmissionRecord>,
 ) {
     let mut message = tool_message(call, result);
+    if let Some(record) = admission {
+        message.extra.insert(crate::admission_record::MESSAGE_FIELD.into(), json!(record));
+    }
     match end {
         CallEnd::Denied => _ = message.extra.insert("tool_denied".into(), json!(true)),
         CallEnd::Interrupted => _ = message.extra.insert("tool_interrupted".into(), json!(true)),

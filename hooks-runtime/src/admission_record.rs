@@ -1,4 +1,6 @@
-//! The decision record of one call's admission (G15): every decider that answered, in order.
+//! The decision record of one call's admission (G15): every decider of the admission pipeline
+//! (`governing::admission`) that answered, in order. Stored with the call: on its tool message
+//! (`extra.admission`) and, while it waits for a person, on its first approval reason.
 
 use hooks_core::ToolDecision;
 use serde::{Deserialize, Serialize};
@@ -60,6 +62,20 @@ pub struct AdmissionEntry {
 }
 
 impl AdmissionRecord {
+    /// The record a stored tool message carries (`extra.admission`), if any: every call whose
+    /// result the runtime stored after admitting it.
+    ///
+    /// ```
+    /// use hooks_runtime::AdmissionRecord;
+    /// use hooks_runtime::prelude::*;
+    ///
+    /// let message = HookMessage::new(Role::Tool, "ran");
+    /// assert_eq!(AdmissionRecord::of_message(&message), None);
+    /// ```
+    pub fn of_message(message: &hooks_core::HookMessage) -> Option<AdmissionRecord> {
+        serde_json::from_value(message.extra.get(MESSAGE_FIELD)?.clone()).ok()
+    }
+
     /// Adds what `by` (its `rule`, if a rule answered) of `decider` decided, with the hashes
     /// of the arguments before and after the decider ran.
     pub(crate) fn push(
@@ -91,6 +107,9 @@ impl AdmissionRecord {
         serde_json::to_string(&self.entries).unwrap_or_default()
     }
 }
+
+/// The field of a tool message's `extra` that holds its call's record.
+pub(crate) const MESSAGE_FIELD: &str = "admission";
 
 /// The SHA-256 (lower-case hex) of a JSON value's canonical text.
 #[derive(Debug, Clone, PartialEq, Eq)]
