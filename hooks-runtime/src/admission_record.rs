@@ -69,7 +69,7 @@ impl AdmissionRecord {
     /// use hooks_runtime::AdmissionRecord;
     /// use hooks_runtime::prelude::*;
     ///
-    /// let message = HookMessage::new(Role::Tool, "ran");
+    /// let message = HookMessage::new("m1", Role::Tool, "ran", 0);
     /// assert_eq!(AdmissionRecord::of_message(&message), None);
     /// ```
     pub fn of_message(message: &hooks_core::HookMessage) -> Option<AdmissionRecord> {
