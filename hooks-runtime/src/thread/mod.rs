@@ -15,6 +15,7 @@
 mod active_agent;
 mod agents;
 mod approvals;
+mod call_end;
 mod children;
 pub(crate) mod context;
 mod edited_arguments;
