@@ -148,6 +148,10 @@ pub struct ParkedToolCall {
     /// as the ledger of what was decided and what became of it.
     #[serde(default)]
     pub settled: bool,
+    /// How it was admitted (G15): every decider of the admission pipeline that answered, in
+    /// order, with the arguments' hashes; the record its stored result will carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<crate::AdmissionRecord>,
 }
 
 /// What became of a decided call (O7), from its kept result.
@@ -204,6 +208,7 @@ impl ParkedToolCall {
             decided_by: None,
             decided_at: None,
             settled: false,
+            admission: None,
         }
     }
 

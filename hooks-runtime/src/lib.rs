@@ -75,6 +75,7 @@ pub use hooks_macros::{define_agent, define_prompt, hook};
 
 pub use async_trait::async_trait;
 
+mod admission_record;
 mod approval_records;
 pub mod approvals;
 #[cfg(feature = "declarative")]
@@ -107,10 +108,12 @@ mod spans;
 pub mod store;
 pub mod testing;
 mod thread;
+mod thread_side;
 pub mod tool;
 pub mod types;
 mod user;
 
+pub use admission_record::{AdmissionEntry, AdmissionRecord};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};

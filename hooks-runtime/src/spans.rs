@@ -168,6 +168,7 @@ pub(crate) fn tool(call: &HookToolCall, thread: &str, contents: bool) -> Span {
         gen_ai.tool.type = "function",
         gen_ai.conversation.id = thread,
         hooks.tool.outcome = Empty,
+        hooks.tool.admission = Empty,
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
         error.type = Empty,
@@ -197,6 +198,18 @@ pub(crate) fn record_tool_result(result: &HookToolResult, outcome: &'static str,
     if contents {
         let text = result.result.as_deref().or(result.error.as_deref()).unwrap_or_default();
         span.record("gen_ai.tool.call.result", text);
+    }
+}
+
+/// Records on the current `execute_tool` span its call's decision record (G15), as the JSON
+/// array of its entries: each decider's answer with the arguments' hashes, never the arguments.
+pub(crate) fn record_admission(record: impl FnOnce() -> String) {
+    if !tracing::span_enabled!(target: TOOL_TARGET, tracing::Level::INFO) {
+        return;
+    }
+    let span = Span::current();
+    if span.metadata().is_some_and(|metadata| metadata.name() == "execute_tool") {
+        span.record("hooks.tool.admission", record().as_str());
     }
 }
 

@@ -101,7 +101,6 @@ pub use loader::{KeptHook, LoadReport, MAX_ALIAS_REPLAYED_EVENTS, MAX_DOCUMENT_B
 pub use matcher::HookMatcher;
 pub use problems::{LoadErrors, LoadProblem, ProblemPlace};
 pub use registry::DeclarativeHookRegistry;
-pub(crate) use settings::pre_tool_use;
 pub use settings::{
     DEFAULT_MANAGED_SETTINGS, DEFAULT_SETTINGS_HOOK_TIMEOUT, Discovered, DiscoveredFile, Discovery,
     MANAGED_SETTINGS_ENV, MAX_SETTINGS_HOOK_OUTPUT_BYTES, McpServerSpec, PermissionRule, SETTINGS_MESSAGE_EVENT,
@@ -109,7 +108,6 @@ pub use settings::{
     SettingsPermissions, SettingsReport, TRUST_FILE_ENV, TrustState, TrustStore,
 };
 pub(crate) use settings::{
-    Given, Permission, RuleKind, RuleMatch, SettingsState, Verdict as SettingsVerdict, begin_session, end_sessions,
-    fire as fire_settings, input as settings_input, remove_stale_transcripts, render_transcript, write_transcript,
+    PermissionRequestHooks, PermissionRules, PreToolUseHooks, begin_session, end_sessions, remove_stale_transcripts,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::admission::AdmissionPipeline;
 use super::guard::ToolGuard;
 use super::schema::ToolSchemas;
 
@@ -12,4 +13,6 @@ pub(crate) struct Governors {
     pub(crate) guards: Vec<Arc<dyn ToolGuard>>,
     /// The tools' parameter schemas, compiled on first use (G5).
     pub(crate) schemas: ToolSchemas,
+    /// The admission pipeline every call passes (G13), fixed at build.
+    pub(crate) admission: AdmissionPipeline,
 }

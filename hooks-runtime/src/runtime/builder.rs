@@ -60,6 +60,8 @@ pub struct RuntimeBuilder {
     recovery_policy: crate::RecoveryPolicy,
     #[cfg(feature = "declarative")]
     settings: Option<crate::declarative::SettingsHooks>,
+    #[cfg(feature = "declarative")]
+    permission_rules: Option<crate::declarative::SettingsPermissions>,
     #[cfg(feature = "mcp")]
     mcp_servers: Vec<(String, crate::mcp::McpTransport)>,
     /// F6: the pins of the servers of a project's `.mcp.json` (`mcp_servers_from`).
@@ -82,6 +84,8 @@ impl RuntimeBuilder {
             recovery_policy: crate::RecoveryPolicy::Resume,
             #[cfg(feature = "declarative")]
             settings: None,
+            #[cfg(feature = "declarative")]
+            permission_rules: None,
             #[cfg(feature = "mcp")]
             mcp_servers: Vec::new(),
             #[cfg(feature = "mcp")]
@@ -395,6 +399,28 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Permission rules given in code, in the settings format's rule syntax: they govern every
+    /// tool call as a settings file's `permissions` do (deny > ask > allow; an allow stands in
+    /// for the tool's own approval only), right after the file's rules, and are checked again
+    /// on arguments any decider rewrites. Their decisions are recorded as
+    /// `code:permissions.deny[0]` and so on. A second call replaces the first rules.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::{PermissionRule, SettingsPermissions};
+    ///
+    /// let mut rules = SettingsPermissions::default();
+    /// rules.deny.push(PermissionRule::parse("Bash(git push:*)").unwrap());
+    /// let runtime = Runtime::builder().permission_rules(rules).build().unwrap();
+    /// # let _ = runtime;
+    /// ```
+    #[cfg(feature = "declarative")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    pub fn permission_rules(mut self, rules: crate::declarative::SettingsPermissions) -> Self {
+        self.permission_rules = Some(rules);
+        self
+    }
+
     /// Verifies the registry (D3) and resolves every agent (S8); fails closed.
     ///
     /// The first build also wraps the process's panic hook so that a hook's caught panic prints
@@ -520,6 +546,13 @@ impl RuntimeBuilder {
         }
         let users = UserScope::new(&registry);
         let schemas = ToolSchemas::new(self.tools.keys());
+        let admission = admission_pipeline(
+            self.authorizer,
+            #[cfg(feature = "declarative")]
+            self.settings.as_ref(),
+            #[cfg(feature = "declarative")]
+            self.permission_rules,
+        );
         let tools = ToolRegistry::new(
             self.tools,
             #[cfg(feature = "mcp")]
@@ -531,11 +564,10 @@ impl RuntimeBuilder {
                     agents,
                     models: self.models,
                     tools,
-                    authorizer: self.authorizer,
                     #[cfg(feature = "declarative")]
                     settings: self.settings,
                 },
-                governors: Governors { guards: self.guards, schemas },
+                governors: Governors { guards: self.guards, schemas, admission },
                 limits: self.limits,
                 store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
                 users,
@@ -544,4 +576,43 @@ impl RuntimeBuilder {
             }),
         })
     }
+}
+
+/// The admission pipeline of a runtime (G13), in its documented order: the schema check, the
+/// permission rules (a settings file's, then those given in code), the authorizer, the settings
+/// file's `PreToolUse` hooks, the runtime-wide guards, the thread's `before_tool_call` hooks,
+/// the tool's own approval rule; for an ask, the settings file's `PermissionRequest` hooks.
+fn admission_pipeline(
+    authorizer: Option<Arc<ToolAuthorizer>>,
+    #[cfg(feature = "declarative")] settings: Option<&crate::declarative::SettingsHooks>,
+    #[cfg(feature = "declarative")] rules: Option<crate::declarative::SettingsPermissions>,
+) -> crate::governing::admission::AdmissionPipeline {
+    use crate::governing::admission::{Authorizer, Decider, SchemaCheck, ToolApproval};
+    use crate::governing::gate::{BeforeToolCallHooks, Guards};
+    let mut deciders: Vec<Box<dyn Decider>> = vec![Box::new(SchemaCheck)];
+    #[cfg(feature = "declarative")]
+    {
+        use crate::declarative::PermissionRules;
+        if let Some(settings) = settings {
+            deciders.push(Box::new(PermissionRules::of_file(settings.clone())));
+        }
+        if let Some(rules) = rules {
+            deciders.push(Box::new(PermissionRules::of_code(rules)));
+        }
+    }
+    if let Some(authorizer) = authorizer {
+        deciders.push(Box::new(Authorizer(authorizer)));
+    }
+    #[cfg(feature = "declarative")]
+    if let Some(settings) = settings {
+        deciders.push(Box::new(crate::declarative::PreToolUseHooks(settings.clone())));
+    }
+    deciders.push(Box::new(Guards));
+    deciders.push(Box::new(BeforeToolCallHooks));
+    deciders.push(Box::new(ToolApproval));
+    #[cfg(feature = "declarative")]
+    if let Some(settings) = settings {
+        deciders.push(Box::new(crate::declarative::PermissionRequestHooks(settings.clone())));
+    }
+    crate::governing::admission::AdmissionPipeline::new(deciders)
 }

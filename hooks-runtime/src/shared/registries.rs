@@ -1,6 +1,6 @@
-//! What a runtime was built with, by name: its agents, models and tools, the authorizer of tool
-//! calls and a settings file's hooks. Fixed once the runtime is built (an MCP server's tool list
-//! aside, which the tool registry follows).
+//! What a runtime was built with, by name: its agents, models and tools, and a settings file's
+//! hooks. Fixed once the runtime is built (an MCP server's tool list aside, which the tool
+//! registry follows). The authorizer of tool calls is a decider of the admission pipeline.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,15 +8,27 @@ use std::sync::Arc;
 use super::agent_entry::AgentEntry;
 use super::tool_registry::ToolRegistry;
 use crate::model::Model;
-use crate::tool::ToolAuthorizer;
 
 /// A runtime's agents, models and tools.
 pub(crate) struct Registries {
     pub(crate) agents: HashMap<&'static str, Arc<AgentEntry>>,
     pub(crate) models: HashMap<String, Arc<dyn Model>>,
     pub(crate) tools: ToolRegistry,
-    pub(crate) authorizer: Option<Arc<ToolAuthorizer>>,
-    /// Hooks of a Claude Code-format settings file, for every thread (`thread::settings_hooks`).
+    /// Hooks of a Claude Code-format settings file, for every thread (as the threads' `ThreadHooks`; its deciders are in the admission pipeline).
     #[cfg(feature = "declarative")]
     pub(crate) settings: Option<crate::declarative::SettingsHooks>,
+}
+
+impl Registries {
+    /// The lifecycle hooks of a foreign hook format the threads fire, if any (a settings file's).
+    pub(crate) fn thread_hooks(&self) -> Option<&dyn crate::thread_side::ThreadHooks> {
+        #[cfg(feature = "declarative")]
+        {
+            self.settings.as_ref().map(|settings| settings as &dyn crate::thread_side::ThreadHooks)
+        }
+        #[cfg(not(feature = "declarative"))]
+        {
+            None
+        }
+    }
 }

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use super::live_threads::LiveThreads;
 use super::recovery_state::RecoveryState;
 use super::registries::Registries;
-use crate::governing::gate::Gate;
 use crate::governing::governors::Governors;
 use crate::limits::Limits;
 use crate::store::MessageStore;
@@ -29,11 +28,6 @@ pub(crate) struct RuntimeInner {
 }
 
 impl RuntimeInner {
-    /// What the gate governs this runtime's tool calls with.
-    pub(crate) fn gate(&self) -> Gate<'_> {
-        Gate { governors: &self.governors, limits: self.limits }
-    }
-
     /// The user's values as the user-scope hooks see them: read from the store, where every
     /// process keeps them. A failed read is logged, and the hooks see no values rather than
     /// not running.

@@ -205,6 +205,7 @@ pub(super) struct ParkedJson {
     pub(super) arguments: String,
     pub(super) reasons: String,
     pub(super) result: Option<String>,
+    pub(super) admission: Option<String>,
 }
 
 impl ParkedJson {
@@ -213,6 +214,7 @@ impl ParkedJson {
             arguments: call.arguments.to_string(),
             reasons: encode(op, "the approval reasons", &call.reasons)?,
             result: call.result.as_ref().map(Value::to_string),
+            admission: call.admission.as_ref().map(|record| encode(op, "the decision record", record)).transpose()?,
         })
     }
 }
@@ -231,10 +233,11 @@ pub(super) struct ParkedColumns {
     decided_by: Option<String>,
     decided_at: Option<i64>,
     settled: bool,
+    admission: Option<String>,
 }
 
 /// The columns [`ParkedColumns::read`] reads, in its order.
-pub(super) const PARKED_COLUMN_LIST: &str = "id, position, tool, arguments, reasons, requested_at, state, decision_reason, result, decided_by, decided_at, settled";
+pub(super) const PARKED_COLUMN_LIST: &str = "id, position, tool, arguments, reasons, requested_at, state, decision_reason, result, decided_by, decided_at, settled, admission";
 
 impl ParkedColumns {
     /// Reads [`PARKED_COLUMN_LIST`], in that order.
@@ -252,6 +255,7 @@ impl ParkedColumns {
             decided_by: row.opt_text(op, 9)?,
             decided_at: row.opt_int(op, 10)?,
             settled: row.opt_bool(op, 11)?.unwrap_or(false),
+            admission: row.opt_text(op, 12)?,
         })
     }
 
@@ -271,6 +275,11 @@ impl ParkedColumns {
         call.decided_by = self.decided_by;
         call.decided_at = self.decided_at;
         call.settled = self.settled;
+        call.admission = self
+            .admission
+            .as_deref()
+            .map(|record| decode(op, format_args!("decision record of parked call `{}`", call.id), record))
+            .transpose()?;
         call.result = self
             .result
             .as_deref()
@@ -334,6 +343,7 @@ mod tests {
             decided_by: Some("person".to_owned()),
             decided_at: Some(10),
             settled: true,
+            admission: None,
         }
     }
 

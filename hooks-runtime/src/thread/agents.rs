@@ -97,7 +97,7 @@ pub(crate) async fn handoff(
     target: &'static str,
 ) -> TurnEnd {
     let result = HookToolResult::success(format!("Handed off to {target}."));
-    tool_calls::finish_call(pipeline, state, call, result, tool_calls::CallEnd::Ran).await;
+    tool_calls::finish_call(pipeline, state, call, result, tool_calls::CallEnd::Ran, None).await;
     let text = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
         .ok()
         .and_then(|arguments| arguments.get("message").and_then(|m| m.as_str()).map(str::to_owned))

@@ -38,7 +38,7 @@ pub(crate) async fn regovern(shared: &ThreadShared, parked: &ParkedToolCall, arg
         let side = super::Thread::responding_side(&agent);
         let pipeline = Pipeline { shared, agent, active: ActiveContext::Side(side), enabled: shared.agent.enabled() };
         let call = HookToolCall::new(parked.id.clone(), parked.tool.clone(), arguments.to_string());
-        match tool_calls::admit(&pipeline, &state, &call).await {
+        match tool_calls::admit(&pipeline, &state, &call).await.0 {
             // The schema was checked before; what is left is an abort, which is no approval.
             Admission::Refused(result) | Admission::Invalid(result) => {
                 Regoverned::Denied { hook: "the runtime".to_owned(), reason: result.error.unwrap_or_default() }

@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 use super::error::RuntimeError;
 use super::options::ThreadOptions;
 use super::shared::ThreadShared;
-use super::{context, hook_services, messages, pipeline, reentry, settings_hooks};
+use super::{context, event_hooks, hook_services, messages, pipeline, reentry};
 use crate::dispatch;
 use crate::events::ThreadEvent;
 use crate::shared::agent_entry::AgentEntry;
@@ -302,18 +302,18 @@ impl Thread {
         // SessionStart of a settings file, for a top-level thread: its context is stored, so
         // the first turn's request carries it.
         if !self.shared.is_subagent()
-            && let Some(context) = settings_hooks::session_started(&self.shared).await
+            && let Some(context) = event_hooks::session_started(&self.shared).await
         {
-            let message = settings_hooks::context_message("SessionStart", context);
+            let message = event_hooks::context_message(&self.shared, "SessionStart", context);
             if let Err(error) = messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent).await {
                 tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SessionStart hook was not stored: {}", error.into_hook_error().message());
             }
         }
         // SubagentStart, for a subagent's child thread.
         if self.shared.is_subagent()
-            && let Some(context) = settings_hooks::subagent_started(&self.shared).await
+            && let Some(context) = event_hooks::subagent_started(&self.shared).await
         {
-            let message = settings_hooks::context_message("SubagentStart", context);
+            let message = event_hooks::context_message(&self.shared, "SubagentStart", context);
             if let Err(error) = messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent).await {
                 tracing::warn!(target: "hooks_runtime::thread", thread = %self.shared.id, "the context of a SubagentStart hook was not stored: {}", error.into_hook_error().message());
             }

@@ -15,11 +15,13 @@
 mod active_agent;
 mod agents;
 mod approvals;
+mod call_end;
 mod children;
 pub(crate) mod context;
 mod edited_arguments;
 mod error;
 mod event_emitter;
+mod event_hooks;
 mod handle;
 mod handle_records;
 mod hook_services;
@@ -35,11 +37,11 @@ mod reentry;
 mod resuming;
 mod run_permit;
 mod runs;
-mod settings_hooks;
 mod shared;
 mod step;
 mod stored_calls;
 mod tool_calls;
+mod tool_stream;
 mod turn;
 mod value_cache;
 

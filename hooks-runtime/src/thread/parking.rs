@@ -45,12 +45,14 @@ pub(crate) async fn run_step(
         }
         let execution = execution_of(pipeline, &call.function.name);
         let span = tool_calls::tool_span(pipeline, call);
-        let admission = tool_calls::admit(pipeline, state, call).instrument(span.clone()).await;
+        let (admission, record) = tool_calls::admit(pipeline, state, call).instrument(span.clone()).await;
         if let Admission::Ask { reasons, arguments } = admission {
             span.in_scope(crate::spans::record_tool_waiting);
             let mut waiting =
                 ParkedToolCall::new(&call.id, &call.function.name, arguments, position, ApprovalState::Pending);
             waiting.reasons = reasons;
+            // G15: the record waits with the call.
+            waiting.admission = record;
             waiting.requested_at = requested_at;
             parked.push(waiting);
             continue;
@@ -60,14 +62,14 @@ pub(crate) async fn run_step(
         let result = tool_calls::complete_call(pipeline, state, call, result, end).instrument(span.clone()).await;
         if parked.is_empty() {
             // Before the first call that waits: stored at once, and counted.
-            tool_calls::store_result(pipeline, state, call, &result, end).instrument(span).await;
+            tool_calls::store_result(pipeline, state, call, &result, end, record.as_ref()).instrument(span).await;
             stop = failed_too_often(pipeline, call, &result, failures);
             continue;
         }
-        let arguments = crate::governing::gate::parse_arguments(&call.function.arguments).unwrap_or(Value::Null);
+        let arguments = crate::governing::admission::parse_arguments(&call.function.arguments).unwrap_or(Value::Null);
         let mut done = ParkedToolCall::new(&call.id, &call.function.name, arguments, position, ApprovalState::Done);
         done.requested_at = requested_at;
-        done.result = Some(kept(&result, end));
+        done.result = Some(kept(&result, end, record.as_ref()));
         parked.push(done);
     }
     if let Some((tool, streak)) = stop {
@@ -98,7 +100,7 @@ pub(super) async fn not_run(
         denied: false,
         interrupted: false,
     });
-    tool_calls::store_result(pipeline, state, call, &result, CallEnd::Ran).await;
+    tool_calls::store_result(pipeline, state, call, &result, CallEnd::Ran, None).await;
 }
 
 pub(super) fn execution_of(pipeline: &Pipeline<'_>, name: &str) -> Execution {
@@ -140,12 +142,20 @@ pub(super) async fn stop_notice(pipeline: &Pipeline<'_>, state: &ThreadState, to
 }
 
 /// A result as a parked call keeps it.
-pub(super) fn kept(result: &HookToolResult, end: CallEnd) -> Value {
+pub(super) fn kept(result: &HookToolResult, end: CallEnd, admission: Option<&crate::AdmissionRecord>) -> Value {
     let mut kept = json!({ "result": result, "denied": end.denied() });
     if end.interrupted() {
         kept["interrupted"] = json!(true);
     }
+    if let Some(record) = admission {
+        kept[crate::admission_record::MESSAGE_FIELD] = json!(record);
+    }
     kept
+}
+
+/// The decision record a kept result carries, if any.
+pub(super) fn kept_admission(value: &Value) -> Option<crate::AdmissionRecord> {
+    serde_json::from_value(value.get(crate::admission_record::MESSAGE_FIELD)?.clone()).ok()
 }
 
 /// A kept result, as it was kept.
@@ -181,7 +191,7 @@ async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
             reasons: call.reasons.clone(),
         });
         // K11: a settings file's Notification hooks learn that a call waits for a person.
-        super::settings_hooks::notify_waiting(shared, &call.tool).await;
+        super::event_hooks::notify_waiting(shared, &call.tool).await;
     }
     TurnEnd::AwaitingApproval
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
 use tracing::Instrument as _;
 
-use super::parking::{execution_of, kept, unkept};
+use super::parking::{execution_of, kept, kept_admission, unkept};
 use super::pipeline::Pipeline;
 use super::tool_calls::{self, CallEnd, INTERRUPTED_TOOL_CALL};
 use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
@@ -94,12 +94,14 @@ async fn carry_out_parked(
     shared: &ThreadShared,
     state: &ThreadState,
     parked: &[ParkedToolCall],
-) -> Result<Vec<(HookToolCall, HookToolResult, CallEnd)>, RuntimeError> {
+) -> Result<Vec<Carried>, RuntimeError> {
     let store = &shared.runtime.store;
     let pipeline = Pipeline::for_state(shared, state);
     let mut results = Vec::with_capacity(parked.len());
     for row in parked {
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
+        // G15: a call that waited keeps its record; a kept result carries one.
+        let admission = row.admission.clone().or_else(|| row.result.as_ref().and_then(kept_admission));
         // A call done before the step parked had its span then.
         let span = match row.state {
             ApprovalState::Done => tracing::Span::none(),
@@ -108,7 +110,7 @@ async fn carry_out_parked(
         let (result, end) = match row.state {
             ApprovalState::Done => match row.result.as_ref().and_then(unkept) {
                 Some(kept) => {
-                    results.push((call, kept.0, kept.1));
+                    results.push((call, kept.0, kept.1, admission));
                     continue;
                 }
                 None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
@@ -142,10 +144,13 @@ async fn carry_out_parked(
             _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), CallEnd::Denied),
         };
         let result = tool_calls::complete_call(&pipeline, state, &call, result, end).instrument(span).await;
-        let change =
-            ToolCallChange::new(&row.id, row.state_after_start(), ApprovalState::Done).with_result(kept(&result, end));
+        let change = ToolCallChange::new(&row.id, row.state_after_start(), ApprovalState::Done).with_result(kept(
+            &result,
+            end,
+            admission.as_ref(),
+        ));
         store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
-        results.push((call, result, end));
+        results.push((call, result, end, admission));
     }
     Ok(results)
 }
@@ -160,13 +165,13 @@ impl ParkedToolCall {
     }
 }
 
+/// A parked call's result as the step carries it out: the call, its result, how it ended, and
+/// its decision record (G15).
+type Carried = (HookToolCall, HookToolResult, CallEnd, Option<crate::AdmissionRecord>);
+
 /// Stores the step's results in call order, skipping a call whose result is already stored
 /// (a finish that stopped half way and is done again).
-async fn store_in_order(
-    shared: &ThreadShared,
-    state: &ThreadState,
-    results: &[(HookToolCall, HookToolResult, CallEnd)],
-) -> Result<(), RuntimeError> {
+async fn store_in_order(shared: &ThreadShared, state: &ThreadState, results: &[Carried]) -> Result<(), RuntimeError> {
     let history = shared.runtime.store.messages(&shared.id).await?;
     let stored: HashSet<&str> = history
         .iter()
@@ -174,8 +179,8 @@ async fn store_in_order(
         .filter_map(|message| message.tool_call_id.as_deref())
         .collect();
     let pipeline = Pipeline::for_state(shared, state);
-    for (call, result, end) in results.iter().filter(|(call, ..)| !stored.contains(call.id.as_str())) {
-        tool_calls::store_result(&pipeline, state, call, result, *end).await;
+    for (call, result, end, admission) in results.iter().filter(|(call, ..)| !stored.contains(call.id.as_str())) {
+        tool_calls::store_result(&pipeline, state, call, result, *end, admission.as_ref()).await;
     }
     Ok(())
 }
@@ -204,8 +209,11 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
         let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, CallEnd::Interrupted).await;
-        let change = ToolCallChange::new(&row.id, ApprovalState::Running, ApprovalState::Done)
-            .with_result(kept(&result, CallEnd::Interrupted));
+        let change = ToolCallChange::new(&row.id, ApprovalState::Running, ApprovalState::Done).with_result(kept(
+            &result,
+            CallEnd::Interrupted,
+            row.admission.as_ref(),
+        ));
         store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
     }
     let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);

@@ -11,7 +11,7 @@ use super::messages;
 use super::model_step::{self, StepError};
 use super::pipeline::Pipeline;
 use super::stored_calls::stored_tool_calls;
-use super::tool_calls::{self, Response};
+use super::tool_stream::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
@@ -43,7 +43,7 @@ pub(crate) async fn respond(
     let span = crate::spans::chat(model.as_ref(), prompt.model, outcome.steps, &pipeline.shared.id, contents);
     let response = async {
         match model_step::guarded(abort, model.stream(request)).await {
-            Ok(Ok(mut stream)) => tool_calls::consume_stream(pipeline, state, stream.as_mut(), abort).await,
+            Ok(Ok(mut stream)) => tool_stream::consume_stream(pipeline, state, stream.as_mut(), abort).await,
             Ok(Err(error)) => Err(StepError::Model(error)),
             Err(step) => Err(step),
         }

@@ -11,12 +11,12 @@ use hooks_core::{
 };
 
 use super::agents::{handoff, handoff_target};
+use super::event_hooks::{self, PromptCheck};
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
-use super::settings_hooks::{self, PromptCheck};
 use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
-use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step};
+use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step, tool_stream};
 use crate::dispatch::FailureRule;
 use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 
@@ -232,7 +232,7 @@ async fn store_incoming(
     let pipeline = Pipeline::for_state(shared, state);
     let mut stored = 0;
     for Incoming { record, input } in incoming {
-        let context = match settings_hooks::user_prompt(shared, &record).await {
+        let context = match event_hooks::user_prompt(shared, &record).await {
             PromptCheck::Pass(context) => context,
             PromptCheck::Blocked(reason) => {
                 outcome.error = Some(format!("a UserPromptSubmit hook blocked the message: {reason}"));
@@ -257,7 +257,7 @@ async fn store_incoming(
             Ok(_) => {
                 stored += 1;
                 if let Some(context) = context {
-                    let message = settings_hooks::context_message("UserPromptSubmit", context);
+                    let message = event_hooks::context_message(shared, "UserPromptSubmit", context);
                     let _ = messages::create(&pipeline, state, message, FailureRule::Prevent).await;
                 }
             }
@@ -295,7 +295,7 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
             shared.records.clear_queued_tools();
             return Some(TurnEnd::Failed(FailReason::MessageHookError));
         }
-        tool_calls::started_queued(&pipeline, state, &call).await;
+        tool_stream::started_queued(&pipeline, state, &call).await;
         tool_calls::run_call(&pipeline, state, &call, Execution::Tool).await;
     }
 }
@@ -364,7 +364,7 @@ async fn run_turn(
         }
         let ended = run_calls(&pipeline, state, prompt, &calls, &mut failures).await;
         // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
-        if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && settings_hooks::stop_requested(shared) {
+        if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && event_hooks::stop_requested(shared) {
             return Ok(TurnEnd::Stopped(StopReason::HookStopped));
         }
         if let Some(end) = ended {
@@ -408,14 +408,14 @@ async fn stop_hooks(
     stop_hook_active: &mut bool,
 ) -> Option<TurnEnd> {
     let shared = pipeline.shared;
-    let stop = settings_hooks::stop_continues(shared, reply, *stop_hook_active);
-    let Some(stop) = settings_hooks::unless_aborted(state, stop).await else {
+    let stop = event_hooks::stop_continues(shared, reply, *stop_hook_active);
+    let Some(stop) = event_hooks::unless_aborted(state, stop).await else {
         return Some(TurnEnd::Stopped(StopReason::Aborted));
     };
     let Some(reason) = stop else { return Some(TurnEnd::Replied) };
     *stop_hook_active = true;
     let event = if shared.is_subagent() { "SubagentStop" } else { "Stop" };
-    let message = settings_hooks::context_message(event, reason);
+    let message = event_hooks::context_message(shared, event, reason);
     let _ = messages::create(pipeline, state, message, FailureRule::Prevent).await;
     None
 }

@@ -3,7 +3,8 @@
 //! `hook_run` event like any other hook's (id, kind, source, duration) with its decision (G10);
 //! the model's arguments that fail the tool's schema reach no decider or tool (G9); the
 //! authorizer and the tool decide in the type hooks do (G11); an interrupted call's
-//! `tool_call_done` and stored result say so (G12).
+//! `tool_call_done` and stored result say so (G12); a permission rule's decision is a `hook_run`
+//! named by the rule, and each stored result carries its decision record (G15).
 
 use crate::support;
 
@@ -231,4 +232,62 @@ async fn g11_the_authorizers_ask_and_the_tools_deny_carry_their_reasons() {
     let denial = body["messages"].as_array().unwrap().iter().find(|m| m["tool_call_id"] == "call_1").unwrap();
     assert_eq!(denial["content"], "the tool call was denied by `transfer`: transfers are done at a branch");
     assert_eq!(denial["tool_denied"], true);
+}
+
+define_prompt! { name: g15_prompt, model: "scripted", prompt: "Go.", tools: ["lookup", "wipe"] }
+define_agent! {
+    name: g15_agent,
+    side_a: { prompt: g15_prompt, stop_on_response: true, max_steps: 4 },
+    side_b: { human: true },
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g15_a_rules_decision_is_a_hook_run_named_by_the_rule_and_the_record_reaches_the_inspector() {
+    use hooks_runtime::declarative::{PermissionRule, SettingsPermissions};
+    let runs = support::hook_runs();
+    let model = ScriptedModel::new([
+        ScriptedResponse::tool_call("call_1", "lookup", "{}").then_tool_call("call_2", "wipe", "{}"),
+        ScriptedResponse::text("done"),
+    ]);
+    let mut rules = SettingsPermissions::default();
+    rules.deny.push(PermissionRule::parse("wipe").unwrap());
+    let runtime = Runtime::builder()
+        .agent::<g15_agent>()
+        .model("scripted", model)
+        .tool(tool("lookup"))
+        .tool(tool("wipe"))
+        .permission_rules(rules)
+        .build()
+        .unwrap();
+    let server = Arc::new(Server::start(runtime, ServerConfig::default().hook_runs(Some(runs))).await);
+    let thread = server.create_thread(ALICE, "g15_agent").await;
+    let mut stream = server.stream(&format!("/threads/{thread}/events"), ALICE, None).await;
+    server.post(&format!("/threads/{thread}/messages"), ALICE, r#"{"content":"go"}"#).await;
+    let events = stream.until("run_finished").await;
+    assert_eq!(
+        governing_runs(&events),
+        [
+            json!({"type": "hook_run", "hookId": "code:permissions.deny[0]", "kind": "before_tool_call", "source": "permissions", "decision": "deny"})
+        ],
+        "only the rule answered, as the rule: {events:#?}"
+    );
+    // The stored results carry their records, as the inspector reads them.
+    let (_, body) = server.get(&format!("/threads/{thread}/messages"), ALICE).await;
+    let messages = body["messages"].as_array().unwrap();
+    let record = |call: &str| {
+        let message = messages.iter().find(|m| m["tool_call_id"] == call).unwrap();
+        message["admission"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                (entry["decider"].as_str().unwrap().to_owned(), entry["decision"].as_str().unwrap().to_owned())
+            })
+            .collect::<Vec<_>>()
+    };
+    let pair = |decider: &str, decision: &str| (decider.to_owned(), decision.to_owned());
+    assert_eq!(record("call_1"), [pair("schema", "allow")]);
+    assert_eq!(record("call_2"), [pair("schema", "allow"), pair("permissions", "deny")]);
+    let denied = messages.iter().find(|m| m["tool_call_id"] == "call_2").unwrap();
+    assert_eq!(denied["admission"]["entries"][1]["rule"], "wipe", "{denied}");
 }

@@ -13,6 +13,7 @@ mod support_store;
 #[path = "../support_tools/mod.rs"]
 mod support_tools;
 
+mod admission_pipeline;
 mod async_hooks;
 mod blocking_hooks;
 mod cancellation;

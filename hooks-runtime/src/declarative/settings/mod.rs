@@ -28,6 +28,7 @@
 
 mod answer;
 mod discover;
+mod deciders;
 mod event;
 mod fire;
 mod hook;
@@ -43,6 +44,7 @@ mod session_end;
 mod settings_hooks;
 mod shell;
 mod state;
+mod thread_hooks;
 mod transcript;
 mod trust;
 mod variables;
@@ -58,36 +60,18 @@ pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
 pub use mcp_spec::McpServerSpec;
 pub use permissions::{PermissionRule, SettingsPermissions};
-pub(crate) use permissions::{RuleKind, RuleMatch};
+pub(crate) use permissions::RuleKind;
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
 pub use trust::{TRUST_FILE_ENV, TrustStore};
 
-pub(crate) use answer::Permission;
-pub(crate) use fire::{Given, Verdict, fire, input};
+pub(crate) use deciders::{PermissionRequestHooks, PermissionRules, PreToolUseHooks};
 pub(crate) use session_end::{begin as begin_session, end as end_sessions};
 
-/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries a settings
-/// hook's `systemMessage` to the person (never to the model): data `{"hook", "event", "message"}`.
-///
-/// ```
-/// assert_eq!(hooks_runtime::declarative::SETTINGS_MESSAGE_EVENT, "settings_hook_message");
-/// ```
-pub const SETTINGS_MESSAGE_EVENT: &str = "settings_hook_message";
-
-/// The name of the [`ThreadEvent::Custom`](crate::ThreadEvent::Custom) that carries the
-/// `stopReason` of a settings hook that answered `continue: false` to the person (never to the
-/// model): data `{"hook", "event", "reason"}`. The turn then stops, `stopped (hook_stopped)`.
-///
-/// ```
-/// assert_eq!(hooks_runtime::declarative::SETTINGS_STOP_EVENT, "settings_hook_stop");
-/// ```
-pub const SETTINGS_STOP_EVENT: &str = "settings_hook_stop";
 pub(crate) use state::SettingsState;
-pub(crate) use transcript::{
-    remove_stale as remove_stale_transcripts, render as render_transcript, write as write_transcript,
-};
+pub(crate) use transcript::remove_stale as remove_stale_transcripts;
+pub use thread_hooks::{SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
 
 #[cfg(all(test, unix))]
 mod shell_proof;

@@ -613,8 +613,9 @@ impl ApprovalStore for PostgresStore {
             .prepare_cached(
                 "INSERT INTO parked_tool_calls
                  (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result,
-                  decided_by, decided_at)
-                 VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json, $7, $8, $9, $10::text::json, $11, $12)",
+                  decided_by, decided_at, admission)
+                 VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json, $7, $8, $9, $10::text::json, $11, $12,
+                         $13::text::json)",
             )
             .await
             .map_err(op.pg())?;
@@ -642,6 +643,7 @@ impl ApprovalStore for PostgresStore {
                     &json.result,
                     &call.decided_by,
                     &call.decided_at,
+                    &json.admission,
                 ],
             )
             .await
@@ -724,7 +726,7 @@ impl ApprovalStore for PostgresStore {
 
 /// The columns of a parked call as [`ParkedColumns::read`] reads them, cast where it needs text.
 const PARKED_SELECT: &str = "id, position::bigint, tool, arguments::text, reasons::text, requested_at, state,
-    decision_reason, result::text, decided_by, decided_at, settled";
+    decision_reason, result::text, decided_by, decided_at, settled, admission::text";
 
 /// The parameters of a message row's insert and update, `$1` to `$12`: the thread, the message's
 /// id, then its columns in the order both statements name them. The one place the columns meet

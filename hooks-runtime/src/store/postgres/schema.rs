@@ -15,7 +15,7 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 9] = [
+pub(super) const MIGRATIONS: [&str; 10] = [
     include_str!("../../../migrations/postgres/01_threads_and_messages.sql"),
     include_str!("../../../migrations/postgres/02_events_and_leases.sql"),
     include_str!("../../../migrations/postgres/03_user_events.sql"),
@@ -25,6 +25,7 @@ pub(super) const MIGRATIONS: [&str; 9] = [
     include_str!("../../../migrations/postgres/07_parked_tool_calls.sql"),
     include_str!("../../../migrations/postgres/08_one_truth.sql"),
     include_str!("../../../migrations/postgres/09_lease_presence.sql"),
+    include_str!("../../../migrations/postgres/10_admission_record.sql"),
 ];
 
 /// The tables this store owns, for telling a foreign database from an empty one.

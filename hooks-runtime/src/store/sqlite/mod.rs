@@ -1080,8 +1080,8 @@ impl ApprovalStore for SqliteStore {
                 tx.execute(
                     "INSERT INTO parked_tool_calls
                      (thread_id, id, position, tool, arguments, reasons, requested_at, state, decision_reason, result,
-                      decided_by, decided_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                      decided_by, decided_at, admission)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                     params![
                         thread_id,
                         call.id,
@@ -1095,6 +1095,7 @@ impl ApprovalStore for SqliteStore {
                         json.result,
                         call.decided_by,
                         call.decided_at,
+                        json.admission,
                     ],
                 )
                 .map_err(op.sql())?;

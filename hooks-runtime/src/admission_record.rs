@@ -1,0 +1,151 @@
+//! The decision record of one call's admission (G15): every decider of the admission pipeline
+//! (`governing::admission`) that answered, in order. Stored with the call: on its tool message
+//! (`extra.admission`) and, while it waits for a person, on its first approval reason.
+
+use hooks_core::ToolDecision;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// How one tool call was admitted: every answer of every decider of the admission pipeline, in
+/// the order they were given.
+///
+/// Each entry carries the SHA-256 of the arguments before and after its decider ran, over
+/// their canonical JSON: serde_json's compact text (no spaces) with every object's keys sorted.
+///
+/// ```
+/// use hooks_runtime::AdmissionRecord;
+///
+/// let record: AdmissionRecord = serde_json::from_str(r#"{"entries": []}"#).unwrap();
+/// assert!(record.entries.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AdmissionRecord {
+    /// The answers, in order.
+    pub entries: Vec<AdmissionEntry>,
+}
+
+/// One answer in an [`AdmissionRecord`].
+///
+/// ```
+/// use hooks_runtime::AdmissionEntry;
+///
+/// let entry: AdmissionEntry = serde_json::from_str(
+///     r#"{"decider": "permissions", "by": "settings:permissions.deny[0]", "rule": "Bash(rm:*)",
+///         "decision": "deny", "reason": "no", "arguments_before": "ab", "arguments_after": "ab"}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(entry.by.as_deref(), Some("settings:permissions.deny[0]"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AdmissionEntry {
+    /// The decider: `schema`, `permissions`, `authorize_tools`, `pre_tool_use_hooks`, `guards`,
+    /// `before_tool_call`, `tool`, `permission_request_hooks`, or `schema (rewritten arguments)`.
+    pub decider: String,
+    /// Who answered: a hook's or guard's id, a rule's place (`settings:permissions.deny[0]`),
+    /// a tool's name; `None` for the tool's own ask.
+    pub by: Option<String>,
+    /// The rule's text, when a rule answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// `allow`, `deny` or `ask`.
+    pub decision: String,
+    /// Why, for a deny or an ask.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// SHA-256 (hex) of the canonical arguments before the decider ran.
+    pub arguments_before: String,
+    /// SHA-256 (hex) of the canonical arguments after it ran: different when it rewrote them.
+    pub arguments_after: String,
+}
+
+impl AdmissionRecord {
+    /// The record a stored tool message carries (`extra.admission`), if any: every call whose
+    /// result the runtime stored after admitting it.
+    ///
+    /// ```
+    /// use hooks_runtime::AdmissionRecord;
+    /// use hooks_runtime::prelude::*;
+    ///
+    /// let message = HookMessage::new("m1", Role::Tool, "ran", 0);
+    /// assert_eq!(AdmissionRecord::of_message(&message), None);
+    /// ```
+    pub fn of_message(message: &hooks_core::HookMessage) -> Option<AdmissionRecord> {
+        serde_json::from_value(message.extra.get(MESSAGE_FIELD)?.clone()).ok()
+    }
+
+    /// Adds what `by` (its `rule`, if a rule answered) of `decider` decided, with the hashes
+    /// of the arguments before and after the decider ran.
+    pub(crate) fn push(
+        &mut self,
+        decider: &str,
+        (by, rule, decision): (Option<&str>, Option<&str>, &ToolDecision),
+        before: &Hashed,
+        after: &Hashed,
+    ) {
+        let (decision, reason) = match decision {
+            ToolDecision::Allow => ("allow", None),
+            ToolDecision::Deny { reason } => ("deny", Some(reason.clone())),
+            ToolDecision::Ask { reason } => ("ask", Some(reason.clone())),
+            _ => ("allow", None),
+        };
+        self.entries.push(AdmissionEntry {
+            decider: decider.to_owned(),
+            by: by.map(str::to_owned),
+            rule: rule.map(str::to_owned),
+            decision: decision.to_owned(),
+            reason,
+            arguments_before: before.0.clone(),
+            arguments_after: after.0.clone(),
+        });
+    }
+
+    /// The record as one line of JSON, for a span's field.
+    pub(crate) fn to_line(&self) -> String {
+        serde_json::to_string(&self.entries).unwrap_or_default()
+    }
+}
+
+/// The field of a tool message's `extra` that holds its call's record.
+pub(crate) const MESSAGE_FIELD: &str = "admission";
+
+/// The SHA-256 (lower-case hex) of a JSON value's canonical text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hashed(pub(crate) String);
+
+impl Hashed {
+    pub(crate) fn of(value: &Value) -> Self {
+        let text = serde_json::to_string(&canonical(value)).unwrap_or_default();
+        let digest = Sha256::digest(text.as_bytes());
+        Hashed(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+    }
+}
+
+/// `value` with every object's keys in sorted order, whatever order the map type keeps.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(key, value)| (key.clone(), canonical(value))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Hashed;
+
+    #[test]
+    fn g15_hash_is_sha256_of_sorted_compact_json() {
+        // `printf '{"a":1,"b":[2,{"c":3,"d":4}]}' | sha256sum`
+        let hashed = Hashed::of(&json!({"b": [2, {"d": 4, "c": 3}], "a": 1}));
+        assert_eq!(hashed.0, "88c3cdf568e74603bc9ea42ed03f42ad6dcf46dbfbb56089d8a163f6b84a0c52");
+    }
+}
