@@ -3,9 +3,9 @@
 //! `python3` without packages): the environment a stdio server gets, results cut at their cap
 //! with a note, tool lists capped in pages and tools, names a provider rejects left out, a
 //! message over the line cap failing its call at once, and a server that failed to start not
-//! started again at every turn.
+//! started again at every turn. Feature `mcp-tests`, with the MCP suite (`.ci/run`).
 
-#![cfg(all(feature = "mcp", feature = "declarative", feature = "sqlite", target_os = "linux"))]
+#![cfg(all(feature = "mcp-tests", feature = "declarative", feature = "sqlite", target_os = "linux"))]
 
 use crate::declarative_support::Logs;
 use crate::support_mcp::scratch;

@@ -632,8 +632,8 @@ async fn f7_loading_an_untrusted_folder_starts_no_process_and_makes_no_request()
     assert_eq!(requests.load(Ordering::SeqCst), 1);
 }
 
-/// F6 against a real MCP server (fastmcp, as `.ci/mcp/install` installs it).
-#[cfg(all(feature = "sqlite", target_os = "linux"))]
+/// F6 against a real MCP server (fastmcp, as `.ci/mcp/install` installs it; feature `mcp-tests`).
+#[cfg(all(feature = "mcp-tests", feature = "sqlite", target_os = "linux"))]
 mod pins {
     use super::*;
     use crate::support_mcp::servers_dir;
