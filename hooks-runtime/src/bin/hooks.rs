@@ -56,8 +56,9 @@ warning or a project file is not trusted, 2 on bad arguments or a file that
 cannot be read.";
 
 const TRUST_ABOUT: &str = "Prints every command, URL, allow, ask and deny rule and MCP server that the
-project folder's settings files (.claude/settings.json, .claude/settings.local.json)
-and .mcp.json hold, and every file inside the folder their commands name; asks;
+project folder's settings files (.claude/settings.json, .claude/settings.local.json),
+.mcp.json and the plugin folders given with --plugin hold, and every file inside the
+folder their commands name; asks;
 and records the SHA-256 of each in the trust file ($AGENT_HOOKS_TRUST_FILE, else
 $XDG_CONFIG_HOME/agent-hooks/trust.json, else ~/.config/agent-hooks/trust.json).
 Answering anything but y or yes records nothing (exit status 1). A file that
@@ -291,7 +292,8 @@ fn trust(dir: &Path, yes: bool, plugins: &[PathBuf]) -> u8 {
         println!("MCP tool withheld since it changed (or is new), pinned as it is now: {}", printable(tool));
     }
     if !yes {
-        print!("Trust these {} file{} of {project}? [y/N] ", files.len(), plural(files.len()));
+        let these = if files.len() == 1 { "this file".to_owned() } else { format!("these {} files", files.len()) };
+        print!("Trust {these} of {project}? [y/N] ");
         let _ = std::io::stdout().flush();
         let mut answer = String::new();
         let read = std::io::stdin().lock().read_line(&mut answer);

@@ -587,7 +587,7 @@ impl Discovered {
                     self.project_dir.display()
                 ));
             }
-            if file.allow_managed_hooksonly_misplaced() {
+            if file.allow_managed_hooks_only_misplaced() {
                 problems
                     .push(format!("{name}: `allowManagedHooksOnly` is honoured in the managed policy only; ignored"));
             }
@@ -665,7 +665,7 @@ impl DiscoveredFile {
         record
     }
 
-    fn allow_managed_hooksonly_misplaced(&self) -> bool {
+    fn allow_managed_hooks_only_misplaced(&self) -> bool {
         self.allow_managed_hooks_only && self.layer != SettingsLayer::Managed
     }
 }
