@@ -596,6 +596,48 @@ async fn k2_build_warns_on_a_matcher_that_names_none_of_the_runtimes_tools() {
     );
 }
 
+define_prompt! { name: k2_helper_prompt, model: "scripted", prompt: "Help." }
+define_agent! {
+    name: k2_helper,
+    expose_as_tool: true,
+    tool_description: "Helps.",
+    side_a: { prompt: k2_helper_prompt },
+    side_b: { human: true },
+}
+define_prompt! { name: k2_parent_prompt, model: "scripted", prompt: "Ops.", tools: ["Bash"] }
+define_agent! {
+    name: k2_parent,
+    side_a: { prompt: k2_parent_prompt, subagents: [{ agent: k2_helper }], stop_on_response: true },
+    side_b: { human: true },
+}
+
+#[test]
+fn k2_the_matcher_warning_counts_a_subagent_the_model_can_call_and_no_other_agent() {
+    let (logs, _guard) = Logs::capture();
+    let never = json!([{"type": "command", "command": "exit 0"}]);
+    let settings = json!({"hooks": {"PreToolUse": [
+        {"matcher": "k2_helper", "hooks": never},
+        {"matcher": "k2_parent", "hooks": never},
+    ]}});
+    let hooks = SettingsHooks::from_json_strict(&settings.to_string()).unwrap();
+    let bash = FnTool::new("Bash", "Runs a command.", |_args: Value| async { HookToolResult::success("") });
+    Runtime::builder()
+        .agent::<k2_parent>()
+        .model("scripted", ScriptedModel::new([]))
+        .tool(bash)
+        .settings_hooks(hooks)
+        .build()
+        .unwrap();
+    let warnings = logs.events("WARN").join("\n");
+    // The subagent is a tool of the parent's model: its matcher selects calls.
+    assert!(!warnings.contains("hooks.PreToolUse[0]"), "{warnings}");
+    // An agent that no prompt offers and no relationship names is no tool.
+    assert!(
+        warnings.contains("hooks.PreToolUse[1] (field `matcher`): `k2_parent` names none of the tools (`Bash`, `k2_helper`), so its hooks never run"),
+        "{warnings}"
+    );
+}
+
 /// A one-request HTTP server on 127.0.0.1: answers `answer` as JSON and hands back the request
 /// it got (head and body).
 async fn one_request_server(answer: Value) -> (String, tokio::task::JoinHandle<(String, String)>) {

@@ -13,7 +13,9 @@
 //! interrupted among the events and the messages (G12). A turn whose payment waits for a person
 //! shows as a timeline: its two runs, model calls, tool calls, the approval's wait and the hook
 //! runs under the calls that ran them, each from its start for its duration (V4); it is saved to
-//! `target/inspector-timeline.png`.
+//! `target/inspector-timeline.png`. A turn resumed by another process on the same SQLite file,
+//! opened by a deep link (`#token=...&thread=...`), shows the wait up to the stored result, that
+//! process's run drawn from its stored messages, and the next message's run as a turn of its own.
 //!
 //! Built only with the `browser-tests` feature (`.ci/run` runs it); it fails, never skips, when
 //! Chromium or chromedriver is missing. `CHROMIUM` and `CHROMEDRIVER` override their paths.
