@@ -5,6 +5,8 @@
 use hooks_core::ToolDecision;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::fmt::Write as _;
+
 use sha2::{Digest, Sha256};
 
 /// How one tool call was admitted: every answer of every decider of the admission pipeline, in
@@ -62,7 +64,8 @@ pub struct AdmissionEntry {
 }
 
 impl AdmissionRecord {
-    /// The record a stored tool message carries (`extra.admission`), if any: every call whose
+    /// The record a stored tool message carries (`extra.admission`, the record's JSON as one
+    /// string, so that a message's copies cost one allocation each), if any: every call whose
     /// result the runtime stored after admitting it.
     ///
     /// ```
@@ -73,7 +76,7 @@ impl AdmissionRecord {
     /// assert_eq!(AdmissionRecord::of_message(&message), None);
     /// ```
     pub fn of_message(message: &hooks_core::HookMessage) -> Option<AdmissionRecord> {
-        serde_json::from_value(message.extra.get(MESSAGE_FIELD)?.clone()).ok()
+        serde_json::from_str(message.extra.get(MESSAGE_FIELD)?.as_str()?).ok()
     }
 
     /// Adds what `by` (its `rule`, if a rule answered) of `decider` decided, with the hashes
@@ -106,6 +109,11 @@ impl AdmissionRecord {
     pub(crate) fn to_line(&self) -> String {
         serde_json::to_string(&self.entries).unwrap_or_default()
     }
+
+    /// The record as JSON text, as a tool message stores it.
+    pub(crate) fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// The field of a tool message's `extra` that holds its call's record.
@@ -116,23 +124,66 @@ pub(crate) const MESSAGE_FIELD: &str = "admission";
 pub(crate) struct Hashed(pub(crate) String);
 
 impl Hashed {
+    /// The hash of `value`'s canonical JSON, written straight into the hasher: no copy of the
+    /// value and no text of it is made.
     pub(crate) fn of(value: &Value) -> Self {
-        let text = serde_json::to_string(&canonical(value)).unwrap_or_default();
-        let digest = Sha256::digest(text.as_bytes());
-        Hashed(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+        let mut hasher = Sha256::new();
+        write_canonical(&mut HashWriter(&mut hasher), value);
+        let mut hex = String::with_capacity(64);
+        for byte in hasher.finalize().iter() {
+            // Writing to a `String` cannot fail.
+            let _ = write!(hex, "{byte:02x}");
+        }
+        Hashed(hex)
     }
 }
 
-/// `value` with every object's keys in sorted order, whatever order the map type keeps.
-fn canonical(value: &Value) -> Value {
+/// Feeds what is written to a hasher; never fails.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` as canonical JSON: serde_json's compact text with every object's keys sorted. The
+/// writer is a hasher, which never fails, so its results carry nothing to act on.
+fn write_canonical(out: &mut HashWriter<'_>, value: &Value) {
+    use std::io::Write as _;
     match value {
         Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(key, value)| (key.clone(), canonical(value))).collect())
+            let _ = out.write_all(b"{");
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    let _ = out.write_all(b",");
+                }
+                let _ = serde_json::to_writer(&mut *out, key);
+                let _ = out.write_all(b":");
+                write_canonical(out, &map[key]);
+            }
+            let _ = out.write_all(b"}");
         }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
+        Value::Array(items) => {
+            let _ = out.write_all(b"[");
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    let _ = out.write_all(b",");
+                }
+                write_canonical(out, item);
+            }
+            let _ = out.write_all(b"]");
+        }
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
     }
 }
 
@@ -147,5 +198,13 @@ mod tests {
         // `printf '{"a":1,"b":[2,{"c":3,"d":4}]}' | sha256sum`
         let hashed = Hashed::of(&json!({"b": [2, {"d": 4, "c": 3}], "a": 1}));
         assert_eq!(hashed.0, "88c3cdf568e74603bc9ea42ed03f42ad6dcf46dbfbb56089d8a163f6b84a0c52");
+        // The same text as serde_json's own compact writer, quotes and escapes included.
+        let value = json!({"z": "a \"quoted\" line\n", "a": [1.5, null, true, {"y": {}, "x": []}]});
+        assert_eq!(Hashed::of(&value).0, sha256_hex(&serde_json::to_string(&value).unwrap()));
+    }
+
+    fn sha256_hex(text: &str) -> String {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(text.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
     }
 }

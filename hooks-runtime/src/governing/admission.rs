@@ -189,13 +189,16 @@ impl AdmissionPipeline {
         let mut context: Option<String> = None;
         let mut rule_allowed = false;
         let mut rewritten = false;
+        // The arguments' hash as they stand: hashed once, then once after each decider.
+        let mut current = Hashed::of(&arguments);
         for decider in self.deciders.iter().filter(|decider| decider.role() != Role::OnAsk) {
-            let before = Hashed::of(&arguments);
             let answers = run(decider.as_ref(), review, &mut arguments, &asked).await;
             let after = Hashed::of(&arguments);
-            rewritten |= after != before;
+            rewritten |= after != current;
+            let before = std::mem::replace(&mut current, after);
+            let after = &current;
             for answer in answers {
-                record.push(decider.name(), answer.parts(), &before, &after);
+                record.push(decider.name(), answer.parts(), &before, after);
                 if answer.context.is_some() {
                     context.clone_from(&answer.context);
                 }
@@ -214,8 +217,12 @@ impl AdmissionPipeline {
             }
         }
         // G14: rewritten arguments pass the schema and every rule again before anything runs.
-        if rewritten && let Some(denial) = self.recheck(review, &arguments, &mut record, &mut asked).await {
-            return (denial, record);
+        if rewritten {
+            match self.recheck(review, &arguments, &mut record, &mut asked).await {
+                Err(denial) => return (denial, record),
+                // The rules' answer on the arguments as they now stand is the one that counts.
+                Ok(allowed) => rule_allowed = allowed,
+            }
         }
         // A permission rule's allow stands in for the tool's own approval only.
         if !rule_allowed {
@@ -231,20 +238,20 @@ impl AdmissionPipeline {
         // The parked call keeps the context for the model, for when it is approved.
         first.context.clone_from(&context);
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::OnAsk) {
-            let before = Hashed::of(&arguments);
+            let before = &current;
             let mut proposed = arguments.clone();
             let answers = run(decider.as_ref(), review, &mut proposed, &asked).await;
             let after = Hashed::of(&proposed);
             for answer in answers {
-                record.push(decider.name(), answer.parts(), &before, &after);
+                record.push(decider.name(), answer.parts(), before, &after);
                 match answer.decision {
                     ToolDecision::Deny { reason } => return (denied(decider.name(), answer.by, reason), record),
                     ToolDecision::Allow => {
                         // An approval of rewritten arguments approves them only if they pass
                         // the schema and no rule denies them (G14).
-                        if after != before {
+                        if after != *before {
                             let mut more = Vec::new();
-                            if let Some(denial) = self.recheck(review, &proposed, &mut record, &mut more).await {
+                            if let Err(denial) = self.recheck(review, &proposed, &mut record, &mut more).await {
                                 return (denial, record);
                             }
                         }
@@ -258,14 +265,15 @@ impl AdmissionPipeline {
     }
 
     /// G14: `arguments`, rewritten by a decider, against the tool's schema and every
-    /// permission rule; the denial if one refuses them, and a rule's ask joins `asked`.
+    /// permission rule: the denial if one refuses them; else whether a rule allows them. A
+    /// rule's ask joins `asked`.
     async fn recheck(
         &self,
         review: &Review<'_>,
         arguments: &Value,
         record: &mut AdmissionRecord,
         asked: &mut Vec<ApprovalReason>,
-    ) -> Option<Admission> {
+    ) -> Result<bool, Admission> {
         let hashed = Hashed::of(arguments);
         if let Err(violation) = review.schemas.check(review.tool, arguments) {
             let answer = Answer::new(
@@ -274,23 +282,27 @@ impl AdmissionPipeline {
             );
             record.push(RECHECK, answer.parts(), &hashed, &hashed);
             let ToolDecision::Deny { reason } = answer.decision else { unreachable!("built as a deny") };
-            return Some(Admission::Denied { hook: RECHECK.to_owned(), reason });
+            return Err(Admission::Denied { hook: RECHECK.to_owned(), reason });
         }
+        let mut allowed = false;
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::Rules) {
             // A rule reads the arguments; it never rewrites them.
             let mut copy = arguments.clone();
             for answer in run(decider.as_ref(), review, &mut copy, asked).await {
                 record.push(decider.name(), answer.parts(), &hashed, &hashed);
                 match answer.decision {
-                    ToolDecision::Deny { reason } => return Some(denied(decider.name(), answer.by, reason)),
-                    ToolDecision::Ask { reason } if !asked.iter().any(|given| given.hook == answer.by) => {
-                        asked.push(ApprovalReason::new(answer.by.as_deref(), reason));
+                    ToolDecision::Deny { reason } => return Err(denied(decider.name(), answer.by, reason)),
+                    ToolDecision::Ask { reason } => {
+                        let known = asked.iter().any(|given| given.hook == answer.by);
+                        if !known {
+                            asked.push(ApprovalReason::new(answer.by.as_deref(), reason));
+                        }
                     }
-                    _ => {}
+                    _ => allowed = true,
                 }
             }
         }
-        None
+        Ok(allowed)
     }
 }
 

@@ -420,13 +420,15 @@ mod tests {
             ("support", Some("alice"), 5)
         );
         assert_eq!(record.status, ThreadStatus::Failed(FailReason::parse("model_error")));
-        let call: Vec<Value> =
-            serde_json::from_str(r#"["c1", 1, "rm", "{}", "[]", 9, "denied", null, null, "person", 10, true]"#)
-                .unwrap();
+        let call: Vec<Value> = serde_json::from_str(
+            r#"["c1", 1, "rm", "{}", "[]", 9, "denied", null, null, "person", 10, true, "{\"entries\":[]}"]"#,
+        )
+        .unwrap();
         let call = ParkedColumns::read(&op, &Fake(call)).unwrap().into_call(&op).unwrap();
         assert_eq!((call.id.as_str(), call.position, call.tool.as_str()), ("c1", 1, "rm"));
         assert_eq!((call.requested_at, call.state), (9, ApprovalState::Denied));
         assert_eq!((call.decided_by.as_deref(), call.decided_at, call.settled), (Some("person"), Some(10), true));
+        assert_eq!(call.admission, Some(crate::AdmissionRecord::default()), "the decision record column is read");
     }
 
     #[test]

@@ -323,7 +323,7 @@ pub(crate) async fn store_result(
 ) {
     let mut message = tool_message(call, result);
     if let Some(record) = admission {
-        message.extra.insert(crate::admission_record::MESSAGE_FIELD.into(), json!(record));
+        message.extra.insert(crate::admission_record::MESSAGE_FIELD.into(), Value::String(record.to_text()));
     }
     match end {
         CallEnd::Denied => _ = message.extra.insert("tool_denied".into(), json!(true)),

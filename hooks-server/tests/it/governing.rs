@@ -276,7 +276,8 @@ async fn g15_a_rules_decision_is_a_hook_run_named_by_the_rule_and_the_record_rea
     let messages = body["messages"].as_array().unwrap();
     let record = |call: &str| {
         let message = messages.iter().find(|m| m["tool_call_id"] == call).unwrap();
-        message["admission"]["entries"]
+        let record: Value = serde_json::from_str(message["admission"].as_str().unwrap()).unwrap();
+        record["entries"]
             .as_array()
             .unwrap()
             .iter()
@@ -289,5 +290,6 @@ async fn g15_a_rules_decision_is_a_hook_run_named_by_the_rule_and_the_record_rea
     assert_eq!(record("call_1"), [pair("schema", "allow")]);
     assert_eq!(record("call_2"), [pair("schema", "allow"), pair("permissions", "deny")]);
     let denied = messages.iter().find(|m| m["tool_call_id"] == "call_2").unwrap();
-    assert_eq!(denied["admission"]["entries"][1]["rule"], "wipe", "{denied}");
+    let record: Value = serde_json::from_str(denied["admission"].as_str().unwrap()).unwrap();
+    assert_eq!(record["entries"][1]["rule"], "wipe", "{denied}");
 }
