@@ -27,16 +27,16 @@
 //! runtime's (`Thread::pending_approvals`), asked under the hook's [`SettingsHook::id`].
 
 mod answer;
-mod discover;
 mod deciders;
+mod discover;
 mod event;
 mod fire;
 mod hook;
 mod http;
 mod loader;
 mod matcher;
-mod paths;
 mod mcp_spec;
+mod paths;
 mod permissions;
 pub(crate) mod pre_tool_use;
 mod runner;
@@ -59,8 +59,8 @@ pub use hook::{DEFAULT_SETTINGS_HOOK_TIMEOUT, SettingsHook};
 pub use loader::SettingsReport;
 pub use matcher::SettingsMatcher;
 pub use mcp_spec::McpServerSpec;
-pub use permissions::{PermissionRule, SettingsPermissions};
 pub(crate) use permissions::RuleKind;
+pub use permissions::{PermissionRule, SettingsPermissions};
 pub use runner::MAX_SETTINGS_HOOK_OUTPUT_BYTES;
 pub use session_end::SessionEndReason;
 pub use settings_hooks::SettingsHooks;
@@ -70,8 +70,8 @@ pub(crate) use deciders::{PermissionRequestHooks, PermissionRules, PreToolUseHoo
 pub(crate) use session_end::{begin as begin_session, end as end_sessions};
 
 pub(crate) use state::SettingsState;
-pub(crate) use transcript::remove_stale as remove_stale_transcripts;
 pub use thread_hooks::{SETTINGS_MESSAGE_EVENT, SETTINGS_STOP_EVENT};
+pub(crate) use transcript::remove_stale as remove_stale_transcripts;
 
 #[cfg(all(test, unix))]
 mod shell_proof;
