@@ -212,6 +212,22 @@ impl ParkedToolCall {
         }
     }
 
+    /// The SHA-256 (lower-case hex) of the arguments the call waits with, over their canonical
+    /// JSON (compact, every object's keys sorted; the hash of the decision record, G15). A
+    /// decision names it to approve exactly these arguments (A7): computed from the stored
+    /// arguments, so every store and every process gives the same hash for the same call.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ParkedToolCall};
+    ///
+    /// let call = ParkedToolCall::new("call_1", "pay", serde_json::json!({"b": 2, "a": 1}), 0, ApprovalState::Pending);
+    /// // `printf '{"a":1,"b":2}' | sha256sum`
+    /// assert_eq!(call.arguments_sha256(), "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777");
+    /// ```
+    pub fn arguments_sha256(&self) -> String {
+        crate::admission_record::Hashed::of(&self.arguments).0
+    }
+
     /// What became of the call once its result is kept (`done`), or of a denied one: `None`
     /// while it waits, is approved, or runs.
     pub fn outcome(&self) -> Option<ApprovalOutcome> {

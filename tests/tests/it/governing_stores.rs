@@ -213,3 +213,78 @@ async fn a4_postgres_two_runtimes_deciding_one_call_at_once_one_wins_and_the_too
     assert_eq!(messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A7 on one store, from two runtimes: the call listed by the first carries the SHA-256 of its
+/// arguments' canonical JSON, the same when the second reads it back; a decision naming the
+/// hash of other arguments is refused as stale and changes nothing; the listed one runs the
+/// tool once.
+async fn a7_decisions_are_bound_to_the_listed_hash(
+    name: &str,
+    first: Arc<dyn MessageStore>,
+    second: Arc<dyn MessageStore>,
+) {
+    use hooks_runtime::approvals::{ApprovalChoice, ApprovalState, ParkedToolCall};
+
+    let dir = scratch(&format!("a7-{name}"));
+    let runs = dir.join("runs");
+    // Keys out of order: the hash is over the canonical form, whatever order the store keeps.
+    let model = ScriptedModel::new([ScriptedResponse::tool_call("call_pay", "a2_pay", r#"{"to":"bob","amount":300}"#)]);
+    let one = runtime(first, model, runs.clone(), Duration::ZERO);
+    let thread = one.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    let listed = thread.pending_approvals().await.unwrap().remove(0);
+    // `printf '{"amount":300,"to":"bob"}' | sha256sum`
+    assert_eq!(listed.arguments_sha256(), "b96666892ca2fba5dedb73fa637c9ac514eaf9cedcac06090d7fe0ba6a16374f");
+
+    let two = runtime(second, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
+    let there = two.open_thread(thread.id()).await.unwrap();
+    assert_eq!(there.pending_approvals().await.unwrap()[0].arguments_sha256(), listed.arguments_sha256());
+    let shown = ParkedToolCall::new(
+        "call_pay",
+        "a2_pay",
+        serde_json::json!({"to": "bob", "amount": 3000}),
+        0,
+        ApprovalState::Pending,
+    );
+    let approve = || ApprovalChoice::Approve { arguments: None };
+    let stale = there.decide_listed(&shown, approve()).await.unwrap_err();
+    assert!(
+        matches!(&stale, ApprovalError::Stale { current, .. } if *current == listed.arguments_sha256()),
+        "{stale:?}"
+    );
+    let refused = there.record_bound_decision("call_pay", &shown.arguments_sha256(), approve()).await;
+    assert!(matches!(refused, Err(ApprovalError::Stale { .. })), "{refused:?}");
+    let waiting = there.pending_approvals().await.unwrap();
+    assert_eq!((waiting.len(), waiting[0].state), (1, ApprovalState::Pending), "nothing was decided");
+    assert_eq!(runs_of(&runs), 0, "nothing ran");
+
+    let outcome = there.decide_bound("call_pay", &listed.arguments_sha256(), approve()).await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("Paid."), "{outcome}");
+    assert_eq!(runs_of(&runs), 1, "the tool ran once");
+    let again = there.decide_listed(&listed, approve()).await;
+    assert!(matches!(again, Err(ApprovalError::AlreadyDecided { .. })), "{again:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a7_sqlite_a_decision_names_the_listed_arguments_hash_and_a_stale_one_changes_nothing() {
+    let dir = scratch("a7-sqlite-file");
+    let db = dir.join("threads.db");
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    a7_decisions_are_bound_to_the_listed_hash("sqlite", open(), open()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a7_postgres_a_decision_names_the_listed_arguments_hash_and_a_stale_one_changes_nothing() {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let connect = || async {
+        let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
+            .await
+            .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"));
+        Arc::new(store) as Arc<dyn MessageStore>
+    };
+    a7_decisions_are_bound_to_the_listed_hash("postgres", connect().await, connect().await).await;
+}
