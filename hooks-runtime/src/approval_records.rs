@@ -228,6 +228,21 @@ impl ParkedToolCall {
         crate::admission_record::Hashed::of(&self.arguments).0
     }
 
+    /// The fingerprint of the policy the call was governed under when it parked (A7): the
+    /// SHA-256 of the admission pipeline's deciders in order, each with what it applies (the
+    /// permission rules' texts, the runtime-wide guards' ids). Kept in its decision record;
+    /// `None` for a call that did not wait, or parked by an older build.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ParkedToolCall};
+    ///
+    /// let call = ParkedToolCall::new("call_1", "pay", serde_json::json!({}), 0, ApprovalState::Pending);
+    /// assert_eq!(call.policy_fingerprint(), None, "a call built by hand was never governed");
+    /// ```
+    pub fn policy_fingerprint(&self) -> Option<&str> {
+        self.admission.as_ref()?.policy_fingerprint.as_deref()
+    }
+
     /// What became of the call once its result is kept (`done`), or of a denied one: `None`
     /// while it waits, is approved, or runs.
     pub fn outcome(&self) -> Option<ApprovalOutcome> {

@@ -111,6 +111,11 @@ pub(crate) trait Decider: Send + Sync {
     fn traces_itself(&self) -> bool {
         false
     }
+    /// What it applies beyond its name, for the policy fingerprint (A7): a rule list's rule
+    /// texts, the guards' ids. Nothing for a decider whose behaviour only a rebuild changes.
+    fn policy(&self, _review: &Review<'_>) -> Vec<String> {
+        Vec::new()
+    }
     /// Decides `review` on `arguments`.
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, asked: &[ApprovalReason]) -> Vec<Answer>;
 }
@@ -160,6 +165,22 @@ impl AdmissionPipeline {
     /// are asked after every other, whatever their place).
     pub(crate) fn new(deciders: Vec<Box<dyn Decider>>) -> Self {
         AdmissionPipeline { deciders }
+    }
+
+    /// The policy fingerprint (A7): the SHA-256 of the canonical JSON of every decider in
+    /// order, each as its name followed by what it applies ([`Decider::policy`]: the texts of
+    /// the permission rules with their list, the runtime-wide guards' ids).
+    pub(crate) fn fingerprint(&self, review: &Review<'_>) -> String {
+        let deciders: Vec<Value> = self
+            .deciders
+            .iter()
+            .map(|decider| {
+                let mut parts = vec![Value::String(decider.name().to_owned())];
+                parts.extend(decider.policy(review).into_iter().map(Value::String));
+                Value::Array(parts)
+            })
+            .collect();
+        Hashed::of(&Value::Array(deciders)).0
     }
 
     /// Decides one call whose arguments have fully streamed; the record holds every answer.
@@ -254,6 +275,8 @@ impl AdmissionPipeline {
                 }
             }
         }
+        // A7: a call that waits carries the policy it was governed under.
+        record.policy_fingerprint = Some(self.fingerprint(review));
         (Admission::Ask { reasons: asked, arguments }, record)
     }
 

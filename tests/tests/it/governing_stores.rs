@@ -288,3 +288,46 @@ async fn a7_postgres_a_decision_names_the_listed_arguments_hash_and_a_stale_one_
     };
     a7_decisions_are_bound_to_the_listed_hash("postgres", connect().await, connect().await).await;
 }
+
+/// A guard that lets every call through: a policy that differs only by its presence.
+#[hook(before_tool_call, id = "a7_watch_guard", on_failure = deny)]
+fn a7_watch_guard(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::allow()
+}
+
+/// A7: a waiting call carries the fingerprint of the policy it parked under, kept with it on
+/// SQLite: the same for two runtimes built alike, another once a guard is added, and read back
+/// as it was stored by a runtime whose policy differs.
+#[tokio::test]
+async fn a7_sqlite_a_waiting_call_carries_the_fingerprint_of_the_policy_it_parked_under() {
+    let dir = scratch("a7-fingerprint");
+    let (db, runs) = (dir.join("threads.db"), dir.join("runs"));
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    let park = |runtime: Runtime| async move {
+        let thread = runtime.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+        assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+        let listed = thread.pending_approvals().await.unwrap().remove(0);
+        (thread.id().to_owned(), listed.policy_fingerprint().expect("a waiting call's fingerprint").to_owned())
+    };
+    let (first_thread, plain) = park(runtime(open(), asks(), runs.clone(), Duration::ZERO)).await;
+    let (_, again) = park(runtime(open(), asks(), runs.clone(), Duration::ZERO)).await;
+    assert_eq!(plain, again, "the same policy, the same fingerprint");
+    assert_eq!(plain.len(), 64, "{plain}");
+    let guarded = || {
+        Runtime::builder()
+            .agent::<a2_agent>()
+            .model("scripted", asks())
+            .tool(pay_tool(runs.clone(), Duration::ZERO))
+            .guard::<a7_watch_guard>()
+            .store(open())
+            .build()
+            .unwrap()
+    };
+    let (_, with_guard) = park(guarded()).await;
+    assert_ne!(plain, with_guard, "a guard added is another policy");
+    let other = guarded();
+    let first = other.open_thread(&first_thread).await.unwrap().pending_approvals().await.unwrap().remove(0);
+    assert_eq!(first.policy_fingerprint(), Some(plain.as_str()), "kept as it parked");
+    assert_eq!(runs_of(&runs), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
