@@ -74,7 +74,7 @@ pub(crate) async fn decide(
     // and the answer says why.
     let mut edit_denied = None;
     if let Err(error) = entry.thread.record_bound_decision(&call_id, &seen, choice).await {
-        if let ApprovalError::EditDenied { .. } = &error {
+        if let ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. } = &error {
             edit_denied = Some(decision_error(&entry, &error));
         } else {
             // A call of a finished step is `AlreadyDecided` from the runtime's ledger, as one
@@ -165,6 +165,15 @@ fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
             "edit_denied",
             format!(
                 "the edited arguments of `{}` were denied by `{hook}`: {reason}; the call is denied and the turn goes on",
+                printable(call)
+            ),
+        ),
+        // A8: governed again under the policy that changed while the call waited.
+        ApprovalError::PolicyDenied { call, hook, reason } => ApiError::new(
+            StatusCode::CONFLICT,
+            "policy_denied",
+            format!(
+                "the policy changed while `{}` waited, and under the current one `{hook}` denied it: {reason}; the call is denied and the turn goes on",
                 printable(call)
             ),
         ),

@@ -113,7 +113,7 @@ pub(crate) trait Decider: Send + Sync {
     }
     /// What it applies beyond its name, for the policy fingerprint (A7): a rule list's rule
     /// texts, the guards' ids. Nothing for a decider whose behaviour only a rebuild changes.
-    fn policy(&self, _review: &Review<'_>) -> Vec<String> {
+    fn policy(&self, _guards: &[Arc<dyn ToolGuard>]) -> Vec<String> {
         Vec::new()
     }
     /// Decides `review` on `arguments`.
@@ -170,13 +170,13 @@ impl AdmissionPipeline {
     /// The policy fingerprint (A7): the SHA-256 of the canonical JSON of every decider in
     /// order, each as its name followed by what it applies ([`Decider::policy`]: the texts of
     /// the permission rules with their list, the runtime-wide guards' ids).
-    pub(crate) fn fingerprint(&self, review: &Review<'_>) -> String {
+    pub(crate) fn fingerprint(&self, guards: &[Arc<dyn ToolGuard>]) -> String {
         let deciders: Vec<Value> = self
             .deciders
             .iter()
             .map(|decider| {
                 let mut parts = vec![Value::String(decider.name().to_owned())];
-                parts.extend(decider.policy(review).into_iter().map(Value::String));
+                parts.extend(decider.policy(guards).into_iter().map(Value::String));
                 Value::Array(parts)
             })
             .collect();
@@ -276,7 +276,7 @@ impl AdmissionPipeline {
             }
         }
         // A7: a call that waits carries the policy it was governed under.
-        record.policy_fingerprint = Some(self.fingerprint(review));
+        record.policy_fingerprint = Some(self.fingerprint(review.guards));
         (Admission::Ask { reasons: asked, arguments }, record)
     }
 

@@ -31,8 +31,8 @@ impl Decider for Guards {
         true
     }
 
-    fn policy(&self, review: &Review<'_>) -> Vec<String> {
-        review.guards.iter().map(|guard| guard.id().to_owned()).collect()
+    fn policy(&self, guards: &[Arc<dyn ToolGuard>]) -> Vec<String> {
+        guards.iter().map(|guard| guard.id().to_owned()).collect()
     }
 
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {

@@ -158,7 +158,7 @@ impl Thread {
             Ok(()) => Ok(self.finish_parked(Finish::Resume).await?),
             // G8: the call is denied as a person's denial would deny it, and the turn goes on
             // when it was the last to decide; the decider learns why from the error.
-            Err(denied @ ApprovalError::EditDenied { .. }) => {
+            Err(denied @ (ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. })) => {
                 self.finish_parked(Finish::Resume).await?;
                 Err(denied)
             }
@@ -242,6 +242,22 @@ impl Thread {
         // A decision moves a pending call.
         let decide = |to| ToolCallChange::new(call_id, ApprovalState::Pending, to);
         let (change, resolved) = match choice {
+            ApprovalChoice::Approve { arguments: None } if policy_changed(shared, call) => {
+                // A8: the policy changed while the call waited: the current one decides first.
+                match edited_arguments::regovern(shared, call, call.arguments.clone()).await {
+                    Regoverned::Approved(arguments) => {
+                        (decide(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
+                    }
+                    Regoverned::Denied { hook, reason } => {
+                        let denial = format!(
+                            "the policy changed while the call waited, and under the current one `{hook}` denied it: {reason}"
+                        );
+                        let change = decide(ApprovalState::Denied).with_reason(denial).by(hook.as_str());
+                        self.advance(change, ApprovalDecision::Denied).await?;
+                        return Err(ApprovalError::PolicyDenied { call: call_id.to_owned(), hook, reason });
+                    }
+                }
+            }
             ApprovalChoice::Approve { arguments: None } => {
                 (decide(ApprovalState::Approved), ApprovalDecision::Approved)
             }
@@ -364,6 +380,14 @@ impl Thread {
     }
 }
 
+/// Whether the policy `call` parked under (its fingerprint) is not the runtime's now (A8). A
+/// call parked by an older build, with no fingerprint, is governed again too: its policy is
+/// unknown, and a security property fails closed.
+fn policy_changed(shared: &super::ThreadShared, call: &ParkedToolCall) -> bool {
+    let governors = &shared.runtime.governors;
+    call.policy_fingerprint() != Some(governors.admission.fingerprint(&governors.guards).as_str())
+}
+
 /// The status of a thread whose step was not finished: waiting while calls wait.
 async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
     match resuming::waiting_calls(shared).await {
@@ -445,6 +469,19 @@ pub enum ApprovalError {
         seen: String,
         /// The hash of the arguments the call waits with.
         current: String,
+    },
+    /// The policy changed while the call waited (its fingerprint is not the runtime's now) and,
+    /// governed again on approval under the current one, it was denied (A8): by a permission
+    /// rule, `authorize_tools`, a guard or a hook. The call is denied, the model reads why, and
+    /// the turn goes on as after a denial.
+    #[error("the policy changed while `{call}` waited, and under the current one `{hook}` denied it: {reason}")]
+    PolicyDenied {
+        /// The call.
+        call: String,
+        /// The deciding rule, hook or guard.
+        hook: String,
+        /// Why, as the decider gave it.
+        reason: String,
     },
     /// The store or the run failed.
     #[error(transparent)]

@@ -331,3 +331,50 @@ async fn a7_sqlite_a_waiting_call_carries_the_fingerprint_of_the_policy_it_parke
     assert_eq!(runs_of(&runs), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A guard that denies every payment: the policy a rebuilt runtime adds.
+#[hook(before_tool_call, id = "a8_no_payments", on_failure = deny)]
+fn a8_no_payments(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::deny("payments are suspended")
+}
+
+/// A8: a call parked under one policy and approved by a runtime rebuilt on the same SQLite file
+/// with a guard that denies it is governed again first: the guard's deny denies it, the reason
+/// says the policy changed, and the tool never runs.
+#[tokio::test]
+async fn a8_sqlite_a_call_approved_after_the_policy_changed_is_governed_again_and_a_deny_denies_it() {
+    use hooks_runtime::approvals::ApprovalChoice;
+
+    let dir = scratch("a8-regoverned");
+    let (db, runs) = (dir.join("threads.db"), dir.join("runs"));
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    let first = runtime(open(), asks(), runs.clone(), Duration::ZERO);
+    let thread = first.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    let listed = thread.pending_approvals().await.unwrap().remove(0);
+    let thread_id = thread.id().to_owned();
+    drop(thread);
+    drop(first);
+
+    let rebuilt = Runtime::builder()
+        .agent::<a2_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("Not paid.")]))
+        .tool(pay_tool(runs.clone(), Duration::ZERO))
+        .guard::<a8_no_payments>()
+        .store(open())
+        .build()
+        .unwrap();
+    let thread = rebuilt.open_thread(&thread_id).await.unwrap();
+    let refused = thread.decide_listed(&listed, ApprovalChoice::Approve { arguments: None }).await.unwrap_err();
+    let ApprovalError::PolicyDenied { hook, reason, .. } = &refused else { panic!("{refused:?}") };
+    assert_eq!((hook.as_str(), reason.as_str()), ("a8_no_payments", "payments are suspended"));
+    assert_eq!(runs_of(&runs), 0, "the tool never ran");
+    let record = thread.approval(&listed.id).await.unwrap().expect("the ledger keeps it");
+    assert_eq!(record.outcome(), Some(ApprovalOutcome::Denied), "{record:?}");
+    let messages = thread.messages().await.unwrap();
+    let result = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_pay")).expect("the denial");
+    let content = result.content.as_deref().unwrap_or_default();
+    assert!(content.contains("the policy changed while the call waited"), "{content}");
+    assert!(content.contains("`a8_no_payments` denied it: payments are suspended"), "{content}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -50,7 +50,7 @@ impl Decider for PermissionRules {
         Role::Rules
     }
 
-    fn policy(&self, _review: &Review<'_>) -> Vec<String> {
+    fn policy(&self, _guards: &[std::sync::Arc<dyn crate::governing::guard::ToolGuard>]) -> Vec<String> {
         let (permissions, origin) = match &self.0 {
             RulesOf::File(settings) => (settings.permissions(), "settings"),
             RulesOf::Code(permissions) => (permissions, "code"),
