@@ -208,6 +208,8 @@ fn approvals() {
             "Second process: a person approves the payment",
             "status: awaiting_approval",
             "waiting: call_pay",
+            "the person sees pay",
+            "refused: the decision on `call_pay` is stale",
             "(the payment tool runs: 250 to ACME)",
             "agent: The cache was not cleared",
             "call_clean: the tool call was denied",

@@ -26,6 +26,11 @@ use sha2::{Digest, Sha256};
 pub struct AdmissionRecord {
     /// The answers, in order.
     pub entries: Vec<AdmissionEntry>,
+    /// For a call that waits for a person, the fingerprint of the policy it was governed under
+    /// (A7): the SHA-256 of every decider of the pipeline in order, each with the permission
+    /// rules' texts or the guards' ids it applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_fingerprint: Option<String>,
 }
 
 /// One answer in an [`AdmissionRecord`].

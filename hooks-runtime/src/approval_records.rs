@@ -212,6 +212,37 @@ impl ParkedToolCall {
         }
     }
 
+    /// The SHA-256 (lower-case hex) of the arguments the call waits with, over their canonical
+    /// JSON (compact, every object's keys sorted; the hash of the decision record, G15). A
+    /// decision names it to approve exactly these arguments (A7): computed from the stored
+    /// arguments, so every store and every process gives the same hash for the same call.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ParkedToolCall};
+    ///
+    /// let call = ParkedToolCall::new("call_1", "pay", serde_json::json!({"b": 2, "a": 1}), 0, ApprovalState::Pending);
+    /// // `printf '{"a":1,"b":2}' | sha256sum`
+    /// assert_eq!(call.arguments_sha256(), "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777");
+    /// ```
+    pub fn arguments_sha256(&self) -> String {
+        crate::admission_record::Hashed::of(&self.arguments).0
+    }
+
+    /// The fingerprint of the policy the call was governed under when it parked (A7): the
+    /// SHA-256 of the admission pipeline's deciders in order, each with what it applies (the
+    /// permission rules' texts, the runtime-wide guards' ids). Kept in its decision record;
+    /// `None` for a call that did not wait, or parked by an older build.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalState, ParkedToolCall};
+    ///
+    /// let call = ParkedToolCall::new("call_1", "pay", serde_json::json!({}), 0, ApprovalState::Pending);
+    /// assert_eq!(call.policy_fingerprint(), None, "a call built by hand was never governed");
+    /// ```
+    pub fn policy_fingerprint(&self) -> Option<&str> {
+        self.admission.as_ref()?.policy_fingerprint.as_deref()
+    }
+
     /// What became of the call once its result is kept (`done`), or of a denied one: `None`
     /// while it waits, is approved, or runs.
     pub fn outcome(&self) -> Option<ApprovalOutcome> {

@@ -31,8 +31,12 @@ pub(crate) async fn list(
     Ok(Json(ApprovalList { approvals: pending.iter().map(WaitingCall::from).collect() }).into_response())
 }
 
-/// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny", "reason"?,
-/// "arguments"?}`: decides one waiting call.
+/// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny",
+/// "arguments_sha256", "reason"?, "arguments"?}`: decides one waiting call.
+///
+/// `arguments_sha256` is the hash the listing gave for the call, of the arguments the person
+/// saw (A7); it is required (400 `missing_field`), and one that is not the hash of the
+/// arguments the call waits with is 409 `stale_approval`: nothing is decided, nothing runs.
 ///
 /// Edited `arguments` must satisfy the tool's schema (422 `invalid_arguments`, nothing
 /// decided) and are governed again by the guards and hooks (G8): a deny answers 409
@@ -57,13 +61,20 @@ pub(crate) async fn decide(
     let entry = state.thread_of(&user, &id).await?;
     let request: DecisionRequest = crate::body::parse(&body)?;
     let decision = request.decision.past_tense();
+    let seen = request.arguments_sha256.clone();
+    if !is_sha256(&seen) {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "field `arguments_sha256` is the SHA-256 of the listed arguments: 64 hexadecimal digits",
+        ));
+    }
     let choice = choice(request)?;
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // G8: edited arguments a guard denies deny the call; the turn goes on as after a denial,
     // and the answer says why.
     let mut edit_denied = None;
-    if let Err(error) = entry.thread.record_decision(&call_id, choice).await {
-        if let ApprovalError::EditDenied { .. } = &error {
+    if let Err(error) = entry.thread.record_bound_decision(&call_id, &seen, choice).await {
+        if let ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. } = &error {
             edit_denied = Some(decision_error(&entry, &error));
         } else {
             // A call of a finished step is `AlreadyDecided` from the runtime's ledger, as one
@@ -103,7 +114,7 @@ pub(crate) async fn decide(
 /// The runtime's choice of a decision body: `reason` goes with a denial and `arguments` with an
 /// approval; errors name the field, never echo a value.
 fn choice(request: DecisionRequest) -> Result<ApprovalChoice, ApiError> {
-    let DecisionRequest { decision, reason, arguments } = request;
+    let DecisionRequest { decision, reason, arguments, .. } = request;
     let misplaced = |field: &str, goes_with: &str| {
         ApiError::bad_request(
             "invalid_field",
@@ -157,6 +168,26 @@ fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
                 printable(call)
             ),
         ),
+        // A8: governed again under the policy that changed while the call waited.
+        ApprovalError::PolicyDenied { call, hook, reason } => ApiError::new(
+            StatusCode::CONFLICT,
+            "policy_denied",
+            format!(
+                "the policy changed while `{}` waited, and under the current one `{hook}` denied it: {reason}; the call is denied and the turn goes on",
+                printable(call)
+            ),
+        ),
+        // A7: the hashes are of the arguments, never the values.
+        ApprovalError::Stale { call, current, .. } => ApiError::new(
+            StatusCode::CONFLICT,
+            "stale_approval",
+            format!(
+                "the decision on `{}` names other arguments than the ones it waits with (SHA-256 {current}); \
+                 nothing was decided: GET /threads/{}/approvals lists the call as it is now",
+                printable(call),
+                entry.record.id
+            ),
+        ),
         ApprovalError::ReasonTooLong { bytes, .. } => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "reason_too_large",
@@ -183,6 +214,11 @@ pub(crate) async fn refuse_while_waiting(entry: &ThreadEntry) -> Result<(), ApiE
             calls.join(", ")
         ),
     ))
+}
+
+/// Whether `text` is written as a SHA-256: 64 hexadecimal digits.
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|byte| byte.is_ascii_hexdigit())
 }
 
 fn ids(calls: &[ParkedToolCall]) -> Vec<String> {

@@ -111,6 +111,11 @@ pub(crate) trait Decider: Send + Sync {
     fn traces_itself(&self) -> bool {
         false
     }
+    /// What it applies beyond its name, for the policy fingerprint (A7): a rule list's rule
+    /// texts, the guards' ids. Nothing for a decider whose behaviour only a rebuild changes.
+    fn policy(&self, _guards: &[Arc<dyn ToolGuard>]) -> Vec<String> {
+        Vec::new()
+    }
     /// Decides `review` on `arguments`.
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, asked: &[ApprovalReason]) -> Vec<Answer>;
 }
@@ -160,6 +165,22 @@ impl AdmissionPipeline {
     /// are asked after every other, whatever their place).
     pub(crate) fn new(deciders: Vec<Box<dyn Decider>>) -> Self {
         AdmissionPipeline { deciders }
+    }
+
+    /// The policy fingerprint (A7): the SHA-256 of the canonical JSON of every decider in
+    /// order, each as its name followed by what it applies ([`Decider::policy`]: the texts of
+    /// the permission rules with their list, the runtime-wide guards' ids).
+    pub(crate) fn fingerprint(&self, guards: &[Arc<dyn ToolGuard>]) -> String {
+        let deciders: Vec<Value> = self
+            .deciders
+            .iter()
+            .map(|decider| {
+                let mut parts = vec![Value::String(decider.name().to_owned())];
+                parts.extend(decider.policy(guards).into_iter().map(Value::String));
+                Value::Array(parts)
+            })
+            .collect();
+        Hashed::of(&Value::Array(deciders)).0
     }
 
     /// Decides one call whose arguments have fully streamed; the record holds every answer.
@@ -261,6 +282,8 @@ impl AdmissionPipeline {
                 }
             }
         }
+        // A7: a call that waits carries the policy it was governed under.
+        record.policy_fingerprint = Some(self.fingerprint(review.guards));
         (Admission::Ask { reasons: asked, arguments }, record)
     }
 

@@ -31,6 +31,10 @@ impl Decider for Guards {
         true
     }
 
+    fn policy(&self, guards: &[Arc<dyn ToolGuard>]) -> Vec<String> {
+        guards.iter().map(|guard| guard.id().to_owned()).collect()
+    }
+
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let guards = review.guards;
         // G10: asked once per call, so a gate nobody traces builds no span.

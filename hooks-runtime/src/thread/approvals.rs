@@ -46,7 +46,12 @@ impl Thread {
         Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).collect())
     }
 
-    /// Approves waiting call `call_id`: it runs, once (A3, A4). While other calls of its step
+    /// Approves waiting call `call_id` with whatever arguments it waits with when the decision
+    /// is stored: for code that decides without showing them to a person. A decision on what a
+    /// person saw is [`Thread::decide_listed`] (or [`Thread::decide_bound`]), refused as stale
+    /// when the arguments differ (A7).
+    ///
+    /// The call runs, once (A3, A4). While other calls of its step
     /// still wait, the outcome's status is `awaiting_approval`; the last decision resumes the
     /// turn and returns the outcome of the run it resumed.
     ///
@@ -93,12 +98,67 @@ impl Thread {
         self.decide(call_id, ApprovalChoice::Deny { reason: reason.to_owned() }).await
     }
 
+    /// Decides the waiting call `listed`, as [`Thread::pending_approvals`] listed it, bound to
+    /// the arguments it was listed with (A7): when the call's stored arguments no longer hash to
+    /// [`listed.arguments_sha256()`](ParkedToolCall::arguments_sha256), the decision is refused
+    /// as [`ApprovalError::Stale`] and nothing changes. Otherwise as [`Thread::approve`],
+    /// [`Thread::approve_with`] or [`Thread::deny`], by `choice`.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::ApprovalChoice;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: bound_prompt, model: "m", prompt: "Pay.", tools: ["pay"] }
+    /// define_agent! { name: bound_payer, side_a: { prompt: bound_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pay = FnTool::new("pay", "Pays.", |_args| async { HookToolResult::success("paid") }).with_approval(|_| ToolDecision::ask("payments need a person"));
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<bound_payer>().model("m", model).tool(pay).build().unwrap();
+    /// let thread = runtime.create_thread("bound_payer", ThreadOptions::default()).await.unwrap();
+    /// thread.send("pay 5").await.unwrap();
+    /// let listed = thread.pending_approvals().await.unwrap().remove(0);
+    /// let outcome = thread.decide_listed(&listed, ApprovalChoice::Approve { arguments: None }).await.unwrap();
+    /// assert_eq!(outcome.reply.as_deref(), Some("Paid."));
+    /// # });
+    /// ```
+    pub async fn decide_listed(
+        &self,
+        listed: &ParkedToolCall,
+        choice: ApprovalChoice,
+    ) -> Result<RunOutcome, ApprovalError> {
+        self.decide_bound(&listed.id, &listed.arguments_sha256(), choice).await
+    }
+
+    /// Decides waiting call `call_id` only if its stored arguments hash to `arguments_sha256`
+    /// ([`ParkedToolCall::arguments_sha256`]), the hash of the arguments the person saw (A7); a
+    /// mismatch is [`ApprovalError::Stale`] and changes nothing. [`Thread::decide_listed`] with
+    /// the hash given directly, as a server receives it.
+    pub async fn decide_bound(
+        &self,
+        call_id: &str,
+        arguments_sha256: &str,
+        choice: ApprovalChoice,
+    ) -> Result<RunOutcome, ApprovalError> {
+        self.finish_decision(self.record(call_id, Some(arguments_sha256), choice).await).await
+    }
+
     async fn decide(&self, call_id: &str, choice: ApprovalChoice) -> Result<RunOutcome, ApprovalError> {
-        match self.record_decision(call_id, choice).await {
+        self.finish_decision(self.record(call_id, None, choice).await).await
+    }
+
+    async fn finish_decision(&self, recorded: Result<(), ApprovalError>) -> Result<RunOutcome, ApprovalError> {
+        match recorded {
             Ok(()) => Ok(self.finish_parked(Finish::Resume).await?),
             // G8: the call is denied as a person's denial would deny it, and the turn goes on
             // when it was the last to decide; the decider learns why from the error.
-            Err(denied @ ApprovalError::EditDenied { .. }) => {
+            Err(denied @ (ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. })) => {
                 self.finish_parked(Finish::Resume).await?;
                 Err(denied)
             }
@@ -139,6 +199,23 @@ impl Thread {
     /// # });
     /// ```
     pub async fn record_decision(&self, call_id: &str, choice: ApprovalChoice) -> Result<(), ApprovalError> {
+        self.record(call_id, None, choice).await
+    }
+
+    /// [`Thread::record_decision`] bound to the arguments the person saw (A7): refused as
+    /// [`ApprovalError::Stale`], changing nothing, when the call's stored arguments do not hash
+    /// to `arguments_sha256` ([`ParkedToolCall::arguments_sha256`]). The server's decision
+    /// route takes this form.
+    pub async fn record_bound_decision(
+        &self,
+        call_id: &str,
+        arguments_sha256: &str,
+        choice: ApprovalChoice,
+    ) -> Result<(), ApprovalError> {
+        self.record(call_id, Some(arguments_sha256), choice).await
+    }
+
+    async fn record(&self, call_id: &str, bound_to: Option<&str>, choice: ApprovalChoice) -> Result<(), ApprovalError> {
         self.refuse_if_held("approve")?;
         let shared = &self.shared;
         let store = &shared.runtime.store;
@@ -154,9 +231,33 @@ impl Thread {
         if call.state != ApprovalState::Pending {
             return Err(ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state });
         }
+        // A7: a decision on other arguments than the ones the call waits with decides nothing.
+        // A pending call's arguments change only with the decision's own conditional write.
+        if let Some(seen) = bound_to {
+            let current = call.arguments_sha256();
+            if !seen.eq_ignore_ascii_case(&current) {
+                return Err(ApprovalError::Stale { call: call_id.to_owned(), seen: seen.to_owned(), current });
+            }
+        }
         // A decision moves a pending call.
         let decide = |to| ToolCallChange::new(call_id, ApprovalState::Pending, to);
         let (change, resolved) = match choice {
+            ApprovalChoice::Approve { arguments: None } if policy_changed(shared, call) => {
+                // A8: the policy changed while the call waited: the current one decides first.
+                match edited_arguments::regovern(shared, call, call.arguments.clone()).await {
+                    Regoverned::Approved(arguments) => {
+                        (decide(ApprovalState::Approved).with_arguments(arguments), ApprovalDecision::Approved)
+                    }
+                    Regoverned::Denied { hook, reason } => {
+                        let denial = format!(
+                            "the policy changed while the call waited, and under the current one `{hook}` denied it: {reason}"
+                        );
+                        let change = decide(ApprovalState::Denied).with_reason(denial).by(hook.as_str());
+                        self.advance(change, ApprovalDecision::Denied).await?;
+                        return Err(ApprovalError::PolicyDenied { call: call_id.to_owned(), hook, reason });
+                    }
+                }
+            }
             ApprovalChoice::Approve { arguments: None } => {
                 (decide(ApprovalState::Approved), ApprovalDecision::Approved)
             }
@@ -279,6 +380,14 @@ impl Thread {
     }
 }
 
+/// Whether the policy `call` parked under (its fingerprint) is not the runtime's now (A8). A
+/// call parked by an older build, with no fingerprint, is governed again too: its policy is
+/// unknown, and a security property fails closed.
+fn policy_changed(shared: &super::ThreadShared, call: &ParkedToolCall) -> bool {
+    let governors = &shared.runtime.governors;
+    call.policy_fingerprint() != Some(governors.admission.fingerprint(&governors.guards).as_str())
+}
+
 /// The status of a thread whose step was not finished: waiting while calls wait.
 async fn waiting_status(shared: &super::ThreadShared) -> ThreadStatus {
     match resuming::waiting_calls(shared).await {
@@ -346,6 +455,33 @@ pub enum ApprovalError {
         call: String,
         /// Where the schema is violated (paths only, never values).
         problem: String,
+    },
+    /// The decision named other arguments than the ones the call waits with (A7): the hash
+    /// it gave is not [`ParkedToolCall::arguments_sha256`] of the call as stored. Nothing was
+    /// decided; list the call again and decide on what it now holds.
+    #[error(
+        "the decision on `{call}` is stale: it names arguments with SHA-256 {seen}, the call waits with {current}; list the waiting calls again and decide on what they hold"
+    )]
+    Stale {
+        /// The call.
+        call: String,
+        /// The hash the decision named.
+        seen: String,
+        /// The hash of the arguments the call waits with.
+        current: String,
+    },
+    /// The policy changed while the call waited (its fingerprint is not the runtime's now) and,
+    /// governed again on approval under the current one, it was denied (A8): by a permission
+    /// rule, `authorize_tools`, a guard or a hook. The call is denied, the model reads why, and
+    /// the turn goes on as after a denial.
+    #[error("the policy changed while `{call}` waited, and under the current one `{hook}` denied it: {reason}")]
+    PolicyDenied {
+        /// The call.
+        call: String,
+        /// The deciding rule, hook or guard.
+        hook: String,
+        /// Why, as the decider gave it.
+        reason: String,
     },
     /// The store or the run failed.
     #[error(transparent)]

@@ -9,11 +9,14 @@ use serde_json::{Map, Value};
 
 use super::request_body::RequestBody;
 
-/// `POST /threads/{id}/approvals/{callId}`: `{"decision", "reason"?, "arguments"?}`.
+/// `POST /threads/{id}/approvals/{callId}`: `{"decision", "arguments_sha256", "reason"?,
+/// "arguments"?}`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DecisionRequest {
     pub(crate) decision: Decision,
+    /// The SHA-256 of the arguments the person decided on, as the listing gave it (A7).
+    pub(crate) arguments_sha256: String,
     /// With a denial: the reason the model reads.
     #[serde(default)]
     pub(crate) reason: Option<String>,
@@ -82,6 +85,9 @@ pub(crate) struct WaitingCall<'a> {
     pub(crate) arguments: &'a Value,
     pub(crate) reasons: &'a [ApprovalReason],
     pub(crate) requested_at: i64,
+    /// The SHA-256 of `arguments` (canonical JSON), which a decision sends back (A7).
+    #[serde(rename = "arguments_sha256")]
+    pub(crate) arguments_sha256: String,
 }
 
 impl<'a> From<&'a ParkedToolCall> for WaitingCall<'a> {
@@ -92,6 +98,7 @@ impl<'a> From<&'a ParkedToolCall> for WaitingCall<'a> {
             arguments: &call.arguments,
             reasons: &call.reasons,
             requested_at: call.requested_at,
+            arguments_sha256: call.arguments_sha256(),
         }
     }
 }

@@ -96,9 +96,14 @@ fn event<'a>(events: &'a [SseEvent], kind: &str) -> &'a SseEvent {
     events.iter().find(|e| e.kind() == kind).unwrap_or_else(|| panic!("no `{kind}` in {events:#?}"))
 }
 
-/// Alice's decision `body` on `call` of thread `id`.
+/// Alice's decision `body` on `call` of thread `id`, with the `arguments_sha256` the listing
+/// gives for the call (A7) when `body` has none.
 async fn decide(server: &Server, id: &str, call: &str, body: &str) -> (u16, Value) {
-    server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, body).await
+    let mut body: Value = serde_json::from_str(body).expect("a JSON decision");
+    if body.get("arguments_sha256").is_none() {
+        body["arguments_sha256"] = json!(server.listed_sha256(id, call, ALICE).await);
+    }
+    server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, &body.to_string()).await
 }
 
 fn code(body: &Value) -> &str {
@@ -126,8 +131,7 @@ async fn a6_the_owner_lists_the_waiting_calls_and_an_approval_finishes_the_run()
     assert_eq!(thread["status"], "awaiting_approval");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 
-    let (status, body) =
-        server.post(&format!("/threads/{id}/approvals/call_1"), ALICE, r#"{"decision":"approve"}"#).await;
+    let (status, body) = server.approve_listed(&id, "call_1", ALICE).await;
     assert_eq!(status, 202, "{body}");
     assert_eq!((body["callId"].as_str(), body["decision"].as_str()), (Some("call_1"), Some("approved")), "{body}");
     assert_eq!(body["pending"], json!([]));
@@ -162,8 +166,13 @@ async fn a6_the_owner_lists_the_waiting_calls_and_an_approval_finishes_the_run()
 async fn a6_a_denial_never_runs_the_tool_and_the_model_reads_the_reason() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (server, id, mut stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
     let (status, body) = server
-        .post(&format!("/threads/{id}/approvals/call_1"), ALICE, r#"{"decision":"deny","reason":"over budget"}"#)
+        .post(
+            &format!("/threads/{id}/approvals/call_1"),
+            ALICE,
+            &json!({"decision": "deny", "reason": "over budget", "arguments_sha256": listed}).to_string(),
+        )
         .await;
     assert_eq!(status, 202, "{body}");
     assert_eq!(body["decision"], "denied");
@@ -226,7 +235,9 @@ async fn a6_another_user_gets_the_404_of_a_missing_thread_and_decides_nothing() 
     let missing = "thread_that_does_not_exist";
     let same = |body: &Value, thread: &str| body.to_string().replace(thread, "<thread>");
     let get = (reqwest::Method::GET, "/approvals", None);
-    let post = (reqwest::Method::POST, "/approvals/call_1", Some(r#"{"decision":"approve"}"#));
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
+    let decision = json!({"decision": "approve", "arguments_sha256": listed}).to_string();
+    let post = (reqwest::Method::POST, "/approvals/call_1", Some(decision.as_str()));
     for (method, tail, body) in [get, post] {
         let (bob_status, bob_body) = server.call(method.clone(), &format!("/threads/{id}{tail}"), BOB, body).await;
         let (none_status, none_body) = server.call(method, &format!("/threads/{missing}{tail}"), ALICE, body).await;
@@ -276,7 +287,9 @@ async fn a6_bad_bodies_and_arguments_the_schema_refuses_are_4xx_naming_the_probl
     let runs = Arc::new(AtomicUsize::new(0));
     let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
     let path = format!("/threads/{id}/approvals/call_1");
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
     for (body, status, expected_code, names) in [
+        (r#"{"arguments_sha256":"secret-5","decision":"approve"}"#, 400, "invalid_field", "`arguments_sha256`"),
         (r#"{"decision":"maybe-secret-1234"}"#, 400, "invalid_field", "`decision`"),
         (r#"{"decision":true}"#, 400, "invalid_field", "`decision`"),
         (r#"{}"#, 400, "missing_field", "`decision`"),
@@ -295,6 +308,14 @@ async fn a6_bad_bodies_and_arguments_the_schema_refuses_are_4xx_naming_the_probl
             "/amount",
         ),
     ] {
+        // Every decision that names no hash gets the listed one, so that the field it checks is
+        // the one refused (a7_ checks a decision without it).
+        let body = if body.contains("arguments_sha256") || !body.starts_with(r#"{"decision""#) {
+            body.to_owned()
+        } else {
+            body.replacen('{', &format!(r#"{{"arguments_sha256":"{listed}","#), 1)
+        };
+        let body = body.as_str();
         let (got, response) = server.post(&path, ALICE, body).await;
         assert_eq!((got, code(&response)), (status, expected_code), "{body}: {response}");
         assert!(message(&response).contains(names), "{body}: {response}");
@@ -306,7 +327,7 @@ async fn a6_bad_bodies_and_arguments_the_schema_refuses_are_4xx_naming_the_probl
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // Valid edited arguments are the ones the tool runs with.
     let (status, body) =
-        server.post(&path, ALICE, r#"{"decision":"approve","arguments":{"amount":2,"to":"bob"}}"#).await;
+        decide(&server, &id, "call_1", r#"{"decision":"approve","arguments":{"amount":2,"to":"bob"}}"#).await;
     assert_eq!(status, 202, "{body}");
 }
 
@@ -326,10 +347,45 @@ async fn a6_a_message_while_calls_wait_is_409_naming_them_and_stores_nothing() {
     assert!(store.inbox().unwrap().pending_inputs(&id).await.expect("inbox").is_empty(), "nor queued");
 
     for call in ["call_1", "call_2"] {
-        let (status, body) =
-            server.post(&format!("/threads/{id}/approvals/{call}"), ALICE, r#"{"decision":"approve"}"#).await;
+        let (status, body) = server.approve_listed(&id, call, ALICE).await;
         assert!(status == 200 || status == 202, "{body}");
     }
     stream.until("run_finished").await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+/// The stranger's acceptance case (A7): the listed call shows `arguments_sha256`, the SHA-256 of
+/// its arguments' canonical JSON; a decision without it is refused naming the field, one with
+/// a wrong hash is 409 `stale_approval` and runs nothing; one with the listed hash runs the tool
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a7_a_decision_names_the_listed_arguments_hash_and_a_wrong_one_is_409_stale_approval() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, mut stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    let listed = body["approvals"][0]["arguments_sha256"].as_str().expect("the listed hash").to_owned();
+    // `printf '{"amount":5,"to":"bob"}' | sha256sum`
+    assert_eq!(listed, "29ddb7bbd60d67fa1591798dc16ecfeddfbfbb48c6353113c32659d4e76a6078", "{body}");
+    let path = format!("/threads/{id}/approvals/call_1");
+
+    let (status, response) = server.post(&path, ALICE, r#"{"decision":"approve"}"#).await;
+    assert_eq!((status, code(&response)), (400, "missing_field"), "{response}");
+    assert!(message(&response).contains("`arguments_sha256`"), "{response}");
+
+    // The hash of other arguments than the ones the call waits with.
+    let other = "7a1c5f0a4ff8a4d6e2f3e8b9a9c5c3f1d0e7b6a5c4d3e2f1a0b9c8d7e6f5a4b3";
+    let wrong = json!({"decision": "approve", "arguments_sha256": other}).to_string();
+    let (status, response) = server.post(&path, ALICE, &wrong).await;
+    assert_eq!((status, code(&response)), (409, "stale_approval"), "{response}");
+    assert!(message(&response).contains(&listed), "names the hash the call waits with: {response}");
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"][0]["arguments_sha256"], listed.as_str(), "nothing was decided: {body}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing ran");
+
+    let right = json!({"decision": "approve", "arguments_sha256": listed}).to_string();
+    let (status, response) = server.post(&path, ALICE, &right).await;
+    assert_eq!(status, 202, "{response}");
+    let events = stream.until("run_finished").await;
+    assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the tool ran once");
 }

@@ -126,8 +126,7 @@ async fn g12_an_interrupted_call_is_marked_in_tool_call_done_and_the_stored_resu
     let running = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running);
     assert!(store.approvals().unwrap().advance_tool_call(&thread, &running).await.unwrap());
 
-    let (status, body) =
-        server.post(&format!("/threads/{thread}/approvals/call_2"), ALICE, r#"{"decision":"approve"}"#).await;
+    let (status, body) = server.approve_listed(&thread, "call_2", ALICE).await;
     assert_eq!(status, 202, "{body}");
     let events = stream.until("run_finished").await;
     let done: Vec<&Value> = events.iter().filter(|e| e.kind() == "tool_call_done").map(|e| &e.data).collect();
@@ -224,8 +223,7 @@ async fn g11_the_authorizers_ask_and_the_tools_deny_carry_their_reasons() {
         json!([{"hook": "authorize_tools", "reason": "lookups are logged by a person"}]),
         "{body}"
     );
-    let (status, body) =
-        server.post(&format!("/threads/{thread}/approvals/call_2"), ALICE, r#"{"decision":"approve"}"#).await;
+    let (status, body) = server.approve_listed(&thread, "call_2", ALICE).await;
     assert_eq!(status, 202, "{body}");
     stream.until("run_finished").await;
     let (_, body) = server.get(&format!("/threads/{thread}/messages"), ALICE).await;

@@ -68,6 +68,22 @@ impl Server {
     }
 
     /// Creates a thread of `agent` for the token's user and returns its id.
+    /// The `arguments_sha256` the listing of thread `thread`'s approvals gives for `call`, or
+    /// 64 zeros when the call is not listed (decided, or unknown): what a decision sends (A7).
+    pub(crate) async fn listed_sha256(&self, thread: &str, call: &str, token: &str) -> String {
+        let (_, listed) = self.get(&format!("/threads/{thread}/approvals"), token).await;
+        let calls = listed["approvals"].as_array().cloned().unwrap_or_default();
+        let found = calls.iter().find(|listed| listed["id"] == call);
+        found.and_then(|listed| listed["arguments_sha256"].as_str()).map_or_else(|| "0".repeat(64), str::to_owned)
+    }
+
+    /// Approves `call` of thread `thread` as `token`, sending the hash the listing gives (A7).
+    pub(crate) async fn approve_listed(&self, thread: &str, call: &str, token: &str) -> (u16, Value) {
+        let sha = self.listed_sha256(thread, call, token).await;
+        let body = serde_json::json!({"decision": "approve", "arguments_sha256": sha}).to_string();
+        self.post(&format!("/threads/{thread}/approvals/{call}"), token, &body).await
+    }
+
     pub(crate) async fn create_thread(&self, token: &str, agent: &str) -> String {
         let (status, body) = self.post("/threads", token, &format!(r#"{{"agent":"{agent}"}}"#)).await;
         assert_eq!(status, 201, "{body}");

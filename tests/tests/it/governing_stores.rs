@@ -213,3 +213,168 @@ async fn a4_postgres_two_runtimes_deciding_one_call_at_once_one_wins_and_the_too
     assert_eq!(messages.iter().filter(|m| m.tool_call_id.as_deref() == Some("call_pay")).count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A7 on one store, from two runtimes: the call listed by the first carries the SHA-256 of its
+/// arguments' canonical JSON, the same when the second reads it back; a decision naming the
+/// hash of other arguments is refused as stale and changes nothing; the listed one runs the
+/// tool once.
+async fn a7_decisions_are_bound_to_the_listed_hash(
+    name: &str,
+    first: Arc<dyn MessageStore>,
+    second: Arc<dyn MessageStore>,
+) {
+    use hooks_runtime::approvals::{ApprovalChoice, ApprovalState, ParkedToolCall};
+
+    let dir = scratch(&format!("a7-{name}"));
+    let runs = dir.join("runs");
+    // Keys out of order: the hash is over the canonical form, whatever order the store keeps.
+    let model = ScriptedModel::new([ScriptedResponse::tool_call("call_pay", "a2_pay", r#"{"to":"bob","amount":300}"#)]);
+    let one = runtime(first, model, runs.clone(), Duration::ZERO);
+    let thread = one.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    let listed = thread.pending_approvals().await.unwrap().remove(0);
+    // `printf '{"amount":300,"to":"bob"}' | sha256sum`
+    assert_eq!(listed.arguments_sha256(), "b96666892ca2fba5dedb73fa637c9ac514eaf9cedcac06090d7fe0ba6a16374f");
+
+    let two = runtime(second, ScriptedModel::new([ScriptedResponse::text("Paid.")]), runs.clone(), Duration::ZERO);
+    let there = two.open_thread(thread.id()).await.unwrap();
+    assert_eq!(there.pending_approvals().await.unwrap()[0].arguments_sha256(), listed.arguments_sha256());
+    let shown = ParkedToolCall::new(
+        "call_pay",
+        "a2_pay",
+        serde_json::json!({"to": "bob", "amount": 3000}),
+        0,
+        ApprovalState::Pending,
+    );
+    let approve = || ApprovalChoice::Approve { arguments: None };
+    let stale = there.decide_listed(&shown, approve()).await.unwrap_err();
+    assert!(
+        matches!(&stale, ApprovalError::Stale { current, .. } if *current == listed.arguments_sha256()),
+        "{stale:?}"
+    );
+    let refused = there.record_bound_decision("call_pay", &shown.arguments_sha256(), approve()).await;
+    assert!(matches!(refused, Err(ApprovalError::Stale { .. })), "{refused:?}");
+    let waiting = there.pending_approvals().await.unwrap();
+    assert_eq!((waiting.len(), waiting[0].state), (1, ApprovalState::Pending), "nothing was decided");
+    assert_eq!(runs_of(&runs), 0, "nothing ran");
+
+    let outcome = there.decide_bound("call_pay", &listed.arguments_sha256(), approve()).await.unwrap();
+    assert_eq!(outcome.reply.as_deref(), Some("Paid."), "{outcome}");
+    assert_eq!(runs_of(&runs), 1, "the tool ran once");
+    let again = there.decide_listed(&listed, approve()).await;
+    assert!(matches!(again, Err(ApprovalError::AlreadyDecided { .. })), "{again:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a7_sqlite_a_decision_names_the_listed_arguments_hash_and_a_stale_one_changes_nothing() {
+    let dir = scratch("a7-sqlite-file");
+    let db = dir.join("threads.db");
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    a7_decisions_are_bound_to_the_listed_hash("sqlite", open(), open()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a7_postgres_a_decision_names_the_listed_arguments_hash_and_a_stale_one_changes_nothing() {
+    use hooks_runtime::store::{PostgresOptions, PostgresStore};
+    let (url, schema) = support_store::fresh_postgres_schema().await;
+    let connect = || async {
+        let store = PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).max_connections(4))
+            .await
+            .unwrap_or_else(|error| panic!("{error}; start PostgreSQL or set HOOKS_DATABASE_URL"));
+        Arc::new(store) as Arc<dyn MessageStore>
+    };
+    a7_decisions_are_bound_to_the_listed_hash("postgres", connect().await, connect().await).await;
+}
+
+/// A guard that lets every call through: a policy that differs only by its presence.
+#[hook(before_tool_call, id = "a7_watch_guard", on_failure = deny)]
+fn a7_watch_guard(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::allow()
+}
+
+/// A7: a waiting call carries the fingerprint of the policy it parked under, kept with it on
+/// SQLite: the same for two runtimes built alike, another once a guard is added, and read back
+/// as it was stored by a runtime whose policy differs.
+#[tokio::test]
+async fn a7_sqlite_a_waiting_call_carries_the_fingerprint_of_the_policy_it_parked_under() {
+    let dir = scratch("a7-fingerprint");
+    let (db, runs) = (dir.join("threads.db"), dir.join("runs"));
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    let park = |runtime: Runtime| async move {
+        let thread = runtime.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+        assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+        let listed = thread.pending_approvals().await.unwrap().remove(0);
+        (thread.id().to_owned(), listed.policy_fingerprint().expect("a waiting call's fingerprint").to_owned())
+    };
+    let (first_thread, plain) = park(runtime(open(), asks(), runs.clone(), Duration::ZERO)).await;
+    let (_, again) = park(runtime(open(), asks(), runs.clone(), Duration::ZERO)).await;
+    assert_eq!(plain, again, "the same policy, the same fingerprint");
+    assert_eq!(plain.len(), 64, "{plain}");
+    let guarded = || {
+        Runtime::builder()
+            .agent::<a2_agent>()
+            .model("scripted", asks())
+            .tool(pay_tool(runs.clone(), Duration::ZERO))
+            .guard::<a7_watch_guard>()
+            .store(open())
+            .build()
+            .unwrap()
+    };
+    let (_, with_guard) = park(guarded()).await;
+    assert_ne!(plain, with_guard, "a guard added is another policy");
+    let other = guarded();
+    let first = other.open_thread(&first_thread).await.unwrap().pending_approvals().await.unwrap().remove(0);
+    assert_eq!(first.policy_fingerprint(), Some(plain.as_str()), "kept as it parked");
+    assert_eq!(runs_of(&runs), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A guard that denies every payment: the policy a rebuilt runtime adds.
+#[hook(before_tool_call, id = "a8_no_payments", on_failure = deny)]
+fn a8_no_payments(_state: &ThreadState, _call: &HookToolCall, _arguments: &mut Value) -> ToolDecision {
+    ToolDecision::deny("payments are suspended")
+}
+
+/// A8: a call parked under one policy and approved by a runtime rebuilt on the same SQLite file
+/// with a guard that denies it is governed again first: the guard's deny denies it, the reason
+/// says the policy changed, and the tool never runs.
+#[tokio::test]
+async fn a8_sqlite_a_call_approved_after_the_policy_changed_is_governed_again_and_a_deny_denies_it() {
+    use hooks_runtime::approvals::ApprovalChoice;
+
+    let dir = scratch("a8-regoverned");
+    let (db, runs) = (dir.join("threads.db"), dir.join("runs"));
+    let open = || Arc::new(SqliteStore::open(&db).unwrap()) as Arc<dyn MessageStore>;
+    let first = runtime(open(), asks(), runs.clone(), Duration::ZERO);
+    let thread = first.create_thread("a2_agent", ThreadOptions::default()).await.unwrap();
+    assert_eq!(thread.send("pay").await.unwrap().status, ThreadStatus::AwaitingApproval);
+    let listed = thread.pending_approvals().await.unwrap().remove(0);
+    let thread_id = thread.id().to_owned();
+    drop(thread);
+    drop(first);
+
+    let rebuilt = Runtime::builder()
+        .agent::<a2_agent>()
+        .model("scripted", ScriptedModel::new([ScriptedResponse::text("Not paid.")]))
+        .tool(pay_tool(runs.clone(), Duration::ZERO))
+        .guard::<a8_no_payments>()
+        .store(open())
+        .build()
+        .unwrap();
+    let thread = rebuilt.open_thread(&thread_id).await.unwrap();
+    let refused = thread.decide_listed(&listed, ApprovalChoice::Approve { arguments: None }).await.unwrap_err();
+    let ApprovalError::PolicyDenied { hook, reason, .. } = &refused else { panic!("{refused:?}") };
+    assert_eq!((hook.as_str(), reason.as_str()), ("a8_no_payments", "payments are suspended"));
+    assert_eq!(runs_of(&runs), 0, "the tool never ran");
+    let record = thread.approval(&listed.id).await.unwrap().expect("the ledger keeps it");
+    assert_eq!(record.outcome(), Some(ApprovalOutcome::Denied), "{record:?}");
+    let messages = thread.messages().await.unwrap();
+    let result = messages.iter().find(|m| m.tool_call_id.as_deref() == Some("call_pay")).expect("the denial");
+    let content = result.content.as_deref().unwrap_or_default();
+    assert!(content.contains("the policy changed while the call waited"), "{content}");
+    assert!(content.contains("`a8_no_payments` denied it: payments are suspended"), "{content}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

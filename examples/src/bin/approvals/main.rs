@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use examples::{Options, heading};
+use hooks_runtime::approvals::{ApprovalChoice, ApprovalError};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::{SqliteStore, ThreadStatus};
 use hooks_runtime::tool::FnTool;
@@ -102,7 +103,14 @@ async fn ask(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     for waiting in thread.pending_approvals().await? {
         let reasons: Vec<&str> = waiting.reasons.iter().map(|reason| reason.reason.as_str()).collect();
-        println!("waiting: {} {} {} ({})", waiting.id, waiting.tool, waiting.arguments, reasons.join("; "));
+        println!(
+            "waiting: {} {} {} ({}) sha256={}",
+            waiting.id,
+            waiting.tool,
+            waiting.arguments,
+            reasons.join("; "),
+            waiting.arguments_sha256()
+        );
     }
     let thread_id = thread.id().to_owned();
     drop(thread);
@@ -137,7 +145,24 @@ async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::erro
     println!("waiting: {}", waiting.iter().map(|call| call.id.as_str()).collect::<Vec<_>>().join(", "));
     // The call's id is the model's (a real endpoint makes up its own): found by its tool.
     let payment = waiting.iter().find(|call| call.tool == "pay").ok_or("no payment waits for approval")?;
-    let outcome = thread.approve(&payment.id).await?;
+    println!("the person sees {} {} (sha256={})", payment.tool, payment.arguments, payment.arguments_sha256());
+    // A decision names the hash of the arguments the person saw: one made on other arguments
+    // (here, an amount of 2500) is refused as stale and decides nothing.
+    let mut seen_elsewhere = payment.arguments.clone();
+    seen_elsewhere["amount"] = json!(2500);
+    let other = hooks_runtime::approvals::ParkedToolCall::new(
+        &payment.id,
+        &payment.tool,
+        seen_elsewhere,
+        payment.position,
+        payment.state,
+    );
+    let approve = || ApprovalChoice::Approve { arguments: None };
+    match thread.decide_listed(&other, approve()).await {
+        Err(stale @ ApprovalError::Stale { .. }) => println!("refused: {stale}"),
+        other => return Err(format!("a decision on other arguments was not refused as stale: {other:?}").into()),
+    }
+    let outcome = thread.decide_listed(payment, approve()).await?;
     assert_eq!(outcome.status, ThreadStatus::Idle);
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     heading("The stored results, in the model's call order");

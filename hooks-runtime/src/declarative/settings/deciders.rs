@@ -50,6 +50,18 @@ impl Decider for PermissionRules {
         Role::Rules
     }
 
+    fn policy(&self, _guards: &[std::sync::Arc<dyn crate::governing::guard::ToolGuard>]) -> Vec<String> {
+        let (permissions, origin) = match &self.0 {
+            RulesOf::File(settings) => (settings.permissions(), "settings"),
+            RulesOf::Code(permissions) => (permissions, "code"),
+        };
+        let lists = [("allow", &permissions.allow), ("ask", &permissions.ask), ("deny", &permissions.deny)];
+        lists
+            .into_iter()
+            .flat_map(|(list, rules)| rules.iter().map(move |rule| format!("{origin}:{list}:{}", rule.text())))
+            .collect()
+    }
+
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let (permissions, code) = match &self.0 {
             RulesOf::File(settings) => (settings.permissions(), false),
