@@ -195,6 +195,9 @@ mod tests {
     use crate::dto::approvals::{Decision, DecisionRequest};
     use crate::dto::threads::{NewMessage, NewThread};
 
+    /// A well-formed `arguments_sha256` (64 hex digits).
+    const SHA: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
     fn refused<T: RequestBody + std::fmt::Debug>(body: Value) -> ApiError {
         parse::<T>(&body).unwrap_err()
     }
@@ -234,21 +237,21 @@ mod tests {
                 "its fields are `agent`, `arguments`",
             ),
             (
-                refused::<DecisionRequest>(json!({ "decision": "deny", "x": 1 })),
+                refused::<DecisionRequest>(json!({ "decision": "deny", "arguments_sha256": SHA, "x": 1 })),
                 "unknown_field",
-                "its fields are `decision`, `reason`, `arguments`",
+                "its fields are `decision`, `arguments_sha256`, `reason`, `arguments`",
             ),
             (
-                refused::<DecisionRequest>(json!({ "decision": "SECRET" })),
+                refused::<DecisionRequest>(json!({ "decision": "SECRET", "arguments_sha256": SHA })),
                 "invalid_field",
                 "field `decision` of an approval decision must be `\"approve\"` or `\"deny\"`, not a string",
             ),
             (
-                refused::<DecisionRequest>(json!({ "decision": true })),
+                refused::<DecisionRequest>(json!({ "decision": true, "arguments_sha256": SHA })),
                 "invalid_field",
                 "must be `\"approve\"` or `\"deny\"`, not a boolean",
             ),
-            (refused::<DecisionRequest>(json!({ "decision": "deny", "reason": 5 })), "invalid_field", "field `reason`"),
+            (refused::<DecisionRequest>(json!({ "decision": "deny", "arguments_sha256": SHA, "reason": 5 })), "invalid_field", "field `reason`"),
         ] {
             assert_eq!(error.code, code, "{}", error.message);
             assert!(error.message.contains(names), "{}", error.message);
@@ -260,7 +263,7 @@ mod tests {
     fn null_is_an_absent_optional_field() {
         let thread: NewThread = parse(&json!({ "agent": "a", "arguments": null })).unwrap();
         assert!(thread.arguments.is_none());
-        let decision: DecisionRequest = parse(&json!({ "decision": "approve", "reason": null })).unwrap();
+        let decision: DecisionRequest = parse(&json!({ "decision": "approve", "arguments_sha256": SHA, "reason": null })).unwrap();
         assert_eq!((decision.decision, decision.reason), (Decision::Approve, None));
     }
 }
