@@ -33,11 +33,46 @@ pub(crate) struct CommandLine {
     pub(crate) unknown: Vec<String>,
 }
 
+/// How deep brackets and compound commands may nest in a command before it counts as one that
+/// cannot be known: the parser recurses once per level, and a thread's stack is finite.
+pub(crate) const MAX_NESTING: usize = 32;
+
 /// `command` as a shell would run it.
 pub(crate) fn parse(command: &str) -> CommandLine {
     let mut walker = Walker { out: CommandLine::default(), options: ParserOptions::default() };
-    walker.script(command, 0);
+    match too_deep(command) {
+        Some(reason) => walker.out.unknown.push(reason),
+        None => walker.script(command, 0),
+    }
     walker.out
+}
+
+/// Why `command` nests too deep to be parsed safely, if it does: counted over brackets and the
+/// words that open and close compound commands, quotes ignored (which only ever counts more).
+fn too_deep(command: &str) -> Option<String> {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut word = String::new();
+    for c in command.chars().chain([' ']) {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        let closes = matches!(word.as_str(), "fi" | "done" | "esac");
+        let opens = matches!(word.as_str(), "if" | "while" | "until" | "for" | "case" | "select");
+        word.clear();
+        if opens || matches!(c, '(' | '{' | '[') {
+            depth += 1 + usize::from(opens && matches!(c, '(' | '{' | '['));
+        }
+        if closes {
+            depth = depth.saturating_sub(1);
+        }
+        if matches!(c, ')' | '}' | ']') {
+            depth = depth.saturating_sub(1);
+        }
+        deepest = deepest.max(depth);
+    }
+    (deepest > MAX_NESTING).then(|| format!("the command nests more than {MAX_NESTING} levels deep"))
 }
 
 struct Walker {
@@ -280,7 +315,7 @@ impl Walker {
         let mut value = Value::default();
         self.pieces(&pieces, text, false, depth, &mut value);
         if value.unknown.is_none() {
-            if let Some(c) = value.shape.chars().find(|c| matches!(c, '*' | '?' | '[')) {
+            if let Some(c) = glob_character(&value.shape) {
                 value.unknown =
                     Some(format!("`{}` is a pattern (`{c}`) the shell matches against file names", shown(text)));
             } else if brace_expansion(&value.shape) {
@@ -377,6 +412,16 @@ impl Value {
 
 fn process_substitution() -> Word {
     Word::Unknown("the path of a process substitution (`<(...)`, `>(...)`)".to_owned())
+}
+
+/// The character that makes the unquoted characters `shape` a pattern the shell matches against
+/// file names: `*`, `?`, or a `[` closed by a later `]` (a `[` alone, as in `[ -f x ]`, is
+/// literal).
+fn glob_character(shape: &str) -> Option<char> {
+    if let Some(c) = shape.chars().find(|c| matches!(c, '*' | '?')) {
+        return Some(c);
+    }
+    shape.find('[').filter(|open| shape[open + 1..].contains(']')).map(|_| '[')
 }
 
 /// Whether the unquoted characters `shape` hold a brace expansion: `{a,b}` or `{1..3}`.
@@ -546,7 +591,8 @@ mod tests {
         }
         assert_eq!(commands("echo \"a \\\"b\\\" \\x\""), ["echo a \"b\" \\x"]);
         assert_eq!(commands("git push origin $BRANCH"), ["git push origin ?"]);
-        assert_eq!(commands("ls *.rs {a,b}"), ["ls ? ?"]);
+        assert_eq!(commands("ls *.rs {a,b} a[12]"), ["ls ? ? ?"]);
+        assert_eq!(commands("[ -f x ] && [[ -n y ]]"), ["[ -f x ]"], "`[` alone is the test command");
     }
 
     #[test]
@@ -594,5 +640,20 @@ mod tests {
         assert!(!runs("command -v git push", "git push"), "`command -v` runs nothing");
         let unknown = parse("timeout --frobnicate 5 git push").unknown;
         assert!(unknown[0].contains("--frobnicate"), "{unknown:?}");
+    }
+
+    #[test]
+    fn b5_a_command_nested_past_what_the_parser_can_take_is_unknown_not_a_crash() {
+        for command in [
+            format!("{}git status{}", "(".repeat(5000), ")".repeat(5000)),
+            format!("{}git status{}", "$(".repeat(5000), ")".repeat(5000)),
+            format!("{}git status{}", "if true; then ".repeat(5000), "; fi".repeat(5000)),
+            format!("{}git status{}", "{ ".repeat(5000), "; }".repeat(5000)),
+        ] {
+            let line = parse(&command);
+            assert!(line.unknown.iter().any(|reason| reason.contains("nests more than")), "{:?}", line.unknown);
+        }
+        let nested = format!("{}git push{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        assert!(parse(&nested).unknown.is_empty(), "{MAX_NESTING} levels are read");
     }
 }
