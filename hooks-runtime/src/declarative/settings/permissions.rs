@@ -145,17 +145,24 @@ enum Selection {
     Unknown(String),
 }
 
-/// A call's arguments, with its command parsed at most once however many rules read it.
+/// A call's arguments, with its command parsed at most once however many rules read it, and
+/// only when a command rule of its tool reads it.
 struct Call<'a> {
     tool: &'a str,
     arguments: &'a Value,
-    cwd: &'a Path,
+    /// The working directory given, else the process's, read when a path rule needs it.
+    given_cwd: Option<&'a Path>,
+    process_cwd: OnceCell<PathBuf>,
     command: OnceCell<Option<CommandLine>>,
 }
 
 impl<'a> Call<'a> {
-    fn new(tool: &'a str, arguments: &'a Value, cwd: &'a Path) -> Self {
-        Call { tool, arguments, cwd, command: OnceCell::new() }
+    fn new(tool: &'a str, arguments: &'a Value, cwd: Option<&'a Path>) -> Self {
+        Call { tool, arguments, given_cwd: cwd, process_cwd: OnceCell::new(), command: OnceCell::new() }
+    }
+
+    fn cwd(&self) -> &Path {
+        self.given_cwd.unwrap_or_else(|| self.process_cwd.get_or_init(working_directory))
     }
 
     fn text(&self, key: &str) -> Option<&'a str> {
@@ -235,12 +242,11 @@ impl PermissionRule {
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn selects_in(&self, cwd: &Path, tool: &str, arguments: &Value) -> bool {
-        self.select(RuleKind::Deny, &Call::new(tool, arguments, cwd)) != Selection::No
+        self.select(RuleKind::Deny, &Call::new(tool, arguments, Some(cwd))) != Selection::No
     }
 
     pub(crate) fn selects_as(&self, kind: RuleKind, tool: &str, arguments: &Value) -> bool {
-        let cwd = working_directory();
-        self.select(kind, &Call::new(tool, arguments, &cwd)) != Selection::No
+        self.select(kind, &Call::new(tool, arguments, None)) != Selection::No
     }
 
     fn select(&self, kind: RuleKind, call: &Call<'_>) -> Selection {
@@ -257,8 +263,9 @@ impl PermissionRule {
             Pattern::Path(glob) => {
                 let mut paths = ["file_path", "path", "notebook_path"].iter().filter_map(|key| call.text(key));
                 yes(paths.any(|path| {
-                    let written = path_matches(glob, &paths::written(call.cwd, path), call.cwd);
-                    let resolved = path_matches(glob, &paths::resolved(call.cwd, path), call.cwd);
+                    let cwd = call.cwd();
+                    let written = path_matches(glob, &paths::written(cwd, path), cwd);
+                    let resolved = path_matches(glob, &paths::resolved(cwd, path), cwd);
                     // B6: deny and ask see either path; allow needs both.
                     if kind == RuleKind::Allow { written && resolved } else { written || resolved }
                 }))
@@ -398,20 +405,31 @@ fn command_matches(pattern: &Pattern, command: &SimpleCommand) -> Selection {
             }
             Selection::Yes
         }
-        Pattern::Command { regex, program } => {
-            let mut known = Vec::with_capacity(words.len());
-            for word in words {
-                match word {
-                    Word::Known(word) => known.push(word.as_str()),
-                    Word::Unknown(reason) => {
-                        let other_program =
-                            program.as_ref().is_some_and(|program| Some(program.as_str()) != known.first().copied());
-                        return if other_program { Selection::No } else { Selection::Unknown(reason.clone()) };
-                    }
+        Pattern::Command { regex, program } => match &command.text {
+            // Every word known: the words joined once for every rule.
+            Some(text) => {
+                if regex.is_match(text) {
+                    Selection::Yes
+                } else {
+                    Selection::No
                 }
             }
-            if regex.is_match(&known.join(" ")) { Selection::Yes } else { Selection::No }
-        }
+            // A word that is not known (the program's name is, see above): the rule applies
+            // unless it names another program.
+            None => {
+                let other_program = program.as_ref().is_some_and(|program| match words.first() {
+                    Some(Word::Known(first)) => first != program,
+                    _ => true,
+                });
+                match words.iter().find_map(|word| match word {
+                    Word::Unknown(reason) => Some(reason),
+                    Word::Known(_) => None,
+                }) {
+                    Some(reason) if !other_program => Selection::Unknown(reason.clone()),
+                    _ => Selection::No,
+                }
+            }
+        },
         Pattern::Path(_) | Pattern::Domain(_) | Pattern::Text(_) => Selection::No,
     }
 }
@@ -540,6 +558,26 @@ mod tests {
         json!({"command": command})
     }
 
+    #[test]
+    fn a_command_is_parsed_only_when_a_command_rule_of_its_tool_reads_it() {
+        let arguments = bash("git push");
+        let others = ["Read(./secrets/**)", "WebFetch(domain:example.com)", "Bash", "Bash(*)", "mcp__*"];
+        let call = Call::new("Bash", &arguments, None);
+        for text in others {
+            rule(text).select(RuleKind::Deny, &call);
+        }
+        assert!(call.command.get().is_none(), "no rule read the command");
+        let call = Call::new("Read", &arguments, None);
+        assert_eq!(rule("Bash(git push:*)").select(RuleKind::Deny, &call), Selection::No);
+        assert!(call.command.get().is_none(), "a `Bash` rule does not read a `Read` call");
+        let call = Call::new("Bash", &arguments, None);
+        for text in ["Bash(git push:*)", "Bash(rm *)", "Bash(ls:*)"] {
+            rule(text).select(RuleKind::Deny, &call);
+        }
+        let line = call.command.get().expect("the command rules read it").as_ref().expect("a command");
+        assert_eq!(line.commands.len(), 1, "parsed once: {line:?}");
+    }
+
     fn allows(rule_text: &str, command: &str) -> bool {
         rule(rule_text).selects_as(RuleKind::Allow, "Bash", &bash(command))
     }
@@ -631,7 +669,7 @@ mod tests {
         std::os::unix::fs::symlink("src", dir.join("code")).unwrap();
         let read = |path: &str| json!({"file_path": path});
         let decide = |rule_text: &str, kind: RuleKind, path: &str| {
-            rule(rule_text).select(kind, &Call::new("Read", &read(path), &dir)) != Selection::No
+            rule(rule_text).select(kind, &Call::new("Read", &read(path), Some(&dir))) != Selection::No
         };
         // The written path is under `src/`, the file it opens is under `secrets/`.
         assert!(decide("Read(./secrets/**)", RuleKind::Deny, "src/key.pem"));
@@ -699,14 +737,11 @@ impl SettingsPermissions {
 
     /// The strongest rule that selects the call, deny > ask > allow: its list, its id
     /// (`settings:permissions.deny[0]`), the rule, and the reason the decision gives.
+    /// Relative paths are relative to the process's working directory. The command of a `Bash`
+    /// call is parsed once, whatever the number of rules, and only if a command rule of the
+    /// tool reads it.
     pub(crate) fn decide(&self, tool: &str, arguments: &Value) -> Option<RuleMatch<'_>> {
-        self.decide_in(&working_directory(), tool, arguments)
-    }
-
-    /// [`decide`](Self::decide) for a call whose relative paths are relative to `cwd`. The
-    /// command of a `Bash` call is parsed once, whatever the number of rules.
-    pub(crate) fn decide_in(&self, cwd: &Path, tool: &str, arguments: &Value) -> Option<RuleMatch<'_>> {
-        let call = Call::new(tool, arguments, cwd);
+        let call = Call::new(tool, arguments, None);
         [(RuleKind::Deny, &self.deny), (RuleKind::Ask, &self.ask), (RuleKind::Allow, &self.allow)].into_iter().find_map(
             |(kind, rules)| {
                 rules.iter().enumerate().find_map(|(index, rule)| {

@@ -22,6 +22,25 @@ pub(crate) const MAX_DEPTH: usize = 8;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SimpleCommand {
     pub(crate) words: Vec<Word>,
+    /// The words joined by single spaces, when every one is known: what a glob rule matches,
+    /// joined once for every rule.
+    pub(crate) text: Option<String>,
+}
+
+impl SimpleCommand {
+    pub(crate) fn new(words: Vec<Word>) -> Self {
+        let mut text = String::new();
+        for (index, word) in words.iter().enumerate() {
+            let Word::Known(word) = word else {
+                return SimpleCommand { words, text: None };
+            };
+            if index > 0 {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        SimpleCommand { words, text: Some(text) }
+    }
 }
 
 /// Every simple command of a command line, and what could not be known about it.
@@ -33,11 +52,47 @@ pub(crate) struct CommandLine {
     pub(crate) unknown: Vec<String>,
 }
 
+/// How deep brackets and compound commands may nest in a command before it counts as one that
+/// cannot be known: the parser recurses once per level, and a thread's stack is finite.
+pub(crate) const MAX_NESTING: usize = 32;
+
 /// `command` as a shell would run it.
 pub(crate) fn parse(command: &str) -> CommandLine {
     let mut walker = Walker { out: CommandLine::default(), options: ParserOptions::default() };
-    walker.script(command, 0);
+    match too_deep(command) {
+        Some(reason) => walker.out.unknown.push(reason),
+        None => walker.script(command, 0),
+    }
     walker.out
+}
+
+/// Why `command` nests too deep to be parsed safely, if it does: counted over brackets and the
+/// words that open and close compound commands, quotes ignored (which only ever counts more).
+fn too_deep(command: &str) -> Option<String> {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    // Where the run of letters and digits that ends at the current character starts.
+    let mut start = 0;
+    for (index, c) in command.char_indices().chain([(command.len(), ' ')]) {
+        if c.is_ascii_alphanumeric() {
+            continue;
+        }
+        let word = &command[start..index];
+        start = index + c.len_utf8();
+        let closes = matches!(word, "fi" | "done" | "esac");
+        let opens = matches!(word, "if" | "while" | "until" | "for" | "case" | "select");
+        if opens || matches!(c, '(' | '{' | '[') {
+            depth += 1 + usize::from(opens && matches!(c, '(' | '{' | '['));
+        }
+        if closes {
+            depth = depth.saturating_sub(1);
+        }
+        if matches!(c, ')' | '}' | ']') {
+            depth = depth.saturating_sub(1);
+        }
+        deepest = deepest.max(depth);
+    }
+    (deepest > MAX_NESTING).then(|| format!("the command nests more than {MAX_NESTING} levels deep"))
 }
 
 struct Walker {
@@ -201,15 +256,7 @@ impl Walker {
 
     fn simple(&mut self, command: &ast::SimpleCommand, depth: usize) {
         let mut words = Vec::new();
-        let items = command.prefix.iter().flat_map(|prefix| prefix.0.iter().map(|item| (item, true)));
-        let name = command.word_or_name.iter();
-        let suffix = command.suffix.iter().flat_map(|suffix| suffix.0.iter().map(|item| (item, false)));
-        let mut prefix_items = Vec::new();
-        let mut suffix_items = Vec::new();
-        for (item, in_prefix) in items.chain(suffix) {
-            if in_prefix { prefix_items.push(item) } else { suffix_items.push(item) }
-        }
-        for item in prefix_items {
+        for item in command.prefix.iter().flat_map(|prefix| prefix.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect, depth),
                 // An assignment before the program sets a variable; only its substitutions run.
@@ -223,10 +270,10 @@ impl Walker {
                 }
             }
         }
-        for word in name {
+        if let Some(word) = &command.word_or_name {
             words.push(self.expand(&word.value, depth));
         }
-        for item in suffix_items {
+        for item in command.suffix.iter().flat_map(|suffix| suffix.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect, depth),
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word)
@@ -253,7 +300,7 @@ impl Walker {
             }
         }
         let runs = unwrap(&words);
-        self.out.commands.push(SimpleCommand { words });
+        self.out.commands.push(SimpleCommand::new(words));
         for runs in runs {
             match runs {
                 Runs::Command(inner) if depth < MAX_DEPTH => self.run(inner, depth + 1),
@@ -269,6 +316,15 @@ impl Walker {
     /// The word `text` after expansion and quote removal, recording the commands its
     /// substitutions run.
     fn expand(&mut self, text: &str, depth: usize) -> Word {
+        if plain(text) {
+            // What the word parser would answer: one piece of unquoted text, no pattern.
+            return Word::Known(text.to_owned());
+        }
+        self.expand_parsed(text, depth)
+    }
+
+    /// [`expand`](Self::expand) through the word parser.
+    fn expand_parsed(&mut self, text: &str, depth: usize) -> Word {
         let pieces = match word::parse(text, &self.options) {
             Ok(pieces) => pieces,
             Err(error) => {
@@ -280,7 +336,7 @@ impl Walker {
         let mut value = Value::default();
         self.pieces(&pieces, text, false, depth, &mut value);
         if value.unknown.is_none() {
-            if let Some(c) = value.shape.chars().find(|c| matches!(c, '*' | '?' | '[')) {
+            if let Some(c) = glob_character(&value.shape) {
                 value.unknown =
                     Some(format!("`{}` is a pattern (`{c}`) the shell matches against file names", shown(text)));
             } else if brace_expansion(&value.shape) {
@@ -375,8 +431,29 @@ impl Value {
     }
 }
 
+/// Whether `text` is a word the shell leaves as it is: not empty, and only letters, digits and
+/// `-_./:,=+@%^` (no quote, escape, expansion, pattern, brace, tilde or operator). Most words
+/// of a command are; they skip the word parser.
+fn plain(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b',' | b'=' | b'+' | b'@' | b'%' | b'^')
+        })
+}
+
 fn process_substitution() -> Word {
     Word::Unknown("the path of a process substitution (`<(...)`, `>(...)`)".to_owned())
+}
+
+/// The character that makes the unquoted characters `shape` a pattern the shell matches against
+/// file names: `*`, `?`, or a `[` closed by a later `]` (a `[` alone, as in `[ -f x ]`, is
+/// literal).
+fn glob_character(shape: &str) -> Option<char> {
+    if let Some(c) = shape.chars().find(|c| matches!(c, '*' | '?')) {
+        return Some(c);
+    }
+    shape.find('[').filter(|open| shape[open + 1..].contains(']')).map(|_| '[')
 }
 
 /// Whether the unquoted characters `shape` hold a brace expansion: `{a,b}` or `{1..3}`.
@@ -546,7 +623,32 @@ mod tests {
         }
         assert_eq!(commands("echo \"a \\\"b\\\" \\x\""), ["echo a \"b\" \\x"]);
         assert_eq!(commands("git push origin $BRANCH"), ["git push origin ?"]);
-        assert_eq!(commands("ls *.rs {a,b}"), ["ls ? ?"]);
+        assert_eq!(commands("ls *.rs {a,b} a[12]"), ["ls ? ? ?"]);
+        assert_eq!(commands("[ -f x ] && [[ -n y ]]"), ["[ -f x ]"], "`[` alone is the test command");
+    }
+
+    #[test]
+    fn b2_a_word_that_skips_the_word_parser_is_what_the_parser_would_answer() {
+        let mut walker = Walker { out: CommandLine::default(), options: ParserOptions::default() };
+        let mut skipped = 0;
+        // Every ASCII character at the start, inside and at the end of a word.
+        for c in (0u8..128).map(char::from) {
+            for word in [format!("{c}a"), format!("a{c}b"), format!("a{c}"), format!("{c}")] {
+                if plain(&word) {
+                    skipped += 1;
+                    assert_eq!(walker.expand_parsed(&word, 0), Word::Known(word.clone()), "{word:?}");
+                }
+            }
+        }
+        assert!(walker.out.unknown.is_empty(), "{:?}", walker.out.unknown);
+        assert!(skipped > 4 * 62, "letters, digits and a few signs skip the parser");
+        for word in ["", "~", "a*", "a?", "a[1]", "{a,b}", "$x", "'a'", "\\a", "a b", "!(a)", "a#"] {
+            assert!(!plain(word), "{word:?} goes through the parser");
+        }
+        assert_eq!(
+            commands("cargo test -p hooks-runtime --lib x=1 a,b 50% +x @y ^z"),
+            ["cargo test -p hooks-runtime --lib x=1 a,b 50% +x @y ^z"]
+        );
     }
 
     #[test]
@@ -594,5 +696,20 @@ mod tests {
         assert!(!runs("command -v git push", "git push"), "`command -v` runs nothing");
         let unknown = parse("timeout --frobnicate 5 git push").unknown;
         assert!(unknown[0].contains("--frobnicate"), "{unknown:?}");
+    }
+
+    #[test]
+    fn b5_a_command_nested_past_what_the_parser_can_take_is_unknown_not_a_crash() {
+        for command in [
+            format!("{}git status{}", "(".repeat(5000), ")".repeat(5000)),
+            format!("{}git status{}", "$(".repeat(5000), ")".repeat(5000)),
+            format!("{}git status{}", "if true; then ".repeat(5000), "; fi".repeat(5000)),
+            format!("{}git status{}", "{ ".repeat(5000), "; }".repeat(5000)),
+        ] {
+            let line = parse(&command);
+            assert!(line.unknown.iter().any(|reason| reason.contains("nests more than")), "{:?}", line.unknown);
+        }
+        let nested = format!("{}git push{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        assert!(parse(&nested).unknown.is_empty(), "{MAX_NESTING} levels are read");
     }
 }

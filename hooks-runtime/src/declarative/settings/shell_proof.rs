@@ -301,6 +301,9 @@ impl Recorder {
         let bash = ["/usr/bin/bash", "/bin/bash"].into_iter().find(|p| Path::new(p).exists()).expect("bash");
         let timeout =
             ["/usr/bin/timeout", "/bin/timeout"].into_iter().find(|p| Path::new(p).exists()).expect("timeout");
+        // Stderr is a pipe read to its end: every process the case started (a process
+        // substitution's, a background job's) holds it until it exits, so its record is in
+        // this case's log, never in the next one's.
         let status = Command::new(timeout)
             .args(["-k", "1", "5", bash, "-c", command])
             .env_clear()
@@ -309,9 +312,10 @@ impl Recorder {
             .current_dir(&self.work)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
+            .status;
         assert_ne!(status.code(), Some(124), "`{command}` hung");
         std::fs::read_to_string(&self.log).unwrap().lines().map(str::to_owned).collect()
     }
