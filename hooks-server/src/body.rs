@@ -251,7 +251,11 @@ mod tests {
                 "invalid_field",
                 "must be `\"approve\"` or `\"deny\"`, not a boolean",
             ),
-            (refused::<DecisionRequest>(json!({ "decision": "deny", "arguments_sha256": SHA, "reason": 5 })), "invalid_field", "field `reason`"),
+            (
+                refused::<DecisionRequest>(json!({ "decision": "deny", "arguments_sha256": SHA, "reason": 5 })),
+                "invalid_field",
+                "field `reason`",
+            ),
         ] {
             assert_eq!(error.code, code, "{}", error.message);
             assert!(error.message.contains(names), "{}", error.message);
@@ -263,7 +267,8 @@ mod tests {
     fn null_is_an_absent_optional_field() {
         let thread: NewThread = parse(&json!({ "agent": "a", "arguments": null })).unwrap();
         assert!(thread.arguments.is_none());
-        let decision: DecisionRequest = parse(&json!({ "decision": "approve", "arguments_sha256": SHA, "reason": null })).unwrap();
+        let decision: DecisionRequest =
+            parse(&json!({ "decision": "approve", "arguments_sha256": SHA, "reason": null })).unwrap();
         assert_eq!((decision.decision, decision.reason), (Decision::Approve, None));
     }
 }
