@@ -21,6 +21,7 @@ mod postgres_scale_out;
 #[cfg(feature = "postgres")]
 mod postgres_streams;
 mod quotas;
+mod shutdown;
 mod slow_clients;
 mod sqlite_processes;
 mod threads;
