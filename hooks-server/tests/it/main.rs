@@ -11,6 +11,7 @@ mod support;
 
 mod approvals;
 mod blocked_messages;
+mod contents_canary;
 mod durable_send;
 mod governing;
 mod hook_runs;
