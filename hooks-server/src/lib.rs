@@ -159,7 +159,7 @@ pub use auth::{Authenticator, StaticTokens};
 pub use config::ServerConfig;
 pub use config_error::ConfigError;
 pub use hook_runs::{HookRunLayer, HookRuns};
-pub use serve::{HttpServer, serve};
+pub use serve::{HttpServer, serve, serve_with_shutdown};
 
 use error::{ApiError, printable};
 use state::AppState;

@@ -8,8 +8,15 @@
 //! is closed, and past [`HttpServer::max_connections`] a new connection is answered `503` and
 //! closed at once instead of waiting. Request bodies are bounded by the router
 //! ([`ServerConfig::body_read_timeout`](crate::ServerConfig::body_read_timeout)).
+//!
+//! [`HttpServer::serve_with_shutdown`] stops on a signal: it accepts no more connections,
+//! lets the requests being answered finish (within [`HttpServer::shutdown_grace`]), closes
+//! the connections, then ends the sessions of the runtime given to
+//! [`HttpServer::shutdown_runtime`] (its settings file's `SessionEnd` hooks run) and removes
+//! its transcripts' folder ([`Runtime::shutdown`]).
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,11 +26,12 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::Request;
+use hooks_runtime::Runtime;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use tower_service::Service;
 
 use crate::user_limits::ConnectionClaim;
@@ -46,6 +54,34 @@ const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r
 /// ```
 pub async fn serve(listener: TcpListener, router: Router) -> io::Result<()> {
     HttpServer::new(router).serve(listener).await
+}
+
+/// Serves `router` on `listener` with the default bounds of [`HttpServer`] until `signal`
+/// completes, then shuts down gracefully: no new connection is accepted, the requests being
+/// answered finish (within 10 s), and `runtime`'s sessions are ended (its settings file's
+/// `SessionEnd` hooks run) and its transcripts' folder removed ([`Runtime::shutdown`]).
+///
+/// ```no_run
+/// use hooks_runtime::Runtime;
+/// use hooks_server::StaticTokens;
+///
+/// # async fn run(runtime: Runtime, stop: tokio::sync::oneshot::Receiver<()>) -> std::io::Result<()> {
+/// let app = hooks_server::router(runtime.clone(), StaticTokens::new([("dev-token", "alice")]));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// // In a binary, a future of `tokio::signal` (ctrl-c, SIGTERM).
+/// let ctrl_c = async {
+///     let _ = stop.await;
+/// };
+/// hooks_server::serve_with_shutdown(listener, app, runtime, ctrl_c).await
+/// # }
+/// ```
+pub async fn serve_with_shutdown(
+    listener: TcpListener,
+    router: Router,
+    runtime: Runtime,
+    signal: impl Future<Output = ()> + Send,
+) -> io::Result<()> {
+    HttpServer::new(router).shutdown_runtime(runtime).serve_with_shutdown(listener, signal).await
 }
 
 /// An HTTP/1.1 server for a router, with header, idle and connection bounds.
@@ -72,6 +108,8 @@ pub struct HttpServer {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: usize,
+    shutdown_grace: Duration,
+    runtime: Option<Runtime>,
 }
 
 impl HttpServer {
@@ -83,6 +121,8 @@ impl HttpServer {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 512,
+            shutdown_grace: Duration::from_secs(10),
+            runtime: None,
         }
     }
 
@@ -111,13 +151,66 @@ impl HttpServer {
         self
     }
 
+    /// How long [`serve_with_shutdown`](Self::serve_with_shutdown) lets the requests being
+    /// answered finish once its signal came (default 10 s); then the connections still open
+    /// (event streams, say) are closed.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The runtime the router serves, shut down ([`Runtime::shutdown`]: its sessions ended,
+    /// its transcripts' folder removed) by [`serve_with_shutdown`](Self::serve_with_shutdown)
+    /// once the connections are closed.
+    ///
+    /// ```no_run
+    /// use hooks_runtime::Runtime;
+    /// use hooks_server::{HttpServer, StaticTokens};
+    ///
+    /// # async fn run(runtime: Runtime, stop: tokio::sync::oneshot::Receiver<()>) -> std::io::Result<()> {
+    /// let app = hooks_server::router(runtime.clone(), StaticTokens::new([("dev-token", "alice")]));
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// // In a binary, a future of `tokio::signal` (ctrl-c, SIGTERM).
+    /// let ctrl_c = async {
+    ///     let _ = stop.await;
+    /// };
+    /// HttpServer::new(app).shutdown_runtime(runtime).serve_with_shutdown(listener, ctrl_c).await
+    /// # }
+    /// ```
+    pub fn shutdown_runtime(mut self, runtime: Runtime) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
     /// Accepts and serves connections until the listener fails with an error that is not
     /// about one connection.
     pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
-        let slots = Arc::new(Semaphore::new(self.max_connections));
+        self.serve_with_shutdown(listener, std::future::pending()).await
+    }
+
+    /// Accepts and serves connections until `signal` completes (or the listener fails with an
+    /// error that is not about one connection), then shuts down gracefully: accepts no more
+    /// connections, closes the idle ones, lets the requests being answered finish within
+    /// [`shutdown_grace`](Self::shutdown_grace), closes what is still open, and then shuts
+    /// down the runtime given to [`shutdown_runtime`](Self::shutdown_runtime).
+    pub async fn serve_with_shutdown(
+        self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()> + Send,
+    ) -> io::Result<()> {
+        let max_connections = self.max_connections;
+        let grace = self.shutdown_grace;
+        let runtime = self.runtime.clone();
+        let slots = Arc::new(Semaphore::new(max_connections));
+        let (closing, closed) = watch::channel(false);
         let bounds = Arc::new(self);
+        tokio::pin!(signal);
         loop {
-            let stream = match listener.accept().await {
+            let accepted = tokio::select! {
+                () = signal.as_mut() => break,
+                accepted = listener.accept() => accepted,
+            };
+            let stream = match accepted {
                 Ok((stream, _)) => stream,
                 Err(error) if is_connection_error(&error) => continue,
                 Err(error) => {
@@ -134,14 +227,29 @@ impl HttpServer {
                 continue;
             };
             let bounds = bounds.clone();
+            let closed = closed.clone();
             tokio::spawn(async move {
-                bounds.connection(stream).await;
+                bounds.connection(stream, closed).await;
                 drop(slot);
             });
         }
+        drop(listener);
+        let _ = closing.send(true);
+        // Every connection holds a slot until it is closed: all slots free, all closed.
+        let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+        let drained = tokio::time::timeout(grace, slots.acquire_many(all)).await;
+        if drained.is_err() {
+            tracing::info!(target: "hooks_server", "shutting down: closing the connections still open after {grace:?}");
+        }
+        // Dropping the sender ends the connections still open (see `connection`).
+        drop(closing);
+        if let Some(runtime) = runtime {
+            runtime.shutdown().await;
+        }
+        Ok(())
     }
 
-    async fn connection(&self, stream: TcpStream) {
+    async fn connection(&self, stream: TcpStream, mut closed: watch::Receiver<bool>) {
         let _ = stream.set_nodelay(true);
         let activity = Arc::new(Activity::new());
         let io = TokioIo::new(Watched { inner: stream, activity: activity.clone() });
@@ -169,6 +277,16 @@ impl HttpServer {
             let wait = if quiet >= self.idle_timeout { self.idle_timeout / 4 } else { self.idle_timeout - quiet };
             tokio::select! {
                 _ = connection.as_mut() => return,
+                changed = closed.changed() => {
+                    if changed.is_err() {
+                        // The server stopped waiting for this connection: close it.
+                        return;
+                    }
+                    if *closed.borrow() {
+                        // Finish the request being answered, then close (idle: close now).
+                        connection.as_mut().graceful_shutdown();
+                    }
+                }
                 () = tokio::time::sleep(wait) => {
                     if activity.answering() == 0 && activity.quiet_for() >= self.idle_timeout {
                         // Dropping the connection closes the socket.

@@ -143,6 +143,33 @@ impl Runtime {
         ended
     }
 
+    /// Ends the runtime's work with settings hooks before the application exits: ends every
+    /// open session as [`end_sessions`](Self::end_sessions) does (with
+    /// [`SessionEndReason::Other`](crate::declarative::SessionEndReason::Other)), waiting for
+    /// their `SessionEnd` hooks, then removes the folder of the threads' transcripts
+    /// (`transcript_path`) with its files, which is otherwise removed only when the last clone
+    /// of the runtime is dropped. Returns how many sessions ended. The runtime stays usable: a
+    /// hook that reads a transcript afterwards gets a new folder.
+    ///
+    /// ```
+    /// use hooks_runtime::Runtime;
+    /// use hooks_runtime::declarative::SettingsHooks;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = Runtime::builder().settings_hooks(SettingsHooks::from_json(r#"{"hooks": {}}"#)).build().unwrap();
+    /// assert_eq!(runtime.shutdown().await, 0); // no thread was used
+    /// # });
+    /// ```
+    #[cfg(feature = "declarative")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    pub async fn shutdown(&self) -> usize {
+        let ended = self.end_sessions(crate::declarative::SessionEndReason::Other).await;
+        if let Some(registry) = &self.inner.registries.settings {
+            registry.state().remove_transcripts();
+        }
+        ended
+    }
+
     /// Ends the session of one thread, as [`end_sessions`](Self::end_sessions) ends all:
     /// `false` when it had none open (never created or opened here, a subagent's child thread,
     /// or already ended), and then no hook runs.

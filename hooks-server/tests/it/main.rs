@@ -11,6 +11,7 @@ mod support;
 
 mod approvals;
 mod blocked_messages;
+mod contents_canary;
 mod durable_send;
 mod governing;
 mod hook_runs;
@@ -21,6 +22,7 @@ mod postgres_scale_out;
 #[cfg(feature = "postgres")]
 mod postgres_streams;
 mod quotas;
+mod shutdown;
 mod slow_clients;
 mod sqlite_processes;
 mod threads;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use super::transcript::TranscriptDir;
 
@@ -26,8 +26,8 @@ pub(crate) struct SettingsState {
     /// The `once` hooks that have run, by thread and location.
     ran_once: Mutex<std::collections::HashSet<(String, String)>>,
     /// The transcripts' folder, made the first time a hook could read one, removed with the
-    /// state (H2).
-    transcripts: OnceLock<TranscriptDir>,
+    /// state or by [`remove_transcripts`](Self::remove_transcripts) (H2).
+    transcripts: Mutex<Option<TranscriptDir>>,
     /// The top-level threads whose session began and has not ended, kept only while a
     /// `SessionEnd` hook would run for them (K11).
     sessions: Mutex<std::collections::BTreeSet<String>>,
@@ -52,19 +52,22 @@ impl SettingsState {
     /// (made now if need be: fresh, readable by this user only, see [`TranscriptDir`]), named
     /// for the thread. Write it with [`write_transcript`](super::write_transcript).
     pub(crate) fn transcript_path(&self, thread: &str) -> std::io::Result<PathBuf> {
-        let folder = match self.transcripts.get() {
-            Some(folder) => folder,
-            None => {
-                // Another hook may make one at the same time: the first stays, the other is
-                // removed as it is dropped.
-                let _ = self.transcripts.set(TranscriptDir::create()?);
-                self.transcripts.get().expect("set above")
-            }
+        let mut transcripts = lock(&self.transcripts);
+        if transcripts.is_none() {
+            *transcripts = Some(TranscriptDir::create()?);
         }
-        .path();
+        let folder = transcripts.as_ref().expect("made above").path().to_path_buf();
+        drop(transcripts);
         let name: String =
             thread.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
         Ok(folder.join(format!("{name}.jsonl")))
+    }
+
+    /// Removes the transcripts' folder with its files now (H2); a hook that reads a
+    /// transcript later gets a new folder.
+    pub(crate) fn remove_transcripts(&self) {
+        let folder = lock(&self.transcripts).take();
+        drop(folder);
     }
 
     /// Records that `given.hook` asked the turn of `thread` to stop; the first request stands.
