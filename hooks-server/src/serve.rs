@@ -13,7 +13,7 @@
 //! lets the requests being answered finish (within [`HttpServer::shutdown_grace`]), closes
 //! the connections, then ends the sessions of the runtime given to
 //! [`HttpServer::shutdown_runtime`] (its settings file's `SessionEnd` hooks run) and removes
-//! its transcripts' folder ([`Runtime::shutdown`]).
+//! its transcripts' folder (`Runtime::shutdown`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -59,7 +59,7 @@ pub async fn serve(listener: TcpListener, router: Router) -> io::Result<()> {
 /// Serves `router` on `listener` with the default bounds of [`HttpServer`] until `signal`
 /// completes, then shuts down gracefully: no new connection is accepted, the requests being
 /// answered finish (within 10 s), and `runtime`'s sessions are ended (its settings file's
-/// `SessionEnd` hooks run) and its transcripts' folder removed ([`Runtime::shutdown`]).
+/// `SessionEnd` hooks run) and its transcripts' folder removed (`Runtime::shutdown`).
 ///
 /// ```no_run
 /// use hooks_runtime::Runtime;
@@ -159,7 +159,7 @@ impl HttpServer {
         self
     }
 
-    /// The runtime the router serves, shut down ([`Runtime::shutdown`]: its sessions ended,
+    /// The runtime the router serves, shut down (`Runtime::shutdown`: its sessions ended,
     /// its transcripts' folder removed) by [`serve_with_shutdown`](Self::serve_with_shutdown)
     /// once the connections are closed.
     ///
