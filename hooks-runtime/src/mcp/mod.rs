@@ -145,6 +145,12 @@ impl McpServers {
         pins.withheld().into_iter().filter(|(name, _)| tool == "*" || name == entry).collect()
     }
 
+    /// Closes every server's connection and waits until each client has ended
+    /// ([`Runtime::shutdown`](crate::Runtime::shutdown)).
+    pub(crate) async fn close(&self) {
+        futures_util::future::join_all(self.servers.iter().map(|server| server.close())).await;
+    }
+
     /// Every server as the inspector shows it.
     pub(crate) fn infos(&self) -> Vec<McpServerInfo> {
         self.servers.iter().map(|server| server.info()).collect()

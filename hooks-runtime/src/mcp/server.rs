@@ -92,13 +92,19 @@ pub struct McpToolInfo {
 
 /// A live connection: the rmcp client and, over stdio, the server's process.
 struct Connection {
-    service: RunningService<RoleClient, Handler>,
+    peer: Peer<RoleClient>,
+    /// Taken out by [`McpServer::close`], which waits for the client to end.
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     process: Option<Box<ChildProcess>>,
 }
 
 impl Connection {
+    fn new(service: RunningService<RoleClient, Handler>, process: Option<Box<ChildProcess>>) -> Self {
+        Connection { peer: service.peer().clone(), service: Mutex::new(Some(service)), process }
+    }
+
     fn alive(&self) -> bool {
-        !self.service.peer().is_transport_closed()
+        !self.peer.is_transport_closed()
     }
 }
 
@@ -316,7 +322,7 @@ impl McpServer {
             }
         };
         let tools = self.list_tools(service.peer()).await?;
-        Ok((Connection { service, process }, tools))
+        Ok((Connection::new(service, process), tools))
     }
 
     /// The server's tools, page after page (H4): at most [`McpTransport::max_tools`] of them
@@ -377,6 +383,28 @@ impl McpServer {
         }
     }
 
+    /// Closes the connection, if there is one, and waits until rmcp's client and its transport
+    /// have ended, within the tokio runtime: a client only dropped closes its transport on a
+    /// task of its own, which the end of the tokio runtime can cut short (rmcp then logs
+    /// `fail to close sink`). The next call starts the server again.
+    pub(super) async fn close(&self) {
+        let connection = {
+            let mut status = self.status();
+            if status.state == McpServerState::Ready {
+                status.state = McpServerState::NotStarted;
+            }
+            status.connection.take()
+        };
+        let Some(connection) = connection else { return };
+        let service = connection.service.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(service) = service
+            && let Err(error) = service.cancel().await
+        {
+            tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "the MCP client did not end cleanly: {error}");
+        }
+        tracing::debug!(target: "hooks_runtime::mcp", server = %self.name, "MCP client closed");
+    }
+
     fn failed(&self, error: String) {
         tracing::warn!(target: "hooks_runtime::mcp", server = %self.name, "MCP server failed: {error}");
         let mut status = self.status();
@@ -429,7 +457,7 @@ impl McpServer {
         };
         let deadline = Instant::now() + self.transport.timeout;
         let call = async {
-            let peer = connection.service.peer().clone();
+            let peer = connection.peer.clone();
             let mut params = CallToolRequestParams::new(tool.to_owned());
             params.arguments = arguments;
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));

@@ -143,13 +143,17 @@ impl Runtime {
         ended
     }
 
-    /// Ends the runtime's work with settings hooks before the application exits: ends every
-    /// open session as [`end_sessions`](Self::end_sessions) does (with
+    /// Ends the runtime's work before the application exits, and returns how many sessions
+    /// ended. With settings hooks, it ends every open session as
+    /// [`end_sessions`](Self::end_sessions) does (with
     /// [`SessionEndReason::Other`](crate::declarative::SessionEndReason::Other)), waiting for
     /// their `SessionEnd` hooks, then removes the folder of the threads' transcripts
     /// (`transcript_path`) with its files, which is otherwise removed only when the last clone
-    /// of the runtime is dropped. Returns how many sessions ended. The runtime stays usable: a
-    /// hook that reads a transcript afterwards gets a new folder.
+    /// of the runtime is dropped. With MCP servers, it then closes each server's client and
+    /// waits until it has ended (an HTTP session closed, a stdio server's pipes shut): a runtime
+    /// only dropped leaves that to tasks that the end of the tokio runtime may cut short. The
+    /// runtime stays usable: a hook that reads a transcript afterwards gets a new folder, and
+    /// the next MCP call starts its server again.
     ///
     /// ```
     /// use hooks_runtime::Runtime;
@@ -160,13 +164,21 @@ impl Runtime {
     /// assert_eq!(runtime.shutdown().await, 0); // no thread was used
     /// # });
     /// ```
-    #[cfg(feature = "declarative")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "declarative")))]
+    #[cfg(any(feature = "declarative", feature = "mcp"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "declarative", feature = "mcp"))))]
     pub async fn shutdown(&self) -> usize {
-        let ended = self.end_sessions(crate::declarative::SessionEndReason::Other).await;
-        if let Some(registry) = &self.inner.registries.settings {
-            registry.state().remove_transcripts();
-        }
+        #[cfg(feature = "declarative")]
+        let ended = {
+            let ended = self.end_sessions(crate::declarative::SessionEndReason::Other).await;
+            if let Some(registry) = &self.inner.registries.settings {
+                registry.state().remove_transcripts();
+            }
+            ended
+        };
+        #[cfg(not(feature = "declarative"))]
+        let ended = 0;
+        #[cfg(feature = "mcp")]
+        self.inner.registries.tools.mcp.close().await;
         ended
     }
 

@@ -521,3 +521,91 @@ fn p3_a_stdio_servers_processes_die_with_the_runtimes_process_on_sigkill() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The events (INFO and above) logged on the threads of a tokio runtime, as fmt lines.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn dispatch(&self) -> tracing::Dispatch {
+        let logs = self.clone();
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || logs.clone())
+            .into()
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// rmcp's client closes its transport when it is cancelled or dropped, and logs `fail to close
+/// sink` at ERROR when the transport's task did not end (the tokio runtime ended under it).
+/// After `Runtime::shutdown` every client has ended, within the tokio runtime: it logged `serve
+/// finished`, and the end of the tokio runtime has nothing left to cut short.
+#[test]
+fn p4_a_cancelled_http_call_then_a_shutdown_ends_every_mcp_client_with_no_error_logged() {
+    let logs = Logs::default();
+    let dispatch = logs.dispatch();
+    let _main = tracing::dispatcher::set_default(&dispatch);
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .on_thread_start({
+            let dispatch = dispatch.clone();
+            // Kept for the thread's life: the runtime's threads log to this test alone.
+            move || std::mem::forget(tracing::dispatcher::set_default(&dispatch))
+        })
+        .build()
+        .unwrap();
+    let server = tokio.block_on(async {
+        let server = EverythingHttp::start().await;
+        let model = one_call("mcp__everything__trigger-long-running-operation", json!({"duration": 60, "steps": 60}));
+        let runtime = builder(&model)
+            .agent::<p4_agent>()
+            .mcp_server("everything", McpTransport::http(&server.url))
+            .build()
+            .unwrap();
+        let thread = runtime.create_thread("p4_agent", ThreadOptions::default()).await.unwrap();
+        let mut events = thread.subscribe();
+        let running = tokio::spawn({
+            let thread = thread.clone();
+            async move { thread.send("go").await }
+        });
+        // The server runs the call once it reports progress; the abort cancels it there.
+        while !matches!(events.recv().await, Ok(ThreadEvent::ToolCallProgress { .. })) {}
+        thread.abort();
+        let outcome = running.await.unwrap().unwrap();
+        assert_eq!(outcome.status, ThreadStatus::Stopped(hooks_runtime::store::StopReason::Aborted), "{outcome}");
+        runtime.shutdown().await;
+        let logged = logs.text();
+        assert!(
+            logged.contains("rmcp::service: serve finished"),
+            "the MCP client ended before `shutdown` returned:\n{logged}"
+        );
+        assert_eq!(
+            runtime.mcp_servers()[0].state,
+            McpServerState::NotStarted,
+            "closed, started again at its next need"
+        );
+        drop(runtime);
+        server
+    });
+    drop(tokio);
+    drop(server);
+    let errors: Vec<String> = logs.text().lines().filter(|line| line.contains(" ERROR ")).map(str::to_owned).collect();
+    assert!(errors.is_empty(), "a clean end logs no ERROR: {errors:#?}");
+}
