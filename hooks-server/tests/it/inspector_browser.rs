@@ -450,7 +450,8 @@ async fn check_page(client: Client, base: String) {
 
     // The messages, from the events' own message bodies.
     let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 4).await;
-    let roles_and_contents: Vec<(&str, &str)> = messages.iter().map(|row| (row[0].as_str(), row[1].as_str())).collect();
+    let roles_and_contents: Vec<(&str, &str)> =
+        messages.iter().map(|row| (row[0].as_str(), without_admission(&row[1]))).collect();
     let call = r#"calls forecast({"query":"Looking up the forecast","place":"Paris"}) call_1"#;
     assert_eq!(
         roles_and_contents,
@@ -462,6 +463,10 @@ async fn check_page(client: Client, base: String) {
         ],
         "tool calls with their arguments, results with the call they answer"
     );
+    // G15: the tool result shows its call's decision record: the schema's and the guard's allow.
+    let record = messages[2][1].split_once("admission: ").map(|(_, record)| record).unwrap_or_default();
+    assert!(record.starts_with("2 answers"), "{:?}", messages[2]);
+    assert!(record.contains("allow schema") && record.contains("allow guards inspect_guard"), "{:?}", messages[2]);
     assert!(messages.iter().all(|row| looks_like_a_time(&row[2])), "{messages:#?}");
 
     // Opened again (a reload), the thread shows its earlier events, not only what comes next.
@@ -584,7 +589,7 @@ async fn check_approvals(client: Client, base: String) {
     wait_rows(&client, "#approval-rows tr", "nothing left waiting", |rows| rows.len() == 1 && rows[0][0] == "none")
         .await;
     let messages = wait_rows(&client, "#message-rows tr", "the answer", |rows| rows.len() == 5).await;
-    let contents: Vec<&str> = messages.iter().map(|row| row[1].as_str()).collect();
+    let contents: Vec<&str> = messages.iter().map(|row| without_admission(&row[1])).collect();
     assert!(contents.contains(&"result of call_1: paid 5"), "{contents:#?}");
     // The stored denial is marked as one.
     assert!(contents.contains(&"result of call_2: denied the tool call was denied: too much"), "{contents:#?}");
@@ -960,4 +965,10 @@ async fn v4_a_turn_resumed_by_another_process_shows_its_wait_and_the_next_messag
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());
     }
+}
+
+/// A message row's text without the decision record the inspector shows under a tool result
+/// (`admission: N answers` and its entries).
+fn without_admission(text: &str) -> &str {
+    text.split_once("admission: ").map_or(text, |(content, _)| content)
 }
