@@ -110,9 +110,14 @@ impl AdmissionRecord {
         });
     }
 
-    /// The record as one line of JSON, for a span's field.
+    /// The record as one line of JSON, for a span's field: every entry without its reason
+    /// (H1: a hook's reason may quote the call's arguments or output, and spans carry no
+    /// contents unless the application opts in, and then only in the attributes documented
+    /// for them). The stored record keeps the reasons.
     pub(crate) fn to_line(&self) -> String {
-        serde_json::to_string(&self.entries).unwrap_or_default()
+        let entries: Vec<AdmissionEntry> =
+            self.entries.iter().map(|entry| AdmissionEntry { reason: None, ..entry.clone() }).collect();
+        serde_json::to_string(&entries).unwrap_or_default()
     }
 
     /// The record as JSON text, as a tool message stores it.

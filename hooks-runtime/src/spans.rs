@@ -202,7 +202,8 @@ pub(crate) fn record_tool_result(result: &HookToolResult, outcome: &'static str,
 }
 
 /// Records on the current `execute_tool` span its call's decision record (G15), as the JSON
-/// array of its entries: each decider's answer with the arguments' hashes, never the arguments.
+/// array of its entries: each decider's answer with the arguments' hashes, never the arguments
+/// nor the reasons (which may quote them; the stored record has them).
 pub(crate) fn record_admission(record: impl FnOnce() -> String) {
     if !tracing::span_enabled!(target: TOOL_TARGET, tracing::Level::INFO) {
         return;
