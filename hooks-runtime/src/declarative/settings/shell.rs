@@ -690,10 +690,13 @@ mod tests {
             "eval git push",
             "trap 'git push' EXIT",
             "sudo timeout 5 nohup env A=1 bash -c \"eval 'git push'\"",
+            "busybox git push",
+            "busybox sh -c 'git push'",
         ] {
             assert!(runs(command, "git push") || runs(command, "git push ?"), "{command}: {:?}", commands(command));
         }
         assert!(!runs("command -v git push", "git push"), "`command -v` runs nothing");
+        assert!(!runs("busybox --list git push", "git push"), "`busybox --list` runs nothing");
         let unknown = parse("timeout --frobnicate 5 git push").unknown;
         assert!(unknown[0].contains("--frobnicate"), "{unknown:?}");
     }

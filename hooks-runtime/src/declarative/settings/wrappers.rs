@@ -225,6 +225,12 @@ pub(crate) fn unwrap(words: &[Word]) -> Vec<Runs> {
         "time" => after_options(program, args, &TIME).map(|(rest, _)| command(rest)),
         "stdbuf" => after_options(program, args, &STDBUF).map(|(rest, _)| command(rest)),
         "setsid" => after_options(program, args, &SETSID).map(|(rest, _)| command(rest)),
+        // A multi-call binary: `busybox APPLET ARGS` runs the applet (`busybox sh -c ...`);
+        // its own options (`--list`, `--install`) run nothing.
+        "busybox" => Ok(match args.first() {
+            Some(Word::Known(option)) if option.starts_with('-') => Vec::new(),
+            _ => command(args),
+        }),
         "watch" => watch(args),
         "xargs" => xargs(args),
         "find" => find(args),
