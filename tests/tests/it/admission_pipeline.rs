@@ -5,10 +5,10 @@
 
 #![cfg(unix)]
 
+use crate::settings_hooks::Scratch;
 use crate::support_tools;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::declarative::{PermissionRule, SettingsHooks, SettingsPermissions};
@@ -59,33 +59,6 @@ define_agent! { name: g14_agent, side_a: { prompt: g14_prompt, stop_on_response:
 
 define_prompt! { name: g14_rewrite_prompt, model: "scripted", prompt: "G14.", tools: ["Bash"], hooks: [g14_rewrite_to_rm] }
 define_agent! { name: g14_rewrite_agent, side_a: { prompt: g14_rewrite_prompt, stop_on_response: true, max_steps: 4 }, side_b: { human: true } }
-
-/// A directory for the scripts and what they record, removed afterwards.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "admission-{name}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn command(command: &str) -> Value {
     json!({"type": "command", "command": command, "timeout": 20})

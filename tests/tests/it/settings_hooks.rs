@@ -49,11 +49,12 @@ define_agent! {
     side_b: { human: true },
 }
 
-/// A directory for the scripts and what they record, removed afterwards.
-struct Scratch(PathBuf);
+/// A directory for the scripts and what they record, removed afterwards (the admission suite
+/// uses it too).
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "settings-hooks-{name}-{}-{}",
@@ -65,7 +66,7 @@ impl Scratch {
         Scratch(dir)
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.0.join(name).to_str().unwrap().to_owned()
     }
 
