@@ -101,6 +101,7 @@ pub mod otel;
 #[cfg(any(feature = "declarative", feature = "mcp"))]
 mod process_group;
 mod reasons;
+mod run_error;
 pub mod resolution;
 mod runtime;
 mod shared;
@@ -116,6 +117,7 @@ mod user;
 pub use admission_record::{AdmissionEntry, AdmissionRecord};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
+pub use run_error::{RunError, RunErrorKind};
 pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};
 pub use thread::{InputId, Recovery, RecoveryPolicy, RunFailed, RunOutcome, RuntimeError, Thread, ThreadOptions};
 

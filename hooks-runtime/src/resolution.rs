@@ -23,4 +23,7 @@
 //! assert!(explain(&resolved).contains("keep_recent"));
 //! ```
 
-pub use hooks_core::{DuplicateHookId, Registry, RegistryError, ResolutionError, ResolvedAgent, explain, explain_json};
+pub use hooks_core::{
+    ActiveContext, ChainedHook, DuplicateHookId, HookChain, Registry, RegistryError, ResolutionError, ResolvedAgent,
+    explain, explain_json,
+};

@@ -7,7 +7,9 @@
 //! is kept in [`ProviderError::message`] for the caller, and the OpenAI client logs the body at
 //! WARN, truncated.
 
+use std::error::Error;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What went wrong talking to a model.
@@ -20,7 +22,10 @@ use std::time::Duration;
 /// assert_eq!(error.provider().map(ProviderError::kind), Some(ProviderErrorKind::RateLimited));
 /// assert_eq!(ModelError::timeout("no answer in 30s").to_string(), "model request timed out: no answer in 30s");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Two errors are equal when their variants and texts are; a transport error's source is not
+/// compared.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
     /// The endpoint answered with an error: an HTTP error status, or an error object in the
@@ -34,9 +39,18 @@ pub enum ModelError {
     /// No answer in time.
     #[error("model request timed out: {0}")]
     Timeout(String),
-    /// The connection failed.
-    #[error("model connection failed: {0}")]
-    Transport(String),
+    /// The connection failed. `message` says how (the OpenAI client's names the error and each
+    /// of its causes, the URL left out); `source` is the HTTP client's error itself, when there
+    /// is one, which [`Error::source`] returns.
+    #[error("model connection failed: {message}")]
+    Transport {
+        /// How the connection failed.
+        message: String,
+        /// The HTTP client's error (a `reqwest::Error` from the OpenAI client). Shared, so
+        /// that the error stays `Clone`.
+        #[source]
+        source: Option<Arc<dyn Error + Send + Sync>>,
+    },
     /// The response passed a size cap, such as the most reply text one response may hold; the
     /// stream was abandoned there. The text names the cap and its value, never the response's
     /// contents.
@@ -63,9 +77,26 @@ impl ModelError {
         ModelError::Timeout(detail.into())
     }
 
-    /// A [`ModelError::Transport`].
+    /// A [`ModelError::Transport`] without a source.
     pub fn transport(detail: impl Into<String>) -> Self {
-        ModelError::Transport(detail.into())
+        ModelError::Transport { message: detail.into(), source: None }
+    }
+
+    /// A [`ModelError::Transport`] caused by `source`, the HTTP client's error, which
+    /// [`Error::source`] returns.
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// use hooks_runtime::model::ModelError;
+    ///
+    /// let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+    /// let error = ModelError::transport_with_source("error sending request: connection refused", refused);
+    /// assert_eq!(error.to_string(), "model connection failed: error sending request: connection refused");
+    /// let cause = error.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+    /// assert_eq!(cause.kind(), std::io::ErrorKind::ConnectionRefused);
+    /// ```
+    pub fn transport_with_source(detail: impl Into<String>, source: impl Error + Send + Sync + 'static) -> Self {
+        ModelError::Transport { message: detail.into(), source: Some(Arc::new(source)) }
     }
 
     /// A [`ModelError::TooLarge`].
@@ -106,6 +137,23 @@ impl ModelError {
         self.provider().and_then(ProviderError::status)
     }
 }
+
+impl PartialEq for ModelError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ModelError::Provider(a), ModelError::Provider(b)) => a == b,
+            (ModelError::Malformed(a), ModelError::Malformed(b))
+            | (ModelError::Timeout(a), ModelError::Timeout(b))
+            | (ModelError::TooLarge(a), ModelError::TooLarge(b))
+            | (ModelError::Other(a), ModelError::Other(b)) => a == b,
+            (ModelError::Transport { message: a, .. }, ModelError::Transport { message: b, .. }) => a == b,
+            (ModelError::Cancelled, ModelError::Cancelled) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ModelError {}
 
 impl From<ProviderError> for ModelError {
     fn from(error: ProviderError) -> Self {

@@ -84,6 +84,30 @@ impl Runtime {
         Ok(thread)
     }
 
+    /// [`create_thread`](Self::create_thread) for the agent `A`, the type `define_agent!`
+    /// emits: the agent is named by its type, so a typo is a compile error rather than an
+    /// [`UnknownAgent`](RuntimeError::UnknownAgent) at run time (which this still answers when
+    /// `A` was not added to the runtime).
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: typed_prompt, model: "m", prompt: "Help." }
+    /// define_agent! { name: typed_agent, side_a: { prompt: typed_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([ScriptedResponse::text("hi")]);
+    /// let runtime = Runtime::builder().agent::<typed_agent>().model("m", model).build().unwrap();
+    /// let thread = runtime.create_thread_for::<typed_agent>(ThreadOptions::default()).await.unwrap();
+    /// assert_eq!(thread.agent_name(), "typed_agent");
+    /// # });
+    /// ```
+    pub async fn create_thread_for<A: hooks_core::Agent>(&self, options: ThreadOptions) -> Result<Thread, RuntimeError> {
+        self.create_thread(A::DEF.name, options).await
+    }
+
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
     pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
         crate::thread::recovery_on_first_use(&self.inner).await;

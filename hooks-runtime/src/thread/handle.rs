@@ -47,6 +47,30 @@ use crate::store::{ThreadRecord, ThreadStatus};
 /// assert!(messages.iter().all(|m| m.extra.get("tagged").is_some()));
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// The methods answer with three error types, one per kind of request, each listing only what
+/// can go wrong with that request, so a caller's `match` has no arm that cannot happen:
+///
+/// - [`RuntimeError`] from running and reading (`send`, `run_queued`, `messages`, `set_value`,
+///   `spawn_subagent`, ...): the caller named something that does not exist, a run holds the
+///   thread, the thread waits for approvals, or the store failed. How a run ended, failure
+///   included, is not an error but its [`RunOutcome`](crate::RunOutcome).
+/// - [`ApprovalError`](crate::approvals::ApprovalError) from deciding a waiting tool call
+///   (`approve`, `deny`, `decide_bound`, ...): the refusals that belong to a decision (unknown
+///   call, already decided, stale arguments, an edit or a changed policy denied) and, as
+///   [`ApprovalError::Runtime`](crate::approvals::ApprovalError::Runtime), any
+///   [`RuntimeError`] of the turn the decision resumes. The server maps each refusal to its
+///   own HTTP status (409 for a stale or decided call).
+/// - [`HookError`](crate::types::HookError) from `inject_message` and `update_message`: they
+///   run `before_create_message` / `before_update_message`, and a hook that refuses the write
+///   answers for it, with its message, its `block` flag and its source, as a hook's own
+///   `state.inject_message` does; the store's failure comes as a `HookError` whose
+///   [`source`](std::error::Error::source) is the [`StoreError`](crate::store::StoreError).
+///
+/// One enum over the three would put a hook's refusal and a stale approval among the cases of
+/// `send`, and every caller would match arms its call cannot produce.
 #[derive(Clone)]
 pub struct Thread {
     pub(crate) shared: Arc<ThreadShared>,

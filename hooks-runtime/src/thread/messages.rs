@@ -27,7 +27,7 @@ impl CreateError {
     pub(crate) fn into_hook_error(self) -> HookError {
         match self {
             CreateError::Prevented(error) => error,
-            CreateError::Store(error) => HookError::new(error.to_string()),
+            CreateError::Store(error) => HookError::new(error.to_string()).with_source(error),
             CreateError::Taken => HookError::new("the queued message was already taken by another run"),
         }
     }
@@ -163,7 +163,7 @@ pub(crate) async fn update(
         .store
         .update_message(&pipeline.shared.id, message_id, &update)
         .await
-        .map_err(|error| HookError::new(error.to_string()))?;
+        .map_err(|error| HookError::new(error.to_string()).with_source(error))?;
     note_point(pipeline.shared, HookKind::AfterUpdateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterUpdateMessage) {
         dispatch::await_point!(dispatch::after_update_message(&chain, state, &stored));

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::RunError;
 use crate::model::{FinishReason, Usage};
 use crate::store::{FailReason, StopReason, ThreadStatus};
 
@@ -19,8 +20,12 @@ pub struct RunOutcome {
     pub reply: Option<String>,
     /// The agent the thread was handed off to during the run.
     pub handed_off_to: Option<String>,
-    /// What went wrong when the run failed outside the hooks, such as the model's error.
-    pub error: Option<String>,
+    /// What went wrong: the model's error when the run failed on it, or the hook that kept the
+    /// run's message out (a block with its reason, or a failure). A [`RunError`]: its kind, the
+    /// sentence (`to_string()`, [`RunError::message`]) and the error it came from
+    /// ([`std::error::Error::source`]: the [`ModelError`](crate::model::ModelError), the
+    /// [`HookError`](crate::types::HookError) and what it wraps).
+    pub error: Option<RunError>,
     /// The reason a hook gave when it blocked the message that started the run: a
     /// `before_create_message` hook's [`HookError::block`](crate::types::HookError::block), or a
     /// settings file's `UserPromptSubmit` hook. Written by the hook for the person sending (an
@@ -95,10 +100,11 @@ impl RunOutcome {
     /// make a failed run stop the caller with `?`.
     ///
     /// ```
-    /// # use hooks_runtime::RunOutcome;
+    /// # use hooks_runtime::{RunError, RunOutcome};
+    /// # use hooks_runtime::model::{ModelError, ProviderError};
     /// # use hooks_runtime::store::{FailReason, ThreadStatus};
     /// let mut failed = RunOutcome::new(ThreadStatus::Failed(FailReason::ModelError), 1);
-    /// failed.error = Some("model endpoint returned HTTP 500 (server error)".into());
+    /// failed.error = Some(RunError::from(ModelError::from(ProviderError::new(500, "upstream"))));
     /// let error = failed.into_result().unwrap_err();
     /// assert_eq!(error.reason(), &FailReason::ModelError);
     /// assert_eq!(

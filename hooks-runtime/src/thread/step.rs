@@ -14,6 +14,7 @@ use super::stored_calls::stored_tool_calls;
 use super::tool_stream::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
+use crate::{RunError, RunErrorKind};
 use crate::model::{ModelError, ModelRequest};
 use crate::store::{FailReason, StopReason};
 
@@ -67,7 +68,7 @@ pub(crate) async fn respond(
             tracing::error!(target: "hooks_runtime::thread", thread = %thread, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
             let error = format!("the model `{}` panicked", prompt.model);
             store_failed_step(pipeline, state, &error).await;
-            outcome.error = Some(error);
+            outcome.error = Some(RunError::new(RunErrorKind::ModelPanicked, error));
             Ok(Err(TurnEnd::Failed(FailReason::Panicked)))
         }
         Err(StepError::Model(error)) => {
@@ -75,7 +76,7 @@ pub(crate) async fn respond(
             crate::spans::record_chat_error(&span, "model_error");
             tracing::warn!(target: "hooks_runtime::thread", thread = %thread, "model step failed: {error}");
             store_failed_step(pipeline, state, &error.to_string()).await;
-            outcome.error = Some(error.to_string());
+            outcome.error = Some(RunError::from(error));
             Ok(Err(TurnEnd::Failed(FailReason::ModelError)))
         }
     }

@@ -18,6 +18,7 @@ use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step, tool_stream};
 use crate::dispatch::FailureRule;
+use crate::{RunError, RunErrorKind};
 use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
@@ -220,8 +221,9 @@ pub(crate) async fn finish(
     outcome
 }
 
-/// Stores the triggering messages; returns how many were stored. A message that a settings
-/// `UserPromptSubmit` hook blocks puts the hook's reason in `outcome.error`.
+/// Stores the triggering messages; returns how many were stored. A message that a hook blocks
+/// puts the hook's reason in `outcome.error`; when none is stored, the first hook failure that
+/// prevented one is `outcome.error`, with the hook's error as its source.
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
@@ -231,11 +233,15 @@ async fn store_incoming(
 ) -> Result<usize, RuntimeError> {
     let pipeline = Pipeline::for_state(shared, state);
     let mut stored = 0;
+    let mut first_failure = None;
     for Incoming { record, input } in incoming {
         let context = match event_hooks::user_prompt(shared, &record).await {
             PromptCheck::Pass(context) => context,
             PromptCheck::Blocked(reason) => {
-                outcome.error = Some(format!("a UserPromptSubmit hook blocked the message: {reason}"));
+                outcome.error = Some(RunError::new(
+                    RunErrorKind::MessageBlocked,
+                    format!("a UserPromptSubmit hook blocked the message: {reason}"),
+                ));
                 outcome.blocked = Some(cap_hook_reason("UserPromptSubmit", reason));
                 // As a prevented message (M7): a blocked queued message leaves the queue.
                 if let Some(input) = &input {
@@ -264,12 +270,17 @@ async fn store_incoming(
             Err(CreateError::Prevented(error)) => {
                 // A hook that blocks (`HookError::block`) gives its reason to the sender; an
                 // ordinary failure's message is for the logs only.
+                // The hook's error is the source either way (its own source, the `io::Error`
+                // of a `?`, say, stays reachable from the outcome).
                 if error.is_block() {
                     let reason = cap_hook_reason("before_create_message", error.message().to_owned());
-                    outcome.error = Some(format!("a before_create_message hook blocked the message: {reason}"));
+                    outcome.error = Some(RunError::message_hook(error, Some(&reason)));
                     outcome.blocked = Some(reason);
+                } else if first_failure.is_none() {
+                    first_failure = Some(RunError::message_hook(error, None));
                 }
                 if prevented == Prevented::FailRun {
+                    outcome.error = outcome.error.take().or(first_failure);
                     return Ok(0);
                 }
             }
@@ -277,6 +288,9 @@ async fn store_incoming(
             Err(CreateError::Taken) => {}
             Err(CreateError::Store(error)) => return Err(RuntimeError::Store(error)),
         }
+    }
+    if stored == 0 && outcome.error.is_none() {
+        outcome.error = first_failure;
     }
     Ok(stored)
 }

@@ -364,7 +364,7 @@ async fn a_connection_dropped_mid_chunk_is_a_transport_error() {
     let (events, error) = run(&base_url, request(vec![])).await;
 
     assert_eq!(events, vec![text("partial")]);
-    assert!(matches!(error, Some(ModelError::Transport(_))), "{error:?}");
+    assert!(matches!(error, Some(ModelError::Transport { .. })), "{error:?}");
 }
 
 #[tokio::test]
@@ -404,9 +404,18 @@ async fn a_closed_port_is_a_transport_error() {
 
     let error = within(model(&base_url).stream(request(vec![]))).await.err();
 
-    let Some(ModelError::Transport(message)) = error else { panic!("expected Transport, got {error:?}") };
+    let Some(ModelError::Transport { message, source }) = &error else { panic!("expected Transport, got {error:?}") };
     assert!(message.to_lowercase().contains("connection refused"), "{message}");
     assert!(!message.contains("sk-test-key"), "{message}");
+    // The HTTP client's error is kept as the source, down to the refused connect.
+    assert!(source.is_some(), "{error:?}");
+    let mut cause = std::error::Error::source(error.as_ref().unwrap());
+    let mut refused = None;
+    while let Some(error) = cause {
+        refused = refused.or(error.downcast_ref::<std::io::Error>().map(std::io::Error::kind));
+        cause = error.source();
+    }
+    assert_eq!(refused, Some(std::io::ErrorKind::ConnectionRefused), "{error:?}");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use hooks_runtime::store::{
 };
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::tool::{ToolCallListener, ToolCallOutcome};
-use hooks_runtime::{Runtime, Thread, ThreadEvent, ThreadOptions};
+use hooks_runtime::{RunError, Runtime, Thread, ThreadEvent, ThreadOptions};
 use support::capture_logs;
 use tokio::sync::Notify;
 
@@ -251,7 +251,7 @@ async fn e9_run_whose_model_panics_is_settled_failed_panicked() {
     let outcome = joined.expect("the model's panic is caught by the runtime").unwrap();
     let failed = ThreadStatus::Failed(FailReason::Panicked);
     assert_eq!(outcome.status, failed);
-    assert_eq!(outcome.error.as_deref(), Some("the model `scripted` panicked"));
+    assert_eq!(outcome.error.as_ref().map(RunError::message), Some("the model `scripted` panicked"));
     assert_eq!(thread.status(), failed);
     stored_status_becomes(runtime.store().as_ref(), thread.id(), &failed).await;
 }

@@ -461,7 +461,7 @@ async fn the_reply_cap_applies_to_a_custom_model() {
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("go").await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
-    let error = outcome.error.unwrap();
+    let error = outcome.error.unwrap().to_string();
     assert!(error.contains("cap of 16 bytes") && error.contains("RuntimeBuilder::max_reply_bytes"), "{error}");
 
     let runtime = capped(OneShot { text: "x".repeat(16), arguments: None }).build().unwrap();
@@ -476,7 +476,7 @@ async fn the_tool_argument_cap_applies_to_a_custom_model() {
     let thread = runtime.create_thread("durable_agent", ThreadOptions::default()).await.unwrap();
     let outcome = thread.send("go").await.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
-    let error = outcome.error.unwrap();
+    let error = outcome.error.unwrap().to_string();
     assert!(error.contains("RuntimeBuilder::max_tool_argument_bytes"), "{error}");
     assert_provider_valid(&thread.messages().await.unwrap());
 }

@@ -103,7 +103,7 @@ pub(super) fn transport_error(error: reqwest::Error) -> ModelError {
     } else if error.is_builder() {
         ModelError::Other(format!("could not build the request: {detail}"))
     } else {
-        ModelError::Transport(detail)
+        ModelError::transport_with_source(detail, error)
     }
 }
 

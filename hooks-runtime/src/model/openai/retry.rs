@@ -25,7 +25,7 @@ pub(super) fn is_retryable(error: &ModelError, connection_failed: bool) -> bool 
             matches!(error.status(), Some(408 | 409 | 429 | 500..=599))
                 && error.kind() != ProviderErrorKind::QuotaExceeded
         }
-        ModelError::Transport(_) | ModelError::Timeout(_) => connection_failed,
+        ModelError::Transport { .. } | ModelError::Timeout(_) => connection_failed,
         _ => false,
     }
 }
