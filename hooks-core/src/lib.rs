@@ -15,8 +15,8 @@ mod state;
 mod types;
 
 pub use compose::{
-    ActiveContext, Agent, AgentDef, ChainedHook, HookChain, ParentHookRequirement, ParentHookStage, Participant, Prompt,
-    PromptDef, ResolutionError, ResolvedAgent, SideDef, SubagentRelationship, explain, explain_json,
+    ActiveContext, Agent, AgentDef, ChainedHook, HookChain, ParentHookRequirement, ParentHookStage, Participant,
+    Prompt, PromptDef, ResolutionError, ResolvedAgent, SideDef, SubagentRelationship, explain, explain_json,
 };
 pub use def::{GuardHook, Hook, HookDef, HookLocation};
 pub use error::{HookError, HookResult};

@@ -101,8 +101,8 @@ pub mod otel;
 #[cfg(any(feature = "declarative", feature = "mcp"))]
 mod process_group;
 mod reasons;
-mod run_error;
 pub mod resolution;
+mod run_error;
 mod runtime;
 mod shared;
 mod spans;

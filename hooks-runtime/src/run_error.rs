@@ -74,13 +74,11 @@ impl fmt::Display for RunErrorKind {
 /// let model = error.source().unwrap().downcast_ref::<ModelError>().unwrap();
 /// assert_eq!(model.status(), Some(503));
 /// ```
-#[derive(Clone, thiserror::Error)]
-#[error("{message}")]
+#[derive(Clone)]
 pub struct RunError {
     kind: RunErrorKind,
     message: String,
     /// Shared, so that the error (and the outcome holding it) stays `Clone`.
-    #[source]
     source: Option<Arc<dyn Error + Send + Sync>>,
 }
 
@@ -140,6 +138,20 @@ impl RunError {
 impl From<ModelError> for RunError {
     fn from(error: ModelError) -> Self {
         RunError::new(RunErrorKind::Model, error.to_string()).with_source(error)
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The source is the error itself (the [`ModelError`], the [`HookError`]), not the `Arc` that
+/// shares it, so `downcast_ref` finds it.
+impl Error for RunError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|source| source as &(dyn Error + 'static))
     }
 }
 

@@ -61,6 +61,11 @@ impl<'a> HookChain<'a> {
         self.entries.is_empty()
     }
 
+    /// The hook at `index` (0 is the first to run), if the chain is that long.
+    pub fn get(&self, index: usize) -> Option<ChainedHook<'a>> {
+        self.entries.get(index).map(|entry| ChainedHook { agent: self.agent, entry })
+    }
+
     /// The hooks, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = ChainedHook<'a>> + 'a {
         let agent = self.agent;

@@ -25,44 +25,36 @@ use std::time::Duration;
 ///
 /// Two errors are equal when their variants and texts are; a transport error's source is not
 /// compared.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ModelError {
     /// The endpoint answered with an error: an HTTP error status, or an error object in the
     /// middle of the stream.
-    #[error("{0}")]
     Provider(ProviderError),
     /// The response could not be understood. The text says what was expected, never what the
     /// response held.
-    #[error("malformed model response: {0}")]
     Malformed(String),
     /// No answer in time.
-    #[error("model request timed out: {0}")]
     Timeout(String),
     /// The connection failed. `message` says how (the OpenAI client's names the error and each
     /// of its causes, the URL left out); `source` is the HTTP client's error itself, when there
     /// is one, which [`Error::source`] returns.
-    #[error("model connection failed: {message}")]
     Transport {
         /// How the connection failed.
         message: String,
         /// The HTTP client's error (a `reqwest::Error` from the OpenAI client). Shared, so
         /// that the error stays `Clone`.
-        #[source]
         source: Option<Arc<dyn Error + Send + Sync>>,
     },
     /// The response passed a size cap, such as the most reply text one response may hold; the
     /// stream was abandoned there. The text names the cap and its value, never the response's
     /// contents.
-    #[error("model response too large: {0}")]
     TooLarge(String),
     /// The request was given up because its abort signal fired (the run was aborted), for
     /// instance while waiting to retry.
-    #[error("model request cancelled: the run was aborted")]
     Cancelled,
     /// Anything else, such as a script that ran out of responses or a configuration that
     /// cannot work.
-    #[error("model error: {0}")]
     Other(String),
 }
 
@@ -135,6 +127,31 @@ impl ModelError {
     /// its `code` names, when it names one).
     pub fn status(&self) -> Option<u16> {
         self.provider().and_then(ProviderError::status)
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::Provider(error) => fmt::Display::fmt(error, f),
+            ModelError::Malformed(detail) => write!(f, "malformed model response: {detail}"),
+            ModelError::Timeout(detail) => write!(f, "model request timed out: {detail}"),
+            ModelError::Transport { message, .. } => write!(f, "model connection failed: {message}"),
+            ModelError::TooLarge(detail) => write!(f, "model response too large: {detail}"),
+            ModelError::Cancelled => f.write_str("model request cancelled: the run was aborted"),
+            ModelError::Other(detail) => write!(f, "model error: {detail}"),
+        }
+    }
+}
+
+/// A transport error's source is the HTTP client's error itself, not the `Arc` that shares
+/// it, so `downcast_ref` finds it.
+impl Error for ModelError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            ModelError::Transport { source, .. } => source.as_deref().map(|source| source as &(dyn Error + 'static)),
+            _ => None,
+        }
     }
 }
 

@@ -104,7 +104,10 @@ impl Runtime {
     /// assert_eq!(thread.agent_name(), "typed_agent");
     /// # });
     /// ```
-    pub async fn create_thread_for<A: hooks_core::Agent>(&self, options: ThreadOptions) -> Result<Thread, RuntimeError> {
+    pub async fn create_thread_for<A: hooks_core::Agent>(
+        &self,
+        options: ThreadOptions,
+    ) -> Result<Thread, RuntimeError> {
         self.create_thread(A::DEF.name, options).await
     }
 

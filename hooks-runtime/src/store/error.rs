@@ -75,16 +75,28 @@ impl fmt::Display for StoreErrorKind {
 /// let error = StoreError::new(StoreErrorKind::Other, "insert_message: thread `t1`: disk full").with_source(io);
 /// assert_eq!(format!("{error:?}"), "message store: insert_message: thread `t1`: disk full");
 /// assert_eq!(error.kind(), StoreErrorKind::Other);
-/// assert!(std::error::Error::source(&error).is_some());
+/// assert!(std::error::Error::source(&error).unwrap().is::<std::io::Error>());
 /// ```
-#[derive(Clone, thiserror::Error)]
-#[error("message store: {message}")]
+#[derive(Clone)]
 pub struct StoreError {
     kind: StoreErrorKind,
     message: String,
     /// Shared, so that the error stays `Clone` (the runtime hands one error to several callers).
-    #[source]
     source: Option<Arc<dyn Error + Send + Sync>>,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "message store: {}", self.message)
+    }
+}
+
+/// The source is the driver's error itself, not the `Arc` that shares it, so `downcast_ref`
+/// finds it.
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|source| source as &(dyn Error + 'static))
+    }
 }
 
 impl StoreError {

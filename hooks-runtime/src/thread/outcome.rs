@@ -172,9 +172,10 @@ impl fmt::Display for RunOutcome {
 }
 
 /// A run that failed, from [`RunOutcome::into_result`]. Its `Display` (and its `Debug`, so a
-/// `main` that returns it prints a sentence) says why.
-#[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{outcome}")]
+/// `main` that returns it prints a sentence) says why; its [`source`](std::error::Error::source)
+/// is the outcome's [`RunError`], when it has one, and through it the model's or the hook's
+/// error.
+#[derive(Clone, PartialEq, Eq)]
 pub struct RunFailed {
     reason: FailReason,
     /// Boxed: a `Result<RunOutcome, RunFailed>` stays as small as the outcome.
@@ -196,6 +197,18 @@ impl RunFailed {
     /// The failed run's outcome, by value.
     pub fn into_outcome(self) -> RunOutcome {
         *self.outcome
+    }
+}
+
+impl fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.outcome, f)
+    }
+}
+
+impl std::error::Error for RunFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.outcome.error.as_ref().map(|error| error as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -14,9 +14,9 @@ use super::stored_calls::stored_tool_calls;
 use super::tool_stream::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
-use crate::{RunError, RunErrorKind};
 use crate::model::{ModelError, ModelRequest};
 use crate::store::{FailReason, StopReason};
+use crate::{RunError, RunErrorKind};
 
 /// The model's complete response to the context of `prompt`, or how the turn ends without one
 /// (its message already written).

@@ -3,12 +3,12 @@
 
 use std::borrow::Cow;
 
-use hooks_runtime::__private::{self, ActiveContext, Adapter, EnabledRelationships, HookHandler};
+use hooks_runtime::__private::{self, Adapter, EnabledRelationships, HookHandler};
 use hooks_runtime::definition::{
     AgentDef, HookDef, ParentHookRequirement, ParentHookStage, Participant, PromptDef, SideDef, SubagentRelationship,
 };
 use hooks_runtime::prelude::*;
-use hooks_runtime::resolution::ResolutionError;
+use hooks_runtime::resolution::{ActiveContext, ResolutionError};
 use hooks_runtime::types::{PackageSignature, Side};
 use mail_pkg::mail_agent;
 
@@ -117,7 +117,7 @@ fn resolve(agent: &'static AgentDef) -> ResolvedAgent {
 }
 
 fn ids(resolved: &ResolvedAgent, active: ActiveContext, kind: HookKind) -> Vec<&'static str> {
-    __private::chain(resolved, active, kind).iter().map(|entry| entry.hook.id).collect()
+    resolved.hook_chain(active, kind).ids()
 }
 
 const SIDE_A: ActiveContext = ActiveContext::Side(Side::A);
@@ -189,6 +189,16 @@ fn s4_disabled_optional_contributes_none_hidden_still_contributes() {
     assert_eq!(active(&enabled), ["mail_context", "agent_banner", "calendar_context"]);
     enabled.set(slot, false);
     assert_eq!(active(&enabled), ["mail_context", "agent_banner"]);
+    // The public view names the optional relationship a hook depends on.
+    let optional: Vec<_> = resolved
+        .hook_chain(SIDE_A, HookKind::AfterSystemMessage)
+        .iter()
+        .map(|entry| (entry.id(), entry.optional_relationship()))
+        .collect();
+    assert_eq!(
+        optional,
+        [("mail_context", None), ("agent_banner", None), ("calendar_context", Some("calendar_agent"))]
+    );
 
     // two_sided's calendar relationship is hidden and still contributes.
     let resolved = resolve(<two_sided as Agent>::DEF);
@@ -246,17 +256,19 @@ fn s6_two_children_same_stage_follow_relationship_order() {
     // before_parent (calendar_first) and after_parent (mail_audit) mixed with a same-stage pair:
     let ordered = resolve(<ordered as Agent>::DEF);
     let reversed = resolve(<reversed as Agent>::DEF);
-    let before_ordered: Vec<_> = __private::chain(&ordered, SIDE_A, HookKind::AfterSystemMessage)
+    let before_ordered: Vec<_> = ordered
+        .hook_chain(SIDE_A, HookKind::AfterSystemMessage)
         .iter()
-        .chain(__private::chain(&ordered, SIDE_A, HookKind::ToolCallDone))
-        .filter(|e| e.requirement.is_some_and(|r| r.stage == ParentHookStage::AfterParent))
-        .map(|e| e.hook.id)
+        .chain(ordered.hook_chain(SIDE_A, HookKind::ToolCallDone))
+        .filter(|e| e.requirement().is_some_and(|r| r.stage == ParentHookStage::AfterParent))
+        .map(|e| e.id())
         .collect();
-    let before_reversed: Vec<_> = __private::chain(&reversed, SIDE_A, HookKind::AfterSystemMessage)
+    let before_reversed: Vec<_> = reversed
+        .hook_chain(SIDE_A, HookKind::AfterSystemMessage)
         .iter()
-        .chain(__private::chain(&reversed, SIDE_A, HookKind::ToolCallDone))
-        .filter(|e| e.requirement.is_some_and(|r| r.stage == ParentHookStage::AfterParent))
-        .map(|e| e.hook.id)
+        .chain(reversed.hook_chain(SIDE_A, HookKind::ToolCallDone))
+        .filter(|e| e.requirement().is_some_and(|r| r.stage == ParentHookStage::AfterParent))
+        .map(|e| e.id())
         .collect();
     assert_eq!(before_ordered, ["calendar_context", "mail_audit"]);
     assert_eq!(before_reversed, ["calendar_context", "mail_audit"]);
@@ -300,32 +312,33 @@ fn s6_two_children_same_stage_follow_relationship_order() {
 #[test]
 fn s7_child_hooks_resolve_in_the_child_crate() {
     let resolved = resolve(<coordinator as Agent>::DEF);
-    let entry = &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0];
-    assert_eq!(entry.hook.location.package.name, "mail_pkg");
-    assert!(entry.hook.location.module_path.starts_with("mail_pkg"));
-    assert!(std::ptr::eq(entry.hook, <mail_pkg::mail_context as Hook>::DEF));
+    let entry = resolved.hook_chain(SIDE_A, HookKind::AfterSystemMessage).get(0).unwrap();
+    assert_eq!(entry.def().location.package.name, "mail_pkg");
+    assert!(entry.def().location.module_path.starts_with("mail_pkg"));
+    assert!(std::ptr::eq(entry.def(), <mail_pkg::mail_context as Hook>::DEF));
 }
 
 #[test]
 fn c3_source_is_prompt_agent_or_child_with_relationship_agent_and_package() {
     let resolved = resolve(<coordinator as Agent>::DEF);
-    let child = &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0].context;
+    let child = resolved.hook_chain(SIDE_A, HookKind::AfterSystemMessage).get(0).unwrap();
     assert_eq!(
-        child.source,
-        HookSource::Child {
+        child.source(),
+        &HookSource::Child {
             relationship_name: Cow::Borrowed("mailbox"),
             agent_name: Cow::Borrowed("mail_agent"),
             package: Some(PackageSignature::new_static("mail_pkg", "0.3.1")),
         }
     );
-    let prompt = &__private::chain(&resolved, SIDE_A, HookKind::FilterMessages)[0].context;
-    assert_eq!(prompt.source, HookSource::Prompt { prompt_name: Cow::Borrowed("coordinator_prompt") });
-    let agent = &__private::chain(&resolved, SIDE_B, HookKind::AfterToolCallSuccess)[0].context;
-    assert_eq!(agent.source, HookSource::Agent { agent_name: Cow::Borrowed("coordinator") });
+    assert_eq!(child.context().source, *child.source(), "the context the hook receives carries it");
+    let prompt = resolved.hook_chain(SIDE_A, HookKind::FilterMessages).get(0).unwrap();
+    assert_eq!(prompt.source(), &HookSource::Prompt { prompt_name: Cow::Borrowed("coordinator_prompt") });
+    let agent = resolved.hook_chain(SIDE_B, HookKind::AfterToolCallSuccess).get(0).unwrap();
+    assert_eq!(agent.source(), &HookSource::Agent { agent_name: Cow::Borrowed("coordinator") });
     // Without `as`, the relationship name is the agent's name.
     let resolved = resolve(<two_sided as Agent>::DEF);
     let HookSource::Child { relationship_name, .. } =
-        &__private::chain(&resolved, SIDE_A, HookKind::AfterSystemMessage)[0].context.source
+        resolved.hook_chain(SIDE_A, HookKind::AfterSystemMessage).get(0).unwrap().source()
     else {
         panic!("child source expected")
     };

@@ -10,9 +10,9 @@ use crate::support_tools;
 
 use std::sync::{Mutex, OnceLock};
 
-use hooks_runtime::__private::{self, ActiveContext};
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
+use hooks_runtime::resolution::ActiveContext;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::{Attachment, AttachmentRef, MessageQuery, Side};
 use hooks_runtime::{ThreadEvent, ThreadOptions};
@@ -618,10 +618,7 @@ async fn t7_tool_events_are_broadcast_with_no_hook_selected() {
         .unwrap();
     let agent = runtime.agent("t7_bare_agent").unwrap();
     for kind in [HookKind::ToolCallStarted, HookKind::ToolCallDone] {
-        assert!(
-            __private::chain(agent.resolved(), ActiveContext::Side(Side::A), kind).is_empty(),
-            "no {kind} hook selected"
-        );
+        assert!(agent.resolved().hook_chain(ActiveContext::Side(Side::A), kind).is_empty(), "no {kind} hook selected");
     }
     let thread = runtime.create_thread("t7_bare_agent", ThreadOptions::default()).await.unwrap();
     let mut events = thread.subscribe();

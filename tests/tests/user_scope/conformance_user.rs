@@ -8,11 +8,10 @@ use crate::support_tools;
 
 use std::sync::Mutex;
 
-use hooks_runtime::__private::{self, ActiveContext};
 use hooks_runtime::definition::{AgentDef, HookDef, Participant, SideDef};
 use hooks_runtime::model::ScriptedModel;
 use hooks_runtime::prelude::*;
-use hooks_runtime::resolution::ResolutionError;
+use hooks_runtime::resolution::{ActiveContext, ResolutionError};
 use hooks_runtime::types::{PackageSignature, Side, UserEvent};
 use hooks_runtime::{BuildError, Runtime};
 use serde_json::json;
@@ -161,13 +160,13 @@ fn u2_user_scope_hooks_are_never_in_a_resolved_thread_chain() {
     let mut thread_hooks = 0;
     for active in [ActiveContext::Side(Side::A), ActiveContext::Side(Side::B), ActiveContext::AtRest] {
         for &kind in HookKind::ALL {
-            let chain = __private::chain(resolved, active, kind);
+            let chain = resolved.hook_chain(active, kind);
             if !kind.is_thread() {
                 assert!(chain.is_empty(), "{kind} in {active:?}: {chain:?}");
             }
             for entry in chain {
-                assert!(entry.hook.kind().is_thread(), "{} in the {kind} chain of {active:?}", entry.hook.id);
-                assert!(!USER_HOOK_IDS.contains(&entry.hook.id), "{} in a thread chain", entry.hook.id);
+                assert!(entry.kind().is_thread(), "{} in the {kind} chain of {active:?}", entry.id());
+                assert!(!USER_HOOK_IDS.contains(&entry.id()), "{} in a thread chain", entry.id());
                 thread_hooks += 1;
             }
         }
