@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::RunError;
+use crate::run_error::RunError;
 use crate::model::{FinishReason, Usage};
 use crate::store::{FailReason, StopReason, ThreadStatus};
 

@@ -16,7 +16,7 @@ use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
 use crate::store::{FailReason, StopReason};
-use crate::{RunError, RunErrorKind};
+use crate::run_error::{RunError, RunErrorKind};
 
 /// The model's complete response to the context of `prompt`, or how the turn ends without one
 /// (its message already written).
