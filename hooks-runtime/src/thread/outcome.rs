@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use crate::run_error::RunError;
 use crate::model::{FinishReason, Usage};
+use crate::run_error::RunError;
 use crate::store::{FailReason, StopReason, ThreadStatus};
 
 /// How a run ended. Built by the runtime; [`RunOutcome::new`] builds one elsewhere (a test, a

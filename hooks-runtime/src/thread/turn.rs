@@ -18,8 +18,8 @@ use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step, tool_stream};
 use crate::dispatch::FailureRule;
-use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 use crate::run_error::{RunError, RunErrorKind};
+use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`, or `lease_lost` when the
