@@ -58,7 +58,9 @@ fn rss_kib() -> u64 {
         .expect("VmRSS in /proc/self/status")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the eviction timer and the entries' idle clocks are tokio's, which jumps from one
+// timer to the next whenever the server and the client both wait.
+#[tokio::test(start_paused = true)]
 async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
     let runs = HookRuns::new();
@@ -68,7 +70,8 @@ async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_
     assert_eq!((open_thread_entries(), running_event_log_writers()), (1, 1));
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 1 }");
 
-    // An open stream keeps the thread, however long it is quiet.
+    // An open stream keeps the thread, however long it is quiet: four idle periods, sixteen
+    // eviction rounds, on the paused clock.
     let events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(open_thread_entries(), 1, "evicted while a stream was open");
