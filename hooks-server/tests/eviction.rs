@@ -58,8 +58,10 @@ fn rss_kib() -> u64 {
         .expect("VmRSS in /proc/self/status")
 }
 
-// Paused time: the eviction timer and the entries' idle clocks are tokio's, which jumps from one
-// timer to the next whenever the server and the client both wait.
+// Paused time until the thread is evicted: the eviction timer and the entries' idle clocks are
+// tokio's, which jumps from one timer to the next whenever the server and the client both wait.
+// The run after it goes on real time (its event log writer times what it holds by the system's
+// clock).
 #[tokio::test(start_paused = true)]
 async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
@@ -80,6 +82,7 @@ async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_
     wait_until("the idle thread is evicted", || open_thread_entries() == 0).await;
     wait_until("its event log writer stops", || running_event_log_writers() == 0).await;
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 0 }", "its hook-run sink is forgotten too");
+    tokio::time::resume();
 
     // Opened again from the store: it reads, runs and streams as before.
     let (status, thread) = server.get(&format!("/threads/{id}"), ALICE).await;

@@ -6,7 +6,6 @@ use crate::support;
 use crate::watched_store::WatchedStore;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
