@@ -78,7 +78,9 @@ async fn one_openai_stream(calls: usize) -> Duration {
             if let Some(head_end) = text.find("\r\n\r\n") {
                 let length = text[..head_end]
                     .lines()
-                    .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+                    .find_map(|line| {
+                        line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned())
+                    })
                     .and_then(|value| value.parse::<usize>().ok())
                     .unwrap_or(0);
                 if request.len() >= head_end + 4 + length {

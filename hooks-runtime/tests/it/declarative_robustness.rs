@@ -5,7 +5,6 @@
 
 use crate::declarative_support;
 
-
 use declarative_support::fixture;
 use hooks_runtime::declarative::{DeclarativeHookRegistry, LoadReport};
 

@@ -143,7 +143,8 @@ async fn k3_a_running_hook_never_holds_the_async_runtimes_worker() {
     let command = format!(
         "touch '{started}'; i=0; while [ ! -e '{answered}' ]; do [ $i -lt 2000 ] || exit 2; sleep 0.01; i=$((i+1)); done"
     );
-    let messages = one_call(json!([{"type": "command", "command": command, "timeout": 30, "onFailure": "block"}]), "ls").await;
+    let messages =
+        one_call(json!([{"type": "command", "command": command, "timeout": 30, "onFailure": "block"}]), "ls").await;
     answerer.await.unwrap();
     let result = messages.iter().find(|m| m.role == Role::Tool).expect("a tool result");
     assert_eq!(result.content.as_deref(), Some("ok"), "the hook held the worker and timed out: {result:?}");

@@ -31,10 +31,7 @@ struct GateState {
 
 impl Gate {
     const fn new() -> Self {
-        Gate {
-            state: Mutex::new(GateState { arrived: 0, open: false, gave_up: 0 }),
-            changed: Condvar::new(),
-        }
+        Gate { state: Mutex::new(GateState { arrived: 0, open: false, gave_up: 0 }), changed: Condvar::new() }
     }
 
     /// A hook's side: arrives, then blocks its thread until the gate opens.
