@@ -113,13 +113,15 @@ impl io::Write for BufferWriter {
 /// Only for `#[tokio::test(start_paused = true)]` (a current-thread runtime): its clock moves,
 /// and so this timer fires, only when no task can make progress (a `spawn_blocking` call, such
 /// as a SQLite write, holds the clock too). Whatever the other tasks could do before waiting on
-/// something that never comes has then been done; no wall-clock time passes.
+/// something that never comes has then been done; no wall-clock time passes. One second of the
+/// paused clock: a task polling on a timer (an abort poll every 10 ms) wakes at each of its
+/// ticks on the way, so a longer wait only costs more of them.
 pub(crate) async fn until_every_task_waits() {
     assert!(
         tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread,
         "until_every_task_waits needs a paused current-thread runtime"
     );
-    tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 }
 
 /// A subscriber that notifies `Notify` each time an event whose message contains `fragment` is
