@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
@@ -306,16 +306,17 @@ fn is_connection_error(error: &io::Error) -> bool {
     )
 }
 
-/// When a connection last moved a byte, and how many of its requests are being answered.
+/// When a connection last moved a byte, and how many of its requests are being answered. On
+/// tokio's clock, as the idle timer that reads it is: a paused-time test controls both.
 struct Activity {
-    start: Instant,
+    start: tokio::time::Instant,
     last_ms: AtomicU64,
     answering: AtomicUsize,
 }
 
 impl Activity {
     fn new() -> Self {
-        Activity { start: Instant::now(), last_ms: AtomicU64::new(0), answering: AtomicUsize::new(0) }
+        Activity { start: tokio::time::Instant::now(), last_ms: AtomicU64::new(0), answering: AtomicUsize::new(0) }
     }
 
     fn moved(&self) {

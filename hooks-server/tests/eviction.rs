@@ -58,7 +58,11 @@ fn rss_kib() -> u64 {
         .expect("VmRSS in /proc/self/status")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time until the thread is evicted: the eviction timer and the entries' idle clocks are
+// tokio's, which jumps from one timer to the next whenever the server and the client both wait.
+// The run after it goes on real time (its event log writer times what it holds by the system's
+// clock).
+#[tokio::test(start_paused = true)]
 async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_next_request() {
     let _serial = SERIAL.lock().await;
     let runs = HookRuns::new();
@@ -68,7 +72,8 @@ async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_
     assert_eq!((open_thread_entries(), running_event_log_writers()), (1, 1));
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 1 }");
 
-    // An open stream keeps the thread, however long it is quiet.
+    // An open stream keeps the thread, however long it is quiet: four idle periods, sixteen
+    // eviction rounds, on the paused clock.
     let events = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(open_thread_entries(), 1, "evicted while a stream was open");
@@ -77,6 +82,7 @@ async fn an_idle_thread_is_evicted_with_its_event_log_writer_and_reopens_on_the_
     wait_until("the idle thread is evicted", || open_thread_entries() == 0).await;
     wait_until("its event log writer stops", || running_event_log_writers() == 0).await;
     assert_eq!(format!("{runs:?}"), "HookRuns { threads: 0 }", "its hook-run sink is forgotten too");
+    tokio::time::resume();
 
     // Opened again from the store: it reads, runs and streams as before.
     let (status, thread) = server.get(&format!("/threads/{id}"), ALICE).await;

@@ -316,12 +316,11 @@ async fn p3_a_hung_call_ends_at_the_tools_timeout() {
         .mcp_server("failing", failing(&markers).timeout(Duration::from_secs(3)))
         .build()
         .unwrap();
-    // The server starts when the prompt offers its tools, before the call: 3 s is the call's.
-    let started = std::time::Instant::now();
+    // The server starts when the prompt offers its tools, before the call: 3 s is the call's,
+    // and the result that says so is the timeout's.
     let (_, result) = run(&runtime, "p3_agent").await;
     assert_eq!(status_of(&result), "error");
     assert!(result.content.as_deref().unwrap().contains("did not answer within 3s"), "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(20));
     eventually("the server is told the call was cancelled", SETTLE, || markers.join("cancelled").exists()).await;
 }
 

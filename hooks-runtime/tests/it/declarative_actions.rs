@@ -4,6 +4,7 @@
 #![cfg(feature = "declarative")]
 
 use crate::declarative_support;
+use crate::support_processes::processes_mentioning;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -126,7 +127,9 @@ async fn y9_failure_report_includes_stderr_and_short_output_whole() {
     assert_eq!(logs.text(), "");
 }
 
-#[tokio::test]
+// Paused time: the command's timeout is a timer of tokio's clock, which jumps to it as soon as
+// the test waits on the command; the command's own `sleep 1` is real, so it is still running.
+#[tokio::test(start_paused = true)]
 async fn y9_command_is_killed_after_the_timeout() {
     assert_eq!(DEFAULT_COMMAND_TIMEOUT, Duration::from_secs(30));
     assert_eq!(DefaultHookExecutor::new().command_timeout(), Duration::from_secs(30));
@@ -137,39 +140,48 @@ async fn y9_command_is_killed_after_the_timeout() {
     let registry = on_stop([HookAction::command(format!("sleep 1; touch '{marker}'")), HookAction::log("next hook")])
         .with_executor(DefaultHookExecutor::new().with_command_timeout(Duration::from_millis(200)));
 
-    let started = Instant::now();
     registry.fire_event(HookEvent::OnStop, &ctx(&[])).await;
-    let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(200), "{elapsed:?}");
-    assert!(elapsed < Duration::from_millis(900), "not killed in time: {elapsed:?}");
 
     let warn = &logs.events("WARN")[0];
     assert!(warn.contains("did not finish within 200ms and was killed"), "{warn}");
     assert!(logs.text().contains("[HOOK] next hook"));
 
-    // Had the shell lived on, it would have written the marker after its `sleep 1`.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Had the hook waited for the command, or left its shell running, the shell would write
+    // the marker after its `sleep 1`: once no process mentions the marker, none can.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_mentioning(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the command's shell outlived its timeout");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(!Path::new(&marker).exists(), "the command was not killed");
 }
 
 #[tokio::test]
 async fn y9_command_does_not_block_the_runtime_thread() {
-    // `#[tokio::test]` runs on one thread: if the command blocked it, the ticker could not run.
-    let registry = on_stop([HookAction::command("sleep 0.5")]);
-    let ticks = std::sync::atomic::AtomicUsize::new(0);
+    // `#[tokio::test]` runs on one thread. The command waits for a file that a task on that
+    // thread writes once the command has started: the file comes only if the command's wait
+    // leaves the thread free. A command that blocked it would give up waiting (after 2,000
+    // rounds, some 20 s) without the file.
+    let dir = ScratchDir::new("y9-thread");
+    let (started, answered) = (dir.file("started"), dir.file("answered"));
+    let registry = on_stop([HookAction::command(format!(
+        "touch '{started}'; i=0; while [ ! -e '{answered}' ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done"
+    ))]);
     let context = ctx(&[]);
     let fire = registry.fire_event(HookEvent::OnStop, &context);
-    let tick = async {
-        loop {
+    let answer = async {
+        // The command is an outside process: its file is polled.
+        while !Path::new(&started).exists() {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
+        std::fs::write(&answered, "").unwrap();
+        std::future::pending::<()>().await;
     };
     tokio::select! {
         () = fire => {}
-        () = tick => unreachable!(),
+        () = answer => unreachable!(),
     }
-    assert!(ticks.load(std::sync::atomic::Ordering::SeqCst) >= 10);
+    assert!(Path::new(&answered).exists(), "the command blocked the thread: it ended without its answer");
 }
 
 #[tokio::test]

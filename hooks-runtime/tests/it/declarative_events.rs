@@ -8,7 +8,7 @@ use crate::declarative_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use declarative_support::{CallError, CountingListener, Logs, ScratchDir, TestAgent, ctx, journal, recorder};
 use hooks_runtime::declarative::{DeclarativeHookRegistry, HookAction, HookConfig, HookEvent, HookMatcher};
@@ -249,11 +249,11 @@ async fn y11_pre_tool_use_hooks_finish_before_the_tool_runs() {
     let agent = TestAgent::new("a1", &["read"], journal());
     registry.apply_to(&agent).await;
 
-    let started = Instant::now();
+    // The hook writes the marker at its end, after its `sleep 0.3`: a tool that ran before the
+    // hook finished would read nothing.
     let seen_by_tool =
         agent.call_tool("read", || Ok(std::fs::read_to_string(&marker).unwrap_or_default())).await.unwrap();
     assert_eq!(seen_by_tool, "done\n");
-    assert!(started.elapsed() >= Duration::from_millis(300));
 }
 
 #[tokio::test]

@@ -57,14 +57,17 @@ async fn y14_background_job_is_killed_at_the_timeout() {
     let (logs, _guard) = Logs::capture();
     let dir = ScratchDir::new("y14-background");
     let survivor = dir.file("survivor");
-    let registry = on_stop(format!("(sleep 2; touch '{survivor}') & sleep 60"), Duration::from_millis(300));
+    let sleep = unique_sleep();
+    let registry = on_stop(format!("(sleep {sleep}; touch '{survivor}') & sleep 60"), Duration::from_millis(300));
 
-    let started = Instant::now();
-    registry.fire_event(HookEvent::OnStop, &ctx(&[])).await;
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // A hook that waited for its command would take its 60 s: the guard fails first.
+    tokio::time::timeout(Duration::from_secs(30), registry.fire_event(HookEvent::OnStop, &ctx(&[])))
+        .await
+        .expect("the command was not killed at its timeout");
     assert!(logs.text().contains("did not finish within 300ms and was killed"), "{}", logs.text());
 
-    tokio::time::sleep(Duration::from_millis(3500)).await;
+    // The background job's `sleep` goes with the group; a surviving job would keep it running.
+    wait_until("the background job is gone", || processes_with_arg(&sleep).is_empty()).await;
     assert!(!Path::new(&survivor).exists(), "a background job of the command outlived its hook");
 }
 
@@ -130,11 +133,22 @@ async fn y14_a_child_that_calls_setsid_leaves_the_group_and_lives_on() {
     let registry =
         on_stop(format!("setsid sleep {sleep} > /dev/null 2>&1 < /dev/null & sleep 2"), Duration::from_secs(30));
     registry.fire_event(HookEvent::OnStop, &ctx(&[])).await;
+    // The hook has ended, and its group was killed as it ended.
     wait_until("the daemon runs", || !processes_with_arg(&sleep).is_empty()).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let daemons = processes_with_arg(&sleep);
+    // Alive in a session (and so a group) of its own, which the group kill did not reach.
+    let sessions: Vec<_> = daemons.iter().map(|pid| session_and_group(*pid)).collect();
     for pid in &daemons {
         let _ = std::process::Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
     }
     assert_eq!(daemons.len(), 1, "the setsid child should have outlived its hook");
+    assert_eq!(sessions, [Some((daemons[0], daemons[0]))], "the daemon leads a session and group of its own");
+}
+
+/// A process's session and process group ids (`/proc/PID/stat`), if it is still there.
+fn session_and_group(pid: u32) -> Option<(u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state, ppid, pgrp, session.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some((fields.get(3)?.parse().ok()?, fields.get(2)?.parse().ok()?))
 }

@@ -5,8 +5,6 @@
 
 use crate::declarative_support;
 
-use std::time::{Duration, Instant};
-
 use declarative_support::fixture;
 use hooks_runtime::declarative::{DeclarativeHookRegistry, LoadReport};
 
@@ -129,14 +127,11 @@ fn y2_alias_bomb_is_rejected_quickly() {
         yaml.push_str(&format!("a{level}: &a{level} [{list}]\n"));
     }
     yaml.push_str("hooks:\n  - event: onStart\n    action: {type: log, message: *a9}\n");
-    let started = Instant::now();
     let report = load_everywhere(&yaml);
     assert!(report.kept.is_empty());
     assert!(report.has_document_problem(), "{:?}", report.problems);
     // Refused by the alias limit, not after expanding up to the node budget.
     assert!(report.problems[0].message.contains("alias replay limit"), "{:?}", report.problems);
-    // A hang bound only: the refusal takes milliseconds.
-    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 
     // Ordinary anchors and aliases still work.
     let report = LoadReport::from_yaml(

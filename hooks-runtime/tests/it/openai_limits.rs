@@ -1,14 +1,14 @@
 //! `OpenAiModel`'s limits against a hand-written server on 127.0.0.1: the total deadline ends a
 //! response that trickles, that sends only keep-alive comments, or whose error body trickles; the
 //! caps on reply text and tool-call arguments abandon the stream as soon as they are passed; and
-//! many tool calls in one response are assembled in time proportional to their number. Every
+//! many tool calls in one response each start and end in order. Every
 //! failure names the limit and its value, never what the response said.
 
 #![cfg(feature = "openai")]
 
 use crate::openai_support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hooks_runtime::model::{Model, ModelError, ModelEvent, OpenAiConfig, OpenAiModel};
 use hooks_runtime::prelude::*;
@@ -26,24 +26,20 @@ fn deadline_model(base_url: &str) -> OpenAiModel {
     OpenAiModel::new(OpenAiConfig::new(base_url).with_timeout(Duration::from_secs(30)).with_deadline(DEADLINE))
 }
 
-/// The request ended at the deadline: not before it, and not long after (generous, the machine
-/// is shared).
-fn assert_near_the_deadline(elapsed: Duration) {
-    assert!(elapsed >= DEADLINE - Duration::from_millis(50), "ended before the deadline: {elapsed:?}");
-    assert!(elapsed < DEADLINE + Duration::from_secs(5), "ended long after the deadline: {elapsed:?}");
-}
-
 // ---------------------------------------------------------------------------------------------
 // The total deadline
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
+// On paused time: the deadline, the idle timeout and the server's pauses are timers of tokio's
+// clock, which jumps from one to the next whenever both ends wait (no wall-clock time passes);
+// the Timeout error that names the deadline is what only the deadline gives.
+
+#[tokio::test(start_paused = true)]
 async fn a_body_that_trickles_one_byte_at_a_time_ends_at_the_deadline() {
     // Text deltas, one byte every few milliseconds: no wait comes near the idle timeout.
     let body = delta(json!({"content": "a"}));
     let steps = body.bytes().cycle().take(10_000).map(|byte| Step::Send(vec![byte])).collect();
     let (base_url, _server) = serve(Reply::events(steps)).await;
-    let started = Instant::now();
 
     let mut stream = within(deadline_model(&base_url).stream(request(vec![]))).await.unwrap();
     // Bounded as a whole: each delta comes in time, so only the response as a whole can be late.
@@ -51,38 +47,35 @@ async fn a_body_that_trickles_one_byte_at_a_time_ends_at_the_deadline() {
 
     assert!(events.iter().all(|event| *event == text("a")), "{events:?}");
     assert_eq!(error, Some(ModelError::Timeout(DEADLINE_TEXT.to_owned())));
-    assert_near_the_deadline(started.elapsed());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stream_of_only_keep_alive_comments_ends_at_the_deadline() {
     let steps = vec![Step::Trickle(b": keep-alive\n\n".to_vec(), Duration::from_millis(10))];
     let (base_url, _server) = serve(Reply::events(steps)).await;
-    let started = Instant::now();
 
     let mut stream = within(deadline_model(&base_url).stream(request(vec![]))).await.unwrap();
     let (events, error) = drain(&mut stream).await;
 
     assert_eq!(events, vec![]);
     assert_eq!(error, Some(ModelError::Timeout(DEADLINE_TEXT.to_owned())));
-    assert_near_the_deadline(started.elapsed());
 }
 
+// Not on paused time: a server that never pauses never lets tokio's clock jump, so the deadline
+// comes in real time (800 ms).
 #[tokio::test]
 async fn keep_alive_comments_sent_without_pause_still_end_at_the_deadline() {
     // Every read may find data already waiting.
     let steps = vec![Step::Trickle(b": keep-alive\n\n".repeat(64), Duration::ZERO)];
     let (base_url, _server) = serve(Reply::events(steps)).await;
-    let started = Instant::now();
 
     let mut stream = within(deadline_model(&base_url).stream(request(vec![]))).await.unwrap();
     let (_, error) = drain(&mut stream).await;
 
     assert_eq!(error, Some(ModelError::Timeout(DEADLINE_TEXT.to_owned())));
-    assert_near_the_deadline(started.elapsed());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_503_whose_body_trickles_ends_at_the_deadline_with_its_status() {
     let reply = Reply {
         status: "503 Service Unavailable",
@@ -92,17 +85,15 @@ async fn a_503_whose_body_trickles_ends_at_the_deadline_with_its_status() {
         headers: "",
     };
     let (base_url, _server) = serve(reply).await;
-    let started = Instant::now();
 
     let error = within(deadline_model(&base_url).stream(request(vec![]))).await.err();
 
     let Some(ModelError::Provider(error)) = error else { panic!("expected HTTP 503, got {error:?}") };
     assert_eq!(error.status(), Some(503));
     assert!(error.message().starts_with("busy busy"), "{}", error.message());
-    assert_near_the_deadline(started.elapsed());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_server_that_never_sends_its_headers_ends_at_the_deadline() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let silent_url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -111,31 +102,27 @@ async fn a_server_that_never_sends_its_headers_ends_at_the_deadline() {
         std::future::pending::<()>().await;
         drop(socket);
     });
-    let started = Instant::now();
 
     let error = within(deadline_model(&silent_url).stream(request(vec![]))).await.err();
 
     assert_eq!(error, Some(ModelError::Timeout(DEADLINE_TEXT.to_owned())));
-    assert_near_the_deadline(started.elapsed());
 }
 
 define_prompt! { name: deadline_prompt, model: "remote", prompt: "Answer." }
 define_agent! { name: deadline_agent, side_a: { prompt: deadline_prompt } }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_send_against_a_keep_alive_only_stream_fails_with_a_model_error_naming_the_deadline() {
     let steps = vec![Step::Trickle(b": keep-alive\n\n".to_vec(), Duration::from_millis(10))];
     let (base_url, _server) = serve(Reply::events(steps)).await;
     let runtime =
         Runtime::builder().agent::<deadline_agent>().model("remote", deadline_model(&base_url)).build().unwrap();
     let thread = runtime.create_thread("deadline_agent", ThreadOptions::default()).await.unwrap();
-    let started = Instant::now();
 
     let outcome = within(thread.send("hello")).await.unwrap();
 
     assert_eq!(outcome.status, ThreadStatus::Failed(FailReason::ModelError));
     assert_eq!(outcome.error.map(|error| error.to_string()), Some(format!("model request timed out: {DEADLINE_TEXT}")));
-    assert_near_the_deadline(started.elapsed());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,10 +212,10 @@ async fn the_argument_cap_counts_all_calls_together_and_fragments_held_back() {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
-async fn a_hundred_thousand_tool_calls_assemble_in_linear_time() {
-    const CALLS: usize = 100_000;
-    // Linear assembly takes about 2 s here in an unoptimised build, quadratic over 3 minutes.
-    const LIMIT: Duration = Duration::from_secs(20);
+async fn ten_thousand_tool_calls_in_one_response_each_start_and_end_in_order() {
+    // How the time grows with the number of calls (linear, not a scan per fragment) is measured
+    // by the `tool_call_assembly` bench.
+    const CALLS: usize = 10_000;
     let mut body = String::with_capacity(CALLS * 120);
     for index in 0..CALLS {
         let call = json!([{"index": index, "id": format!("c{index}"), "function": {"name": "f", "arguments": "{}"}}]);
@@ -238,17 +225,14 @@ async fn a_hundred_thousand_tool_calls_assemble_in_linear_time() {
     body.push_str(DONE);
     let steps = body.into_bytes().chunks(1 << 20).map(|piece| Step::Send(piece.to_vec())).collect();
     let (base_url, _server) = serve(Reply::events(steps)).await;
-    let started = Instant::now();
 
     let mut stream = within(OpenAiModel::new(OpenAiConfig::new(&base_url)).stream(request(vec![]))).await.unwrap();
     let mut starts = 0;
     let mut ends = 0;
     while let Some(event) = stream.next_event().await {
-        // Checked as it goes, so a slow assembly fails here rather than after minutes.
-        assert!(started.elapsed() < LIMIT, "{CALLS} calls took over {LIMIT:?}; {starts} had started");
         match event.unwrap() {
-            ModelEvent::ToolCallStart { index, .. } => {
-                assert_eq!(index, starts, "calls start in order");
+            ModelEvent::ToolCallStart { index, id, .. } => {
+                assert_eq!((index, id), (starts, format!("c{starts}")), "calls start in order");
                 starts += 1;
             }
             ModelEvent::ToolCallEnd { .. } => ends += 1,

@@ -8,7 +8,7 @@
 
 use crate::openai_support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hooks_runtime::model::{FinishReason, Model, ModelError, OpenAiConfig, OpenAiModel, ProviderErrorKind, Usage};
 use hooks_runtime::prelude::*;
@@ -260,13 +260,15 @@ async fn a_string_code_mid_stream_keeps_its_status_and_is_not_retried() {
     assert_eq!(server.await.unwrap().len(), 1);
 }
 
-#[tokio::test]
+// Paused time: the 30 s backoff and the test's 10 s bound (`within`) are timers of tokio's
+// clock, which moves only while every task waits; at 400 ms on it the client, whose 503 came at
+// once, is in its backoff. A backoff that the abort did not cut short passes the bound.
+#[tokio::test(start_paused = true)]
 async fn an_abort_during_a_backoff_stops_the_run_at_once() {
     let busy = status_reply("503 Service Unavailable", "Retry-After: 30\r\n", r#"{"error":{"message":"busy"}}"#);
     let (base_url, _server) = serve_each(vec![busy]).await;
     let runtime = runtime(retrying_model(&base_url, 2));
     let thread = runtime.create_thread("remote_agent", ThreadOptions::default()).await.unwrap();
-    let started = Instant::now();
 
     let (outcome, ()) = tokio::join!(within(thread.send("hello")), async {
         tokio::time::sleep(Duration::from_millis(400)).await;
@@ -275,21 +277,22 @@ async fn an_abort_during_a_backoff_stops_the_run_at_once() {
 
     let outcome = outcome.unwrap();
     assert_eq!(outcome.status, ThreadStatus::Stopped(StopReason::Aborted));
-    assert!(started.elapsed() < Duration::from_secs(3), "the 30 s wait was cut short: {:?}", started.elapsed());
     assert_eq!(thread.status(), ThreadStatus::Stopped(StopReason::Aborted));
 }
 
-#[tokio::test]
+// Paused time: a wait for the retry, or until the 5 s deadline, would move tokio's clock that far.
+#[tokio::test(start_paused = true)]
 async fn a_retry_that_would_pass_the_deadline_is_not_waited_for() {
     let busy = status_reply("503 Service Unavailable", "Retry-After: 30\r\n", r#"{"error":{"message":"busy"}}"#);
     let (base_url, _server) = serve_each(vec![busy]).await;
-    let model = OpenAiModel::new(OpenAiConfig::new(&base_url).with_deadline(Duration::from_secs(5)));
-    let started = Instant::now();
+    let deadline = Duration::from_secs(5);
+    let model = OpenAiModel::new(OpenAiConfig::new(&base_url).with_deadline(deadline));
+    let started = tokio::time::Instant::now();
 
     let error = within(model.stream(request(vec![]))).await.err().expect("an error");
 
     assert_eq!(error.status(), Some(503));
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(tokio::time::Instant::now() < started + deadline, "the client waited for a retry past its deadline");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,11 +6,9 @@
 
 use crate::declarative_support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use declarative_support::Logs;
+use declarative_support::{Logs, ScratchDir};
 use hooks_runtime::declarative::SettingsHooks;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
@@ -126,19 +124,28 @@ async fn k5_a_rewrite_the_schema_rejects_is_logged_with_the_schema_path_never_th
 
 #[tokio::test]
 async fn k3_a_running_hook_never_holds_the_async_runtimes_worker() {
-    // `#[tokio::test]` has one worker thread: a ticker on it advances only if the hook's wait
-    // is asynchronous.
-    let ticks = Arc::new(AtomicU64::new(0));
-    let ticker = {
-        let ticks = ticks.clone();
+    // `#[tokio::test]` has one worker thread. The hook waits for a file that a task on that
+    // worker writes once the hook has started: the file comes only if the hook's wait leaves
+    // the worker free. A hook that held it would give up waiting (after 2,000 rounds, some
+    // 20 s) and, exiting 2, deny the call.
+    let dir = ScratchDir::new("k3-worker");
+    let (started, answered) = (dir.file("started"), dir.file("answered"));
+    let answerer = {
+        let (started, answered) = (started.clone(), answered.clone());
         tokio::spawn(async move {
-            loop {
+            // The hook is an outside process: its file is polled.
+            while !std::path::Path::new(&started).exists() {
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                ticks.fetch_add(1, Ordering::Relaxed);
             }
+            std::fs::write(&answered, "").unwrap();
         })
     };
-    one_call(json!([{"type": "command", "command": "sleep 1"}]), "ls").await;
-    ticker.abort();
-    assert!(ticks.load(Ordering::Relaxed) >= 20, "the worker was held: {} ticks", ticks.load(Ordering::Relaxed));
+    let command = format!(
+        "touch '{started}'; i=0; while [ ! -e '{answered}' ]; do [ $i -lt 2000 ] || exit 2; sleep 0.01; i=$((i+1)); done"
+    );
+    let messages =
+        one_call(json!([{"type": "command", "command": command, "timeout": 30, "onFailure": "block"}]), "ls").await;
+    answerer.await.unwrap();
+    let result = messages.iter().find(|m| m.role == Role::Tool).expect("a tool result");
+    assert_eq!(result.content.as_deref(), Some("ok"), "the hook held the worker and timed out: {result:?}");
 }

@@ -15,3 +15,19 @@ pub(crate) fn processes_with_arg(arg: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Ids of the live processes one of whose arguments contains `fragment` (a shell's `-c`
+/// script naming a file unique to the test, say).
+#[allow(dead_code)] // settings_process_death has no use for it
+pub(crate) fn processes_mentioning(fragment: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let fragment = fragment.as_bytes();
+            cmdline.split(|b| *b == 0).any(|a| a.windows(fragment.len()).any(|w| w == fragment)).then_some(pid)
+        })
+        .collect()
+}

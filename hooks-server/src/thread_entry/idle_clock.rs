@@ -1,9 +1,12 @@
 //! When a request last used a thread entry, for eviction.
 
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// The last use of an entry.
+use tokio::time::Instant;
+
+/// The last use of an entry, on tokio's clock, as the eviction timer that reads it is: a
+/// paused-time test controls both.
 pub(crate) struct IdleClock(Mutex<Instant>);
 
 impl Default for IdleClock {

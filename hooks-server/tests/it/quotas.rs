@@ -187,7 +187,10 @@ async fn pages_of_threads_walk_every_thread_exactly_once_in_creation_order() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the body's 300 ms and the test's patience are timers of tokio's clock, which jumps
+// to the first of them once the server and the client both wait; an answer that needed the
+// patience's 30 s would fail the test.
+#[tokio::test(start_paused = true)]
 async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
     let server =
         Server::start(runtime(0, Arc::new(Semaphore::new(0))), config().body_read_timeout(Duration::from_millis(300)))
@@ -198,7 +201,6 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
         "POST /threads HTTP/1.1\r\nhost: {address}\r\nauthorization: Bearer {ALICE}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{{\"agent\""
     );
     socket.write_all(head.as_bytes()).await.expect("write the start of a request");
-    let started = Instant::now();
     let mut answer = Vec::new();
     let read = tokio::time::timeout(support::PATIENCE, async {
         let mut buffer = [0u8; 4096];
@@ -215,7 +217,6 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_naming_the_setting() {
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("body_read_timeout"), "{answer}");
-    assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
 }
 
 /// A server through [`hooks_server::HttpServer`], which counts connections per user, with room

@@ -6,7 +6,6 @@ use crate::support;
 use crate::watched_store::WatchedStore;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use hooks_runtime::Runtime;
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
@@ -135,8 +134,10 @@ async fn a_reconnect_with_last_event_id_resumes_with_no_gap_and_no_duplicate() {
     let before = first.until("tool_call_started").await;
     drop(first);
     gate.add_permits(1);
-    // Events go on while no client listens; give the run time to log some of them.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Events go on while the client is away: a third client, from the beginning, sees the run
+    // to its end.
+    let mut replay = server.stream(&path, ALICE, Some("0")).await;
+    let replayed = replay.until("run_finished").await;
     let last_seen = before.last().and_then(|e| e.id.clone()).expect("an id");
     let mut second = server.stream(&path, ALICE, Some(&last_seen)).await;
     let after = second.until("run_finished").await;
@@ -144,9 +145,7 @@ async fn a_reconnect_with_last_event_id_resumes_with_no_gap_and_no_duplicate() {
     let seen: Vec<SseEvent> = before.into_iter().chain(after).collect();
     let ids: Vec<u64> = seen.iter().map(|e| e.id.as_deref().unwrap().parse().unwrap()).collect();
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>(), "every event once, in order");
-    // A third client that starts from the beginning sees exactly the same events.
-    let mut replay = server.stream(&path, ALICE, Some("0")).await;
-    let replayed = replay.until("run_finished").await;
+    // The one that started from the beginning saw exactly the same events.
     assert_eq!(replayed, seen);
     assert!(kinds(&seen).contains(&"tool_call_done") && kinds(&seen).contains(&"status"), "{:?}", kinds(&seen));
 }

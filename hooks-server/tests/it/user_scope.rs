@@ -89,7 +89,10 @@ fn detach(client: &str) -> UserEvent {
     UserEvent::ClientDetached { client_id: client.to_owned() }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the keep-alive writes are timers of tokio's clock, which jumps from one to the
+// next whenever the server and the client both wait, so "several keep-alive periods later"
+// takes no wall-clock time and comes after whatever the first periods brought.
+#[tokio::test(start_paused = true)]
 async fn u1_opening_and_closing_the_user_stream_attaches_and_detaches_once() {
     let user = "u1-closing";
     let server = server(&[user]).await;
@@ -103,12 +106,15 @@ async fn u1_opening_and_closing_the_user_stream_attaches_and_detaches_once() {
 
     drop(stream);
     assert_eq!(wait_for(user, 2).await, [attach(&client), detach(&client)]);
-    // Several keep-alive periods later, still once each.
+    // Several keep-alive periods later (on tokio's paused clock), still once each.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(seen_by(user), [attach(&client), detach(&client)]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the keep-alive writes are timers of tokio's clock, which jumps from one to the
+// next whenever the server and the client both wait, so "several keep-alive periods later"
+// takes no wall-clock time and comes after whatever the first periods brought.
+#[tokio::test(start_paused = true)]
 async fn u1_a_dropped_connection_detaches_its_client_once() {
     let user = "u1-dropped";
     let server = server(&[user]).await;
@@ -132,6 +138,7 @@ async fn u1_a_dropped_connection_detaches_its_client_once() {
     drop(socket);
 
     assert_eq!(wait_for(user, 2).await, [attach(&client), detach(&client)]);
+    // Several keep-alive periods later (on tokio's paused clock), still once each.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(seen_by(user), [attach(&client), detach(&client)]);
 }

@@ -2,8 +2,8 @@
 //! thread). A hook marked `blocking` lets its worker go first, so other threads keep making
 //! progress while it blocks; and one that runs past its timeout is a timed-out hook.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
@@ -12,18 +12,73 @@ use hooks_runtime::{Runtime, ThreadOptions};
 use crate::support_tools;
 use support_tools::LogCapture;
 
-const BLOCK_FOR: Duration = Duration::from_secs(3);
-static BLOCKING_STARTED: AtomicUsize = AtomicUsize::new(0);
+/// How long a gated hook waits at most: only a broken runtime makes it wait that long, and it
+/// then tells (`released_by_the_test` false), so nothing hangs.
+const GATE_PATIENCE: Duration = Duration::from_secs(30);
 
-/// Blocks its thread, as a hook doing synchronous file or network I/O does.
-#[hook(filter_messages, id = "reads_a_slow_disk", blocking)]
-fn reads_a_slow_disk(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
-    BLOCKING_STARTED.fetch_add(1, Ordering::SeqCst);
-    std::thread::sleep(BLOCK_FOR);
+/// Holds blocking hooks until the test opens it, and counts the hooks that reached it.
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
 }
 
-/// Blocks past its own timeout, then changes the value: the change is kept (in place) but the
-/// hook is logged as timed out.
+struct GateState {
+    arrived: usize,
+    open: bool,
+    /// Hooks that left because they waited `GATE_PATIENCE` in vain.
+    gave_up: usize,
+}
+
+impl Gate {
+    const fn new() -> Self {
+        Gate { state: Mutex::new(GateState { arrived: 0, open: false, gave_up: 0 }), changed: Condvar::new() }
+    }
+
+    /// A hook's side: arrives, then blocks its thread until the gate opens.
+    fn pass(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.arrived += 1;
+        self.changed.notify_all();
+        let (mut state, waited) = self
+            .changed
+            .wait_timeout_while(state, GATE_PATIENCE, |state| !state.open)
+            .unwrap_or_else(PoisonError::into_inner);
+        if waited.timed_out() {
+            state.gave_up += 1;
+        }
+    }
+
+    /// The test's side: waits (on its own thread) until `count` hooks block at the gate.
+    fn wait_for(&self, count: usize) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (_state, waited) = self
+            .changed
+            .wait_timeout_while(state, GATE_PATIENCE, |state| state.arrived < count)
+            .unwrap_or_else(PoisonError::into_inner);
+        assert!(!waited.timed_out(), "the blocking hooks never started");
+    }
+
+    /// Opens the gate; returns how many hooks were still waiting at it.
+    fn open(&self) -> usize {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.open = true;
+        self.changed.notify_all();
+        state.arrived - state.gave_up
+    }
+}
+
+static DISK: Gate = Gate::new();
+
+/// Blocks its thread, as a hook doing synchronous file or network I/O does, until the test
+/// opens the gate.
+#[hook(filter_messages, id = "reads_a_slow_disk", blocking)]
+fn reads_a_slow_disk(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
+    DISK.pass();
+}
+
+/// Blocks past its own timeout, then changes the value: by value, the late answer is discarded
+/// and the hook is logged as timed out. A sync function cannot be interrupted, so the run waits
+/// for it; the sleep is the slow call it stands for, timed by dispatch's own clock reading.
 #[hook(before_store_tool_result, id = "blocks_past_its_timeout", blocking, timeout_ms = 50)]
 fn blocks_past_its_timeout(_state: &ThreadState, _call: &ToolCallRecord, result: HookToolResult) -> HookToolResult {
     std::thread::sleep(Duration::from_millis(300));
@@ -56,21 +111,13 @@ async fn a_blocking_hook_on_every_worker_leaves_other_threads_running() {
         let thread = runtime.create_thread("slow_agent", ThreadOptions::default()).await.unwrap();
         slow.push(tokio::spawn(async move { thread.send("read the disk").await.unwrap() }));
     }
-    let waiting_since = Instant::now();
-    while BLOCKING_STARTED.load(Ordering::SeqCst) < 2 {
-        assert!(waiting_since.elapsed() < Duration::from_secs(20), "the blocking hooks never started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    // A third thread, run as a task: it needs a worker.
-    let started = Instant::now();
+    DISK.wait_for(2);
+    // A third thread, run as a task while both hooks block: it needs a worker. Were the
+    // workers blocked, it would finish only once the hooks gave up waiting at the gate.
     let quick = runtime.create_thread("quick_agent", ThreadOptions::default()).await.unwrap();
     let reply = tokio::spawn(async move { quick.send("hello").await.unwrap() }).await.unwrap();
-    let took = started.elapsed();
     assert_eq!(reply.reply.as_deref(), Some("ok"));
-    assert!(
-        took < BLOCK_FOR / 2,
-        "another thread waited {took:?} for a worker while blocking hooks ran (they block for {BLOCK_FOR:?})"
-    );
+    assert_eq!(DISK.open(), 2, "another thread waited for a worker while blocking hooks ran");
     for run in slow {
         assert_eq!(run.await.unwrap().reply.as_deref(), Some("ok"));
     }

@@ -217,7 +217,8 @@ async fn c2_current_side_is_the_responding_side_b() {
     assert_eq!(execution.step_count, 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the tool's 300 ms of work is a timer of tokio's clock.
+#[tokio::test(start_paused = true)]
 async fn c2_abort_signal_stops_the_run_before_its_next_step() {
     let started = Arc::new(tokio::sync::Notify::new());
     let tool_started = started.clone();

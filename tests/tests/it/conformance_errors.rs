@@ -228,7 +228,8 @@ define_agent! {
 }
 
 // Paused time: the hooks' 10 s sleeps and their deadlines are timers of tokio's clock, which
-// jumps from one to the next; the bound is on that clock, so a hook not cut off still fails it.
+// jumps from one to the next. A hook not cut off would apply its value (`too late`, an empty
+// history), which the assertions below see.
 #[tokio::test(start_paused = true)]
 async fn e3_hooks_past_their_timeout_are_cut_off_and_treated_as_failed() {
     let logs = LogCapture::start();
@@ -240,10 +241,7 @@ async fn e3_hooks_past_their_timeout_are_cut_off_and_treated_as_failed() {
         .build()
         .unwrap();
     let thread = runtime.create_thread("e3_agent", ThreadOptions::default()).await.unwrap();
-    let started = tokio::time::Instant::now();
     let outcome = thread.send("hello").await.unwrap();
-    let elapsed = started.elapsed();
-    assert!(elapsed < Duration::from_secs(3), "hooks sleeping 10 s were not cut off: {elapsed:?}");
     assert_eq!(outcome.reply.as_deref(), Some("in time"));
 
     // The timed-out hooks' values never applied: the last good value went on.

@@ -214,12 +214,10 @@ async fn e7_each_failure_restores_the_value_just_before_that_hook() {
 }
 
 // Paused time: the hook's 5 s sleep and its 50 ms deadline are timers of tokio's clock, which
-// jumps to the deadline; the bound is on that clock, so a hook not cut off still fails it.
+// jumps to the deadline. A hook not cut off would answer with its `e`.
 #[tokio::test(start_paused = true)]
 async fn e3_timed_out_by_value_async_hook_goes_on_with_the_value_before_it() {
-    let started = tokio::time::Instant::now();
     assert_eq!(request_contents("timeout_agent").await, ["question", "a", "b"]);
-    assert!(started.elapsed() < Duration::from_secs(4), "the slow hook was cut off");
 }
 
 #[tokio::test]
@@ -243,12 +241,10 @@ async fn e7_panicking_in_place_hook_leaves_the_value_as_it_left_it() {
 }
 
 // Paused time: the hook's 5 s sleep and its 50 ms deadline are timers of tokio's clock, which
-// jumps to the deadline; the bound is on that clock, so a hook not cut off still fails it.
+// jumps to the deadline. A hook not cut off would push its `never` after the sleep.
 #[tokio::test(start_paused = true)]
 async fn e7_timed_out_in_place_hook_leaves_the_value_as_it_left_it() {
-    let started = tokio::time::Instant::now();
     assert_eq!(request_contents("in_place_timeout_agent").await, ["question", "a", "h", "b"]);
-    assert!(started.elapsed() < Duration::from_secs(4), "the slow hook was cut off");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 
 #[cfg(feature = "postgres")]
 use crate::support_store;
+use crate::support_tools::log_signal;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore, ThreadStatu
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
 use serde_json::{Value, json};
+use tracing::instrument::WithSubscriber as _;
 
 define_prompt! { name: front_prompt, model: "m", prompt: "Front desk.", tools: ["billing_agent", "pay"] }
 define_agent! { name: front_agent, side_a: { prompt: front_prompt, stop_on_response: true } }
@@ -257,10 +259,14 @@ async fn o3_a_second_process_on_one_sqlite_file_never_settles_a_live_run_and_wai
     let recovery = runtime.recover().await.unwrap();
     assert!(recovery.settled.is_empty() && recovery.continued.is_empty(), "{recovery:?}");
     assert_eq!(store.load_thread(&thread_id).await.unwrap().unwrap().status, ThreadStatus::Running);
-    // A turn of this process waits for the child's run to end.
+    // A turn of this process waits for the child's run to end: the store says when it starts
+    // waiting; until the gate opens, the child's run cannot end, so neither can this turn.
     let thread = runtime.open_thread(&thread_id).await.unwrap();
-    let second = tokio::spawn(async move { thread.send("one more thing").await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (logs, waiting) = log_signal("this run waits for its end");
+    let second = tokio::spawn(async move { thread.send("one more thing").await }.with_subscriber(logs));
+    tokio::time::timeout(Duration::from_secs(30), waiting.notified())
+        .await
+        .expect("the second process ran while the first one's run was live");
     assert!(!second.is_finished(), "the second process ran while the first one's run was live");
     std::fs::write(&gate, "go").unwrap();
     assert!(lines.any(|line| line.contains("CHILD DONE idle")), "the child's run ended idle");

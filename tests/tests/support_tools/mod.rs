@@ -106,3 +106,54 @@ impl io::Write for BufferWriter {
         Ok(())
     }
 }
+
+/// Returns once every task of this paused-time runtime waits: a deterministic point at which
+/// "X did not happen" can be checked.
+///
+/// Only for `#[tokio::test(start_paused = true)]` (a current-thread runtime): its clock moves,
+/// and so this timer fires, only when no task can make progress (a `spawn_blocking` call, such
+/// as a SQLite write, holds the clock too). Whatever the other tasks could do before waiting on
+/// something that never comes has then been done; no wall-clock time passes. One second of the
+/// paused clock: a task polling on a timer (an abort poll every 10 ms) wakes at each of its
+/// ticks on the way, so a longer wait only costs more of them.
+pub(crate) async fn until_every_task_waits() {
+    assert!(
+        tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread,
+        "until_every_task_waits needs a paused current-thread runtime"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+}
+
+/// A subscriber that notifies `Notify` each time an event whose message contains `fragment` is
+/// logged: a test awaits a point the code under test logs (`"this run waits for its end"`)
+/// rather than sleeping until it has probably passed. Attach it to the future that logs it
+/// (`tracing::instrument::WithSubscriber::with_subscriber`), which works on any worker.
+pub(crate) fn log_signal(fragment: &'static str) -> (tracing::Dispatch, Arc<tokio::sync::Notify>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let layer = LogSignal { fragment, notify: notify.clone() };
+    (tracing::Dispatch::new(tracing_subscriber::registry().with(layer)), notify)
+}
+
+struct LogSignal {
+    fragment: &'static str,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogSignal {
+    fn on_event(&self, event: &tracing::Event<'_>, _context: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if message.0.contains(self.fragment) {
+            self.notify.notify_one();
+        }
+    }
+}

@@ -925,9 +925,14 @@ impl RunOwnership for SqliteStore {
             StoreError::new(StoreErrorKind::Unsupported, "an in-memory SQLite store has no run owners")
         })?;
         let mut pause = Duration::from_millis(5);
+        let mut waiting = false;
         let took_over = loop {
             if let Some(took_over) = self.try_hold(&owner, thread_id).await? {
                 break took_over;
+            }
+            if !waiting {
+                waiting = true;
+                tracing::debug!(target: "hooks_runtime::store", thread = %thread_id, "another live owner runs the thread; this run waits for its end");
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(HOLD_POLL_MAX);
