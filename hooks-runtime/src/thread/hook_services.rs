@@ -33,7 +33,7 @@ impl hooks_core::__private::Sealed for HookServices {}
 impl ThreadServices for HookServices {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
         let shared = self.shared()?;
-        let messages = shared.runtime.store.messages(&shared.id).await.map_err(|e| HookError::new(e.to_string()))?;
+        let messages = shared.journal.messages().await.map_err(|e| HookError::new(e.to_string()))?;
         Ok(query.select(messages))
     }
 
@@ -72,11 +72,11 @@ impl ThreadServices for HookServices {
     }
 
     async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
-        self.shared.upgrade()?.values.get(key)
+        self.shared.upgrade()?.journal.value(key)
     }
 
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
-        self.shared()?.values.set(key, value).await.map_err(|e| HookError::new(e.to_string()))
+        self.shared()?.journal.set_value(key, value).await.map_err(|e| HookError::new(e.to_string()))
     }
 }
 

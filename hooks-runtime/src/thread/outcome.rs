@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use crate::events::ThreadStatus;
 use crate::model::{FinishReason, Usage};
-use crate::store::{FailReason, StopReason, ThreadStatus};
+use crate::reasons::{FailReason, StopReason};
 
 /// How a run ended. Built by the runtime; [`RunOutcome::new`] builds one elsewhere (a test, a
 /// custom front end), its other fields set afterwards.

@@ -15,7 +15,7 @@ use super::tool_stream::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
-use crate::store::{FailReason, StopReason};
+use crate::reasons::{FailReason, StopReason};
 
 /// The model's complete response to the context of `prompt`, or how the turn ends without one
 /// (its message already written).

@@ -5,7 +5,6 @@
 //! from `open_thread`) is the same thread: a handoff, a value or an abort through one is seen
 //! through all, and a subscriber of any sees every run, a recovered one's included.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
@@ -13,6 +12,7 @@ use hooks_core::AbortSignal;
 use tokio::sync::{broadcast, mpsc};
 
 use super::accepted_inputs::AcceptedInputs;
+use super::shared::ThreadShared;
 use crate::events::{ThreadEvent, ThreadStatus};
 
 /// How many events a subscriber may fall behind before it misses some.
@@ -46,13 +46,19 @@ pub(crate) struct Links {
 pub(crate) struct StatusAndAbort {
     pub(crate) status: ThreadStatus,
     pub(crate) abort: Option<AbortSignal>,
+    /// An abort that came while no signal was reachable (the thread waited for approvals, or a
+    /// run was carrying out the decided calls of a parked step): the run's signal fires as soon
+    /// as it is reachable (`Journal::arm_abort`), and the run's end forgets it.
+    pub(crate) abort_requested: bool,
+    /// A run of the thread goes on in this process (set when it begins, cleared when it ends).
+    pub(crate) runs_here: bool,
 }
 
 impl Links {
     pub(crate) fn new(status: ThreadStatus) -> Self {
         Links {
             turn: tokio::sync::Mutex::new(()),
-            run: Mutex::new(StatusAndAbort { status, abort: None }),
+            run: Mutex::new(StatusAndAbort { status, abort: None, abort_requested: false, runs_here: false }),
             accepted: Mutex::default(),
             events: OnceLock::new(),
             deltas: OnceLock::new(),
@@ -115,35 +121,36 @@ impl Links {
 }
 
 /// The runtime's live threads by id (O1): one shared state per thread in a process, held by
-/// its `Thread` handles, here only weakly, so that a thread no handle holds is gone. Typed as
-/// `Any` so that this layer, below `thread/`, needs nothing of the thread's.
-#[derive(Default)]
-pub(crate) struct LiveThreads(Mutex<ById>);
+/// its `Thread` handles, here only weakly, so that a thread no handle holds is gone. The
+/// runtime's handle holds the map, and so does every thread's shared state (a subagent's child
+/// thread joins it); generic only so that its test needs no thread.
+pub(crate) struct LiveThreads<T = ThreadShared>(Mutex<ById<T>>);
 
-type LiveThread = Weak<dyn Any + Send + Sync>;
+impl<T> Default for LiveThreads<T> {
+    fn default() -> Self {
+        LiveThreads(Mutex::new(ById { by_thread: HashMap::new(), prune_at: 0 }))
+    }
+}
 
-#[derive(Default)]
-struct ById {
-    by_thread: HashMap<String, LiveThread>,
+struct ById<T> {
+    by_thread: HashMap<String, Weak<T>>,
     /// The size at which entries no handle holds are forgotten: twice the size after the last
     /// pruning, so pruning costs amortized constant time per new thread.
     prune_at: usize,
 }
 
-impl LiveThreads {
+impl<T> LiveThreads<T> {
     /// The live state of `thread_id`, if a handle of it lives.
-    pub(crate) fn get<T: Any + Send + Sync>(&self, thread_id: &str) -> Option<Arc<T>> {
+    pub(crate) fn get(&self, thread_id: &str) -> Option<Arc<T>> {
         let live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
+        live.by_thread.get(thread_id).and_then(Weak::upgrade)
     }
 
     /// The live state of `thread_id`, or `make()`'s, kept as its live state from now on: of two
     /// opens of one thread at once, both get the same state.
-    pub(crate) fn get_or_insert<T: Any + Send + Sync>(&self, thread_id: &str, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+    pub(crate) fn get_or_insert(&self, thread_id: &str, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
         let mut live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(thread) =
-            live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
-        {
+        if let Some(thread) = live.by_thread.get(thread_id).and_then(Weak::upgrade) {
             return thread;
         }
         if live.by_thread.len() >= live.prune_at {
@@ -151,8 +158,7 @@ impl LiveThreads {
             live.prune_at = (live.by_thread.len() * 2).max(64);
         }
         let thread = make();
-        let erased: Arc<dyn Any + Send + Sync> = thread.clone();
-        live.by_thread.insert(thread_id.to_owned(), Arc::downgrade(&erased));
+        live.by_thread.insert(thread_id.to_owned(), Arc::downgrade(&thread));
         thread
     }
 }
@@ -163,14 +169,14 @@ mod tests {
 
     #[test]
     fn one_state_per_thread_and_forgotten_ones_are_pruned() {
-        let live = LiveThreads::default();
+        let live = LiveThreads::<u32>::default();
         let first = live.get_or_insert("t1", || Arc::new(1_u32));
         let second = live.get_or_insert("t1", || Arc::new(2_u32));
         assert!(Arc::ptr_eq(&first, &second));
-        assert_eq!(live.get::<u32>("t1").as_deref(), Some(&1));
+        assert_eq!(live.get("t1").as_deref(), Some(&1));
         assert!(!Arc::ptr_eq(&first, &live.get_or_insert("t2", || Arc::new(1_u32))));
         drop((first, second));
-        assert!(live.get::<u32>("t1").is_none(), "a thread no handle holds is gone");
+        assert!(live.get("t1").is_none(), "a thread no handle holds is gone");
         for n in 0..1000 {
             drop(live.get_or_insert(&format!("other{n}"), || Arc::new(n)));
         }
