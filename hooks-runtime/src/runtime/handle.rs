@@ -12,14 +12,14 @@ use super::agent_handle::AgentHandle;
 use super::user_sync;
 use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{MessageStore, UserChange, UserChangeKind, UserValue};
-use crate::thread::{LiveThreads, RuntimeError, Thread, ThreadOptions};
+use crate::thread::{LiveThreads, RuntimeError, Thread, ThreadOptions, ThreadShared};
 
 /// The runtime: owns agents, models, tools and the message store, and runs threads.
 #[derive(Clone)]
 pub struct Runtime {
     pub(crate) inner: Arc<RuntimeInner>,
     /// The live state of every thread a handle holds: one per thread (O1).
-    pub(crate) live: Arc<LiveThreads>,
+    pub(crate) live: Arc<LiveThreads<ThreadShared>>,
 }
 
 impl fmt::Debug for Runtime {

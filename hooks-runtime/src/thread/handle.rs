@@ -71,7 +71,7 @@ impl Thread {
     /// Refused when a prompt of the agent has a `{{name}}` placeholder the arguments lack.
     pub(crate) async fn create(
         runtime: &Arc<RuntimeInner>,
-        live: &Arc<LiveThreads>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
@@ -93,7 +93,7 @@ impl Thread {
     /// unfilled logs a warning.
     pub(crate) async fn create_child(
         runtime: &Arc<RuntimeInner>,
-        live: &Arc<LiveThreads>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
@@ -103,7 +103,7 @@ impl Thread {
 
     async fn insert(
         runtime: &Arc<RuntimeInner>,
-        live: &Arc<LiveThreads>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         entry: Arc<AgentEntry>,
         options: ThreadOptions,
         subagent: bool,
@@ -131,7 +131,7 @@ impl Thread {
     /// store read), else as the store has it; its agent must be in the runtime.
     pub(crate) async fn open(
         runtime: &Arc<RuntimeInner>,
-        live: &Arc<LiveThreads>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         thread_id: &str,
     ) -> Result<Thread, RuntimeError> {
         if let Some(thread) = Thread::live(live, thread_id) {
@@ -155,7 +155,7 @@ impl Thread {
     /// one from `record`.
     fn from_record(
         runtime: Arc<RuntimeInner>,
-        live: Arc<LiveThreads>,
+        live: Arc<LiveThreads<ThreadShared>>,
         entry: Arc<AgentEntry>,
         record: ThreadRecord,
     ) -> Self {
@@ -175,7 +175,7 @@ impl Thread {
     }
 
     /// A handle of the thread's live state in this runtime, if a handle of it lives.
-    pub(crate) fn live(live: &LiveThreads, thread_id: &str) -> Option<Thread> {
+    pub(crate) fn live(live: &LiveThreads<ThreadShared>, thread_id: &str) -> Option<Thread> {
         live.get(thread_id).map(|shared| Thread { shared })
     }
 

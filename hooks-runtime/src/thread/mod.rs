@@ -28,6 +28,7 @@ mod handle;
 mod handle_records;
 mod hook_services;
 mod journal;
+mod links;
 mod live_threads;
 mod messages;
 mod model_step;

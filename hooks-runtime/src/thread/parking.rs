@@ -127,7 +127,7 @@ pub(super) fn failed_too_often(
     }
     let streak = failures.entry(call.function.name.clone()).or_default();
     *streak += 1;
-    (*streak >= pipeline.shared.runtime.limits.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
+    (*streak >= pipeline.shared.limits.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
 }
 
 /// The stop for repeated tool errors: its notice (M10: it may be prevented; the stop still

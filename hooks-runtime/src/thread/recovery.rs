@@ -76,7 +76,7 @@ impl Recovery {
 
 /// The first use's recovery, once per runtime; later calls return at once. A failure is
 /// logged: the thread stays as it was until the next recovery.
-pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads>) {
+pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads<ThreadShared>>) {
     runtime
         .recovery
         .first_use
@@ -93,7 +93,7 @@ pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThr
 }
 
 /// Starts, once per runtime, the sweeper of a store that several processes share.
-pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads>) {
+pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads<ThreadShared>>) {
     let Some(interval) = runtime.store.run_ownership().map(|owners| owners.recovery_sweep_interval()) else { return };
     if !runtime.recovery.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel) {
         start_sweeper(Arc::downgrade(runtime), Arc::downgrade(live), interval);
@@ -113,7 +113,7 @@ fn log(recovery: &Recovery) {
 }
 
 /// Every interval, while the runtime lives: the recovery of threads whose owner died since.
-fn start_sweeper(runtime: Weak<RuntimeInner>, live: Weak<LiveThreads>, interval: std::time::Duration) {
+fn start_sweeper(runtime: Weak<RuntimeInner>, live: Weak<LiveThreads<ThreadShared>>, interval: std::time::Duration) {
     let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
     handle.spawn(async move {
         loop {
@@ -128,7 +128,10 @@ fn start_sweeper(runtime: Weak<RuntimeInner>, live: Weak<LiveThreads>, interval:
 }
 
 /// One recovery of every thread the store names as unsettled.
-pub(crate) async fn recover(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads>) -> Result<Recovery, RuntimeError> {
+pub(crate) async fn recover(
+    runtime: &Arc<RuntimeInner>,
+    live: &Arc<LiveThreads<ThreadShared>>,
+) -> Result<Recovery, RuntimeError> {
     let mut recovery = Recovery::default();
     for thread_id in runtime.store.unsettled_threads().await? {
         if Thread::live(live, &thread_id).is_some_and(|thread| thread.shared.journal.runs_here()) {
@@ -218,7 +221,7 @@ async fn recover_thread(
         let permit = shared.journal.hold_run().await?;
         run_permit::holding(&shared, permit, || async {
             let settlement = settle(&shared, &state, before, policy).await?;
-            let inputs = !runtime.store.pending_inputs(&shared.id).await?.is_empty();
+            let inputs = !shared.journal.pending_inputs().await?.is_empty();
             let continues = matches!(settlement, Settlement::ContinueTurn | Settlement::FinishParkedStep);
             let settled = settlement != Settlement::Nothing;
             if let Some(report) = report.take() {
@@ -399,7 +402,7 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
 
 /// The inbox of a recovered thread, one run per input, in order.
 async fn run_inbox(thread: &Thread) {
-    let inputs = match thread.shared.runtime.store.pending_inputs(thread.id()).await {
+    let inputs = match thread.shared.journal.pending_inputs().await {
         Ok(entries) => entries.into_iter().map(|entry| InputId(entry.id)),
         Err(error) => {
             tracing::error!(target: "hooks_runtime::recovery", thread = %thread.id(), "could not read the recovered thread's inbox: {error}");

@@ -31,8 +31,10 @@ use super::active_agent::ActiveAgent;
 use super::handle_records::HandleRecords;
 use super::journal::Journal;
 use super::journal::event_emitter::EventEmitter;
-use super::live_threads::{Links, LiveThreads};
+use super::links::Links;
+use super::live_threads::LiveThreads;
 use crate::events::ThreadStatus;
+use crate::limits::Limits;
 use crate::shared::agent_entry::AgentEntry;
 use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::ThreadRecord;
@@ -41,8 +43,10 @@ pub(crate) struct ThreadShared {
     me: Weak<ThreadShared>,
     pub(crate) id: String,
     pub(crate) runtime: Arc<RuntimeInner>,
+    /// The runtime's limits (a `Copy` value, fixed at build), for the stages that read them.
+    pub(crate) limits: Limits,
     /// The runtime's live threads, which a subagent's child thread joins.
-    pub(crate) live: Arc<LiveThreads>,
+    pub(crate) live: Arc<LiveThreads<ThreadShared>>,
     pub(crate) agent: ActiveAgent,
     /// The handle's records. Child threads as their shared state rather than their `Thread`
     /// handles, so that this module needs nothing of the handle's.
@@ -63,7 +67,7 @@ impl ThreadShared {
     pub(crate) fn new(
         me: Weak<ThreadShared>,
         runtime: Arc<RuntimeInner>,
-        live: Arc<LiveThreads>,
+        live: Arc<LiveThreads<ThreadShared>>,
         agent: Arc<AgentEntry>,
         record: ThreadRecord,
         state: ThreadState,
@@ -75,6 +79,7 @@ impl ThreadShared {
         ThreadShared {
             me,
             id: record.id,
+            limits: runtime.limits,
             runtime,
             live,
             agent: ActiveAgent::new(agent),

@@ -151,7 +151,7 @@ pub(crate) async fn run_queued(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
 ) -> Result<RunOutcome, RuntimeError> {
-    let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
+    let entries = shared.journal.pending_inputs().await?;
     if !entries.is_empty() {
         let mut incoming = entries.into_iter().map(Incoming::from_inbox);
         return run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await;
@@ -171,12 +171,10 @@ pub(crate) async fn run_input(
     // it, or else read back from the store.
     let entry = match shared.journal.accepted_input(input) {
         Some(entry) => entry,
-        None => {
-            match shared.runtime.store.inbox_for("pending_input", &shared.id)?.pending_input(&shared.id, input).await? {
-                Some(entry) => entry,
-                None => return Ok(None),
-            }
-        }
+        None => match shared.journal.pending_input(input).await? {
+            Some(entry) => entry,
+            None => return Ok(None),
+        },
     };
     let mut incoming = std::iter::once(Incoming::from_inbox(entry));
     run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await.map(Some)

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use self::event_emitter::EventEmitter;
 use self::value_cache::ValueCache;
-use super::live_threads::Links;
+use super::links::Links;
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::{ThreadEvent, ThreadStatus};
 use crate::store::{InboxEntry, InputTake, MessageStore, RunPermit, StoreError, TakeStatus, ThreadRecord};
@@ -227,6 +227,16 @@ impl Journal {
     /// input, and the next run reads it back from there.
     pub(crate) fn accepted_input(&self, input: &str) -> Option<InboxEntry> {
         self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input)
+    }
+
+    /// The thread's inbox, oldest first; empty on a store that keeps none.
+    pub(crate) async fn pending_inputs(&self) -> Result<Vec<InboxEntry>, StoreError> {
+        self.store.pending_inputs(&self.thread_id).await
+    }
+
+    /// Inbox entry `input`, if it is still there.
+    pub(crate) async fn pending_input(&self, input: &str) -> Result<Option<InboxEntry>, StoreError> {
+        self.store.inbox_for("pending_input", &self.thread_id)?.pending_input(&self.thread_id, input).await
     }
 
     /// A run took `input` from the inbox (or found it taken).
