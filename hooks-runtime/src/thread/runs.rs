@@ -177,7 +177,10 @@ impl Thread {
     /// calls wait for approvals (A5): every waiting call is denied, none runs, their results
     /// are stored and the run stops `aborted`; that happens in a task of its own, so the status
     /// changes (and its event is sent) right after this returns. [`Thread::abort_approvals`]
-    /// does the same and waits for it.
+    /// does the same and waits for it. A call approved before the abort is not denied: it runs
+    /// to its result, which is stored, and the turn stops `aborted` after it, without asking
+    /// the model again (O7), whether the abort came while the call waited or while the run
+    /// that resumed its step carried it out.
     pub fn abort(&self) {
         // One look at the status and the signal: a run that begins meanwhile (an approval's)
         // is either found running or finds the abort noted (O7).

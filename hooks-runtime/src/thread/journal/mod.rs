@@ -74,7 +74,7 @@ pub(crate) enum AbortFound {
 /// 5. **Values: the store first, then the cache**, under the cache's write lock, so that a
 ///    failed write changes neither and the cache ends in the order the store did (M11).
 ///
-/// ```ignore
+/// ```text
 /// // Inside `thread/`: a stage decides, the journal writes and tells.
 /// shared.journal.store_message(&message, Origin::Run).await?;
 /// shared.journal.end_run(ThreadStatus::Idle).await;
