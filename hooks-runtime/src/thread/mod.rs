@@ -7,11 +7,11 @@
 //!
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
-//! `InputId`); then `live_threads` (a thread's live parts, and the runtime's map of live
-//! threads), `journal` (the one door to a thread's durable writes, with the ordering rules they
-//! keep, its events and its values), `shared` (the state a thread's handles share, split by job
-//! into `active_agent`, `handle_records` and the journal) and `handle` (`Thread`, its creation
-//! and reads); the stages use these. On top, `runs` and `approvals` hold the
+//! `InputId`); then `links` (a thread's live parts), `live_threads` (the runtime's map of
+//! live threads), `journal` (the one door to a thread's durable writes, with the ordering
+//! rules they keep, its events and its values), `shared` (the state a thread's handles share,
+//! split by job into `active_agent`, `handle_records` and the journal) and `handle` (`Thread`,
+//! its creation and reads); the stages use these. On top, `runs` and `approvals` hold the
 //! `Thread` methods that take a run, so that `handle` needs no stage that needs it back.
 
 mod accepted_inputs;
