@@ -19,9 +19,18 @@ and `thread/`) is one node, and the crate's layers are printed bottom first when
 cycle. A crate whose folders form no cycle is one layer stack: each folder imports only folders
 below it.
 
-Usage: python3 scripts/module_graph.py [--cycles-only] [--count-upward] [--folders] [CRATE_DIR]
-(default: hooks-runtime)
-Prints the graph (not with --cycles-only), then each cycle found; exits 1 when there is one.
+With --as-written (implies --folders) imports are read as written: a path is an edge to the
+folder it names, whether or not that folder defines the item or only re-exports it, so an
+import through a higher layer's re-export (`crate::thread::ThreadEvent` where `crate::events`
+defines it) is the circle it makes. Each import that names an item through another folder's
+re-export, or the crate root's, is listed too, with the module that defines the item: every
+import names the folder that defines what it imports. The crate root's own `pub use` lines (the
+public facade) are not imports.
+
+Usage: python3 scripts/module_graph.py [--cycles-only] [--count-upward] [--folders] [--as-written]
+[CRATE_DIR] (default: hooks-runtime)
+Prints the graph (not with --cycles-only), then each cycle found (and with --as-written each
+import through a re-export); exits 1 when there is one.
 """
 
 import re
@@ -162,8 +171,12 @@ def resolve(path: list, here: tuple, modules: set, reexports: dict):
     return at
 
 
-def module_edges(crate: Path) -> dict:
-    """Each module of the crate (a tuple of path segments) -> the modules it imports."""
+def module_edges(crate: Path, as_written: bool = False, indirect: list = None) -> dict:
+    """Each module of the crate (a tuple of path segments) -> the modules it imports.
+
+    `as_written`: a path names the module its segments name, re-exports not followed; each
+    path whose folder so named is not the folder that defines its item is added to `indirect`
+    as (module, path, folder named, module that defines it)."""
     src = crate / "src"
     files = {}
     for file in sorted(src.rglob("*.rs")):
@@ -194,6 +207,11 @@ def module_edges(crate: Path) -> dict:
                 paths.append(match.group(1).split("::"))
             for path in paths:
                 target = resolve(path, here, modules, reexports)
+                if as_written and target is not None:
+                    written = resolve(path, here, modules, {})
+                    if module and written[:1] != target[:1] and written[:1] != module[:1]:
+                        indirect.append((module, path, written, target))
+                    target = written
                 if target is not None and target != module:
                     edges[module].add(target)
     return edges
@@ -209,6 +227,7 @@ def folder_edges(edges: dict) -> dict:
         if not module:
             continue
         for target in targets:
+            # An edge to the root names a root re-export: listed by --as-written, never a layer.
             if target and target[:1] != module[:1]:
                 out[module[:1]].add(target[:1])
     return out
@@ -268,13 +287,15 @@ def layers(counted: dict) -> list:
 
 def main() -> int:
     args = sys.argv[1:]
-    flags = {"--cycles-only", "--count-upward", "--folders"}
+    flags = {"--cycles-only", "--count-upward", "--folders", "--as-written"}
     cycles_only = "--cycles-only" in args
     with_upward = "--count-upward" in args
-    by_folder = "--folders" in args
+    as_written = "--as-written" in args
+    by_folder = "--folders" in args or as_written
     args = [arg for arg in args if arg not in flags]
     crate = REPO / (args[0] if args else "hooks-runtime")
-    edges = module_edges(crate)
+    indirect = []
+    edges = module_edges(crate, as_written, indirect)
 
     def name(module: tuple) -> str:
         return "::".join(("crate",) + module)
@@ -299,9 +320,14 @@ def main() -> int:
         counted = {m: {t for t in ts if with_upward or not upward(m, t)} for m, ts in edges.items()}
         sccs = components(counted)
 
+    for module, path, written, defined in sorted(indirect):
+        print(
+            f"THROUGH A RE-EXPORT: {name(module)} imports `{'::'.join(path)}` through {name(written)}; "
+            f"name {name(defined)}, which defines it"
+        )
     if not sccs:
-        print(f"{crate.name}: no import cycle" + (" between folders" if by_folder else ""))
-        return 0
+        print(f"{crate.name}: no import cycle" + (" between folders" if by_folder else "") + (" as written" if as_written else ""))
+        return 1 if indirect else 0
     for component in sccs:
         members = set(component)
         pairs = sorted(

@@ -325,7 +325,7 @@ impl ThreadServices for DetachedThread {
             .messages
             .iter_mut()
             .find(|m| m.id == message_id)
-            .ok_or_else(|| crate::HookError::new(format!("no message with id `{message_id}`")))?;
+            .ok_or_else(|| crate::error::HookError::new(format!("no message with id `{message_id}`")))?;
         update.apply_to(message);
         Ok(message.clone())
     }

@@ -20,7 +20,7 @@ use crate::dispatch::{self, Dispatch, PlainChain, PointRun};
 use crate::thread::context::{interpolate, to_provider_messages};
 
 /// The timeout the benchmarks dispatch with: the runtime's default.
-pub const TIMEOUT: Duration = crate::definition::DEFAULT_HOOK_TIMEOUT;
+pub const TIMEOUT: Duration = crate::limits::DEFAULT_HOOK_TIMEOUT;
 
 /// A chain of one kind as the runtime keeps it: its entries, and their typed form when every hook
 /// of it is a plain sync hook.
@@ -157,7 +157,7 @@ impl SchemaCheck {
 
 /// The tool named `name` of `runtime`, as a thread calls it: an added tool, or one of an MCP
 /// server (`mcp__<server>__<tool>`).
-pub fn tool(runtime: &crate::Runtime, name: &str) -> Option<std::sync::Arc<dyn crate::tool::Tool>> {
+pub fn tool(runtime: &crate::runtime::Runtime, name: &str) -> Option<std::sync::Arc<dyn crate::tool::Tool>> {
     runtime.inner.registries.tools.get(name)
 }
 

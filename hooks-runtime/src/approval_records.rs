@@ -151,7 +151,7 @@ pub struct ParkedToolCall {
     /// How it was admitted (G15): every decider of the admission pipeline that answered, in
     /// order, with the arguments' hashes; the record its stored result will carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub admission: Option<crate::AdmissionRecord>,
+    pub admission: Option<crate::admission_record::AdmissionRecord>,
 }
 
 /// What became of a decided call (O7), from its kept result.

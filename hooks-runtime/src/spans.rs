@@ -52,7 +52,7 @@ pub(crate) fn run(agent: impl FnOnce() -> &'static str, thread: &str, method: &'
 
 /// Records how the current run ended on its `invoke_agent` span, when it is in one: the
 /// thread's status (a failed run's reason as `error.type`) and the tokens of its model calls.
-pub(crate) fn record_run_end(status: &crate::store::ThreadStatus, usage: Option<Usage>) {
+pub(crate) fn record_run_end(status: &crate::events::ThreadStatus, usage: Option<Usage>) {
     if !tracing::span_enabled!(target: AGENT_TARGET, tracing::Level::INFO) {
         return;
     }
@@ -64,7 +64,7 @@ pub(crate) fn record_run_end(status: &crate::store::ThreadStatus, usage: Option<
     if let Some(usage) = usage {
         record_usage(&span, usage);
     }
-    if let crate::store::ThreadStatus::Failed(reason) = status {
+    if let crate::events::ThreadStatus::Failed(reason) = status {
         record_error(&span, reason.as_str());
     }
 }

@@ -57,7 +57,7 @@ pub struct RuntimeBuilder {
     guards: Vec<Arc<dyn ToolGuard>>,
     registry: Option<Registry>,
     limits: Limits,
-    recovery_policy: crate::RecoveryPolicy,
+    recovery_policy: crate::shared::recovery_state::RecoveryPolicy,
     #[cfg(feature = "declarative")]
     settings: Option<crate::declarative::SettingsHooks>,
     #[cfg(feature = "declarative")]
@@ -81,7 +81,7 @@ impl RuntimeBuilder {
             guards: Vec::new(),
             registry: None,
             limits: Limits::default(),
-            recovery_policy: crate::RecoveryPolicy::Resume,
+            recovery_policy: crate::shared::recovery_state::RecoveryPolicy::Resume,
             #[cfg(feature = "declarative")]
             settings: None,
             #[cfg(feature = "declarative")]
@@ -337,7 +337,7 @@ impl RuntimeBuilder {
     /// let builder = Runtime::builder().recovery_policy(RecoveryPolicy::Settle);
     /// # let _ = builder;
     /// ```
-    pub fn recovery_policy(mut self, policy: crate::RecoveryPolicy) -> Self {
+    pub fn recovery_policy(mut self, policy: crate::shared::recovery_state::RecoveryPolicy) -> Self {
         self.recovery_policy = policy;
         self
     }
@@ -572,8 +572,8 @@ impl RuntimeBuilder {
                 store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
                 users,
                 recovery: RecoveryState::new(self.recovery_policy),
-                live_threads: Default::default(),
             }),
+            live: Default::default(),
         })
     }
 }

@@ -12,12 +12,14 @@ use super::agent_handle::AgentHandle;
 use super::user_sync;
 use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{MessageStore, UserChange, UserChangeKind, UserValue};
-use crate::thread::{RuntimeError, Thread, ThreadOptions};
+use crate::thread::{LiveThreads, RuntimeError, Thread, ThreadOptions, ThreadShared};
 
 /// The runtime: owns agents, models, tools and the message store, and runs threads.
 #[derive(Clone)]
 pub struct Runtime {
     pub(crate) inner: Arc<RuntimeInner>,
+    /// The live state of every thread a handle holds: one per thread (O1).
+    pub(crate) live: Arc<LiveThreads<ThreadShared>>,
 }
 
 impl fmt::Debug for Runtime {
@@ -70,9 +72,9 @@ impl Runtime {
     /// On a store that several processes share, a thread created for a user is announced to
     /// the other runtimes' [`subscribe_user_changes`](Runtime::subscribe_user_changes) followers.
     pub async fn create_thread(&self, agent: &str, options: ThreadOptions) -> Result<Thread, RuntimeError> {
-        crate::thread::recovery_on_first_use(&self.inner).await;
+        crate::thread::recovery_on_first_use(&self.inner, &self.live).await;
         let user_id = options.user_id.clone();
-        let thread = Thread::create(&self.inner, agent, options).await?;
+        let thread = Thread::create(&self.inner, &self.live, agent, options).await?;
         if let Some(user_id) = user_id {
             let kind = UserChangeKind::ThreadCreated {
                 thread_id: thread.id().to_owned(),
@@ -113,8 +115,8 @@ impl Runtime {
 
     /// Reopens a stored thread: its history is the store's, its agent must be in the runtime.
     pub async fn open_thread(&self, thread_id: &str) -> Result<Thread, RuntimeError> {
-        crate::thread::recovery_on_first_use(&self.inner).await;
-        let thread = Thread::open(&self.inner, thread_id).await?;
+        crate::thread::recovery_on_first_use(&self.inner, &self.live).await;
+        let thread = Thread::open(&self.inner, &self.live, thread_id).await?;
         self.begin_session(&thread);
         Ok(thread)
     }
@@ -267,9 +269,9 @@ impl Runtime {
     /// assert!(recovery.settled.is_empty() && recovery.resumed.is_empty());
     /// # });
     /// ```
-    pub async fn recover(&self) -> Result<crate::Recovery, RuntimeError> {
-        let recovery = crate::thread::recover(&self.inner).await;
-        crate::thread::start_sweeping(&self.inner);
+    pub async fn recover(&self) -> Result<crate::thread::Recovery, RuntimeError> {
+        let recovery = crate::thread::recover(&self.inner, &self.live).await;
+        crate::thread::start_sweeping(&self.inner, &self.live);
         recovery
     }
 

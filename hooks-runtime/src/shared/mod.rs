@@ -2,9 +2,7 @@
 //! from (store, tools, models, governing, declarative hooks) and the thread pipelines above it.
 //! `thread/` and `runtime/` both build on it, and it imports neither.
 
-pub(crate) mod accepted_inputs;
 pub(crate) mod agent_entry;
-pub(crate) mod live_threads;
 pub(crate) mod recovery_state;
 pub(crate) mod registries;
 pub(crate) mod runtime_inner;

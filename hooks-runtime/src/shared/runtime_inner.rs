@@ -1,12 +1,12 @@
 //! What a built runtime shares with its threads, grouped by what changes together: the
 //! registries (fixed at build), the governors of tool calls, the limits (a `Copy` value), and
-//! the services that live with the runtime (the store, the user scope, recovery's bookkeeping
-//! and the live threads). [`Runtime`](crate::Runtime) is the public handle over it; the
+//! the services that live with the runtime (the store, the user scope and recovery's
+//! bookkeeping). The live threads are the thread layer's (`thread::live_threads`), held by the
+//! runtime's handle beside this. [`Runtime`](crate::Runtime) is the public handle over it; the
 //! thread modules depend on this and never on the handle.
 
 use std::sync::Arc;
 
-use super::live_threads::LiveThreads;
 use super::recovery_state::RecoveryState;
 use super::registries::Registries;
 use crate::governing::governors::Governors;
@@ -23,8 +23,6 @@ pub(crate) struct RuntimeInner {
     pub(crate) users: UserScope,
     /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
     pub(crate) recovery: RecoveryState,
-    /// The live state of every thread a handle holds: one per thread (O1).
-    pub(crate) live_threads: LiveThreads,
 }
 
 impl RuntimeInner {

@@ -428,7 +428,11 @@ mod tests {
         assert_eq!((call.id.as_str(), call.position, call.tool.as_str()), ("c1", 1, "rm"));
         assert_eq!((call.requested_at, call.state), (9, ApprovalState::Denied));
         assert_eq!((call.decided_by.as_deref(), call.decided_at, call.settled), (Some("person"), Some(10), true));
-        assert_eq!(call.admission, Some(crate::AdmissionRecord::default()), "the decision record column is read");
+        assert_eq!(
+            call.admission,
+            Some(crate::admission_record::AdmissionRecord::default()),
+            "the decision record column is read"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use hooks_core::{HookToolCall, HookToolResult, MessageRecord, PromptDef, Role, T
 use serde_json::json;
 
 use super::TurnEnd;
+use super::journal::Origin;
 use super::messages;
 use super::pipeline::Pipeline;
 use super::tool_calls;
@@ -106,7 +107,7 @@ pub(crate) async fn handoff(
     message.extra.insert("handoff_to".into(), json!(target));
     // O2: the store records the new agent with the message (or alone, when a hook prevents the
     // message); the live state follows only once the store has it.
-    let origin = messages::Origin::Handoff(target);
+    let origin = Origin::Handoff(target);
     match messages::create_from(pipeline, state, message, FailureRule::Prevent, origin).await {
         Ok(_) | Err(messages::CreateError::Prevented(_)) => {}
         Err(error) => {

@@ -8,9 +8,8 @@ use super::edited_arguments::{self, Regoverned};
 use super::resuming::{self, Finish};
 use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
-use crate::events::ThreadEvent;
+use crate::events::ThreadStatus;
 use crate::governing::caps::MAX_REASON_BYTES;
-use crate::store::ThreadStatus;
 
 /// Who decided, in the ledger, for a decision through [`Thread::record_decision`].
 const PERSON: &str = "person";
@@ -42,7 +41,7 @@ impl Thread {
     /// The tool calls that wait for a person's decision (A1), in the model's call order, as the
     /// store has them: also after a restart, and those another process parked (A2).
     pub async fn pending_approvals(&self) -> Result<Vec<ParkedToolCall>, RuntimeError> {
-        let parked = self.shared.runtime.store.parked_tool_calls(&self.shared.id).await?;
+        let parked = self.shared.journal.parked_calls().await?;
         Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).collect())
     }
 
@@ -218,12 +217,11 @@ impl Thread {
     async fn record(&self, call_id: &str, bound_to: Option<&str>, choice: ApprovalChoice) -> Result<(), ApprovalError> {
         self.refuse_if_held("approve")?;
         let shared = &self.shared;
-        let store = &shared.runtime.store;
-        let parked = store.parked_tool_calls(&shared.id).await?;
+        let parked = shared.journal.parked_calls().await?;
         let Some(call) = parked.iter().find(|call| call.id == call_id) else {
             // O7: a call of a finished step is in the ledger, decided; only a call that never
             // waited here is unknown.
-            return Err(match store.tool_call(&shared.id, call_id).await? {
+            return Err(match shared.journal.ledger(call_id).await? {
                 Some(call) => ApprovalError::AlreadyDecided { call: call_id.to_owned(), state: call.state },
                 None => ApprovalError::UnknownCall { thread: shared.id.clone(), call: call_id.to_owned() },
             });
@@ -293,16 +291,14 @@ impl Thread {
     }
 
     /// A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
-    /// The winner announces the decision.
+    /// The journal announces the winner's decision.
     async fn advance(&self, change: ToolCallChange, resolved: ApprovalDecision) -> Result<(), ApprovalError> {
-        let shared = &self.shared;
-        let store = &shared.runtime.store;
-        if !store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await? {
-            let now = store.tool_call(&shared.id, &change.call_id).await?;
+        let journal = &self.shared.journal;
+        if !journal.decide(&change, resolved).await? {
+            let now = journal.ledger(&change.call_id).await?;
             let state = now.map_or(ApprovalState::Done, |call| call.state);
             return Err(ApprovalError::AlreadyDecided { call: change.call_id, state });
         }
-        shared.events.emit(ThreadEvent::ApprovalResolved { id: change.call_id, decision: resolved });
         Ok(())
     }
 
@@ -340,7 +336,7 @@ impl Thread {
     /// # });
     /// ```
     pub async fn approval(&self, call_id: &str) -> Result<Option<ParkedToolCall>, RuntimeError> {
-        Ok(self.shared.runtime.store.tool_call(&self.shared.id, call_id).await?)
+        Ok(self.shared.journal.ledger(call_id).await?)
     }
 
     /// Resumes the turn of a parked step whose calls are all decided ([`Thread::record_decision`]):
@@ -359,7 +355,7 @@ impl Thread {
         let span = crate::spans::run(|| shared.agent.current().def.name, &shared.id, "resume_approvals");
         reentry::holding_run(shared, async {
             let mut state = shared.lock_run().await;
-            let permit = shared.runtime.store.hold_run(&shared.id).await?;
+            let permit = shared.journal.hold_run().await?;
             run_permit::holding(shared, permit, || async {
                 super::recovery::settle_a_dead_run(shared, &state).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
@@ -367,6 +363,10 @@ impl Thread {
                 match result {
                     Ok(Some(outcome)) => run.settle(Ok(outcome)).await,
                     Ok(None) => {
+                        if how == Finish::Abort {
+                            // Nothing waited: the abort is done with, not kept for a later run.
+                            shared.journal.forget_abort();
+                        }
                         let outcome = RunOutcome { status: waiting_status(shared).await, ..RunOutcome::running() };
                         run.settle(Ok(outcome)).await
                     }

@@ -8,7 +8,7 @@ use hooks_core::{HookKind, HookToolCall, HookToolResult, ThreadState};
 use super::pipeline::Pipeline;
 use super::{RuntimeError, Thread, ThreadShared};
 use crate::dispatch;
-use crate::store::ThreadStatus;
+use crate::events::ThreadStatus;
 
 /// Creates a child thread for `relationship`, respecting `max_instances`, and runs
 /// `after_subagent_created` on the parent.
@@ -28,7 +28,7 @@ pub(crate) async fn spawn(
         return Err(RuntimeError::MaxInstances { relationship: relationship.name.to_owned(), max });
     }
     let options = super::ThreadOptions { user_id: state.user_id.clone(), arguments: Default::default() };
-    let child = Thread::create_child(&shared.runtime, relationship.agent.name, options).await?;
+    let child = Thread::create_child(&shared.runtime, &shared.live, relationship.agent.name, options).await?;
     shared.records.add_child(relationship.name, child.shared.clone());
     let pipeline = Pipeline::for_state(shared, state);
     let child_state = child.shared.lock_run().await;

@@ -32,7 +32,7 @@ pub(crate) async fn assemble(
     }
     // R2, R3: messages injected above are persisted, so the snapshot taken now includes them,
     // silent ones too.
-    let mut history = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
+    let mut history = pipeline.shared.journal.messages().await?;
     // R3, R4: exactly once, on the snapshot; its result is confined to this request.
     let filter = pipeline.chain(HookKind::FilterMessages);
     if let Some(chain) = &filter {
@@ -191,7 +191,7 @@ async fn warn_split_exchanges(
     chain: &[hooks_core::__private::ResolvedHook],
     repairs: Repairs,
 ) -> Result<(), crate::store::StoreError> {
-    let stored = pipeline.shared.runtime.store.messages(&pipeline.shared.id).await?;
+    let stored = pipeline.shared.journal.messages().await?;
     let mut already = Repairs::default();
     let capacity = stored.len();
     let sendable = stored.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);

@@ -9,14 +9,17 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::error::RuntimeError;
+use super::journal::Journal;
+use super::live_threads::LiveThreads;
 use super::options::ThreadOptions;
 use super::shared::ThreadShared;
 use super::{context, event_hooks, hook_services, messages, pipeline, reentry};
 use crate::dispatch;
 use crate::events::ThreadEvent;
+use crate::events::ThreadStatus;
 use crate::shared::agent_entry::AgentEntry;
 use crate::shared::runtime_inner::RuntimeInner;
-use crate::store::{ThreadRecord, ThreadStatus};
+use crate::store::ThreadRecord;
 
 /// A conversation thread of one agent.
 ///
@@ -92,6 +95,7 @@ impl Thread {
     /// Refused when a prompt of the agent has a `{{name}}` placeholder the arguments lack.
     pub(crate) async fn create(
         runtime: &Arc<RuntimeInner>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
@@ -105,7 +109,7 @@ impl Thread {
                 });
             }
         }
-        Thread::insert(runtime, entry, options, false).await
+        Thread::insert(runtime, live, entry, options, false).await
     }
 
     /// A subagent's child thread. Its arguments are empty (a subagent tool call carries only a
@@ -113,15 +117,17 @@ impl Thread {
     /// unfilled logs a warning.
     pub(crate) async fn create_child(
         runtime: &Arc<RuntimeInner>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         agent: &str,
         options: ThreadOptions,
     ) -> Result<Thread, RuntimeError> {
         let entry = agent_entry(runtime, agent)?;
-        Thread::insert(runtime, entry, options, true).await
+        Thread::insert(runtime, live, entry, options, true).await
     }
 
     async fn insert(
         runtime: &Arc<RuntimeInner>,
+        live: &Arc<LiveThreads<ThreadShared>>,
         entry: Arc<AgentEntry>,
         options: ThreadOptions,
         subagent: bool,
@@ -136,8 +142,8 @@ impl Thread {
             status: ThreadStatus::Idle,
             values: serde_json::Map::new(),
         };
-        runtime.store.create_thread(&record).await?;
-        let thread = Thread::from_record(runtime.clone(), entry, record);
+        Journal::create_thread(runtime.store.as_ref(), &record).await?;
+        let thread = Thread::from_record(runtime.clone(), live.clone(), entry, record);
         if subagent {
             thread.shared.mark_subagent();
         }
@@ -147,8 +153,12 @@ impl Thread {
 
     /// Reopens a stored thread: its live state when a handle of it lives in this runtime (no
     /// store read), else as the store has it; its agent must be in the runtime.
-    pub(crate) async fn open(runtime: &Arc<RuntimeInner>, thread_id: &str) -> Result<Thread, RuntimeError> {
-        if let Some(thread) = Thread::live(runtime, thread_id) {
+    pub(crate) async fn open(
+        runtime: &Arc<RuntimeInner>,
+        live: &Arc<LiveThreads<ThreadShared>>,
+        thread_id: &str,
+    ) -> Result<Thread, RuntimeError> {
+        if let Some(thread) = Thread::live(live, thread_id) {
             return Ok(thread);
         }
         let record = runtime
@@ -162,30 +172,35 @@ impl Thread {
             .get(record.agent.as_str())
             .cloned()
             .ok_or_else(|| RuntimeError::UnknownAgent(record.agent.clone()))?;
-        Ok(Thread::from_record(runtime.clone(), entry, record))
+        Ok(Thread::from_record(runtime.clone(), live.clone(), entry, record))
     }
 
     /// The thread's live state in this runtime (O1): the one its other handles hold, or a new
     /// one from `record`.
-    fn from_record(runtime: Arc<RuntimeInner>, entry: Arc<AgentEntry>, record: ThreadRecord) -> Self {
-        let map = runtime.clone();
+    fn from_record(
+        runtime: Arc<RuntimeInner>,
+        live: Arc<LiveThreads<ThreadShared>>,
+        entry: Arc<AgentEntry>,
+        record: ThreadRecord,
+    ) -> Self {
+        let map = live.clone();
         let id = record.id.clone();
-        let shared = map.live_threads.get_or_insert(&id, || {
+        let shared = map.get_or_insert(&id, || {
             Arc::new_cyclic(|weak| {
                 let services = Arc::new(hook_services::HookServices { shared: weak.clone() });
                 let mut state = ThreadState::new(record.id.clone(), record.agent.clone(), services);
                 state.user_id = record.user_id.clone();
                 state.created_at = record.created_at;
                 state.arguments = record.arguments.clone();
-                ThreadShared::new(weak.clone(), runtime, entry, record, state)
+                ThreadShared::new(weak.clone(), runtime, live, entry, record, state)
             })
         });
         Thread { shared }
     }
 
     /// A handle of the thread's live state in this runtime, if a handle of it lives.
-    pub(crate) fn live(runtime: &RuntimeInner, thread_id: &str) -> Option<Thread> {
-        runtime.live_threads.get::<ThreadShared>(thread_id).map(|shared| Thread { shared })
+    pub(crate) fn live(live: &LiveThreads<ThreadShared>, thread_id: &str) -> Option<Thread> {
+        live.get(thread_id).map(|shared| Thread { shared })
     }
 
     /// The thread's id.
@@ -282,7 +297,7 @@ impl Thread {
 
     /// Every stored message, oldest first.
     pub async fn messages(&self) -> Result<Vec<HookMessage>, RuntimeError> {
-        Ok(self.shared.runtime.store.messages(&self.shared.id).await?)
+        Ok(self.shared.journal.messages().await?)
     }
 
     /// Enables or disables an optional subagent relationship: its child's required hooks run
@@ -302,14 +317,14 @@ impl Thread {
     /// run reads the values back as it starts, so a value another process wrote shows from the
     /// next run of the thread here.
     pub fn value(&self, key: &str) -> Option<Value> {
-        self.shared.values.get(key)
+        self.shared.journal.value(key)
     }
 
     /// Sets a thread value and persists it with the thread before returning (M11), so it is
     /// there after the thread is reopened, from this process or another one sharing the store.
     /// When the store fails, the value is not set.
     pub async fn set_value(&self, key: &str, value: Value) -> Result<(), RuntimeError> {
-        Ok(self.shared.values.set(key, value).await?)
+        Ok(self.shared.journal.set_value(key, value).await?)
     }
 
     /// A file stored from a tool's attachment, by path.

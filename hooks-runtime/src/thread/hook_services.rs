@@ -34,9 +34,8 @@ impl ThreadServices for HookServices {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
         let shared = self.shared()?;
         let messages = shared
-            .runtime
-            .store
-            .messages(&shared.id)
+            .journal
+            .messages()
             .await
             .map_err(|e| HookError::new(e.to_string()).with_source(e))?;
         Ok(query.select(messages))
@@ -77,11 +76,11 @@ impl ThreadServices for HookServices {
     }
 
     async fn get_value(&self, _state: &ThreadState, key: &str) -> Option<Value> {
-        self.shared.upgrade()?.values.get(key)
+        self.shared.upgrade()?.journal.value(key)
     }
 
     async fn set_value(&self, _state: &ThreadState, key: &str, value: Value) -> HookResult<()> {
-        self.shared()?.values.set(key, value).await.map_err(|e| HookError::new(e.to_string()).with_source(e))
+        self.shared()?.journal.set_value(key, value).await.map_err(|e| HookError::new(e.to_string()).with_source(e))
     }
 }
 

@@ -6,11 +6,11 @@
 
 use hooks_core::{HookError, HookKind, HookMessage, MessageRecord, MessageUpdate, ThreadState};
 
+use super::journal::Origin;
 use super::pipeline::Pipeline;
 use super::reentry::note_point;
 use crate::dispatch::{self, FailureRule};
-use crate::events::ThreadEvent;
-use crate::store::{InputTake, StoreError, TakeStatus};
+use crate::store::StoreError;
 
 /// Why a message was not created.
 #[derive(Debug)]
@@ -44,20 +44,6 @@ pub(crate) async fn create(
     create_from(pipeline, state, record, rule, Origin::Run).await
 }
 
-/// Where a message comes from, which says what its insert writes with it, in one transaction.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Origin<'a> {
-    /// The run's own message: inserted alone.
-    Run,
-    /// Inbox entry `input`, taken by a run: the entry leaves the inbox in the insert's
-    /// transaction, or alone when a hook prevents the message (M7), and that transaction
-    /// stores the run's `running` status.
-    Input(&'a str),
-    /// A handoff's message: the thread's agent becomes this one in the insert's transaction, or
-    /// alone when a hook prevents the message (M10, O2).
-    Handoff(&'static str),
-}
-
 /// [`create`] for a message from `origin`.
 pub(crate) async fn create_from(
     pipeline: &Pipeline<'_>,
@@ -76,62 +62,20 @@ pub(crate) async fn create_from(
     if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {
         let prevented = dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule));
         if let Err(error) = prevented {
-            let store = &pipeline.shared.runtime.store;
-            match origin {
-                Origin::Run => {}
-                Origin::Input(input) => {
-                    // M7: a prevented queued message leaves the queue.
-                    let id = &pipeline.shared.id;
-                    let inbox = store.inbox_for("take_input", id).map_err(CreateError::Store)?;
-                    let take = InputTake::new(input).with_status(TakeStatus::Running);
-                    inbox.take_input(id, &take).await.map_err(CreateError::Store)?;
-                    pipeline.shared.forget_accepted(input);
-                }
-                // M10: the handoff happens all the same.
-                Origin::Handoff(agent) => {
-                    store.hand_off(&pipeline.shared.id, agent, None).await.map_err(CreateError::Store)?;
-                }
-            }
+            // M7, M10: what the origin writes goes on without the message.
+            pipeline.shared.journal.store_prevented(origin).await.map_err(CreateError::Store)?;
             return Err(CreateError::Prevented(error));
         }
     }
     let message = message_of(&mut record, pipeline.chain(HookKind::AfterCreateMessage).is_some());
-    let store = &pipeline.shared.runtime.store;
-    let stored = match origin {
-        Origin::Run => {
-            store.insert_message(&pipeline.shared.id, &message).await.map_err(CreateError::Store)?;
-            message
-        }
-        Origin::Handoff(agent) => {
-            store.hand_off(&pipeline.shared.id, agent, Some(&message)).await.map_err(CreateError::Store)?;
-            message
-        }
-        Origin::Input(input) => {
-            let inbox = store.inbox_for("take_input", &pipeline.shared.id).map_err(CreateError::Store)?;
-            let taken = inbox
-                .take_input(
-                    &pipeline.shared.id,
-                    &InputTake::new(input).with_message(&message).with_status(TakeStatus::Running),
-                )
-                .await
-                .map_err(CreateError::Store)?;
-            pipeline.shared.forget_accepted(input);
-            if !taken {
-                return Err(CreateError::Taken);
-            }
-            message
-        }
-    };
-    pipeline.shared.events.emit_with(|| ThreadEvent::MessageCreated {
-        id: stored.id.clone(),
-        role: stored.role,
-        message: std::sync::Arc::new(stored.clone()),
-    });
+    if !pipeline.shared.journal.store_message(&message, origin).await.map_err(CreateError::Store)? {
+        return Err(CreateError::Taken);
+    }
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
         dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
     }
-    Ok(stored)
+    Ok(message)
 }
 
 /// The message to insert. The record outlives the insert only for `after_create_message` hooks
@@ -159,9 +103,8 @@ pub(crate) async fn update(
     }
     let stored = pipeline
         .shared
-        .runtime
-        .store
-        .update_message(&pipeline.shared.id, message_id, &update)
+        .journal
+        .update_message(message_id, &update)
         .await
         .map_err(|error| HookError::new(error.to_string()).with_source(error))?;
     note_point(pipeline.shared, HookKind::AfterUpdateMessage);

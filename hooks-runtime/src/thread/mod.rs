@@ -7,11 +7,14 @@
 //!
 //! This module only declares and re-exports. At the bottom, the types every stage returns:
 //! `outcome` (how a run or a turn ended), `error` (`RuntimeError`), `options` (`ThreadOptions`,
-//! `InputId`); then `shared` (the state a thread's handles share, split by job into
-//! `active_agent`, `value_cache`, `handle_records` and `event_emitter`) and `handle` (`Thread`,
+//! `InputId`); then `links` (a thread's live parts), `live_threads` (the runtime's map of
+//! live threads), `journal` (the one door to a thread's durable writes, with the ordering
+//! rules they keep, its events and its values), `shared` (the state a thread's handles share,
+//! split by job into `active_agent`, `handle_records` and the journal) and `handle` (`Thread`,
 //! its creation and reads); the stages use these. On top, `runs` and `approvals` hold the
 //! `Thread` methods that take a run, so that `handle` needs no stage that needs it back.
 
+mod accepted_inputs;
 mod active_agent;
 mod agents;
 mod approvals;
@@ -20,18 +23,19 @@ mod children;
 pub(crate) mod context;
 mod edited_arguments;
 mod error;
-mod event_emitter;
 mod event_hooks;
 mod handle;
 mod handle_records;
 mod hook_services;
+mod journal;
+mod links;
+mod live_threads;
 mod messages;
 mod model_step;
 mod options;
 mod outcome;
 mod parking;
 mod pipeline;
-mod publisher;
 mod recovery;
 mod reentry;
 mod resuming;
@@ -43,16 +47,14 @@ mod stored_calls;
 mod tool_calls;
 mod tool_stream;
 mod turn;
-mod value_cache;
 
 pub use approvals::{ApprovalChoice, ApprovalError};
 pub use error::RuntimeError;
 pub use handle::Thread;
+pub(crate) use live_threads::LiveThreads;
 pub use options::{InputId, ThreadOptions};
 pub(crate) use outcome::{Prevented, TurnEnd};
 pub use outcome::{RunFailed, RunOutcome};
-// The store's PostgreSQL event log names it by this path.
-pub(crate) use crate::events::ThreadEvent;
 pub use recovery::{Recovery, RecoveryPolicy};
 pub(crate) use recovery::{on_first_use as recovery_on_first_use, recover, start_sweeping};
 pub(crate) use shared::ThreadShared;

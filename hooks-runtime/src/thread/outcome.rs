@@ -3,9 +3,10 @@
 
 use std::fmt;
 
+use crate::events::ThreadStatus;
 use crate::model::{FinishReason, Usage};
+use crate::reasons::{FailReason, StopReason};
 use crate::run_error::RunError;
-use crate::store::{FailReason, StopReason, ThreadStatus};
 
 /// How a run ended. Built by the runtime; [`RunOutcome::new`] builds one elsewhere (a test, a
 /// custom front end), its other fields set afterwards.

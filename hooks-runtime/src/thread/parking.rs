@@ -127,7 +127,7 @@ pub(super) fn failed_too_often(
     }
     let streak = failures.entry(call.function.name.clone()).or_default();
     *streak += 1;
-    (*streak >= pipeline.shared.runtime.limits.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
+    (*streak >= pipeline.shared.limits.repeated_tool_error_limit).then(|| (call.function.name.clone(), *streak))
 }
 
 /// The stop for repeated tool errors: its notice (M10: it may be prevented; the stop still
@@ -142,7 +142,11 @@ pub(super) async fn stop_notice(pipeline: &Pipeline<'_>, state: &ThreadState, to
 }
 
 /// A result as a parked call keeps it.
-pub(super) fn kept(result: &HookToolResult, end: CallEnd, admission: Option<&crate::AdmissionRecord>) -> Value {
+pub(super) fn kept(
+    result: &HookToolResult,
+    end: CallEnd,
+    admission: Option<&crate::admission_record::AdmissionRecord>,
+) -> Value {
     let mut kept = json!({ "result": result, "denied": end.denied() });
     if end.interrupted() {
         kept["interrupted"] = json!(true);
@@ -154,7 +158,7 @@ pub(super) fn kept(result: &HookToolResult, end: CallEnd, admission: Option<&cra
 }
 
 /// The decision record a kept result carries, if any.
-pub(super) fn kept_admission(value: &Value) -> Option<crate::AdmissionRecord> {
+pub(super) fn kept_admission(value: &Value) -> Option<crate::admission_record::AdmissionRecord> {
     serde_json::from_value(value.get(crate::admission_record::MESSAGE_FIELD)?.clone()).ok()
 }
 
@@ -175,21 +179,11 @@ pub(super) fn unkept(value: &Value) -> Option<(HookToolResult, CallEnd)> {
 /// A1: the step's calls are stored with the thread, then announced; the run stops.
 async fn park(pipeline: &Pipeline<'_>, parked: Vec<ParkedToolCall>) -> TurnEnd {
     let shared = pipeline.shared;
-    let store = &shared.runtime.store;
-    let stored = match store.approvals_for("park_tool_calls", &shared.id) {
-        Ok(approvals) => approvals.park_tool_calls(&shared.id, &parked).await,
-        Err(error) => Err(error),
-    };
-    if let Err(error) = stored {
+    if let Err(error) = shared.journal.park(&parked).await {
         tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "could not park the tool calls that wait for approval: {error}");
         return TurnEnd::Failed(crate::reasons::FailReason::StoreError);
     }
     for call in parked.iter().filter(|call| call.state == ApprovalState::Pending) {
-        shared.events.emit(ThreadEvent::ApprovalRequested {
-            id: call.id.clone(),
-            name: call.tool.clone(),
-            reasons: call.reasons.clone(),
-        });
         // K11: a settings file's Notification hooks learn that a call waits for a person.
         super::event_hooks::notify_waiting(shared, &call.tool).await;
     }

@@ -45,7 +45,7 @@ impl<'t> Pipeline<'t> {
             chain,
             plain: self.agent.plain.get(self.active, kind),
             enabled: self.enabled,
-            default_timeout: self.shared.runtime.limits.hook_timeout,
+            default_timeout: self.shared.limits.hook_timeout,
         })
     }
 }

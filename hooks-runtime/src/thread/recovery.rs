@@ -27,14 +27,16 @@ use std::sync::{Arc, PoisonError, Weak};
 use hooks_core::{HookToolCall, Role, ThreadState};
 use tokio::sync::oneshot;
 
+use super::live_threads::LiveThreads;
 use super::messages;
 use super::pipeline::Pipeline;
 use super::resuming::ParkedStep;
 use super::{InputId, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, reentry, run_permit};
 use crate::dispatch::FailureRule;
+use crate::events::ThreadStatus;
+use crate::reasons::FailReason;
 pub use crate::shared::recovery_state::RecoveryPolicy;
 use crate::shared::runtime_inner::RuntimeInner;
-use crate::store::{FailReason, ThreadStatus};
 
 /// What a recovery did.
 ///
@@ -74,27 +76,27 @@ impl Recovery {
 
 /// The first use's recovery, once per runtime; later calls return at once. A failure is
 /// logged: the thread stays as it was until the next recovery.
-pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>) {
+pub(crate) async fn on_first_use(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads<ThreadShared>>) {
     runtime
         .recovery
         .first_use
         .get_or_init(|| async {
-            match recover(runtime).await {
+            match recover(runtime, live).await {
                 Ok(recovery) => log(&recovery),
                 Err(error) => {
                     tracing::error!(target: "hooks_runtime::recovery", "could not look for unsettled threads: {error}")
                 }
             }
-            start_sweeping(runtime);
+            start_sweeping(runtime, live);
         })
         .await;
 }
 
 /// Starts, once per runtime, the sweeper of a store that several processes share.
-pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>) {
+pub(crate) fn start_sweeping(runtime: &Arc<RuntimeInner>, live: &Arc<LiveThreads<ThreadShared>>) {
     let Some(interval) = runtime.store.run_ownership().map(|owners| owners.recovery_sweep_interval()) else { return };
     if !runtime.recovery.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel) {
-        start_sweeper(Arc::downgrade(runtime), interval);
+        start_sweeper(Arc::downgrade(runtime), Arc::downgrade(live), interval);
     }
 }
 
@@ -111,13 +113,13 @@ fn log(recovery: &Recovery) {
 }
 
 /// Every interval, while the runtime lives: the recovery of threads whose owner died since.
-fn start_sweeper(runtime: Weak<RuntimeInner>, interval: std::time::Duration) {
+fn start_sweeper(runtime: Weak<RuntimeInner>, live: Weak<LiveThreads<ThreadShared>>, interval: std::time::Duration) {
     let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
     handle.spawn(async move {
         loop {
             tokio::time::sleep(interval).await;
-            let Some(runtime) = runtime.upgrade() else { return };
-            match recover(&runtime).await {
+            let (Some(runtime), Some(live)) = (runtime.upgrade(), live.upgrade()) else { return };
+            match recover(&runtime, &live).await {
                 Ok(recovery) => log(&recovery),
                 Err(error) => tracing::warn!(target: "hooks_runtime::recovery", "the recovery sweep failed: {error}"),
             }
@@ -126,16 +128,19 @@ fn start_sweeper(runtime: Weak<RuntimeInner>, interval: std::time::Duration) {
 }
 
 /// One recovery of every thread the store names as unsettled.
-pub(crate) async fn recover(runtime: &Arc<RuntimeInner>) -> Result<Recovery, RuntimeError> {
+pub(crate) async fn recover(
+    runtime: &Arc<RuntimeInner>,
+    live: &Arc<LiveThreads<ThreadShared>>,
+) -> Result<Recovery, RuntimeError> {
     let mut recovery = Recovery::default();
     for thread_id in runtime.store.unsettled_threads().await? {
-        if Thread::live(runtime, &thread_id).is_some_and(|thread| thread.shared.runs_here()) {
+        if Thread::live(live, &thread_id).is_some_and(|thread| thread.shared.journal.runs_here()) {
             continue;
         }
         if !runtime.recovery.busy.lock().unwrap_or_else(PoisonError::into_inner).insert(thread_id.clone()) {
             continue;
         }
-        let thread = match Thread::open(runtime, &thread_id).await {
+        let thread = match Thread::open(runtime, live, &thread_id).await {
             Ok(thread) => thread,
             Err(error) => {
                 failed(runtime, &mut recovery, &thread_id, error.to_string());
@@ -213,10 +218,10 @@ async fn recover_thread(
     let mut report = Some(report);
     let recovered = reentry::holding_run(&shared, async {
         let mut state = shared.lock_run().await;
-        let permit = runtime.store.hold_run(&shared.id).await?;
+        let permit = shared.journal.hold_run().await?;
         run_permit::holding(&shared, permit, || async {
             let settlement = settle(&shared, &state, before, policy).await?;
-            let inputs = !runtime.store.pending_inputs(&shared.id).await?.is_empty();
+            let inputs = !shared.journal.pending_inputs().await?.is_empty();
             let continues = matches!(settlement, Settlement::ContinueTurn | Settlement::FinishParkedStep);
             let settled = settlement != Settlement::Nothing;
             if let Some(report) = report.take() {
@@ -295,7 +300,7 @@ async fn settle_taken_over(
 ) -> Result<Settlement, RuntimeError> {
     match super::resuming::interrupt_parked(shared, state).await? {
         ParkedStep::Waiting => {
-            shared.end_run(ThreadStatus::AwaitingApproval).await;
+            shared.journal.end_run(ThreadStatus::AwaitingApproval).await;
             return Ok(Settlement::Settled);
         }
         ParkedStep::Decided if policy == RecoveryPolicy::Resume => return Ok(Settlement::FinishParkedStep),
@@ -306,7 +311,7 @@ async fn settle_taken_over(
     match policy {
         RecoveryPolicy::Resume => Ok(Settlement::ContinueTurn),
         RecoveryPolicy::Settle => {
-            shared.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
+            shared.journal.end_run(ThreadStatus::Failed(FailReason::OwnerLost)).await;
             Ok(Settlement::Settled)
         }
     }
@@ -341,7 +346,7 @@ async fn continue_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState, sett
 /// O8: the turn goes on from its stored history, as a run: the model is asked again, unless
 /// the history already ends with the turn's reply (the process died just after storing it).
 async fn resume_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState) -> Result<RunOutcome, RuntimeError> {
-    let history = shared.runtime.store.messages(&shared.id).await?;
+    let history = shared.journal.messages().await?;
     let side = Thread::responding_side(&shared.agent.current());
     let mut run = super::turn::RunGuard::new(shared, state);
     let resumed = async {
@@ -370,7 +375,7 @@ fn replied(history: &[hooks_core::HookMessage]) -> bool {
 /// Gives every stored tool call without a result an error result, so the history is one a
 /// provider accepts.
 async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
-    let history = shared.runtime.store.messages(&shared.id).await?;
+    let history = shared.journal.messages().await?;
     let answered: HashSet<&str> = history
         .iter()
         .filter(|message| message.role == Role::Tool)
@@ -397,7 +402,7 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
 
 /// The inbox of a recovered thread, one run per input, in order.
 async fn run_inbox(thread: &Thread) {
-    let inputs = match thread.shared.runtime.store.pending_inputs(thread.id()).await {
+    let inputs = match thread.shared.journal.pending_inputs().await {
         Ok(entries) => entries.into_iter().map(|entry| InputId(entry.id)),
         Err(error) => {
             tracing::error!(target: "hooks_runtime::recovery", thread = %thread.id(), "could not read the recovered thread's inbox: {error}");

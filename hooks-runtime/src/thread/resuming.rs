@@ -1,12 +1,13 @@
 //! Finishing a parked step (A3-A5): once every waiting call is decided the approved ones run
 //! (each marked `running` first) and the turn goes on; an abort denies the waiting ones; a
 //! recovered process records a call that was running as interrupted. The results are stored in
-//! the model's call order.
+//! the model's call order. Every write goes through the journal, whose rules 3 and 4 say how a
+//! decision and an abort that race end (O7).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use hooks_core::{HookToolCall, HookToolResult, Role, ThreadState};
+use hooks_core::{ExecutionState, HookToolCall, HookToolResult, Role, ThreadState};
 use tracing::Instrument as _;
 
 use super::parking::{execution_of, kept, kept_admission, unkept};
@@ -14,7 +15,6 @@ use super::pipeline::Pipeline;
 use super::tool_calls::{self, CallEnd, INTERRUPTED_TOOL_CALL};
 use super::{RunOutcome, RuntimeError, ThreadShared, TurnEnd};
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
-use crate::events::ThreadEvent;
 use crate::store::StoreError;
 
 /// Who decided, in the ledger, a call that an abort denied.
@@ -25,7 +25,7 @@ pub(crate) const ABORTED_APPROVAL: &str = "the run was aborted while this tool c
 
 /// The ids of the calls that wait for a decision.
 pub(crate) async fn waiting_calls(shared: &ThreadShared) -> Result<Vec<String>, StoreError> {
-    let parked = shared.runtime.store.parked_tool_calls(&shared.id).await?;
+    let parked = shared.journal.parked_calls().await?;
     Ok(parked.into_iter().filter(|call| call.state == ApprovalState::Pending).map(|call| call.id).collect())
 }
 
@@ -51,8 +51,8 @@ pub(crate) async fn finish_step(
     state: &mut ThreadState,
     how: Finish,
 ) -> Result<Option<RunOutcome>, RuntimeError> {
-    let store = &shared.runtime.store;
-    let parked = store.parked_tool_calls(&shared.id).await?;
+    let journal = &shared.journal;
+    let parked = journal.parked_calls().await?;
     if parked.is_empty() {
         return Ok(None);
     }
@@ -61,25 +61,30 @@ pub(crate) async fn finish_step(
             let change = ToolCallChange::new(&call.id, ApprovalState::Pending, ApprovalState::Denied)
                 .with_reason(ABORTED_APPROVAL)
                 .by(ABORT);
-            if store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await? {
-                shared
-                    .events
-                    .emit(ThreadEvent::ApprovalResolved { id: call.id.clone(), decision: ApprovalDecision::Denied });
-            }
+            // Lost to a decision that came first: that decision stands (journal rule 4).
+            journal.decide(&change, ApprovalDecision::Denied).await?;
         }
     }
-    let parked = store.parked_tool_calls(&shared.id).await?;
+    let parked = journal.decided_calls().await?;
     if parked.iter().any(|call| call.state == ApprovalState::Pending) {
         return Ok(None);
     }
     let side = super::Thread::responding_side(&shared.agent.current());
-    super::turn::begin(shared, state, side, true).await;
+    // The run begins with its abort signal out of an abort's reach until the decided calls are
+    // carried out, their results stored and the step settled (journal rule 4): an abort
+    // meanwhile is noted, and fires once they are.
+    let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
+    let abort = execution.abort_signal.clone();
+    state.execution = Some(execution);
+    journal.begin_run(None, true).await;
     let mut outcome = RunOutcome::running();
     let results = carry_out_parked(shared, state, &parked).await?;
     let state_ref: &ThreadState = state;
     store_in_order(shared, state_ref, &results).await?;
-    store.approvals_for("settle_parked_tool_calls", &shared.id)?.settle_parked_tool_calls(&shared.id).await?;
+    journal.settle_parked().await?;
+    journal.arm_abort(abort.clone());
     let end = match how {
+        Finish::Resume if abort.is_aborted() => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
         Finish::Resume => super::turn::run_execution(shared, state, side, &mut outcome).await?,
         Finish::Abort => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
     };
@@ -89,13 +94,14 @@ pub(crate) async fn finish_step(
 /// Each parked call's result, in call order: approved calls run (marked `running` first, A4),
 /// denied ones get their denial, kept results are read back. An approved call runs under an
 /// abort too: its approval came first and was announced, so the abort only denies the calls
-/// still waiting (O7: one outcome, the same in the store, the events and the model's result).
+/// still waiting and stops what follows (journal rule 4; O7: one outcome, the same in the
+/// store, the events and the model's result).
 async fn carry_out_parked(
     shared: &ThreadShared,
     state: &ThreadState,
     parked: &[ParkedToolCall],
 ) -> Result<Vec<Carried>, RuntimeError> {
-    let store = &shared.runtime.store;
+    let journal = &shared.journal;
     let pipeline = Pipeline::for_state(shared, state);
     let mut results = Vec::with_capacity(parked.len());
     for row in parked {
@@ -116,12 +122,7 @@ async fn carry_out_parked(
                 None => (HookToolResult::error(INTERRUPTED_TOOL_CALL), CallEnd::Interrupted),
             },
             ApprovalState::Approved => {
-                let running = ToolCallChange::new(&row.id, ApprovalState::Approved, ApprovalState::Running);
-                if !store
-                    .approvals_for("advance_tool_call", &shared.id)?
-                    .advance_tool_call(&shared.id, &running)
-                    .await?
-                {
+                if !journal.start_call(&row.id).await? {
                     // Another run took it: it is that run's to finish.
                     return Err(RuntimeError::Store(StoreError::conflict(format!(
                         "the approved tool call `{}` was taken by another run",
@@ -144,12 +145,7 @@ async fn carry_out_parked(
             _ => (tool_calls::denial_result(None, ABORTED_APPROVAL), CallEnd::Denied),
         };
         let result = tool_calls::complete_call(&pipeline, state, &call, result, end).instrument(span).await;
-        let change = ToolCallChange::new(&row.id, row.state_after_start(), ApprovalState::Done).with_result(kept(
-            &result,
-            end,
-            admission.as_ref(),
-        ));
-        store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
+        journal.keep_result(&row.id, row.state_after_start(), kept(&result, end, admission.as_ref())).await?;
         results.push((call, result, end, admission));
     }
     Ok(results)
@@ -167,12 +163,12 @@ impl ParkedToolCall {
 
 /// A parked call's result as the step carries it out: the call, its result, how it ended, and
 /// its decision record (G15).
-type Carried = (HookToolCall, HookToolResult, CallEnd, Option<crate::AdmissionRecord>);
+type Carried = (HookToolCall, HookToolResult, CallEnd, Option<crate::admission_record::AdmissionRecord>);
 
 /// Stores the step's results in call order, skipping a call whose result is already stored
 /// (a finish that stopped half way and is done again).
 async fn store_in_order(shared: &ThreadShared, state: &ThreadState, results: &[Carried]) -> Result<(), RuntimeError> {
-    let history = shared.runtime.store.messages(&shared.id).await?;
+    let history = shared.journal.messages().await?;
     let stored: HashSet<&str> = history
         .iter()
         .filter(|message| message.role == Role::Tool)
@@ -199,8 +195,7 @@ pub(crate) enum ParkedStep {
 /// Recovery of a thread whose process stopped with a parked step: a call that was running is
 /// recorded as interrupted and never runs again (A4). Says whether calls still wait.
 pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState) -> Result<ParkedStep, RuntimeError> {
-    let store = &shared.runtime.store;
-    let parked = store.parked_tool_calls(&shared.id).await?;
+    let parked = shared.journal.parked_calls().await?;
     if parked.is_empty() {
         return Ok(ParkedStep::None);
     }
@@ -209,12 +204,8 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
         let call = HookToolCall::new(row.id.clone(), row.tool.clone(), row.arguments.to_string());
         let interrupted = HookToolResult::error(INTERRUPTED_TOOL_CALL);
         let result = tool_calls::complete_call(&pipeline, state, &call, interrupted, CallEnd::Interrupted).await;
-        let change = ToolCallChange::new(&row.id, ApprovalState::Running, ApprovalState::Done).with_result(kept(
-            &result,
-            CallEnd::Interrupted,
-            row.admission.as_ref(),
-        ));
-        store.approvals_for("advance_tool_call", &shared.id)?.advance_tool_call(&shared.id, &change).await?;
+        let kept = kept(&result, CallEnd::Interrupted, row.admission.as_ref());
+        shared.journal.keep_result(&row.id, ApprovalState::Running, kept).await?;
     }
     let waiting = parked.iter().any(|row| row.state == ApprovalState::Pending);
     Ok(if waiting { ParkedStep::Waiting } else { ParkedStep::Decided })
@@ -223,10 +214,9 @@ pub(crate) async fn interrupt_parked(shared: &ThreadShared, state: &ThreadState)
 /// Finishes a decided parked step without going on with the turn: its approved calls run (O6),
 /// and every result is stored in call order.
 pub(crate) async fn settle_decided(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
-    let store = &shared.runtime.store;
-    let parked = store.parked_tool_calls(&shared.id).await?;
+    let parked = shared.journal.decided_calls().await?;
     let results = carry_out_parked(shared, state, &parked).await?;
     store_in_order(shared, state, &results).await?;
-    store.approvals_for("settle_parked_tool_calls", &shared.id)?.settle_parked_tool_calls(&shared.id).await?;
+    shared.journal.settle_parked().await?;
     Ok(())
 }

@@ -10,7 +10,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::ThreadShared;
-use crate::store::{FailReason, RunPermit, ThreadStatus};
+use crate::events::ThreadStatus;
+use crate::reasons::FailReason;
+use crate::store::RunPermit;
 
 tokio::task_local! {
     /// The permit of the run in this task, for `finish` to word the status.
@@ -40,7 +42,7 @@ pub(crate) async fn holding<F: Future>(
                 () = permit.lost() => {}
             }
             tracing::warn!(target: "hooks_runtime::thread", thread = %shared.id, "the run's lease on the thread was lost; stopping the run at its next step");
-            shared.abort();
+            shared.journal.abort();
             run.await
         })
         .await;

@@ -5,11 +5,12 @@ use hooks_core::{HookError, HookMessage, MessageRecord, MessageUpdate, Role, Thr
 
 use super::error::{RuntimeError, held_by_caller};
 use super::handle::Thread;
+use super::journal::AbortFound;
 use super::options::InputId;
 use super::outcome::{Prevented, RunOutcome};
 use super::{children, messages, pipeline, recovery, reentry, resuming, run_permit, turn};
 use crate::dispatch;
-use crate::store::{InboxEntry, ThreadStatus};
+use crate::store::InboxEntry;
 use tracing::Instrument as _;
 
 impl Thread {
@@ -64,10 +65,7 @@ impl Thread {
     /// # });
     /// ```
     pub async fn queue_message(&self, message: MessageRecord) -> Result<InputId, RuntimeError> {
-        let entry = InboxEntry::new(message);
-        let store = &self.shared.runtime.store;
-        store.inbox_for("queue_message", &self.shared.id)?.enqueue_input(&self.shared.id, &entry).await?;
-        Ok(InputId(self.shared.note_accepted(entry)))
+        Ok(InputId(self.shared.journal.accept_input(InboxEntry::new(message)).await?))
     }
 
     /// Runs the accepted input `input` ([`Thread::queue_message`]) as a run of its own, like
@@ -104,7 +102,7 @@ impl Thread {
             let mut state = shared.lock_run().await;
             // Scale-out: the store's permit to run the thread, so no other process runs it
             // meanwhile.
-            let permit = shared.runtime.store.hold_run(&shared.id).await?;
+            let permit = shared.journal.hold_run().await?;
             run_permit::holding(shared, permit, || async {
                 recovery::settle_a_dead_run(shared, &state).await?;
                 resuming::refuse_while_waiting(shared).await?;
@@ -179,10 +177,14 @@ impl Thread {
     /// calls wait for approvals (A5): every waiting call is denied, none runs, their results
     /// are stored and the run stops `aborted`; that happens in a task of its own, so the status
     /// changes (and its event is sent) right after this returns. [`Thread::abort_approvals`]
-    /// does the same and waits for it.
+    /// does the same and waits for it. A call approved before the abort is not denied: it runs
+    /// to its result, which is stored, and the turn stops `aborted` after it, without asking
+    /// the model again (O7), whether the abort came while the call waited or while the run
+    /// that resumed its step carried it out.
     pub fn abort(&self) {
-        self.shared.abort();
-        if self.shared.status() == ThreadStatus::AwaitingApproval
+        // One look at the status and the signal: a run that begins meanwhile (an approval's)
+        // is either found running or finds the abort noted (O7).
+        if self.shared.journal.abort() == AbortFound::Waiting
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
             let thread = self.clone();

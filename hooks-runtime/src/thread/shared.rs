@@ -1,51 +1,60 @@
 //! The state a thread's handles, its runs and its hooks share, behind methods: the pipelines
 //! never reach into its locks.
 //!
-//! The state is split by job into the types it holds: `agent` ([`ActiveAgent`]), `values`
-//! ([`ValueCache`]), `records` ([`HandleRecords`]), `events` ([`EventEmitter`]); the run (its
-//! lock, status, abort signal and accepted inputs) is here.
+//! The state is split by job into the types it holds: `agent` ([`ActiveAgent`]), `records`
+//! ([`HandleRecords`]), `events` ([`EventEmitter`]), and `journal` ([`Journal`]), the one door
+//! to the thread's durable writes (with the status, the abort signal, the accepted inputs and
+//! the values as last written); the run's lock is here.
 //!
 //! Locks, and why there are these. `records` holds the handle's in-memory records that change
-//! in short steps (queues; files; child threads), `values` the value cache, and the links' `run`
-//! the thread's status and abort signal, which a run sets and clears together and which every
-//! handle of the thread sees; all are std mutexes, taken only inside their methods and never
-//! held across `.await` or while another lock is taken, so they have no lock order. The links'
-//! `turn` is taken before `run` (see `lock_run`). The agent is read on every pipeline and
-//! written by a handoff. The value cache's write lock orders a value's store write with its
-//! cache update. `run` is the run's `ThreadState`, held for a whole operation (a send, an
-//! injection) across `.await`; a method here never takes it, except where said.
+//! in short steps (queues; files; child threads), the journal's value cache the values, and the
+//! links' `run` the thread's status and abort signal, which a run sets and clears together and
+//! which every handle of the thread sees; all are std mutexes, taken only inside their methods
+//! and never held across `.await` or while another lock is taken, so they have no lock order.
+//! The links' `turn` is taken before `run` (see `lock_run`). The agent is read on every
+//! pipeline and written by a handoff. The journal's own locks (a value's write, a decision's
+//! announcement) are taken inside its methods only. `run` is the run's `ThreadState`, held for
+//! a whole operation (a send, an injection) across `.await`; a method here never takes it,
+//! except where said.
 //!
 //! [`ActiveAgent`]: super::active_agent::ActiveAgent
-//! [`ValueCache`]: super::value_cache::ValueCache
 //! [`HandleRecords`]: super::handle_records::HandleRecords
-//! [`EventEmitter`]: super::event_emitter::EventEmitter
+//! [`EventEmitter`]: super::journal::event_emitter::EventEmitter
+//! [`Journal`]: super::journal::Journal
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
-use hooks_core::{AbortSignal, ThreadState};
+use hooks_core::ThreadState;
 
 use super::active_agent::ActiveAgent;
-use super::event_emitter::EventEmitter;
 use super::handle_records::HandleRecords;
-use super::value_cache::ValueCache;
-use crate::events::ThreadEvent;
+use super::journal::Journal;
+use super::journal::event_emitter::EventEmitter;
+use super::links::Links;
+use super::live_threads::LiveThreads;
+use crate::events::ThreadStatus;
+use crate::limits::Limits;
 use crate::shared::agent_entry::AgentEntry;
-use crate::shared::live_threads::Links;
 use crate::shared::runtime_inner::RuntimeInner;
-use crate::store::{InboxEntry, ThreadRecord, ThreadStatus};
+use crate::store::ThreadRecord;
 
 pub(crate) struct ThreadShared {
     me: Weak<ThreadShared>,
     pub(crate) id: String,
     pub(crate) runtime: Arc<RuntimeInner>,
+    /// The runtime's limits (a `Copy` value, fixed at build), for the stages that read them.
+    pub(crate) limits: Limits,
+    /// The runtime's live threads, which a subagent's child thread joins.
+    pub(crate) live: Arc<LiveThreads<ThreadShared>>,
     pub(crate) agent: ActiveAgent,
     /// The handle's records. Child threads as their shared state rather than their `Thread`
     /// handles, so that this module needs nothing of the handle's.
     pub(crate) records: HandleRecords<Arc<ThreadShared>>,
-    pub(crate) values: ValueCache,
-    pub(crate) events: EventEmitter,
-    /// The thread's turn, status, abort signal and accepted inputs.
+    pub(crate) events: Arc<EventEmitter>,
+    /// The one door to the thread's durable writes.
+    pub(crate) journal: Journal,
+    /// The thread's turn; the journal holds the status, abort signal and accepted inputs.
     links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
@@ -58,21 +67,25 @@ impl ThreadShared {
     pub(crate) fn new(
         me: Weak<ThreadShared>,
         runtime: Arc<RuntimeInner>,
+        live: Arc<LiveThreads<ThreadShared>>,
         agent: Arc<AgentEntry>,
         record: ThreadRecord,
         state: ThreadState,
     ) -> Self {
         let links = Arc::new(Links::new(record.status.clone()));
-        let values = ValueCache::new(record.id.clone(), runtime.store.clone(), record.values);
-        let events = EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone());
+        let events = Arc::new(EventEmitter::new(record.id.clone(), runtime.store.clone(), links.clone()));
+        let journal =
+            Journal::new(record.id.clone(), runtime.store.clone(), links.clone(), events.clone(), record.values);
         ThreadShared {
             me,
             id: record.id,
+            limits: runtime.limits,
             runtime,
+            live,
             agent: ActiveAgent::new(agent),
             records: HandleRecords::new(),
-            values,
             events,
+            journal,
             links,
             run: tokio::sync::Mutex::new(state),
             subagent: AtomicBool::new(false),
@@ -105,83 +118,7 @@ impl ThreadShared {
     }
 
     pub(crate) fn status(&self) -> ThreadStatus {
-        self.links.run().status.clone()
-    }
-
-    /// A run starts: its abort signal becomes reachable and the status `running`, sent, and
-    /// stored unless `store` is `false` (the run's first write stores it).
-    pub(crate) async fn begin_run(&self, abort: AbortSignal, store: bool) {
-        {
-            let mut run = self.links.run();
-            run.status = ThreadStatus::Running;
-            run.abort = Some(abort);
-        }
-        if store {
-            self.store_status(ThreadStatus::Running).await;
-        } else {
-            self.events.emit(ThreadEvent::Status { status: ThreadStatus::Running });
-        }
-    }
-
-    /// A run ended with `status`: its abort signal goes, the status is set, stored and sent.
-    pub(crate) async fn end_run(&self, status: ThreadStatus) {
-        self.settle_in_memory(status.clone());
-        self.store_status(status).await;
-    }
-
-    /// A run ended with `status` where nothing can be awaited (a drop): set in memory and sent;
-    /// the store is the caller's to write.
-    pub(crate) fn end_run_now(&self, status: ThreadStatus) {
-        self.settle_in_memory(status.clone());
-        self.events.emit(ThreadEvent::Status { status });
-    }
-
-    fn settle_in_memory(&self, status: ThreadStatus) {
-        let mut run = self.links.run();
-        run.status = status;
-        run.abort = None;
-    }
-
-    /// Whether a run of the thread goes on in this process now (its abort signal is
-    /// reachable): recovery leaves such a thread alone, as its `running` is true.
-    pub(crate) fn runs_here(&self) -> bool {
-        self.links.run().abort.is_some()
-    }
-
-    /// Writes the status already set in memory to the store, then sends it.
-    async fn store_status(&self, status: ThreadStatus) {
-        if let Err(error) = self.runtime.store.set_status(&self.id, &status).await {
-            tracing::error!(target: "hooks_runtime::thread", thread = %self.id, "could not store the thread status: {error}");
-        }
-        self.events.emit(ThreadEvent::Status { status });
-    }
-
-    /// Keeps an input just committed to the inbox, so that the run that takes it need not read
-    /// it back: only on a store that one process owns, where every take of the thread's inputs
-    /// is a run of this runtime, which takes the thread's turn and forgets what it took
-    /// ([`forget_accepted`](Self::forget_accepted)). On a shared store another process may take
-    /// an input (a sweep after an expired lease), so there the run reads the inbox.
-    /// Returns the entry's id.
-    pub(crate) fn note_accepted(&self, entry: InboxEntry) -> String {
-        let store = &self.runtime.store;
-        if store.is_shared() {
-            return entry.id;
-        }
-        let id = entry.id.clone();
-        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).insert(entry);
-        id
-    }
-
-    /// The input `input` as it was accepted here, if no run of this runtime has taken it, handed
-    /// to the run about to take it. Should that run end before its take, the store still has the
-    /// input, and the next run reads it back from there.
-    pub(crate) fn accepted_input(&self, input: &str) -> Option<InboxEntry> {
-        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input)
-    }
-
-    /// A run took `input` from the inbox (or found it taken).
-    pub(crate) fn forget_accepted(&self, input: &str) {
-        self.links.accepted.lock().unwrap_or_else(PoisonError::into_inner).remove(input);
+        self.journal.status()
     }
 
     /// At the start of a run that holds the thread on a store other processes share: the agent
@@ -205,14 +142,7 @@ impl ThreadShared {
                 }
             }
         }
-        self.values.reload(record.values).await;
-    }
-
-    /// Fires the running execution's abort signal, if a run is going.
-    pub(crate) fn abort(&self) {
-        if let Some(signal) = self.links.run().abort.as_ref() {
-            signal.abort();
-        }
+        self.journal.reload_values(record.values).await;
     }
 }
 

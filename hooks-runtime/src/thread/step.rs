@@ -15,8 +15,8 @@ use super::tool_stream::{self, Response};
 use super::{RunOutcome, RuntimeError, TurnEnd};
 use crate::dispatch::FailureRule;
 use crate::model::{ModelError, ModelRequest};
+use crate::reasons::{FailReason, StopReason};
 use crate::run_error::{RunError, RunErrorKind};
-use crate::store::{FailReason, StopReason};
 
 /// The model's complete response to the context of `prompt`, or how the turn ends without one
 /// (its message already written).

@@ -14,7 +14,7 @@ use tracing::Instrument as _;
 pub(crate) use super::call_end::CallEnd;
 use super::pipeline::Pipeline;
 use super::{event_hooks, messages, model_step};
-use crate::AdmissionRecord;
+use crate::admission_record::AdmissionRecord;
 use crate::dispatch::{self, FailureRule, panics};
 use crate::events::ThreadEvent;
 pub(crate) use crate::governing::admission::Admission;

@@ -11,15 +11,19 @@ use hooks_core::{
 };
 
 use super::agents::{handoff, handoff_target};
-use super::event_hooks::{self, PromptCheck};
+use super::event_hooks;
+use super::journal::Origin;
 use super::messages::{self, CreateError};
 use super::pipeline::Pipeline;
 use super::stored_calls::stored_tool_calls;
 use super::tool_calls::{self, Execution};
 use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, parking, step, tool_stream};
 use crate::dispatch::FailureRule;
+use crate::events::ThreadStatus;
+use crate::reasons::{FailReason, StopReason};
+use crate::store::{InboxEntry, StoreErrorKind};
+use crate::thread_side::PromptCheck;
 use crate::run_error::{RunError, RunErrorKind};
-use crate::store::{FailReason, InboxEntry, InputTake, StopReason, StoreErrorKind, ThreadStatus};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`, or `lease_lost` when the
@@ -74,7 +78,7 @@ impl Drop for RunGuard<'_> {
             execution.stopped = true;
             self.state.execution = None;
             self.state.clear_context();
-            shared.end_run_now(status.clone());
+            shared.journal.end_run_now(status.clone());
             status
         } else {
             // Dropped while `finish` was writing the final status: memory has it, the store
@@ -94,12 +98,7 @@ fn store_settled_status(shared: Arc<ThreadShared>, status: ThreadStatus) {
     };
     handle.spawn(async move {
         let _run = shared.lock_run().await;
-        if shared.status() != status {
-            return;
-        }
-        if let Err(error) = shared.runtime.store.set_status(&shared.id, &status).await {
-            tracing::error!(target: "hooks_runtime::thread", thread = %shared.id, "could not store the status of a dropped run: {error}");
-        }
+        shared.journal.store_settled_status(&status).await;
     });
 }
 
@@ -153,7 +152,7 @@ pub(crate) async fn run_queued(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
 ) -> Result<RunOutcome, RuntimeError> {
-    let entries = shared.runtime.store.pending_inputs(&shared.id).await?;
+    let entries = shared.journal.pending_inputs().await?;
     if !entries.is_empty() {
         let mut incoming = entries.into_iter().map(Incoming::from_inbox);
         return run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await;
@@ -171,14 +170,12 @@ pub(crate) async fn run_input(
 ) -> Result<Option<RunOutcome>, RuntimeError> {
     // Under the thread's turn (and hold), so no run takes it meanwhile: as this runtime accepted
     // it, or else read back from the store.
-    let entry = match shared.accepted_input(input) {
+    let entry = match shared.journal.accepted_input(input) {
         Some(entry) => entry,
-        None => {
-            match shared.runtime.store.inbox_for("pending_input", &shared.id)?.pending_input(&shared.id, input).await? {
-                Some(entry) => entry,
-                None => return Ok(None),
-            }
-        }
+        None => match shared.journal.pending_input(input).await? {
+            Some(entry) => entry,
+            None => return Ok(None),
+        },
     };
     let mut incoming = std::iter::once(Incoming::from_inbox(entry));
     run_with_messages(shared, state, &mut incoming, true, Prevented::SkipMessage).await.map(Some)
@@ -190,7 +187,7 @@ pub(crate) async fn begin(shared: &ThreadShared, state: &mut ThreadState, side: 
     let execution = ExecutionState::new(crate::ids::new_id("flow"), side);
     let abort = execution.abort_signal.clone();
     state.execution = Some(execution);
-    shared.begin_run(abort, store_running).await;
+    shared.journal.begin_run(Some(abort), store_running).await;
 }
 
 pub(crate) async fn finish(
@@ -215,7 +212,7 @@ pub(crate) async fn finish(
     }
     state.execution = None;
     state.clear_context();
-    shared.end_run(status.clone()).await;
+    shared.journal.end_run(status.clone()).await;
     crate::spans::record_run_end(&status, outcome.usage);
     outcome.status = status;
     outcome
@@ -245,12 +242,7 @@ async fn store_incoming(
                 outcome.blocked = Some(cap_hook_reason("UserPromptSubmit", reason));
                 // As a prevented message (M7): a blocked queued message leaves the queue.
                 if let Some(input) = &input {
-                    shared
-                        .runtime
-                        .store
-                        .inbox_for("take_input", &shared.id)?
-                        .take_input(&shared.id, &InputTake::new(input))
-                        .await?;
+                    shared.journal.drop_input(input).await?;
                 }
                 if prevented == Prevented::FailRun {
                     return Ok(0);
@@ -258,7 +250,7 @@ async fn store_incoming(
                 continue;
             }
         };
-        let origin = input.as_deref().map_or(messages::Origin::Run, messages::Origin::Input);
+        let origin = input.as_deref().map_or(Origin::Run, Origin::Input);
         match messages::create_from(&pipeline, state, record, FailureRule::Prevent, origin).await {
             Ok(_) => {
                 stored += 1;

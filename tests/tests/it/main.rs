@@ -14,6 +14,7 @@ mod support_store;
 mod support_tools;
 
 mod admission_pipeline;
+mod approval_races;
 mod async_hooks;
 mod blocking_hooks;
 mod cancellation;

@@ -30,9 +30,9 @@ use tokio_postgres::{AsyncMessage, Client, NoTls};
 use super::connection::{Inner, PostgresStore};
 use super::driver::{describe_pg, pg_kind};
 use super::hub::{Follow, HUB_BUFFER, HubSenders, LOST, WAKE_ALL};
+use crate::events::ThreadEvent;
 use crate::store::rows::Op;
 use crate::store::{EventSubscription, StoreError, StoreErrorKind, StoredEvent};
-use crate::thread::ThreadEvent;
 
 /// How long a subscription waits before connecting again after losing its connection.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);

@@ -497,7 +497,7 @@ impl EventLog for PostgresStore {
     }
 
     /// [`PostgresStore::publish`] for each: the event in the events table, and a `NOTIFY`.
-    async fn publish_events(&self, thread_id: &str, events: &[crate::ThreadEvent]) -> Result<(), StoreError> {
+    async fn publish_events(&self, thread_id: &str, events: &[crate::events::ThreadEvent]) -> Result<(), StoreError> {
         for event in events {
             self.publish(thread_id, event).await?;
         }

@@ -7,8 +7,8 @@ use tokio::sync::broadcast;
 
 use super::publisher::Publisher;
 use crate::events::ThreadEvent;
-use crate::shared::live_threads::Links;
 use crate::store::MessageStore;
+use crate::thread::links::Links;
 
 pub(crate) struct EventEmitter {
     thread_id: String,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::ThreadEvent;
+use crate::events::ThreadEvent;
 use crate::store::MessageStore;
 
 enum Item {

@@ -1,13 +1,8 @@
-//! A thread's live parts and the runtime's map of live threads. `Links`: the turn lock, which
-//! every run takes before it runs the thread; the status and the running execution's abort
-//! signal; the inputs accepted here and not yet taken; and the event channels. `LiveThreads`:
-//! one live state per thread id (O1), so every handle of a thread (a server's, recovery's, one
-//! from `open_thread`) is the same thread: a handoff, a value or an abort through one is seen
-//! through all, and a subscriber of any sees every run, a recovered one's included.
+//! A thread's live parts, shared by its handles: the turn lock, which every run takes before it
+//! runs the thread; the status and the running execution's abort signal; the inputs accepted
+//! here and not yet taken; and the event channels.
 
-use std::any::Any;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use hooks_core::AbortSignal;
 use tokio::sync::{broadcast, mpsc};
@@ -28,7 +23,7 @@ pub(crate) struct Links {
     run: Mutex<StatusAndAbort>,
     /// Inputs this runtime committed to the thread's inbox and no run of it has taken yet: on a
     /// store one process owns, a run takes them from here instead of reading the inbox back
-    /// (see `ThreadShared::accepted_input`).
+    /// (see `Journal::accept_input`).
     pub(crate) accepted: Mutex<AcceptedInputs>,
     /// The thread's events, `message_delta` aside. Made at the first subscription: tokio
     /// allocates every slot of a channel when it is made, about 26 KB for these, which an
@@ -46,13 +41,19 @@ pub(crate) struct Links {
 pub(crate) struct StatusAndAbort {
     pub(crate) status: ThreadStatus,
     pub(crate) abort: Option<AbortSignal>,
+    /// An abort that came while no signal was reachable (the thread waited for approvals, or a
+    /// run was carrying out the decided calls of a parked step): the run's signal fires as soon
+    /// as it is reachable (`Journal::arm_abort`), and the run's end forgets it.
+    pub(crate) abort_requested: bool,
+    /// A run of the thread goes on in this process (set when it begins, cleared when it ends).
+    pub(crate) runs_here: bool,
 }
 
 impl Links {
     pub(crate) fn new(status: ThreadStatus) -> Self {
         Links {
             turn: tokio::sync::Mutex::new(()),
-            run: Mutex::new(StatusAndAbort { status, abort: None }),
+            run: Mutex::new(StatusAndAbort { status, abort: None, abort_requested: false, runs_here: false }),
             accepted: Mutex::default(),
             events: OnceLock::new(),
             deltas: OnceLock::new(),
@@ -111,70 +112,5 @@ impl Links {
     /// The status and abort signal; held only for a short step, never across `.await`.
     pub(crate) fn run(&self) -> MutexGuard<'_, StatusAndAbort> {
         self.run.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The runtime's live threads by id (O1): one shared state per thread in a process, held by
-/// its `Thread` handles, here only weakly, so that a thread no handle holds is gone. Typed as
-/// `Any` so that this layer, below `thread/`, needs nothing of the thread's.
-#[derive(Default)]
-pub(crate) struct LiveThreads(Mutex<ById>);
-
-type LiveThread = Weak<dyn Any + Send + Sync>;
-
-#[derive(Default)]
-struct ById {
-    by_thread: HashMap<String, LiveThread>,
-    /// The size at which entries no handle holds are forgotten: twice the size after the last
-    /// pruning, so pruning costs amortized constant time per new thread.
-    prune_at: usize,
-}
-
-impl LiveThreads {
-    /// The live state of `thread_id`, if a handle of it lives.
-    pub(crate) fn get<T: Any + Send + Sync>(&self, thread_id: &str) -> Option<Arc<T>> {
-        let live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
-    }
-
-    /// The live state of `thread_id`, or `make()`'s, kept as its live state from now on: of two
-    /// opens of one thread at once, both get the same state.
-    pub(crate) fn get_or_insert<T: Any + Send + Sync>(&self, thread_id: &str, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
-        let mut live = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(thread) =
-            live.by_thread.get(thread_id).and_then(Weak::upgrade).and_then(|thread| thread.downcast().ok())
-        {
-            return thread;
-        }
-        if live.by_thread.len() >= live.prune_at {
-            live.by_thread.retain(|_, thread| thread.strong_count() > 0);
-            live.prune_at = (live.by_thread.len() * 2).max(64);
-        }
-        let thread = make();
-        let erased: Arc<dyn Any + Send + Sync> = thread.clone();
-        live.by_thread.insert(thread_id.to_owned(), Arc::downgrade(&erased));
-        thread
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_state_per_thread_and_forgotten_ones_are_pruned() {
-        let live = LiveThreads::default();
-        let first = live.get_or_insert("t1", || Arc::new(1_u32));
-        let second = live.get_or_insert("t1", || Arc::new(2_u32));
-        assert!(Arc::ptr_eq(&first, &second));
-        assert_eq!(live.get::<u32>("t1").as_deref(), Some(&1));
-        assert!(!Arc::ptr_eq(&first, &live.get_or_insert("t2", || Arc::new(1_u32))));
-        drop((first, second));
-        assert!(live.get::<u32>("t1").is_none(), "a thread no handle holds is gone");
-        for n in 0..1000 {
-            drop(live.get_or_insert(&format!("other{n}"), || Arc::new(n)));
-        }
-        let size = live.0.lock().unwrap().by_thread.len();
-        assert!(size <= 130, "{size} entries kept for threads no handle holds");
     }
 }

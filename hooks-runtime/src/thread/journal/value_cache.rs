@@ -1,15 +1,12 @@
-//! A thread's values as last written to the store (M11), read without a store round trip.
+//! A thread's values as last written to the store (M11), read without a store round trip. The
+//! journal writes a value to the store, then here, under [`ValueCache::writing`].
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
-use crate::store::{MessageStore, StoreError};
-
 pub(crate) struct ValueCache {
-    thread_id: String,
-    store: Arc<dyn MessageStore>,
     /// A std mutex, taken only inside these methods and never held across `.await`.
     values: Mutex<HashMap<String, Value>>,
     /// Held from a value's store write to its cache update, so that the cache ends in the
@@ -18,32 +15,23 @@ pub(crate) struct ValueCache {
 }
 
 impl ValueCache {
-    /// The cache of the values the record of `thread_id` had at opening, written through to
-    /// `store`.
-    pub(crate) fn new(
-        thread_id: String,
-        store: Arc<dyn MessageStore>,
-        values: impl IntoIterator<Item = (String, Value)>,
-    ) -> Self {
-        ValueCache {
-            thread_id,
-            store,
-            values: Mutex::new(values.into_iter().collect()),
-            writes: tokio::sync::Mutex::new(()),
-        }
+    /// The cache of the values a thread's record had at opening.
+    pub(crate) fn new(values: impl IntoIterator<Item = (String, Value)>) -> Self {
+        ValueCache { values: Mutex::new(values.into_iter().collect()), writes: tokio::sync::Mutex::new(()) }
     }
 
     fn values(&self) -> MutexGuard<'_, HashMap<String, Value>> {
         self.values.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// M11: the store first, in its own transaction, then the cache; a failed write changes
-    /// neither.
-    pub(crate) async fn set(&self, key: &str, value: Value) -> Result<(), StoreError> {
-        let _writing = self.writes.lock().await;
-        self.store.set_value(&self.thread_id, key, &value).await?;
+    /// Held across a value's store write and its [`insert`](Self::insert).
+    pub(crate) async fn writing(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writes.lock().await
+    }
+
+    /// A value just written to the store.
+    pub(crate) fn insert(&self, key: &str, value: Value) {
         self.values().insert(key.to_owned(), value);
-        Ok(())
     }
 
     /// The values as the store has them now (another process may have written some), in the
