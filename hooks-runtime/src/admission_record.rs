@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
+use crate::remembered_approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
+
 /// How one tool call was admitted: every answer of every decider of the admission pipeline, in
 /// the order they were given.
 ///
@@ -49,7 +51,8 @@ pub struct AdmissionRecord {
 #[non_exhaustive]
 pub struct AdmissionEntry {
     /// The decider: `schema`, `permissions`, `authorize_tools`, `pre_tool_use_hooks`, `guards`,
-    /// `before_tool_call`, `tool`, `permission_request_hooks`, or `schema (rewritten arguments)`.
+    /// `before_tool_call`, `tool`, `remembered_approvals`, `permission_request_hooks`, or
+    /// `schema (rewritten arguments)`.
     pub decider: String,
     /// Who answered: a hook's or guard's id, a rule's place (`settings:permissions.deny[0]`),
     /// a tool's name; `None` for the tool's own ask.
@@ -66,6 +69,41 @@ pub struct AdmissionEntry {
     pub arguments_before: String,
     /// SHA-256 (hex) of the canonical arguments after it ran: different when it rewrote them.
     pub arguments_after: String,
+    /// The remembered approval that answered the call's ask (A10), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<RememberedUse>,
+}
+
+/// The remembered approval an [`AdmissionEntry`] of decider `remembered_approvals` names (A10):
+/// its id (for revoking it), its scope and its matcher.
+///
+/// ```
+/// use hooks_runtime::approvals::{ApprovalMatcher, RememberScope};
+/// use hooks_runtime::RememberedUse;
+///
+/// let used: RememberedUse = serde_json::from_str(
+///     r#"{"id": "ra_1", "scope": "user", "matcher": {"kind": "pattern", "rule": "Bash(npm test:*)"}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(used.scope, RememberScope::User);
+/// assert_eq!(used.matcher, ApprovalMatcher::Pattern { rule: "Bash(npm test:*)".into() });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RememberedUse {
+    /// The remembered approval's id.
+    pub id: String,
+    /// Its scope.
+    pub scope: RememberScope,
+    /// Its matcher: the arguments' hash or the rule.
+    pub matcher: ApprovalMatcher,
+}
+
+impl RememberedUse {
+    /// What the record keeps of `approval`.
+    pub(crate) fn of(approval: &RememberedApproval) -> Self {
+        RememberedUse { id: approval.id.clone(), scope: approval.scope, matcher: approval.matcher.clone() }
+    }
 }
 
 impl AdmissionRecord {
@@ -89,7 +127,7 @@ impl AdmissionRecord {
     pub(crate) fn push(
         &mut self,
         decider: &str,
-        (by, rule, decision): (Option<&str>, Option<&str>, &ToolDecision),
+        (by, rule, decision, remembered): (Option<&str>, Option<&str>, &ToolDecision, Option<&RememberedUse>),
         before: &Hashed,
         after: &Hashed,
     ) {
@@ -107,6 +145,7 @@ impl AdmissionRecord {
             reason,
             arguments_before: before.0.clone(),
             arguments_after: after.0.clone(),
+            remembered: remembered.cloned(),
         });
     }
 

@@ -101,6 +101,7 @@ pub mod otel;
 #[cfg(any(feature = "declarative", feature = "mcp"))]
 mod process_group;
 mod reasons;
+mod remembered_approvals;
 pub mod resolution;
 mod runtime;
 mod shared;
@@ -113,7 +114,7 @@ pub mod tool;
 pub mod types;
 mod user;
 
-pub use admission_record::{AdmissionEntry, AdmissionRecord};
+pub use admission_record::{AdmissionEntry, AdmissionRecord, RememberedUse};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use runtime::{AgentHandle, BuildError, Runtime, RuntimeBuilder};

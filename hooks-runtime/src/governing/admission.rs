@@ -8,8 +8,9 @@
 //! The order: the schema check of the model's arguments (the arguments are parsed once, here),
 //! permission rules, the authorizer, a hook format's pre-call hooks, runtime-wide guards, the
 //! thread's `before_tool_call` hooks, the tool's own approval rule; for an ask, the deciders of
-//! the ask stage (a hook format's permission-request hooks), then a person (the thread parks
-//! the call).
+//! the ask stage (remembered approvals, then a hook format's permission-request hooks), then a
+//! person (the thread parks the call). The ask stage is reached only when no decider denied
+//! the call, so a remembered approval answers an ask and never lifts a deny (A9).
 
 use std::sync::Arc;
 
@@ -20,10 +21,11 @@ use serde_json::Value;
 use super::caps::cap_hook_reason;
 use super::guard::ToolGuard;
 use super::schema::ToolSchemas;
-use crate::admission_record::{AdmissionRecord, Hashed};
+use crate::admission_record::{AdmissionRecord, Hashed, RememberedUse};
 use crate::approval_records::ApprovalReason;
 use crate::dispatch::Dispatch;
 use crate::limits::Limits;
+use crate::remembered_approvals::RememberedApproval;
 use crate::thread_side::ThreadSide;
 use crate::tool::{Tool, ToolAuthorizer};
 
@@ -69,17 +71,32 @@ pub(crate) struct Answer {
     pub(crate) rule: Option<String>,
     pub(crate) decision: ToolDecision,
     pub(crate) context: Option<String>,
+    /// The remembered approval that gave it (A10).
+    pub(crate) remembered: Option<RememberedUse>,
 }
 
 impl Answer {
     /// `decision`, given by `by`.
     pub(crate) fn new(by: Option<&str>, decision: ToolDecision) -> Self {
-        Answer { by: by.map(str::to_owned), rule: None, decision, context: None }
+        Answer { by: by.map(str::to_owned), rule: None, decision, context: None, remembered: None }
     }
 
-    /// What the decision record keeps of it: who, the rule, the decision.
-    fn parts(&self) -> (Option<&str>, Option<&str>, &ToolDecision) {
-        (self.by.as_deref(), self.rule.as_deref(), &self.decision)
+    /// The allow of remembered approval `approval` (A9), naming it (A10): by its id, with its
+    /// matcher as the rule.
+    pub(crate) fn remembered(approval: &RememberedApproval) -> Self {
+        Answer {
+            by: Some(approval.id.clone()),
+            rule: Some(approval.matcher.text()),
+            decision: ToolDecision::allow(),
+            context: None,
+            remembered: Some(RememberedUse::of(approval)),
+        }
+    }
+
+    /// What the decision record keeps of it: who, the rule, the decision, the remembered
+    /// approval.
+    fn parts(&self) -> (Option<&str>, Option<&str>, &ToolDecision, Option<&RememberedUse>) {
+        (self.by.as_deref(), self.rule.as_deref(), &self.decision, self.remembered.as_ref())
     }
 
     /// The same answer, naming the rule that gave it.

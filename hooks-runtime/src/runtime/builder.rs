@@ -546,7 +546,9 @@ impl RuntimeBuilder {
         }
         let users = UserScope::new(&registry);
         let schemas = ToolSchemas::new(self.tools.keys());
+        let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
         let admission = admission_pipeline(
+            Arc::clone(&store),
             self.authorizer,
             #[cfg(feature = "declarative")]
             self.settings.as_ref(),
@@ -569,7 +571,7 @@ impl RuntimeBuilder {
                 },
                 governors: Governors { guards: self.guards, schemas, admission },
                 limits: self.limits,
-                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                store,
                 users,
                 recovery: RecoveryState::new(self.recovery_policy),
                 live_threads: Default::default(),
@@ -581,8 +583,10 @@ impl RuntimeBuilder {
 /// The admission pipeline of a runtime (G13), in its documented order: the schema check, the
 /// permission rules (a settings file's, then those given in code), the authorizer, the settings
 /// file's `PreToolUse` hooks, the runtime-wide guards, the thread's `before_tool_call` hooks,
-/// the tool's own approval rule; for an ask, the settings file's `PermissionRequest` hooks.
+/// the tool's own approval rule; for an ask, the remembered approvals in `store` (A9), then the
+/// settings file's `PermissionRequest` hooks.
 fn admission_pipeline(
+    store: Arc<dyn MessageStore>,
     authorizer: Option<Arc<ToolAuthorizer>>,
     #[cfg(feature = "declarative")] settings: Option<&crate::declarative::SettingsHooks>,
     #[cfg(feature = "declarative")] rules: Option<crate::declarative::SettingsPermissions>,
@@ -610,6 +614,7 @@ fn admission_pipeline(
     deciders.push(Box::new(Guards));
     deciders.push(Box::new(BeforeToolCallHooks));
     deciders.push(Box::new(ToolApproval));
+    deciders.push(Box::new(crate::governing::remembered::RememberedApprovals(store)));
     #[cfg(feature = "declarative")]
     if let Some(settings) = settings {
         deciders.push(Box::new(crate::declarative::PermissionRequestHooks(settings.clone())));

@@ -1,5 +1,6 @@
 //! Where threads and their messages persist: the [`MessageStore`] trait, the capabilities a
-//! store may add ([`InboxStore`], [`ApprovalStore`], [`RunOwnership`], [`EventLog`]), and the
+//! store may add ([`InboxStore`], [`ApprovalStore`], [`RememberedApprovalStore`], [`RunOwnership`],
+//! [`EventLog`]), and the
 //! three stores.
 //!
 //! | store | feature | for |
@@ -17,6 +18,7 @@ mod event_log;
 mod inbox;
 mod memory;
 mod message_store;
+mod remembered_store;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -33,6 +35,7 @@ pub use event_log::{EventLog, EventSubscription, StoredEvent};
 pub use inbox::{InboxEntry, InboxStore, InputTake, TakeStatus};
 pub use memory::InMemoryStore;
 pub use message_store::{IntoMessageStore, MessageStore};
+pub use remembered_store::RememberedApprovalStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};

@@ -245,6 +245,13 @@ impl PermissionRule {
         self.select(RuleKind::Deny, &Call::new(tool, arguments, Some(cwd))) != Selection::No
     }
 
+    /// Whether the call is one this rule names, read as an `allow` rule: a command only when
+    /// every simple command in it matches, and never one that cannot be known before it runs.
+    /// What a remembered approval's pattern answers (A9).
+    pub(crate) fn permits(&self, tool: &str, arguments: &Value) -> bool {
+        self.selects_as(RuleKind::Allow, tool, arguments)
+    }
+
     pub(crate) fn selects_as(&self, kind: RuleKind, tool: &str, arguments: &Value) -> bool {
         self.select(kind, &Call::new(tool, arguments, None)) != Selection::No
     }

@@ -1,0 +1,107 @@
+//! Remembered approvals at the ask stage (A9, A10): a call that every other decider left at an
+//! ask (none denied it) is approved by a remembered approval whose scope reaches its thread,
+//! of its tool, whose matcher matches its arguments. The answer names the approval, so the
+//! call's decision record does.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::admission::{Answer, Decider, Review, Role};
+use crate::admission_record::Hashed;
+use crate::approval_records::ApprovalReason;
+use crate::remembered_approvals::{ApprovalMatcher, RememberedApproval};
+use crate::store::MessageStore;
+
+/// The decider's name in the decision record.
+pub(crate) const REMEMBERED: &str = "remembered_approvals";
+
+/// The ask-stage decider of remembered approvals, reading them from the runtime's store at each
+/// ask, so that one remembered or revoked by another runtime on the same store counts at once.
+pub(crate) struct RememberedApprovals(pub(crate) Arc<dyn MessageStore>);
+
+#[async_trait]
+impl Decider for RememberedApprovals {
+    fn name(&self) -> &'static str {
+        REMEMBERED
+    }
+
+    fn role(&self) -> Role {
+        Role::OnAsk
+    }
+
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+        let Some(store) = self.0.remembered_approvals() else { return Vec::new() };
+        let tool = review.call.function.name.as_str();
+        let kept = match store.list_remembered_approvals(Some(tool)).await {
+            Ok(kept) => kept,
+            Err(error) => {
+                // Unread, none answers: the call waits for a person, as it would without them.
+                tracing::warn!(
+                    target: "hooks_runtime::hook",
+                    thread = %review.thread.id(),
+                    "remembered approvals could not be read, so the call `{tool}` waits for a person: {error}"
+                );
+                return Vec::new();
+            }
+        };
+        let user = review.state.user_id.as_deref();
+        let hashed = Hashed::of(arguments);
+        let found = kept.into_iter().find(|approval| {
+            approval.tool == tool
+                && approval.reaches(review.thread.id(), user)
+                && matches(approval, tool, arguments, &hashed)
+        });
+        match found {
+            Some(approval) => vec![Answer::remembered(&approval)],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Whether `approval`'s matcher matches a call of `tool` with `arguments` (hashed `hashed`).
+fn matches(approval: &RememberedApproval, tool: &str, arguments: &Value, hashed: &Hashed) -> bool {
+    match &approval.matcher {
+        ApprovalMatcher::Arguments { sha256 } => sha256.eq_ignore_ascii_case(&hashed.0),
+        ApprovalMatcher::Pattern { rule } => pattern_permits(rule, tool, arguments),
+    }
+}
+
+/// Whether rule `rule` selects the call as an `allow` rule would: every simple command of a
+/// shell command must match, and what cannot be known before it runs never does. A rule that
+/// does not parse selects nothing.
+#[cfg(feature = "declarative")]
+pub(crate) fn pattern_permits(rule: &str, tool: &str, arguments: &Value) -> bool {
+    crate::declarative::PermissionRule::parse(rule).is_ok_and(|rule| rule.permits(tool, arguments))
+}
+
+/// Without the rule syntax (feature `declarative`), a pattern selects nothing.
+#[cfg(not(feature = "declarative"))]
+pub(crate) fn pattern_permits(_rule: &str, _tool: &str, _arguments: &Value) -> bool {
+    false
+}
+
+/// Why `pattern` cannot be remembered for a call of `tool` with `arguments`: it does not parse,
+/// or it does not select that call (as an `allow` rule).
+pub(crate) fn check_pattern(pattern: &str, tool: &str, arguments: &Value) -> Result<(), String> {
+    #[cfg(feature = "declarative")]
+    {
+        let rule = crate::declarative::PermissionRule::parse(pattern)
+            .map_err(|problem| format!("the pattern `{pattern}` is not a permission rule: {problem}"))?;
+        if !rule.permits(tool, arguments) {
+            return Err(format!(
+                "the pattern `{pattern}` does not select the call being approved (a call of `{tool}`); \
+                 a remembered pattern must cover the call it is made on"
+            ));
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "declarative"))]
+    {
+        let _ = (tool, arguments);
+        Err(format!(
+            "the pattern `{pattern}` cannot be remembered: rule patterns need the `declarative` feature; remember the exact arguments instead"
+        ))
+    }
+}
