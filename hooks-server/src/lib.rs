@@ -31,7 +31,9 @@
 //! | `GET /threads/{id}/messages` | `?limit=N&includeSilent=true` as [`MessageQuery`](hooks_runtime::types::MessageQuery) selects |
 //! | `POST /threads/{id}/messages` | `{"content"}` → 202 `{"runId"}` at once; the run goes on; 409 `awaiting_approval` naming the calls while tool calls wait for approvals |
 //! | `GET /threads/{id}/approvals` | the tool calls that wait for a person: `{"approvals": [{"id", "name", "arguments", "reasons": [{"hook", "reason"}], "requestedAt"}]}`, in the model's call order; `hook` is `null` when the tool itself requires approval |
-//! | `POST /threads/{id}/approvals/{callId}` | `{"decision": "approve" \| "deny", "reason"?, "arguments"?}` (`reason` with a denial, edited `arguments` with an approval) → 202 `{"callId", "decision", "runId", "pending": []}` when it was the step's last decision: the resumed turn runs on as a message's run does; 200 with `runId` `null` and the calls still waiting in `pending` otherwise. 404 `approval_not_found` for a call that does not wait, 409 `already_decided` naming its state, 422 `invalid_arguments` for edited arguments the tool's schema refuses; the body limits of every route apply, and the resumed run counts among the thread's queued inputs (429 `queue_full`) |
+//! | `POST /threads/{id}/approvals/{callId}` | `{"decision": "approve" \| "deny", "arguments_sha256", "reason"?, "arguments"?, "remember"?}` (`reason` with a denial, edited `arguments` and `remember` with an approval; `arguments_sha256` as the listing gave it, 409 `stale_approval` when the call waits with other arguments; `remember`: `{"scope": "once" \| "thread" \| "user" \| "always", "pattern"?}` keeps the approval for later calls of that scope, with the exact arguments or the calls a permission rule `pattern` such as `Bash(npm test:*)` selects, 400 `invalid_remember` for a pattern that does not parse or does not select the call, and the answer's `remembered` is what was kept) → 202 `{"callId", "decision", "runId", "pending": []}` when it was the step's last decision: the resumed turn runs on as a message's run does; 200 with `runId` `null` and the calls still waiting in `pending` otherwise. 404 `approval_not_found` for a call that does not wait, 409 `already_decided` naming its state, 422 `invalid_arguments` for edited arguments the tool's schema refuses; the body limits of every route apply, and the resumed run counts among the thread's queued inputs (429 `queue_full`) |
+//! | `GET /approvals/remembered` | the caller's remembered approvals (made on the caller's threads), oldest first: `{"remembered": [{"id", "scope", "tool", "matcher": {"kind": "arguments", "sha256"} \| {"kind": "pattern", "rule"}, "threadId", "createdAt", "createdBy"}]}` |
+//! | `DELETE /approvals/remembered/{id}` | 204: revokes the caller's remembered approval; later calls it answered wait for a person again. Another user's, like a missing one, is 404 `remembered_approval_not_found` |
 //! | `POST /threads/{id}/abort` | 202; the running execution stops before its next step. 409 `not_running` when no run is going (the thread idle, stopped or failed) |
 //! | `GET /threads/{id}/events` | SSE: `run_started`, `message_created` (with the `message`), `tool_call_started` (with `progress`), `tool_call_done` (`"denied": true` for a denied call), `approval_requested`, `approval_resolved`, `status`, custom events, `hook_run`, `hook_failed`, `messages_filtered` (`{"before", "after"}`, the message counts around a `filter_messages` chain), `model_call` and `tool_run` (the last five with [`ServerConfig::hook_runs`]; `hook_run`, `model_call` and `tool_run` with `runId`, `startedAtUs` and `durationUs`, see [`HookRuns`]), `run_finished`; `run_started` and `run_finished` with `atUs` (microseconds since the Unix epoch) |
 //! | `GET /user/events` | SSE: this connection is a client of the user (`user_client_attached` on open, `user_client_detached` on close); `client_attached`, `client_detached`, `value_changed`, `thread_created` |
@@ -151,7 +153,7 @@ use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use hooks_runtime::Runtime;
 
 pub use async_trait::async_trait;
@@ -222,6 +224,8 @@ pub fn router_with(runtime: Runtime, auth: impl Authenticator, config: ServerCon
         .route("/threads/{id}/abort", post(threads::abort))
         .route("/threads/{id}/approvals", get(approvals::list))
         .route("/threads/{id}/approvals/{call_id}", post(approvals::decide))
+        .route("/approvals/remembered", get(approvals::list_remembered))
+        .route("/approvals/remembered/{id}", delete(approvals::revoke_remembered))
         .route("/user/events", get(users::events))
         .route("/user/values", get(users::list_values))
         .route("/user/values/{key}", get(users::get_value).put(users::put_value).delete(users::delete_value))
