@@ -189,10 +189,7 @@ pub(crate) async fn revoke_remembered(
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "remembered_approval_not_found",
-            format!(
-                "you have no remembered approval `{}`; GET /approvals/remembered lists yours",
-                printable(&id)
-            ),
+            format!("you have no remembered approval `{}`; GET /approvals/remembered lists yours", printable(&id)),
         ));
     }
     Ok(StatusCode::NO_CONTENT)

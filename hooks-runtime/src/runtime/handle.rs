@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::agent_handle::AgentHandle;
 use super::user_sync;
-use crate::shared::runtime_inner::RuntimeInner;
 use crate::remembered_approvals::RememberedApproval;
+use crate::shared::runtime_inner::RuntimeInner;
 use crate::store::{
     MessageStore, RememberedApprovalStore, StoreError, StoreErrorKind, UserChange, UserChangeKind, UserValue,
 };

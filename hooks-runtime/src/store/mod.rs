@@ -18,9 +18,9 @@ mod event_log;
 mod inbox;
 mod memory;
 mod message_store;
-mod remembered_store;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+mod remembered_store;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
 mod run_ownership;
@@ -35,10 +35,10 @@ pub use event_log::{EventLog, EventSubscription, StoredEvent};
 pub use inbox::{InboxEntry, InboxStore, InputTake, TakeStatus};
 pub use memory::InMemoryStore;
 pub use message_store::{IntoMessageStore, MessageStore};
-pub use remembered_store::RememberedApprovalStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
+pub use remembered_store::RememberedApprovalStore;
 pub use run_ownership::{RunOwnership, RunPermit};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

@@ -72,8 +72,10 @@ impl Bench {
         rules.ask.push(PermissionRule::parse("Bash").unwrap());
         rules.deny.push(PermissionRule::parse("Bash(npm publish:*)").unwrap());
         let arguments = json!({ "command": command }).to_string();
-        let model =
-            ScriptedModel::new([ScriptedResponse::tool_call(call_id, "Bash", &arguments), ScriptedResponse::text("done")]);
+        let model = ScriptedModel::new([
+            ScriptedResponse::tool_call(call_id, "Bash", &arguments),
+            ScriptedResponse::text("done"),
+        ]);
         Runtime::builder()
             .agent::<a9_agent>()
             .model("scripted", model)
@@ -102,7 +104,13 @@ impl Bench {
 
     /// Makes the call, which must wait, and approves it remembering `remember`: the remembered
     /// approval and the thread.
-    async fn remember(&self, on: On<'_>, call_id: &str, command: &str, remember: Remember) -> (RememberedApproval, Thread) {
+    async fn remember(
+        &self,
+        on: On<'_>,
+        call_id: &str,
+        command: &str,
+        remember: Remember,
+    ) -> (RememberedApproval, Thread) {
         let (runtime, thread, status) = self.call(on, call_id, command).await;
         assert_eq!(status, ThreadStatus::AwaitingApproval, "`{command}` waits before it is remembered");
         let listed = thread.pending_approvals().await.unwrap().remove(0);
@@ -190,7 +198,9 @@ async fn a9_scopes_and_patterns(bench: &Bench) -> Vec<RememberedApproval> {
     assert_eq!(
         for_alice.matcher,
         // `printf '{"command":"cargo test"}' | sha256sum`
-        ApprovalMatcher::Arguments { sha256: "46b54e632fb509e603362a785238ddd4c8cecbc6f4c9dfab3715c46f37d34d24".into() },
+        ApprovalMatcher::Arguments {
+            sha256: "46b54e632fb509e603362a785238ddd4c8cecbc6f4c9dfab3715c46f37d34d24".into()
+        },
         "the canonical arguments' SHA-256"
     );
     let other_thread = bench.answer(On::NewThread(Some("alice")), "c7", "cargo test").await;

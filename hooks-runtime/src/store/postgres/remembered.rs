@@ -82,8 +82,7 @@ impl RememberedApprovalStore for PostgresStore {
     async fn revoke_remembered_approval(&self, id: &str) -> Result<bool, StoreError> {
         let fail = fail("revoke_remembered_approval", Some(id));
         let client = self.client("revoke_remembered_approval").await?;
-        let statement =
-            client.prepare_cached("DELETE FROM remembered_approvals WHERE id = $1").await.map_err(&fail)?;
+        let statement = client.prepare_cached("DELETE FROM remembered_approvals WHERE id = $1").await.map_err(&fail)?;
         Ok(client.execute(&statement, &[&id]).await.map_err(&fail)? == 1)
     }
 }
