@@ -235,7 +235,7 @@ async fn a9_scopes_and_patterns(bench: &Bench) -> Vec<RememberedApproval> {
     let kept = runtime.remembered_approvals().await.unwrap();
     assert_eq!(kept.iter().map(|kept| kept.id.as_str()).collect::<Vec<_>>(), [on_thread.id.as_str(), &always.id]);
     let of_alice = runtime.remembered_approvals_of_user("alice").await.unwrap();
-    assert_eq!(of_alice, [on_thread.clone()]);
+    assert_eq!(of_alice, std::slice::from_ref(&on_thread));
     assert!(!runtime.revoke_remembered_approval_of_user("alice", &always.id).await.unwrap(), "bob's, not alice's");
     kept
 }
