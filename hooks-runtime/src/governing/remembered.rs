@@ -19,7 +19,10 @@ pub(crate) const REMEMBERED: &str = "remembered_approvals";
 
 /// The ask-stage decider of remembered approvals, reading them from the runtime's store at each
 /// ask, so that one remembered or revoked by another runtime on the same store counts at once.
-pub(crate) struct RememberedApprovals(pub(crate) Arc<dyn MessageStore>);
+pub(crate) struct RememberedApprovals {
+    pub(crate) store: Arc<dyn MessageStore>,
+    pub(crate) patterns: PatternCheck,
+}
 
 #[async_trait]
 impl Decider for RememberedApprovals {
@@ -32,7 +35,7 @@ impl Decider for RememberedApprovals {
     }
 
     async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
-        let Some(store) = self.0.remembered_approvals() else { return Vec::new() };
+        let Some(store) = self.store.remembered_approvals() else { return Vec::new() };
         let tool = review.call.function.name.as_str();
         let kept = match store.list_remembered_approvals(Some(tool)).await {
             Ok(kept) => kept,
@@ -51,7 +54,7 @@ impl Decider for RememberedApprovals {
         let found = kept.into_iter().find(|approval| {
             approval.tool == tool
                 && approval.reaches(review.thread.id(), user)
-                && matches(approval, tool, arguments, &hashed)
+                && matches(approval, self.patterns, tool, arguments, &hashed)
         });
         match found {
             Some(approval) => vec![Answer::remembered(&approval)],
@@ -61,47 +64,46 @@ impl Decider for RememberedApprovals {
 }
 
 /// Whether `approval`'s matcher matches a call of `tool` with `arguments` (hashed `hashed`).
-fn matches(approval: &RememberedApproval, tool: &str, arguments: &Value, hashed: &Hashed) -> bool {
+fn matches(
+    approval: &RememberedApproval,
+    patterns: PatternCheck,
+    tool: &str,
+    arguments: &Value,
+    hashed: &Hashed,
+) -> bool {
     match &approval.matcher {
         ApprovalMatcher::Arguments { sha256 } => sha256.eq_ignore_ascii_case(&hashed.0),
-        ApprovalMatcher::Pattern { rule } => pattern_permits(rule, tool, arguments),
+        ApprovalMatcher::Pattern { rule } => patterns(rule, tool, arguments) == Ok(true),
     }
 }
 
-/// Whether rule `rule` selects the call as an `allow` rule would: every simple command of a
-/// shell command must match, and what cannot be known before it runs never does. A rule that
-/// does not parse selects nothing.
-#[cfg(feature = "declarative")]
-pub(crate) fn pattern_permits(rule: &str, tool: &str, arguments: &Value) -> bool {
-    crate::declarative::PermissionRule::parse(rule).is_ok_and(|rule| rule.permits(tool, arguments))
+/// How a remembered approval's pattern is read: whether rule `pattern` selects a call of `tool`
+/// with `arguments` as an `allow` rule would (every simple command of a shell command must
+/// match, and what cannot be known before it runs never does), or why it is not a rule. The
+/// rule syntax is a hook format's (`declarative`); the runtime's builder hands its reader in.
+pub(crate) type PatternCheck = fn(pattern: &str, tool: &str, arguments: &Value) -> Result<bool, String>;
+
+/// The [`PatternCheck`] of a build without the rule syntax: no pattern is a rule.
+#[cfg_attr(feature = "declarative", allow(dead_code))]
+pub(crate) fn without_rule_syntax(pattern: &str, _tool: &str, _arguments: &Value) -> Result<bool, String> {
+    Err(format!(
+        "the pattern `{pattern}` cannot be read: rule patterns need the `declarative` feature; remember the exact arguments instead"
+    ))
 }
 
-/// Without the rule syntax (feature `declarative`), a pattern selects nothing.
-#[cfg(not(feature = "declarative"))]
-pub(crate) fn pattern_permits(_rule: &str, _tool: &str, _arguments: &Value) -> bool {
-    false
-}
-
-/// Why `pattern` cannot be remembered for a call of `tool` with `arguments`: it does not parse,
+/// Why `pattern` cannot be remembered for a call of `tool` with `arguments`: it is not a rule,
 /// or it does not select that call (as an `allow` rule).
-pub(crate) fn check_pattern(pattern: &str, tool: &str, arguments: &Value) -> Result<(), String> {
-    #[cfg(feature = "declarative")]
-    {
-        let rule = crate::declarative::PermissionRule::parse(pattern)
-            .map_err(|problem| format!("the pattern `{pattern}` is not a permission rule: {problem}"))?;
-        if !rule.permits(tool, arguments) {
-            return Err(format!(
-                "the pattern `{pattern}` does not select the call being approved (a call of `{tool}`); \
-                 a remembered pattern must cover the call it is made on"
-            ));
-        }
-        Ok(())
+pub(crate) fn check_pattern(
+    patterns: PatternCheck,
+    pattern: &str,
+    tool: &str,
+    arguments: &Value,
+) -> Result<(), String> {
+    if patterns(pattern, tool, arguments)? {
+        return Ok(());
     }
-    #[cfg(not(feature = "declarative"))]
-    {
-        let _ = (tool, arguments);
-        Err(format!(
-            "the pattern `{pattern}` cannot be remembered: rule patterns need the `declarative` feature; remember the exact arguments instead"
-        ))
-    }
+    Err(format!(
+        "the pattern `{pattern}` does not select the call being approved (a call of `{tool}`); \
+         a remembered pattern must cover the call it is made on"
+    ))
 }

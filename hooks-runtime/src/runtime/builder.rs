@@ -569,7 +569,7 @@ impl RuntimeBuilder {
                     #[cfg(feature = "declarative")]
                     settings: self.settings,
                 },
-                governors: Governors { guards: self.guards, schemas, admission },
+                governors: Governors { guards: self.guards, schemas, admission, patterns: PATTERNS },
                 limits: self.limits,
                 store,
                 users,
@@ -579,6 +579,12 @@ impl RuntimeBuilder {
         })
     }
 }
+
+/// How remembered approvals' rule patterns are read (A9): the permission-rule syntax.
+#[cfg(feature = "declarative")]
+const PATTERNS: crate::governing::remembered::PatternCheck = crate::declarative::remembered_pattern;
+#[cfg(not(feature = "declarative"))]
+const PATTERNS: crate::governing::remembered::PatternCheck = crate::governing::remembered::without_rule_syntax;
 
 /// The admission pipeline of a runtime (G13), in its documented order: the schema check, the
 /// permission rules (a settings file's, then those given in code), the authorizer, the settings
@@ -614,7 +620,7 @@ fn admission_pipeline(
     deciders.push(Box::new(Guards));
     deciders.push(Box::new(BeforeToolCallHooks));
     deciders.push(Box::new(ToolApproval));
-    deciders.push(Box::new(crate::governing::remembered::RememberedApprovals(store)));
+    deciders.push(Box::new(crate::governing::remembered::RememberedApprovals { store, patterns: PATTERNS }));
     #[cfg(feature = "declarative")]
     if let Some(settings) = settings {
         deciders.push(Box::new(crate::declarative::PermissionRequestHooks(settings.clone())));

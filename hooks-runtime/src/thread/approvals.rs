@@ -409,7 +409,8 @@ impl Thread {
         }
         let arguments = arguments.as_ref().unwrap_or(&call.arguments);
         if let Some(pattern) = &remember.pattern {
-            crate::governing::remembered::check_pattern(pattern, &call.tool, arguments).map_err(refused)?;
+            let patterns = shared.runtime.governors.patterns;
+            crate::governing::remembered::check_pattern(patterns, pattern, &call.tool, arguments).map_err(refused)?;
         }
         let record = shared.runtime.store.load_thread(&shared.id).await?;
         let user_id = record.and_then(|record| record.user_id);

@@ -299,6 +299,14 @@ impl PermissionRule {
     }
 }
 
+/// How a remembered approval's pattern is read (A9): whether rule `pattern` selects a call of
+/// `tool` with `arguments` as an `allow` rule would, or why it is not a rule.
+pub(crate) fn remembered_pattern(pattern: &str, tool: &str, arguments: &Value) -> Result<bool, String> {
+    let rule = PermissionRule::parse(pattern)
+        .map_err(|problem| format!("the pattern `{pattern}` is not a permission rule: {problem}"))?;
+    Ok(rule.permits(tool, arguments))
+}
+
 /// The process's working directory, the one relative paths of a call are resolved against.
 fn working_directory() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
