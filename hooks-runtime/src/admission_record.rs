@@ -9,8 +9,6 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::remembered_approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
-
 /// How one tool call was admitted: every answer of every decider of the admission pipeline, in
 /// the order they were given.
 ///
@@ -99,10 +97,89 @@ pub struct RememberedUse {
     pub matcher: ApprovalMatcher,
 }
 
-impl RememberedUse {
-    /// What the record keeps of `approval`.
-    pub(crate) fn of(approval: &RememberedApproval) -> Self {
-        RememberedUse { id: approval.id.clone(), scope: approval.scope, matcher: approval.matcher.clone() }
+/// How far an approval reaches: `once` (the call decided, nothing kept: the default), `thread`
+/// (later calls of that thread), `user` (calls of every thread of the thread's user) or
+/// `always` (calls of every thread of every runtime on the store).
+///
+/// ```
+/// use hooks_runtime::approvals::RememberScope;
+///
+/// assert_eq!(RememberScope::default(), RememberScope::Once);
+/// assert_eq!(RememberScope::from_name("user"), Some(RememberScope::User));
+/// assert_eq!(RememberScope::Always.as_str(), "always");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RememberScope {
+    /// This call only: nothing is remembered.
+    #[default]
+    Once,
+    /// Later calls of the same thread.
+    Thread,
+    /// Later calls of every thread of the same user.
+    User,
+    /// Later calls of every thread, kept in the store.
+    Always,
+}
+
+impl RememberScope {
+    /// Every scope, in the order of reach.
+    pub const ALL: [RememberScope; 4] =
+        [RememberScope::Once, RememberScope::Thread, RememberScope::User, RememberScope::Always];
+
+    /// The scope as stored and as JSON names it: `once`, `thread`, `user` or `always`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RememberScope::Once => "once",
+            RememberScope::Thread => "thread",
+            RememberScope::User => "user",
+            RememberScope::Always => "always",
+        }
+    }
+
+    /// The scope named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == name)
+    }
+}
+
+/// Which calls of its tool a remembered approval answers: those whose arguments hash to the
+/// approved call's ([`ParkedToolCall::arguments_sha256`](crate::approvals::ParkedToolCall::arguments_sha256)),
+/// or those a permission rule selects as an `allow` rule would (every simple command of a
+/// shell command must match; see `PermissionRule`).
+///
+/// ```
+/// use hooks_runtime::approvals::ApprovalMatcher;
+///
+/// let exact = ApprovalMatcher::Arguments { sha256: "ab".repeat(32) };
+/// assert!(exact.text().starts_with("sha256:"));
+/// let pattern = ApprovalMatcher::Pattern { rule: "Bash(npm test:*)".into() };
+/// assert_eq!(pattern.text(), "Bash(npm test:*)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalMatcher {
+    /// The exact arguments: the SHA-256 (lower-case hex) of their canonical JSON.
+    Arguments {
+        /// The hash.
+        sha256: String,
+    },
+    /// A rule in the permission-rule syntax (`Bash(npm test:*)`, `Read(./docs/**)`).
+    Pattern {
+        /// The rule as written.
+        rule: String,
+    },
+}
+
+impl ApprovalMatcher {
+    /// The matcher as one line: `sha256:` and the hash, or the rule's text.
+    pub fn text(&self) -> String {
+        match self {
+            ApprovalMatcher::Arguments { sha256 } => format!("sha256:{sha256}"),
+            ApprovalMatcher::Pattern { rule } => rule.clone(),
+        }
     }
 }
 

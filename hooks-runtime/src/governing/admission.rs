@@ -89,7 +89,11 @@ impl Answer {
             rule: Some(approval.matcher.text()),
             decision: ToolDecision::allow(),
             context: None,
-            remembered: Some(RememberedUse::of(approval)),
+            remembered: Some(RememberedUse {
+                id: approval.id.clone(),
+                scope: approval.scope,
+                matcher: approval.matcher.clone(),
+            }),
         }
     }
 
