@@ -327,6 +327,23 @@ impl Runtime {
     }
 
     /// The remembered approvals user `user_id` owns (made on that user's threads), oldest first.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = hooks_runtime::Runtime::builder().build().unwrap();
+    /// let exact = ApprovalMatcher::Arguments { sha256: "0".repeat(64) };
+    /// let approval = RememberedApproval::new("ra_1", RememberScope::User, "pay", exact).for_thread("t1", Some("alice"));
+    /// let kept = runtime.store().remembered_approvals().expect("the in-memory store keeps them");
+    /// kept.remember_approval(&approval).await.unwrap();
+    /// assert_eq!(runtime.remembered_approvals_of_user("alice").await.unwrap(), [approval]);
+    /// assert!(runtime.remembered_approvals_of_user("bob").await.unwrap().is_empty());
+    /// // Bob cannot revoke Alice's; Alice can.
+    /// assert!(!runtime.revoke_remembered_approval_of_user("bob", "ra_1").await.unwrap());
+    /// assert!(runtime.revoke_remembered_approval_of_user("alice", "ra_1").await.unwrap());
+    /// # });
+    /// ```
     pub async fn remembered_approvals_of_user(&self, user_id: &str) -> Result<Vec<RememberedApproval>, RuntimeError> {
         let all = self.remembered_approvals().await?;
         Ok(all.into_iter().filter(|approval| approval.user_id.as_deref() == Some(user_id)).collect())

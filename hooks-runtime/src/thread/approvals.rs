@@ -205,6 +205,35 @@ impl Thread {
 
     /// [`Thread::approve`], remembering the approval with `remember` as
     /// [`Thread::decide_listed_remembering`] does.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::{Remember, RememberScope};
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions, store::ThreadStatus};
+    ///
+    /// define_prompt! { name: fee_prompt, model: "m", prompt: "Pay.", tools: ["fee"] }
+    /// define_agent! { name: fee_agent, side_a: { prompt: fee_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fee = FnTool::new("fee", "Pays a fee.", |_args| async { HookToolResult::success("paid") })
+    ///     .with_approval(|_| ToolDecision::ask("fees need a person"));
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "fee", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid."),
+    ///     ScriptedResponse::tool_call("call_2", "fee", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid again."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<fee_agent>().model("m", model).tool(fee).build().unwrap();
+    /// let thread = runtime.create_thread("fee_agent", ThreadOptions::default()).await.unwrap();
+    /// thread.send("pay the fee").await.unwrap();
+    /// // The exact arguments, for every thread: the same fee is paid without waiting.
+    /// thread.approve_remembering("call_1", Remember::new(RememberScope::Always)).await.unwrap();
+    /// let other = runtime.create_thread("fee_agent", ThreadOptions::default()).await.unwrap();
+    /// assert_eq!(other.send("pay it again").await.unwrap().status, ThreadStatus::Idle);
+    /// # });
+    /// ```
     pub async fn approve_remembering(&self, call_id: &str, remember: Remember) -> Result<RunOutcome, ApprovalError> {
         let recorded = self.record(call_id, None, ApprovalChoice::Approve { arguments: None }, &remember).await;
         self.finish_decision(recorded.map(drop)).await
@@ -280,6 +309,36 @@ impl Thread {
     /// [`Thread::record_bound_decision`], remembering the approval with `remember` as
     /// [`Thread::decide_listed_remembering`] does: the remembered approval, for a scope other
     /// than `once`. The server's decision route takes this form.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::{ApprovalChoice, Remember, RememberScope};
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: ship_prompt, model: "m", prompt: "Ship.", tools: ["ship"] }
+    /// define_agent! { name: shipper, side_a: { prompt: ship_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ship = FnTool::new("ship", "Ships a parcel.", |_args| async { HookToolResult::success("shipped") })
+    ///     .with_approval(|_| ToolDecision::ask("shipping needs a person"));
+    /// let model = ScriptedModel::new([ScriptedResponse::tool_call("call_1", "ship", r#"{"to":"Lyon"}"#)]);
+    /// let runtime = Runtime::builder().agent::<shipper>().model("m", model).tool(ship).build().unwrap();
+    /// let options = ThreadOptions::default().user("alice");
+    /// let thread = runtime.create_thread("shipper", options).await.unwrap();
+    /// thread.send("ship it").await.unwrap();
+    /// let listed = thread.pending_approvals().await.unwrap().remove(0);
+    /// let remember = Remember::new(RememberScope::User).with_pattern("ship(Lyon)").by("alice");
+    /// let approve = ApprovalChoice::Approve { arguments: None };
+    /// let kept = thread
+    ///     .record_bound_decision_remembering("call_1", &listed.arguments_sha256(), approve, remember)
+    ///     .await
+    ///     .unwrap()
+    ///     .expect("a `user` approval is kept");
+    /// assert_eq!((kept.user_id.as_deref(), kept.created_by.as_str()), (Some("alice"), "alice"));
+    /// # });
+    /// ```
     pub async fn record_bound_decision_remembering(
         &self,
         call_id: &str,
