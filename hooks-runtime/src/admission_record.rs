@@ -31,7 +31,15 @@ pub struct AdmissionRecord {
     /// rules' texts or the guards' ids it applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_fingerprint: Option<String>,
+    /// The remembered approval that answered the call's ask (A10), when one did; its entry is
+    /// the one of decider `remembered_approvals`. Boxed: a call no remembered approval
+    /// answered carries one pointer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<Box<RememberedUse>>,
 }
+
+/// The decider name of a remembered approval's entry in the decision record.
+pub(crate) const REMEMBERED_DECIDER: &str = "remembered_approvals";
 
 /// One answer in an [`AdmissionRecord`].
 ///
@@ -67,13 +75,10 @@ pub struct AdmissionEntry {
     pub arguments_before: String,
     /// SHA-256 (hex) of the canonical arguments after it ran: different when it rewrote them.
     pub arguments_after: String,
-    /// The remembered approval that answered the call's ask (A10), when one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remembered: Option<RememberedUse>,
 }
 
-/// The remembered approval an [`AdmissionEntry`] of decider `remembered_approvals` names (A10):
-/// its id (for revoking it), its scope and its matcher.
+/// The remembered approval that answered a call's ask, as its [`AdmissionRecord`] names it
+/// (A10): its id (for revoking it), its scope and its matcher.
 ///
 /// ```
 /// use hooks_runtime::approvals::{ApprovalMatcher, RememberScope};
@@ -204,7 +209,7 @@ impl AdmissionRecord {
     pub(crate) fn push(
         &mut self,
         decider: &str,
-        (by, rule, decision, remembered): (Option<&str>, Option<&str>, &ToolDecision, Option<&RememberedUse>),
+        (by, rule, decision): (Option<&str>, Option<&str>, &ToolDecision),
         before: &Hashed,
         after: &Hashed,
     ) {
@@ -222,8 +227,28 @@ impl AdmissionRecord {
             reason,
             arguments_before: before.0.clone(),
             arguments_after: after.0.clone(),
-            remembered: remembered.cloned(),
         });
+    }
+
+    /// Adds the use of remembered approval `used` (A10), which answered the call's ask with the
+    /// arguments hashed `arguments`: an entry of decider `remembered_approvals` naming it (its
+    /// id as `by`, its matcher as `rule`, its scope in `reason`), and the record's
+    /// [`remembered`](Self::remembered).
+    pub(crate) fn push_remembered(&mut self, used: RememberedUse, arguments: &Hashed) {
+        self.entries.push(AdmissionEntry {
+            decider: REMEMBERED_DECIDER.to_owned(),
+            by: Some(used.id.clone()),
+            rule: Some(used.matcher.text()),
+            decision: "allow".to_owned(),
+            reason: Some(format!(
+                "the remembered approval `{}` (scope `{}`) answers the ask",
+                used.id,
+                used.scope.as_str()
+            )),
+            arguments_before: arguments.0.clone(),
+            arguments_after: arguments.0.clone(),
+        });
+        self.remembered = Some(Box::new(used));
     }
 
     /// The record as one line of JSON, for a span's field: every entry without its reason

@@ -20,12 +20,12 @@ use serde_json::Value;
 
 use super::caps::cap_hook_reason;
 use super::guard::ToolGuard;
+use super::remembered::RememberedApprovals;
 use super::schema::ToolSchemas;
-use crate::admission_record::{AdmissionRecord, Hashed, RememberedUse};
+use crate::admission_record::{AdmissionRecord, Hashed};
 use crate::approval_records::ApprovalReason;
 use crate::dispatch::Dispatch;
 use crate::limits::Limits;
-use crate::remembered_approvals::RememberedApproval;
 use crate::thread_side::ThreadSide;
 use crate::tool::{Tool, ToolAuthorizer};
 
@@ -71,36 +71,17 @@ pub(crate) struct Answer {
     pub(crate) rule: Option<String>,
     pub(crate) decision: ToolDecision,
     pub(crate) context: Option<String>,
-    /// The remembered approval that gave it (A10).
-    pub(crate) remembered: Option<RememberedUse>,
 }
 
 impl Answer {
     /// `decision`, given by `by`.
     pub(crate) fn new(by: Option<&str>, decision: ToolDecision) -> Self {
-        Answer { by: by.map(str::to_owned), rule: None, decision, context: None, remembered: None }
+        Answer { by: by.map(str::to_owned), rule: None, decision, context: None }
     }
 
-    /// The allow of remembered approval `approval` (A9), naming it (A10): by its id, with its
-    /// matcher as the rule.
-    pub(crate) fn remembered(approval: &RememberedApproval) -> Self {
-        Answer {
-            by: Some(approval.id.clone()),
-            rule: Some(approval.matcher.text()),
-            decision: ToolDecision::allow(),
-            context: None,
-            remembered: Some(RememberedUse {
-                id: approval.id.clone(),
-                scope: approval.scope,
-                matcher: approval.matcher.clone(),
-            }),
-        }
-    }
-
-    /// What the decision record keeps of it: who, the rule, the decision, the remembered
-    /// approval.
-    fn parts(&self) -> (Option<&str>, Option<&str>, &ToolDecision, Option<&RememberedUse>) {
-        (self.by.as_deref(), self.rule.as_deref(), &self.decision, self.remembered.as_ref())
+    /// What the decision record keeps of it: who, the rule, the decision.
+    fn parts(&self) -> (Option<&str>, Option<&str>, &ToolDecision) {
+        (self.by.as_deref(), self.rule.as_deref(), &self.decision)
     }
 
     /// The same answer, naming the rule that gave it.
@@ -179,13 +160,22 @@ pub(crate) const AUTHORIZER: &str = "authorize_tools";
 #[derive(Default)]
 pub(crate) struct AdmissionPipeline {
     deciders: Vec<Box<dyn Decider>>,
+    /// The remembered approvals, consulted first at the ask stage (A9).
+    remembered: Option<RememberedApprovals>,
 }
 
 impl AdmissionPipeline {
     /// The pipeline of these deciders, in this order (the ask stage's deciders, `Role::OnAsk`,
     /// are asked after every other, whatever their place).
     pub(crate) fn new(deciders: Vec<Box<dyn Decider>>) -> Self {
-        AdmissionPipeline { deciders }
+        AdmissionPipeline { deciders, remembered: None }
+    }
+
+    /// The same pipeline, whose ask stage first consults `remembered` (A9): an approval a
+    /// person remembered answers the ask before any ask-stage decider or person is asked.
+    pub(crate) fn with_remembered(mut self, remembered: RememberedApprovals) -> Self {
+        self.remembered = Some(remembered);
+        self
     }
 
     /// The policy fingerprint (A7): the SHA-256 of the canonical JSON of every decider in
@@ -279,6 +269,14 @@ impl AdmissionPipeline {
         };
         // The parked call keeps the context for the model, for when it is approved.
         first.context.clone_from(&context);
+        // A9: every decider said its word and none denied: a remembered approval answers the
+        // ask, and the record names it (A10).
+        if let Some(remembered) = &self.remembered
+            && let Some(used) = remembered.find(review, &arguments, &current).await
+        {
+            record.push_remembered(used, &current);
+            return (Admission::Run { arguments: Ok(arguments), context }, record);
+        }
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::OnAsk) {
             let before = &current;
             let mut proposed = arguments.clone();

@@ -1,65 +1,48 @@
-//! Remembered approvals at the ask stage (A9, A10): a call that every other decider left at an
-//! ask (none denied it) is approved by a remembered approval whose scope reaches its thread,
-//! of its tool, whose matcher matches its arguments. The answer names the approval, so the
-//! call's decision record does.
+//! Remembered approvals at the ask stage (A9, A10): a call that every decider left at an ask
+//! (none denied it) is approved by a remembered approval of its tool whose scope reaches its
+//! thread and whose matcher matches its arguments; the call's decision record names it.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::Value;
 
-use super::admission::{Answer, Decider, Review, Role};
-use crate::admission_record::Hashed;
-use crate::approval_records::ApprovalReason;
+use super::admission::Review;
+use crate::admission_record::{Hashed, RememberedUse};
 use crate::remembered_approvals::{ApprovalMatcher, RememberedApproval};
 use crate::store::MessageStore;
 
-/// The decider's name in the decision record.
-pub(crate) const REMEMBERED: &str = "remembered_approvals";
-
-/// The ask-stage decider of remembered approvals, reading them from the runtime's store at each
-/// ask, so that one remembered or revoked by another runtime on the same store counts at once.
+/// The remembered approvals of a runtime's store, read at each ask, so that one remembered or
+/// revoked by another runtime on the same store counts at once.
 pub(crate) struct RememberedApprovals {
     pub(crate) store: Arc<dyn MessageStore>,
     pub(crate) patterns: PatternCheck,
 }
 
-#[async_trait]
-impl Decider for RememberedApprovals {
-    fn name(&self) -> &'static str {
-        REMEMBERED
-    }
-
-    fn role(&self) -> Role {
-        Role::OnAsk
-    }
-
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
-        let Some(store) = self.store.remembered_approvals() else { return Vec::new() };
+impl RememberedApprovals {
+    /// The remembered approval that answers `review`'s call with `arguments` (hashed
+    /// `hashed`), if one does: of its tool, its scope reaching the call's thread, its matcher
+    /// matching. A store that keeps none, or fails to be read, answers none: the call waits.
+    pub(crate) async fn find(&self, review: &Review<'_>, arguments: &Value, hashed: &Hashed) -> Option<RememberedUse> {
+        let store = self.store.remembered_approvals()?;
         let tool = review.call.function.name.as_str();
         let kept = match store.list_remembered_approvals(Some(tool)).await {
             Ok(kept) => kept,
             Err(error) => {
-                // Unread, none answers: the call waits for a person, as it would without them.
                 tracing::warn!(
                     target: "hooks_runtime::hook",
                     thread = %review.thread.id(),
                     "remembered approvals could not be read, so the call `{tool}` waits for a person: {error}"
                 );
-                return Vec::new();
+                return None;
             }
         };
         let user = review.state.user_id.as_deref();
-        let hashed = Hashed::of(arguments);
-        let found = kept.into_iter().find(|approval| {
+        let approval = kept.into_iter().find(|approval| {
             approval.tool == tool
                 && approval.reaches(review.thread.id(), user)
-                && matches(approval, self.patterns, tool, arguments, &hashed)
-        });
-        match found {
-            Some(approval) => vec![Answer::remembered(&approval)],
-            None => Vec::new(),
-        }
+                && matches(approval, self.patterns, tool, arguments, hashed)
+        })?;
+        Some(RememberedUse { id: approval.id, scope: approval.scope, matcher: approval.matcher })
     }
 }
 

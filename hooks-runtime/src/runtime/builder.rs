@@ -620,10 +620,10 @@ fn admission_pipeline(
     deciders.push(Box::new(Guards));
     deciders.push(Box::new(BeforeToolCallHooks));
     deciders.push(Box::new(ToolApproval));
-    deciders.push(Box::new(crate::governing::remembered::RememberedApprovals { store, patterns: PATTERNS }));
     #[cfg(feature = "declarative")]
     if let Some(settings) = settings {
         deciders.push(Box::new(crate::declarative::PermissionRequestHooks(settings.clone())));
     }
-    crate::governing::admission::AdmissionPipeline::new(deciders)
+    let remembered = crate::governing::remembered::RememberedApprovals { store, patterns: PATTERNS };
+    crate::governing::admission::AdmissionPipeline::new(deciders).with_remembered(remembered)
 }

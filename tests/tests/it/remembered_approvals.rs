@@ -157,7 +157,9 @@ impl Answer {
     fn remembered_by(&self) -> Option<String> {
         let Answer::Ran(record) = self else { return None };
         let entry = record.entries.iter().find(|entry| entry.decider == "remembered_approvals")?;
-        Some(entry.remembered.as_ref().expect("the entry names the approval").id.clone())
+        let named = record.remembered.as_ref().expect("the record names the approval");
+        assert_eq!(entry.by.as_ref(), Some(&named.id), "the entry names it too: {record:?}");
+        Some(named.id.clone())
     }
 }
 
@@ -373,14 +375,20 @@ async fn a10_the_decision_record_of_a_call_answered_by_a_remembered_approval_nam
     let entry = &record.entries[used];
     assert_eq!(entry.by.as_deref(), Some(made.id.as_str()));
     assert_eq!(entry.rule.as_deref(), Some("Bash(make:*)"));
-    let named = entry.remembered.as_ref().unwrap();
+    let reason = entry.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains(&format!("`{}` (scope `thread`)", made.id)), "{reason}");
+    let named = record.remembered.as_deref().unwrap();
     assert_eq!((named.id.as_str(), named.scope), (made.id.as_str(), RememberScope::Thread));
     assert_eq!(named.matcher, ApprovalMatcher::Pattern { rule: "Bash(make:*)".into() });
     // The stored message's `extra.admission` is where the inspector reads it.
     let messages = thread.messages().await.unwrap();
     let stored = messages.iter().find(|message| message.tool_call_id.as_deref() == Some("m2")).unwrap();
     let text = stored.extra["admission"].as_str().unwrap();
-    assert!(text.contains(&format!(r#""remembered":{{"id":"{}","scope":"thread""#, made.id)), "{text}");
+    let expected = format!(
+        r#""remembered":{{"id":"{}","scope":"thread","matcher":{{"kind":"pattern","rule":"Bash(make:*)"}}}}"#,
+        made.id
+    );
+    assert!(text.contains(&expected), "{text}");
 }
 
 #[tokio::test]

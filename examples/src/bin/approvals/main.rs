@@ -190,18 +190,10 @@ async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::erro
     let result = messages.iter().rev().find(|m| m.tool_call_id.is_some()).ok_or("no stored result")?;
     let record = AdmissionRecord::of_message(result).ok_or("no decision record")?;
     for entry in &record.entries {
-        let by = entry.by.as_deref().unwrap_or("the tool");
-        match &entry.remembered {
-            Some(used) => println!(
-                "  {}: {} by remembered approval {} ({}, {})",
-                entry.decider,
-                entry.decision,
-                used.id,
-                used.scope.as_str(),
-                used.matcher.text()
-            ),
-            None => println!("  {}: {} by {by}", entry.decider, entry.decision),
-        }
+        println!("  {}: {} by {}", entry.decider, entry.decision, entry.by.as_deref().unwrap_or("the tool"));
+    }
+    if let Some(used) = &record.remembered {
+        println!("answered by remembered approval {} ({}, {})", used.id, used.scope.as_str(), used.matcher.text());
     }
 
     heading("Listed, revoked: the next payment waits for a person again");
