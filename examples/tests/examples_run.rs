@@ -215,6 +215,20 @@ fn approvals() {
             "call_clean: the tool call was denied",
             "call_pay: paid 250 to ACME",
             "call_disk: ran `df -h`",
+            "A remembered approval answers the next payment to ACME",
+            "(the payment tool runs: 180 to ACME)",
+            "status: idle",
+            "agent: ACME's second invoice is paid.",
+            "  before_tool_call: ask by large_payments_need_a_person",
+            "  remembered_approvals: allow by ra_",
+            "answered by remembered approval ra_",
+            "(always, pay(ACME))",
+            "Listed, revoked: the next payment waits for a person again",
+            "remembered: ra_",
+            " always pay pay(ACME)",
+            ": true",
+            "status: awaiting_approval",
+            r#"waiting: call_pay_3 pay {"amount":120,"to":"ACME"}"#,
         ],
     );
 }
@@ -527,10 +541,21 @@ fn approvals_runs_on_an_endpoint_that_makes_up_its_own_call_ids() {
         r#"{{"choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{}]}},"finish_reason":"tool_calls"}}]}}"#,
         calls.join(",")
     );
-    // One reply per process: the tool calls for the first, the answer for the second.
+    let pay = |id: &str, amount: u32| {
+        let call = call(0, id, "pay", &format!(r#"{{"amount":{amount},"to":"ACME"}}"#));
+        let chunk = format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{call}]}},"finish_reason":"tool_calls"}}]}}"#
+        );
+        Reply::Stream(vec![Box::leak(chunk.into_boxed_str())])
+    };
+    // The tool calls for the first process; for the second, the answer, then a payment that a
+    // remembered approval answers and its answer, then one that waits again.
     let (url, requests) = fake_endpoint(vec![
         Reply::Stream(vec![Box::leak(first.into_boxed_str())]),
         Reply::Stream(vec![r#"{"choices":[{"index":0,"delta":{"content":"ACME is paid."},"finish_reason":"stop"}]}"#]),
+        pay("call_Xq4", 180),
+        Reply::Stream(vec![r#"{"choices":[{"index":0,"delta":{"content":"Paid again."},"finish_reason":"stop"}]}"#]),
+        pay("call_Xq5", 120),
     ]);
     let args = ["--base-url", url.as_str(), "--model", "fake-model", "--api-key", "sk-test"];
     let out = run_with(env!("CARGO_BIN_EXE_approvals"), "approvals_endpoint", &args);
@@ -542,9 +567,12 @@ fn approvals_runs_on_an_endpoint_that_makes_up_its_own_call_ids() {
             "(the payment tool runs: 250 to ACME)",
             "agent: ACME is paid.",
             "call_Xq2: paid 250 to ACME",
+            "(the payment tool runs: 180 to ACME)",
+            "agent: Paid again.",
+            "waiting: call_Xq5 pay",
         ],
     );
-    assert_eq!(requests.lock().unwrap().len(), 2);
+    assert_eq!(requests.lock().unwrap().len(), 5);
 }
 
 /// Needs `--features postgres` and the server `HOOKS_DATABASE_URL` names (default the local one).

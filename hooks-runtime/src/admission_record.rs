@@ -31,7 +31,15 @@ pub struct AdmissionRecord {
     /// rules' texts or the guards' ids it applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_fingerprint: Option<String>,
+    /// The remembered approval that answered the call's ask (A10), when one did; its entry is
+    /// the one of decider `remembered_approvals`. Boxed: a call no remembered approval
+    /// answered carries one pointer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<Box<RememberedUse>>,
 }
+
+/// The decider name of a remembered approval's entry in the decision record.
+pub(crate) const REMEMBERED_DECIDER: &str = "remembered_approvals";
 
 /// One answer in an [`AdmissionRecord`].
 ///
@@ -49,7 +57,8 @@ pub struct AdmissionRecord {
 #[non_exhaustive]
 pub struct AdmissionEntry {
     /// The decider: `schema`, `permissions`, `authorize_tools`, `pre_tool_use_hooks`, `guards`,
-    /// `before_tool_call`, `tool`, `permission_request_hooks`, or `schema (rewritten arguments)`.
+    /// `before_tool_call`, `tool`, `remembered_approvals`, `permission_request_hooks`, or
+    /// `schema (rewritten arguments)`.
     pub decider: String,
     /// Who answered: a hook's or guard's id, a rule's place (`settings:permissions.deny[0]`),
     /// a tool's name; `None` for the tool's own ask.
@@ -66,6 +75,117 @@ pub struct AdmissionEntry {
     pub arguments_before: String,
     /// SHA-256 (hex) of the canonical arguments after it ran: different when it rewrote them.
     pub arguments_after: String,
+}
+
+/// The remembered approval that answered a call's ask, as its [`AdmissionRecord`] names it
+/// (A10): its id (for revoking it), its scope and its matcher.
+///
+/// ```
+/// use hooks_runtime::approvals::{ApprovalMatcher, RememberScope};
+/// use hooks_runtime::RememberedUse;
+///
+/// let used: RememberedUse = serde_json::from_str(
+///     r#"{"id": "ra_1", "scope": "user", "matcher": {"kind": "pattern", "rule": "Bash(npm test:*)"}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(used.scope, RememberScope::User);
+/// assert_eq!(used.matcher, ApprovalMatcher::Pattern { rule: "Bash(npm test:*)".into() });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RememberedUse {
+    /// The remembered approval's id.
+    pub id: String,
+    /// Its scope.
+    pub scope: RememberScope,
+    /// Its matcher: the arguments' hash or the rule.
+    pub matcher: ApprovalMatcher,
+}
+
+/// How far an approval reaches: `once` (the call decided, nothing kept: the default), `thread`
+/// (later calls of that thread), `user` (calls of every thread of the thread's user) or
+/// `always` (calls of every thread of every runtime on the store).
+///
+/// ```
+/// use hooks_runtime::approvals::RememberScope;
+///
+/// assert_eq!(RememberScope::default(), RememberScope::Once);
+/// assert_eq!(RememberScope::from_name("user"), Some(RememberScope::User));
+/// assert_eq!(RememberScope::Always.as_str(), "always");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RememberScope {
+    /// This call only: nothing is remembered.
+    #[default]
+    Once,
+    /// Later calls of the same thread.
+    Thread,
+    /// Later calls of every thread of the same user.
+    User,
+    /// Later calls of every thread, kept in the store.
+    Always,
+}
+
+impl RememberScope {
+    /// Every scope, in the order of reach.
+    pub const ALL: [RememberScope; 4] =
+        [RememberScope::Once, RememberScope::Thread, RememberScope::User, RememberScope::Always];
+
+    /// The scope as stored and as JSON names it: `once`, `thread`, `user` or `always`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RememberScope::Once => "once",
+            RememberScope::Thread => "thread",
+            RememberScope::User => "user",
+            RememberScope::Always => "always",
+        }
+    }
+
+    /// The scope named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == name)
+    }
+}
+
+/// Which calls of its tool a remembered approval answers: those whose arguments hash to the
+/// approved call's ([`ParkedToolCall::arguments_sha256`](crate::approvals::ParkedToolCall::arguments_sha256)),
+/// or those a permission rule selects as an `allow` rule would (every simple command of a
+/// shell command must match; see `PermissionRule`).
+///
+/// ```
+/// use hooks_runtime::approvals::ApprovalMatcher;
+///
+/// let exact = ApprovalMatcher::Arguments { sha256: "ab".repeat(32) };
+/// assert!(exact.text().starts_with("sha256:"));
+/// let pattern = ApprovalMatcher::Pattern { rule: "Bash(npm test:*)".into() };
+/// assert_eq!(pattern.text(), "Bash(npm test:*)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalMatcher {
+    /// The exact arguments: the SHA-256 (lower-case hex) of their canonical JSON.
+    Arguments {
+        /// The hash.
+        sha256: String,
+    },
+    /// A rule in the permission-rule syntax (`Bash(npm test:*)`, `Read(./docs/**)`).
+    Pattern {
+        /// The rule as written.
+        rule: String,
+    },
+}
+
+impl ApprovalMatcher {
+    /// The matcher as one line: `sha256:` and the hash, or the rule's text.
+    pub fn text(&self) -> String {
+        match self {
+            ApprovalMatcher::Arguments { sha256 } => format!("sha256:{sha256}"),
+            ApprovalMatcher::Pattern { rule } => rule.clone(),
+        }
+    }
 }
 
 impl AdmissionRecord {
@@ -108,6 +228,27 @@ impl AdmissionRecord {
             arguments_before: before.0.clone(),
             arguments_after: after.0.clone(),
         });
+    }
+
+    /// Adds the use of remembered approval `used` (A10), which answered the call's ask with the
+    /// arguments hashed `arguments`: an entry of decider `remembered_approvals` naming it (its
+    /// id as `by`, its matcher as `rule`, its scope in `reason`), and the record's
+    /// [`remembered`](Self::remembered).
+    pub(crate) fn push_remembered(&mut self, used: RememberedUse, arguments: &Hashed) {
+        self.entries.push(AdmissionEntry {
+            decider: REMEMBERED_DECIDER.to_owned(),
+            by: Some(used.id.clone()),
+            rule: Some(used.matcher.text()),
+            decision: "allow".to_owned(),
+            reason: Some(format!(
+                "the remembered approval `{}` (scope `{}`) answers the ask",
+                used.id,
+                used.scope.as_str()
+            )),
+            arguments_before: arguments.0.clone(),
+            arguments_after: arguments.0.clone(),
+        });
+        self.remembered = Some(Box::new(used));
     }
 
     /// The record as one line of JSON, for a span's field: every entry without its reason

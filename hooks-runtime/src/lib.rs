@@ -101,6 +101,7 @@ pub mod otel;
 #[cfg(any(feature = "declarative", feature = "mcp"))]
 mod process_group;
 mod reasons;
+mod remembered_approvals;
 pub mod resolution;
 mod run_error;
 mod runtime;
@@ -114,7 +115,7 @@ pub mod tool;
 pub mod types;
 mod user;
 
-pub use admission_record::{AdmissionEntry, AdmissionRecord};
+pub use admission_record::{AdmissionEntry, AdmissionRecord, RememberedUse};
 pub use events::ThreadEvent;
 pub use history::keep_last_messages;
 pub use run_error::{RunError, RunErrorKind};

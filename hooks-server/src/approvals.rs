@@ -6,12 +6,17 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, MAX_REASON_BYTES, ParkedToolCall};
+use hooks_runtime::approvals::{
+    ApprovalChoice, ApprovalError, MAX_REASON_BYTES, ParkedToolCall, Remember, RememberScope,
+};
 use serde_json::Value;
 
 use crate::auth::User;
 use crate::body::AnyJson;
-use crate::dto::approvals::{ApprovalList, Decision, DecisionAnswer, DecisionRequest, WaitingCall};
+use crate::dto::approvals::{
+    ApprovalList, Decision, DecisionAnswer, DecisionRequest, RememberRequest, RememberedList, RememberedView,
+    WaitingCall,
+};
 use crate::error::{ApiError, printable};
 use crate::state::AppState;
 use crate::thread_entry::ThreadEntry;
@@ -32,7 +37,14 @@ pub(crate) async fn list(
 }
 
 /// `POST /threads/{id}/approvals/{callId}` `{"decision": "approve" | "deny",
-/// "arguments_sha256", "reason"?, "arguments"?}`: decides one waiting call.
+/// "arguments_sha256", "reason"?, "arguments"?, "remember"?}`: decides one waiting call.
+///
+/// `remember` (`{"scope": "once" | "thread" | "user" | "always", "pattern"?}`, with an approval)
+/// keeps the approval beyond this call (A9): for the exact arguments, or for the calls
+/// `pattern` selects (a permission rule, `Bash(npm test:*)`). A pattern that does not parse or
+/// does not select the call, or a `user` scope on a thread without a user, is 400
+/// `invalid_remember` naming the problem, and nothing is decided; the answer's `remembered`
+/// is the approval kept.
 ///
 /// `arguments_sha256` is the hash the listing gave for the call, of the arguments the person
 /// saw (A7); it is required (400 `missing_field`), and one that is not the hash of the
@@ -59,7 +71,7 @@ pub(crate) async fn decide(
     AnyJson(body): AnyJson,
 ) -> Result<Response, ApiError> {
     let entry = state.thread_of(&user, &id).await?;
-    let request: DecisionRequest = crate::body::parse(&body)?;
+    let mut request: DecisionRequest = crate::body::parse(&body)?;
     let decision = request.decision.past_tense();
     let seen = request.arguments_sha256.clone();
     if !is_sha256(&seen) {
@@ -68,19 +80,21 @@ pub(crate) async fn decide(
             "field `arguments_sha256` is the SHA-256 of the listed arguments: 64 hexadecimal digits",
         ));
     }
+    let remember = remember(request.decision, request.remember.take(), &user)?;
     let choice = choice(request)?;
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // G8: edited arguments a guard denies deny the call; the turn goes on as after a denial,
     // and the answer says why.
     let mut edit_denied = None;
-    if let Err(error) = entry.thread.record_bound_decision(&call_id, &seen, choice).await {
-        if let ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. } = &error {
+    let mut remembered = None;
+    match entry.thread.record_bound_decision_remembering(&call_id, &seen, choice, remember).await {
+        Ok(made) => remembered = made.map(RememberedView::owned),
+        Err(error @ (ApprovalError::EditDenied { .. } | ApprovalError::PolicyDenied { .. })) => {
             edit_denied = Some(decision_error(&entry, &error));
-        } else {
-            // A call of a finished step is `AlreadyDecided` from the runtime's ledger, as one
-            // decided during the step is.
-            return Err(decision_error(&entry, &error));
         }
+        // A call of a finished step is `AlreadyDecided` from the runtime's ledger, as one
+        // decided during the step is.
+        Err(error) => return Err(decision_error(&entry, &error)),
     }
     // A failed read resumes all the same: with calls still waiting, the run does nothing.
     let pending = entry.thread.pending_approvals().await.map(|calls| ids(&calls)).unwrap_or_default();
@@ -97,7 +111,7 @@ pub(crate) async fn decide(
         return Err(denied);
     }
     if !pending.is_empty() {
-        let body = DecisionAnswer { call_id, decision, run_id: None, pending };
+        let body = DecisionAnswer { call_id, decision, run_id: None, pending, remembered };
         return Ok((StatusCode::OK, Json(body)).into_response());
     }
     let run_id = crate::ids::resume_run_id();
@@ -107,7 +121,7 @@ pub(crate) async fn decide(
         run_id.clone(),
         |entry| async move { entry.thread.resume_approvals().await.map(Some) },
     );
-    let body = DecisionAnswer { call_id, decision, run_id: Some(run_id), pending: Vec::new() };
+    let body = DecisionAnswer { call_id, decision, run_id: Some(run_id), pending: Vec::new(), remembered };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
@@ -131,7 +145,57 @@ fn choice(request: DecisionRequest) -> Result<ApprovalChoice, ApiError> {
     }
 }
 
-/// Whether the thread's history holds a result of tool call `call_id`.
+/// What a decision's `remember` asks (A9), made by `user`: `once` without one. A scope other
+/// than the four words, or one with a denial, is 400 naming the field.
+fn remember(decision: Decision, request: Option<RememberRequest>, user: &str) -> Result<Remember, ApiError> {
+    let Some(RememberRequest { scope, pattern }) = request else { return Ok(Remember::default()) };
+    let Some(scope) = RememberScope::from_name(&scope) else {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "field `remember.scope` is one of `once`, `thread`, `user` and `always`",
+        ));
+    };
+    if decision == Decision::Deny && scope != RememberScope::Once {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "field `remember` of an approval decision goes with `\"decision\": \"approve\"`: a denial decides one call",
+        ));
+    }
+    let remember = Remember::new(scope).by(user);
+    Ok(match pattern {
+        Some(pattern) => remember.with_pattern(pattern),
+        None => remember,
+    })
+}
+
+/// `GET /approvals/remembered`: the caller's remembered approvals (A9), oldest first: those made
+/// on the caller's threads, through this server or any other on the store.
+pub(crate) async fn list_remembered(State(state): State<AppState>, User(user): User) -> Result<Response, ApiError> {
+    let kept = state.runtime.remembered_approvals_of_user(&user).await.map_err(|error| ApiError::store(&error))?;
+    Ok(Json(RememberedList { remembered: kept.iter().map(RememberedView::from).collect() }).into_response())
+}
+
+/// `DELETE /approvals/remembered/{id}`: revokes the caller's remembered approval `id` (204);
+/// later asks it answered wait for a person again. Another user's, like a missing one, is 404
+/// `remembered_approval_not_found`, so ids do not leak.
+pub(crate) async fn revoke_remembered(
+    State(state): State<AppState>,
+    User(user): User,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let revoked =
+        state.runtime.revoke_remembered_approval_of_user(&user, &id).await.map_err(|error| ApiError::store(&error))?;
+    if !revoked {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "remembered_approval_not_found",
+            format!("you have no remembered approval `{}`; GET /approvals/remembered lists yours", printable(&id)),
+        ));
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The API error of a refused decision.
 fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
     match error {
         ApprovalError::UnknownCall { call, .. } => ApiError::new(
@@ -186,6 +250,14 @@ fn decision_error(entry: &ThreadEntry, error: &ApprovalError) -> ApiError {
                  nothing was decided: GET /threads/{}/approvals lists the call as it is now",
                 printable(call),
                 entry.record.id
+            ),
+        ),
+        // A9: the problem names the pattern the client sent, or the scope.
+        ApprovalError::RememberRefused { problem, .. } => ApiError::bad_request(
+            "invalid_remember",
+            format!(
+                "the approval cannot be remembered as asked: {}; nothing was decided",
+                problem.chars().filter(|c| !c.is_control()).collect::<String>()
             ),
         ),
         ApprovalError::ReasonTooLong { bytes, .. } => ApiError::new(

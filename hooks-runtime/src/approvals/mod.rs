@@ -22,4 +22,5 @@ pub use crate::approval_records::{
     ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
 };
 pub use crate::governing::caps::MAX_REASON_BYTES;
+pub use crate::remembered_approvals::{ApprovalMatcher, Remember, RememberScope, RememberedApproval};
 pub use crate::thread::{ApprovalChoice, ApprovalError};

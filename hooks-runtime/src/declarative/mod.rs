@@ -108,6 +108,7 @@ pub use settings::{
     SettingsPermissions, SettingsReport, TRUST_FILE_ENV, TrustState, TrustStore,
 };
 pub(crate) use settings::{
-    PermissionRequestHooks, PermissionRules, PreToolUseHooks, begin_session, end_sessions, remove_stale_transcripts,
+    PermissionRequestHooks, PermissionRules, PreToolUseHooks, begin_session, end_sessions, remembered_pattern,
+    remove_stale_transcripts,
 };
 pub use substitution::{MAX_COMMAND_VALUE_BYTES, NUL_REPLACEMENT};

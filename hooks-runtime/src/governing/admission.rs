@@ -8,8 +8,9 @@
 //! The order: the schema check of the model's arguments (the arguments are parsed once, here),
 //! permission rules, the authorizer, a hook format's pre-call hooks, runtime-wide guards, the
 //! thread's `before_tool_call` hooks, the tool's own approval rule; for an ask, the deciders of
-//! the ask stage (a hook format's permission-request hooks), then a person (the thread parks
-//! the call).
+//! the ask stage (remembered approvals, then a hook format's permission-request hooks), then a
+//! person (the thread parks the call). The ask stage is reached only when no decider denied
+//! the call, so a remembered approval answers an ask and never lifts a deny (A9).
 
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use super::caps::cap_hook_reason;
 use super::guard::ToolGuard;
+use super::remembered::RememberedApprovals;
 use super::schema::ToolSchemas;
 use crate::admission_record::{AdmissionRecord, Hashed};
 use crate::approval_records::ApprovalReason;
@@ -158,13 +160,22 @@ pub(crate) const AUTHORIZER: &str = "authorize_tools";
 #[derive(Default)]
 pub(crate) struct AdmissionPipeline {
     deciders: Vec<Box<dyn Decider>>,
+    /// The remembered approvals, consulted first at the ask stage (A9).
+    remembered: Option<RememberedApprovals>,
 }
 
 impl AdmissionPipeline {
     /// The pipeline of these deciders, in this order (the ask stage's deciders, `Role::OnAsk`,
     /// are asked after every other, whatever their place).
     pub(crate) fn new(deciders: Vec<Box<dyn Decider>>) -> Self {
-        AdmissionPipeline { deciders }
+        AdmissionPipeline { deciders, remembered: None }
+    }
+
+    /// The same pipeline, whose ask stage first consults `remembered` (A9): an approval a
+    /// person remembered answers the ask before any ask-stage decider or person is asked.
+    pub(crate) fn with_remembered(mut self, remembered: RememberedApprovals) -> Self {
+        self.remembered = Some(remembered);
+        self
     }
 
     /// The policy fingerprint (A7): the SHA-256 of the canonical JSON of every decider in
@@ -258,6 +269,14 @@ impl AdmissionPipeline {
         };
         // The parked call keeps the context for the model, for when it is approved.
         first.context.clone_from(&context);
+        // A9: every decider said its word and none denied: a remembered approval answers the
+        // ask, and the record names it (A10).
+        if let Some(remembered) = &self.remembered
+            && let Some(used) = remembered.find(review, &arguments, &current).await
+        {
+            record.push_remembered(used, &current);
+            return (Admission::Run { arguments: Ok(arguments), context }, record);
+        }
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::OnAsk) {
             let before = &current;
             let mut proposed = arguments.clone();

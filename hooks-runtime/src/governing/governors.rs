@@ -15,4 +15,6 @@ pub(crate) struct Governors {
     pub(crate) schemas: ToolSchemas,
     /// The admission pipeline every call passes (G13), fixed at build.
     pub(crate) admission: AdmissionPipeline,
+    /// How a remembered approval's rule pattern is read (A9).
+    pub(crate) patterns: super::remembered::PatternCheck,
 }

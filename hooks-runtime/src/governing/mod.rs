@@ -7,4 +7,5 @@ pub(crate) mod caps;
 pub(crate) mod gate;
 pub(crate) mod governors;
 pub(crate) mod guard;
+pub(crate) mod remembered;
 pub(crate) mod schema;

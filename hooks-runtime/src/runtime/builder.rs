@@ -546,7 +546,9 @@ impl RuntimeBuilder {
         }
         let users = UserScope::new(&registry);
         let schemas = ToolSchemas::new(self.tools.keys());
+        let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
         let admission = admission_pipeline(
+            Arc::clone(&store),
             self.authorizer,
             #[cfg(feature = "declarative")]
             self.settings.as_ref(),
@@ -567,9 +569,9 @@ impl RuntimeBuilder {
                     #[cfg(feature = "declarative")]
                     settings: self.settings,
                 },
-                governors: Governors { guards: self.guards, schemas, admission },
+                governors: Governors { guards: self.guards, schemas, admission, patterns: PATTERNS },
                 limits: self.limits,
-                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                store,
                 users,
                 recovery: RecoveryState::new(self.recovery_policy),
             }),
@@ -578,11 +580,19 @@ impl RuntimeBuilder {
     }
 }
 
+/// How remembered approvals' rule patterns are read (A9): the permission-rule syntax.
+#[cfg(feature = "declarative")]
+const PATTERNS: crate::governing::remembered::PatternCheck = crate::declarative::remembered_pattern;
+#[cfg(not(feature = "declarative"))]
+const PATTERNS: crate::governing::remembered::PatternCheck = crate::governing::remembered::without_rule_syntax;
+
 /// The admission pipeline of a runtime (G13), in its documented order: the schema check, the
 /// permission rules (a settings file's, then those given in code), the authorizer, the settings
 /// file's `PreToolUse` hooks, the runtime-wide guards, the thread's `before_tool_call` hooks,
-/// the tool's own approval rule; for an ask, the settings file's `PermissionRequest` hooks.
+/// the tool's own approval rule; for an ask, the remembered approvals in `store` (A9), then the
+/// settings file's `PermissionRequest` hooks.
 fn admission_pipeline(
+    store: Arc<dyn MessageStore>,
     authorizer: Option<Arc<ToolAuthorizer>>,
     #[cfg(feature = "declarative")] settings: Option<&crate::declarative::SettingsHooks>,
     #[cfg(feature = "declarative")] rules: Option<crate::declarative::SettingsPermissions>,
@@ -614,5 +624,6 @@ fn admission_pipeline(
     if let Some(settings) = settings {
         deciders.push(Box::new(crate::declarative::PermissionRequestHooks(settings.clone())));
     }
-    crate::governing::admission::AdmissionPipeline::new(deciders)
+    let remembered = crate::governing::remembered::RememberedApprovals { store, patterns: PATTERNS };
+    crate::governing::admission::AdmissionPipeline::new(deciders).with_remembered(remembered)
 }

@@ -10,8 +10,11 @@ use serde_json::Value;
 
 use super::agent_handle::AgentHandle;
 use super::user_sync;
+use crate::remembered_approvals::RememberedApproval;
 use crate::shared::runtime_inner::RuntimeInner;
-use crate::store::{MessageStore, UserChange, UserChangeKind, UserValue};
+use crate::store::{
+    MessageStore, RememberedApprovalStore, StoreError, StoreErrorKind, UserChange, UserChangeKind, UserValue,
+};
 use crate::thread::{LiveThreads, RuntimeError, Thread, ThreadOptions, ThreadShared};
 
 /// The runtime: owns agents, models, tools and the message store, and runs threads.
@@ -338,6 +341,67 @@ impl Runtime {
         self.inner.store.user_values(user_id).await.map_err(RuntimeError::Store)
     }
 
+    /// Every remembered approval in the store (A9), oldest first: those made through this
+    /// runtime and through any other on the same store, also before a restart.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = hooks_runtime::Runtime::builder().build().unwrap();
+    /// assert!(runtime.remembered_approvals().await.unwrap().is_empty());
+    /// # });
+    /// ```
+    pub async fn remembered_approvals(&self) -> Result<Vec<RememberedApproval>, RuntimeError> {
+        let store = remembered_store(&self.inner, "remembered_approvals")?;
+        Ok(store.list_remembered_approvals(None).await?)
+    }
+
+    /// The remembered approvals user `user_id` owns (made on that user's threads), oldest first.
+    ///
+    /// ```
+    /// use hooks_runtime::approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = hooks_runtime::Runtime::builder().build().unwrap();
+    /// let exact = ApprovalMatcher::Arguments { sha256: "0".repeat(64) };
+    /// let approval = RememberedApproval::new("ra_1", RememberScope::User, "pay", exact).for_thread("t1", Some("alice"));
+    /// let kept = runtime.store().remembered_approvals().expect("the in-memory store keeps them");
+    /// kept.remember_approval(&approval).await.unwrap();
+    /// assert_eq!(runtime.remembered_approvals_of_user("alice").await.unwrap(), [approval]);
+    /// assert!(runtime.remembered_approvals_of_user("bob").await.unwrap().is_empty());
+    /// // Bob cannot revoke Alice's; Alice can.
+    /// assert!(!runtime.revoke_remembered_approval_of_user("bob", "ra_1").await.unwrap());
+    /// assert!(runtime.revoke_remembered_approval_of_user("alice", "ra_1").await.unwrap());
+    /// # });
+    /// ```
+    pub async fn remembered_approvals_of_user(&self, user_id: &str) -> Result<Vec<RememberedApproval>, RuntimeError> {
+        let all = self.remembered_approvals().await?;
+        Ok(all.into_iter().filter(|approval| approval.user_id.as_deref() == Some(user_id)).collect())
+    }
+
+    /// Revokes remembered approval `id`: later asks it would have answered wait for a person
+    /// again, in every runtime on the store. `false` when there is none of that id.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let runtime = hooks_runtime::Runtime::builder().build().unwrap();
+    /// assert!(!runtime.revoke_remembered_approval("ra_unknown").await.unwrap());
+    /// # });
+    /// ```
+    pub async fn revoke_remembered_approval(&self, id: &str) -> Result<bool, RuntimeError> {
+        let store = remembered_store(&self.inner, "revoke_remembered_approval")?;
+        Ok(store.revoke_remembered_approval(id).await?)
+    }
+
+    /// Revokes remembered approval `id` if user `user_id` owns it: `false` when there is none of
+    /// that id or another user owns it (the two are not told apart, so ids do not leak).
+    pub async fn revoke_remembered_approval_of_user(&self, user_id: &str, id: &str) -> Result<bool, RuntimeError> {
+        let owned = self.remembered_approvals_of_user(user_id).await?.iter().any(|approval| approval.id == id);
+        if !owned {
+            return Ok(false);
+        }
+        self.revoke_remembered_approval(id).await
+    }
+
     /// Follows what other runtimes on a shared store do for users: their user value changes
     /// and the threads they create for a user, from when this runtime listens (its first
     /// [`attach_client`](Runtime::attach_client)) on. This runtime's own changes are not in it;
@@ -363,4 +427,17 @@ impl Runtime {
             hooks_core::ExtraFields::new()
         }
     }
+}
+
+/// The store's remembered approvals, or the error `op` gives on a store that keeps none.
+fn remembered_store<'a>(inner: &'a RuntimeInner, op: &str) -> Result<&'a dyn RememberedApprovalStore, RuntimeError> {
+    inner.store.remembered_approvals().ok_or_else(|| {
+        RuntimeError::Store(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "{op}: this store keeps no remembered approvals; implement RememberedApprovalStore and return it from \
+                 MessageStore::remembered_approvals"
+            ),
+        ))
+    })
 }

@@ -5,10 +5,11 @@ use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
 use super::{
-    ApprovalStore, InboxEntry, InboxStore, InputTake, MessageStore, StoreError, TakeStatus, ThreadRecord, ThreadStatus,
-    UserValue, inbox,
+    ApprovalStore, InboxEntry, InboxStore, InputTake, MessageStore, RememberedApprovalStore, StoreError, TakeStatus,
+    ThreadRecord, ThreadStatus, UserValue, inbox,
 };
 use crate::approval_records::{ApprovalState, ParkedToolCall, ToolCallChange};
+use crate::remembered_approvals::RememberedApproval;
 
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
@@ -16,6 +17,8 @@ pub struct InMemoryStore {
     threads: Mutex<HashMap<String, StoredThread>>,
     /// Each user's values.
     users: Mutex<HashMap<String, UserValues>>,
+    /// The remembered approvals, oldest first (A9).
+    remembered: Mutex<Vec<RememberedApproval>>,
 }
 
 /// One user's values by key, each with the time it was set.
@@ -238,6 +241,35 @@ impl MessageStore for InMemoryStore {
 
     fn approvals(&self) -> Option<&dyn ApprovalStore> {
         Some(self)
+    }
+
+    fn remembered_approvals(&self) -> Option<&dyn RememberedApprovalStore> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl RememberedApprovalStore for InMemoryStore {
+    async fn remember_approval(&self, approval: &RememberedApproval) -> Result<(), StoreError> {
+        let mut remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        if remembered.iter().any(|kept| kept.id == approval.id) {
+            return Err(StoreError::conflict(format!("remembered approval `{}` already exists", approval.id)));
+        }
+        remembered.push(approval.clone());
+        remembered.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(())
+    }
+
+    async fn list_remembered_approvals(&self, tool: Option<&str>) -> Result<Vec<RememberedApproval>, StoreError> {
+        let remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(remembered.iter().filter(|kept| tool.is_none_or(|tool| kept.tool == tool)).cloned().collect())
+    }
+
+    async fn revoke_remembered_approval(&self, id: &str) -> Result<bool, StoreError> {
+        let mut remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = remembered.len();
+        remembered.retain(|kept| kept.id != id);
+        Ok(remembered.len() != before)
     }
 }
 

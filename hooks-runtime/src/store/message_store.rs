@@ -8,6 +8,7 @@ use super::approval_store::ApprovalStore;
 use super::error::{StoreError, StoreErrorKind};
 use super::event_log::EventLog;
 use super::inbox::InboxStore;
+use super::remembered_store::RememberedApprovalStore;
 use super::run_ownership::RunOwnership;
 use super::thread_record::ThreadRecord;
 use super::user_values::UserValue;
@@ -25,6 +26,7 @@ use crate::events::ThreadStatus;
 /// |---|---|---|---|
 /// | [`InboxStore`] | yes | yes | yes |
 /// | [`ApprovalStore`] | yes | yes | yes |
+/// | [`RememberedApprovalStore`] | yes | yes | yes |
 /// | [`RunOwnership`] | no | on a file | yes |
 /// | [`EventLog`] | no | on a file | yes |
 ///
@@ -103,6 +105,13 @@ pub trait MessageStore: Send + Sync + 'static {
     /// The store's approvals (A1-A4, O7), or `None` for a store that keeps none: there a step
     /// that waits for a person fails with [`Unsupported`](StoreErrorKind::Unsupported).
     fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        None
+    }
+
+    /// The store's remembered approvals (A9), or `None` for a store that keeps none: there a
+    /// decision that asks to remember its approval beyond the call is refused, and no ask is
+    /// answered by one.
+    fn remembered_approvals(&self) -> Option<&dyn RememberedApprovalStore> {
         None
     }
 

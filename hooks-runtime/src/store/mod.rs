@@ -1,5 +1,6 @@
 //! Where threads and their messages persist: the [`MessageStore`] trait, the capabilities a
-//! store may add ([`InboxStore`], [`ApprovalStore`], [`RunOwnership`], [`EventLog`]), and the
+//! store may add ([`InboxStore`], [`ApprovalStore`], [`RememberedApprovalStore`], [`RunOwnership`],
+//! [`EventLog`]), and the
 //! three stores.
 //!
 //! | store | feature | for |
@@ -19,6 +20,7 @@ mod memory;
 mod message_store;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+mod remembered_store;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
 mod run_ownership;
@@ -36,6 +38,7 @@ pub use message_store::{IntoMessageStore, MessageStore};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PostgresOptions, PostgresStore};
+pub use remembered_store::RememberedApprovalStore;
 pub use run_ownership::{RunOwnership, RunPermit};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::{StoreError, StoreErrorKind, ThreadRecord, ThreadStatus};
 use crate::approval_records::{ApprovalState, ParkedToolCall};
 use crate::reasons::{FailReason, StopReason};
+use crate::remembered_approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
 
 /// What an operation works on, so that every error names the operation and its ids.
 pub(super) struct Op<'a> {
@@ -309,6 +310,66 @@ pub(super) fn user_value(fail: &impl Fn(String) -> StoreError, key: &str, json: 
         fail(format!("the stored user value `{key}` holds {}", describe_json_error(&e)))
             .of_kind(StoreErrorKind::Corrupt)
     })
+}
+
+/// The columns of a remembered approval (A9), in [`REMEMBERED_COLUMN_LIST`]'s order: the
+/// matcher as its kind (`arguments` or `pattern`) and its text (the hash or the rule).
+pub(super) struct RememberedColumns {
+    pub(super) id: String,
+    pub(super) scope: String,
+    pub(super) tool: String,
+    pub(super) matcher_kind: String,
+    pub(super) matcher: String,
+    pub(super) user_id: Option<String>,
+    pub(super) thread_id: Option<String>,
+    pub(super) created_at: i64,
+    pub(super) created_by: String,
+}
+
+/// The columns a remembered approval is read from, in [`RememberedColumns`]'s order.
+pub(super) const REMEMBERED_COLUMN_LIST: &str =
+    "id, scope, tool, matcher_kind, matcher, user_id, thread_id, created_at, created_by";
+
+impl RememberedColumns {
+    /// The columns of `approval`.
+    pub(super) fn of(approval: &RememberedApproval) -> Self {
+        let (matcher_kind, matcher) = match &approval.matcher {
+            ApprovalMatcher::Arguments { sha256 } => ("arguments", sha256.clone()),
+            ApprovalMatcher::Pattern { rule } => ("pattern", rule.clone()),
+        };
+        RememberedColumns {
+            id: approval.id.clone(),
+            scope: approval.scope.as_str().to_owned(),
+            tool: approval.tool.clone(),
+            matcher_kind: matcher_kind.to_owned(),
+            matcher,
+            user_id: approval.user_id.clone(),
+            thread_id: approval.thread_id.clone(),
+            created_at: approval.created_at,
+            created_by: approval.created_by.clone(),
+        }
+    }
+
+    /// The approval; a scope or matcher kind this build does not know is corrupt, named by the
+    /// approval's id.
+    pub(super) fn into_approval(self, operation: &'static str) -> Result<RememberedApproval, StoreError> {
+        let corrupt = |what: &str| {
+            StoreError::corrupt(format!("{operation}: remembered approval `{}` has an unknown {what}", self.id))
+        };
+        let scope = RememberScope::from_name(&self.scope)
+            .filter(|scope| *scope != RememberScope::Once)
+            .ok_or_else(|| corrupt("scope"))?;
+        let matcher = match self.matcher_kind.as_str() {
+            "arguments" => ApprovalMatcher::Arguments { sha256: self.matcher },
+            "pattern" => ApprovalMatcher::Pattern { rule: self.matcher },
+            _ => return Err(corrupt("matcher kind")),
+        };
+        let mut approval = RememberedApproval::new(self.id, scope, self.tool, matcher).by(self.created_by);
+        approval.user_id = self.user_id;
+        approval.thread_id = self.thread_id;
+        approval.created_at = self.created_at;
+        Ok(approval)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadStatus;
 use crate::governing::caps::MAX_REASON_BYTES;
+use crate::remembered_approvals::{ApprovalMatcher, Remember, RememberScope, RememberedApproval};
 
 /// Who decided, in the ledger, for a decision through [`Thread::record_decision`].
 const PERSON: &str = "person";
@@ -145,11 +146,101 @@ impl Thread {
         arguments_sha256: &str,
         choice: ApprovalChoice,
     ) -> Result<RunOutcome, ApprovalError> {
-        self.finish_decision(self.record(call_id, Some(arguments_sha256), choice).await).await
+        let recorded = self.record(call_id, Some(arguments_sha256), choice, &Remember::default()).await;
+        self.finish_decision(recorded.map(drop)).await
+    }
+
+    /// [`Thread::decide_listed`], remembering an approval beyond this call (A9): with
+    /// `remember`'s scope (`thread`, `user`, `always`; `once` remembers nothing) for the exact
+    /// arguments the call runs with, or for the calls `remember.pattern` selects (a rule in the
+    /// permission-rule syntax, read as an `allow` rule). The remembered approval answers later
+    /// asks within its scope; any deny still denies them. A pattern that does not parse or does
+    /// not select this call, a denial, a `user` scope on a thread without a user, or a store that
+    /// keeps no remembered approvals is [`ApprovalError::RememberRefused`], and nothing is
+    /// decided.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::{ApprovalChoice, ApprovalMatcher, Remember, RememberScope};
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions, store::ThreadStatus};
+    ///
+    /// define_prompt! { name: npm_prompt, model: "m", prompt: "Test.", tools: ["Bash"] }
+    /// define_agent! { name: npm_agent, side_a: { prompt: npm_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let bash = FnTool::new("Bash", "Runs a command.", |_args| async { HookToolResult::success("ok") })
+    ///     .with_approval(|_| ToolDecision::ask("commands need a person"));
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "Bash", r#"{"command":"npm test"}"#),
+    ///     ScriptedResponse::text("Tested."),
+    ///     ScriptedResponse::tool_call("call_2", "Bash", r#"{"command":"npm test --watch"}"#),
+    ///     ScriptedResponse::text("Tested again."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<npm_agent>().model("m", model).tool(bash).build().unwrap();
+    /// let thread = runtime.create_thread("npm_agent", ThreadOptions::default()).await.unwrap();
+    /// thread.send("test").await.unwrap();
+    /// let listed = thread.pending_approvals().await.unwrap().remove(0);
+    /// let remember = Remember::new(RememberScope::Thread).with_pattern("Bash(npm test:*)");
+    /// let choice = ApprovalChoice::Approve { arguments: None };
+    /// thread.decide_listed_remembering(&listed, choice, remember).await.unwrap();
+    /// // The next `npm test` call of this thread is answered by the remembered approval.
+    /// let outcome = thread.send("test again").await.unwrap();
+    /// assert_eq!(outcome.status, ThreadStatus::Idle);
+    /// let kept = runtime.remembered_approvals().await.unwrap();
+    /// assert_eq!(kept[0].matcher, ApprovalMatcher::Pattern { rule: "Bash(npm test:*)".into() });
+    /// # });
+    /// ```
+    pub async fn decide_listed_remembering(
+        &self,
+        listed: &ParkedToolCall,
+        choice: ApprovalChoice,
+        remember: Remember,
+    ) -> Result<RunOutcome, ApprovalError> {
+        let recorded = self.record(&listed.id, Some(&listed.arguments_sha256()), choice, &remember).await;
+        self.finish_decision(recorded.map(drop)).await
+    }
+
+    /// [`Thread::approve`], remembering the approval with `remember` as
+    /// [`Thread::decide_listed_remembering`] does.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::{Remember, RememberScope};
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions, store::ThreadStatus};
+    ///
+    /// define_prompt! { name: fee_prompt, model: "m", prompt: "Pay.", tools: ["fee"] }
+    /// define_agent! { name: fee_agent, side_a: { prompt: fee_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fee = FnTool::new("fee", "Pays a fee.", |_args| async { HookToolResult::success("paid") })
+    ///     .with_approval(|_| ToolDecision::ask("fees need a person"));
+    /// let model = ScriptedModel::new([
+    ///     ScriptedResponse::tool_call("call_1", "fee", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid."),
+    ///     ScriptedResponse::tool_call("call_2", "fee", r#"{"amount":5}"#),
+    ///     ScriptedResponse::text("Paid again."),
+    /// ]);
+    /// let runtime = Runtime::builder().agent::<fee_agent>().model("m", model).tool(fee).build().unwrap();
+    /// let thread = runtime.create_thread("fee_agent", ThreadOptions::default()).await.unwrap();
+    /// thread.send("pay the fee").await.unwrap();
+    /// // The exact arguments, for every thread: the same fee is paid without waiting.
+    /// thread.approve_remembering("call_1", Remember::new(RememberScope::Always)).await.unwrap();
+    /// let other = runtime.create_thread("fee_agent", ThreadOptions::default()).await.unwrap();
+    /// assert_eq!(other.send("pay it again").await.unwrap().status, ThreadStatus::Idle);
+    /// # });
+    /// ```
+    pub async fn approve_remembering(&self, call_id: &str, remember: Remember) -> Result<RunOutcome, ApprovalError> {
+        let recorded = self.record(call_id, None, ApprovalChoice::Approve { arguments: None }, &remember).await;
+        self.finish_decision(recorded.map(drop)).await
     }
 
     async fn decide(&self, call_id: &str, choice: ApprovalChoice) -> Result<RunOutcome, ApprovalError> {
-        self.finish_decision(self.record(call_id, None, choice).await).await
+        let recorded = self.record(call_id, None, choice, &Remember::default()).await;
+        self.finish_decision(recorded.map(drop)).await
     }
 
     async fn finish_decision(&self, recorded: Result<(), ApprovalError>) -> Result<RunOutcome, ApprovalError> {
@@ -198,7 +289,7 @@ impl Thread {
     /// # });
     /// ```
     pub async fn record_decision(&self, call_id: &str, choice: ApprovalChoice) -> Result<(), ApprovalError> {
-        self.record(call_id, None, choice).await
+        self.record(call_id, None, choice, &Remember::default()).await.map(drop)
     }
 
     /// [`Thread::record_decision`] bound to the arguments the person saw (A7): refused as
@@ -211,10 +302,59 @@ impl Thread {
         arguments_sha256: &str,
         choice: ApprovalChoice,
     ) -> Result<(), ApprovalError> {
-        self.record(call_id, Some(arguments_sha256), choice).await
+        self.record(call_id, Some(arguments_sha256), choice, &Remember::default()).await.map(drop)
     }
 
-    async fn record(&self, call_id: &str, bound_to: Option<&str>, choice: ApprovalChoice) -> Result<(), ApprovalError> {
+    /// [`Thread::record_bound_decision`], remembering the approval with `remember` as
+    /// [`Thread::decide_listed_remembering`] does: the remembered approval, for a scope other
+    /// than `once`. The server's decision route takes this form.
+    ///
+    /// ```
+    /// use hooks_runtime::prelude::*;
+    /// use hooks_runtime::approvals::{ApprovalChoice, Remember, RememberScope};
+    /// use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
+    /// use hooks_runtime::tool::FnTool;
+    /// use hooks_runtime::{Runtime, ThreadOptions};
+    ///
+    /// define_prompt! { name: ship_prompt, model: "m", prompt: "Ship.", tools: ["ship"] }
+    /// define_agent! { name: shipper, side_a: { prompt: ship_prompt, stop_on_response: true } }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ship = FnTool::new("ship", "Ships a parcel.", |_args| async { HookToolResult::success("shipped") })
+    ///     .with_approval(|_| ToolDecision::ask("shipping needs a person"));
+    /// let model = ScriptedModel::new([ScriptedResponse::tool_call("call_1", "ship", r#"{"to":"Lyon"}"#)]);
+    /// let runtime = Runtime::builder().agent::<shipper>().model("m", model).tool(ship).build().unwrap();
+    /// let options = ThreadOptions::default().user("alice");
+    /// let thread = runtime.create_thread("shipper", options).await.unwrap();
+    /// thread.send("ship it").await.unwrap();
+    /// let listed = thread.pending_approvals().await.unwrap().remove(0);
+    /// let remember = Remember::new(RememberScope::User).with_pattern("ship(Lyon)").by("alice");
+    /// let approve = ApprovalChoice::Approve { arguments: None };
+    /// let kept = thread
+    ///     .record_bound_decision_remembering("call_1", &listed.arguments_sha256(), approve, remember)
+    ///     .await
+    ///     .unwrap()
+    ///     .expect("a `user` approval is kept");
+    /// assert_eq!((kept.user_id.as_deref(), kept.created_by.as_str()), (Some("alice"), "alice"));
+    /// # });
+    /// ```
+    pub async fn record_bound_decision_remembering(
+        &self,
+        call_id: &str,
+        arguments_sha256: &str,
+        choice: ApprovalChoice,
+        remember: Remember,
+    ) -> Result<Option<RememberedApproval>, ApprovalError> {
+        self.record(call_id, Some(arguments_sha256), choice, &remember).await
+    }
+
+    async fn record(
+        &self,
+        call_id: &str,
+        bound_to: Option<&str>,
+        choice: ApprovalChoice,
+        remember: &Remember,
+    ) -> Result<Option<RememberedApproval>, ApprovalError> {
         self.refuse_if_held("approve")?;
         let shared = &self.shared;
         let parked = shared.journal.parked_calls().await?;
@@ -237,6 +377,11 @@ impl Thread {
                 return Err(ApprovalError::Stale { call: call_id.to_owned(), seen: seen.to_owned(), current });
             }
         }
+        // A9: what is to be remembered is checked before anything is decided.
+        let remembering = match remember.scope {
+            RememberScope::Once => None,
+            _ => Some(self.check_remember(call, &choice, remember).await?),
+        };
         // A decision moves a pending call.
         let decide = |to| ToolCallChange::new(call_id, ApprovalState::Pending, to);
         let (change, resolved) = match choice {
@@ -287,7 +432,57 @@ impl Thread {
                 (decide(ApprovalState::Denied).with_reason(reason), ApprovalDecision::Denied)
             }
         };
-        self.advance(change.by(PERSON), resolved).await
+        let runs_with = change.arguments.clone().unwrap_or_else(|| call.arguments.clone());
+        self.advance(change.by(PERSON), resolved).await?;
+        let Some(remembering) = remembering else { return Ok(None) };
+        // Kept once the decision is: a store that fails here leaves the decision made and
+        // nothing remembered, and says so.
+        let approval = remembering.finish(&runs_with);
+        shared.journal.remember_approval(&approval).await?;
+        Ok(Some(approval))
+    }
+
+    /// What `remember` would keep for waiting call `call` decided with `choice` (A9), or why it
+    /// cannot be kept.
+    async fn check_remember(
+        &self,
+        call: &ParkedToolCall,
+        choice: &ApprovalChoice,
+        remember: &Remember,
+    ) -> Result<Remembering, ApprovalError> {
+        let shared = &self.shared;
+        let refused = |problem: String| ApprovalError::RememberRefused { call: call.id.clone(), problem };
+        let ApprovalChoice::Approve { arguments } = choice else {
+            return Err(refused("only an approval can be remembered; a denial decides this call only".to_owned()));
+        };
+        if shared.runtime.store.remembered_approvals().is_none() {
+            return Err(refused(
+                "this store keeps no remembered approvals (implement RememberedApprovalStore and return it from \
+                 MessageStore::remembered_approvals)"
+                    .to_owned(),
+            ));
+        }
+        let arguments = arguments.as_ref().unwrap_or(&call.arguments);
+        if let Some(pattern) = &remember.pattern {
+            let patterns = shared.runtime.governors.patterns;
+            crate::governing::remembered::check_pattern(patterns, pattern, &call.tool, arguments).map_err(refused)?;
+        }
+        let record = shared.runtime.store.load_thread(&shared.id).await?;
+        let user_id = record.and_then(|record| record.user_id);
+        if remember.scope == RememberScope::User && user_id.is_none() {
+            return Err(refused(format!(
+                "the thread `{}` has no user, so a `user` approval would reach no thread; remember it for the thread or always",
+                shared.id
+            )));
+        }
+        Ok(Remembering {
+            scope: remember.scope,
+            tool: call.tool.clone(),
+            pattern: remember.pattern.clone(),
+            thread_id: shared.id.clone(),
+            user_id,
+            made_by: remember.made_by.clone().unwrap_or_else(|| PERSON.to_owned()),
+        })
     }
 
     /// A4: one conditional write; of two deciders (an abort too), in any processes, one wins.
@@ -377,6 +572,29 @@ impl Thread {
         })
         .instrument(span)
         .await
+    }
+}
+
+/// A remembered approval checked before its decision, made once the decision is kept.
+struct Remembering {
+    scope: RememberScope,
+    tool: String,
+    pattern: Option<String>,
+    thread_id: String,
+    user_id: Option<String>,
+    made_by: String,
+}
+
+impl Remembering {
+    /// The approval, for the arguments the call runs with when no pattern was given.
+    fn finish(self, runs_with: &Value) -> RememberedApproval {
+        let matcher = match self.pattern {
+            Some(rule) => ApprovalMatcher::Pattern { rule },
+            None => ApprovalMatcher::Arguments { sha256: crate::admission_record::Hashed::of(runs_with).0 },
+        };
+        RememberedApproval::new(crate::ids::new_id("ra"), self.scope, self.tool, matcher)
+            .for_thread(&self.thread_id, self.user_id.as_deref())
+            .by(self.made_by)
     }
 }
 
@@ -482,6 +700,16 @@ pub enum ApprovalError {
         hook: String,
         /// Why, as the decider gave it.
         reason: String,
+    },
+    /// The approval could not be remembered as asked (A9): its pattern does not parse or does
+    /// not select the call, it was a denial, a `user` scope on a thread without a user, or a
+    /// store that keeps no remembered approvals. Nothing was decided.
+    #[error("the approval of `{call}` cannot be remembered as asked: {problem}; nothing was decided")]
+    RememberRefused {
+        /// The call.
+        call: String,
+        /// What is wrong, naming the pattern or the scope.
+        problem: String,
     },
     /// The store or the run failed.
     #[error(transparent)]

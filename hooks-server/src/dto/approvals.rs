@@ -1,8 +1,9 @@
-//! Approvals: `GET /threads/{id}/approvals` and `POST /threads/{id}/approvals/{callId}`.
+//! Approvals: `GET /threads/{id}/approvals`, `POST /threads/{id}/approvals/{callId}` and the
+//! remembered ones, `GET /approvals/remembered` and `DELETE /approvals/remembered/{id}`.
 
 use std::fmt;
 
-use hooks_runtime::approvals::{ApprovalReason, ParkedToolCall};
+use hooks_runtime::approvals::{ApprovalMatcher, ApprovalReason, ParkedToolCall, RememberedApproval};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -23,6 +24,20 @@ pub(crate) struct DecisionRequest {
     /// With an approval: the call's arguments as the person edited them.
     #[serde(default)]
     pub(crate) arguments: Option<Map<String, Value>>,
+    /// With an approval: remember it beyond this call (A9).
+    #[serde(default)]
+    pub(crate) remember: Option<RememberRequest>,
+}
+
+/// `remember` of a decision: `{"scope": "once" | "thread" | "user" | "always", "pattern"?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RememberRequest {
+    /// The scope's word; checked by the handler, whose error names the words it takes.
+    pub(crate) scope: String,
+    /// A rule in the permission-rule syntax; none for the exact arguments.
+    #[serde(default)]
+    pub(crate) pattern: Option<String>,
 }
 
 impl RequestBody for DecisionRequest {
@@ -112,4 +127,59 @@ pub(crate) struct DecisionAnswer {
     pub(crate) decision: &'static str,
     pub(crate) run_id: Option<String>,
     pub(crate) pending: Vec<String>,
+    /// The approval remembered with the decision, if one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) remembered: Option<RememberedView<'static>>,
+}
+
+/// `GET /approvals/remembered`: the caller's remembered approvals, oldest first.
+#[derive(Debug, Serialize)]
+pub(crate) struct RememberedList<'a> {
+    pub(crate) remembered: Vec<RememberedView<'a>>,
+}
+
+/// One remembered approval, as the owner sees it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RememberedView<'a> {
+    pub(crate) id: std::borrow::Cow<'a, str>,
+    pub(crate) scope: &'static str,
+    pub(crate) tool: std::borrow::Cow<'a, str>,
+    /// `{"kind": "arguments", "sha256"}` or `{"kind": "pattern", "rule"}`.
+    pub(crate) matcher: std::borrow::Cow<'a, ApprovalMatcher>,
+    /// The thread a `thread` approval answers.
+    pub(crate) thread_id: Option<std::borrow::Cow<'a, str>>,
+    pub(crate) created_at: i64,
+    pub(crate) created_by: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> From<&'a RememberedApproval> for RememberedView<'a> {
+    fn from(approval: &'a RememberedApproval) -> Self {
+        use std::borrow::Cow::Borrowed;
+        RememberedView {
+            id: Borrowed(&approval.id),
+            scope: approval.scope.as_str(),
+            tool: Borrowed(&approval.tool),
+            matcher: Borrowed(&approval.matcher),
+            thread_id: approval.thread_id.as_deref().map(Borrowed),
+            created_at: approval.created_at,
+            created_by: Borrowed(&approval.created_by),
+        }
+    }
+}
+
+impl RememberedView<'static> {
+    /// The view of `approval`, owning its parts.
+    pub(crate) fn owned(approval: RememberedApproval) -> Self {
+        use std::borrow::Cow::Owned;
+        RememberedView {
+            scope: approval.scope.as_str(),
+            id: Owned(approval.id),
+            tool: Owned(approval.tool),
+            matcher: Owned(approval.matcher),
+            thread_id: approval.thread_id.map(Owned),
+            created_at: approval.created_at,
+            created_by: Owned(approval.created_by),
+        }
+    }
 }

@@ -50,6 +50,11 @@ define_agent! {
 /// A runtime whose model answers with `first` (its tool calls) and then "Paid."; `pay` counts
 /// its runs and takes `{"amount": number, "to": string}`.
 fn runtime(first: ScriptedResponse, runs: Arc<AtomicUsize>) -> Runtime {
+    scripted_runtime(vec![first, ScriptedResponse::text("Paid.")], runs)
+}
+
+/// A runtime whose model answers with `responses` in turn; `pay` as [`runtime`]'s.
+fn scripted_runtime(responses: Vec<ScriptedResponse>, runs: Arc<AtomicUsize>) -> Runtime {
     let pay = FnTool::new("pay", "Pays someone.", move |arguments: Value| {
         let runs = runs.clone();
         async move {
@@ -64,7 +69,7 @@ fn runtime(first: ScriptedResponse, runs: Arc<AtomicUsize>) -> Runtime {
     }));
     Runtime::builder()
         .agent::<pay_agent>()
-        .model("scripted", ScriptedModel::new([first, ScriptedResponse::text("Paid.")]))
+        .model("scripted", ScriptedModel::new(responses))
         .tool(pay)
         .build()
         .expect("runtime")
@@ -388,4 +393,87 @@ async fn a7_a_decision_names_the_listed_arguments_hash_and_a_wrong_one_is_409_st
     let events = stream.until("run_finished").await;
     assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the tool ran once");
+}
+
+/// A9 over HTTP: an approval remembered for the thread (its exact arguments) answers the
+/// thread's next call with those arguments, which runs without waiting; its owner lists it and
+/// another user does not see it; another user's DELETE is the 404 of a missing one; the
+/// owner's revokes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_a_remembered_approval_answers_the_next_call_and_only_its_owner_lists_and_revokes_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let responses = vec![
+        one_payment(),
+        ScriptedResponse::text("Paid."),
+        ScriptedResponse::tool_call("call_2", "pay", r#"{"to":"bob","amount":5}"#),
+        ScriptedResponse::text("Paid again."),
+    ];
+    let (server, id, mut stream) = parked(scripted_runtime(responses, runs.clone())).await;
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
+    let body = json!({"decision": "approve", "arguments_sha256": listed, "remember": {"scope": "thread"}});
+    let (status, answer) = server.post(&format!("/threads/{id}/approvals/call_1"), ALICE, &body.to_string()).await;
+    assert_eq!(status, 202, "{answer}");
+    let remembered = &answer["remembered"];
+    assert_eq!(remembered["scope"], "thread", "{answer}");
+    assert_eq!(remembered["tool"], "pay");
+    assert_eq!(remembered["threadId"], id.as_str());
+    assert_eq!(remembered["createdBy"], "alice");
+    assert_eq!(remembered["matcher"], json!({"kind": "arguments", "sha256": listed}));
+    let remembered_id = remembered["id"].as_str().expect("its id").to_owned();
+    assert_eq!(stream.until("run_finished").await.last().unwrap().data["status"], "idle");
+
+    // The same arguments (keys in another order) on the same thread: no wait, the tool runs.
+    let (status, body) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Again."}"#).await;
+    assert_eq!(status, 202, "{body}");
+    let events = stream.until("run_finished").await;
+    assert!(events.iter().all(|e| e.kind() != "approval_requested"), "{events:#?}");
+    assert_eq!(events.last().unwrap().data["status"], "idle", "{events:#?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "both calls ran");
+
+    let (status, mine) = server.get("/approvals/remembered", ALICE).await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine["remembered"].as_array().unwrap().len(), 1, "{mine}");
+    assert_eq!(mine["remembered"][0]["id"], remembered_id.as_str());
+    let (status, theirs) = server.get("/approvals/remembered", BOB).await;
+    assert_eq!((status, &theirs), (200, &json!({"remembered": []})));
+
+    let path = format!("/approvals/remembered/{remembered_id}");
+    let (status, body) = server.call(reqwest::Method::DELETE, &path, BOB, None).await;
+    assert_eq!((status, code(&body)), (404, "remembered_approval_not_found"), "{body}");
+    let (_, mine) = server.get("/approvals/remembered", ALICE).await;
+    assert_eq!(mine["remembered"].as_array().unwrap().len(), 1, "Bob's DELETE revoked nothing: {mine}");
+    let (status, body) = server.call(reqwest::Method::DELETE, &path, ALICE, None).await;
+    assert_eq!(status, 204, "{body}");
+    let (_, mine) = server.get("/approvals/remembered", ALICE).await;
+    assert_eq!(mine, json!({"remembered": []}));
+    let (status, body) = server.call(reqwest::Method::DELETE, &path, ALICE, None).await;
+    assert_eq!((status, code(&body)), (404, "remembered_approval_not_found"), "{body}");
+}
+
+/// A9 over HTTP: a pattern that does not parse, or does not select the call being approved, is
+/// 400 `invalid_remember` naming the problem; an unknown scope or a remembered denial is 400
+/// naming the field; none of them decides anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_a_bad_pattern_or_scope_is_400_naming_the_problem_and_decides_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
+    let path = format!("/threads/{id}/approvals/call_1");
+    let cases = [
+        ("approve", json!({"scope": "always", "pattern": "pay(bob"}), "invalid_remember", "is not a permission rule"),
+        ("approve", json!({"scope": "user", "pattern": "pay(carol)"}), "invalid_remember", "does not select the call"),
+        ("approve", json!({"scope": "forever"}), "invalid_field", "`remember.scope`"),
+        ("deny", json!({"scope": "thread"}), "invalid_field", "goes with `\"decision\": \"approve\"`"),
+    ];
+    for (decision, remember, expected_code, says) in cases {
+        let body = json!({"decision": decision, "arguments_sha256": listed, "remember": remember});
+        let (status, answer) = server.post(&path, ALICE, &body.to_string()).await;
+        assert_eq!((status, code(&answer)), (400, expected_code), "{remember}: {answer}");
+        assert!(message(&answer).contains(says), "{remember}: {answer}");
+    }
+    let (_, body) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(body["approvals"].as_array().unwrap().len(), 1, "nothing was decided: {body}");
+    let (_, mine) = server.get("/approvals/remembered", ALICE).await;
+    assert_eq!(mine, json!({"remembered": []}));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
 }

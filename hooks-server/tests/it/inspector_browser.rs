@@ -273,6 +273,28 @@ fn payment_runtime() -> Runtime {
         .expect("runtime")
 }
 
+/// A runtime whose model pays bob 5, answers, pays bob 7 at the next message and answers
+/// again; every payment waits for a person unless a remembered approval answers it.
+fn remembering_runtime() -> Runtime {
+    let script = [
+        ScriptedResponse::tool_call("call_1", "pay", r#"{"amount":5,"to":"bob"}"#),
+        ScriptedResponse::text("Paid."),
+        ScriptedResponse::tool_call("call_2", "pay", r#"{"amount":7,"to":"bob"}"#),
+        ScriptedResponse::text("Paid again."),
+    ];
+    Runtime::builder()
+        .agent::<payment_agent>()
+        .model("scripted", ScriptedModel::new(script))
+        .tool(
+            FnTool::new("pay", "Pays someone.", |arguments: Value| async move {
+                HookToolResult::success(format!("paid {}", arguments["amount"]))
+            })
+            .with_approval(|_| ToolDecision::ask("payments need a person")),
+        )
+        .build()
+        .expect("runtime")
+}
+
 /// A runtime whose model looks something up, tries to wipe, and pays (which waits for a
 /// person); once the payment is decided, it answers. The lookup takes 150 ms, the payment 50 ms.
 fn timeline_runtime() -> Runtime {
@@ -596,6 +618,73 @@ async fn check_approvals(client: Client, base: String) {
     assert_eq!(contents.last(), Some(&"One payment made."));
 }
 
+/// A9 from the page: a payment approved with the scope `thread` and the pattern `pay(bob)`
+/// shows among the remembered approvals; the thread's next payment to bob runs without
+/// waiting; Revoke removes it.
+async fn check_remembered(client: Client, base: String) {
+    client.goto(&format!("{base}/inspect")).await.expect("open /inspect");
+    client.find(Locator::Id("token")).await.expect("token field").send_keys(ALICE).await.expect("type the token");
+    client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
+    let empty = "return document.getElementById('remembered').textContent";
+    wait_rows(&client, "#agents table[data-agent='payment_agent'] tr", "the catalog", |rows| !rows.is_empty()).await;
+    assert_eq!(client.execute(empty, vec![]).await.expect("read"), json!("No remembered approvals."));
+    let option = client.find(Locator::Css("#agent-choice option[value='payment_agent']")).await;
+    option.expect("the agent in the thread form").click().await.expect("choose the agent");
+    let payer = client.find(Locator::Css("#argument-fields input[data-argument='payer']")).await;
+    payer.expect("a field for the prompt's argument").send_keys("Alice").await.expect("type the argument");
+    client.find(Locator::Id("create")).await.expect("new thread button").click().await.expect("create");
+    wait_rows(&client, "#approval-rows tr", "the empty approval list", |rows| rows.len() == 1 && rows[0][0] == "none")
+        .await;
+    let message = client.find(Locator::Id("message")).await.expect("message field");
+    message.send_keys("Pay bob.").await.expect("type a message");
+    client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
+    wait_rows(&client, "#approval-rows tr[data-call]", "call_1 waiting", |rows| rows.len() == 1).await;
+
+    let row = "#approval-rows tr[data-call='call_1']";
+    let choose = "document.querySelector(arguments[0]).value = 'thread'";
+    client.execute(choose, vec![json!(format!("{row} select.remember-scope"))]).await.expect("choose the scope");
+    let pattern = client.find(Locator::Css(&format!("{row} input.remember-pattern"))).await;
+    pattern.expect("the pattern field").send_keys("pay(bob)").await.expect("type the pattern");
+    let approve = client.find(Locator::Css(&format!("{row} button.approve"))).await;
+    approve.expect("Approve of call_1").click().await.expect("approve");
+    let kept =
+        wait_rows(&client, "#remembered-rows tr[data-remembered]", "the remembered approval", |rows| rows.len() == 1)
+            .await;
+    assert_eq!(kept[0][..2], ["pay(bob)", "thread"], "{kept:#?}");
+    assert!(looks_like_a_time(&kept[0][2]), "{kept:#?}");
+    let thread = client.execute("return document.getElementById('thread-id').textContent", vec![]).await;
+    let scope = "return document.querySelector('#remembered-rows tr[data-remembered] span').title";
+    let scope = client.execute(scope, vec![]).await.expect("the scope's title");
+    assert_eq!(scope.as_str(), Some(format!("thread {}", thread.expect("the thread").as_str().unwrap()).as_str()));
+
+    // The next payment to bob is answered by it: it runs, nothing waits.
+    wait_rows(&client, "#event-rows tr", "the first run's end", |rows| {
+        rows.iter().any(|row| cell(row, 1) == "run_finished" && cell(row, 2).contains(": idle"))
+    })
+    .await;
+    let message = client.find(Locator::Id("message")).await.expect("message field");
+    message.send_keys("Pay bob again.").await.expect("type a message");
+    client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
+    let events = wait_rows(&client, "#event-rows tr", "the second run's end", |rows| {
+        rows.iter().filter(|row| cell(row, 1) == "run_finished" && cell(row, 2).contains(": idle")).count() == 2
+    })
+    .await;
+    let details: Vec<(&str, &str)> = events.iter().map(|row| (row[1].as_str(), row[2].as_str())).collect();
+    assert!(details.contains(&("tool_call_done", "pay (call_2): success")), "{details:#?}");
+    assert!(
+        !details.iter().any(|(kind, detail)| *kind == "approval_requested" && detail.contains("call_2")),
+        "{details:#?}"
+    );
+
+    let revoke = client.find(Locator::Css("#remembered-rows tr[data-remembered] button.revoke")).await;
+    revoke.expect("Revoke").click().await.expect("revoke");
+    let deadline = Instant::now() + PATIENCE;
+    while client.execute(empty, vec![]).await.expect("read") != json!("No remembered approvals.") {
+        assert!(Instant::now() < deadline, "the revoked approval is still listed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// G12 from the page: a call left `running` by a process that died is finished as interrupted
 /// when the step resumes; its `tool_call_done` row and its stored result show it as
 /// interrupted, apart from denials and failures.
@@ -816,6 +905,20 @@ async fn a6_approvals_are_decided_from_the_page_in_chromium() {
     let profile = Profile::new();
     let client = browser(&driver, &profile).await;
     let checked = tokio::spawn(check_approvals(client.clone(), server.base.clone())).await;
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_a_remembered_approval_is_made_listed_and_revoked_from_the_page_in_chromium() {
+    let server = Server::start(remembering_runtime(), ServerConfig::default()).await;
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check_remembered(client.clone(), server.base.clone())).await;
     let _ = client.close().await;
     if let Err(error) = checked {
         std::panic::resume_unwind(error.into_panic());

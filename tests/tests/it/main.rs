@@ -38,6 +38,7 @@ mod one_truth;
 mod packaging;
 mod provider_shape;
 mod reentrancy;
+mod remembered_approvals;
 mod run_outcome;
 mod runtime_errors;
 mod settings_hooks;

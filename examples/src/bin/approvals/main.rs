@@ -1,6 +1,10 @@
 //! Approvals: a guard denies a destructive shell command, a hook asks a person before a payment
 //! over 100, the run stops `awaiting_approval`, and this process exits. A second process opens
-//! the same SQLite file, sees the waiting payment, approves it and finishes the turn.
+//! the same SQLite file, sees the waiting payment with the SHA-256 of its arguments, has a
+//! decision on other arguments refused as stale, approves it remembering the approval for every
+//! payment to ACME (`pay(ACME)`, for every thread), and finishes the turn. The next payment to
+//! ACME runs without waiting, its decision record naming the remembered approval; listed and
+//! revoked, the one after waits for a person again.
 //!
 //! ```text
 //! cargo run -p examples --bin approvals
@@ -12,12 +16,12 @@
 use std::path::PathBuf;
 
 use examples::{Options, heading};
-use hooks_runtime::approvals::{ApprovalChoice, ApprovalError};
+use hooks_runtime::approvals::{ApprovalChoice, ApprovalError, Remember, RememberScope};
 use hooks_runtime::model::ScriptedResponse;
 use hooks_runtime::store::{SqliteStore, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::types::HookToolResult;
-use hooks_runtime::{Runtime, ThreadOptions};
+use hooks_runtime::{AdmissionRecord, Runtime, ThreadOptions};
 use serde_json::{Value, json};
 
 mod guards;
@@ -133,9 +137,14 @@ async fn ask(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
 /// The second process: the waiting payment, from the file; approving it finishes the turn.
 async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::error::Error>> {
-    let script = vec![ScriptedResponse::text(
-        "The cache was not cleared (that command is not allowed), ACME is paid, and the disk has room.",
-    )];
+    let script = vec![
+        ScriptedResponse::text(
+            "The cache was not cleared (that command is not allowed), ACME is paid, and the disk has room.",
+        ),
+        ScriptedResponse::tool_call("call_pay_2", "pay", r#"{"amount":180,"to":"ACME"}"#),
+        ScriptedResponse::text("ACME's second invoice is paid."),
+        ScriptedResponse::tool_call("call_pay_3", "pay", r#"{"amount":120,"to":"ACME"}"#),
+    ];
     let runtime = runtime(options, SqliteStore::open(&db)?, script)?;
     heading("Second process: a person approves the payment");
     let thread_id = std::env::var("HOOKS_APPROVALS_THREAD")?;
@@ -162,12 +171,43 @@ async fn approve(options: &Options, db: PathBuf) -> Result<(), Box<dyn std::erro
         Err(stale @ ApprovalError::Stale { .. }) => println!("refused: {stale}"),
         other => return Err(format!("a decision on other arguments was not refused as stale: {other:?}").into()),
     }
-    let outcome = thread.decide_listed(payment, approve()).await?;
+    // Approved, and remembered for every payment to ACME in every thread: a rule in the
+    // permission-rule syntax, which must cover the call approved.
+    let remember = Remember::new(RememberScope::Always).with_pattern("pay(ACME)");
+    let outcome = thread.decide_listed_remembering(payment, approve(), remember).await?;
     assert_eq!(outcome.status, ThreadStatus::Idle);
     println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
     heading("The stored results, in the model's call order");
     for message in thread.messages().await?.iter().filter(|m| m.tool_call_id.is_some()) {
         println!("{}: {}", message.tool_call_id.as_deref().unwrap_or("?"), message.content.as_deref().unwrap_or(""));
+    }
+
+    heading("A remembered approval answers the next payment to ACME");
+    let outcome = thread.send("Pay ACME's second invoice of 180.").await?;
+    println!("status: {}", outcome.status);
+    println!("agent: {}", outcome.reply.as_deref().unwrap_or("(no reply)"));
+    let messages = thread.messages().await?;
+    let result = messages.iter().rev().find(|m| m.tool_call_id.is_some()).ok_or("no stored result")?;
+    let record = AdmissionRecord::of_message(result).ok_or("no decision record")?;
+    for entry in &record.entries {
+        println!("  {}: {} by {}", entry.decider, entry.decision, entry.by.as_deref().unwrap_or("the tool"));
+    }
+    if let Some(used) = &record.remembered {
+        println!("answered by remembered approval {} ({}, {})", used.id, used.scope.as_str(), used.matcher.text());
+    }
+
+    heading("Listed, revoked: the next payment waits for a person again");
+    let remembered = runtime.remembered_approvals().await?;
+    for kept in &remembered {
+        println!("remembered: {} {} {} {}", kept.id, kept.scope.as_str(), kept.tool, kept.matcher.text());
+    }
+    for kept in &remembered {
+        println!("revoked {}: {}", kept.id, runtime.revoke_remembered_approval(&kept.id).await?);
+    }
+    let outcome = thread.send("Pay ACME's third invoice of 120.").await?;
+    println!("status: {}", outcome.status);
+    for waiting in thread.pending_approvals().await? {
+        println!("waiting: {} {} {}", waiting.id, waiting.tool, waiting.arguments);
     }
     Ok(())
 }

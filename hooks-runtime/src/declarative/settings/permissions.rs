@@ -245,6 +245,13 @@ impl PermissionRule {
         self.select(RuleKind::Deny, &Call::new(tool, arguments, Some(cwd))) != Selection::No
     }
 
+    /// Whether the call is one this rule names, read as an `allow` rule: a command only when
+    /// every simple command in it matches, and never one that cannot be known before it runs.
+    /// What a remembered approval's pattern answers (A9).
+    pub(crate) fn permits(&self, tool: &str, arguments: &Value) -> bool {
+        self.selects_as(RuleKind::Allow, tool, arguments)
+    }
+
     pub(crate) fn selects_as(&self, kind: RuleKind, tool: &str, arguments: &Value) -> bool {
         self.select(kind, &Call::new(tool, arguments, None)) != Selection::No
     }
@@ -290,6 +297,14 @@ impl PermissionRule {
             ToolName::Glob(regex) => regex.is_match(tool),
         }
     }
+}
+
+/// How a remembered approval's pattern is read (A9): whether rule `pattern` selects a call of
+/// `tool` with `arguments` as an `allow` rule would, or why it is not a rule.
+pub(crate) fn remembered_pattern(pattern: &str, tool: &str, arguments: &Value) -> Result<bool, String> {
+    let rule = PermissionRule::parse(pattern)
+        .map_err(|problem| format!("the pattern `{pattern}` is not a permission rule: {problem}"))?;
+    Ok(rule.permits(tool, arguments))
 }
 
 /// The process's working directory, the one relative paths of a call are resolved against.

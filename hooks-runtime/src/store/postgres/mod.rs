@@ -82,6 +82,7 @@ mod hub;
 pub(crate) mod lease;
 mod options;
 mod presence;
+mod remembered;
 mod schema;
 mod user_events;
 mod user_values;
@@ -102,8 +103,9 @@ use crate::approval_records::{ParkedToolCall, ToolCallChange};
 
 use super::rows::{self, Op, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore, RunOwnership,
-    RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore,
+    RememberedApprovalStore, RunOwnership, RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord,
+    ThreadStatus, UserChange, UserValue, inbox,
 };
 
 /// The message columns in the order [`read_message`] reads them, `seq` last.
@@ -423,6 +425,10 @@ impl MessageStore for PostgresStore {
     }
 
     fn approvals(&self) -> Option<&dyn ApprovalStore> {
+        Some(self)
+    }
+
+    fn remembered_approvals(&self) -> Option<&dyn RememberedApprovalStore> {
         Some(self)
     }
 

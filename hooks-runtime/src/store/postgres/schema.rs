@@ -15,7 +15,7 @@ use tokio_postgres::Transaction;
 pub(super) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The schema, one step per version: step `n` takes a database from version `n` to `n + 1`.
-pub(super) const MIGRATIONS: [&str; 10] = [
+pub(super) const MIGRATIONS: [&str; 11] = [
     include_str!("../../../migrations/postgres/01_threads_and_messages.sql"),
     include_str!("../../../migrations/postgres/02_events_and_leases.sql"),
     include_str!("../../../migrations/postgres/03_user_events.sql"),
@@ -26,10 +26,11 @@ pub(super) const MIGRATIONS: [&str; 10] = [
     include_str!("../../../migrations/postgres/08_one_truth.sql"),
     include_str!("../../../migrations/postgres/09_lease_presence.sql"),
     include_str!("../../../migrations/postgres/10_admission_record.sql"),
+    include_str!("../../../migrations/postgres/11_remembered_approvals.sql"),
 ];
 
 /// The tables this store owns, for telling a foreign database from an empty one.
-const OWN_TABLES: [&str; 9] = [
+const OWN_TABLES: [&str; 10] = [
     "threads",
     "messages",
     "thread_values",
@@ -39,6 +40,7 @@ const OWN_TABLES: [&str; 9] = [
     "thread_inbox",
     "user_values",
     "parked_tool_calls",
+    "remembered_approvals",
 ];
 
 /// Brings the schema `search_path` points at up to [`SCHEMA_VERSION`], in the caller's

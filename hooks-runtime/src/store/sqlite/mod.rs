@@ -35,10 +35,12 @@ use self::owner::ProcessOwner;
 use self::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION};
 use super::rows::{self, Columns, Op, PARKED_COLUMN_LIST, ParkedColumns, ParkedJson, ThreadColumns, read_message};
 use super::{
-    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore, RunOwnership,
-    RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord, ThreadStatus, UserChange, UserValue, inbox,
+    ApprovalStore, EventLog, EventSubscription, InboxEntry, InboxStore, InputTake, MessageStore,
+    RememberedApprovalStore, RunOwnership, RunPermit, StoreError, StoreErrorKind, TakeStatus, ThreadRecord,
+    ThreadStatus, UserChange, UserValue, inbox,
 };
 use crate::approval_records::{ParkedToolCall, ToolCallChange};
+use crate::remembered_approvals::RememberedApproval;
 
 /// How often a store on a file looks for threads whose owner died.
 const RECOVERY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
@@ -896,6 +898,10 @@ impl MessageStore for SqliteStore {
         Some(self)
     }
 
+    fn remembered_approvals(&self) -> Option<&dyn RememberedApprovalStore> {
+        Some(self)
+    }
+
     /// On a file, which several processes may share (O3); in memory, one process owns it.
     fn run_ownership(&self) -> Option<&dyn RunOwnership> {
         self.owner.as_ref().map(|_| self as &dyn RunOwnership)
@@ -1064,6 +1070,88 @@ impl InboxStore for SqliteStore {
                 }
             }
             Ok(true)
+        })
+        .await
+    }
+}
+
+/// An error of remembered-approval operation `operation`, naming the approval when there is one.
+fn remembered_error<'a>(operation: &'static str, id: Option<&'a str>) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    move |e| {
+        let about = id.map(|id| format!(" `{id}`")).unwrap_or_default();
+        StoreError::new(sql_kind(&e), format!("{operation}: remembered approval{about}: SQLite: {e}")).with_source(e)
+    }
+}
+
+#[async_trait::async_trait]
+impl RememberedApprovalStore for SqliteStore {
+    async fn remember_approval(&self, approval: &RememberedApproval) -> Result<(), StoreError> {
+        let row = rows::RememberedColumns::of(approval);
+        self.run("remember_approval", move |connection| {
+            connection
+                .execute(
+                    &format!(
+                        "INSERT INTO remembered_approvals ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        rows::REMEMBERED_COLUMN_LIST
+                    ),
+                    params![
+                        row.id,
+                        row.scope,
+                        row.tool,
+                        row.matcher_kind,
+                        row.matcher,
+                        row.user_id,
+                        row.thread_id,
+                        row.created_at,
+                        row.created_by
+                    ],
+                )
+                .map_err(remembered_error("remember_approval", Some(&row.id)))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_remembered_approvals(&self, tool: Option<&str>) -> Result<Vec<RememberedApproval>, StoreError> {
+        let tool = tool.map(str::to_owned);
+        self.run("list_remembered_approvals", move |connection| {
+            let fail = remembered_error("list_remembered_approvals", None);
+            let mut statement = connection
+                .prepare_cached(&format!(
+                    "SELECT {} FROM remembered_approvals WHERE ?1 IS NULL OR tool = ?1 ORDER BY created_at, id",
+                    rows::REMEMBERED_COLUMN_LIST
+                ))
+                .map_err(&fail)?;
+            let mut rows = statement.query([&tool]).map_err(&fail)?;
+            let mut approvals = Vec::new();
+            while let Some(row) = rows.next().map_err(&fail)? {
+                let read = |row: &Row<'_>| -> rusqlite::Result<rows::RememberedColumns> {
+                    Ok(rows::RememberedColumns {
+                        id: row.get(0)?,
+                        scope: row.get(1)?,
+                        tool: row.get(2)?,
+                        matcher_kind: row.get(3)?,
+                        matcher: row.get(4)?,
+                        user_id: row.get(5)?,
+                        thread_id: row.get(6)?,
+                        created_at: row.get(7)?,
+                        created_by: row.get(8)?,
+                    })
+                };
+                approvals.push(read(row).map_err(&fail)?.into_approval("list_remembered_approvals")?);
+            }
+            Ok(approvals)
+        })
+        .await
+    }
+
+    async fn revoke_remembered_approval(&self, id: &str) -> Result<bool, StoreError> {
+        let id = id.to_owned();
+        self.run("revoke_remembered_approval", move |connection| {
+            let removed = connection
+                .execute("DELETE FROM remembered_approvals WHERE id = ?1", [&id])
+                .map_err(remembered_error("revoke_remembered_approval", Some(&id)))?;
+            Ok(removed == 1)
         })
         .await
     }

@@ -22,6 +22,7 @@ use self::value_cache::ValueCache;
 use super::links::Links;
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::{ThreadEvent, ThreadStatus};
+use crate::remembered_approvals::RememberedApproval;
 use crate::store::{InboxEntry, InputTake, MessageStore, RunPermit, StoreError, TakeStatus, ThreadRecord};
 
 /// Where a message comes from, which says what its insert writes with it, in one transaction.
@@ -427,6 +428,16 @@ impl Journal {
     pub(crate) async fn settle_parked(&self) -> Result<(), StoreError> {
         let approvals = self.store.approvals_for("settle_parked_tool_calls", &self.thread_id)?;
         approvals.settle_parked_tool_calls(&self.thread_id).await
+    }
+
+    /// A9: keeps an approval a person asked to remember, after the decision that made it is
+    /// written (rule 2's order: what was decided first, then what follows from it). A store
+    /// that keeps no remembered approvals keeps nothing (the decision checked that it does).
+    pub(crate) async fn remember_approval(&self, approval: &RememberedApproval) -> Result<(), StoreError> {
+        match self.store.remembered_approvals() {
+            Some(kept) => kept.remember_approval(approval).await,
+            None => Ok(()),
+        }
     }
 
     async fn advance(&self, change: &ToolCallChange, op: &str) -> Result<bool, StoreError> {
