@@ -22,23 +22,24 @@ pub(crate) fn now_ms() -> i64 {
 pub(crate) fn new_id(prefix: &str) -> String {
     let nanos = since_epoch().as_nanos();
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // Sized for the longest id up front, so that it never grows.
-    let mut id = String::with_capacity(prefix.len() + 1 + 32 + 16 + 4);
-    id.push_str(prefix);
-    id.push('_');
+    // Bytes, sized for the longest id up front, so that it never grows; a `String` checks each
+    // `char` it is pushed.
+    let mut id = Vec::with_capacity(prefix.len() + 1 + 32 + 16 + 4);
+    id.extend_from_slice(prefix.as_bytes());
+    id.push(b'_');
     push_hex(&mut id, nanos, 1);
     push_hex(&mut id, u128::from(count), 6);
     push_hex(&mut id, u128::from(std::process::id() & 0xffff), 4);
-    id
+    String::from_utf8(id).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// Appends `value` in lower-case hex, zero-padded to at least `min_digits`, as `{:0N$x}` does.
-fn push_hex(id: &mut String, value: u128, min_digits: u32) {
+fn push_hex(id: &mut Vec<u8>, value: u128, min_digits: u32) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digits = (128 - value.leading_zeros()).div_ceil(4).max(min_digits);
     for place in (0..digits).rev() {
         let nibble = value.checked_shr(place * 4).unwrap_or(0) & 0xf;
-        id.push(char::from(DIGITS[nibble as usize]));
+        id.push(DIGITS[nibble as usize]);
     }
 }
 
@@ -60,9 +61,9 @@ mod tests {
         assert!(u128::from_str_radix(nanos, 16).is_ok() && !nanos.starts_with('0'), "{id}");
         assert_eq!(&rest[6..], format!("{:04x}", std::process::id() & 0xffff), "{id}");
         for (value, min) in [(0u128, 1), (0, 6), (0xabc, 6), (0x1234567, 6), (u128::MAX, 1), (0xffff, 4)] {
-            let mut text = String::new();
+            let mut text = Vec::new();
             push_hex(&mut text, value, min);
-            assert_eq!(text, format!("{value:0width$x}", width = min as usize));
+            assert_eq!(String::from_utf8(text).unwrap(), format!("{value:0width$x}", width = min as usize));
         }
     }
 
