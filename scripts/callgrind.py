@@ -47,7 +47,8 @@ def inclusive(out_file, limit):
     )
     rows = []
     for line in result.stdout.splitlines():
-        match = re.match(r"^\s*([\d,]+) \([^)]*\)\s+(?:\S+:)?(.+?)(?: \[[^]]*\])?$", line)
+        # `Ir (share)  file:function [object]`; the file is `???` or a path with an extension.
+        match = re.match(r"^\s*([\d,]+) \([^)]*\)\s+(?:\?\?\?|[^ :]+\.\w+):(.+?)(?: \[[^]]*\])?$", line)
         if match:
             rows.append((int(match.group(1).replace(",", "")), match.group(2)))
     return rows[:limit]
