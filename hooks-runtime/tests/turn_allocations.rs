@@ -81,7 +81,10 @@ enum HandOver {
     /// No runtime: the same turn written by hand (`benches/floor`), with or without 4 history
     /// hooks called by hand, offering the tool or not. Its counts are the floor the runtime's
     /// are compared with.
-    HandWritten { hooks: bool, tool: bool },
+    HandWritten {
+        hooks: bool,
+        tool: bool,
+    },
 }
 
 struct Scenario {

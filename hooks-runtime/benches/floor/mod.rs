@@ -123,9 +123,7 @@ impl Message {
 
 /// A hand-written history of [`HISTORY`] messages, user and assistant in turn.
 pub fn history() -> Vec<Message> {
-    (0..HISTORY)
-        .map(|i| Message::new(if i % 2 == 0 { "user" } else { "assistant" }, Some(history_text(i))))
-        .collect()
+    (0..HISTORY).map(|i| Message::new(if i % 2 == 0 { "user" } else { "assistant" }, Some(history_text(i)))).collect()
 }
 
 /// A history hook called by hand: it keeps every message, as the benches' in-place hooks do.
