@@ -24,14 +24,31 @@ def binary(profile, name, build):
     return max(found, key=os.path.getmtime)
 
 
-def run(exe, env, args=(), callgrind=()):
+def run(exe, env, args=(), callgrind=(), keep=None):
     """Runs `exe` with `args` and the extra environment `env` under callgrind (with the options
-    `callgrind`); returns the instructions it counted and the program's standard output."""
+    `callgrind`); returns the instructions it counted and the program's standard output. With
+    `keep`, callgrind's output file is written there (for `inclusive`)."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
+        out = Path(keep) if keep else Path(tmp) / "callgrind.out"
         result = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *callgrind, exe, *args],
             env=dict(os.environ, **env), capture_output=True, text=True, check=True,
         )
         match = re.search(r"Collected : (\d+)", result.stderr)
         return int(match.group(1)), result.stdout
+
+
+def inclusive(out_file, limit):
+    """The `limit` functions of callgrind's output file `out_file` with the most instructions,
+    inclusive of what they call: (instructions, function name) pairs, most first."""
+    result = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", f"--threshold=100", str(out_file)],
+        capture_output=True, text=True, check=True,
+    )
+    rows = []
+    for line in result.stdout.splitlines():
+        # `Ir (share)  file:function [object]`; the file is `???` or a path with an extension.
+        match = re.match(r"^\s*([\d,]+) \([^)]*\)\s+(?:\?\?\?|[^ :]+\.\w+):(.+?)(?: \[[^]]*\])?$", line)
+        if match:
+            rows.append((int(match.group(1).replace(",", "")), match.group(2)))
+    return rows[:limit]

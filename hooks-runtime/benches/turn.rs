@@ -23,6 +23,12 @@
 //! per thread: a look-up in the runtime's map, no store read) against `thread.clone()`, the
 //! `Arc` clone it amounts to (`cargo bench -p hooks-runtime --bench turn -- open`).
 //!
+//! A sixth group measures a turn against its floor (`benches/floor`): `thread.send` on the
+//! in-memory store with the least model against the same turn written by hand around the same
+//! `Model`, for a text turn, a text turn with 4 in-place history hooks (called by hand in the
+//! hand-written turn), and a turn with one tool call, all six interleaved in one run
+//! (`cargo bench -p hooks-runtime --bench turn -- floor`).
+//!
 //! Run it with `cargo bench -p hooks-runtime --bench turn`; ratios are measured in this run,
 //! variants interleaved round by round (10 ms samples, 41 rounds unless `BENCH_SAMPLE_MS` and
 //! `BENCH_ROUNDS` say otherwise). No tracing subscriber is installed. The hooks are written as a
@@ -30,6 +36,7 @@
 
 #![allow(missing_docs)]
 
+mod floor;
 mod harness;
 
 use std::hint::black_box;
@@ -42,8 +49,7 @@ use hooks_runtime::prelude::*;
 use hooks_runtime::store::{InMemoryStore, MessageStore, SqliteStore};
 use hooks_runtime::{Runtime, ThreadOptions};
 
-/// Messages in the thread before each send.
-const HISTORY: usize = 10;
+use floor::HISTORY;
 
 #[inline(always)]
 fn touch<T>(mut value: T) -> T {
@@ -127,6 +133,9 @@ macro_rules! agents {
 }
 
 agents! {
+    a_floor_text: p_floor_text;
+    a_floor_hooks: p_floor_hooks;
+    a_floor_tool: p_floor_tool;
     a_tool: p_tool;
     a_none: p_none;
     a_in_place_plain: p_in_place_plain;
@@ -162,6 +171,9 @@ fn guard3(_state: &ThreadState, call: &HookToolCall, arguments: &mut serde_json:
 }
 
 define_prompt! { name: p_tool, model: "scripted", prompt: "Use the tool.", tools: ["lookup"] }
+define_prompt! { name: p_floor_text, model: "minimal", prompt: "Reply.", tools: [] }
+define_prompt! { name: p_floor_hooks, model: "minimal", prompt: "Reply.", tools: [], hooks: [ip00, ip01, ip02, ip03] }
+define_prompt! { name: p_floor_tool, model: "minimal", prompt: "Use the tool.", tools: ["lookup"] }
 
 /// One variant: its label, its agent, and the target against no hooks (`None`: reported only).
 struct Case {
@@ -206,8 +218,7 @@ async fn thread_with_history(runtime: &Runtime, agent: &str) -> hooks_runtime::T
     let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
     for i in 0..HISTORY {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        let text = format!("Message {i}: a line of conversation of ordinary length, about sixty-four characters.");
-        thread.inject_message(MessageRecord::new(role, text)).await.unwrap();
+        thread.inject_message(MessageRecord::new(role, floor::history_text(i))).await.unwrap();
     }
     thread
 }
@@ -557,8 +568,123 @@ fn open_handles(tokio: &tokio::runtime::Runtime) {
     }
 }
 
+/// The floor group's runtime: its three agents, the least model, the `lookup` tool.
+fn floor_runtime() -> Runtime {
+    let lookup = hooks_runtime::tool::FnTool::new(floor::TOOL, "Looks a number up.", |_args| async {
+        HookToolResult::success("42")
+    });
+    Runtime::builder()
+        .store(InMemoryStore::new())
+        .agent::<a_floor_text>()
+        .agent::<a_floor_hooks>()
+        .agent::<a_floor_tool>()
+        .model("minimal", floor::MinimalModel)
+        .tool(lookup)
+        .build()
+        .expect("the bench's agents resolve")
+}
+
+/// A floor scenario: its label, the runtime's agent, and the hand-written turn's hooks and tool.
+struct FloorCase {
+    label: &'static str,
+    agent: &'static str,
+    hooks: bool,
+    tool: bool,
+}
+
+const FLOOR: [FloorCase; 3] = [
+    FloorCase { label: "text turn", agent: "a_floor_text", hooks: false, tool: false },
+    FloorCase { label: "text turn, 4 history hooks", agent: "a_floor_hooks", hooks: true, tool: false },
+    FloorCase { label: "one tool call", agent: "a_floor_tool", hooks: false, tool: true },
+];
+
+/// Times `n` sends of `case`'s agent, each on a new thread with [`HISTORY`] messages.
+fn run_floor_send(tokio: &tokio::runtime::Runtime, case: &FloorCase, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let mut runtime = floor_runtime();
+        let mut total = Duration::ZERO;
+        for i in 0..n {
+            if i % SENDS_PER_RUNTIME == SENDS_PER_RUNTIME - 1 {
+                runtime = floor_runtime();
+            }
+            let thread = thread_with_history(&runtime, case.agent).await;
+            let started = Instant::now();
+            let outcome = thread.send(floor::USER_TEXT).await;
+            total += started.elapsed();
+            black_box(outcome.unwrap());
+        }
+        total
+    })
+}
+
+/// Times `n` hand-written turns of `case`, each on a new history of [`HISTORY`] messages.
+fn run_floor_hand(tokio: &tokio::runtime::Runtime, case: &FloorCase, n: u64) -> Duration {
+    tokio.block_on(async move {
+        let mut total = Duration::ZERO;
+        for _ in 0..n {
+            let mut messages = floor::history();
+            let started = Instant::now();
+            let reply = floor::scenario_turn(&mut messages, case.hooks, case.tool).await;
+            total += started.elapsed();
+            black_box((reply, messages));
+        }
+        total
+    })
+}
+
+/// The floor group: each scenario's `thread.send` against its hand-written turn, all six
+/// interleaved in one run.
+fn floor_turns(tokio: &tokio::runtime::Runtime) {
+    // Each pair is checked once: the same reply, and the same messages kept.
+    tokio.block_on(async {
+        let runtime = floor_runtime();
+        for case in &FLOOR {
+            let thread = thread_with_history(&runtime, case.agent).await;
+            let outcome = thread.send(floor::USER_TEXT).await.unwrap();
+            let mut messages = floor::history();
+            let reply = floor::scenario_turn(&mut messages, case.hooks, case.tool).await;
+            assert_eq!(outcome.reply.as_deref(), Some(reply.as_str()), "{}", case.label);
+            assert_eq!(thread.messages().await.unwrap().len(), messages.len(), "{}", case.label);
+        }
+    });
+    println!(
+        "\nFloor: thread.send (in-memory store) against the same turn written by hand, the least model, a thread \
+         of {HISTORY} messages; {} ms per sample, {} rounds, all six interleaved",
+        harness::sample_ms(),
+        harness::rounds()
+    );
+    let mut variants = Vec::new();
+    for case in &FLOOR {
+        variants.push(harness::Variant::new(format!("{}, thread.send", case.label), move |n| {
+            run_floor_send(tokio, case, n)
+        }));
+        variants.push(harness::Variant::new(format!("{}, hand-written", case.label), move |n| {
+            run_floor_hand(tokio, case, n)
+        }));
+    }
+    let group = harness::measure("thread.send against the hand-written turn", variants);
+    println!("\n| turn | thread.send, us | hand-written, us | x hand-written |");
+    println!("|---|---:|---:|---:|");
+    for case in &FLOOR {
+        let (send, hand) = (format!("{}, thread.send", case.label), format!("{}, hand-written", case.label));
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2}x |",
+            case.label,
+            group.ns(&send) / 1000.0,
+            group.ns(&hand) / 1000.0,
+            group.ratio(&send, &hand)
+        );
+    }
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    if std::env::args().any(|arg| arg == "floor") {
+        harness::set_defaults(10, 41);
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        floor_turns(&tokio);
         return;
     }
     if std::env::args().any(|arg| arg == "open") {
@@ -628,5 +754,6 @@ fn main() {
     governed_turns(tokio);
     schema_turns(tokio);
     open_handles(tokio);
+    floor_turns(tokio);
     println!("\nThe machine is shared and noisy: compare ratios, not times.");
 }

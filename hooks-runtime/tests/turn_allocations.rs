@@ -2,6 +2,8 @@
 //! turn, counted"): a text turn and a turn with one tool call, on the in-memory store with a
 //! minimal model, without hooks and with 4 in-place `filter_messages` hooks, and the text turn
 //! handed over through the inbox (`queue_message` + `run_input`, what the HTTP server does).
+//! Beside them, the floor they are compared with: the same text and tool turns written by hand
+//! around the same model (`benches/floor`), without and with 4 history hooks called by hand.
 //!
 //! Counts are exact, so each budget is a number to stay at or under, not a timing. What makes
 //! them exact: this binary holds one test, so nothing else in the process allocates while a
@@ -18,21 +20,22 @@ use std::alloc::System;
 use std::fmt::Write as _;
 use std::future::Future;
 
-use hooks_runtime::model::{Model, ModelError, ModelEvent, ModelRequest, ModelStream};
 use hooks_runtime::prelude::*;
 use hooks_runtime::store::InMemoryStore;
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::{RunOutcome, Runtime, Thread, ThreadOptions};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
+#[path = "../benches/floor/mod.rs"]
+mod floor;
+
+use floor::{HISTORY, MinimalModel, REPLY, TOOL, USER_TEXT};
+
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// Messages in the thread before the counted turn.
-const HISTORY: usize = 10;
 /// Counted runs of each scenario; all must count the same.
 const RUNS: usize = 5;
-const TOOL: &str = "lookup";
 
 #[hook(filter_messages, id = "keep_all_0")]
 fn keep_all_0(_state: &ThreadState, messages: &mut Vec<HookMessage>) {
@@ -69,43 +72,19 @@ define_agent! { name: a_text_hooks, side_a: { prompt: p_text_hooks, stop_on_resp
 define_agent! { name: a_tool, side_a: { prompt: p_tool, stop_on_response: true }, side_b: { human: true } }
 define_agent! { name: a_tool_hooks, side_a: { prompt: p_tool_hooks, stop_on_response: true }, side_b: { human: true } }
 
-/// The least a model can be: it answers a user message with one text delta, or, for an agent
-/// with tools, with one call of the tool whose arguments come in one fragment, and a tool's
-/// result with one text delta. It keeps nothing.
-struct MinimalModel;
-
-#[hooks_runtime::async_trait]
-impl Model for MinimalModel {
-    async fn stream(&self, request: ModelRequest) -> Result<Box<dyn ModelStream>, ModelError> {
-        let last_is_user = request.messages.last().is_some_and(|message| message.role == "user");
-        let events = if last_is_user && !request.tools.is_empty() {
-            vec![
-                ModelEvent::ToolCallStart { index: 0, id: "call_1".into(), name: TOOL.into() },
-                ModelEvent::ToolCallArguments { index: 0, fragment: r#"{"key":"answer"}"#.into() },
-                ModelEvent::ToolCallEnd { index: 0 },
-            ]
-        } else {
-            vec![ModelEvent::TextDelta("A short reply.".into())]
-        };
-        Ok(Box::new(MinimalStream(events.into_iter())))
-    }
-}
-
-struct MinimalStream(std::vec::IntoIter<ModelEvent>);
-
-#[hooks_runtime::async_trait]
-impl ModelStream for MinimalStream {
-    async fn next_event(&mut self) -> Option<Result<ModelEvent, ModelError>> {
-        self.0.next().map(Ok)
-    }
-}
-
 /// How the counted message is handed over.
 #[derive(Clone, Copy)]
 enum HandOver {
     Send,
     /// `queue_message`, then `run_input`.
     Inbox,
+    /// No runtime: the same turn written by hand (`benches/floor`), with or without 4 history
+    /// hooks called by hand, offering the tool or not. Its counts are the floor the runtime's
+    /// are compared with.
+    HandWritten {
+        hooks: bool,
+        tool: bool,
+    },
 }
 
 struct Scenario {
@@ -118,31 +97,53 @@ struct Scenario {
     bytes: usize,
 }
 
-const SCENARIOS: [Scenario; 5] = [
-    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 57, bytes: 6_992 },
+const SCENARIOS: [Scenario; 8] = [
+    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 55, bytes: 6_932 },
     Scenario {
         name: "text turn, 4 in-place hooks",
         agent: "a_text_hooks",
         hand_over: HandOver::Send,
-        allocations: 57,
-        bytes: 6_992,
+        allocations: 55,
+        bytes: 6_932,
     },
     Scenario {
         name: "text turn through the inbox",
         agent: "a_text",
         hand_over: HandOver::Inbox,
-        allocations: 62,
-        bytes: 7_476,
+        allocations: 60,
+        bytes: 7_400,
     },
     // The admission pipeline's decision record (the arguments' SHA-256 after each decider, the
     // record stored with the result) is part of a tool turn: docs/performance.md.
-    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 206, bytes: 29_501 },
+    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 196, bytes: 29_151 },
     Scenario {
         name: "tool turn, 4 in-place hooks",
         agent: "a_tool_hooks",
         hand_over: HandOver::Send,
-        allocations: 206,
-        bytes: 29_501,
+        allocations: 196,
+        bytes: 29_151,
+    },
+    // The floor: no budget to lower, the counts it has (the comparison assumes them).
+    Scenario {
+        name: "hand-written text turn",
+        agent: "",
+        hand_over: HandOver::HandWritten { hooks: false, tool: false },
+        allocations: 29,
+        bytes: 3_989,
+    },
+    Scenario {
+        name: "hand-written text turn, 4 hooks",
+        agent: "",
+        hand_over: HandOver::HandWritten { hooks: true, tool: false },
+        allocations: 29,
+        bytes: 3_989,
+    },
+    Scenario {
+        name: "hand-written tool turn",
+        agent: "",
+        hand_over: HandOver::HandWritten { hooks: false, tool: true },
+        allocations: 100,
+        bytes: 11_732,
     },
 ];
 
@@ -164,19 +165,19 @@ async fn thread_with_history(runtime: &Runtime, agent: &str) -> Thread {
     let thread = runtime.create_thread(agent, ThreadOptions::default()).await.unwrap();
     for i in 0..HISTORY {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        let text = format!("Message {i}: a line of conversation of ordinary length, about sixty-four characters.");
-        thread.inject_message(MessageRecord::new(role, text)).await.unwrap();
+        thread.inject_message(MessageRecord::new(role, floor::history_text(i))).await.unwrap();
     }
     thread
 }
 
 async fn turn(thread: &Thread, hand_over: HandOver) -> RunOutcome {
     match hand_over {
-        HandOver::Send => thread.send("What did we say?").await.unwrap(),
+        HandOver::Send => thread.send(USER_TEXT).await.unwrap(),
         HandOver::Inbox => {
-            let input = thread.queue_message(MessageRecord::new(Role::User, "What did we say?")).await.unwrap();
+            let input = thread.queue_message(MessageRecord::new(Role::User, USER_TEXT)).await.unwrap();
             thread.run_input(&input).await.unwrap().expect("the input is in the inbox")
         }
+        HandOver::HandWritten { .. } => unreachable!("a hand-written turn has no thread"),
     }
 }
 
@@ -206,13 +207,23 @@ impl<F: Future + Unpin> Future for Counted<F> {
 /// One counted turn of `scenario`: a fresh runtime, two threads with the same history, an
 /// uncounted turn on the first and the counted one on the second.
 fn count_turn(tokio: &tokio::runtime::Runtime, scenario: &Scenario) -> (usize, usize) {
+    if let HandOver::HandWritten { hooks, tool } = scenario.hand_over {
+        return tokio.block_on(async {
+            let (mut warm, mut messages) = (floor::history(), floor::history());
+            floor::scenario_turn(&mut warm, hooks, tool).await;
+            let (reply, allocations, bytes) = counted(floor::scenario_turn(&mut messages, hooks, tool)).await;
+            assert_eq!(reply, REPLY, "{}: the turn replied", scenario.name);
+            assert_eq!(messages.len(), HISTORY + if tool { 4 } else { 2 }, "{}: the turn's messages", scenario.name);
+            (allocations, bytes)
+        });
+    }
     tokio.block_on(async {
         let runtime = runtime();
         let warm = thread_with_history(&runtime, scenario.agent).await;
         let thread = thread_with_history(&runtime, scenario.agent).await;
         turn(&warm, scenario.hand_over).await;
         let (outcome, allocations, bytes) = counted(turn(&thread, scenario.hand_over)).await;
-        assert_eq!(outcome.reply.as_deref(), Some("A short reply."), "{}: the turn replied", scenario.name);
+        assert_eq!(outcome.reply.as_deref(), Some(REPLY), "{}: the turn replied", scenario.name);
         (allocations, bytes)
     })
 }

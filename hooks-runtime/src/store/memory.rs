@@ -1,4 +1,6 @@
-use std::collections::{BTreeMap, HashMap};
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasher as _, BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
 use hooks_core::{HookMessage, MessageUpdate};
@@ -28,16 +30,42 @@ type UserValues = BTreeMap<String, (Value, i64)>;
 struct StoredThread {
     record: ThreadRecord,
     messages: Vec<HookMessage>,
-    /// The ids of `messages`, so that an insert checks for a duplicate in constant time (a
-    /// step with many tool calls stores as many results).
-    ids: std::collections::HashSet<String>,
-    /// The tool calls that have a stored result, so that a second one is refused (O4), also
-    /// in constant time.
-    answered: std::collections::HashSet<String>,
+    /// The hashes of the ids of `messages`, so that an insert checks for a duplicate in
+    /// constant time (a step with many tool calls stores as many results) without a copy of
+    /// each id. A hash seen before is confirmed against the messages themselves: two ids of one
+    /// hash cost a scan, never a wrong answer.
+    ids: HashSet<u64, BuildHasherDefault<Hashed>>,
+    /// The hashes of the tool calls that have a stored result, so that a second one is refused
+    /// (O4), also in constant time and confirmed the same way.
+    answered: HashSet<u64, BuildHasherDefault<Hashed>>,
+    /// The keys of both hashes.
+    hasher: RandomState,
     /// The inbox, oldest first: id, message as JSON (as the durable stores keep it), time.
     inbox: Vec<(String, String, i64)>,
     /// The calls parked for approvals, in call order, settled ones (the ledger) included.
     parked: Vec<ParkedToolCall>,
+}
+
+/// The hasher of sets whose values are hashes already (keyed by the thread's `RandomState`):
+/// the value is its own hash.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is called, by the sets of `u64`; any other input is folded in.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
 }
 
 /// The tool call a message is the result of.
@@ -49,18 +77,24 @@ impl StoredThread {
     /// Appends `message`, refusing a second message of its id and a second result of its tool
     /// call (O4).
     fn push_message(&mut self, message: &HookMessage) -> Result<(), StoreError> {
-        if self.ids.contains(&message.id) {
+        let id = self.hasher.hash_one(message.id.as_str());
+        if self.ids.contains(&id) && self.messages.iter().any(|stored| stored.id == message.id) {
             return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
         }
-        if let Some(call) = tool_result_of(message)
-            && !self.answered.insert(call.to_owned())
+        let call = tool_result_of(message).map(|call| (call, self.hasher.hash_one(call)));
+        if let Some((call, hash)) = call
+            && self.answered.contains(&hash)
+            && self.messages.iter().any(|stored| tool_result_of(stored) == Some(call))
         {
             return Err(StoreError::conflict(format!(
                 "thread `{}`: a result of tool call `{call}` is already stored; a tool call has one result",
                 self.record.id
             )));
         }
-        self.ids.insert(message.id.clone());
+        self.ids.insert(id);
+        if let Some((_, hash)) = call {
+            self.answered.insert(hash);
+        }
         self.messages.push(message.clone());
         Ok(())
     }
@@ -117,8 +151,9 @@ impl MessageStore for InMemoryStore {
             StoredThread {
                 record: thread.clone(),
                 messages: Vec::new(),
-                ids: Default::default(),
-                answered: Default::default(),
+                ids: HashSet::default(),
+                answered: HashSet::default(),
+                hasher: RandomState::new(),
                 inbox: Vec::new(),
                 parked: Vec::new(),
             },

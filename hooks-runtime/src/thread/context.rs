@@ -91,10 +91,10 @@ fn render<'t>(
 ) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
-    while let Some(start) = rest.find("{{") {
+    while let Some(start) = find_pair(rest, b'{') {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        match after.find("}}") {
+        match find_pair(after, b'}') {
             Some(end) => {
                 let name = after[..end].trim();
                 match arguments.get(name) {
@@ -115,6 +115,12 @@ fn render<'t>(
     }
     out.push_str(rest);
     out
+}
+
+/// Where `text` first has `byte` twice in a row (`{{`, `}}`): a byte scan, where `str::find`
+/// sets up a substring searcher for every prompt of every step.
+fn find_pair(text: &str, byte: u8) -> Option<usize> {
+    text.as_bytes().windows(2).position(|pair| pair[0] == byte && pair[1] == byte)
 }
 
 /// The first `{{name}}` placeholder of `template` that `arguments` has no value for.

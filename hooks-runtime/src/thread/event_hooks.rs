@@ -96,9 +96,11 @@ pub(crate) async fn unless_aborted<T>(state: &ThreadState, hooks: impl Future<Ou
     if abort.is_aborted() {
         return None;
     }
+    // The hooks first: when they answer at once (no settings hook, or one that is done), the
+    // abort's poll timer is never armed. An abort that fired before is seen above.
     tokio::select! {
         biased;
-        () = super::model_step::aborted(&abort) => None,
         output = hooks => Some(output),
+        () = super::model_step::aborted(&abort) => None,
     }
 }
