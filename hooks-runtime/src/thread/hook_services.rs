@@ -33,11 +33,7 @@ impl hooks_core::__private::Sealed for HookServices {}
 impl ThreadServices for HookServices {
     async fn get_messages(&self, _state: &ThreadState, query: MessageQuery) -> HookResult<Vec<HookMessage>> {
         let shared = self.shared()?;
-        let messages = shared
-            .journal
-            .messages()
-            .await
-            .map_err(|e| HookError::new(e.to_string()).with_source(e))?;
+        let messages = shared.journal.messages().await.map_err(|e| HookError::new(e.to_string()).with_source(e))?;
         Ok(query.select(messages))
     }
 

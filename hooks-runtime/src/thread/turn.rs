@@ -21,9 +21,9 @@ use super::{Prevented, RunOutcome, RuntimeError, Thread, ThreadShared, TurnEnd, 
 use crate::dispatch::FailureRule;
 use crate::events::ThreadStatus;
 use crate::reasons::{FailReason, StopReason};
+use crate::run_error::{RunError, RunErrorKind};
 use crate::store::{InboxEntry, StoreErrorKind};
 use crate::thread_side::PromptCheck;
-use crate::run_error::{RunError, RunErrorKind};
 
 /// E9: the run of one `send` or `run_queued`, which always settles the thread's status. A run
 /// that returned an error part way is settled `failed` (`store_error`, or `lease_lost` when the
