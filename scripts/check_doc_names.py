@@ -39,6 +39,9 @@ import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from module_graph import strip  # noqa: E402  (Rust source without comments and literals)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = ["hooks-core/src", "hooks-macros/src", "hooks-runtime/src", "hooks-server/src", "examples/src"]
 # The library names of the workspace's crates (the package names differ: Cargo.toml).
@@ -93,48 +96,6 @@ DERIVED = {"default", "clone", "fmt", "eq", "ne", "hash", "cmp", "partial_cmp", 
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")  # UpperCamelCase, not SCREAMING
-
-
-def strip_code(text):
-    """Rust source without comments and the contents of string and char literals."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            depth, i = 1, i + 2
-            while i < n and depth:
-                if text.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif text.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
-        elif re.match(r'b?r(#*)"', text[i:i + 40]) and (i == 0 or not re.match(r"\w", text[i - 1])):
-            m = re.match(r'b?r(#*)"', text[i:])
-            end = text.find('"' + m.group(1), i + m.end())
-            out.append('""')
-            i = n if end < 0 else end + 1 + len(m.group(1))
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append('""')
-            i = j + 1
-        elif c == "'":
-            m = re.match(r"'(\\.[^']*|[^\\'])'", text[i:])
-            if m:
-                out.append("' '")
-                i += m.end()
-            else:  # a lifetime
-                out.append(c)
-                i += 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def block_end(code, open_at):
@@ -223,7 +184,7 @@ class Index:
             self.modules.add(path.stem)
         if path.name == "mod.rs":
             self.modules.add(path.parent.name)
-        code = strip_code(path.read_text(encoding="utf-8"))
+        code = strip(path.read_text(encoding="utf-8"))
         # A lookahead, so that `const fn name` yields `name` as well.
         item = re.compile(r"(?=\b(fn|struct|enum|trait|type|const|static|mod|union)\s+(" + IDENT + "))")
         for kind, name in item.findall(code):

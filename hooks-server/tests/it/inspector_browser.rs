@@ -260,17 +260,7 @@ fn payment_runtime() -> Runtime {
         ),
         ScriptedResponse::text("One payment made."),
     ];
-    Runtime::builder()
-        .agent::<payment_agent>()
-        .model("scripted", ScriptedModel::new(script))
-        .tool(
-            FnTool::new("pay", "Pays someone.", |arguments: Value| async move {
-                HookToolResult::success(format!("paid {}", arguments["amount"]))
-            })
-            .with_approval(|_| ToolDecision::ask("payments need a person")),
-        )
-        .build()
-        .expect("runtime")
+    paying_runtime(script)
 }
 
 /// A runtime whose model pays bob 5, answers, pays bob 7 at the next message and answers
@@ -282,6 +272,12 @@ fn remembering_runtime() -> Runtime {
         ScriptedResponse::tool_call("call_2", "pay", r#"{"amount":7,"to":"bob"}"#),
         ScriptedResponse::text("Paid again."),
     ];
+    paying_runtime(script)
+}
+
+/// A runtime of `payment_agent` whose model follows `script` and whose `pay` tool waits for a
+/// person on every call (unless a remembered approval answers it).
+fn paying_runtime<const N: usize>(script: [ScriptedResponse; N]) -> Runtime {
     Runtime::builder()
         .agent::<payment_agent>()
         .model("scripted", ScriptedModel::new(script))
