@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::caps::cap_hook_reason;
 use super::guard::ToolGuard;
-use super::remembered::RememberedApprovals;
+use super::remembered::{AskedCall, RememberedApprovals};
 use super::schema::ToolSchemas;
 use crate::admission_record::{AdmissionRecord, Hashed};
 use crate::approval_records::ApprovalReason;
@@ -272,7 +272,7 @@ impl AdmissionPipeline {
         // A9: every decider said its word and none denied: a remembered approval answers the
         // ask, and the record names it (A10).
         if let Some(remembered) = &self.remembered
-            && let Some(used) = remembered.find(review, &arguments, &current).await
+            && let Some(used) = remembered.find(asked_call(review), &arguments, &current).await
         {
             record.push_remembered(used, &current);
             return (Admission::Run { arguments: Ok(arguments), context }, record);
@@ -494,5 +494,14 @@ impl Decider for ToolApproval {
             decision @ ToolDecision::Ask { .. } => vec![Answer::new(None, decision)],
             _ => Vec::new(),
         }
+    }
+}
+
+/// The call of `review` as a remembered approval sees it (A9).
+fn asked_call<'a>(review: &'a Review<'_>) -> AskedCall<'a> {
+    AskedCall {
+        tool: review.call.function.name.as_str(),
+        thread: review.thread.id(),
+        user: review.state.user_id.as_deref(),
     }
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::admission::Review;
 use crate::admission_record::{Hashed, RememberedUse};
 use crate::remembered_approvals::{ApprovalMatcher, RememberedApproval};
 use crate::store::MessageStore;
@@ -19,31 +18,39 @@ pub(crate) struct RememberedApprovals {
 }
 
 impl RememberedApprovals {
-    /// The remembered approval that answers `review`'s call with `arguments` (hashed
+    /// The remembered approval that answers `call`'s ask, with `arguments` (hashed
     /// `hashed`), if one does: of its tool, its scope reaching the call's thread, its matcher
     /// matching. A store that keeps none, or fails to be read, answers none: the call waits.
-    pub(crate) async fn find(&self, review: &Review<'_>, arguments: &Value, hashed: &Hashed) -> Option<RememberedUse> {
+    pub(crate) async fn find(&self, call: AskedCall<'_>, arguments: &Value, hashed: &Hashed) -> Option<RememberedUse> {
         let store = self.store.remembered_approvals()?;
-        let tool = review.call.function.name.as_str();
+        let AskedCall { tool, thread, user } = call;
         let kept = match store.list_remembered_approvals(Some(tool)).await {
             Ok(kept) => kept,
             Err(error) => {
                 tracing::warn!(
                     target: "hooks_runtime::hook",
-                    thread = %review.thread.id(),
+                    thread = %thread,
                     "remembered approvals could not be read, so the call `{tool}` waits for a person: {error}"
                 );
                 return None;
             }
         };
-        let user = review.state.user_id.as_deref();
         let approval = kept.into_iter().find(|approval| {
             approval.tool == tool
-                && approval.reaches(review.thread.id(), user)
+                && approval.reaches(thread, user)
                 && matches(approval, self.patterns, tool, arguments, hashed)
         })?;
         Some(RememberedUse { id: approval.id, scope: approval.scope, matcher: approval.matcher })
     }
+}
+
+/// The call whose ask a remembered approval may answer: its tool, its thread and the thread's
+/// user.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AskedCall<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) thread: &'a str,
+    pub(crate) user: Option<&'a str>,
 }
 
 /// Whether `approval`'s matcher matches a call of `tool` with `arguments` (hashed `hashed`).
