@@ -10,7 +10,7 @@
 
 mod postgres_support;
 
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use hooks_runtime::Runtime;
@@ -21,17 +21,21 @@ use hooks_runtime::types::UserEvent;
 use postgres_support::{PgSchema, database_url};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
 
 /// One run of the hook: the user, the clients attached where it ran, the key and the new value.
 type Seen = (String, Vec<String>, String, Option<Value>);
 
 /// Every run of the hook.
 static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
+/// Wakes whoever waits for a run of the hook.
+static RAN: LazyLock<Notify> = LazyLock::new(Notify::new);
 
 #[hook(user_value_changed, id = "record_value_change")]
 fn record_value_change(user: &UserState) {
     if let UserEvent::ValueChanged { key, new, .. } = &user.event {
         SEEN.lock().unwrap().push((user.user_id.clone(), user.clients.clone(), key.clone(), new.clone()));
+        RAN.notify_waiters();
     }
 }
 
@@ -56,14 +60,23 @@ fn seen_by(user: &str, clients: &[&str]) -> Vec<(String, Option<Value>)> {
         .collect()
 }
 
+/// Waits, up to 10 s, until `check` holds: it is checked again at each run of the hook
+/// (another process's change arrives within about 100 ms).
 async fn eventually(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..400 {
-        if check() {
-            return;
+    let until = async {
+        loop {
+            // Registered before the check, so a run between the check and the wait still wakes it.
+            let mut ran = std::pin::pin!(RAN.notified());
+            ran.as_mut().enable();
+            if check() {
+                return;
+            }
+            ran.await;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    if tokio::time::timeout(Duration::from_secs(10), until).await.is_err() {
+        panic!("{what} did not happen within 10 s");
     }
-    panic!("{what} did not happen within 10 s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,20 +98,38 @@ async fn u1_user_value_changed_runs_once_per_change_wherever_the_users_clients_a
     eventually("B running its hook for A's changes", || seen_by(user, &["client-b"]).len() >= 3).await;
     // The values are in the store: C reads B's change at once, with no client of the user.
     assert_eq!(c.user_value(user, "ping").await.unwrap(), Some(json!(true)));
+    // Each runtime follows the store's changes in order: once it has the last change below, it
+    // has had every earlier one, so a second run of the hook for any of them would be in by then.
+    let end = |value: &str| ("end".to_owned(), Some(json!(value)));
+    a.set_user_value(user, "end", Some(json!("a"))).await.unwrap();
+    b.set_user_value(user, "end", Some(json!("b"))).await.unwrap();
+    a.set_user_value("someone-else", "end", Some(json!("a"))).await.unwrap();
+    eventually("A running its hook for B's last change", || seen_by(user, &["client-a"]).contains(&end("b"))).await;
+    eventually("B running its hook for A's last change", || seen_by(user, &["client-b"]).contains(&end("a"))).await;
+    eventually("C running its hook for A's change of its client's user", || {
+        seen_by("someone-else", &["client-c"]) == [end("a")]
+    })
+    .await;
+    let before_the_end = |clients: &[&str]| {
+        let (mut ends, seen): (Vec<_>, Vec<_>) = seen_by(user, clients).into_iter().partition(|(key, _)| key == "end");
+        ends.sort_by(|x, y| x.1.as_ref().and_then(Value::as_str).cmp(&y.1.as_ref().and_then(Value::as_str)));
+        assert_eq!(ends, [end("a"), end("b")], "{clients:?}: each last change once");
+        seen
+    };
 
     let theme = |value: &str| ("theme".to_owned(), Some(json!(value)));
     let ping = ("ping".to_owned(), Some(json!(true)));
     assert_eq!(
-        seen_by(user, &["client-a"]),
+        before_the_end(&["client-a"]),
         [theme("dark"), theme("light"), ping.clone()],
         "A: its own changes once each (not again when the store delivers them back), then B's"
     );
-    let mut in_b = seen_by(user, &["client-b"]);
+    let mut in_b = before_the_end(&["client-b"]);
     in_b.sort_by_key(|(key, _)| key.clone());
     assert_eq!(in_b.len(), 3, "B: each change once: {in_b:?}");
     assert_eq!(in_b[0], ping, "{in_b:?}");
     assert_eq!(
-        seen_by(user, &["client-b"]).iter().filter(|(key, _)| key == "theme").cloned().collect::<Vec<_>>(),
+        before_the_end(&["client-b"]).iter().filter(|(key, _)| key == "theme").cloned().collect::<Vec<_>>(),
         [theme("dark"), theme("light")]
     );
     assert_eq!(seen_by(user, &[]), [], "C has no client of the user: no hook runs there");

@@ -454,6 +454,8 @@ async fn p5_the_tool_list_follows_the_servers_list_changed_notification() {
 
 /// The environment variable that makes this binary the child of the SIGKILL test.
 const CHILD: &str = "HOOKS_MCP_DEATH_CHILD";
+/// Set in the child of the SIGKILL test: the folder its MCP server writes its markers in.
+const CHILD_MARKERS: &str = "HOOKS_MCP_DEATH_CHILD_MARKERS";
 
 #[tokio::test]
 async fn p3_a_stdio_servers_processes_end_when_its_runtime_is_dropped() {
@@ -476,7 +478,7 @@ async fn p3_a_stdio_servers_processes_end_when_its_runtime_is_dropped() {
 #[tokio::test]
 async fn child_runs_a_runtime_with_a_hanging_mcp_call() {
     let Ok(marker) = std::env::var(CHILD) else { return };
-    let markers = scratch("p3-child");
+    let markers = std::path::PathBuf::from(std::env::var(CHILD_MARKERS).expect("the parent names the markers folder"));
     let model = one_call("mcp__failing__hang", json!({}));
     let runtime = builder(&model)
         .agent::<p3_agent>()
@@ -493,6 +495,7 @@ fn p3_a_stdio_servers_processes_die_with_the_runtimes_process_on_sigkill() {
         return;
     }
     let marker = format!("500.{}", std::process::id());
+    let markers = scratch("p3-sigkill");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -502,16 +505,18 @@ fn p3_a_stdio_servers_processes_die_with_the_runtimes_process_on_sigkill() {
             "1",
         ])
         .env(CHILD, &marker)
+        .env(CHILD_MARKERS, &markers)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Wait for the hung call (the server writes `hanging` when it starts it), so the server is
+    // busy when its runtime dies.
     let started = std::time::Instant::now();
-    while processes_with_arg(&marker).is_empty() {
-        assert!(started.elapsed() < SETTLE, "the child's MCP server did not start its helper");
+    while !markers.join("hanging").exists() {
+        assert!(started.elapsed() < SETTLE, "the child's MCP call never started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Wait for the hung call, so the server is busy when its runtime dies.
-    std::thread::sleep(Duration::from_secs(2));
+    assert!(!processes_with_arg(&marker).is_empty(), "the child's MCP server did not start its helper");
     child.kill().unwrap(); // SIGKILL: no destructor of the child runs
     child.wait().unwrap();
     let started = std::time::Instant::now();

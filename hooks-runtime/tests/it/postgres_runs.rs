@@ -5,32 +5,45 @@
 
 use crate::postgres_support;
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
 use hooks_runtime::{Runtime, ThreadOptions};
 use postgres_support::PgSchema;
+use tracing::instrument::WithSubscriber as _;
 
-/// (start, end) of every turn's context assembly, from both runtimes.
-static TURNS: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
+/// How many turns entered the filter, how many are in it now, and the most that ever were.
+static ENTERED: AtomicUsize = AtomicUsize::new(0);
+static INSIDE: AtomicUsize = AtomicUsize::new(0);
+static MOST_INSIDE: AtomicUsize = AtomicUsize::new(0);
+/// Notified when a send finds the thread's lease held and starts waiting for it.
+static LEASE_WAIT: OnceLock<Arc<tokio::sync::Notify>> = OnceLock::new();
+/// Whether the first turn saw the other send wait before it went on.
+static SAW_THE_WAIT: AtomicBool = AtomicBool::new(false);
 
-/// Takes a while, so that two turns running at once would overlap here.
-#[hook(filter_messages, id = "slow_filter", timeout_ms = 5000)]
-async fn slow_filter(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
-    let start = Instant::now();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    TURNS.lock().unwrap().push((start, Instant::now()));
+/// The first turn stays in here until the other runtime's send waits for the thread's lease:
+/// were the turns not serialised, that send's turn would come in here meanwhile.
+#[hook(filter_messages, id = "gated_filter", timeout_ms = 20000)]
+async fn gated_filter(_state: &ThreadState, _messages: &mut Vec<HookMessage>) {
+    let inside = INSIDE.fetch_add(1, Ordering::SeqCst) + 1;
+    MOST_INSIDE.fetch_max(inside, Ordering::SeqCst);
+    if ENTERED.fetch_add(1, Ordering::SeqCst) == 0 {
+        LEASE_WAIT.get().expect("the test sets the signal first").notified().await;
+        SAW_THE_WAIT.store(true, Ordering::SeqCst);
+    }
+    INSIDE.fetch_sub(1, Ordering::SeqCst);
 }
 
-define_prompt! { name: slow_prompt, model: "scripted", prompt: "p", hooks: [slow_filter] }
-define_agent! { name: slow_agent, side_a: { prompt: slow_prompt, stop_on_response: true } }
+define_prompt! { name: gated_prompt, model: "scripted", prompt: "p", hooks: [gated_filter] }
+define_agent! { name: gated_agent, side_a: { prompt: gated_prompt, stop_on_response: true } }
 
 async fn runtime(schema: &PgSchema) -> Runtime {
     let replies = (0..8).map(|_| ScriptedResponse::text("a reply"));
     Runtime::builder()
-        .agent::<slow_agent>()
+        .agent::<gated_agent>()
         .model("scripted", ScriptedModel::new(replies))
         .store(schema.store().await)
         .build()
@@ -41,22 +54,24 @@ async fn runtime(schema: &PgSchema) -> Runtime {
 async fn sends_to_one_thread_from_two_runtimes_take_turns() {
     let schema = PgSchema::new("runs");
     let (a, b) = (runtime(&schema).await, runtime(&schema).await);
-    let thread_a = a.create_thread("slow_agent", ThreadOptions::default()).await.unwrap();
+    let thread_a = a.create_thread("gated_agent", ThreadOptions::default()).await.unwrap();
     let thread_id = thread_a.id().to_owned();
     let thread_b = b.open_thread(&thread_id).await.unwrap();
 
+    // The send that finds the lease held logs that it waits; the first turn waits for that.
+    let (logs, waiting) = postgres_support::log_signal("this owner waits for its release");
+    LEASE_WAIT.set(waiting).unwrap();
     let sends = [
-        tokio::spawn(async move { thread_a.send("from a, 1").await.map(|_| ()) }),
-        tokio::spawn(async move { thread_b.send("from b, 1").await.map(|_| ()) }),
+        tokio::spawn(async move { thread_a.send("from a, 1").await.map(|_| ()) }.with_subscriber(logs.clone())),
+        tokio::spawn(async move { thread_b.send("from b, 1").await.map(|_| ()) }.with_subscriber(logs)),
     ];
     for send in sends {
         send.await.unwrap().unwrap();
     }
 
-    let mut turns = TURNS.lock().unwrap().clone();
-    turns.sort();
-    assert_eq!(turns.len(), 2, "both turns ran");
-    assert!(turns[0].1 <= turns[1].0, "two turns of one thread overlapped: {turns:?}");
+    assert_eq!(ENTERED.load(Ordering::SeqCst), 2, "both turns ran");
+    assert!(SAW_THE_WAIT.load(Ordering::SeqCst), "the first turn ended before the other send waited for the lease");
+    assert_eq!(MOST_INSIDE.load(Ordering::SeqCst), 1, "two turns of one thread overlapped");
     let messages = a.open_thread(&thread_id).await.unwrap().messages().await.unwrap();
     let contents: Vec<&str> = messages.iter().filter_map(|m| m.content.as_deref()).collect();
     for sent in ["from a, 1", "from b, 1"] {

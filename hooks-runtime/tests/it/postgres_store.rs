@@ -22,6 +22,7 @@ use hooks_runtime::types::ToolStatus;
 use postgres_support::{PgSchema, database_url, raw_client};
 use serde_json::json;
 use store_fixtures::{message, thread};
+use tracing::instrument::WithSubscriber as _;
 
 /// How long a test waits for an event that should come at once (generous: shared machine).
 const EVENT_WAIT: Duration = Duration::from_secs(30);
@@ -673,11 +674,14 @@ async fn a_waiting_owner_gets_the_lease_once_it_is_released_and_gives_up_after_i
     let held = a.hold_lease("t1", "owner-a", ttl).await.unwrap().unwrap();
     let impatient = b.wait_for_lease("t1", "owner-b", ttl, Duration::from_millis(300)).await.unwrap();
     assert!(impatient.is_none(), "a holds the thread throughout");
+    // The store logs when b starts waiting; a holds the thread until after that, so b's wait
+    // cannot have ended there.
+    let (logs, waiting) = postgres_support::log_signal("this owner waits for its release");
     let waiter = {
         let b = b.clone();
-        tokio::spawn(async move { b.wait_for_lease("t1", "owner-b", ttl, EVENT_WAIT).await })
+        tokio::spawn(async move { b.wait_for_lease("t1", "owner-b", ttl, EVENT_WAIT).await }.with_subscriber(logs))
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(EVENT_WAIT, waiting.notified()).await.expect("b never waited for a's lease");
     assert!(!waiter.is_finished(), "b waits while a holds the thread");
     assert!(held.release().await.unwrap());
     let guard = waiter.await.unwrap().unwrap().expect("b's turn came");

@@ -57,3 +57,37 @@ impl PgSchema {
         client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)).await.expect("drop schema");
     }
 }
+
+/// A subscriber that notifies the returned `Notify` each time an event whose message contains
+/// `fragment` is logged: a test awaits a point the store logs (`"this owner waits for its
+/// release"`) instead of sleeping until it has probably passed. Attach it to the future that
+/// logs it (`tracing::instrument::WithSubscriber::with_subscriber`), which works on any worker.
+pub(crate) fn log_signal(fragment: &'static str) -> (tracing::Dispatch, std::sync::Arc<tokio::sync::Notify>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let notify = std::sync::Arc::new(tokio::sync::Notify::new());
+    let layer = LogSignal { fragment, notify: notify.clone() };
+    (tracing::Dispatch::new(tracing_subscriber::registry().with(layer)), notify)
+}
+
+struct LogSignal {
+    fragment: &'static str,
+    notify: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogSignal {
+    fn on_event(&self, event: &tracing::Event<'_>, _context: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if message.0.contains(self.fragment) {
+            self.notify.notify_one();
+        }
+    }
+}

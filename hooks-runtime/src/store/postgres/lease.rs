@@ -92,7 +92,8 @@ pub trait PostgresLeases {
     /// thread: the way a `send` to a thread that another process is running waits its turn
     /// instead of running a second turn at once. Attempts are 10 ms apart at first, backing off
     /// to 250 ms, so a released lease is taken within about 250 ms and an expired one within
-    /// that of its expiry. `None` when `patience` runs out.
+    /// that of its expiry. `None` when `patience` runs out. The first time it finds the thread
+    /// held, it logs at DEBUG (target `hooks_runtime::store`) that this owner waits.
     fn wait_for_lease(
         &self,
         thread_id: &str,
@@ -312,6 +313,7 @@ impl PostgresLeases for PostgresStore {
     ) -> Result<Option<LeaseGuard>, StoreError> {
         let deadline = tokio::time::Instant::now() + patience;
         let mut pause = FIRST_LEASE_POLL;
+        let mut waiting = false;
         loop {
             if let Some(guard) = self.hold_lease(thread_id, owner, ttl).await? {
                 return Ok(Some(guard));
@@ -319,6 +321,10 @@ impl PostgresLeases for PostgresStore {
             let now = tokio::time::Instant::now();
             if now >= deadline {
                 return Ok(None);
+            }
+            if !waiting {
+                waiting = true;
+                tracing::debug!(target: "hooks_runtime::store", thread = %thread_id, owner, "another owner holds the thread's lease; this owner waits for its release");
             }
             tokio::time::sleep(pause.min(deadline - now)).await;
             pause = (pause * 2).min(MAX_LEASE_POLL);
