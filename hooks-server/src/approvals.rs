@@ -80,7 +80,7 @@ pub(crate) async fn decide(
             "field `arguments_sha256` is the SHA-256 of the listed arguments: 64 hexadecimal digits",
         ));
     }
-    let remember = remember(request.decision, request.remember.take(), &user)?;
+    let remember = remember(request.decision, request.remember.take(), &user, state.config.allow_remember_always)?;
     let choice = choice(request)?;
     let slot = entry.take_queue_slot(state.config.max_queued_inputs)?;
     // G8: edited arguments a guard denies deny the call; the turn goes on as after a denial,
@@ -146,8 +146,15 @@ fn choice(request: DecisionRequest) -> Result<ApprovalChoice, ApiError> {
 }
 
 /// What a decision's `remember` asks (A9), made by `user`: `once` without one. A scope other
-/// than the four words, or one with a denial, is 400 naming the field.
-fn remember(decision: Decision, request: Option<RememberRequest>, user: &str) -> Result<Remember, ApiError> {
+/// than the four words, or one with a denial, is 400 naming the field; `always`, which would
+/// answer other users' calls, is 403 unless the server allows it
+/// ([`ServerConfig::allow_remember_always`](crate::ServerConfig::allow_remember_always)).
+fn remember(
+    decision: Decision,
+    request: Option<RememberRequest>,
+    user: &str,
+    allow_always: bool,
+) -> Result<Remember, ApiError> {
     let Some(RememberRequest { scope, pattern }) = request else { return Ok(Remember::default()) };
     let Some(scope) = RememberScope::from_name(&scope) else {
         return Err(ApiError::bad_request(
@@ -159,6 +166,14 @@ fn remember(decision: Decision, request: Option<RememberRequest>, user: &str) ->
         return Err(ApiError::bad_request(
             "invalid_field",
             "field `remember` of an approval decision goes with `\"decision\": \"approve\"`: a denial decides one call",
+        ));
+    }
+    if scope == RememberScope::Always && !allow_always {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "remember_scope_forbidden",
+            "an `always` approval would answer every user's calls, and this server does not let a user make one; \
+             remember it for the thread or the user",
         ));
     }
     let remember = Remember::new(scope).by(user);

@@ -95,6 +95,13 @@ pub struct ServerConfig {
     /// from the operator's traces by sending flags `00`. Set it when the callers are trusted
     /// services whose sampling decision the traces should follow.
     pub honor_unsampled_traceparent: bool,
+    /// Whether a user may remember an approval with scope `always` over HTTP (default `false`).
+    /// An `always` approval answers the matching asks of every thread of the runtime, other
+    /// users' included, so by default a decision asking for it is refused with 403
+    /// `remember_scope_forbidden` and decides nothing; `thread` and `user` approvals reach only
+    /// the caller's own threads. Set it when the server has one user, or its users are one team
+    /// that shares a policy.
+    pub allow_remember_always: bool,
 }
 
 impl Default for ServerConfig {
@@ -116,6 +123,7 @@ impl Default for ServerConfig {
             max_streams_per_user: 32,
             max_connections_per_user: 64,
             honor_unsampled_traceparent: false,
+            allow_remember_always: false,
         }
     }
 }
@@ -154,4 +162,5 @@ setters! {
     max_streams_per_user: usize,
     max_connections_per_user: usize,
     honor_unsampled_traceparent: bool,
+    allow_remember_always: bool,
 }

@@ -86,7 +86,12 @@ fn two_payments() -> ScriptedResponse {
 /// A server on `runtime`, a thread of Alice's, and its event stream after the message that
 /// parks the calls: the stream has just shown that run's end.
 async fn parked(runtime: Runtime) -> (Server, String, SseReader) {
-    let server = Server::start(runtime, ServerConfig::default()).await;
+    parked_on(runtime, ServerConfig::default()).await
+}
+
+/// [`parked`] on a server with `config`.
+async fn parked_on(runtime: Runtime, config: ServerConfig) -> (Server, String, SseReader) {
+    let server = Server::start(runtime, config).await;
     let id = server.create_thread(ALICE, "pay_agent").await;
     let mut stream = server.stream(&format!("/threads/{id}/events"), ALICE, None).await;
     let (status, body) = server.post(&format!("/threads/{id}/messages"), ALICE, r#"{"content":"Pay."}"#).await;
@@ -460,7 +465,7 @@ async fn a9_a_bad_pattern_or_scope_is_400_naming_the_problem_and_decides_nothing
     let listed = server.listed_sha256(&id, "call_1", ALICE).await;
     let path = format!("/threads/{id}/approvals/call_1");
     let cases = [
-        ("approve", json!({"scope": "always", "pattern": "pay(bob"}), "invalid_remember", "is not a permission rule"),
+        ("approve", json!({"scope": "user", "pattern": "pay(bob"}), "invalid_remember", "is not a permission rule"),
         ("approve", json!({"scope": "user", "pattern": "pay(carol)"}), "invalid_remember", "does not select the call"),
         ("approve", json!({"scope": "forever"}), "invalid_field", "`remember.scope`"),
         ("deny", json!({"scope": "thread"}), "invalid_field", "goes with `\"decision\": \"approve\"`"),
@@ -476,4 +481,35 @@ async fn a9_a_bad_pattern_or_scope_is_400_naming_the_problem_and_decides_nothing
     let (_, mine) = server.get("/approvals/remembered", ALICE).await;
     assert_eq!(mine, json!({"remembered": []}));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+/// A9 over HTTP: an `always` approval would answer other users' calls, so by default a decision
+/// asking for one is 403 `remember_scope_forbidden` and decides nothing; a server configured to
+/// allow it keeps one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_an_always_approval_over_http_is_refused_unless_the_server_allows_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (server, id, _stream) = parked(runtime(one_payment(), runs.clone())).await;
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
+    let body = json!({"decision": "approve", "arguments_sha256": listed, "remember": {"scope": "always"}});
+    let path = format!("/threads/{id}/approvals/call_1");
+    let (status, answer) = server.post(&path, ALICE, &body.to_string()).await;
+    assert_eq!((status, code(&answer)), (403, "remember_scope_forbidden"), "{answer}");
+    assert!(message(&answer).contains("every user's calls"), "{answer}");
+    let (_, waiting) = server.get(&format!("/threads/{id}/approvals"), ALICE).await;
+    assert_eq!(waiting["approvals"].as_array().unwrap().len(), 1, "nothing was decided: {waiting}");
+    let (_, mine) = server.get("/approvals/remembered", ALICE).await;
+    assert_eq!(mine, json!({"remembered": []}));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let config = ServerConfig::default().allow_remember_always(true);
+    let (server, id, mut stream) = parked_on(runtime(one_payment(), runs.clone()), config).await;
+    let listed = server.listed_sha256(&id, "call_1", ALICE).await;
+    let body = json!({"decision": "approve", "arguments_sha256": listed, "remember": {"scope": "always"}});
+    let (status, answer) = server.post(&format!("/threads/{id}/approvals/call_1"), ALICE, &body.to_string()).await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["remembered"]["scope"], "always", "{answer}");
+    assert_eq!(stream.until("run_finished").await.last().unwrap().data["status"], "idle");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
