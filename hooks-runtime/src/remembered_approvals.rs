@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 // The scope and the matcher are the decision record's vocabulary too (A10: an entry names
 // them), so they are defined with it, below this module, and are this module's words as well.
-pub use crate::admission_record::{ApprovalMatcher, RememberScope};
+use crate::admission_record::{ApprovalMatcher, RememberScope};
 
 /// What to remember of an approval, given with the decision: its scope, and a pattern in the
 /// permission-rule syntax (`None`: the exact arguments approved). A pattern must parse and must

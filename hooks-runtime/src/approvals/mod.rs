@@ -18,9 +18,10 @@
 //! assert!(matches!(choice, ApprovalChoice::Deny { .. }));
 //! ```
 
+pub use crate::admission_record::{ApprovalMatcher, RememberScope};
 pub use crate::approval_records::{
     ApprovalDecision, ApprovalOutcome, ApprovalReason, ApprovalState, ParkedToolCall, ToolCallChange,
 };
 pub use crate::governing::caps::MAX_REASON_BYTES;
-pub use crate::remembered_approvals::{ApprovalMatcher, Remember, RememberScope, RememberedApproval};
+pub use crate::remembered_approvals::{Remember, RememberedApproval};
 pub use crate::thread::{ApprovalChoice, ApprovalError};

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::admission_record::ApprovalMatcher;
 use crate::admission_record::{Hashed, RememberedUse};
-use crate::remembered_approvals::{ApprovalMatcher, RememberedApproval};
+use crate::remembered_approvals::RememberedApproval;
 use crate::store::MessageStore;
 
 /// The remembered approvals of a runtime's store, read at each ask, so that one remembered or

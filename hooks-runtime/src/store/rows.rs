@@ -12,9 +12,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{StoreError, StoreErrorKind, ThreadRecord, ThreadStatus};
+use crate::admission_record::{ApprovalMatcher, RememberScope};
 use crate::approval_records::{ApprovalState, ParkedToolCall};
 use crate::reasons::{FailReason, StopReason};
-use crate::remembered_approvals::{ApprovalMatcher, RememberScope, RememberedApproval};
+use crate::remembered_approvals::RememberedApproval;
 
 /// What an operation works on, so that every error names the operation and its ids.
 pub(super) struct Op<'a> {

@@ -7,10 +7,11 @@ use tracing::Instrument as _;
 use super::edited_arguments::{self, Regoverned};
 use super::resuming::{self, Finish};
 use super::{RunOutcome, RuntimeError, Thread, reentry, run_permit, turn};
+use crate::admission_record::{ApprovalMatcher, RememberScope};
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::ThreadStatus;
 use crate::governing::caps::MAX_REASON_BYTES;
-use crate::remembered_approvals::{ApprovalMatcher, Remember, RememberScope, RememberedApproval};
+use crate::remembered_approvals::{Remember, RememberedApproval};
 
 /// Who decided, in the ledger, for a decision through [`Thread::record_decision`].
 const PERSON: &str = "person";
