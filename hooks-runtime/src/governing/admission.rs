@@ -93,7 +93,7 @@ impl Answer {
 }
 
 /// The arguments a decider decides on. Reading them ([`get`](Self::get)) leaves them as they
-/// were; the one way to change them, [`to_change`](Self::to_change), marks them, and the
+/// were; the one way to change them, [`for_change`](Self::for_change), marks them, and the
 /// pipeline hashes them again only after a decider that reached them that way: a decider that
 /// only read them cannot have rewritten them, so its "after" hash is its "before" one, and
 /// every rewrite is still seen and rechecked (G14). The mark is the pipeline's own, never a
@@ -115,7 +115,7 @@ impl Arguments {
     }
 
     /// The arguments, to change: marks them as possibly rewritten.
-    pub(crate) fn to_change(&mut self) -> &mut Value {
+    pub(crate) fn for_change(&mut self) -> &mut Value {
         self.reached = true;
         &mut self.value
     }
@@ -551,7 +551,7 @@ mod tests {
         let mut arguments = Arguments::new(json!({"command": "ls"}));
         assert_eq!(arguments.get(), &json!({"command": "ls"}));
         assert!(!arguments.take_reached(), "reading leaves no mark");
-        arguments.to_change()["command"] = json!("ls -la");
+        arguments.for_change()["command"] = json!("ls -la");
         assert!(arguments.take_reached(), "a change is marked");
         assert!(!arguments.take_reached(), "the mark is taken once");
         assert_eq!(arguments.into_value(), json!({"command": "ls -la"}));

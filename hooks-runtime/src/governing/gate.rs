@@ -78,7 +78,7 @@ async fn run_links<'a>(
     let mut answers = Vec::new();
     for link in links {
         // A link may rewrite the arguments: reached for a change only when a link runs.
-        let answer = apply(review, link, arguments.to_change(), traced).await;
+        let answer = apply(review, link, arguments.for_change(), traced).await;
         let ends = matches!(answer.decision, ToolDecision::Deny { .. });
         answers.push(answer);
         if ends {

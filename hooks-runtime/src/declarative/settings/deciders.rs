@@ -136,7 +136,7 @@ impl Decider for PreToolUseHooks {
             }
         };
         if let Some(rewritten) = answer.arguments {
-            *arguments.to_change() = rewritten;
+            *arguments.for_change() = rewritten;
         }
         match answers.first_mut() {
             Some(first) => first.context = answer.context,
@@ -196,7 +196,7 @@ impl Decider for PermissionRequestHooks {
             Permission::Allow => {
                 tracing::info!(target: "hooks_runtime::thread", thread = %thread.id(), call = %call.id, "the PermissionRequest hook {} approved {name}", first.hook);
                 if let Some(updated) = verdict.updated_input {
-                    *arguments.to_change() = Value::Object(updated);
+                    *arguments.for_change() = Value::Object(updated);
                 }
                 (ToolDecision::allow(), "approved")
             }
