@@ -92,6 +92,45 @@ impl Answer {
     }
 }
 
+/// The arguments a decider decides on. Reading them ([`get`](Self::get)) leaves them as they
+/// were; the one way to change them, [`for_change`](Self::for_change), marks them, and the
+/// pipeline hashes them again only after a decider that reached them that way: a decider that
+/// only read them cannot have rewritten them, so its "after" hash is its "before" one, and
+/// every rewrite is still seen and rechecked (G14). The mark is the pipeline's own, never a
+/// decider's word.
+pub(crate) struct Arguments {
+    value: Value,
+    reached: bool,
+}
+
+impl Arguments {
+    /// `value`, not yet reached for a change.
+    pub(crate) fn new(value: Value) -> Self {
+        Arguments { value, reached: false }
+    }
+
+    /// The arguments, to read.
+    pub(crate) fn get(&self) -> &Value {
+        &self.value
+    }
+
+    /// The arguments, to change: marks them as possibly rewritten.
+    pub(crate) fn for_change(&mut self) -> &mut Value {
+        self.reached = true;
+        &mut self.value
+    }
+
+    /// Whether they were reached for a change since the last call; clears the mark.
+    fn take_reached(&mut self) -> bool {
+        std::mem::take(&mut self.reached)
+    }
+
+    /// The arguments as they stand.
+    fn into_value(self) -> Value {
+        self.value
+    }
+}
+
 /// One step of the admission pipeline. A decider answers with what each of its parts decided
 /// (a chain of hooks answers once per hook, up to the first deny), and may rewrite `arguments`
 /// in place; `asked` is every ask so far (the ask stage reads it).
@@ -119,7 +158,7 @@ pub(crate) trait Decider: Send + Sync {
         Vec::new()
     }
     /// Decides `review` on `arguments`.
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, asked: &[ApprovalReason]) -> Vec<Answer>;
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, asked: &[ApprovalReason]) -> Vec<Answer>;
 }
 
 /// What the pipeline decided about one call.
@@ -199,13 +238,13 @@ impl AdmissionPipeline {
         let mut record = AdmissionRecord::default();
         // The one parse of the model's arguments.
         let mut arguments = match parse_arguments(&review.call.function.arguments) {
-            Ok(arguments) => arguments,
+            Ok(arguments) => Arguments::new(arguments),
             Err(error) => {
                 // Only what does not read the arguments decides a call whose text is not JSON;
                 // the tool answers it with the parser's message.
-                let mut empty = Value::Object(serde_json::Map::new());
+                let mut empty = Arguments::new(Value::Object(serde_json::Map::new()));
                 for decider in self.deciders.iter().filter(|decider| !decider.reads_arguments()) {
-                    let hashed = Hashed::of(&empty);
+                    let hashed = Hashed::of(empty.get());
                     for answer in run(decider.as_ref(), review, &mut empty, &[]).await {
                         record.push(decider.name(), answer.parts(), &hashed, &hashed);
                         if let ToolDecision::Deny { reason } = answer.decision {
@@ -221,16 +260,20 @@ impl AdmissionPipeline {
         let mut context: Option<String> = None;
         let mut rule_allowed = false;
         let mut rewritten = false;
-        // The arguments' hash as they stand: hashed once, then once after each decider.
-        let mut current = Hashed::of(&arguments);
+        // The arguments' hash as they stand: hashed once, then again after each decider that
+        // reached them for a change (a SHA-256 of a call's arguments is about 2,300
+        // instructions; most deciders only read them).
+        let mut current = Hashed::of(arguments.get());
         for decider in self.deciders.iter().filter(|decider| decider.role() != Role::OnAsk) {
             let answers = run(decider.as_ref(), review, &mut arguments, &asked).await;
-            let after = Hashed::of(&arguments);
-            rewritten |= after != current;
-            let before = std::mem::replace(&mut current, after);
-            let after = &current;
+            let replaced = arguments.take_reached().then(|| {
+                let after = Hashed::of(arguments.get());
+                rewritten |= after != current;
+                std::mem::replace(&mut current, after)
+            });
+            let before = replaced.as_ref().unwrap_or(&current);
             for answer in answers {
-                record.push(decider.name(), answer.parts(), &before, after);
+                record.push(decider.name(), answer.parts(), before, &current);
                 if answer.context.is_some() {
                     context.clone_from(&answer.context);
                 }
@@ -250,7 +293,7 @@ impl AdmissionPipeline {
         }
         // G14: rewritten arguments pass the schema and every rule again before anything runs.
         if rewritten {
-            match self.recheck(review, &arguments, &mut record, &mut asked).await {
+            match self.recheck(review, arguments.get(), &mut record, &mut asked).await {
                 Err(denial) => return (denial, record),
                 // The rules' answer on the arguments as they now stand is the one that counts.
                 Ok(allowed) => rule_allowed = allowed,
@@ -265,23 +308,23 @@ impl AdmissionPipeline {
             reason.reason = cap_hook_reason(hook, std::mem::take(&mut reason.reason));
         }
         let Some(first) = asked.first_mut() else {
-            return (Admission::Run { arguments: Ok(arguments), context }, record);
+            return (Admission::Run { arguments: Ok(arguments.into_value()), context }, record);
         };
         // The parked call keeps the context for the model, for when it is approved.
         first.context.clone_from(&context);
         // A9: every decider said its word and none denied: a remembered approval answers the
         // ask, and the record names it (A10).
         if let Some(remembered) = &self.remembered
-            && let Some(used) = remembered.find(asked_call(review), &arguments, &current).await
+            && let Some(used) = remembered.find(asked_call(review), arguments.get(), &current).await
         {
             record.push_remembered(used, &current);
-            return (Admission::Run { arguments: Ok(arguments), context }, record);
+            return (Admission::Run { arguments: Ok(arguments.into_value()), context }, record);
         }
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::OnAsk) {
             let before = &current;
-            let mut proposed = arguments.clone();
+            let mut proposed = Arguments::new(arguments.get().clone());
             let answers = run(decider.as_ref(), review, &mut proposed, &asked).await;
-            let after = Hashed::of(&proposed);
+            let after = if proposed.take_reached() { Hashed::of(proposed.get()) } else { before.clone() };
             for answer in answers {
                 record.push(decider.name(), answer.parts(), before, &after);
                 match answer.decision {
@@ -291,11 +334,11 @@ impl AdmissionPipeline {
                         // the schema and no rule denies them (G14).
                         if after != *before {
                             let mut more = Vec::new();
-                            if let Err(denial) = self.recheck(review, &proposed, &mut record, &mut more).await {
+                            if let Err(denial) = self.recheck(review, proposed.get(), &mut record, &mut more).await {
                                 return (denial, record);
                             }
                         }
-                        return (Admission::Run { arguments: Ok(proposed), context }, record);
+                        return (Admission::Run { arguments: Ok(proposed.into_value()), context }, record);
                     }
                     _ => {}
                 }
@@ -303,7 +346,7 @@ impl AdmissionPipeline {
         }
         // A7: a call that waits carries the policy it was governed under.
         record.policy_fingerprint = Some(self.fingerprint(review.guards));
-        (Admission::Ask { reasons: asked, arguments }, record)
+        (Admission::Ask { reasons: asked, arguments: arguments.into_value() }, record)
     }
 
     /// G14: `arguments`, rewritten by a decider, against the tool's schema and every
@@ -329,7 +372,7 @@ impl AdmissionPipeline {
         let mut allowed = false;
         for decider in self.deciders.iter().filter(|decider| decider.role() == Role::Rules) {
             // A rule reads the arguments; it never rewrites them.
-            let mut copy = arguments.clone();
+            let mut copy = Arguments::new(arguments.clone());
             for answer in run(decider.as_ref(), review, &mut copy, asked).await {
                 record.push(decider.name(), answer.parts(), &hashed, &hashed);
                 match answer.decision {
@@ -354,7 +397,7 @@ impl AdmissionPipeline {
 async fn run(
     decider: &dyn Decider,
     review: &Review<'_>,
-    arguments: &mut Value,
+    arguments: &mut Arguments,
     asked: &[ApprovalReason],
 ) -> Vec<Answer> {
     if decider.traces_itself() || decider.role() == Role::Schema || !crate::dispatch::spans_wanted() {
@@ -429,8 +472,8 @@ impl Decider for SchemaCheck {
         Role::Schema
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
-        let decision = match review.schemas.check(review.tool, arguments) {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
+        let decision = match review.schemas.check(review.tool, arguments.get()) {
             Ok(()) => ToolDecision::allow(),
             Err(violation) => ToolDecision::deny(format!(
                 "the tool call {} was not run: {violation}; call it again with arguments that satisfy it",
@@ -454,7 +497,7 @@ impl Decider for Authorizer {
         false
     }
 
-    async fn decide(&self, review: &Review<'_>, _arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, _arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let authorize = &self.0;
         // E9: an authorizer that panicked has not authorized the call.
         let decision = crate::dispatch::panics::catch(|| authorize(review.state, review.call)).unwrap_or_else(|_| {
@@ -486,9 +529,9 @@ impl Decider for ToolApproval {
         Role::ToolApproval
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let Some(tool) = review.tool else { return Vec::new() };
-        match tool.requires_approval(arguments) {
+        match tool.requires_approval(arguments.get()) {
             // A denial names the tool; an ask is the tool's (no hook id); an allow is no answer.
             decision @ ToolDecision::Deny { .. } => vec![Answer::new(Some(tool.name()), decision)],
             decision @ ToolDecision::Ask { .. } => vec![Answer::new(None, decision)],
@@ -503,5 +546,23 @@ fn asked_call<'a>(review: &'a Review<'_>) -> AskedCall<'a> {
         tool: review.call.function.name.as_str(),
         thread: review.thread.id(),
         user: review.state.user_id.as_deref(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Arguments;
+
+    #[test]
+    fn g14_arguments_reached_for_a_change_are_marked_until_taken() {
+        let mut arguments = Arguments::new(json!({"command": "ls"}));
+        assert_eq!(arguments.get(), &json!({"command": "ls"}));
+        assert!(!arguments.take_reached(), "reading leaves no mark");
+        arguments.for_change()["command"] = json!("ls -la");
+        assert!(arguments.take_reached(), "a change is marked");
+        assert!(!arguments.take_reached(), "the mark is taken once");
+        assert_eq!(arguments.into_value(), json!({"command": "ls -la"}));
     }
 }

@@ -10,7 +10,7 @@ use hooks_core::__private::{Adapter, HookHandler, ResolvedHook};
 use hooks_core::{HookError, OnFailure, ToolDecision};
 use serde_json::Value;
 
-use super::admission::{Answer, Decider, Review};
+use super::admission::{Answer, Arguments, Decider, Review};
 use super::governors::Governors;
 use super::guard::ToolGuard;
 use crate::approval_records::ApprovalReason;
@@ -35,7 +35,7 @@ impl Decider for Guards {
         guards.iter().map(|guard| guard.id().to_owned()).collect()
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let guards = review.guards;
         // G10: asked once per call, so a gate nobody traces builds no span.
         let traced = !guards.is_empty() && dispatch::spans_wanted();
@@ -56,7 +56,7 @@ impl Decider for BeforeToolCallHooks {
         true
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let Some(dispatch) = &review.hooks else { return Vec::new() };
         let traced = dispatch::spans_wanted();
         let links = dispatch
@@ -72,12 +72,13 @@ impl Decider for BeforeToolCallHooks {
 async fn run_links<'a>(
     review: &Review<'_>,
     links: impl Iterator<Item = Link<'a>>,
-    arguments: &mut Value,
+    arguments: &mut Arguments,
     traced: bool,
 ) -> Vec<Answer> {
     let mut answers = Vec::new();
     for link in links {
-        let answer = apply(review, link, arguments, traced).await;
+        // A link may rewrite the arguments: reached for a change only when a link runs.
+        let answer = apply(review, link, arguments.for_change(), traced).await;
         let ends = matches!(answer.decision, ToolDecision::Deny { .. });
         answers.push(answer);
         if ends {

@@ -14,7 +14,7 @@ use super::settings_hooks::SettingsHooks;
 use super::thread_hooks::{cwd, fire, request_stop, selected, tell_person, transcript};
 use crate::approval_records::ApprovalReason;
 use crate::events::ThreadEvent;
-use crate::governing::admission::{Answer, Decider, Review, Role};
+use crate::governing::admission::{Answer, Arguments, Decider, Review, Role};
 
 /// Where a list of permission rules comes from, which names its rules' ids.
 enum RulesOf {
@@ -62,13 +62,13 @@ impl Decider for PermissionRules {
             .collect()
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let (permissions, code) = match &self.0 {
             RulesOf::File(settings) => (settings.permissions(), false),
             RulesOf::Code(permissions) => (permissions, true),
         };
         let name = &review.call.function.name;
-        let Some(RuleMatch { kind, id, rule, reason }) = permissions.decide(name, arguments) else {
+        let Some(RuleMatch { kind, id, rule, reason }) = permissions.decide(name, arguments.get()) else {
             return Vec::new();
         };
         let id = if code { id.replacen("settings:", "code:", 1) } else { id };
@@ -97,7 +97,7 @@ impl Decider for PreToolUseHooks {
         "pre_tool_use_hooks"
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, _asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, _asked: &[ApprovalReason]) -> Vec<Answer> {
         let settings = &self.0;
         let thread = review.thread;
         // K10: after a hook's `continue: false` no further call of the turn runs.
@@ -108,13 +108,13 @@ impl Decider for PreToolUseHooks {
         let call = review.call;
         let name = &call.function.name;
         let event = SettingsEvent::PreToolUse;
-        let transcript = transcript(settings, thread, hooks, event, Some(name), Some(arguments)).await;
+        let transcript = transcript(settings, thread, hooks, event, Some(name), Some(arguments.get())).await;
         let input = ToolCallInput {
             once: Some((settings.state(), thread.id())),
             session_id: thread.id(),
             tool_name: name,
             tool_use_id: &call.id,
-            arguments,
+            arguments: arguments.get(),
             transcript_path: transcript.as_ref().and_then(|(_, path)| path.as_str()),
         };
         let schema =
@@ -136,7 +136,7 @@ impl Decider for PreToolUseHooks {
             }
         };
         if let Some(rewritten) = answer.arguments {
-            *arguments = rewritten;
+            *arguments.for_change() = rewritten;
         }
         match answers.first_mut() {
             Some(first) => first.context = answer.context,
@@ -165,7 +165,7 @@ impl Decider for PermissionRequestHooks {
         Role::OnAsk
     }
 
-    async fn decide(&self, review: &Review<'_>, arguments: &mut Value, asked: &[ApprovalReason]) -> Vec<Answer> {
+    async fn decide(&self, review: &Review<'_>, arguments: &mut Arguments, asked: &[ApprovalReason]) -> Vec<Answer> {
         let settings = &self.0;
         let thread = review.thread;
         let Some(hooks) = selected(settings) else { return Vec::new() };
@@ -176,11 +176,11 @@ impl Decider for PermissionRequestHooks {
             asked.iter().map(|reason| serde_json::json!({"hook": reason.hook, "reason": reason.reason})).collect();
         let fields = vec![
             ("tool_name", Value::from(name)),
-            ("tool_input", arguments.clone()),
+            ("tool_input", arguments.get().clone()),
             ("tool_use_id", Value::from(call.id.as_str())),
             ("permission_suggestions", Value::Array(suggestions)),
         ];
-        let verdict = fire(settings, thread, hooks, event, Some(name), Some(arguments), fields).await;
+        let verdict = fire(settings, thread, hooks, event, Some(name), Some(arguments.get()), fields).await;
         let Some((permission, given)) = verdict.permission else { return Vec::new() };
         let Some(first) = given.into_iter().next() else { return Vec::new() };
         let (decision, word) = match permission {
@@ -196,7 +196,7 @@ impl Decider for PermissionRequestHooks {
             Permission::Allow => {
                 tracing::info!(target: "hooks_runtime::thread", thread = %thread.id(), call = %call.id, "the PermissionRequest hook {} approved {name}", first.hook);
                 if let Some(updated) = verdict.updated_input {
-                    *arguments = Value::Object(updated);
+                    *arguments.for_change() = Value::Object(updated);
                 }
                 (ToolDecision::allow(), "approved")
             }
