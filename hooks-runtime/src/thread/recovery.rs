@@ -394,7 +394,11 @@ async fn answer_open_tool_calls(shared: &ThreadShared, state: &ThreadState) -> R
         let message = super::tool_calls::interrupted_message(shared, call);
         messages::create(&pipeline, state, message, FailureRule::KeepLastGood).await.map_err(|error| match error {
             messages::CreateError::Store(error) => RuntimeError::Store(error),
-            other => RuntimeError::Store(crate::store::StoreError::other(other.into_hook_error().message())),
+            other => {
+                // The hook's error stays the cause, for a caller that walks the source chain.
+                let error = other.into_hook_error();
+                RuntimeError::Store(crate::store::StoreError::other(error.message().to_owned()).with_source(error))
+            }
         })?;
     }
     Ok(())
