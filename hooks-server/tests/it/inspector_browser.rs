@@ -198,6 +198,24 @@ impl Drop for Profile {
     }
 }
 
+/// Runs `check` against a fresh Chromium, apart from the test's task so that the browser is
+/// closed whatever it finds, then fails the test as `check` failed.
+async fn in_chromium<F, Fut>(check: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut driver = ChromeDriver::start();
+    driver.ready().await;
+    let profile = Profile::new();
+    let client = browser(&driver, &profile).await;
+    let checked = tokio::spawn(check(client.clone())).await;
+    let _ = client.close().await;
+    if let Err(error) = checked {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
 async fn browser(driver: &ChromeDriver, profile: &Profile) -> Client {
     let binary = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     assert!(
@@ -896,29 +914,13 @@ async fn inspector_shows_hook_table_live_events_and_hook_runs_in_chromium() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a6_approvals_are_decided_from_the_page_in_chromium() {
     let server = Server::start(payment_runtime(), ServerConfig::default()).await;
-    let mut driver = ChromeDriver::start();
-    driver.ready().await;
-    let profile = Profile::new();
-    let client = browser(&driver, &profile).await;
-    let checked = tokio::spawn(check_approvals(client.clone(), server.base.clone())).await;
-    let _ = client.close().await;
-    if let Err(error) = checked {
-        std::panic::resume_unwind(error.into_panic());
-    }
+    in_chromium(|client| check_approvals(client, server.base.clone())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a9_a_remembered_approval_is_made_listed_and_revoked_from_the_page_in_chromium() {
     let server = Server::start(remembering_runtime(), ServerConfig::default()).await;
-    let mut driver = ChromeDriver::start();
-    driver.ready().await;
-    let profile = Profile::new();
-    let client = browser(&driver, &profile).await;
-    let checked = tokio::spawn(check_remembered(client.clone(), server.base.clone())).await;
-    let _ = client.close().await;
-    if let Err(error) = checked {
-        std::panic::resume_unwind(error.into_panic());
-    }
+    in_chromium(|client| check_remembered(client, server.base.clone())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -943,30 +945,14 @@ async fn g12_an_interrupted_call_shows_as_interrupted_in_chromium() {
     let running = ToolCallChange::new("call_1", ApprovalState::Approved, ApprovalState::Running);
     assert!(approvals.advance_tool_call(&thread, &running).await.unwrap());
 
-    let mut driver = ChromeDriver::start();
-    driver.ready().await;
-    let profile = Profile::new();
-    let client = browser(&driver, &profile).await;
-    let checked = tokio::spawn(check_interrupted(client.clone(), server.base.clone(), thread)).await;
-    let _ = client.close().await;
-    if let Err(error) = checked {
-        std::panic::resume_unwind(error.into_panic());
-    }
+    in_chromium(|client| check_interrupted(client, server.base.clone(), thread)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v4_a_turn_shows_as_a_timeline_of_runs_model_calls_tool_calls_approvals_and_hook_runs_in_chromium() {
     let config = ServerConfig::default().hook_runs(Some(support::hook_runs()));
     let server = Server::start(timeline_runtime(), config).await;
-    let mut driver = ChromeDriver::start();
-    driver.ready().await;
-    let profile = Profile::new();
-    let client = browser(&driver, &profile).await;
-    let checked = tokio::spawn(check_timeline(client.clone(), server.base.clone())).await;
-    let _ = client.close().await;
-    if let Err(error) = checked {
-        std::panic::resume_unwind(error.into_panic());
-    }
+    in_chromium(|client| check_timeline(client, server.base.clone())).await;
 }
 
 /// How long the payment waits for the other process's decision.
