@@ -376,6 +376,23 @@ async fn wait_rows(
     }
 }
 
+/// Clicks the element `selector` finds, finding it again while the page re-renders it under
+/// the click (a stale element); fails after the patience, naming `what`.
+async fn click(client: &Client, selector: &str, what: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let clicked = match client.find(Locator::Css(selector)).await {
+            Ok(element) => element.click().await.map(drop),
+            Err(error) => Err(error),
+        };
+        match clicked {
+            Ok(()) => return,
+            Err(error) => assert!(Instant::now() < deadline, "{what} (`{selector}`) could not be clicked: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Cell `i` of a row, or "" for a row without it (a table's placeholder row while it fills).
 fn cell(row: &[String], i: usize) -> &str {
     row.get(i).map_or("", String::as_str)
@@ -584,8 +601,7 @@ async fn check_approvals(client: Client, base: String) {
     let path = screenshot_path().with_file_name("inspector-approvals.png");
     std::fs::write(&path, png).unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
 
-    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_1'] button.approve")).await;
-    approve.expect("Approve of call_1").click().await.expect("approve");
+    click(&client, "#approval-rows tr[data-call='call_1'] button.approve", "Approve of call_1").await;
     wait_rows(&client, "#approval-rows tr[data-call]", "call_2 alone waiting", |rows| {
         rows.len() == 1 && rows[0][0] == "call_2"
     })
@@ -710,8 +726,7 @@ async fn check_interrupted(client: Client, base: String, thread: String) {
     wait_rows(&client, &selector, "the parked thread", |rows| rows.len() == 1).await;
     client.find(Locator::Css(&selector)).await.expect("the thread").click().await.expect("open it");
     wait_rows(&client, "#approval-rows tr[data-call]", "call_2 waiting", |rows| rows.len() == 1).await;
-    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_2'] button.approve")).await;
-    approve.expect("Approve of call_2").click().await.expect("approve");
+    click(&client, "#approval-rows tr[data-call='call_2'] button.approve", "Approve of call_2").await;
     let events = wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
         rows.iter().filter(|row| cell(row, 1) == "run_finished").count() == 2
     })
@@ -779,8 +794,7 @@ async fn check_timeline(client: Client, base: String) {
     message.send_keys("Look up the invoice, clean up, pay it.").await.expect("type a message");
     client.find(Locator::Id("send")).await.expect("send button").click().await.expect("send");
     wait_rows(&client, "#approval-rows tr[data-call]", "the waiting payment", |rows| rows.len() == 1).await;
-    let approve = client.find(Locator::Css("#approval-rows tr[data-call='call_pay'] button.approve")).await;
-    approve.expect("Approve of call_pay").click().await.expect("approve");
+    click(&client, "#approval-rows tr[data-call='call_pay'] button.approve", "Approve of call_pay").await;
     wait_rows(&client, "#event-rows tr", "the resumed run's end", |rows| {
         rows.iter().filter(|row| cell(row, 1) == "run_finished").count() == 2
     })
