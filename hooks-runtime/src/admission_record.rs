@@ -281,13 +281,14 @@ impl Hashed {
         write_canonical(&mut HashWriter(&mut hasher), value);
         // Two digits per byte from a table: `write!` with `{:02x}` took a fifth of a tool turn's
         // instructions for the record's hashes.
+        // Into bytes on the stack, checked as text once: a `String` checks each `char` pushed.
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut hex = String::with_capacity(64);
-        for byte in hasher.finalize().iter() {
-            hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
-            hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+        let mut hex = [0u8; 64];
+        for (pair, byte) in hex.chunks_exact_mut(2).zip(hasher.finalize().iter()) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
         }
-        Hashed(hex)
+        Hashed(std::str::from_utf8(&hex).unwrap_or_default().to_owned())
     }
 }
 

@@ -33,14 +33,19 @@ pub(crate) fn new_id(prefix: &str) -> String {
     String::from_utf8(id).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
-/// Appends `value` in lower-case hex, zero-padded to at least `min_digits`, as `{:0N$x}` does.
+/// Appends `value` in lower-case hex, zero-padded to at least `min_digits` (at most 32), as
+/// `{:0N$x}` does: written from the last digit back into a buffer on the stack, one shift a
+/// digit.
 fn push_hex(id: &mut Vec<u8>, value: u128, min_digits: u32) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digits = (128 - value.leading_zeros()).div_ceil(4).max(min_digits);
-    for place in (0..digits).rev() {
-        let nibble = value.checked_shr(place * 4).unwrap_or(0) & 0xf;
-        id.push(DIGITS[nibble as usize]);
+    let digits = (128 - value.leading_zeros()).div_ceil(4).clamp(min_digits, 32) as usize;
+    let mut buffer = [b'0'; 32];
+    let mut rest = value;
+    for digit in buffer[32 - digits..].iter_mut().rev() {
+        *digit = DIGITS[(rest & 0xf) as usize];
+        rest >>= 4;
     }
+    id.extend_from_slice(&buffer[32 - digits..]);
 }
 
 #[cfg(test)]

@@ -98,7 +98,11 @@ struct Scenario {
 }
 
 const SCENARIOS: [Scenario; 8] = [
-    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 55, bytes: 6_932 },
+    // Without a `filter_messages` hook the request is built from the store's messages as the
+    // store lends them: each message's text is copied once, as the hand-written turn copies it.
+    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 43, bytes: 4_506 },
+    // A `filter_messages` chain is handed messages of its own: the snapshot (each message's id and
+    // text copied) is the chain's cost.
     Scenario {
         name: "text turn, 4 in-place hooks",
         agent: "a_text_hooks",
@@ -110,18 +114,18 @@ const SCENARIOS: [Scenario; 8] = [
         name: "text turn through the inbox",
         agent: "a_text",
         hand_over: HandOver::Inbox,
-        allocations: 60,
-        bytes: 7_400,
+        allocations: 48,
+        bytes: 4_974,
     },
     // The admission pipeline's decision record (the arguments' SHA-256 after each decider that may rewrite them, the
     // record stored with the result) is part of a tool turn: docs/performance.md.
-    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 192, bytes: 28_895 },
+    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 156, bytes: 22_031 },
     Scenario {
         name: "tool turn, 4 in-place hooks",
         agent: "a_tool_hooks",
         hand_over: HandOver::Send,
-        allocations: 192,
-        bytes: 28_895,
+        allocations: 191,
+        bytes: 28_978,
     },
     // The floor: no budget to lower, the counts it has (the comparison assumes them).
     Scenario {
@@ -260,11 +264,12 @@ fn a_turn_allocates_within_its_budget() {
             ));
         }
     }
-    // The durable path (what every HTTP message takes) costs at most a tenth more than `send`.
+    // The durable path (what every HTTP message takes) costs at most 5 allocations more than
+    // `send`: the inbox entry's, a fixed cost whatever the history.
     if let (Some(send), Some(inbox)) = text_turn
-        && inbox * 10 > send * 11
+        && inbox > send + 5
     {
-        failures.push(format!("the text turn through the inbox allocates {inbox} times, over 1.1x `send`'s {send}"));
+        failures.push(format!("the text turn through the inbox allocates {inbox} times, over `send`'s {send} + 5"));
     }
     // Shown on failure too, with the counts of the scenarios within their budget.
     println!("{report}");

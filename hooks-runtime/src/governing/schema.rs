@@ -1,6 +1,6 @@
 //! The tools' parameter schemas (G5), each compiled once, on the first rewrite that needs it.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Why a runtime could not be built: [`BuildError`], whose messages name what to add or rename.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt;
 
 use hooks_core::{RegistryError, ResolutionError};

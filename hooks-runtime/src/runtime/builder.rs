@@ -1,6 +1,6 @@
 //! [`RuntimeBuilder`]: what a runtime is built with, checked and resolved by `build`.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 

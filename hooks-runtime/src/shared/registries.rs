@@ -2,7 +2,7 @@
 //! hooks. Fixed once the runtime is built (an MCP server's tool list aside, which the tool
 //! registry follows). The authorizer of tool calls is a decider of the admission pipeline.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::agent_entry::AgentEntry;

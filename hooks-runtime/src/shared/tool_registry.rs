@@ -2,7 +2,7 @@
 //! servers (`mcp__<server>__<tool>`), which a server's tool list can change while the runtime
 //! runs (P5).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use crate::tool::Tool;

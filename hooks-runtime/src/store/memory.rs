@@ -1,8 +1,8 @@
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasher as _, BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
+use foldhash::quality::RandomState;
 use hooks_core::{HookMessage, MessageUpdate};
 use serde_json::Value;
 
@@ -16,9 +16,10 @@ use crate::remembered_approvals::RememberedApproval;
 /// A [`MessageStore`] in memory: for tests, examples and short-lived programs.
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
-    threads: Mutex<HashMap<String, StoredThread>>,
+    /// Threads by id, hashed with a seed of this store's (foldhash).
+    threads: Mutex<HashMap<String, StoredThread, RandomState>>,
     /// Each user's values.
-    users: Mutex<HashMap<String, UserValues>>,
+    users: Mutex<HashMap<String, UserValues, RandomState>>,
     /// The remembered approvals, oldest first (A9).
     remembered: Mutex<Vec<RememberedApproval>>,
 }
@@ -153,7 +154,7 @@ impl MessageStore for InMemoryStore {
                 messages: Vec::new(),
                 ids: HashSet::default(),
                 answered: HashSet::default(),
-                hasher: RandomState::new(),
+                hasher: RandomState::default(),
                 inbox: Vec::new(),
                 parked: Vec::new(),
             },
@@ -212,6 +213,18 @@ impl MessageStore for InMemoryStore {
 
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
         self.with_thread(thread_id, |thread| Ok(thread.messages.clone()))
+    }
+
+    /// The messages where they are kept, under the store's lock: no copy.
+    async fn lend_messages(
+        &self,
+        thread_id: &str,
+        read: &mut (dyn for<'m> FnMut(&'m [HookMessage]) + Send),
+    ) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| {
+            read(&thread.messages);
+            Ok(())
+        })
     }
 
     async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {

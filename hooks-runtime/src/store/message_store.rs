@@ -66,6 +66,37 @@ pub trait MessageStore: Send + Sync + 'static {
     ) -> Result<HookMessage, StoreError>;
     /// Every message of a thread, oldest first, silent ones included.
     async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError>;
+
+    /// Lends every message of a thread, oldest first, silent ones included (what
+    /// [`messages`](Self::messages) returns), to `read`, which is called exactly once on success.
+    /// A turn builds its request from this when no `filter_messages` hook needs messages of its
+    /// own, so a store that keeps messages in memory lends them where they are instead of
+    /// copying them. The store may hold a lock while `read` runs: `read` must not call the store.
+    ///
+    /// The default reads [`messages`](Self::messages) and lends that.
+    ///
+    /// ```
+    /// use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadRecord};
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = InMemoryStore::new();
+    /// store.create_thread(&ThreadRecord::new("t1", "agent", 0)).await.unwrap();
+    /// store.insert_message("t1", &HookMessage::new("m1", Role::User, "hi", 0)).await.unwrap();
+    /// let mut count = 0;
+    /// store.lend_messages("t1", &mut |messages| count = messages.len()).await.unwrap();
+    /// assert_eq!(count, 1);
+    /// # });
+    /// ```
+    async fn lend_messages(
+        &self,
+        thread_id: &str,
+        read: &mut (dyn for<'m> FnMut(&'m [HookMessage]) + Send),
+    ) -> Result<(), StoreError> {
+        let messages = self.messages(thread_id).await?;
+        read(&messages);
+        Ok(())
+    }
     /// Every thread of `user_id`, with its values, oldest first (by `created_at`, then id):
     /// what a server lists for a user, also after a restart or when another process created
     /// the threads.

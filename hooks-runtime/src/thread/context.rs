@@ -6,6 +6,7 @@
 use hooks_core::{HookError, HookKind, HookMessage, LlmMessage, PromptDef, Role, ThreadState};
 
 use super::pipeline::Pipeline;
+use super::stored_calls;
 use crate::dispatch;
 
 /// The provider request history, or the blocking error of a `prefilter_llm_history` hook (R7).
@@ -32,22 +33,45 @@ pub(crate) async fn assemble(
     }
     // R2, R3: messages injected above are persisted, so the snapshot taken now includes them,
     // silent ones too.
-    let mut history = pipeline.shared.journal.messages().await?;
-    // R3, R4: exactly once, on the snapshot; its result is confined to this request.
     let filter = pipeline.chain(HookKind::FilterMessages);
-    if let Some(chain) = &filter {
-        // What the chain changed, for whoever traces hooks (an inspector): the message counts
-        // before and after it, on a span of its own, built only when someone listens.
-        let counted = dispatch::spans_wanted().then(|| {
-            tracing::info_span!(target: dispatch::TARGET, "filter_messages_chain", messages_before = count(history.len()), messages_after = tracing::field::Empty)
-        });
-        dispatch::await_point!(dispatch::filter_messages(chain, state, &mut history));
-        if let Some(span) = counted {
-            span.record("messages_after", count(history.len()));
-        }
-    }
     let mut repairs = Repairs::default();
-    let mut provider = provider_messages(system, history, prompt, &mut repairs);
+    // The calls of the step just stored, as a value already: not read back from their text.
+    let mut kept = pipeline.shared.last_calls.take();
+    let mut provider = match &filter {
+        // Nothing needs messages of its own: the request is built from the stored messages as
+        // the store lends them, each copied once into the provider's shape.
+        None => {
+            pipeline
+                .shared
+                .journal
+                .read_messages(|history| {
+                    let (plain, capacity) = (is_plain(history), history.len() + 1);
+                    let sendable = history
+                        .iter()
+                        .filter(|message| is_sendable(message))
+                        .map(|message| to_llm_ref(message, &mut kept));
+                    provider_messages(system, plain, capacity, sendable, prompt, &mut repairs)
+                })
+                .await?
+        }
+        // R3, R4: exactly once, on the snapshot; its result is confined to this request.
+        Some(chain) => {
+            let mut history = pipeline.shared.journal.messages().await?;
+            // What the chain changed, for whoever traces hooks (an inspector): the message
+            // counts before and after it, on a span of its own, built only when someone listens.
+            let counted = dispatch::spans_wanted().then(|| {
+                tracing::info_span!(target: dispatch::TARGET, "filter_messages_chain", messages_before = count(history.len()), messages_after = tracing::field::Empty)
+            });
+            dispatch::await_point!(dispatch::filter_messages(chain, state, &mut history));
+            if let Some(span) = counted {
+                span.record("messages_after", count(history.len()));
+            }
+            let (plain, capacity) = (is_plain(&history), history.len() + 1);
+            let sendable =
+                history.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut kept));
+            provider_messages(system, plain, capacity, sendable, prompt, &mut repairs)
+        }
+    };
     if !repairs.is_empty() {
         match &filter {
             Some(chain) => warn_split_exchanges(pipeline, chain.chain, repairs).await?,
@@ -147,21 +171,37 @@ pub(crate) fn first_missing_argument<'t>(
 /// `include_past_tools: false` the exchanges before it lose their call and results together,
 /// while the messages created during them stay.
 #[cfg(any(test, feature = "__bench"))]
-pub(crate) fn to_provider_messages(system: String, history: Vec<HookMessage>, prompt: &PromptDef) -> Vec<LlmMessage> {
-    provider_messages(system, history, prompt, &mut Repairs::default())
+pub(crate) fn to_provider_messages(
+    system: String,
+    mut history: Vec<HookMessage>,
+    prompt: &PromptDef,
+) -> Vec<LlmMessage> {
+    let (plain, capacity) = (is_plain(&history), history.len() + 1);
+    let sendable =
+        history.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut None));
+    provider_messages(system, plain, capacity, sendable, prompt, &mut Repairs::default())
 }
 
-/// [`to_provider_messages`], recording in `repairs` what it left out.
+/// A history without tool exchanges: a unit per message, no grouping needed.
+fn is_plain(history: &[HookMessage]) -> bool {
+    history.iter().all(|message| message.tool_calls.is_none() && message.role != Role::Tool)
+}
+
+/// Whether a stored message is one the provider can take: a failed model step's row is not.
+fn is_sendable(message: &HookMessage) -> bool {
+    message.extra_str("status") != Some("failed")
+}
+
+/// [`to_provider_messages`] from the `sendable` messages of a history (`capacity - 1` messages
+/// at most; `plain` when it has no tool exchanges), recording in `repairs` what it left out.
 fn provider_messages(
     system: String,
-    history: Vec<HookMessage>,
+    plain: bool,
+    capacity: usize,
+    sendable: impl Iterator<Item = LlmMessage>,
     prompt: &PromptDef,
     repairs: &mut Repairs,
 ) -> Vec<LlmMessage> {
-    let capacity = history.len() + 1;
-    // A history without tool exchanges is a unit per message: no grouping needed.
-    let plain = history.iter().all(|message| message.tool_calls.is_none() && message.role != Role::Tool);
-    let sendable = history.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
     let mut messages = Vec::with_capacity(capacity);
     messages.push(LlmMessage::new("system", system));
     if plain {
@@ -197,10 +237,10 @@ async fn warn_split_exchanges(
     chain: &[hooks_core::__private::ResolvedHook],
     repairs: Repairs,
 ) -> Result<(), crate::store::StoreError> {
-    let stored = pipeline.shared.journal.messages().await?;
+    let mut stored = pipeline.shared.journal.messages().await?;
     let mut already = Repairs::default();
     let capacity = stored.len();
-    let sendable = stored.into_iter().filter(|message| message.extra_str("status") != Some("failed")).map(to_llm);
+    let sendable = stored.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut None));
     group(sendable, capacity, &mut already);
     let dropped: Vec<String> = [repairs.unanswered, repairs.orphaned, repairs.duplicated]
         .into_iter()
@@ -249,15 +289,27 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     repaired
 }
 
-/// The snapshot's message, moved into the provider's shape: nothing is copied, the role name
-/// is static text.
-fn to_llm(message: HookMessage) -> LlmMessage {
+/// The snapshot's message, its fields taken into the provider's shape: its text, call id and
+/// name moved, not copied (the message stays in place, its id and extra fields dropped with
+/// the snapshot), the role name static text. Its tool calls are `kept`'s value when they are
+/// the calls kept ([`stored_calls::value_of`]).
+fn take_llm(message: &mut HookMessage, kept: &mut Option<(String, serde_json::Value)>) -> LlmMessage {
     let mut llm = LlmMessage::new(message.role.as_str(), String::new());
-    llm.content = message.content;
-    llm.tool_calls =
-        message.tool_calls.map(|calls| serde_json::from_str(&calls).unwrap_or(serde_json::Value::String(calls)));
-    llm.tool_call_id = message.tool_call_id;
-    llm.name = message.name;
+    llm.content = message.content.take();
+    llm.tool_calls = message.tool_calls.as_deref().map(|calls| stored_calls::value_of(calls, kept));
+    llm.tool_call_id = message.tool_call_id.take();
+    llm.name = message.name.take();
+    llm
+}
+
+/// A lent stored message copied into the provider's shape: its text, call id and name copied,
+/// its tool calls read (or `kept`'s, as [`take_llm`] does), its id and extra fields left.
+fn to_llm_ref(message: &HookMessage, kept: &mut Option<(String, serde_json::Value)>) -> LlmMessage {
+    let mut llm = LlmMessage::new(message.role.as_str(), String::new());
+    llm.content = message.content.clone();
+    llm.tool_calls = message.tool_calls.as_deref().map(|calls| stored_calls::value_of(calls, kept));
+    llm.tool_call_id = message.tool_call_id.clone();
+    llm.name = message.name.clone();
     llm
 }
 

@@ -33,6 +33,7 @@ use super::journal::Journal;
 use super::journal::event_emitter::EventEmitter;
 use super::links::Links;
 use super::live_threads::LiveThreads;
+use super::stored_calls::LastCalls;
 use crate::events::ThreadStatus;
 use crate::limits::Limits;
 use crate::shared::agent_entry::AgentEntry;
@@ -57,6 +58,8 @@ pub(crate) struct ThreadShared {
     /// The thread's turn; the journal holds the status, abort signal and accepted inputs.
     links: Arc<Links>,
     run: tokio::sync::Mutex<ThreadState>,
+    /// The tool calls of the model step last stored, for the next request's assembly.
+    pub(crate) last_calls: LastCalls,
     /// Whether this process created it as a subagent's child thread (settings hooks fire
     /// `SubagentStop` for it, and no `SessionStart`).
     subagent: AtomicBool,
@@ -88,6 +91,7 @@ impl ThreadShared {
             journal,
             links,
             run: tokio::sync::Mutex::new(state),
+            last_calls: LastCalls::default(),
             subagent: AtomicBool::new(false),
         }
     }

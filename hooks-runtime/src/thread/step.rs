@@ -117,7 +117,9 @@ pub(crate) async fn store_reply(
     }
     outcome.finish_reason = Some(finish_reason);
     if !calls.is_empty() {
-        message.tool_calls = Some(stored_tool_calls(&calls));
+        let text = stored_tool_calls(&calls);
+        pipeline.shared.last_calls.keep(&text, &calls);
+        message.tool_calls = Some(text);
     }
     let _ = messages::create(pipeline, state, message, FailureRule::KeepLastGood).await;
     if !text.is_empty() {

@@ -184,6 +184,24 @@ impl Journal {
         self.store.messages(&self.thread_id).await
     }
 
+    /// What `read` makes of every stored message, oldest first, lent by the store
+    /// ([`MessageStore::lend_messages`]): no copy where the store keeps them in memory.
+    pub(crate) async fn read_messages<T: Send>(
+        &self,
+        read: impl FnOnce(&[HookMessage]) -> T + Send,
+    ) -> Result<T, StoreError> {
+        let mut read = Some(read);
+        let mut out = None;
+        self.store
+            .lend_messages(&self.thread_id, &mut |messages| {
+                if let Some(read) = read.take() {
+                    out = Some(read(messages));
+                }
+            })
+            .await?;
+        out.ok_or_else(|| StoreError::other(format!("the store lent no messages of thread `{}`", self.thread_id)))
+    }
+
     // -- Values -----------------------------------------------------------------------------
 
     /// M11 (rule 5): the store first, in its own transaction, then the cache; a failed write
