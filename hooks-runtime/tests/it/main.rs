@@ -41,6 +41,7 @@ mod declarative_loading;
 mod declarative_process_group;
 mod declarative_robustness;
 mod future_sizes;
+mod lent_history;
 mod mcp_bounds;
 mod openai_client;
 mod openai_limits;
