@@ -24,15 +24,16 @@ def binary(profile, name, build):
     return max(found, key=os.path.getmtime)
 
 
-def run(exe, env, args=(), callgrind=(), keep=None):
+def run(exe, env, args=(), callgrind=(), keep=None, check=True):
     """Runs `exe` with `args` and the extra environment `env` under callgrind (with the options
     `callgrind`); returns the instructions it counted and the program's standard output. With
-    `keep`, callgrind's output file is written there (for `inclusive`)."""
+    `keep`, callgrind's output file is written there (for `inclusive`). With `check` false, a
+    program that exits with an error is counted all the same."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(keep) if keep else Path(tmp) / "callgrind.out"
         result = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *callgrind, exe, *args],
-            env=dict(os.environ, **env), capture_output=True, text=True, check=True,
+            env=dict(os.environ, **env), capture_output=True, text=True, check=check,
         )
         match = re.search(r"Collected : (\d+)", result.stderr)
         return int(match.group(1)), result.stdout

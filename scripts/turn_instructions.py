@@ -56,7 +56,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for number, scenario in enumerate(args.scenario or SCENARIOS):
             keep = Path(tmp) / f"callgrind.{number}.out" if args.inclusive else None
-            collected, output = callgrind.run(exe, {"TURN_SCENARIO": scenario}, ["--nocapture"], [COLLECT], keep)
+            # A count over its budget fails the test, which is `cargo test`'s to report: the
+            # counts are printed all the same.
+            collected, output = callgrind.run(exe, {"TURN_SCENARIO": scenario}, ["--nocapture"], [COLLECT], keep, check=False)
             line = re.search(rf"^{re.escape(scenario)}: (\d+) allocations, (\d+) bytes, each of (\d+) counted turns$", output, re.M)
             if line is None:
                 raise SystemExit(f"the test printed no counts for `{scenario}`:\n{output}")

@@ -1,18 +1,34 @@
 //! Identifiers and clock readings: the one place the crate reads the wall clock for them.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Time since the Unix epoch; zero for a clock set before it.
-fn since_epoch() -> Duration {
+/// Time since the Unix epoch; zero for a clock set before it. A reading of the wall clock,
+/// which on a virtual machine whose hypervisor hides the TSC from the vDSO is a system call:
+/// a message's id and time come from one reading ([`new_id_at`], [`ms`]).
+pub(crate) fn since_epoch() -> Duration {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default()
 }
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> i64 {
-    i64::try_from(since_epoch().as_millis()).unwrap_or(i64::MAX)
+    ms(since_epoch())
+}
+
+/// A time since the Unix epoch in milliseconds.
+pub(crate) fn ms(since_epoch: Duration) -> i64 {
+    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// This process's id, read once: `getpid` is a system call, and an id is written for every
+/// message. A child forked without `exec` keeps its parent's; ids stay apart through the clock
+/// and the counter, as they do between processes whose ids agree in their last 16 bits.
+fn process_id() -> u32 {
+    static PID: OnceLock<u32> = OnceLock::new();
+    *PID.get_or_init(std::process::id)
 }
 
 /// A new id with `prefix`, unique in this process and, through the clock, across processes
@@ -20,7 +36,13 @@ pub(crate) fn now_ms() -> i64 {
 /// written digit by digit (`format!` took a tenth of a text turn's instructions for its three
 /// ids).
 pub(crate) fn new_id(prefix: &str) -> String {
-    let nanos = since_epoch().as_nanos();
+    new_id_at(prefix, since_epoch())
+}
+
+/// [`new_id`] with the clock read by the caller (`now`, since the Unix epoch), who keeps the
+/// same reading as the message's time.
+pub(crate) fn new_id_at(prefix: &str, now: Duration) -> String {
+    let nanos = now.as_nanos();
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     // Bytes, sized for the longest id up front, so that it never grows; a `String` checks each
     // `char` it is pushed.
@@ -29,7 +51,7 @@ pub(crate) fn new_id(prefix: &str) -> String {
     id.push(b'_');
     push_hex(&mut id, nanos, 1);
     push_hex(&mut id, u128::from(count), 6);
-    push_hex(&mut id, u128::from(std::process::id() & 0xffff), 4);
+    push_hex(&mut id, u128::from(process_id() & 0xffff), 4);
     String::from_utf8(id).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 

@@ -52,11 +52,15 @@ pub(crate) async fn create_from(
     rule: FailureRule,
     origin: Origin<'_>,
 ) -> Result<HookMessage, CreateError> {
-    if record.id.is_empty() {
-        record.id = crate::ids::new_id("msg");
-    }
-    if record.created_at == 0 {
-        record.created_at = crate::ids::now_ms();
+    // One reading of the clock for the id and the time.
+    if record.id.is_empty() || record.created_at == 0 {
+        let now = crate::ids::since_epoch();
+        if record.id.is_empty() {
+            record.id = crate::ids::new_id_at("msg", now);
+        }
+        if record.created_at == 0 {
+            record.created_at = crate::ids::ms(now);
+        }
     }
     note_point(pipeline.shared, HookKind::BeforeCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {

@@ -283,7 +283,8 @@ async fn settle(
 /// that starts now goes on with its own message.
 pub(crate) async fn settle_a_dead_run(shared: &ThreadShared, state: &ThreadState) -> Result<(), RuntimeError> {
     if super::run_permit::took_over_a_dead_run() {
-        settle_taken_over(shared, state, RecoveryPolicy::Settle).await?;
+        // Boxed: the rare path, whose future every run's would otherwise carry inline.
+        Box::pin(settle_taken_over(shared, state, RecoveryPolicy::Settle)).await?;
     }
     Ok(())
 }

@@ -107,7 +107,9 @@ impl Thread {
                 recovery::settle_a_dead_run(shared, &state).await?;
                 resuming::refuse_while_waiting(shared).await?;
                 let mut run = turn::RunGuard::new(shared, &mut state);
-                let result = body(run.state()).await;
+                // Boxed: the run's body is most of its future, which every layer around it (the
+                // re-entrancy scope, the span, `send`'s own) would otherwise move by value.
+                let result = Box::pin(body(run.state())).await;
                 run.settle(result).await
             })
             .await

@@ -56,7 +56,8 @@ impl<'a> RunGuard<'a> {
                 Err(RuntimeError::Store(error)) if error.kind() == StoreErrorKind::LeaseLost => FailReason::LeaseLost,
                 _ => FailReason::StoreError,
             };
-            finish(self.shared, self.state, TurnEnd::Failed(reason), RunOutcome::running()).await;
+            // Boxed: the failure path, whose future every run's would otherwise carry inline.
+            Box::pin(finish(self.shared, self.state, TurnEnd::Failed(reason), RunOutcome::running())).await;
         }
         self.settled = true;
         result
