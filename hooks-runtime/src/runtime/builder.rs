@@ -574,6 +574,7 @@ impl RuntimeBuilder {
                 store,
                 users,
                 recovery: RecoveryState::new(self.recovery_policy),
+                history_buffers: Default::default(),
             }),
             live: Default::default(),
         })

@@ -3,6 +3,7 @@
 //! `thread/` and `runtime/` both build on it, and it imports neither.
 
 pub(crate) mod agent_entry;
+pub(crate) mod history_buffers;
 pub(crate) mod recovery_state;
 pub(crate) mod registries;
 pub(crate) mod runtime_inner;

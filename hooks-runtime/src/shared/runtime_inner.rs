@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::history_buffers::HistoryBuffers;
 use super::recovery_state::RecoveryState;
 use super::registries::Registries;
 use crate::governing::governors::Governors;
@@ -23,6 +24,8 @@ pub(crate) struct RuntimeInner {
     pub(crate) users: UserScope,
     /// Recovery of runs left unsettled by a process that stopped (`crate::thread::recovery`).
     pub(crate) recovery: RecoveryState,
+    /// Buffers for the snapshots `filter_messages` chains are handed, reused between assemblies.
+    pub(crate) history_buffers: HistoryBuffers,
 }
 
 impl RuntimeInner {

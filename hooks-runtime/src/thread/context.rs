@@ -8,6 +8,7 @@ use hooks_core::{HookError, HookKind, HookMessage, LlmMessage, PromptDef, Role, 
 use super::pipeline::Pipeline;
 use super::stored_calls;
 use crate::dispatch;
+use crate::shared::history_buffers::copy_into;
 
 /// The provider request history, or the blocking error of a `prefilter_llm_history` hook (R7).
 pub(crate) async fn assemble(
@@ -56,7 +57,9 @@ pub(crate) async fn assemble(
         }
         // R3, R4: exactly once, on the snapshot; its result is confined to this request.
         Some(chain) => {
-            let mut history = pipeline.shared.journal.messages().await?;
+            let buffers = &pipeline.shared.runtime.history_buffers;
+            let mut history = buffers.take();
+            pipeline.shared.journal.read_messages(|stored| copy_into(&mut history, stored)).await?;
             // What the chain changed, for whoever traces hooks (an inspector): the message
             // counts before and after it, on a span of its own, built only when someone listens.
             let counted = dispatch::spans_wanted().then(|| {
@@ -67,9 +70,12 @@ pub(crate) async fn assemble(
                 span.record("messages_after", count(history.len()));
             }
             let (plain, capacity) = (is_plain(&history), history.len() + 1);
+            // Copied out, so that the buffer keeps its strings for the next assembly.
             let sendable =
-                history.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut kept));
-            provider_messages(system, plain, capacity, sendable, prompt, &mut repairs)
+                history.iter().filter(|message| is_sendable(message)).map(|message| to_llm_ref(message, &mut kept));
+            let provider = provider_messages(system, plain, capacity, sendable, prompt, &mut repairs);
+            buffers.give_back(history);
+            provider
         }
     };
     if !repairs.is_empty() {
