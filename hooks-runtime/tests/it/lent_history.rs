@@ -116,3 +116,40 @@ async fn a_store_that_lends_through_the_default_sends_the_same_request() {
     }
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// A chain's snapshot is copied into a buffer an earlier assembly of the runtime used: a thread
+/// with a shorter history, or other texts, must find nothing of the earlier thread's in it.
+#[tokio::test]
+async fn a_snapshot_in_a_buffer_another_thread_used_holds_only_this_threads_messages() {
+    let model = ScriptedModel::new([
+        ScriptedResponse::text("one"),
+        ScriptedResponse::text("two"),
+        ScriptedResponse::text("three"),
+    ]);
+    let runtime = Runtime::builder()
+        .agent::<lent_plain>()
+        .agent::<lent_filtered>()
+        .model("scripted", model.clone())
+        .tool(FnTool::new("lookup", "Looks a word up.", |_| async { HookToolResult::success("42") }))
+        .build()
+        .unwrap();
+    let long = runtime.create_thread("lent_filtered", ThreadOptions::default()).await.unwrap();
+    for message in history() {
+        long.inject_message(message).await.unwrap();
+    }
+    long.send("a long conversation's last message").await.unwrap();
+    let short_texts = [MessageRecord::new(Role::User, "hi"), MessageRecord::new(Role::Assistant, "hello")];
+    let filtered = runtime.create_thread("lent_filtered", ThreadOptions::default()).await.unwrap();
+    let plain = runtime.create_thread("lent_plain", ThreadOptions::default()).await.unwrap();
+    for thread in [&filtered, &plain] {
+        for message in &short_texts {
+            thread.inject_message(message.clone()).await.unwrap();
+        }
+        thread.send("go").await.unwrap();
+    }
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(shape(&requests[1]), shape(&requests[2]), "the chain's request against the lent one");
+    let contents: Vec<&str> = requests[1].messages.iter().filter_map(|message| message.content.as_deref()).collect();
+    assert_eq!(contents, ["Reply.", "hi", "hello", "go"]);
+}
