@@ -147,13 +147,19 @@ impl StoredCall<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn reading_the_stored_form_gives_what_serde_json_reads() {
-        let calls = [
+    /// Calls whose texts need escaping: quotes, a newline, non-ASCII, a control character, a
+    /// backslash, U+2028.
+    fn awkward_calls() -> [HookToolCall; 3] {
+        [
             HookToolCall::new("call_1", "lookup", r#"{"key":"an \"answer\"\n","n":[1,2]}"#),
             HookToolCall::new("call_\u{e9}", "write_file", ""),
             HookToolCall::new("c\u{1}", "t\\ab", "{\"path\":\"/tmp/\u{2028}\"}"),
-        ];
+        ]
+    }
+
+    #[test]
+    fn reading_the_stored_form_gives_what_serde_json_reads() {
+        let calls = awkward_calls();
         let mut texts: Vec<String> =
             [&calls[..], &calls[..1], &[]].iter().map(|calls| stored_tool_calls(calls)).collect();
         texts.extend(
@@ -200,11 +206,7 @@ mod tests {
 
     #[test]
     fn the_stored_form_is_what_a_json_value_of_the_calls_writes() {
-        let calls = [
-            HookToolCall::new("call_1", "lookup", r#"{"key":"an \"answer\"\n","n":[1,2]}"#),
-            HookToolCall::new("call_\u{e9}", "write_file", ""),
-            HookToolCall::new("c\u{1}", "t\\ab", "{\"path\":\"/tmp/\u{2028}\"}"),
-        ];
+        let calls = awkward_calls();
         for calls in [&calls[..], &calls[..1], &[]] {
             assert_eq!(stored_tool_calls(calls), serde_json::json!(calls).to_string());
         }
