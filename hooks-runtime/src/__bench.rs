@@ -119,7 +119,7 @@ pub async fn assemble(
     dispatch::await_point!(dispatch::after_system_message(&dispatch(chains.after_system_message), state, &mut system));
     let mut history = snapshot;
     dispatch::await_point!(dispatch::filter_messages(&dispatch(chains.filter_messages), state, &mut history));
-    let mut provider = to_provider_messages(system, history, prompt);
+    let mut provider = to_provider_messages(system, &history, prompt);
     let prefilter = dispatch(chains.prefilter_llm_history);
     dispatch::await_point!(dispatch::prefilter_llm_history(&prefilter, state, &mut provider))?;
     Ok(provider)
@@ -128,7 +128,7 @@ pub async fn assemble(
 /// The same assembly with no hook machinery at all: the baseline of [`assemble`].
 pub fn assemble_plain(state: &ThreadState, prompt: &PromptDef, snapshot: Vec<HookMessage>) -> Vec<LlmMessage> {
     let system = interpolate(prompt.prompt, state);
-    to_provider_messages(system, snapshot, prompt)
+    to_provider_messages(system, &snapshot, prompt)
 }
 
 /// The check of a tool's arguments against its parameters schema (G9), as the gate runs it on

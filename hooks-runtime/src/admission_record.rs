@@ -279,16 +279,7 @@ impl Hashed {
     pub(crate) fn of(value: &Value) -> Self {
         let mut hasher = Sha256::new();
         write_canonical(&mut HashWriter(&mut hasher), value);
-        // Two digits per byte from a table: `write!` with `{:02x}` took a fifth of a tool turn's
-        // instructions for the record's hashes.
-        // Into bytes on the stack, checked as text once: a `String` checks each `char` pushed.
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut hex = [0u8; 64];
-        for (pair, byte) in hex.chunks_exact_mut(2).zip(hasher.finalize().iter()) {
-            pair[0] = DIGITS[usize::from(byte >> 4)];
-            pair[1] = DIGITS[usize::from(byte & 0xf)];
-        }
-        Hashed(std::str::from_utf8(&hex).unwrap_or_default().to_owned())
+        Hashed(crate::hex::lower(&hasher.finalize()))
     }
 }
 

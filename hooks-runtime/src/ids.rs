@@ -59,12 +59,11 @@ pub(crate) fn new_id_at(prefix: &str, now: Duration) -> String {
 /// `{:0N$x}` does: written from the last digit back into a buffer on the stack, one shift a
 /// digit.
 fn push_hex(id: &mut Vec<u8>, value: u128, min_digits: u32) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digits = (128 - value.leading_zeros()).div_ceil(4).clamp(min_digits, 32) as usize;
     let mut buffer = [b'0'; 32];
     let mut rest = value;
     for digit in buffer[32 - digits..].iter_mut().rev() {
-        *digit = DIGITS[(rest & 0xf) as usize];
+        *digit = crate::hex::DIGITS[(rest & 0xf) as usize];
         rest >>= 4;
     }
     id.extend_from_slice(&buffer[32 - digits..]);

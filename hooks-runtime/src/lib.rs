@@ -87,6 +87,7 @@ mod dispatch;
 mod error_chain;
 mod events;
 mod governing;
+mod hex;
 mod history;
 mod ids;
 mod json_progress;

@@ -9,7 +9,6 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::Digest;
 
 use super::names::tool_name;
 
@@ -166,7 +165,7 @@ pub(crate) fn tool_hash(tool: &rmcp::model::Tool) -> String {
         "inputSchema": Value::Object((*tool.input_schema).clone()),
     });
     let text = serde_json::to_string(&sorted(value)).unwrap_or_default();
-    sha2::Sha256::digest(text.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+    crate::hex::sha256(text.as_bytes())
 }
 
 fn sorted(value: Value) -> Value {

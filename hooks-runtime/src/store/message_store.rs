@@ -97,6 +97,7 @@ pub trait MessageStore: Send + Sync + 'static {
         read(&messages);
         Ok(())
     }
+
     /// Every thread of `user_id`, with its values, oldest first (by `created_at`, then id):
     /// what a server lists for a user, also after a restart or when another process created
     /// the threads.

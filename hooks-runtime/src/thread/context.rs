@@ -47,10 +47,8 @@ pub(crate) async fn assemble(
                 .journal
                 .read_messages(|history| {
                     let (plain, capacity) = (is_plain(history), history.len() + 1);
-                    let sendable = history
-                        .iter()
-                        .filter(|message| is_sendable(message))
-                        .map(|message| to_llm_ref(message, &mut kept));
+                    let sendable =
+                        history.iter().filter(|message| is_sendable(message)).map(|message| to_llm(message, &mut kept));
                     provider_messages(system, plain, capacity, sendable, prompt, &mut repairs)
                 })
                 .await?
@@ -72,7 +70,7 @@ pub(crate) async fn assemble(
             let (plain, capacity) = (is_plain(&history), history.len() + 1);
             // Copied out, so that the buffer keeps its strings for the next assembly.
             let sendable =
-                history.iter().filter(|message| is_sendable(message)).map(|message| to_llm_ref(message, &mut kept));
+                history.iter().filter(|message| is_sendable(message)).map(|message| to_llm(message, &mut kept));
             let provider = provider_messages(system, plain, capacity, sendable, prompt, &mut repairs);
             buffers.give_back(history);
             provider
@@ -177,14 +175,9 @@ pub(crate) fn first_missing_argument<'t>(
 /// `include_past_tools: false` the exchanges before it lose their call and results together,
 /// while the messages created during them stay.
 #[cfg(any(test, feature = "__bench"))]
-pub(crate) fn to_provider_messages(
-    system: String,
-    mut history: Vec<HookMessage>,
-    prompt: &PromptDef,
-) -> Vec<LlmMessage> {
-    let (plain, capacity) = (is_plain(&history), history.len() + 1);
-    let sendable =
-        history.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut None));
+pub(crate) fn to_provider_messages(system: String, history: &[HookMessage], prompt: &PromptDef) -> Vec<LlmMessage> {
+    let (plain, capacity) = (is_plain(history), history.len() + 1);
+    let sendable = history.iter().filter(|message| is_sendable(message)).map(|message| to_llm(message, &mut None));
     provider_messages(system, plain, capacity, sendable, prompt, &mut Repairs::default())
 }
 
@@ -243,11 +236,16 @@ async fn warn_split_exchanges(
     chain: &[hooks_core::__private::ResolvedHook],
     repairs: Repairs,
 ) -> Result<(), crate::store::StoreError> {
-    let mut stored = pipeline.shared.journal.messages().await?;
     let mut already = Repairs::default();
-    let capacity = stored.len();
-    let sendable = stored.iter_mut().filter(|message| is_sendable(message)).map(|message| take_llm(message, &mut None));
-    group(sendable, capacity, &mut already);
+    pipeline
+        .shared
+        .journal
+        .read_messages(|stored| {
+            let sendable =
+                stored.iter().filter(|message| is_sendable(message)).map(|message| to_llm(message, &mut None));
+            group(sendable, stored.len(), &mut already);
+        })
+        .await?;
     let dropped: Vec<String> = [repairs.unanswered, repairs.orphaned, repairs.duplicated]
         .into_iter()
         .flatten()
@@ -295,22 +293,10 @@ pub(crate) fn repair_prefiltered(messages: Vec<LlmMessage>) -> Vec<LlmMessage> {
     repaired
 }
 
-/// The snapshot's message, its fields taken into the provider's shape: its text, call id and
-/// name moved, not copied (the message stays in place, its id and extra fields dropped with
-/// the snapshot), the role name static text. Its tool calls are `kept`'s value when they are
-/// the calls kept ([`stored_calls::value_of`]).
-fn take_llm(message: &mut HookMessage, kept: &mut Option<(String, serde_json::Value)>) -> LlmMessage {
-    let mut llm = LlmMessage::new(message.role.as_str(), String::new());
-    llm.content = message.content.take();
-    llm.tool_calls = message.tool_calls.as_deref().map(|calls| stored_calls::value_of(calls, kept));
-    llm.tool_call_id = message.tool_call_id.take();
-    llm.name = message.name.take();
-    llm
-}
-
 /// A lent stored message copied into the provider's shape: its text, call id and name copied,
-/// its tool calls read (or `kept`'s, as [`take_llm`] does), its id and extra fields left.
-fn to_llm_ref(message: &HookMessage, kept: &mut Option<(String, serde_json::Value)>) -> LlmMessage {
+/// its tool calls `kept`'s value when they are the calls kept ([`stored_calls::value_of`]),
+/// else read; its id and extra fields left.
+fn to_llm(message: &HookMessage, kept: &mut Option<(String, serde_json::Value)>) -> LlmMessage {
     let mut llm = LlmMessage::new(message.role.as_str(), String::new());
     llm.content = message.content.clone();
     llm.tool_calls = message.tool_calls.as_deref().map(|calls| stored_calls::value_of(calls, kept));

@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::loader::{Source, parse_document, validate_document};
 use super::mcp_spec::McpServerSpec;
-use super::trust::{FileRecord, ProjectRecord, TrustStore, changes, project_key, sha256};
+use super::trust::{FileRecord, ProjectRecord, TrustStore, changes, project_key};
 use super::{SettingsHook, SettingsHooks, SettingsPermissions, SettingsReport};
 use crate::declarative::{LoadErrors, LoadProblem, MAX_DOCUMENT_BYTES, ProblemPlace};
+use crate::hex::sha256;
 
 /// The environment variable that names the managed policy file, over
 /// [`DEFAULT_MANAGED_SETTINGS`].

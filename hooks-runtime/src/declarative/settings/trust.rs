@@ -6,7 +6,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
 /// The environment variable that names the trust file, over
 /// `$XDG_CONFIG_HOME/agent-hooks/trust.json` (`~/.config/agent-hooks/trust.json`).
@@ -222,11 +221,6 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
 
 pub(super) fn project_key(project_dir: &Path) -> String {
     project_dir.to_string_lossy().into_owned()
-}
-
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub(super) fn sha256(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What changed from `old` (as trusted) to `new` (as it is now), each change a phrase; empty

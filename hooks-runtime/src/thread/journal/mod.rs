@@ -199,7 +199,13 @@ impl Journal {
                 }
             })
             .await?;
-        out.ok_or_else(|| StoreError::other(format!("the store lent no messages of thread `{}`", self.thread_id)))
+        out.ok_or_else(|| {
+            StoreError::other(format!(
+                "the store answered `lend_messages` for thread `{}` without calling `read`: a store's \
+                 `lend_messages` must call it once with the messages (or leave the default, which does)",
+                self.thread_id
+            ))
+        })
     }
 
     // -- Values -----------------------------------------------------------------------------
