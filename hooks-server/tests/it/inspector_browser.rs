@@ -376,6 +376,20 @@ async fn wait_rows(
     }
 }
 
+/// Waits until `script` returns `expected`: the page fills its parts as their requests answer,
+/// in no fixed order. Fails after the patience, naming `what` and the last value read.
+async fn wait_value(client: &Client, script: &str, expected: &Value, what: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let found = client.execute(script, vec![]).await.expect("run the script");
+        if found == *expected {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what} never showed; the page has {found}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Clicks the element `selector` finds, finding it again while the page re-renders it under
 /// the click (a stale element); fails after the patience, naming `what`.
 async fn click(client: &Client, selector: &str, what: &str) {
@@ -657,7 +671,7 @@ async fn check_remembered(client: Client, base: String) {
     client.find(Locator::Id("connect")).await.expect("connect button").click().await.expect("connect");
     let empty = "return document.getElementById('remembered').textContent";
     wait_rows(&client, "#agents table[data-agent='payment_agent'] tr", "the catalog", |rows| !rows.is_empty()).await;
-    assert_eq!(client.execute(empty, vec![]).await.expect("read"), json!("No remembered approvals."));
+    wait_value(&client, empty, &json!("No remembered approvals."), "the empty list of remembered approvals").await;
     let option = client.find(Locator::Css("#agent-choice option[value='payment_agent']")).await;
     option.expect("the agent in the thread form").click().await.expect("choose the agent");
     let payer = client.find(Locator::Css("#argument-fields input[data-argument='payer']")).await;
@@ -708,11 +722,7 @@ async fn check_remembered(client: Client, base: String) {
 
     let revoke = client.find(Locator::Css("#remembered-rows tr[data-remembered] button.revoke")).await;
     revoke.expect("Revoke").click().await.expect("revoke");
-    let deadline = Instant::now() + PATIENCE;
-    while client.execute(empty, vec![]).await.expect("read") != json!("No remembered approvals.") {
-        assert!(Instant::now() < deadline, "the revoked approval is still listed");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_value(&client, empty, &json!("No remembered approvals."), "the list without the revoked approval").await;
 }
 
 /// G12 from the page: a call left `running` by a process that died is finished as interrupted
