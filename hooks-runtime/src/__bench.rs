@@ -145,8 +145,9 @@ impl SchemaCheck {
             hooks_core::HookToolResult::success("")
         })
         .with_parameters(parameters);
-        let schemas = crate::governing::schema::ToolSchemas::new([&"bench".to_owned()]);
-        SchemaCheck { schemas, tool: std::sync::Arc::new(tool) }
+        let tool: std::sync::Arc<dyn crate::tool::Tool> = std::sync::Arc::new(tool);
+        let schemas = crate::governing::schema::ToolSchemas::new([(&"bench".to_owned(), &tool)]);
+        SchemaCheck { schemas, tool }
     }
 
     /// Whether `arguments` satisfy the schema.

@@ -101,32 +101,32 @@ const SCENARIOS: [Scenario; 8] = [
     // Without a `filter_messages` hook the request is built from the store's messages as the
     // store lends them: each message's text is copied once, as the hand-written turn copies it.
     // One allocation of about 4.3 KB is the run's body, boxed (tests/it/future_sizes.rs).
-    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 44, bytes: 8_858 },
+    Scenario { name: "text turn", agent: "a_text", hand_over: HandOver::Send, allocations: 39, bytes: 8_963 },
     // A `filter_messages` chain is handed messages of its own: copied into a buffer an earlier
     // assembly of the runtime used (here the warm-up turn's), reusing its strings.
     Scenario {
         name: "text turn, 4 in-place hooks",
         agent: "a_text_hooks",
         hand_over: HandOver::Send,
-        allocations: 44,
-        bytes: 8_858,
+        allocations: 39,
+        bytes: 8_963,
     },
     Scenario {
         name: "text turn through the inbox",
         agent: "a_text",
         hand_over: HandOver::Inbox,
-        allocations: 49,
-        bytes: 9_198,
+        allocations: 45,
+        bytes: 9_135,
     },
     // The admission pipeline's decision record (the arguments' SHA-256 after each decider that may rewrite them, the
     // record stored with the result) is part of a tool turn: docs/performance.md.
-    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 157, bytes: 26_383 },
+    Scenario { name: "tool turn", agent: "a_tool", hand_over: HandOver::Send, allocations: 140, bytes: 25_191 },
     Scenario {
         name: "tool turn, 4 in-place hooks",
         agent: "a_tool_hooks",
         hand_over: HandOver::Send,
-        allocations: 171,
-        bytes: 28_108,
+        allocations: 154,
+        bytes: 26_916,
     },
     // The floor: no budget to lower, the counts it has (the comparison assumes them).
     Scenario {
@@ -265,12 +265,14 @@ fn a_turn_allocates_within_its_budget() {
             ));
         }
     }
-    // The durable path (what every HTTP message takes) costs at most 5 allocations more than
-    // `send`: the inbox entry's, a fixed cost whatever the history.
+    // The durable path (what every HTTP message takes) costs at most 6 allocations more than
+    // `send`, a fixed cost whatever the history: the inbox entry's 5, and the copy of the
+    // message the take stores in the same transaction as it removes the entry (`send` hands its
+    // message to the store uncopied).
     if let (Some(send), Some(inbox)) = text_turn
-        && inbox > send + 5
+        && inbox > send + 6
     {
-        failures.push(format!("the text turn through the inbox allocates {inbox} times, over `send`'s {send} + 5"));
+        failures.push(format!("the text turn through the inbox allocates {inbox} times, over `send`'s {send} + 6"));
     }
     // Shown on failure too, with the counts of the scenarios within their budget.
     println!("{report}");

@@ -35,6 +35,10 @@ impl Side {
 
 /// A cancellation flag shared by an execution and everything it started.
 ///
+/// Hooks read it ([`is_aborted`](Self::is_aborted)) or wait for it
+/// ([`aborted`](Self::aborted)); whoever fires it ([`abort`](Self::abort)) wakes every waiter at
+/// once, with no timer and no polling.
+///
 /// ```
 /// use hooks_runtime::types::AbortSignal;
 ///
@@ -44,7 +48,14 @@ impl Side {
 /// assert!(seen_by_hook.is_aborted());
 /// ```
 #[derive(Debug, Clone, Default)]
-pub struct AbortSignal(Arc<AtomicBool>);
+pub struct AbortSignal(Arc<Abort>);
+
+/// The flag and the tasks waiting for it.
+#[derive(Debug, Default)]
+struct Abort {
+    fired: AtomicBool,
+    waiters: tokio::sync::Notify,
+}
 
 impl AbortSignal {
     /// A signal that has not fired.
@@ -52,14 +63,52 @@ impl AbortSignal {
         Self::default()
     }
 
-    /// Fires the signal; every clone sees it.
+    /// Fires the signal; every clone sees it, and every [`aborted`](Self::aborted) waiting on
+    /// it returns.
     pub fn abort(&self) {
-        self.0.store(true, Ordering::Release);
+        self.0.fired.store(true, Ordering::Release);
+        self.0.waiters.notify_waiters();
     }
 
     /// Whether the signal has fired.
     pub fn is_aborted(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0.fired.load(Ordering::Acquire)
+    }
+
+    /// Returns once the signal has fired (at once if it has): a branch of a `select!` that
+    /// stops an async hook's work when the execution is aborted. It arms no timer and costs
+    /// nothing until it is first polled.
+    ///
+    /// ```
+    /// use hooks_runtime::types::AbortSignal;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let signal = AbortSignal::new();
+    /// let firing = signal.clone();
+    /// let work = std::future::pending::<()>();
+    /// let stopped = tokio::spawn(async move {
+    ///     tokio::select! {
+    ///         () = work => "done",
+    ///         () = signal.aborted() => "aborted",
+    ///     }
+    /// });
+    /// tokio::task::yield_now().await; // the spawned task now waits
+    /// firing.abort();
+    /// assert_eq!(stopped.await.unwrap(), "aborted");
+    /// # });
+    /// ```
+    pub async fn aborted(&self) {
+        let mut notified = std::pin::pin!(self.0.waiters.notified());
+        loop {
+            // Registered before the flag is read: an `abort` between the two still wakes it
+            // (`abort` sets the flag first, then wakes the registered waiters).
+            notified.as_mut().enable();
+            if self.is_aborted() {
+                return;
+            }
+            notified.as_mut().await;
+            notified.set(self.0.waiters.notified());
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::schema::ToolSchemas;
 pub(crate) struct Governors {
     /// The runtime-wide guards, in the order they were added (G7).
     pub(crate) guards: Vec<Arc<dyn ToolGuard>>,
-    /// The tools' parameter schemas, compiled on first use (G5).
+    /// The tools' parameter schemas, compiled at build (G5).
     pub(crate) schemas: ToolSchemas,
     /// The admission pipeline every call passes (G13), fixed at build.
     pub(crate) admission: AdmissionPipeline,

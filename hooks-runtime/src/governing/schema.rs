@@ -1,7 +1,9 @@
-//! The tools' parameter schemas (G5), each compiled once, on the first rewrite that needs it.
+//! The tools' parameter schemas (G5), each compiled once: a builder's tools when the runtime is
+//! built, so that no call pays for a compilation, and a tool added later (an MCP server's) on
+//! its first call.
 
 use foldhash::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -14,7 +16,7 @@ type Compiled = Result<jsonschema::Validator, String>;
 /// `later` on its first check, and again when its schema changed.
 #[derive(Default)]
 pub(crate) struct ToolSchemas {
-    tools: HashMap<String, OnceLock<Compiled>>,
+    tools: HashMap<String, Compiled>,
     later: std::sync::Mutex<HashMap<String, (Value, Arc<Compiled>)>>,
 }
 
@@ -43,22 +45,18 @@ impl std::fmt::Display for SchemaViolation {
 
 impl ToolSchemas {
     /// A slot for every tool; nothing is compiled yet.
-    pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a String>) -> Self {
+    pub(crate) fn new<'a>(tools: impl IntoIterator<Item = (&'a String, &'a Arc<dyn Tool>)>) -> Self {
         ToolSchemas {
-            tools: names.into_iter().map(|name| (name.clone(), OnceLock::new())).collect(),
+            tools: tools.into_iter().map(|(name, tool)| (name.clone(), compile(tool.as_ref()))).collect(),
             later: Default::default(),
         }
     }
 
-    /// Checks `arguments` against `tool`'s `parameters()`. A tool this runtime does not have
-    /// (a subagent offered as a tool) declares no schema, so anything passes.
     pub(crate) fn check(&self, tool: Option<&Arc<dyn Tool>>, arguments: &Value) -> Result<(), SchemaViolation> {
         let Some(tool) = tool else { return Ok(()) };
         let later;
         let compiled = match self.tools.get(tool.name()) {
-            Some(slot) => {
-                slot.get_or_init(|| jsonschema::validator_for(&tool.parameters()).map_err(|error| error.to_string()))
-            }
+            Some(compiled) => compiled,
             None => {
                 later = self.compiled_later(tool.as_ref());
                 later.as_ref()
@@ -90,8 +88,17 @@ impl ToolSchemas {
         {
             return compiled.clone();
         }
-        let compiled = Arc::new(jsonschema::validator_for(&schema).map_err(|error| error.to_string()));
+        let compiled = Arc::new(compile_schema(&schema));
         later.insert(tool.name().to_owned(), (schema, compiled.clone()));
         compiled
     }
+}
+
+/// A tool's parameters schema, compiled; a schema that does not compile fails its calls' checks.
+fn compile(tool: &dyn Tool) -> Compiled {
+    compile_schema(&tool.parameters())
+}
+
+fn compile_schema(schema: &Value) -> Compiled {
+    jsonschema::validator_for(schema).map_err(|error| error.to_string())
 }

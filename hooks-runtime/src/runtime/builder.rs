@@ -545,7 +545,7 @@ impl RuntimeBuilder {
             }
         }
         let users = UserScope::new(&registry);
-        let schemas = ToolSchemas::new(self.tools.keys());
+        let schemas = ToolSchemas::new(&self.tools);
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
         let admission = admission_pipeline(
             Arc::clone(&store),

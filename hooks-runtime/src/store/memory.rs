@@ -78,6 +78,21 @@ impl StoredThread {
     /// Appends `message`, refusing a second message of its id and a second result of its tool
     /// call (O4).
     fn push_message(&mut self, message: &HookMessage) -> Result<(), StoreError> {
+        self.admit(message)?;
+        self.messages.push(message.clone());
+        Ok(())
+    }
+
+    /// [`push_message`](Self::push_message) of a message handed over: kept as it is.
+    fn push_owned_message(&mut self, message: HookMessage) -> Result<(), StoreError> {
+        self.admit(&message)?;
+        self.messages.push(message);
+        Ok(())
+    }
+
+    /// Refuses a message whose id is taken, or a second result of one tool call (O4), and
+    /// otherwise notes its id and the call it answers.
+    fn admit(&mut self, message: &HookMessage) -> Result<(), StoreError> {
         let id = self.hasher.hash_one(message.id.as_str());
         if self.ids.contains(&id) && self.messages.iter().any(|stored| stored.id == message.id) {
             return Err(StoreError::conflict(format!("message `{}` already exists", message.id)));
@@ -96,7 +111,6 @@ impl StoredThread {
         if let Some((_, hash)) = call {
             self.answered.insert(hash);
         }
-        self.messages.push(message.clone());
         Ok(())
     }
 
@@ -183,6 +197,10 @@ impl MessageStore for InMemoryStore {
 
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
         self.with_thread(thread_id, |thread| thread.push_message(message))
+    }
+
+    async fn insert_owned_message(&self, thread_id: &str, message: HookMessage) -> Result<(), StoreError> {
+        self.with_thread(thread_id, |thread| thread.push_owned_message(message))
     }
 
     async fn hand_off(&self, thread_id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {

@@ -52,6 +52,26 @@ pub trait MessageStore: Send + Sync + 'static {
     /// (`role: tool`) for a call that already has one stored is refused as a
     /// [`Conflict`](StoreErrorKind::Conflict): a tool call has at most one result (O4).
     async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError>;
+    /// [`insert_message`](Self::insert_message) of a message its caller has no further use
+    /// for: a store that keeps messages in memory keeps this one as it is, uncopied. The
+    /// runtime stores the messages of its runs through this. The default inserts it by
+    /// reference, so a store that writes messages out needs nothing more.
+    ///
+    /// ```
+    /// use hooks_runtime::store::{InMemoryStore, MessageStore, ThreadRecord};
+    /// use hooks_runtime::types::{HookMessage, Role};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = InMemoryStore::new();
+    /// store.create_thread(&ThreadRecord::new("thr_1", "support")).await.unwrap();
+    /// let message = HookMessage::new("msg_1", Role::User, "Where is my order?", 1_700_000_000_000);
+    /// store.insert_owned_message("thr_1", message.clone()).await.unwrap();
+    /// assert_eq!(store.messages("thr_1").await.unwrap(), vec![message]);
+    /// # });
+    /// ```
+    async fn insert_owned_message(&self, thread_id: &str, message: HookMessage) -> Result<(), StoreError> {
+        self.insert_message(thread_id, &message).await
+    }
     /// A handoff (O2): `agent` owns the thread from now on ([`ThreadRecord::agent`] says so),
     /// written in the one transaction that inserts `message`, the handoff's message (`None`
     /// when a hook prevented it), so a crash never keeps one without the other. A thread

@@ -43,7 +43,7 @@ impl ThreadServices for HookServices {
         let shared = self.shared()?;
         let nested = Nested::enter(&shared).map_err(|too_deep| refuse(&shared, "inject_message", too_deep))?;
         let pipeline = Pipeline::for_state(&shared, state);
-        let create = messages::create(&pipeline, state, message, FailureRule::Prevent);
+        let create = messages::create_returning(&pipeline, state, message, FailureRule::Prevent);
         nested.run(Box::pin(create)).await.map_err(messages::CreateError::into_hook_error)
     }
 

@@ -34,24 +34,48 @@ impl CreateError {
 }
 
 /// M1-M3: fills id and time, runs `before_create_message` under `rule`, inserts what it
-/// returned, then runs `after_create_message`, whose failures leave the message stored.
+/// returned, then runs `after_create_message`, whose failures leave the message stored. The
+/// message is handed to the store uncopied.
 pub(crate) async fn create(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     record: MessageRecord,
     rule: FailureRule,
+) -> Result<(), CreateError> {
+    create_keeping(pipeline, state, record, rule, Origin::Run, |_| ()).await
+}
+
+/// [`create`], returning the message as stored (for a caller that hands it back, as
+/// `inject_message` does): a copy of it made before the store takes it.
+pub(crate) async fn create_returning(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    record: MessageRecord,
+    rule: FailureRule,
 ) -> Result<HookMessage, CreateError> {
-    create_from(pipeline, state, record, rule, Origin::Run).await
+    create_keeping(pipeline, state, record, rule, Origin::Run, HookMessage::clone).await
 }
 
 /// [`create`] for a message from `origin`.
 pub(crate) async fn create_from(
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
+    record: MessageRecord,
+    rule: FailureRule,
+    origin: Origin<'_>,
+) -> Result<(), CreateError> {
+    create_keeping(pipeline, state, record, rule, origin, |_| ()).await
+}
+
+/// [`create_from`], returning what `keep` takes of the message before it is stored.
+async fn create_keeping<T>(
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
     mut record: MessageRecord,
     rule: FailureRule,
     origin: Origin<'_>,
-) -> Result<HookMessage, CreateError> {
+    keep: impl FnOnce(&HookMessage) -> T,
+) -> Result<T, CreateError> {
     // One reading of the clock for the id and the time.
     if record.id.is_empty() || record.created_at == 0 {
         let now = crate::ids::since_epoch();
@@ -72,14 +96,15 @@ pub(crate) async fn create_from(
         }
     }
     let message = message_of(&mut record, pipeline.chain(HookKind::AfterCreateMessage).is_some());
-    if !pipeline.shared.journal.store_message(&message, origin).await.map_err(CreateError::Store)? {
+    let kept = keep(&message);
+    if !pipeline.shared.journal.store_message(message, origin).await.map_err(CreateError::Store)? {
         return Err(CreateError::Taken);
     }
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
         dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
     }
-    Ok(message)
+    Ok(kept)
 }
 
 /// The message to insert. The record outlives the insert only for `after_create_message` hooks

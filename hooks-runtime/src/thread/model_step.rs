@@ -4,16 +4,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
 
 use hooks_core::AbortSignal;
 
 use crate::dispatch::panics::{self, PanicLocation};
 use crate::model::ModelError;
-
-/// How often a waiting step looks at the abort signal. The signal is a flag that hooks may set
-/// directly, so it is polled; 10 ms keeps an abort well within its 100 ms promise.
-const ABORT_POLL: Duration = Duration::from_millis(10);
 
 /// Why a model step ended without a complete response.
 #[derive(Debug)]
@@ -32,11 +27,9 @@ impl From<ModelError> for StepError {
     }
 }
 
-/// Returns once `signal` has fired.
+/// Returns once `signal` has fired: woken by the abort itself, no timer armed.
 pub(crate) async fn aborted(signal: &AbortSignal) {
-    while !signal.is_aborted() {
-        tokio::time::sleep(ABORT_POLL).await;
-    }
+    signal.aborted().await;
 }
 
 /// Waits for `future` (a model's boxed future) with its panics caught as the runtime's own,

@@ -133,7 +133,7 @@ impl Thread {
             // Through the pipeline directly, not `state.inject_message`: that is a hook's call
             // back into the thread, which E8 counts.
             let pipeline = pipeline::Pipeline::for_state(&self.shared, &state);
-            messages::create(&pipeline, &state, message, dispatch::FailureRule::Prevent)
+            messages::create_returning(&pipeline, &state, message, dispatch::FailureRule::Prevent)
                 .await
                 .map_err(messages::CreateError::into_hook_error)
         })

@@ -34,6 +34,7 @@ mod governing_round_two;
 mod governing_stores;
 mod json_roundtrip;
 mod last_good_value;
+mod message_events;
 mod one_truth;
 mod packaging;
 mod provider_shape;

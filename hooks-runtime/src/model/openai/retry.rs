@@ -15,8 +15,6 @@ use crate::model::{ModelError, ModelRequest, ProviderErrorKind};
 
 /// The longest backoff between two attempts, whatever the attempt count (as the OpenAI SDKs).
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
-/// How often a backoff wait looks at the request's abort signal.
-const ABORT_POLL: Duration = Duration::from_millis(20);
 
 /// Whether a failed attempt may be tried again.
 pub(super) fn is_retryable(error: &ModelError, connection_failed: bool) -> bool {
@@ -77,16 +75,13 @@ pub(super) async fn sleep_unless_aborted(wait: Duration, request: &ModelRequest)
         tokio::time::sleep(wait).await;
         return Ok(());
     };
-    let until = tokio::time::Instant::now() + wait;
-    loop {
-        if abort.is_aborted() {
-            return Err(ModelError::Cancelled);
-        }
-        let now = tokio::time::Instant::now();
-        if now >= until {
-            return Ok(());
-        }
-        tokio::time::sleep((until - now).min(ABORT_POLL)).await;
+    if abort.is_aborted() {
+        return Err(ModelError::Cancelled);
+    }
+    tokio::select! {
+        biased;
+        () = abort.aborted() => Err(ModelError::Cancelled),
+        () = tokio::time::sleep(wait) => Ok(()),
     }
 }
 

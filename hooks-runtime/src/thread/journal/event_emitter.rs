@@ -49,9 +49,14 @@ impl EventEmitter {
     /// [`emit`](Self::emit) of the event `build` makes, made only when it goes somewhere: to the
     /// store, or to a subscriber listening now. A turn nobody follows builds none of its events.
     pub(crate) fn emit_with(&self, build: impl FnOnce() -> ThreadEvent) {
-        if self.store.event_log().is_some() || self.links.events_followed() {
+        if self.goes_somewhere() {
             self.emit(build());
         }
+    }
+
+    /// Whether an event emitted now goes somewhere: to the store, or to a subscriber.
+    pub(crate) fn goes_somewhere(&self) -> bool {
+        self.store.event_log().is_some() || self.links.events_followed()
     }
 
     pub(crate) fn emit(&self, event: ThreadEvent) {

@@ -77,7 +77,7 @@ pub(crate) enum AbortFound {
 ///
 /// ```text
 /// // Inside `thread/`: a stage decides, the journal writes and tells.
-/// shared.journal.store_message(&message, Origin::Run).await?;
+/// shared.journal.store_message(message, Origin::Run).await?;
 /// shared.journal.end_run(ThreadStatus::Idle).await;
 /// ```
 pub(crate) struct Journal {
@@ -121,25 +121,47 @@ impl Journal {
     /// Stores `message` from `origin`, with what that origin writes in the same transaction,
     /// then tells it (`message_created`). `Ok(false)`, and nothing told, when the message came
     /// from an inbox entry that another run took first.
-    pub(crate) async fn store_message(&self, message: &HookMessage, origin: Origin<'_>) -> Result<bool, StoreError> {
+    pub(crate) async fn store_message(&self, message: HookMessage, origin: Origin<'_>) -> Result<bool, StoreError> {
         let id = &self.thread_id;
-        match origin {
-            Origin::Run => self.store.insert_message(id, message).await?,
-            Origin::Handoff(agent) => self.store.hand_off(id, agent, Some(message)).await?,
+        // The event's copy, made only when the event goes somewhere; a run's message is then
+        // handed to the store uncopied.
+        let told = self.events.goes_somewhere().then(|| message.clone());
+        let message = match origin {
+            Origin::Run => {
+                // Kept for a subscriber that starts listening while the store writes it.
+                let message_id = told.is_none().then(|| message.id.clone());
+                self.store.insert_owned_message(id, message).await?;
+                match (told, message_id) {
+                    (Some(told), _) => told,
+                    (None, Some(message_id)) if self.events.goes_somewhere() => {
+                        match self.read_messages(|messages| stored_copy(messages, &message_id)).await {
+                            Ok(Some(stored)) => stored,
+                            // Stored, and told to nobody who listened when it was written.
+                            _ => return Ok(true),
+                        }
+                    }
+                    _ => return Ok(true),
+                }
+            }
+            Origin::Handoff(agent) => {
+                self.store.hand_off(id, agent, Some(&message)).await?;
+                told.unwrap_or(message)
+            }
             Origin::Input(input) => {
                 let inbox = self.store.inbox_for("take_input", id)?;
-                let take = InputTake::new(input).with_message(message).with_status(TakeStatus::Running);
+                let take = InputTake::new(input).with_message(&message).with_status(TakeStatus::Running);
                 let taken = inbox.take_input(id, &take).await?;
                 self.forget_accepted(input);
                 if !taken {
                     return Ok(false);
                 }
+                told.unwrap_or(message)
             }
-        }
+        };
         self.events.emit_with(|| ThreadEvent::MessageCreated {
             id: message.id.clone(),
             role: message.role,
-            message: Arc::new(message.clone()),
+            message: Arc::new(message),
         });
         Ok(true)
     }
@@ -467,4 +489,9 @@ impl Journal {
     async fn advance(&self, change: &ToolCallChange, op: &str) -> Result<bool, StoreError> {
         self.store.approvals_for(op, &self.thread_id)?.advance_tool_call(&self.thread_id, change).await
     }
+}
+
+/// A copy of the message `id` of a thread's history, looked for from the newest.
+fn stored_copy(messages: &[HookMessage], id: &str) -> Option<HookMessage> {
+    messages.iter().rev().find(|message| message.id == id).cloned()
 }
