@@ -60,6 +60,24 @@ macro_rules! await_point {
 }
 pub(crate) use await_point;
 
+/// [`await_point!`] for a point whose chain rarely suspends, in a future that many others
+/// nest (a message's creation, in every step and tool call): the rest of the chain, when there
+/// is one, is awaited boxed, so that the caller's future does not carry room for it. The point
+/// is called in a statement of its own, so its outcome is all that lives across the `await`.
+macro_rules! await_point_boxed {
+    ($point:expr) => {{
+        let point = match $point {
+            $crate::dispatch::PointRun::Finished(outcome) => ::std::result::Result::Ok(outcome),
+            $crate::dispatch::PointRun::Suspended(rest) => ::std::result::Result::Err(::std::boxed::Box::pin(rest)),
+        };
+        match point {
+            ::std::result::Result::Ok(outcome) => outcome,
+            ::std::result::Result::Err(rest) => rest.await,
+        }
+    }};
+}
+pub(crate) use await_point_boxed;
+
 /// What a failing hook does to the value its chain carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailureRule {

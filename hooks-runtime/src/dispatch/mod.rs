@@ -54,7 +54,7 @@ pub(crate) mod panics;
 mod plain;
 mod transforms;
 
-pub(crate) use chain::{Dispatch, FailureRule, PointRun, await_point};
+pub(crate) use chain::{Dispatch, FailureRule, PointRun, await_point, await_point_boxed};
 pub(crate) use invoke::{HookFailure, TARGET, source_label, spans_wanted};
 pub(crate) use observers::{
     after_create_message, after_subagent_created, after_thread_created, after_update_message, tool_call_done,

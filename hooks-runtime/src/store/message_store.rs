@@ -63,7 +63,7 @@ pub trait MessageStore: Send + Sync + 'static {
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let store = InMemoryStore::new();
-    /// store.create_thread(&ThreadRecord::new("thr_1", "support")).await.unwrap();
+    /// store.create_thread(&ThreadRecord::new("thr_1", "support", 1_700_000_000_000)).await.unwrap();
     /// let message = HookMessage::new("msg_1", Role::User, "Where is my order?", 1_700_000_000_000);
     /// store.insert_owned_message("thr_1", message.clone()).await.unwrap();
     /// assert_eq!(store.messages("thr_1").await.unwrap(), vec![message]);

@@ -88,7 +88,7 @@ async fn create_keeping<T>(
     }
     note_point(pipeline.shared, HookKind::BeforeCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::BeforeCreateMessage) {
-        let prevented = dispatch::await_point!(dispatch::before_create_message(&chain, state, &mut record, rule));
+        let prevented = dispatch::await_point_boxed!(dispatch::before_create_message(&chain, state, &mut record, rule));
         if let Err(error) = prevented {
             // M7, M10: what the origin writes goes on without the message.
             pipeline.shared.journal.store_prevented(origin).await.map_err(CreateError::Store)?;
@@ -102,7 +102,7 @@ async fn create_keeping<T>(
     }
     note_point(pipeline.shared, HookKind::AfterCreateMessage);
     if let Some(chain) = pipeline.chain(HookKind::AfterCreateMessage) {
-        dispatch::await_point!(dispatch::after_create_message(&chain, state, &record));
+        dispatch::await_point_boxed!(dispatch::after_create_message(&chain, state, &record));
     }
     Ok(kept)
 }

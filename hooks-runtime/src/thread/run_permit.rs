@@ -25,12 +25,22 @@ tokio::task_local! {
 ///
 /// `run` makes the future here rather than being it: an `async fn` keeps its arguments apart
 /// from what it awaits, so a future argument would be held twice and copied between the two.
+/// A store without permits (the in-memory one) runs it at once; the permit's path is boxed, so
+/// that its watch of the permit and its release do not make every run's future larger (a run's
+/// futures are moved as it starts them).
 pub(crate) async fn holding<F: Future>(
     shared: &ThreadShared,
     permit: Option<RunPermit>,
     run: impl FnOnce() -> F,
 ) -> F::Output {
-    let Some(permit) = permit else { return run().await };
+    match permit {
+        None => run().await,
+        Some(permit) => Box::pin(holding_permit(shared, permit, run)).await,
+    }
+}
+
+/// [`holding`] with a permit.
+async fn holding_permit<F: Future>(shared: &ThreadShared, permit: RunPermit, run: impl FnOnce() -> F) -> F::Output {
     // A store that holds runs is one other processes may share: what they changed counts.
     shared.follow_the_store().await;
     let permit = Arc::new(permit);

@@ -30,7 +30,8 @@ pub(crate) async fn respond(
     let history = match context::assemble(pipeline, state, prompt).await? {
         Ok(history) => history,
         Err(blocked) => {
-            store_blocked(pipeline, state, &blocked).await;
+            // Boxed, as the failed steps' writes below: rare paths, kept out of the step's future.
+            Box::pin(store_blocked(pipeline, state, &blocked)).await;
             return Ok(Err(TurnEnd::Stopped(StopReason::HookBlocked)));
         }
     };
@@ -67,7 +68,7 @@ pub(crate) async fn respond(
             crate::spans::record_chat_error(&span, "panicked");
             tracing::error!(target: "hooks_runtime::thread", thread = %thread, "[Hooks] ✗ the model `{}` {location}; the run fails (panicked)", prompt.model);
             let error = format!("the model `{}` panicked", prompt.model);
-            store_failed_step(pipeline, state, &error).await;
+            Box::pin(store_failed_step(pipeline, state, &error)).await;
             outcome.error = Some(RunError::new(RunErrorKind::ModelPanicked, error));
             Ok(Err(TurnEnd::Failed(FailReason::Panicked)))
         }
@@ -75,7 +76,7 @@ pub(crate) async fn respond(
             // M9: the failed status of a model step is written whatever the hooks do.
             crate::spans::record_chat_error(&span, "model_error");
             tracing::warn!(target: "hooks_runtime::thread", thread = %thread, "model step failed: {error}");
-            store_failed_step(pipeline, state, &error.to_string()).await;
+            Box::pin(store_failed_step(pipeline, state, &error.to_string())).await;
             outcome.error = Some(RunError::from(error));
             Ok(Err(TurnEnd::Failed(FailReason::ModelError)))
         }

@@ -369,18 +369,33 @@ async fn run_turn(
                 None => continue,
             }
         }
-        let ended = run_calls(&pipeline, state, prompt, &calls, &mut failures).await;
-        // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
-        if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && event_hooks::stop_requested(shared) {
-            return Ok(TurnEnd::Stopped(StopReason::HookStopped));
-        }
-        if let Some(end) = ended {
-            return Ok(end);
-        }
-        if let Some(end) = run_queued_tools(shared, state).await {
+        // Boxed: the calls' path (gate, tool, result, queued calls) holds the largest futures of
+        // a turn, which every step would otherwise carry and move; one allocation per step with calls.
+        if let Some(end) = Box::pin(tool_step(shared, &pipeline, state, prompt, &calls, &mut failures)).await {
             return Ok(end);
         }
     }
+}
+
+/// A step's tool calls, then the calls queued meanwhile: how the turn ends, or `None` when it
+/// goes on.
+async fn tool_step(
+    shared: &ThreadShared,
+    pipeline: &Pipeline<'_>,
+    state: &ThreadState,
+    prompt: &'static PromptDef,
+    calls: &[HookToolCall],
+    failures: &mut HashMap<String, u32>,
+) -> Option<TurnEnd> {
+    let ended = run_calls(pipeline, state, prompt, calls, failures).await;
+    // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
+    if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && event_hooks::stop_requested(shared) {
+        return Some(TurnEnd::Stopped(StopReason::HookStopped));
+    }
+    if ended.is_some() {
+        return ended;
+    }
+    run_queued_tools(shared, state).await
 }
 
 /// Counts a step about to run, and returns the run's abort signal; or how the turn ends

@@ -12,8 +12,10 @@ pub(crate) mod event_emitter;
 mod publisher;
 pub(crate) mod value_cache;
 
+use std::future::Future;
 use std::sync::{Arc, PoisonError};
 
+use futures_util::future::BoxFuture;
 use hooks_core::{AbortSignal, HookMessage, MessageUpdate};
 use serde_json::Value;
 
@@ -121,49 +123,81 @@ impl Journal {
     /// Stores `message` from `origin`, with what that origin writes in the same transaction,
     /// then tells it (`message_created`). `Ok(false)`, and nothing told, when the message came
     /// from an inbox entry that another run took first.
-    pub(crate) async fn store_message(&self, message: HookMessage, origin: Origin<'_>) -> Result<bool, StoreError> {
-        let id = &self.thread_id;
-        // The event's copy, made only when the event goes somewhere; a run's message is then
-        // handed to the store uncopied.
-        let told = self.events.goes_somewhere().then(|| message.clone());
-        let message = match origin {
+    ///
+    /// A run's message goes to the store uncopied when no event of it goes anywhere; a
+    /// subscriber that starts listening while the store writes it is told of the stored copy.
+    /// Not an `async fn`: the write starts here, and the future returned holds the store's
+    /// future and what the event needs, not the message (a run's futures are moved as the run
+    /// starts them, see docs/performance.md).
+    pub(crate) fn store_message<'a>(
+        &'a self,
+        message: HookMessage,
+        origin: Origin<'a>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'a {
+        let told = self.events.goes_somewhere().then(|| Arc::new(message.clone()));
+        let write = match origin {
             Origin::Run => {
                 // Kept for a subscriber that starts listening while the store writes it.
                 let message_id = told.is_none().then(|| message.id.clone());
-                self.store.insert_owned_message(id, message).await?;
-                match (told, message_id) {
-                    (Some(told), _) => told,
-                    (None, Some(message_id)) if self.events.goes_somewhere() => {
-                        match self.read_messages(|messages| stored_copy(messages, &message_id)).await {
-                            Ok(Some(stored)) => stored,
-                            // Stored, and told to nobody who listened when it was written.
-                            _ => return Ok(true),
-                        }
-                    }
-                    _ => return Ok(true),
+                Write::Run(self.store.insert_owned_message(&self.thread_id, message), message_id)
+            }
+            origin => Write::Borrowed(message, origin),
+        };
+        async move {
+            let (told, message_id) = match write {
+                Write::Run(insert, message_id) => {
+                    insert.await?;
+                    (told, message_id)
                 }
-            }
-            Origin::Handoff(agent) => {
-                self.store.hand_off(id, agent, Some(&message)).await?;
-                told.unwrap_or(message)
-            }
+                Write::Borrowed(message, origin) => match self.store_borrowed(message, origin).await? {
+                    // The message the store borrowed, told if someone listens now.
+                    Some(message) => (told.or_else(|| self.events.goes_somewhere().then(|| Arc::new(message))), None),
+                    None => return Ok(false),
+                },
+            };
+            let message = match (told, message_id) {
+                (Some(told), _) => told,
+                (None, Some(message_id)) if self.events.goes_somewhere() => {
+                    match self.read_messages(|messages| stored_copy(messages, &message_id)).await {
+                        Ok(Some(stored)) => Arc::new(stored),
+                        // Stored, and told to nobody who listened when it was written.
+                        _ => return Ok(true),
+                    }
+                }
+                _ => return Ok(true),
+            };
+            self.events.emit_with(|| ThreadEvent::MessageCreated {
+                id: message.id.clone(),
+                role: message.role,
+                message,
+            });
+            Ok(true)
+        }
+    }
+
+    /// A message written with what its origin (a handoff, an inbox take) writes in the same
+    /// transaction, the store borrowing it: the message back, or `None` when the inbox entry
+    /// was taken by another run first.
+    async fn store_borrowed(
+        &self,
+        message: HookMessage,
+        origin: Origin<'_>,
+    ) -> Result<Option<HookMessage>, StoreError> {
+        let id = &self.thread_id;
+        match origin {
+            Origin::Run => self.store.insert_message(id, &message).await?,
+            Origin::Handoff(agent) => self.store.hand_off(id, agent, Some(&message)).await?,
             Origin::Input(input) => {
                 let inbox = self.store.inbox_for("take_input", id)?;
                 let take = InputTake::new(input).with_message(&message).with_status(TakeStatus::Running);
                 let taken = inbox.take_input(id, &take).await?;
                 self.forget_accepted(input);
                 if !taken {
-                    return Ok(false);
+                    return Ok(None);
                 }
-                told.unwrap_or(message)
             }
-        };
-        self.events.emit_with(|| ThreadEvent::MessageCreated {
-            id: message.id.clone(),
-            role: message.role,
-            message: Arc::new(message),
-        });
-        Ok(true)
+        }
+        Ok(Some(message))
     }
 
     /// What `origin` writes when a hook prevented its message: an inbox entry leaves the inbox
@@ -494,4 +528,12 @@ impl Journal {
 /// A copy of the message `id` of a thread's history, looked for from the newest.
 fn stored_copy(messages: &[HookMessage], id: &str) -> Option<HookMessage> {
     messages.iter().rev().find(|message| message.id == id).cloned()
+}
+
+/// A message's write as [`Journal::store_message`] started it.
+enum Write<'a> {
+    /// A run's message, handed to the store; the id of a message nobody was told of yet.
+    Run(BoxFuture<'a, Result<(), StoreError>>, Option<String>),
+    /// A handoff's or an inbox take's, to be written with what its origin writes.
+    Borrowed(HookMessage, Origin<'a>),
 }
