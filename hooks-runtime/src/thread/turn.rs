@@ -371,7 +371,7 @@ async fn run_turn(
         }
         // Boxed: the calls' path (gate, tool, result, queued calls) holds the largest futures of
         // a turn, which every step would otherwise carry and move; one allocation per step with calls.
-        if let Some(end) = Box::pin(tool_step(shared, &pipeline, state, prompt, &calls, &mut failures)).await {
+        if let Some(end) = Box::pin(tool_step(&pipeline, state, prompt, &calls, &mut failures)).await {
             return Ok(end);
         }
     }
@@ -380,13 +380,13 @@ async fn run_turn(
 /// A step's tool calls, then the calls queued meanwhile: how the turn ends, or `None` when it
 /// goes on.
 async fn tool_step(
-    shared: &ThreadShared,
     pipeline: &Pipeline<'_>,
     state: &ThreadState,
     prompt: &'static PromptDef,
     calls: &[HookToolCall],
     failures: &mut HashMap<String, u32>,
 ) -> Option<TurnEnd> {
+    let shared = pipeline.shared;
     let ended = run_calls(pipeline, state, prompt, calls, failures).await;
     // K10: a settings hook's `continue: false` ends the turn once its step's calls are done.
     if !matches!(ended, Some(TurnEnd::AwaitingApproval)) && event_hooks::stop_requested(shared) {

@@ -3,17 +3,16 @@
 //! one a panic unwound, in memory and in the store (in-memory and SQLite).
 
 use crate::support;
+use crate::support_store::InterceptedInserts;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hooks_runtime::model::{Model, ModelError, ModelRequest, ModelStream, ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{
-    FailReason, InMemoryStore, MessageStore, SqliteStore, StopReason, StoreError, ThreadRecord, ThreadStatus, UserValue,
-};
+use hooks_runtime::store::{FailReason, MessageStore, SqliteStore, StopReason, StoreError, ThreadStatus};
 use hooks_runtime::tool::FnTool;
 use hooks_runtime::tool::{ToolCallListener, ToolCallOutcome};
 use hooks_runtime::{RunError, Runtime, Thread, ThreadEvent, ThreadOptions};
@@ -259,69 +258,15 @@ async fn e9_run_whose_model_panics_is_settled_failed_panicked() {
 // ---------------------------------------------------------------------------------------------
 // A run that ends with a store error part way.
 
-/// The in-memory store, but inserting a message fails once `failing` is set.
-#[derive(Default)]
-struct FailingInserts {
-    inner: InMemoryStore,
-    failing: std::sync::atomic::AtomicBool,
-}
-
-#[hooks_runtime::async_trait]
-impl MessageStore for FailingInserts {
-    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        self.inner.create_thread(thread).await
-    }
-    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        self.inner.load_thread(thread_id).await
-    }
-    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
-        self.inner.set_status(thread_id, status).await
-    }
-    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
-        self.inner.hand_off(id, agent, message).await
-    }
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
-        if self.failing.load(Ordering::SeqCst) {
-            return Err(StoreError::other("disk full"));
-        }
-        self.inner.insert_message(thread_id, message).await
-    }
-    async fn update_message(
-        &self,
-        thread_id: &str,
-        message_id: &str,
-        update: &MessageUpdate,
-    ) -> Result<HookMessage, StoreError> {
-        self.inner.update_message(thread_id, message_id, update).await
-    }
-    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
-        self.inner.messages(thread_id).await
-    }
-    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
-        self.inner.threads_of_user(user_id).await
-    }
-    async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
-        self.inner.set_value(thread_id, key, value).await
-    }
-    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
-        self.inner.user_values(user_id).await
-    }
-    async fn set_user_value(
-        &self,
-        user_id: &str,
-        key: &str,
-        value: Option<&serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>, StoreError> {
-        self.inner.set_user_value(user_id, key, value).await
-    }
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.unsettled_threads().await
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn e9_run_ended_by_a_store_error_is_not_left_running() {
-    let store = Arc::new(FailingInserts::default());
+    // The in-memory store, but inserting a message fails once `failing` is set.
+    let failing = Arc::new(AtomicBool::new(false));
+    let fails = failing.clone();
+    let store = Arc::new(InterceptedInserts::new(Box::new(move || {
+        let fail = fails.load(Ordering::SeqCst);
+        Box::pin(async move { if fail { Err(StoreError::other("disk full")) } else { Ok(()) } })
+    })));
     let runtime = Runtime::builder()
         .agent::<e9_agent>()
         .model("scripted", tool_then_reply())
@@ -330,7 +275,7 @@ async fn e9_run_ended_by_a_store_error_is_not_left_running() {
         .build()
         .unwrap();
     let thread = runtime.create_thread("e9_agent", ThreadOptions::default()).await.unwrap();
-    store.failing.store(true, Ordering::SeqCst);
+    failing.store(true, Ordering::SeqCst);
 
     let error = thread.send("go").await.unwrap_err();
 

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use hooks_runtime::model::{ScriptedModel, ScriptedResponse};
 use hooks_runtime::prelude::*;
-use hooks_runtime::store::{InMemoryStore, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
+use hooks_runtime::store::MessageStore;
 use hooks_runtime::{Runtime, ThreadEvent, ThreadOptions};
 use tokio::sync::{Notify, Semaphore};
+
+use crate::support_store::InterceptedInserts;
 
 define_prompt! { name: message_events_prompt, model: "scripted", prompt: "Reply." }
 define_agent! {
@@ -18,69 +20,19 @@ define_agent! {
     side_b: { human: true },
 }
 
-/// The in-memory store, but each message insert waits for a permit of `open`, after saying it
-/// started on `entered`.
-struct GatedInserts {
-    inner: InMemoryStore,
-    entered: Notify,
-    open: Semaphore,
-}
-
-#[hooks_runtime::async_trait]
-impl MessageStore for GatedInserts {
-    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
-        self.inner.create_thread(thread).await
-    }
-    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        self.inner.load_thread(thread_id).await
-    }
-    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
-        self.inner.set_status(thread_id, status).await
-    }
-    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
-        self.inner.hand_off(id, agent, message).await
-    }
-    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
-        self.entered.notify_one();
-        self.open.acquire().await.expect("the gate stays open").forget();
-        self.inner.insert_message(thread_id, message).await
-    }
-    async fn update_message(
-        &self,
-        thread_id: &str,
-        message_id: &str,
-        update: &MessageUpdate,
-    ) -> Result<HookMessage, StoreError> {
-        self.inner.update_message(thread_id, message_id, update).await
-    }
-    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
-        self.inner.messages(thread_id).await
-    }
-    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
-        self.inner.threads_of_user(user_id).await
-    }
-    async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
-        self.inner.set_value(thread_id, key, value).await
-    }
-    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
-        self.inner.user_values(user_id).await
-    }
-    async fn set_user_value(
-        &self,
-        user_id: &str,
-        key: &str,
-        value: Option<&serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>, StoreError> {
-        self.inner.set_user_value(user_id, key, value).await
-    }
-    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.unsettled_threads().await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_starts_listening_while_a_message_is_written_is_told_of_it() {
-    let store = Arc::new(GatedInserts { inner: InMemoryStore::new(), entered: Notify::new(), open: Semaphore::new(0) });
+    // Each message insert says it started on `entered`, then waits for a permit of `open`.
+    let (entered, open) = (Arc::new(Notify::new()), Arc::new(Semaphore::new(0)));
+    let (enters, opens) = (entered.clone(), open.clone());
+    let store = Arc::new(InterceptedInserts::new(Box::new(move || {
+        let (enters, opens) = (enters.clone(), opens.clone());
+        Box::pin(async move {
+            enters.notify_one();
+            opens.acquire().await.expect("the gate stays open").forget();
+            Ok(())
+        })
+    })));
     let runtime = Runtime::builder()
         .agent::<message_events_agent>()
         .model("scripted", ScriptedModel::new([ScriptedResponse::text("Noted.")]))
@@ -92,10 +44,10 @@ async fn a_subscriber_that_starts_listening_while_a_message_is_written_is_told_o
     let sent = tokio::spawn(async move { run.send("Where is my order?").await });
 
     // The user's message is being written, and nobody listened when its write began.
-    tokio::time::timeout(Duration::from_secs(10), store.entered.notified()).await.expect("the run stores the message");
+    tokio::time::timeout(Duration::from_secs(10), entered.notified()).await.expect("the run stores the message");
     let mut events = thread.subscribe();
     // This insert, and every later one.
-    store.open.add_permits(Semaphore::MAX_PERMITS / 2);
+    open.add_permits(Semaphore::MAX_PERMITS / 2);
     let outcome = tokio::time::timeout(Duration::from_secs(10), sent).await.expect("the run ends").unwrap().unwrap();
     assert_eq!(outcome.reply.as_deref(), Some("Noted."));
 

@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+use hooks_runtime::prelude::{HookMessage, MessageUpdate};
+use hooks_runtime::store::{InMemoryStore, MessageStore, StoreError, ThreadRecord, ThreadStatus, UserValue};
 use hooks_runtime::{Runtime, RuntimeBuilder};
 
 /// The variable that picks the store.
@@ -106,5 +108,73 @@ mod postgres {
         }
         drop(client);
         let _ = driver.await;
+    }
+}
+
+/// What [`InterceptedInserts`] runs before each message insert: `Err` fails the insert.
+pub(crate) type BeforeInsert =
+    Box<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), StoreError>> + Send>> + Send + Sync>;
+
+/// The in-memory store, with `before_insert` run before each message insert: a test's way to
+/// fail an insert or to hold one while it looks at the run.
+pub(crate) struct InterceptedInserts {
+    inner: InMemoryStore,
+    before_insert: BeforeInsert,
+}
+
+impl InterceptedInserts {
+    pub(crate) fn new(before_insert: BeforeInsert) -> Self {
+        InterceptedInserts { inner: InMemoryStore::new(), before_insert }
+    }
+}
+
+#[hooks_runtime::async_trait]
+impl MessageStore for InterceptedInserts {
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<(), StoreError> {
+        self.inner.create_thread(thread).await
+    }
+    async fn load_thread(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
+        self.inner.load_thread(thread_id).await
+    }
+    async fn set_status(&self, thread_id: &str, status: &ThreadStatus) -> Result<(), StoreError> {
+        self.inner.set_status(thread_id, status).await
+    }
+    async fn hand_off(&self, id: &str, agent: &str, message: Option<&HookMessage>) -> Result<(), StoreError> {
+        self.inner.hand_off(id, agent, message).await
+    }
+    async fn insert_message(&self, thread_id: &str, message: &HookMessage) -> Result<(), StoreError> {
+        (self.before_insert)().await?;
+        self.inner.insert_message(thread_id, message).await
+    }
+    async fn update_message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        update: &MessageUpdate,
+    ) -> Result<HookMessage, StoreError> {
+        self.inner.update_message(thread_id, message_id, update).await
+    }
+    async fn messages(&self, thread_id: &str) -> Result<Vec<HookMessage>, StoreError> {
+        self.inner.messages(thread_id).await
+    }
+    async fn threads_of_user(&self, user_id: &str) -> Result<Vec<ThreadRecord>, StoreError> {
+        self.inner.threads_of_user(user_id).await
+    }
+    async fn set_value(&self, thread_id: &str, key: &str, value: &serde_json::Value) -> Result<(), StoreError> {
+        self.inner.set_value(thread_id, key, value).await
+    }
+    async fn user_values(&self, user_id: &str) -> Result<Vec<UserValue>, StoreError> {
+        self.inner.user_values(user_id).await
+    }
+    async fn set_user_value(
+        &self,
+        user_id: &str,
+        key: &str,
+        value: Option<&serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        self.inner.set_user_value(user_id, key, value).await
+    }
+    async fn unsettled_threads(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.unsettled_threads().await
     }
 }
