@@ -8,7 +8,7 @@ use hooks_core::__private::ActiveContext;
 use hooks_core::HookToolCall;
 use serde_json::Value;
 
-use super::pipeline::Pipeline;
+use super::pipeline::{AgentHeld, Pipeline};
 use super::tool_calls::{self, Admission};
 use super::{ThreadShared, reentry};
 use crate::approval_records::ParkedToolCall;
@@ -36,7 +36,12 @@ pub(crate) async fn regovern(shared: &ThreadShared, parked: &ParkedToolCall, arg
         let agent = shared.agent.current();
         // The hooks of the side whose step parked the call, as when it was first governed.
         let side = super::Thread::responding_side(&agent);
-        let pipeline = Pipeline { shared, agent, active: ActiveContext::Side(side), enabled: shared.agent.enabled() };
+        let pipeline = Pipeline {
+            shared,
+            agent: AgentHeld::Lent(&agent),
+            active: ActiveContext::Side(side),
+            enabled: shared.agent.enabled(),
+        };
         let call = HookToolCall::new(parked.id.clone(), parked.tool.clone(), arguments.to_string());
         match tool_calls::admit(&pipeline, &state, &call).await.0 {
             // The schema was checked before; what is left is an abort, which is no approval.

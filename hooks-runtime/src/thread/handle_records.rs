@@ -2,6 +2,7 @@
 //! hooks, files stored from tools' attachments, child threads.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
@@ -11,6 +12,9 @@ use serde_json::Value;
 /// this module needs nothing of the shared state that holds it.
 pub(crate) struct HandleRecords<Child> {
     records: Mutex<Records<Child>>,
+    /// How many tool calls are queued, written under the lock: every run asks, and most find
+    /// none without taking the lock.
+    queued: AtomicUsize,
 }
 
 struct Records<Child> {
@@ -25,6 +29,7 @@ impl<Child: Clone> HandleRecords<Child> {
     pub(crate) fn new() -> Self {
         HandleRecords {
             records: Mutex::new(Records { queued_tools: VecDeque::new(), files: HashMap::new(), children: Vec::new() }),
+            queued: AtomicUsize::new(0),
         }
     }
 
@@ -33,15 +38,25 @@ impl<Child: Clone> HandleRecords<Child> {
     }
 
     pub(crate) fn queue_tool(&self, tool: &str, arguments: Value) {
-        self.records().queued_tools.push_back((tool.to_owned(), arguments));
+        let mut records = self.records();
+        records.queued_tools.push_back((tool.to_owned(), arguments));
+        self.queued.store(records.queued_tools.len(), Ordering::Release);
     }
 
     pub(crate) fn next_queued_tool(&self) -> Option<(String, Value)> {
-        self.records().queued_tools.pop_front()
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut records = self.records();
+        let next = records.queued_tools.pop_front();
+        self.queued.store(records.queued_tools.len(), Ordering::Release);
+        next
     }
 
     pub(crate) fn clear_queued_tools(&self) {
-        self.records().queued_tools.clear();
+        let mut records = self.records();
+        records.queued_tools.clear();
+        self.queued.store(0, Ordering::Release);
     }
 
     pub(crate) fn file(&self, path: &str) -> Option<String> {

@@ -1,7 +1,7 @@
-//! A thread's live parts, shared by its handles: the turn lock, which every run takes before it
-//! runs the thread; the status and the running execution's abort signal; the inputs accepted
-//! here and not yet taken; and the event channels.
+//! A thread's live parts, shared by its journal and event emitter: the status and the running
+//! execution's abort signal; the inputs accepted here and not yet taken; and the event channels.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use hooks_core::AbortSignal;
@@ -17,8 +17,6 @@ const DELTAS_CAPACITY: usize = 1024;
 
 /// A thread's links, shared by its handles.
 pub(crate) struct Links {
-    /// The thread's turn.
-    pub(crate) turn: tokio::sync::Mutex<()>,
     /// The thread's status and its run's abort signal.
     run: Mutex<StatusAndAbort>,
     /// Inputs this runtime committed to the thread's inbox and no run of it has taken yet: on a
@@ -35,6 +33,9 @@ pub(crate) struct Links {
     /// The subscribers that never lag (`Thread::subscribe_unbounded`): each event is queued for
     /// each of them, and nothing is held while no event comes.
     unbounded: Mutex<Vec<mpsc::UnboundedSender<ThreadEvent>>>,
+    /// How many `unbounded` holds, written under its lock: a thread nobody follows that way
+    /// takes no lock for an event or for asking whether anyone listens.
+    unbounded_len: AtomicUsize,
 }
 
 /// The thread's status, and the running execution's abort signal while a run goes.
@@ -52,12 +53,12 @@ pub(crate) struct StatusAndAbort {
 impl Links {
     pub(crate) fn new(status: ThreadStatus) -> Self {
         Links {
-            turn: tokio::sync::Mutex::new(()),
             run: Mutex::new(StatusAndAbort { status, abort: None, abort_requested: false, runs_here: false }),
             accepted: Mutex::default(),
             events: OnceLock::new(),
             deltas: OnceLock::new(),
             unbounded: Mutex::default(),
+            unbounded_len: AtomicUsize::new(0),
         }
     }
 
@@ -74,16 +75,19 @@ impl Links {
     /// A subscription that never lags: the thread's events queued until read.
     pub(crate) fn subscribe_unbounded(&self) -> mpsc::UnboundedReceiver<ThreadEvent> {
         let (sender, receiver) = mpsc::unbounded_channel();
-        self.unbounded.lock().unwrap_or_else(PoisonError::into_inner).push(sender);
+        let mut unbounded = self.unbounded.lock().unwrap_or_else(PoisonError::into_inner);
+        unbounded.push(sender);
+        self.unbounded_len.store(unbounded.len(), Ordering::Release);
         receiver
     }
 
     /// Sends an event to the subscribers, if anyone ever subscribed.
     pub(crate) fn send_event(&self, event: ThreadEvent) {
-        {
+        if self.unbounded_len.load(Ordering::Acquire) > 0 {
             let mut unbounded = self.unbounded.lock().unwrap_or_else(PoisonError::into_inner);
             // A subscriber that dropped its receiver is forgotten at the next event.
             unbounded.retain(|subscriber| subscriber.send(event.clone()).is_ok());
+            self.unbounded_len.store(unbounded.len(), Ordering::Release);
         }
         if let Some(events) = self.events.get() {
             // No subscriber is not an error: events go to whoever listens at the moment.
@@ -94,7 +98,7 @@ impl Links {
     /// Whether anyone listens to the thread's events now.
     pub(crate) fn events_followed(&self) -> bool {
         self.events.get().is_some_and(|events| events.receiver_count() > 0)
-            || !self.unbounded.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+            || self.unbounded_len.load(Ordering::Acquire) > 0
     }
 
     /// Whether anyone listens to the text deltas now.

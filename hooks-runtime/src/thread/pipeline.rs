@@ -12,7 +12,7 @@ use crate::shared::agent_entry::AgentEntry;
 
 pub(crate) struct Pipeline<'t> {
     pub(crate) shared: &'t ThreadShared,
-    pub(crate) agent: Arc<AgentEntry>,
+    pub(crate) agent: AgentHeld<'t>,
     pub(crate) active: ActiveContext,
     pub(crate) enabled: EnabledRelationships,
 }
@@ -24,13 +24,24 @@ impl<'t> Pipeline<'t> {
             Some(execution) => ActiveContext::Side(execution.current_side),
             None => ActiveContext::AtRest,
         };
-        Pipeline { shared, agent: shared.agent.current(), active, enabled: shared.agent.enabled() }
+        Pipeline { shared, agent: AgentHeld::Held(shared.agent.current()), active, enabled: shared.agent.enabled() }
+    }
+
+    /// [`for_state`](Self::for_state) with the agent a run read once: an agent changes only by a
+    /// handoff, which ends the run's turns, so a run reads it at its start instead of at every
+    /// step (a lock and two reference counts each time).
+    pub(crate) fn for_run(shared: &'t ThreadShared, state: &ThreadState, agent: &'t AgentEntry) -> Self {
+        let active = match &state.execution {
+            Some(execution) => ActiveContext::Side(execution.current_side),
+            None => ActiveContext::AtRest,
+        };
+        Pipeline { shared, agent: AgentHeld::Lent(agent), active, enabled: shared.agent.enabled() }
     }
 
     pub(crate) fn at_rest(shared: &'t ThreadShared) -> Self {
         Pipeline {
             shared,
-            agent: shared.agent.current(),
+            agent: AgentHeld::Held(shared.agent.current()),
             active: ActiveContext::AtRest,
             enabled: shared.agent.enabled(),
         }
@@ -47,5 +58,22 @@ impl<'t> Pipeline<'t> {
             enabled: self.enabled,
             default_timeout: self.shared.limits.hook_timeout,
         })
+    }
+}
+
+/// The agent a pipeline works for: read from the thread for it, or lent by the run that read it.
+pub(crate) enum AgentHeld<'t> {
+    Held(Arc<AgentEntry>),
+    Lent(&'t AgentEntry),
+}
+
+impl std::ops::Deref for AgentHeld<'_> {
+    type Target = AgentEntry;
+
+    fn deref(&self) -> &AgentEntry {
+        match self {
+            AgentHeld::Held(agent) => agent,
+            AgentHeld::Lent(agent) => agent,
+        }
     }
 }

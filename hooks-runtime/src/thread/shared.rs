@@ -55,8 +55,10 @@ pub(crate) struct ThreadShared {
     pub(crate) events: Arc<EventEmitter>,
     /// The one door to the thread's durable writes.
     pub(crate) journal: Journal,
-    /// The thread's turn; the journal holds the status, abort signal and accepted inputs.
+    /// The status, abort signal, accepted inputs and event channels (the journal's); its
+    /// address identifies the thread among the runtime's handles (`turn_key`).
     links: Arc<Links>,
+    /// The run's state, whose lock is the thread's turn ([`lock_run`](Self::lock_run)).
     run: tokio::sync::Mutex<ThreadState>,
     /// The tool calls of the model step last stored, for the next request's assembly.
     pub(crate) last_calls: LastCalls,
@@ -105,11 +107,10 @@ impl ThreadShared {
         self.subagent.load(Ordering::Relaxed)
     }
 
-    /// Waits for the run's state: whoever holds it runs the thread.
+    /// Waits for the run's state: whoever holds it runs the thread. Every handle of a live
+    /// thread shares this shared state (`LiveThreads`), so this one lock is the thread's turn.
     pub(crate) async fn lock_run(&self) -> RunLock<'_> {
-        // The thread's turn first: another handle of the same thread waits here.
-        let turn = self.links.turn.lock().await;
-        RunLock { state: self.run.lock().await, _turn: turn }
+        RunLock { state: self.run.lock().await }
     }
 
     /// What identifies the thread among the runtime's handles: the address of its links.
@@ -150,11 +151,9 @@ impl ThreadShared {
     }
 }
 
-/// A thread's run, held: its turn lock and its state (which this derefs to).
+/// A thread's run, held: its state (which this derefs to), whose lock is the thread's turn.
 pub(crate) struct RunLock<'a> {
-    // Declared first, so dropped first: the state is free before the next turn begins.
     state: tokio::sync::MutexGuard<'a, ThreadState>,
-    _turn: tokio::sync::MutexGuard<'a, ()>,
 }
 
 impl std::ops::Deref for RunLock<'_> {

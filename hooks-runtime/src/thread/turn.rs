@@ -3,6 +3,7 @@
 //! turn to the other side until a person's side is reached.
 
 use crate::governing::caps::cap_hook_reason;
+use crate::shared::agent_entry::AgentEntry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -321,7 +322,7 @@ pub(crate) async fn run_execution(
         let agent = shared.agent.current();
         let side_def = agent.def.side(side);
         let Participant::Prompt(prompt) = side_def.participant else { return Ok(TurnEnd::Replied) };
-        match run_turn(shared, state, side, prompt, outcome).await? {
+        match run_turn(shared, state, &agent, side, prompt, outcome).await? {
             TurnEnd::Replied if side_def.stop_on_response => return Ok(TurnEnd::Replied),
             TurnEnd::Replied => {
                 side = side.other();
@@ -335,15 +336,17 @@ pub(crate) async fn run_execution(
     Ok(TurnEnd::Stopped(StopReason::MaxTurns))
 }
 
-/// One side's turn: steps until the model replies without calling tools, or `max_steps`.
+/// One side's turn: steps until the model replies without calling tools, or `max_steps`. `agent`
+/// owns the thread for the whole turn: only a handoff changes it, and a handoff ends the turn.
 async fn run_turn(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
+    agent: &AgentEntry,
     side: Side,
     prompt: &'static PromptDef,
     outcome: &mut RunOutcome,
 ) -> Result<TurnEnd, RuntimeError> {
-    let max_steps = shared.agent.current().def.side(side).max_steps.unwrap_or(shared.runtime.limits.default_max_steps);
+    let max_steps = agent.def.side(side).max_steps.unwrap_or(shared.runtime.limits.default_max_steps);
     let mut failures: HashMap<String, u32> = HashMap::new();
     let mut steps_in_turn = 0;
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
@@ -354,7 +357,7 @@ async fn run_turn(
             Err(end) => return Ok(end),
         };
         let state: &ThreadState = state;
-        let pipeline = Pipeline::for_state(shared, state);
+        let pipeline = Pipeline::for_run(shared, state, agent);
         let response = match step::respond(&pipeline, state, prompt, &abort, outcome).await? {
             Ok(response) => response,
             Err(end) => return Ok(end),

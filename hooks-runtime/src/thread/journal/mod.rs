@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use self::event_emitter::EventEmitter;
 use self::value_cache::ValueCache;
-use super::links::Links;
+use super::links::{Links, StatusAndAbort};
 use crate::approval_records::{ApprovalDecision, ApprovalState, ParkedToolCall, ToolCallChange};
 use crate::events::{ThreadEvent, ThreadStatus};
 use crate::remembered_approvals::RememberedApproval;
@@ -352,9 +352,9 @@ impl Journal {
             let mut run = self.links.run();
             run.status = ThreadStatus::Running;
             run.runs_here = true;
-        }
-        if let Some(abort) = abort {
-            self.arm_abort(abort);
+            if let Some(abort) = abort {
+                arm(&mut run, abort);
+            }
         }
         if store {
             self.store_status(ThreadStatus::Running).await;
@@ -366,11 +366,7 @@ impl Journal {
     /// Makes the run's abort signal reachable to [`abort`](Self::abort); an abort that came
     /// while it was not fires it now (rule 4).
     pub(crate) fn arm_abort(&self, abort: AbortSignal) {
-        let mut run = self.links.run();
-        if std::mem::take(&mut run.abort_requested) {
-            abort.abort();
-        }
-        run.abort = Some(abort);
+        arm(&mut self.links.run(), abort);
     }
 
     /// An abort noted while nothing ran, which found nothing to deny.
@@ -536,4 +532,12 @@ enum Write<'a> {
     Run(BoxFuture<'a, Result<(), StoreError>>, Option<String>),
     /// A handoff's or an inbox take's, to be written with what its origin writes.
     Borrowed(HookMessage, Origin<'a>),
+}
+
+/// [`Journal::arm_abort`] under a lock the caller holds.
+fn arm(run: &mut StatusAndAbort, abort: AbortSignal) {
+    if std::mem::take(&mut run.abort_requested) {
+        abort.abort();
+    }
+    run.abort = Some(abort);
 }
