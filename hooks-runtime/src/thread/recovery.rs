@@ -348,7 +348,8 @@ async fn continue_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState, sett
 /// the history already ends with the turn's reply (the process died just after storing it).
 async fn resume_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState) -> Result<RunOutcome, RuntimeError> {
     let history = shared.journal.messages().await?;
-    let side = Thread::responding_side(&shared.agent.current());
+    let agent = shared.agent.current();
+    let side = Thread::responding_side(&agent);
     let mut run = super::turn::RunGuard::new(shared, state);
     let resumed = async {
         super::turn::begin(shared, run.state(), side, true).await;
@@ -356,7 +357,7 @@ async fn resume_turn(shared: &Arc<ThreadShared>, state: &mut ThreadState) -> Res
         let end = if replied(&history) {
             TurnEnd::Replied
         } else {
-            super::turn::run_execution(shared, run.state(), side, &mut outcome).await?
+            super::turn::run_execution(shared, run.state(), &agent, side, &mut outcome).await?
         };
         Ok(super::turn::finish(shared, run.state(), end, outcome).await)
     }

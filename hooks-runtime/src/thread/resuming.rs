@@ -69,7 +69,8 @@ pub(crate) async fn finish_step(
     if parked.iter().any(|call| call.state == ApprovalState::Pending) {
         return Ok(None);
     }
-    let side = super::Thread::responding_side(&shared.agent.current());
+    let agent = shared.agent.current();
+    let side = super::Thread::responding_side(&agent);
     // The run begins with its abort signal out of an abort's reach until the decided calls are
     // carried out, their results stored and the step settled (journal rule 4): an abort
     // meanwhile is noted, and fires once they are.
@@ -85,7 +86,7 @@ pub(crate) async fn finish_step(
     journal.arm_abort(abort.clone());
     let end = match how {
         Finish::Resume if abort.is_aborted() => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
-        Finish::Resume => super::turn::run_execution(shared, state, side, &mut outcome).await?,
+        Finish::Resume => super::turn::run_execution(shared, state, &agent, side, &mut outcome).await?,
         Finish::Abort => TurnEnd::Stopped(crate::reasons::StopReason::Aborted),
     };
     Ok(Some(super::turn::finish(shared, state, end, outcome).await))

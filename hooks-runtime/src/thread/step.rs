@@ -38,7 +38,7 @@ pub(crate) async fn respond(
     let mut request = ModelRequest::new(prompt.model, history, tool_specs(pipeline, prompt).await);
     // A model that waits (to retry, say) gives up when the run is aborted.
     request.abort = state.execution.as_ref().map(|execution| execution.abort_signal.clone());
-    let Some(model) = pipeline.shared.runtime.registries.models.get(prompt.model).cloned() else {
+    let Some(model) = pipeline.shared.runtime.registries.models.get(prompt.model) else {
         return Ok(Err(TurnEnd::Failed(FailReason::UnknownModel)));
     };
     let contents = pipeline.shared.runtime.limits.trace_contents.then_some(request.messages.as_slice());

@@ -53,7 +53,12 @@ struct Function<'a> {
 /// by the next assembly; a text that differs (a hook changed the message before it was stored)
 /// is read as any other.
 #[derive(Default)]
-pub(crate) struct LastCalls(std::sync::Mutex<Option<(String, Value)>>);
+pub(crate) struct LastCalls {
+    calls: std::sync::Mutex<Option<(String, Value)>>,
+    /// Whether `calls` holds some, written under its lock: most assemblies follow a step without
+    /// calls and find none without taking the lock.
+    kept: std::sync::atomic::AtomicBool,
+}
 
 impl LastCalls {
     /// Keeps `calls`, stored as `text`.
@@ -78,12 +83,19 @@ impl LastCalls {
             })
             .collect::<Option<Vec<Value>>>()
             .map(|calls| (text.to_owned(), Value::Array(calls)));
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = value;
+        let mut calls = self.calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.kept.store(value.is_some(), std::sync::atomic::Ordering::Release);
+        *calls = value;
     }
 
     /// What [`keep`](Self::keep) kept, taken.
     pub(crate) fn take(&self) -> Option<(String, Value)> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        if !self.kept.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let mut calls = self.calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.kept.store(false, std::sync::atomic::Ordering::Release);
+        calls.take()
     }
 }
 

@@ -143,7 +143,7 @@ async fn started(pipeline: &Pipeline<'_>, state: &ThreadState, call: &HookToolCa
         progress: progress.map(str::to_owned),
     });
     if let Some(chain) = pipeline.chain(HookKind::ToolCallStarted) {
-        dispatch::await_point!(dispatch::tool_call_started(&chain, state, call, progress));
+        dispatch::await_point_boxed!(dispatch::tool_call_started(&chain, state, call, progress));
     }
 }
 

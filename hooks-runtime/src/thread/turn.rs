@@ -7,9 +7,7 @@ use crate::shared::agent_entry::AgentEntry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hooks_core::{
-    AbortSignal, ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState,
-};
+use hooks_core::{ExecutionState, HookToolCall, MessageRecord, Participant, PromptDef, Role, Side, ThreadState};
 
 use super::agents::{handoff, handoff_target};
 use super::event_hooks;
@@ -132,10 +130,12 @@ pub(crate) async fn run_with_messages(
     from_inbox: bool,
     prevented: Prevented,
 ) -> Result<RunOutcome, RuntimeError> {
-    let side = Thread::responding_side(&shared.agent.current());
+    // Read once for the run: only a handoff changes it, and a handoff ends the run's turns.
+    let agent = shared.agent.current();
+    let side = Thread::responding_side(&agent);
     begin(shared, state, side, !from_inbox).await;
     let mut outcome = RunOutcome::running();
-    let stored = store_incoming(shared, state, incoming, prevented, &mut outcome).await?;
+    let stored = store_incoming(shared, state, &agent, incoming, prevented, &mut outcome).await?;
     let end = if stored == 0 {
         Some(TurnEnd::Failed(FailReason::MessageHookError))
     } else {
@@ -143,7 +143,7 @@ pub(crate) async fn run_with_messages(
     };
     let end = match end {
         Some(end) => end,
-        None => run_execution(shared, state, side, &mut outcome).await?,
+        None => run_execution(shared, state, &agent, side, &mut outcome).await?,
     };
     Ok(finish(shared, state, end, outcome).await)
 }
@@ -226,11 +226,12 @@ pub(crate) async fn finish(
 async fn store_incoming(
     shared: &ThreadShared,
     state: &ThreadState,
+    agent: &AgentEntry,
     incoming: &mut (dyn Iterator<Item = Incoming> + Send),
     prevented: Prevented,
     outcome: &mut RunOutcome,
 ) -> Result<usize, RuntimeError> {
-    let pipeline = Pipeline::for_state(shared, state);
+    let pipeline = Pipeline::for_run(shared, state, agent);
     let mut stored = 0;
     let mut first_failure = None;
     for Incoming { record, input } in incoming {
@@ -309,20 +310,21 @@ async fn run_queued_tools(shared: &ThreadShared, state: &ThreadState) -> Option<
 }
 
 /// Runs turns from `side` until a side stops on its response, a person's side is reached, or
-/// the run stops.
+/// the run stops. `agent` owns the thread (the caller read it): only a handoff changes that, and
+/// a handoff ends the execution.
 pub(crate) async fn run_execution(
     shared: &Arc<ThreadShared>,
     state: &mut ThreadState,
+    agent: &AgentEntry,
     mut side: Side,
     outcome: &mut RunOutcome,
 ) -> Result<TurnEnd, RuntimeError> {
     // Two model sides without `stop_on_response` would converse forever; this bounds it.
     const MAX_TURNS: u32 = 16;
     for _ in 0..MAX_TURNS {
-        let agent = shared.agent.current();
         let side_def = agent.def.side(side);
         let Participant::Prompt(prompt) = side_def.participant else { return Ok(TurnEnd::Replied) };
-        match run_turn(shared, state, &agent, side, prompt, outcome).await? {
+        match run_turn(shared, state, agent, side, prompt, outcome).await? {
             TurnEnd::Replied if side_def.stop_on_response => return Ok(TurnEnd::Replied),
             TurnEnd::Replied => {
                 side = side.other();
@@ -352,13 +354,13 @@ async fn run_turn(
     // Whether a Stop hook has already continued this turn (the format's `stop_hook_active`).
     let mut stop_hook_active = false;
     loop {
-        let abort = match begin_step(state, &mut steps_in_turn, max_steps, outcome) {
-            Ok(abort) => abort,
-            Err(end) => return Ok(end),
-        };
+        if let Err(end) = begin_step(state, &mut steps_in_turn, max_steps, outcome) {
+            return Ok(end);
+        }
         let state: &ThreadState = state;
+        let Some(execution) = state.execution.as_ref() else { return Ok(TurnEnd::Failed(FailReason::NoExecution)) };
         let pipeline = Pipeline::for_run(shared, state, agent);
-        let response = match step::respond(&pipeline, state, prompt, &abort, outcome).await? {
+        let response = match step::respond(&pipeline, state, prompt, &execution.abort_signal, outcome).await? {
             Ok(response) => response,
             Err(end) => return Ok(end),
         };
@@ -401,26 +403,25 @@ async fn tool_step(
     run_queued_tools(shared, state).await
 }
 
-/// Counts a step about to run, and returns the run's abort signal; or how the turn ends
-/// instead (no execution, aborted, `max_steps` reached).
+/// Counts a step about to run; or how the turn ends instead (no execution, aborted,
+/// `max_steps` reached).
 fn begin_step(
     state: &mut ThreadState,
     steps_in_turn: &mut u32,
     max_steps: u32,
     outcome: &mut RunOutcome,
-) -> Result<AbortSignal, TurnEnd> {
+) -> Result<(), TurnEnd> {
     let Some(execution) = state.execution.as_mut() else { return Err(TurnEnd::Failed(FailReason::NoExecution)) };
     if execution.abort_signal.is_aborted() {
         return Err(TurnEnd::Stopped(StopReason::Aborted));
     }
-    let abort = execution.abort_signal.clone();
     if *steps_in_turn >= max_steps {
         return Err(TurnEnd::Stopped(StopReason::MaxSteps));
     }
     *steps_in_turn += 1;
     execution.step_count += 1;
     outcome.steps += 1;
-    Ok(abort)
+    Ok(())
 }
 
 /// After a reply without tool calls: how the turn ends, or `None` when a settings file's Stop /

@@ -149,11 +149,13 @@ impl Journal {
                     insert.await?;
                     (told, message_id)
                 }
-                Write::Borrowed(message, origin) => match self.store_borrowed(message, origin).await? {
+                Write::Borrowed(message, origin) => {
+                    if !self.store_borrowed(&message, origin).await? {
+                        return Ok(false);
+                    }
                     // The message the store borrowed, told if someone listens now.
-                    Some(message) => (told.or_else(|| self.events.goes_somewhere().then(|| Arc::new(message))), None),
-                    None => return Ok(false),
-                },
+                    (told.or_else(|| self.events.goes_somewhere().then(|| Arc::new(message))), None)
+                }
             };
             let message = match (told, message_id) {
                 (Some(told), _) => told,
@@ -176,28 +178,22 @@ impl Journal {
     }
 
     /// A message written with what its origin (a handoff, an inbox take) writes in the same
-    /// transaction, the store borrowing it: the message back, or `None` when the inbox entry
-    /// was taken by another run first.
-    async fn store_borrowed(
-        &self,
-        message: HookMessage,
-        origin: Origin<'_>,
-    ) -> Result<Option<HookMessage>, StoreError> {
+    /// transaction, the store borrowing it: `false` when the inbox entry was taken by another
+    /// run first. The message is borrowed, not moved in: the caller's future keeps it once.
+    async fn store_borrowed(&self, message: &HookMessage, origin: Origin<'_>) -> Result<bool, StoreError> {
         let id = &self.thread_id;
         match origin {
-            Origin::Run => self.store.insert_message(id, &message).await?,
-            Origin::Handoff(agent) => self.store.hand_off(id, agent, Some(&message)).await?,
+            Origin::Run => self.store.insert_message(id, message).await?,
+            Origin::Handoff(agent) => self.store.hand_off(id, agent, Some(message)).await?,
             Origin::Input(input) => {
                 let inbox = self.store.inbox_for("take_input", id)?;
-                let take = InputTake::new(input).with_message(&message).with_status(TakeStatus::Running);
+                let take = InputTake::new(input).with_message(message).with_status(TakeStatus::Running);
                 let taken = inbox.take_input(id, &take).await?;
                 self.forget_accepted(input);
-                if !taken {
-                    return Ok(None);
-                }
+                return Ok(taken);
             }
         }
-        Ok(Some(message))
+        Ok(true)
     }
 
     /// What `origin` writes when a hook prevented its message: an inbox entry leaves the inbox
