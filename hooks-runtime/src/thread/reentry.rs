@@ -27,7 +27,7 @@ struct Scopes(Arc<[Entry]>);
 
 #[derive(Clone)]
 struct Entry {
-    /// The thread, by the address of its turn lock (every handle of one thread shares it):
+    /// The thread, by the address of its links (every handle of one thread shares them):
     /// unique while the scope borrows the thread.
     thread: usize,
     holds_run: bool,
