@@ -93,20 +93,23 @@ impl Answer {
 }
 
 /// The arguments a decider decides on. Reading them ([`get`](Self::get)) leaves them as they
-/// were; the one way to change them, [`for_change`](Self::for_change), marks them, and the
-/// pipeline hashes them again only after a decider that reached them that way: a decider that
-/// only read them cannot have rewritten them, so its "after" hash is its "before" one, and
-/// every rewrite is still seen and rechecked (G14). The mark is the pipeline's own, never a
-/// decider's word.
+/// were; the one way to change them, [`for_change`](Self::for_change), keeps a copy of them as
+/// they were first, and the pipeline hashes them again only after a decider that changed them
+/// from that copy: a decider that only read them, or reached them and wrote nothing new (an
+/// in-place guard is handed them mutably whatever it does), leaves its "after" hash its
+/// "before" one, and every rewrite is still seen and rechecked (G14). The copy is the
+/// pipeline's own, never a decider's word; a comparison costs less than a SHA-256 of the same
+/// arguments.
 pub(crate) struct Arguments {
     value: Value,
-    reached: bool,
+    /// The value as it was when first reached for a change since the last look.
+    before: Option<Value>,
 }
 
 impl Arguments {
     /// `value`, not yet reached for a change.
     pub(crate) fn new(value: Value) -> Self {
-        Arguments { value, reached: false }
+        Arguments { value, before: None }
     }
 
     /// The arguments, to read.
@@ -114,15 +117,18 @@ impl Arguments {
         &self.value
     }
 
-    /// The arguments, to change: marks them as possibly rewritten.
+    /// The arguments, to change: keeps them as they are, for [`take_changed`](Self::take_changed).
     pub(crate) fn for_change(&mut self) -> &mut Value {
-        self.reached = true;
+        if self.before.is_none() {
+            self.before = Some(self.value.clone());
+        }
         &mut self.value
     }
 
-    /// Whether they were reached for a change since the last call; clears the mark.
-    fn take_reached(&mut self) -> bool {
-        std::mem::take(&mut self.reached)
+    /// Whether they were changed since the last call, so that their canonical JSON (and so
+    /// their hash) may differ; forgets the copy.
+    fn take_changed(&mut self) -> bool {
+        self.before.take().is_some_and(|before| !same_json(&before, &self.value))
     }
 
     /// The arguments as they stand.
@@ -266,7 +272,7 @@ impl AdmissionPipeline {
         let mut current = Hashed::of(arguments.get());
         for decider in self.deciders.iter().filter(|decider| decider.role() != Role::OnAsk) {
             let answers = run(decider.as_ref(), review, &mut arguments, &asked).await;
-            let replaced = arguments.take_reached().then(|| {
+            let replaced = arguments.take_changed().then(|| {
                 let after = Hashed::of(arguments.get());
                 rewritten |= after != current;
                 std::mem::replace(&mut current, after)
@@ -324,7 +330,7 @@ impl AdmissionPipeline {
             let before = &current;
             let mut proposed = Arguments::new(arguments.get().clone());
             let answers = run(decider.as_ref(), review, &mut proposed, &asked).await;
-            let after = if proposed.take_reached() { Hashed::of(proposed.get()) } else { before.clone() };
+            let after = if proposed.take_changed() { Hashed::of(proposed.get()) } else { before.clone() };
             for answer in answers {
                 record.push(decider.name(), answer.parts(), before, &after);
                 match answer.decision {
@@ -549,6 +555,20 @@ fn asked_call<'a>(review: &'a Review<'_>) -> AskedCall<'a> {
     }
 }
 
+/// Whether `a` and `b` have the same canonical JSON text (and so the same hash): `Value`'s own
+/// equality, except for numbers, which it holds equal where their texts differ (`0.0` and
+/// `-0.0`); an object's keys in any order, as the canonical text sorts them.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => a == b && a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits),
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b)),
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(key, a)| b.get(key).is_some_and(|b| same_json(a, b)))
+        }
+        (a, b) => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -556,13 +576,43 @@ mod tests {
     use super::Arguments;
 
     #[test]
-    fn g14_arguments_reached_for_a_change_are_marked_until_taken() {
+    fn g14_arguments_changed_are_seen_until_taken() {
         let mut arguments = Arguments::new(json!({"command": "ls"}));
         assert_eq!(arguments.get(), &json!({"command": "ls"}));
-        assert!(!arguments.take_reached(), "reading leaves no mark");
+        assert!(!arguments.take_changed(), "reading changes nothing");
         arguments.for_change()["command"] = json!("ls -la");
-        assert!(arguments.take_reached(), "a change is marked");
-        assert!(!arguments.take_reached(), "the mark is taken once");
+        assert!(arguments.take_changed(), "a change is seen");
+        assert!(!arguments.take_changed(), "a change is seen once");
         assert_eq!(arguments.into_value(), json!({"command": "ls -la"}));
+    }
+
+    #[test]
+    fn g14_arguments_reached_and_written_back_unchanged_are_not_changed() {
+        let mut arguments = Arguments::new(json!({"command": "ls", "n": [1, 2.5]}));
+        let same = arguments.for_change().clone();
+        *arguments.for_change() = same;
+        assert!(!arguments.take_changed(), "the same value written back");
+        // Changed, then changed back, between two looks: what counts is the value at the look.
+        arguments.for_change()["command"] = json!("rm -rf /");
+        arguments.for_change()["command"] = json!("ls");
+        assert!(!arguments.take_changed(), "changed back before the look");
+    }
+
+    #[test]
+    fn g14_a_change_that_only_the_canonical_text_shows_is_a_change() {
+        // `Value`'s own equality holds 0.0 and -0.0 equal; their canonical texts (and hashes)
+        // differ, and so must the record's hashes.
+        let mut arguments = Arguments::new(json!({"x": 0.0}));
+        arguments.for_change()["x"] = json!(-0.0);
+        assert_eq!(json!({"x": 0.0}), json!({"x": -0.0}));
+        assert!(arguments.take_changed(), "0.0 to -0.0");
+        // An integer and a float of the same value are written differently too.
+        let mut arguments = Arguments::new(json!({"x": 1}));
+        arguments.for_change()["x"] = json!(1.0);
+        assert!(arguments.take_changed(), "1 to 1.0");
+        // Keys in another order are the same canonical text.
+        let mut arguments = Arguments::new(json!({"a": 1, "b": {"c": [true, null]}}));
+        *arguments.for_change() = json!({"b": {"c": [true, null]}, "a": 1});
+        assert!(!arguments.take_changed(), "keys reordered");
     }
 }
