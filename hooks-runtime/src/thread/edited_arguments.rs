@@ -36,12 +36,7 @@ pub(crate) async fn regovern(shared: &ThreadShared, parked: &ParkedToolCall, arg
         let agent = shared.agent.current();
         // The hooks of the side whose step parked the call, as when it was first governed.
         let side = super::Thread::responding_side(&agent);
-        let pipeline = Pipeline {
-            shared,
-            agent: AgentHeld::Lent(&agent),
-            active: ActiveContext::Side(side),
-            enabled: shared.agent.enabled(),
-        };
+        let pipeline = Pipeline::new(shared, AgentHeld::Lent(&agent), ActiveContext::Side(side));
         let call = HookToolCall::new(parked.id.clone(), parked.tool.clone(), arguments.to_string());
         match tool_calls::admit(&pipeline, &state, &call).await.0 {
             // The schema was checked before; what is left is an abort, which is no approval.

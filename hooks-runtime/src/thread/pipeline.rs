@@ -20,31 +20,23 @@ pub(crate) struct Pipeline<'t> {
 impl<'t> Pipeline<'t> {
     /// The pipeline for `state`: the side of its execution, or at rest without one.
     pub(crate) fn for_state(shared: &'t ThreadShared, state: &ThreadState) -> Self {
-        let active = match &state.execution {
-            Some(execution) => ActiveContext::Side(execution.current_side),
-            None => ActiveContext::AtRest,
-        };
-        Pipeline { shared, agent: AgentHeld::Held(shared.agent.current()), active, enabled: shared.agent.enabled() }
+        Self::new(shared, AgentHeld::Held(shared.agent.current()), active_of(state))
     }
 
     /// [`for_state`](Self::for_state) with the agent a run read once: an agent changes only by a
     /// handoff, which ends the run's turns, so a run reads it at its start instead of at every
     /// step (a lock and two reference counts each time).
     pub(crate) fn for_run(shared: &'t ThreadShared, state: &ThreadState, agent: &'t AgentEntry) -> Self {
-        let active = match &state.execution {
-            Some(execution) => ActiveContext::Side(execution.current_side),
-            None => ActiveContext::AtRest,
-        };
-        Pipeline { shared, agent: AgentHeld::Lent(agent), active, enabled: shared.agent.enabled() }
+        Self::new(shared, AgentHeld::Lent(agent), active_of(state))
     }
 
     pub(crate) fn at_rest(shared: &'t ThreadShared) -> Self {
-        Pipeline {
-            shared,
-            agent: AgentHeld::Held(shared.agent.current()),
-            active: ActiveContext::AtRest,
-            enabled: shared.agent.enabled(),
-        }
+        Self::new(shared, AgentHeld::Held(shared.agent.current()), ActiveContext::AtRest)
+    }
+
+    /// The pipeline of `agent` for `active`, with the thread's enabled relationships.
+    pub(crate) fn new(shared: &'t ThreadShared, agent: AgentHeld<'t>, active: ActiveContext) -> Self {
+        Pipeline { shared, agent, active, enabled: shared.agent.enabled() }
     }
 
     /// The chain of `kind`, ready to run, or `None` when it has no hook: the call site skips an
@@ -75,5 +67,13 @@ impl std::ops::Deref for AgentHeld<'_> {
             AgentHeld::Held(agent) => agent,
             AgentHeld::Lent(agent) => agent,
         }
+    }
+}
+
+/// The side of `state`'s execution, or at rest without one.
+fn active_of(state: &ThreadState) -> ActiveContext {
+    match &state.execution {
+        Some(execution) => ActiveContext::Side(execution.current_side),
+        None => ActiveContext::AtRest,
     }
 }
