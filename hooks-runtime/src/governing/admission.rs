@@ -574,6 +574,7 @@ mod tests {
     use serde_json::json;
 
     use super::Arguments;
+    use crate::admission_record::Hashed;
 
     #[test]
     fn g14_arguments_changed_are_seen_until_taken() {
@@ -599,20 +600,26 @@ mod tests {
     }
 
     #[test]
-    fn g14_a_change_that_only_the_canonical_text_shows_is_a_change() {
-        // `Value`'s own equality holds 0.0 and -0.0 equal; their canonical texts (and hashes)
-        // differ, and so must the record's hashes.
-        let mut arguments = Arguments::new(json!({"x": 0.0}));
-        arguments.for_change()["x"] = json!(-0.0);
-        assert_eq!(json!({"x": 0.0}), json!({"x": -0.0}));
-        assert!(arguments.take_changed(), "0.0 to -0.0");
-        // An integer and a float of the same value are written differently too.
-        let mut arguments = Arguments::new(json!({"x": 1}));
-        arguments.for_change()["x"] = json!(1.0);
-        assert!(arguments.take_changed(), "1 to 1.0");
-        // Keys in another order are the same canonical text.
-        let mut arguments = Arguments::new(json!({"a": 1, "b": {"c": [true, null]}}));
-        *arguments.for_change() = json!({"b": {"c": [true, null]}, "a": 1});
-        assert!(!arguments.take_changed(), "keys reordered");
+    fn g14_a_change_is_what_changes_the_arguments_hash() {
+        // The expected answer is the hash itself (the record's SHA-256 of the canonical JSON):
+        // a rewrite counts exactly when the hash before and after it differ. `Value`'s own
+        // equality holds 0.0 and -0.0 equal, whose canonical texts differ.
+        let cases = [
+            (json!({"x": 0.0}), json!({"x": -0.0})),
+            (json!({"x": 1}), json!({"x": 1.0})),
+            (json!({"x": 1}), json!({"x": 1})),
+            (json!({"x": [1.5, -0.0]}), json!({"x": [1.5, 0.0]})),
+            (json!({"a": 1, "b": {"c": [true, null]}}), json!({"b": {"c": [true, null]}, "a": 1})),
+            (json!({"a": "x"}), json!({"a": "x", "b": null})),
+            (json!({"n": 18446744073709551615u64}), json!({"n": 18446744073709551615.0})),
+            (json!({"n": -3}), json!({"n": -3})),
+        ];
+        assert_eq!(json!({"x": 0.0}), json!({"x": -0.0}), "Value's equality, which is not enough");
+        for (before, after) in cases {
+            let hashes_differ = Hashed::of(&before) != Hashed::of(&after);
+            let mut arguments = Arguments::new(before.clone());
+            *arguments.for_change() = after.clone();
+            assert_eq!(arguments.take_changed(), hashes_differ, "{before} to {after}");
+        }
     }
 }
